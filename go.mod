@@ -1,0 +1,3 @@
+module github.com/routerlab/routerlab
+
+go 1.26.8
