@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"github.com/spf13/pflag"
+
+	"github.com/routerlab/routerlab/config"
+)
+
+// experimentFlags are the flags every command that simulates shares: which experiment file,
+// which trace, which overrides, how many requests.
+type experimentFlags struct {
+	configPath string
+	tracePath  string
+	sets       []string
+	requests   int
+}
+
+func (x *experimentFlags) register(fs *pflag.FlagSet, requestsHelp string) {
+	fs.StringVar(&x.configPath, "config", "", "experiment YAML (default: the embedded seed experiment, examples/router-sweep.yaml)")
+	fs.StringVar(&x.tracePath, "trace", "", "trace file or builtin:toolagent|builtin:conversation (overrides workload.trace_path)")
+	fs.StringArrayVar(&x.sets, "set", nil, "override a key: router_mode=round_robin, workload.replay_concurrency=8 (repeatable)")
+	fs.IntVar(&x.requests, "requests", 0, requestsHelp)
+}
+
+// file loads the experiment file and applies --trace and --set.
+func (x *experimentFlags) file() (*config.File, error) {
+	var f *config.File
+	if x.configPath == "" {
+		f = config.Default()
+	} else {
+		var err error
+		if f, err = config.Load(x.configPath); err != nil {
+			return nil, err
+		}
+	}
+	if x.tracePath != "" {
+		if err := f.Set("workload.trace_path=" + quoteYAML(x.tracePath)); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range x.sets {
+		if err := f.Set(s); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// quoteYAML makes a path a YAML double-quoted scalar, whatever characters it holds.
+func quoteYAML(s string) string {
+	out := []byte{'"'}
+	for _, r := range s {
+		switch r {
+		case '"', '\\':
+			out = append(out, '\\', byte(r))
+		default:
+			out = append(out, string(r)...)
+		}
+	}
+	return string(append(out, '"'))
+}

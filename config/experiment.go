@@ -1,0 +1,130 @@
+package config
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/routerlab/routerlab/engine"
+	"github.com/routerlab/routerlab/model"
+	"github.com/routerlab/routerlab/router"
+	"github.com/routerlab/routerlab/trace"
+)
+
+// Experiment is a File with its trace loaded and its worker models built, once; every run of
+// a sweep or of the explorer reuses them. It is read-only after construction, so concurrent
+// runs may share it.
+type Experiment struct {
+	File  *File
+	Trace *trace.Trace
+	// Worker is the worker model of the default point (first value of every list).
+	Worker *model.Worker
+
+	workers map[model.Deployment]*model.Worker
+}
+
+// NewExperiment loads the file's trace and builds a worker model for every deployment its
+// search space can name.
+func NewExperiment(f *File) (*Experiment, error) {
+	tr, err := trace.Load(f.Workload.TracePath, f.Workload.TraceBlockSize)
+	if err != nil {
+		return nil, err
+	}
+	e := &Experiment{File: f, Trace: tr, workers: map[model.Deployment]*model.Worker{}}
+	for _, pc := range f.list("parallel_configs").parallel {
+		for _, mbt := range f.Values("agg_max_num_batched_tokens") {
+			for _, seqs := range f.Values("agg_max_num_seqs") {
+				d := f.deployment(pc, int(mbt.Num), int(seqs.Num))
+				w, err := model.NewWorker(d)
+				if err != nil {
+					return nil, fmt.Errorf("%s: search_space: %w", f.Name, err)
+				}
+				e.workers[d] = w
+			}
+		}
+	}
+	cfg, err := e.EngineConfig(nil)
+	if err != nil {
+		return nil, err
+	}
+	e.Worker = e.workers[unresolved(cfg.Worker)]
+	return e, nil
+}
+
+func (f *File) deployment(pc ParallelConfig, maxBatchedTokens, maxSeqs int) model.Deployment {
+	util := f.GPUMemoryUtilization
+	if util == 0 {
+		util = 0.9
+	}
+	return model.Deployment{
+		ModelName: f.ModelName, HardwareSKU: f.HardwareSKU,
+		Backend: f.Values("backend")[0].Text, BackendVersion: f.BackendVersion,
+		TP: pc.TP, AttentionDP: pc.AttentionDP, MoETP: pc.MoETP, MoEEP: pc.MoEEP,
+		MaxNumBatchedTokens: maxBatchedTokens, MaxNumSeqs: maxSeqs,
+		BlockSize: f.BlockSize, GPUMemoryUtilization: util,
+		ContextLength: f.ContextLength, NumGPUBlocks: f.NumGPUBlocks,
+	}
+}
+
+// unresolved is the map key of a deployment: the same deployment whatever KV block count
+// was resolved into it.
+func unresolved(d model.Deployment) model.Deployment {
+	d.NumGPUBlocks = 0
+	return d
+}
+
+// EngineConfig returns the simulation of point p: deployment, router knobs and workload.
+func (e *Experiment) EngineConfig(p Point) (engine.Config, error) {
+	f := e.File
+	if _, err := f.At(p, KeyRouterMode); err != nil {
+		return engine.Config{}, err // a malformed point; every lookup below is then valid
+	}
+	val := func(key string) Value {
+		v, _ := f.At(p, key)
+		return v
+	}
+	mode, err := router.ParseMode(val(KeyRouterMode).Text)
+	if err != nil {
+		return engine.Config{}, err
+	}
+	var pc ParallelConfig
+	pl := f.list("parallel_configs")
+	for i, v := range pl.values {
+		if v.Text == val("parallel_configs").Text {
+			pc = pl.parallel[i]
+		}
+	}
+	d := f.deployment(pc, int(val("agg_max_num_batched_tokens").Num), int(val("agg_max_num_seqs").Num))
+	w, ok := e.workers[d]
+	if !ok {
+		return engine.Config{}, fmt.Errorf("config: no worker model for %+v", d)
+	}
+	if d.NumGPUBlocks == 0 {
+		d.NumGPUBlocks = w.Capacity().NumGPUBlocks
+	}
+	return engine.Config{
+		Workers: pc.Replicas,
+		Worker:  d,
+		Router: router.Config{
+			Mode:               mode,
+			OverlapScoreCredit: val(KeyOverlapScoreCredit).Num,
+			PrefillLoadScale:   val(KeyPrefillLoadScale).Num,
+			Temperature:        val(KeyRouterTemperature).Num,
+			BlockSize:          f.BlockSize,
+		},
+		ReplayConcurrency:   f.Workload.ReplayConcurrency,
+		ArrivalSpeedupRatio: f.Workload.ArrivalSpeedupRatio,
+		Seed:                f.Workload.Seed,
+	}, nil
+}
+
+// Run replays the first `requests` requests of the experiment's trace (0 = all) under cfg.
+func (e *Experiment) Run(ctx context.Context, cfg engine.Config, requests int) (*engine.Report, error) {
+	w, ok := e.workers[unresolved(cfg.Worker)]
+	if !ok {
+		var err error
+		if w, err = model.NewWorker(cfg.Worker); err != nil {
+			return nil, err
+		}
+	}
+	return engine.Replay(ctx, cfg, w, e.Trace.First(requests))
+}

@@ -1,0 +1,729 @@
+// Package config reads routerlab's experiment file: the seed's YAML with a deployment, a
+// search space of router knobs, a workload, a goal and sweep settings. A list-valued key of
+// search_space is a search dimension; a replay takes its first value.
+package config
+
+import (
+	_ "embed"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+)
+
+// Knob keys of search_space that the router reads.
+const (
+	KeyRouterMode         = "router_mode"
+	KeyOverlapScoreCredit = "overlap_score_credit"
+	KeyPrefillLoadScale   = "prefill_load_scale"
+	KeyRouterTemperature  = "router_temperature"
+)
+
+//go:embed seed.yaml
+var seedYAML []byte
+
+// SeedYAML returns the embedded seed experiment file (the same text as
+// examples/router-sweep.yaml).
+func SeedYAML() []byte { return append([]byte(nil), seedYAML...) }
+
+// Value is one scalar of a search_space list.
+type Value struct {
+	Text  string
+	Num   float64
+	IsNum bool
+}
+
+func (v Value) String() string { return v.Text }
+
+// Dimension is a list-valued search_space key.
+type Dimension struct {
+	Key    string
+	Values []Value
+	// Log is set for numeric values spanning more than a decade: a search should
+	// compare them on a logarithmic axis.
+	Log bool
+}
+
+// ParallelConfig is one entry of search_space.parallel_configs.
+type ParallelConfig struct {
+	TP          int
+	AttentionDP int
+	MoETP       int
+	MoEEP       int
+	Replicas    int
+}
+
+func (p ParallelConfig) String() string {
+	return fmt.Sprintf("tp%d-dp%d-moetp%d-ep%d-x%d", p.TP, p.AttentionDP, p.MoETP, p.MoEEP, p.Replicas)
+}
+
+// Workload says which requests are replayed and how they arrive.
+type Workload struct {
+	TracePath           string
+	TraceFormat         string
+	TraceBlockSize      int
+	ReplayConcurrency   int     // > 0: closed loop; 0: open loop on timestamps
+	ArrivalSpeedupRatio float64 // open loop: timestamps are divided by it
+	SearchRequests      int     // first N requests used by the sweep's search phase
+	Seed                uint64
+}
+
+// Goal is what a sweep optimises.
+type Goal struct {
+	Target string // e2e_latency | ttft | tpot | throughput
+	// SLA bounds on means in ms (0 = none); with throughput as target this is
+	// "maximise throughput subject to ...".
+	MaxTTFTMS float64
+	MaxTPOTMS float64
+	MaxE2EMS  float64
+}
+
+// SweepSettings shape the search.
+type SweepSettings struct {
+	MaxRounds          int
+	CandidatesPerRound int
+	ParallelEvals      int
+	Algorithm          string // gp_bandit | random | grid
+	Seed               uint64
+}
+
+// ValidateSettings control the full-trace validation after a sweep.
+type ValidateSettings struct {
+	Enabled  bool
+	Requests int // 0 = whole trace
+}
+
+// File is a parsed experiment file.
+type File struct {
+	Name string // path, or "embedded defaults"
+
+	ModelName      string
+	HardwareSKU    string
+	BackendVersion string
+	GPUBudget      int
+	ContextLength  int
+	// GPUMemoryUtilization and NumGPUBlocks override the memory model (0 = derive).
+	GPUMemoryUtilization float64
+	NumGPUBlocks         int
+	BlockSize            int
+
+	// lists holds every list-capable search_space key in canonical order.
+	lists []list
+
+	Workload Workload
+	Goal     Goal
+	Sweep    SweepSettings
+	Validate ValidateSettings
+}
+
+// list is one list-capable search_space key with its values.
+type list struct {
+	key      string
+	values   []Value
+	parallel []ParallelConfig // only for parallel_configs
+}
+
+// listKeys are the search_space keys that may hold several values, in the order
+// dimensions are reported.
+var listKeys = []string{
+	"backend", "deployment_mode", "parallel_configs",
+	"agg_max_num_batched_tokens", "agg_max_num_seqs", "planner_scaling_policy",
+	KeyRouterMode, KeyOverlapScoreCredit, KeyPrefillLoadScale, KeyRouterTemperature,
+}
+
+// Error is a configuration problem at a place in a file.
+type Error struct {
+	File string
+	Line int // 0 when the place is not a line (e.g. --set)
+	Key  string
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Key, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s: %s", e.File, e.Key, e.Msg)
+}
+
+// Load reads and validates an experiment file.
+func Load(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(data, path)
+}
+
+// Default returns the embedded seed experiment on the built-in toolagent-like trace.
+func Default() *File {
+	f, err := Parse(seedYAML, "embedded defaults")
+	if err != nil {
+		panic("embedded seed.yaml is invalid: " + err.Error()) // a build defect, caught by tests
+	}
+	return f
+}
+
+func newFile(name string) *File {
+	f := &File{
+		Name:           name,
+		BackendVersion: "0.19.0",
+		BlockSize:      64,
+		Workload: Workload{
+			TracePath: "builtin:toolagent", TraceFormat: "mooncake", TraceBlockSize: 512,
+			ReplayConcurrency: 32, ArrivalSpeedupRatio: 1, SearchRequests: 2000, Seed: 42,
+		},
+		Goal:     Goal{Target: "e2e_latency"},
+		Sweep:    SweepSettings{MaxRounds: 6, CandidatesPerRound: 10, ParallelEvals: 10, Algorithm: "gp_bandit", Seed: 1},
+		Validate: ValidateSettings{Enabled: true},
+	}
+	defaults := map[string][]string{
+		"backend": {"vllm"}, "deployment_mode": {"agg"},
+		"agg_max_num_batched_tokens": {"16384"}, "agg_max_num_seqs": {"512"},
+		"planner_scaling_policy": {"disabled"}, KeyRouterMode: {"kv_router"},
+		KeyOverlapScoreCredit: {"1.0"}, KeyPrefillLoadScale: {"1.0"}, KeyRouterTemperature: {"0.0"},
+	}
+	for _, k := range listKeys {
+		l := list{key: k}
+		if k == "parallel_configs" {
+			l.parallel = []ParallelConfig{{TP: 4, AttentionDP: 1, MoETP: 1, MoEEP: 4, Replicas: 8}}
+			l.values = []Value{{Text: l.parallel[0].String()}}
+		}
+		for _, s := range defaults[k] {
+			l.values = append(l.values, scalarValue(s))
+		}
+		f.lists = append(f.lists, l)
+	}
+	return f
+}
+
+// Parse reads an experiment file's text; name is used in error messages.
+func Parse(data []byte, name string) (*File, error) {
+	doc, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	f := newFile(name)
+	if len(doc.Docs) != 1 || doc.Docs[0].Body == nil {
+		return nil, &Error{File: name, Key: "(document)", Msg: "expected one YAML document with search_space, workload, goal, sweep"}
+	}
+	root, ok := doc.Docs[0].Body.(*ast.MappingNode)
+	if !ok {
+		return nil, f.errAt(doc.Docs[0].Body, "(document)", "expected a mapping at the top level")
+	}
+	if err := f.walkSections(root); err != nil {
+		return nil, err
+	}
+	if err := f.check(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func (f *File) errAt(n ast.Node, key, format string, args ...any) error {
+	line := 0
+	if n != nil && n.GetToken() != nil {
+		line = n.GetToken().Position.Line
+	}
+	return &Error{File: f.Name, Line: line, Key: key, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (f *File) walkSections(root *ast.MappingNode) error {
+	seen := map[string]bool{}
+	for _, mv := range root.Values {
+		sec := keyText(mv)
+		if seen[sec] {
+			return f.errAt(mv.Key, sec, "duplicate key")
+		}
+		seen[sec] = true
+		m, ok := mv.Value.(*ast.MappingNode)
+		if !ok {
+			return f.errAt(mv.Value, sec, "expected a mapping of keys")
+		}
+		switch sec {
+		case "search_space", "workload", "goal", "sweep", "validate":
+		default:
+			return f.errAt(mv.Key, sec, "unknown section (want search_space, workload, goal, sweep or validate)")
+		}
+		inner := map[string]bool{}
+		for _, kv := range m.Values {
+			k := keyText(kv)
+			path := sec + "." + k
+			if inner[k] {
+				return f.errAt(kv.Key, path, "duplicate key")
+			}
+			inner[k] = true
+			if err := f.setNode(path, kv.Value); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func keyText(mv *ast.MappingValueNode) string {
+	if mv.Key == nil || mv.Key.GetToken() == nil {
+		return ""
+	}
+	return mv.Key.GetToken().Value
+}
+
+// Set applies one --set override "key=value". A bare key names a search_space key
+// (router_mode=round_robin); other sections are dotted (workload.replay_concurrency=8).
+// The value is YAML: a scalar or a flow list such as [0.5,1.0].
+func (f *File) Set(assign string) error {
+	key, val, ok := strings.Cut(assign, "=")
+	key = strings.TrimSpace(key)
+	if !ok || key == "" {
+		return &Error{File: "--set", Key: assign, Msg: "want key=value"}
+	}
+	if !strings.Contains(key, ".") {
+		key = "search_space." + key
+	}
+	doc, err := parser.ParseBytes([]byte("v: "+val), 0)
+	if err != nil || len(doc.Docs) != 1 {
+		return &Error{File: "--set", Key: key, Msg: fmt.Sprintf("cannot read value %q", val)}
+	}
+	m, ok := doc.Docs[0].Body.(*ast.MappingNode)
+	if !ok || len(m.Values) != 1 {
+		return &Error{File: "--set", Key: key, Msg: fmt.Sprintf("cannot read value %q", val)}
+	}
+	saved := f.Name
+	f.Name = "--set"
+	err = f.setNode(key, m.Values[0].Value)
+	if err == nil {
+		err = f.check()
+	}
+	f.Name = saved
+	if e, ok := err.(*Error); ok {
+		e.Line = 0
+	}
+	return err
+}
+
+// setNode assigns one key from its YAML node.
+func (f *File) setNode(path string, n ast.Node) error {
+	sec, key, _ := strings.Cut(path, ".")
+	switch sec {
+	case "search_space":
+		return f.setSearch(path, key, n)
+	case "workload":
+		w := &f.Workload
+		switch key {
+		case "trace_path":
+			return f.str(path, n, &w.TracePath)
+		case "trace_format":
+			if err := f.str(path, n, &w.TraceFormat); err != nil {
+				return err
+			}
+			if w.TraceFormat != "mooncake" {
+				return f.errAt(n, path, "unsupported format %q (only mooncake)", w.TraceFormat)
+			}
+			return nil
+		case "trace_block_size":
+			return f.integer(path, n, &w.TraceBlockSize, 1, 1<<20)
+		case "replay_concurrency":
+			return f.integer(path, n, &w.ReplayConcurrency, 0, 1<<20)
+		case "arrival_speedup_ratio":
+			return f.number(path, n, &w.ArrivalSpeedupRatio, 1e-6, 1e6)
+		case "search_requests":
+			return f.integer(path, n, &w.SearchRequests, 0, math.MaxInt32)
+		case "seed":
+			return f.seed(path, n, &w.Seed)
+		}
+	case "goal":
+		g := &f.Goal
+		switch key {
+		case "target":
+			if err := f.str(path, n, &g.Target); err != nil {
+				return err
+			}
+			switch g.Target {
+			case "e2e_latency", "ttft", "tpot", "throughput":
+				return nil
+			}
+			return f.errAt(n, path, "unknown target %q (want e2e_latency, ttft, tpot or throughput)", g.Target)
+		case "max_ttft_ms":
+			return f.number(path, n, &g.MaxTTFTMS, 0, math.MaxFloat64)
+		case "max_tpot_ms":
+			return f.number(path, n, &g.MaxTPOTMS, 0, math.MaxFloat64)
+		case "max_e2e_latency_ms":
+			return f.number(path, n, &g.MaxE2EMS, 0, math.MaxFloat64)
+		}
+	case "sweep":
+		s := &f.Sweep
+		switch key {
+		case "max_rounds":
+			return f.integer(path, n, &s.MaxRounds, 1, 10000)
+		case "candidates_per_round":
+			return f.integer(path, n, &s.CandidatesPerRound, 1, 10000)
+		case "parallel_evals":
+			return f.integer(path, n, &s.ParallelEvals, 1, 1024)
+		case "algorithm":
+			if err := f.str(path, n, &s.Algorithm); err != nil {
+				return err
+			}
+			switch s.Algorithm {
+			case "gp_bandit", "random", "grid":
+				return nil
+			}
+			return f.errAt(n, path, "unknown algorithm %q (want gp_bandit, random or grid)", s.Algorithm)
+		case "seed":
+			return f.seed(path, n, &s.Seed)
+		}
+	case "validate":
+		v := &f.Validate
+		switch key {
+		case "enabled":
+			return f.boolean(path, n, &v.Enabled)
+		case "requests":
+			return f.integer(path, n, &v.Requests, 0, math.MaxInt32)
+		}
+	}
+	return f.errAt(n, path, "unknown key")
+}
+
+func (f *File) setSearch(path, key string, n ast.Node) error {
+	switch key {
+	case "model_name":
+		return f.str(path, n, &f.ModelName)
+	case "hardware_sku":
+		return f.str(path, n, &f.HardwareSKU)
+	case "backend_version":
+		return f.str(path, n, &f.BackendVersion)
+	case "gpu_budget":
+		return f.integer(path, n, &f.GPUBudget, 1, 1<<20)
+	case "context_length":
+		return f.integer(path, n, &f.ContextLength, 1, 1<<24)
+	case "gpu_memory_utilization":
+		return f.number(path, n, &f.GPUMemoryUtilization, 0.05, 1)
+	case "num_gpu_blocks":
+		return f.integer(path, n, &f.NumGPUBlocks, 0, 1<<30)
+	case "block_size":
+		return f.integer(path, n, &f.BlockSize, 1, 1<<16)
+	case "parallel_configs":
+		return f.setParallel(path, n)
+	}
+	for i := range f.lists {
+		if f.lists[i].key == key {
+			vals, err := f.scalars(path, n)
+			if err != nil {
+				return err
+			}
+			for _, v := range vals {
+				if err := f.checkKnob(path, key, v, n); err != nil {
+					return err
+				}
+			}
+			f.lists[i].values = vals
+			return nil
+		}
+	}
+	return f.errAt(n, path, "unknown key")
+}
+
+// checkKnob validates one value of a list-valued search_space key.
+func (f *File) checkKnob(path, key string, v Value, n ast.Node) error {
+	oneOf := func(allowed ...string) error {
+		for _, a := range allowed {
+			if v.Text == a {
+				return nil
+			}
+		}
+		return f.errAt(n, path, "unsupported value %q (want one of %s)", v.Text, strings.Join(allowed, ", "))
+	}
+	numIn := func(lo, hi float64, integer bool) error {
+		if !v.IsNum || v.Num < lo || v.Num > hi || (integer && v.Num != math.Trunc(v.Num)) {
+			kind := "a number"
+			if integer {
+				kind = "an integer"
+			}
+			return f.errAt(n, path, "value %q out of range: want %s in [%g, %g]", v.Text, kind, lo, hi)
+		}
+		return nil
+	}
+	switch key {
+	case "backend":
+		return oneOf("vllm")
+	case "deployment_mode":
+		return oneOf("agg")
+	case "planner_scaling_policy":
+		return oneOf("disabled")
+	case KeyRouterMode:
+		return oneOf("kv_router", "round_robin", "random", "least_loaded")
+	case "agg_max_num_batched_tokens":
+		return numIn(1, 1<<22, true)
+	case "agg_max_num_seqs":
+		return numIn(1, 1<<16, true)
+	case KeyOverlapScoreCredit:
+		return numIn(0, 1, false)
+	case KeyPrefillLoadScale:
+		return numIn(0, 1024, false)
+	case KeyRouterTemperature:
+		return numIn(0, 100, false)
+	}
+	return nil
+}
+
+func (f *File) setParallel(path string, n ast.Node) error {
+	seq, ok := n.(*ast.SequenceNode)
+	if !ok || len(seq.Values) == 0 {
+		return f.errAt(n, path, "want a non-empty list of {tp, moe_ep, replicas, ...}")
+	}
+	var pcs []ParallelConfig
+	var vals []Value
+	for _, item := range seq.Values {
+		m, ok := item.(*ast.MappingNode)
+		if !ok {
+			return f.errAt(item, path, "want a mapping like {tp: 4, moe_ep: 4, replicas: 8}")
+		}
+		pc := ParallelConfig{TP: 1, AttentionDP: 1, MoETP: 1, MoEEP: 1, Replicas: 1}
+		for _, kv := range m.Values {
+			k := keyText(kv)
+			p := path + "." + k
+			var dst *int
+			switch k {
+			case "tp":
+				dst = &pc.TP
+			case "attention_dp", "dp":
+				dst = &pc.AttentionDP
+			case "moe_tp":
+				dst = &pc.MoETP
+			case "moe_ep":
+				dst = &pc.MoEEP
+			case "replicas":
+				dst = &pc.Replicas
+			default:
+				return f.errAt(kv.Key, p, "unknown key (want tp, attention_dp, moe_tp, moe_ep, replicas)")
+			}
+			if err := f.integer(p, kv.Value, dst, 1, 4096); err != nil {
+				return err
+			}
+		}
+		if pc.MoETP*pc.MoEEP != pc.TP*pc.AttentionDP {
+			return f.errAt(item, path, "moe_tp × moe_ep (%d) must equal tp × attention_dp (%d)", pc.MoETP*pc.MoEEP, pc.TP*pc.AttentionDP)
+		}
+		pcs = append(pcs, pc)
+		vals = append(vals, Value{Text: pc.String()})
+	}
+	for i := range f.lists {
+		if f.lists[i].key == "parallel_configs" {
+			f.lists[i].parallel, f.lists[i].values = pcs, vals
+		}
+	}
+	return nil
+}
+
+// check validates relations between keys after a whole file (or a --set) is applied.
+func (f *File) check() error {
+	if f.ModelName == "" {
+		return &Error{File: f.Name, Key: "search_space.model_name", Msg: "missing"}
+	}
+	if f.HardwareSKU == "" {
+		return &Error{File: f.Name, Key: "search_space.hardware_sku", Msg: "missing"}
+	}
+	for _, pc := range f.list("parallel_configs").parallel {
+		gpus := pc.TP * pc.AttentionDP * pc.Replicas
+		if f.GPUBudget > 0 && gpus > f.GPUBudget {
+			return &Error{File: f.Name, Key: "search_space.parallel_configs",
+				Msg: fmt.Sprintf("%s needs %d GPUs, more than gpu_budget %d", pc, gpus, f.GPUBudget)}
+		}
+	}
+	return nil
+}
+
+func (f *File) list(key string) *list {
+	for i := range f.lists {
+		if f.lists[i].key == key {
+			return &f.lists[i]
+		}
+	}
+	panic("config: unknown list key " + key) // keys are compile-time constants of this package
+}
+
+func scalarValue(s string) Value {
+	v := Value{Text: s}
+	if x, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(x) && !math.IsInf(x, 0) {
+		v.Num, v.IsNum = x, true
+	}
+	return v
+}
+
+// scalars reads a scalar or a list of scalars.
+func (f *File) scalars(path string, n ast.Node) ([]Value, error) {
+	var nodes []ast.Node
+	if seq, ok := n.(*ast.SequenceNode); ok {
+		nodes = seq.Values
+	} else {
+		nodes = []ast.Node{n}
+	}
+	if len(nodes) == 0 {
+		return nil, f.errAt(n, path, "empty list")
+	}
+	vals := make([]Value, 0, len(nodes))
+	seen := map[string]bool{}
+	for _, e := range nodes {
+		s, err := f.scalarText(path, e)
+		if err != nil {
+			return nil, err
+		}
+		v := scalarValue(s)
+		if seen[v.Text] {
+			return nil, f.errAt(e, path, "value %q listed twice", v.Text)
+		}
+		seen[v.Text] = true
+		vals = append(vals, v)
+	}
+	return vals, nil
+}
+
+func (f *File) scalarText(path string, n ast.Node) (string, error) {
+	switch x := n.(type) {
+	case *ast.StringNode:
+		return x.Value, nil
+	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode:
+		return n.GetToken().Value, nil
+	case *ast.NullNode, nil:
+		return "", f.errAt(n, path, "missing value")
+	}
+	return "", f.errAt(n, path, "want a single value, got %s", n.Type())
+}
+
+func (f *File) str(path string, n ast.Node, dst *string) error {
+	s, err := f.scalarText(path, n)
+	if err != nil {
+		return err
+	}
+	if s == "" {
+		return f.errAt(n, path, "empty value")
+	}
+	*dst = s
+	return nil
+}
+
+func (f *File) number(path string, n ast.Node, dst *float64, lo, hi float64) error {
+	s, err := f.scalarText(path, n)
+	if err != nil {
+		return err
+	}
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(x) || x < lo || x > hi {
+		return f.errAt(n, path, "want a number in [%g, %g], got %q", lo, hi, s)
+	}
+	*dst = x
+	return nil
+}
+
+func (f *File) integer(path string, n ast.Node, dst *int, lo, hi int) error {
+	s, err := f.scalarText(path, n)
+	if err != nil {
+		return err
+	}
+	x, err := strconv.Atoi(s)
+	if err != nil || x < lo || x > hi {
+		return f.errAt(n, path, "want an integer in [%d, %d], got %q", lo, hi, s)
+	}
+	*dst = x
+	return nil
+}
+
+func (f *File) seed(path string, n ast.Node, dst *uint64) error {
+	s, err := f.scalarText(path, n)
+	if err != nil {
+		return err
+	}
+	x, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return f.errAt(n, path, "want a non-negative integer seed, got %q", s)
+	}
+	*dst = x
+	return nil
+}
+
+func (f *File) boolean(path string, n ast.Node, dst *bool) error {
+	s, err := f.scalarText(path, n)
+	if err != nil {
+		return err
+	}
+	switch s {
+	case "true":
+		*dst = true
+	case "false":
+		*dst = false
+	default:
+		return f.errAt(n, path, "want true or false, got %q", s)
+	}
+	return nil
+}
+
+// Dimensions returns the search dimensions: list-valued search_space keys with more than
+// one value, in canonical order.
+func (f *File) Dimensions() []Dimension {
+	var dims []Dimension
+	for _, l := range f.lists {
+		if len(l.values) < 2 {
+			continue
+		}
+		d := Dimension{Key: l.key, Values: append([]Value(nil), l.values...)}
+		d.Log = spansDecades(l.values)
+		dims = append(dims, d)
+	}
+	return dims
+}
+
+// spansDecades reports whether positive numeric values range over more than a factor of 10.
+func spansDecades(vals []Value) bool {
+	lo, hi := math.Inf(1), 0.0
+	for _, v := range vals {
+		if !v.IsNum {
+			return false
+		}
+		if v.Num > 0 {
+			lo = math.Min(lo, v.Num)
+		}
+		hi = math.Max(hi, v.Num)
+	}
+	return hi > 10*lo
+}
+
+// Values returns the values of any list-capable search_space key (one element for a
+// fixed key).
+func (f *File) Values(key string) []Value {
+	for _, l := range f.lists {
+		if l.key == key {
+			return append([]Value(nil), l.values...)
+		}
+	}
+	return nil
+}
+
+// Point picks one value of every search dimension: Point[i] indexes Dimensions()[i].Values.
+// A nil Point means the first value of every list.
+type Point []int
+
+// At returns the value of a list-capable search_space key at p.
+func (f *File) At(p Point, key string) (Value, error) {
+	dims := f.Dimensions()
+	if p != nil && len(p) != len(dims) {
+		return Value{}, fmt.Errorf("config: point has %d coordinates, the search space %d dimensions", len(p), len(dims))
+	}
+	for i, d := range dims {
+		if p != nil && (p[i] < 0 || p[i] >= len(d.Values)) {
+			return Value{}, fmt.Errorf("config: %s index %d out of range (0..%d)", d.Key, p[i], len(d.Values)-1)
+		}
+	}
+	for i, d := range dims {
+		if d.Key == key && p != nil {
+			return d.Values[p[i]], nil
+		}
+	}
+	vals := f.Values(key)
+	if len(vals) == 0 {
+		return Value{}, fmt.Errorf("config: %s is not a search_space list", key)
+	}
+	return vals[0], nil
+}

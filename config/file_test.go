@@ -1,0 +1,160 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestExampleIsTheEmbeddedSeed(t *testing.T) {
+	ex, err := os.ReadFile("../examples/router-sweep.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(ex, SeedYAML()) {
+		t.Fatal("examples/router-sweep.yaml and config/seed.yaml differ; keep them identical")
+	}
+}
+
+func TestSeedDimensions(t *testing.T) {
+	f := Default()
+	dims := f.Dimensions()
+	want := []struct {
+		key string
+		n   int
+		log bool
+	}{
+		{KeyRouterMode, 2, false}, {KeyOverlapScoreCredit, 3, false},
+		{KeyPrefillLoadScale, 9, true}, {KeyRouterTemperature, 4, false},
+	}
+	if len(dims) != len(want) {
+		t.Fatalf("got %d dimensions, want %d: %+v", len(dims), len(want), dims)
+	}
+	for i, w := range want {
+		if dims[i].Key != w.key || len(dims[i].Values) != w.n || dims[i].Log != w.log {
+			t.Errorf("dimension %d = %s (%d values, log %v), want %s (%d, %v)",
+				i, dims[i].Key, len(dims[i].Values), dims[i].Log, w.key, w.n, w.log)
+		}
+	}
+	if got := dims[2].Values[8]; got.Num != 32 || !got.IsNum {
+		t.Errorf("last prefill_load_scale = %+v, want 32", got)
+	}
+	if f.Workload.ReplayConcurrency != 32 || f.Workload.TracePath != "builtin:toolagent" ||
+		f.Workload.SearchRequests != 2000 || f.Sweep.MaxRounds != 6 || f.Sweep.CandidatesPerRound != 10 ||
+		f.Sweep.ParallelEvals != 10 || f.Goal.Target != "e2e_latency" || !f.Validate.Enabled {
+		t.Errorf("seed settings wrong: %+v %+v %+v", f.Workload, f.Sweep, f.Goal)
+	}
+}
+
+func TestAtFirstValueAndPoint(t *testing.T) {
+	f := Default()
+	v, err := f.At(nil, KeyPrefillLoadScale)
+	if err != nil || v.Num != 0 {
+		t.Fatalf("At(nil) = %+v, %v; want first value 0.0", v, err)
+	}
+	v, err = f.At(Point{0, 2, 8, 0}, KeyPrefillLoadScale)
+	if err != nil || v.Num != 32 {
+		t.Fatalf("At = %+v, %v; want 32", v, err)
+	}
+	if _, err := f.At(Point{0, 2, 9, 0}, KeyRouterMode); err == nil {
+		t.Fatal("an out-of-range index on any dimension must be an error")
+	}
+	if _, err := f.At(Point{0}, KeyRouterMode); err == nil {
+		t.Fatal("a point of the wrong length must be an error")
+	}
+}
+
+func TestParseErrorsNameFileLineAndKey(t *testing.T) {
+	seed := string(SeedYAML())
+	cases := []struct {
+		name, from, to, want string
+	}{
+		{"unknown key", "  gpu_budget: 32", "  gpu_budgte: 32", "x.yaml:9: search_space.gpu_budgte: unknown key"},
+		{"bad mode", "router_mode: [kv_router, round_robin]", "router_mode: [kv_router, fastest]", `x.yaml:16: search_space.router_mode: unsupported value "fastest"`},
+		{"scale out of range", "32.0]", "3200.0]", `x.yaml:18: search_space.prefill_load_scale: value "3200.0" out of range`},
+		{"negative credit", "[0.0, 0.5, 1.0]", "[-0.5, 0.5, 1.0]", `x.yaml:17: search_space.overlap_score_credit: value "-0.5" out of range`},
+		{"concurrency", "replay_concurrency: 32", "replay_concurrency: lots", `x.yaml:23: workload.replay_concurrency: want an integer`},
+		{"section", "goal:", "gaol:", "x.yaml:24: gaol: unknown section"},
+		{"target", "target: e2e_latency", "target: speed", `x.yaml:25: goal.target: unknown target "speed"`},
+		{"duplicate value", "[0.0, 0.2, 0.5, 1.0]", "[0.0, 0.2, 0.2, 1.0]", `search_space.router_temperature: value "0.2" listed twice`},
+		{"budget", "gpu_budget: 32", "gpu_budget: 16", "parallel_configs: tp4-dp1-moetp1-ep4-x8 needs 32 GPUs, more than gpu_budget 16"},
+		{"layout", "{tp: 4, moe_ep: 4, replicas: 8}", "{tp: 4, moe_ep: 2, replicas: 8}", "moe_tp × moe_ep (2) must equal tp × attention_dp (4)"},
+		{"algorithm", "parallel_evals: 10", "parallel_evals: 10\n  algorithm: annealing", `sweep.algorithm: unknown algorithm "annealing"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			text := strings.Replace(seed, c.from, c.to, 1)
+			if text == seed {
+				t.Fatalf("case does not change the seed: %q", c.from)
+			}
+			_, err := Parse([]byte(text), "x.yaml")
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error = %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestSetOverrides(t *testing.T) {
+	f := Default()
+	for _, s := range []string{"router_mode=round_robin", "prefill_load_scale=32", "workload.replay_concurrency=8", "overlap_score_credit=[0.5, 1.0]", "workload.trace_path=builtin:conversation"} {
+		if err := f.Set(s); err != nil {
+			t.Fatalf("Set(%q): %v", s, err)
+		}
+	}
+	if v := f.Values(KeyRouterMode); len(v) != 1 || v[0].Text != "round_robin" {
+		t.Errorf("router_mode = %v", v)
+	}
+	if v := f.Values(KeyPrefillLoadScale); len(v) != 1 || v[0].Num != 32 {
+		t.Errorf("prefill_load_scale = %v", v)
+	}
+	if v := f.Values(KeyOverlapScoreCredit); len(v) != 2 || v[1].Num != 1 {
+		t.Errorf("overlap_score_credit = %v", v)
+	}
+	if f.Workload.ReplayConcurrency != 8 || f.Workload.TracePath != "builtin:conversation" {
+		t.Errorf("workload = %+v", f.Workload)
+	}
+	for _, bad := range []struct{ set, want string }{
+		{"router_mode=warp", `--set: search_space.router_mode: unsupported value "warp"`},
+		{"nosuchknob=1", "--set: search_space.nosuchknob: unknown key"},
+		{"workload.replay_concurrency=-1", "--set: workload.replay_concurrency: want an integer in [0,"},
+		{"router_temperature", "--set: router_temperature: want key=value"},
+	} {
+		err := f.Set(bad.set)
+		var ce *Error
+		if err == nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("Set(%q) error = %v, want %q", bad.set, err, bad.want)
+		}
+	}
+}
+
+// FuzzParse: any input yields a File or an error, never a panic; a parsed file's
+// dimensions always have at least two distinct values each.
+func FuzzParse(f *testing.F) {
+	f.Add(SeedYAML())
+	f.Add([]byte("search_space: {model_name: m, hardware_sku: h, router_mode: [kv_router]}"))
+	f.Add([]byte("workload: [1, 2]"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		file, err := Parse(data, "fuzz.yaml")
+		if err != nil {
+			if !strings.Contains(err.Error(), "fuzz.yaml") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		for _, d := range file.Dimensions() {
+			seen := map[string]bool{}
+			for _, v := range d.Values {
+				if seen[v.Text] {
+					t.Fatalf("dimension %s repeats %q", d.Key, v.Text)
+				}
+				seen[v.Text] = true
+			}
+			if len(d.Values) < 2 {
+				t.Fatalf("dimension %s has %d values", d.Key, len(d.Values))
+			}
+		}
+	})
+}
