@@ -55,10 +55,13 @@ type Router struct {
 	index   *blockIndex
 	load    []WorkerLoad
 	booked  map[int64]booking
+	spare   [][]int32 // entry-id slices of finished bookings, reused by the next ones
 
-	// Per-request scratch, filled by Route before the policy chooses.
+	// Per-request scratch, filled by scan before the policy chooses.
 	overlap   []int     // cached prefix blocks per worker
 	newBlocks []int     // request blocks not yet active on the worker
+	ids       []int32   // entry id of each scanned block, -1 when unknown
+	scanned   int       // how many leading blocks scan looked up
 	cost      []float64 // policy scratch
 }
 
@@ -67,7 +70,7 @@ type booking struct {
 	worker        int32
 	prefilling    bool
 	prefillTokens int64
-	hashes        []uint64
+	blocks        []int32 // entry ids of the prompt blocks, refcounted on worker
 }
 
 // New builds a router for a fleet of workers (1..64). The seed drives tie-breaking,
@@ -104,10 +107,13 @@ func (r *Router) Workers() int { return r.workers }
 // Load returns worker w's bookkeeping.
 func (r *Router) Load(w int) WorkerLoad { return r.load[w] }
 
+// IndexedBlocks is the number of distinct blocks the indexer tracks (cached or active).
+func (r *Router) IndexedBlocks() int { return r.index.len() }
+
 // Route chooses a worker for req and books it there: its uncached prompt tokens join the
 // worker's prefill load and its prompt blocks join the worker's active blocks. The router
-// keeps req.BlockHashes until Finished; the caller must not modify them meanwhile. An id
-// that is still booked is finished first, so a repeated id never corrupts the loads.
+// does not keep req. An id that is still booked is finished first, so a repeated id never
+// corrupts the loads.
 func (r *Router) Route(req *Request) int {
 	if _, dup := r.booked[req.ID]; dup {
 		r.Finished(req.ID)
@@ -136,27 +142,21 @@ func (r *Router) Finished(id int64) {
 	if !ok {
 		return
 	}
-	w := int(b.worker)
-	if b.prefilling {
-		r.load[w].PrefillTokens -= b.prefillTokens
-	}
-	r.load[w].InFlight--
-	bit := uint64(1) << w
-	x := r.index
-	for _, h := range b.hashes {
-		e, ok := x.lookup(h)
-		if !ok {
-			continue
-		}
-		ref := &x.refs[int(e)*x.workers+w]
-		*ref--
-		if *ref == 0 {
-			x.entries[e].active &^= bit
-			r.load[w].ActiveBlocks--
-			x.release(h, e)
-		}
-	}
 	delete(r.booked, id)
+	w := int(b.worker)
+	l := &r.load[w]
+	if b.prefilling {
+		l.PrefillTokens -= b.prefillTokens
+	}
+	l.InFlight--
+	x := r.index
+	for _, e := range b.blocks {
+		if x.dropRef(e, w) {
+			l.ActiveBlocks--
+			x.releaseIfUnused(e)
+		}
+	}
+	r.spare = append(r.spare, b.blocks[:0])
 }
 
 // Apply feeds one KV event into the indexer. Events for workers outside the fleet and
@@ -170,14 +170,13 @@ func (r *Router) Apply(ev KVEvent) {
 	switch ev.Kind {
 	case BlocksStored:
 		for _, h := range ev.Hashes {
-			e := x.getOrAdd(h)
-			x.entries[e].cached |= bit
+			x.setCached(x.getOrAdd(h), bit)
 		}
 	case BlocksRemoved:
 		for _, h := range ev.Hashes {
-			if e, ok := x.lookup(h); ok {
-				x.entries[e].cached &^= bit
-				x.release(h, e)
+			if e := x.lookup(h); e >= 0 {
+				x.clearCached(e, bit)
+				x.releaseIfUnused(e)
 			}
 		}
 	}
@@ -193,29 +192,37 @@ func (r *Router) Overlaps(hashes []uint64, out []int) {
 // scan walks hashes from the front once and fills r.overlap (cached prefix per worker)
 // and r.newBlocks (blocks not already active per worker). Active blocks are prefix-closed
 // too (an in-flight prompt holding block i holds its whole prefix), so the count of the
-// request's blocks already active on w is the length of w's active prefix.
+// request's blocks already active on w is the length of w's active prefix. The walk stops
+// as soon as no worker matches any more.
 func (r *Router) scan(hashes []uint64) {
 	all := uint64(1)<<r.workers - 1
 	if r.workers == maxWorkers {
 		all = ^uint64(0)
 	}
+	if cap(r.ids) < len(hashes) {
+		r.ids = make([]int32, len(hashes))
+	}
+	r.ids = r.ids[:len(hashes)]
 	cached, active := all, all
 	x := r.index
 	i := 0
 	for ; i < len(hashes) && cached|active != 0; i++ {
-		var ent blockEntry
-		if e, ok := x.lookup(hashes[i]); ok {
-			ent = x.entries[e]
+		var c, a uint64
+		e := x.lookup(hashes[i])
+		r.ids[i] = e
+		if e >= 0 {
+			c, a = x.cached(e), x.active(e)
 		}
-		for lost := cached &^ ent.cached; lost != 0; lost &= lost - 1 {
+		for lost := cached &^ c; lost != 0; lost &= lost - 1 {
 			r.overlap[bits.TrailingZeros64(lost)] = i
 		}
-		for lost := active &^ ent.active; lost != 0; lost &= lost - 1 {
+		for lost := active &^ a; lost != 0; lost &= lost - 1 {
 			r.newBlocks[bits.TrailingZeros64(lost)] = len(hashes) - i
 		}
-		cached &= ent.cached
-		active &= ent.active
+		cached &= c
+		active &= a
 	}
+	r.scanned = i
 	for ; cached != 0; cached &= cached - 1 {
 		r.overlap[bits.TrailingZeros64(cached)] = i
 	}
@@ -224,7 +231,7 @@ func (r *Router) scan(hashes []uint64) {
 	}
 }
 
-// book records req on worker w, using the overlap found by the last scan.
+// book records req on worker w, using the overlap and entry ids of the last scan.
 func (r *Router) book(w int, req *Request) {
 	pre := int64(req.InputLength) - int64(r.overlap[w])*int64(r.cfg.BlockSize)
 	if pre < 0 {
@@ -233,16 +240,24 @@ func (r *Router) book(w int, req *Request) {
 	l := &r.load[w]
 	l.InFlight++
 	l.PrefillTokens += pre
-	bit := uint64(1) << w
+	var ids []int32
+	if k := len(r.spare); k > 0 {
+		ids = r.spare[k-1]
+		r.spare = r.spare[:k-1]
+	}
 	x := r.index
-	for _, h := range req.BlockHashes {
-		e := x.getOrAdd(h)
-		ref := &x.refs[int(e)*x.workers+w]
-		*ref++
-		if *ref == 1 {
-			x.entries[e].active |= bit
+	for i, h := range req.BlockHashes {
+		e := int32(-1)
+		if i < r.scanned {
+			e = r.ids[i]
+		}
+		if e < 0 {
+			e = x.getOrAdd(h)
+		}
+		if x.addRef(e, w) {
 			l.ActiveBlocks++
 		}
+		ids = append(ids, e)
 	}
-	r.booked[req.ID] = booking{worker: int32(w), prefilling: true, prefillTokens: pre, hashes: req.BlockHashes}
+	r.booked[req.ID] = booking{worker: int32(w), prefilling: true, prefillTokens: pre, blocks: ids}
 }
