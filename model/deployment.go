@@ -1,5 +1,7 @@
 package model
 
+import "fmt"
+
 // Deployment is one worker's hardware, parallel layout and vLLM engine arguments: everything
 // the step-time and KV-capacity models depend on.
 type Deployment struct {
@@ -19,4 +21,54 @@ type Deployment struct {
 	GPUMemoryUtilization float64 // share of GPU memory vLLM may use
 	ContextLength        int     // max model length (prompt + output)
 	NumGPUBlocks         int     // KV blocks per worker; 0 = derive from memory
+}
+
+// Layout is the deployment's parallel layout.
+func (d Deployment) Layout() Layout {
+	return Layout{TP: d.TP, AttentionDP: d.AttentionDP, MoETP: d.MoETP, MoEEP: d.MoEEP}
+}
+
+// SeedDeployment is the seed worker: MiniMax-M2.5 FP8 on four B200s in the TEP layout
+// (attention TP 4, experts EP 4) under vLLM 0.19.0 with its default engine arguments.
+func SeedDeployment() Deployment {
+	return Deployment{
+		ModelName:            "MiniMaxAI/MiniMax-M2.5",
+		HardwareSKU:          "b200_sxm",
+		Backend:              "vllm",
+		BackendVersion:       "0.19.0",
+		TP:                   4,
+		AttentionDP:          1,
+		MoETP:                1,
+		MoEEP:                4,
+		MaxNumBatchedTokens:  16384,
+		MaxNumSeqs:           512,
+		BlockSize:            64,
+		GPUMemoryUtilization: 0.9,
+		ContextLength:        131072,
+	}
+}
+
+// Validate checks the engine arguments that the timing and memory models rely on.
+func (d Deployment) Validate() error {
+	switch {
+	case d.TP < 1 || d.AttentionDP < 1 || d.MoETP < 1 || d.MoEEP < 1:
+		return fmt.Errorf("deployment: tp, attention_dp, moe_tp and moe_ep must be >= 1 (have %d, %d, %d, %d)",
+			d.TP, d.AttentionDP, d.MoETP, d.MoEEP)
+	case d.TP*d.AttentionDP != d.MoETP*d.MoEEP:
+		return fmt.Errorf("deployment: tp×attention_dp (%d) must equal moe_tp×moe_ep (%d)",
+			d.TP*d.AttentionDP, d.MoETP*d.MoEEP)
+	case d.MaxNumBatchedTokens < 1:
+		return fmt.Errorf("deployment: max_num_batched_tokens must be >= 1 (have %d)", d.MaxNumBatchedTokens)
+	case d.MaxNumSeqs < 1:
+		return fmt.Errorf("deployment: max_num_seqs must be >= 1 (have %d)", d.MaxNumSeqs)
+	case d.BlockSize < 1:
+		return fmt.Errorf("deployment: block_size must be >= 1 (have %d)", d.BlockSize)
+	case !(d.GPUMemoryUtilization > 0 && d.GPUMemoryUtilization <= 1):
+		return fmt.Errorf("deployment: gpu_memory_utilization must be in (0, 1] (have %g)", d.GPUMemoryUtilization)
+	case d.ContextLength < 1:
+		return fmt.Errorf("deployment: context_length must be >= 1 (have %d)", d.ContextLength)
+	case d.NumGPUBlocks < 0:
+		return fmt.Errorf("deployment: num_gpu_blocks must be >= 0 (have %d)", d.NumGPUBlocks)
+	}
+	return nil
 }

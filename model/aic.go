@@ -1,0 +1,300 @@
+package model
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+	"github.com/parquet-go/parquet-go"
+)
+
+// Rows of the AIConfigurator operator tables (latency in milliseconds per call of one layer).
+
+type gemmRow struct {
+	Dtype   string  `parquet:"gemm_dtype,optional"`
+	M       int64   `parquet:"m,optional"`
+	N       int64   `parquet:"n,optional"`
+	K       int64   `parquet:"k,optional"`
+	Latency float64 `parquet:"latency,optional"`
+}
+
+type moeRow struct {
+	Kernel       string  `parquet:"kernel_source,optional"`
+	Dtype        string  `parquet:"moe_dtype,optional"`
+	Tokens       int64   `parquet:"num_tokens,optional"`
+	Hidden       int64   `parquet:"hidden_size,optional"`
+	Inter        int64   `parquet:"inter_size,optional"`
+	TopK         int64   `parquet:"topk,optional"`
+	Experts      int64   `parquet:"num_experts,optional"`
+	MoETP        int64   `parquet:"moe_tp_size,optional"`
+	MoEEP        int64   `parquet:"moe_ep_size,optional"`
+	Distribution string  `parquet:"distribution,optional"`
+	Latency      float64 `parquet:"latency,optional"`
+}
+
+type attentionRow struct {
+	Batch     int64   `parquet:"batch_size,optional"`
+	ISL       int64   `parquet:"isl,optional"`
+	Heads     int64   `parquet:"num_heads,optional"`
+	KVHeads   int64   `parquet:"num_key_value_heads,optional"`
+	HeadDim   int64   `parquet:"head_dim,optional"`
+	Beam      int64   `parquet:"beam_width,optional"`
+	AttnDtype string  `parquet:"attn_dtype,optional"`
+	KVDtype   string  `parquet:"kv_cache_dtype,optional"`
+	Step      int64   `parquet:"step,optional"`
+	Window    int64   `parquet:"window_size,optional"`
+	Latency   float64 `parquet:"latency,optional"`
+}
+
+type allreduceRow struct {
+	Dtype   string  `parquet:"allreduce_dtype,optional"`
+	GPUs    int64   `parquet:"num_gpus,optional"`
+	Size    int64   `parquet:"message_size,optional"`
+	Latency float64 `parquet:"latency,optional"`
+	Mode    string  `parquet:"backend,optional"`
+}
+
+// readParquet reads every row of one table and records its digest.
+func readParquet[T any](aicDir, rel string, srcs *[]Source) ([]T, error) {
+	path := filepath.Join(aicDir, rel)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("model import: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	size, err := io.Copy(h, f)
+	if err != nil {
+		return nil, fmt.Errorf("model import: %s: %w", path, err)
+	}
+	pf, err := parquet.OpenFile(f, size)
+	if err != nil {
+		return nil, fmt.Errorf("model import: %s: %w", path, err)
+	}
+	r := parquet.NewGenericReader[T](pf)
+	defer r.Close()
+	rows := make([]T, pf.NumRows())
+	n, err := r.Read(rows)
+	if err != nil && err != io.EOF {
+		return nil, fmt.Errorf("model import: %s: row %d: %w", path, n, err)
+	}
+	if int64(n) != pf.NumRows() {
+		return nil, fmt.Errorf("model import: %s: read %d of %d rows", path, n, pf.NumRows())
+	}
+	*srcs = append(*srcs, Source{Path: filepath.ToSlash(rel), SHA256: hex.EncodeToString(h.Sum(nil))})
+	return rows, nil
+}
+
+// digestFile records the sha256 of a non-parquet input.
+func digestFile(aicDir, rel string, srcs *[]Source) ([]byte, error) {
+	b, err := os.ReadFile(filepath.Join(aicDir, rel))
+	if err != nil {
+		return nil, fmt.Errorf("model import: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	*srcs = append(*srcs, Source{Path: filepath.ToSlash(rel), SHA256: hex.EncodeToString(sum[:])})
+	return b, nil
+}
+
+// hfConfig is the part of a Hugging Face config.json the model needs.
+type hfConfig struct {
+	Layers      int `json:"num_hidden_layers"`
+	Hidden      int `json:"hidden_size"`
+	Heads       int `json:"num_attention_heads"`
+	KVHeads     int `json:"num_key_value_heads"`
+	HeadDim     int `json:"head_dim"`
+	ExpertInter int `json:"intermediate_size"`
+	Vocab       int `json:"vocab_size"`
+	TopK        int `json:"num_experts_per_tok"`
+	Experts     int `json:"num_local_experts"`
+	Quant       struct {
+		Method    string `json:"quant_method"`
+		BlockSize []int  `json:"weight_block_size"`
+	} `json:"quantization_config"`
+}
+
+func parseLLMSpec(path string, b []byte) (LLMSpec, error) {
+	var c hfConfig
+	if err := json.Unmarshal(b, &c); err != nil {
+		return LLMSpec{}, fmt.Errorf("model import: %s: %w", path, err)
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"num_hidden_layers", c.Layers}, {"hidden_size", c.Hidden}, {"num_attention_heads", c.Heads},
+		{"num_key_value_heads", c.KVHeads}, {"head_dim", c.HeadDim}, {"intermediate_size", c.ExpertInter},
+		{"vocab_size", c.Vocab}, {"num_experts_per_tok", c.TopK}, {"num_local_experts", c.Experts}} {
+		if f.v <= 0 {
+			return LLMSpec{}, fmt.Errorf("model import: %s: field %s: missing or not positive", path, f.name)
+		}
+	}
+	if c.Quant.Method != "fp8" || len(c.Quant.BlockSize) != 2 || c.Quant.BlockSize[0] <= 0 {
+		return LLMSpec{}, fmt.Errorf("model import: %s: field quantization_config: want fp8 with weight_block_size [n, n], have %q %v",
+			path, c.Quant.Method, c.Quant.BlockSize)
+	}
+	return LLMSpec{Layers: c.Layers, Hidden: c.Hidden, Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
+		Experts: c.Experts, TopK: c.TopK, ExpertInter: c.ExpertInter, Vocab: c.Vocab,
+		WeightBlock: c.Quant.BlockSize[0], KVCacheBytes: 2, WeightBytes: 1, UnquantBytes: 2, ActivationBytes: 2}, nil
+}
+
+// systemFile is the part of an AIConfigurator system YAML the model needs.
+type systemFile struct {
+	GPU struct {
+		MemBW         float64 `yaml:"mem_bw"`
+		MemBWScaling  float64 `yaml:"mem_bw_empirical_scaling_factor"`
+		MemConstant   float64 `yaml:"mem_empirical_constant_latency"`
+		MemCapacity   int64   `yaml:"mem_capacity"`
+	} `yaml:"gpu"`
+	Misc struct {
+		NCCLMem  map[int]int64 `yaml:"nccl_mem"`
+		OtherMem int64         `yaml:"other_mem"`
+	} `yaml:"misc"`
+}
+
+func parseGPUSpec(path string, b []byte) (GPUSpec, error) {
+	var s systemFile
+	if err := yaml.Unmarshal(b, &s); err != nil {
+		return GPUSpec{}, fmt.Errorf("model import: %s: %w", path, err)
+	}
+	switch {
+	case s.GPU.MemBW <= 0:
+		return GPUSpec{}, fmt.Errorf("model import: %s: field gpu.mem_bw: missing or not positive", path)
+	case s.GPU.MemBWScaling <= 0:
+		return GPUSpec{}, fmt.Errorf("model import: %s: field gpu.mem_bw_empirical_scaling_factor: missing or not positive", path)
+	case s.GPU.MemCapacity <= 0:
+		return GPUSpec{}, fmt.Errorf("model import: %s: field gpu.mem_capacity: missing or not positive", path)
+	case len(s.Misc.NCCLMem) == 0:
+		return GPUSpec{}, fmt.Errorf("model import: %s: field misc.nccl_mem: missing", path)
+	}
+	return GPUSpec{MemCapacity: s.GPU.MemCapacity, MemBW: s.GPU.MemBW, MemBWScaling: s.GPU.MemBWScaling,
+		MemConstantUS: s.GPU.MemConstant * 1e6, NCCLMem: s.Misc.NCCLMem, OtherMem: s.Misc.OtherMem}, nil
+}
+
+// point is one measured (x, latency µs) sample.
+type point struct{ x, us float64 }
+
+// series is a measured 1-D curve, sorted by x, duplicates averaged.
+type series []point
+
+func newSeries(pts []point) series {
+	sort.Slice(pts, func(i, j int) bool { return pts[i].x < pts[j].x })
+	var out series
+	for i := 0; i < len(pts); {
+		j, sum := i, 0.0
+		for ; j < len(pts) && pts[j].x == pts[i].x; j++ {
+			sum += pts[j].us
+		}
+		out = append(out, point{pts[i].x, sum / float64(j-i)})
+		i = j
+	}
+	return out
+}
+
+// at interpolates linearly between measured points; below the first point it holds that
+// point's latency (the launch floor), above the last it holds the measured utilisation
+// (latency grows as (x/xlast)^power).
+func (s series) at(x, power float64) float64 {
+	if x <= s[0].x {
+		return s[0].us
+	}
+	last := s[len(s)-1]
+	if x >= last.x {
+		r := x / last.x
+		if power == 2 {
+			return last.us * r * r
+		}
+		return last.us * r
+	}
+	i := sort.Search(len(s), func(i int) bool { return s[i].x >= x })
+	a, b := s[i-1], s[i]
+	return a.us + (b.us-a.us)*(x-a.x)/(b.x-a.x)
+}
+
+// surfaceSeries is a measured 2-D grid: for each measured row value (batch) a curve.
+type surfaceSeries struct {
+	rows []float64
+	by   []series
+}
+
+func newSurfaceSeries(pts map[float64][]point) surfaceSeries {
+	var s surfaceSeries
+	for r := range pts {
+		s.rows = append(s.rows, r)
+	}
+	sort.Float64s(s.rows)
+	for _, r := range s.rows {
+		s.by = append(s.by, newSeries(pts[r]))
+	}
+	return s
+}
+
+// at interpolates in the column within each measured row, then linearly between rows;
+// below the first row it holds that row, above the last it scales as r/rlast (linear work).
+func (s surfaceSeries) at(r, c, colPow float64) float64 {
+	if r <= s.rows[0] {
+		return s.by[0].at(c, colPow)
+	}
+	n := len(s.rows) - 1
+	if r >= s.rows[n] {
+		return s.by[n].at(c, colPow) * r / s.rows[n]
+	}
+	i := sort.SearchFloat64s(s.rows, r)
+	a := s.by[i-1].at(c, colPow)
+	b := s.by[i].at(c, colPow)
+	return a + (b-a)*(r-s.rows[i-1])/(s.rows[i]-s.rows[i-1])
+}
+
+// sample evaluates f on the first n axis nodes and makes the result non-decreasing: a larger
+// batch is never faster, so single-point measurement noise is levelled to the running maximum.
+func sample(n int, f func(x float64) float64) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = f(axisNode(i))
+		if i > 0 && v[i] < v[i-1] {
+			v[i] = v[i-1]
+		}
+	}
+	return v
+}
+
+// sample2 is sample over a rows×cols grid, non-decreasing along both axes.
+func sample2(rows, cols int, f func(r, c float64) float64) []float64 {
+	v := make([]float64, rows*cols)
+	for i := 0; i < rows; i++ {
+		for j := 0; j < cols; j++ {
+			x := f(axisNode(i), axisNode(j))
+			if j > 0 && x < v[i*cols+j-1] {
+				x = v[i*cols+j-1]
+			}
+			if i > 0 && x < v[(i-1)*cols+j] {
+				x = v[(i-1)*cols+j]
+			}
+			v[i*cols+j] = x
+		}
+	}
+	return v
+}
+
+// round keeps tables compact and their JSON stable: 1 ns resolution.
+func round(v []float64) []float64 {
+	for i, x := range v {
+		v[i] = float64(int64(x*1000+0.5)) / 1000
+	}
+	return v
+}
+
+func msToUS(ms float64) float64 { return ms * 1000 }
+
+// choose returns the rows of a selection or an error naming the filter.
+func missing(table, what string) error {
+	return fmt.Errorf("model import: %s: no rows for %s", table, what)
+}
+
+func lower(s string) string { return strings.ToLower(s) }

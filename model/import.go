@@ -1,0 +1,320 @@
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// ImportOptions selects what Import derives.
+type ImportOptions struct {
+	Model          string   // e.g. MiniMaxAI/MiniMax-M2.5 (config file: MiniMaxAI--MiniMax-M2.5_config.json)
+	HardwareSKU    string   // e.g. b200_sxm (system file b200_sxm.yaml, data under b200_sxm/)
+	Backend        string   // vllm
+	BackendVersion string   // e.g. 0.19.0
+	Layouts        []Layout // parallel layouts to derive
+}
+
+// DefaultImportOptions derives the embedded default: MiniMax-M2.5 on B200 under vLLM 0.19.0
+// in the TEP layout (attention TP 4, experts EP 4: the seed) and the TP layout (experts TP 4).
+func DefaultImportOptions() ImportOptions {
+	return ImportOptions{
+		Model: "MiniMaxAI/MiniMax-M2.5", HardwareSKU: "b200_sxm", Backend: "vllm", BackendVersion: "0.19.0",
+		Layouts: []Layout{
+			{TP: 4, AttentionDP: 1, MoETP: 1, MoEEP: 4},
+			{TP: 4, AttentionDP: 1, MoETP: 4, MoEEP: 1},
+		},
+	}
+}
+
+// Axis extents of the derived grids (octaves above 1).
+const (
+	tokenOctaves      = 15 // step tokens 1..32768
+	seqOctaves        = 11 // sequences per step 1..2048
+	chunkOctaves      = 9  // prefill chunks per step 1..512
+	equivLenOctaves   = 17 // equivalent causal length 1..131072
+	decodeOctaves     = 10 // decoding requests 1..1024
+	decodeCtxOctaves  = 18 // decode context 1..262144
+	moeDistribution   = "power_law_1.2"
+	moeKernel         = "vllm_fused_moe"
+	allreduceMode     = "vllm_graph"
+	blockGEMMDtype    = "fp8_block"
+	unquantGEMMDtype  = "bfloat16"
+	attentionDtype    = "bfloat16"
+	allreduceElemType = "bfloat16"
+)
+
+// Import derives one Table per layout from AIConfigurator's operator tables under aicDir
+// (the directory holding <sku>.yaml, <org>--<model>_config.json and <sku>/{gemm,moe,attention,comm}).
+func Import(aicDir string, o ImportOptions) ([]*Table, error) {
+	var common []Source
+	cfgRel := strings.ReplaceAll(o.Model, "/", "--") + "_config.json"
+	cfgBytes, err := digestFile(aicDir, cfgRel, &common)
+	if err != nil {
+		return nil, err
+	}
+	llm, err := parseLLMSpec(cfgRel, cfgBytes)
+	if err != nil {
+		return nil, err
+	}
+	sysRel := o.HardwareSKU + ".yaml"
+	sysBytes, err := digestFile(aicDir, sysRel, &common)
+	if err != nil {
+		return nil, err
+	}
+	gpu, err := parseGPUSpec(sysRel, sysBytes)
+	if err != nil {
+		return nil, err
+	}
+	dir := func(op string) string { return filepath.Join(o.HardwareSKU, op, o.Backend, o.BackendVersion) }
+	gemmRel := filepath.Join(dir("gemm"), "gemm_perf.parquet")
+	gemms, err := readParquet[gemmRow](aicDir, gemmRel, &common)
+	if err != nil {
+		return nil, err
+	}
+	moeRel := filepath.Join(dir("moe"), "moe_perf.parquet")
+	moes, err := readParquet[moeRow](aicDir, moeRel, &common)
+	if err != nil {
+		return nil, err
+	}
+	ctxRel := filepath.Join(dir("attention"), "context_attention_perf.parquet")
+	ctxs, err := readParquet[attentionRow](aicDir, ctxRel, &common)
+	if err != nil {
+		return nil, err
+	}
+	genRel := filepath.Join(dir("attention"), "generation_attention_perf.parquet")
+	gens, err := readParquet[attentionRow](aicDir, genRel, &common)
+	if err != nil {
+		return nil, err
+	}
+	arRel := filepath.Join(dir("comm"), "custom_allreduce_perf.parquet")
+	ars, err := readParquet[allreduceRow](aicDir, arRel, &common)
+	if err != nil {
+		return nil, err
+	}
+
+	var out []*Table
+	for _, l := range o.Layouts {
+		if l.AttentionDP != 1 {
+			return nil, fmt.Errorf("model import: layout %s: attention data parallelism is not modelled (only attention_dp 1)", l)
+		}
+		if l.TP*l.AttentionDP != l.MoETP*l.MoEEP || llm.Heads%l.TP != 0 {
+			return nil, fmt.Errorf("model import: layout %s: tp×attention_dp must equal moe_tp×moe_ep and divide %d heads", l, llm.Heads)
+		}
+		t := &Table{Format: tableFormat, Model: o.Model, HardwareSKU: o.HardwareSKU, Backend: o.Backend,
+			BackendVersion: o.BackendVersion, Layout: l, LLM: llm, GPU: gpu, Sources: common}
+		if err := derive(t, gemms, moes, ctxs, gens, ars, gemmRel, moeRel, ctxRel, genRel, arRel); err != nil {
+			return nil, fmt.Errorf("model import: layout %s: %w", l, err)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// gemmCurve is the measured latency (µs) of an m×k by k×n GEMM as a function of m. An n
+// between two measured n (same k) is interpolated linearly in n.
+func gemmCurve(rows []gemmRow, dtype string, n, k int) (func(m float64) float64, error) {
+	byN := map[int64][]point{}
+	for _, r := range rows {
+		if r.Dtype == dtype && r.K == int64(k) {
+			byN[r.N] = append(byN[r.N], point{float64(r.M), msToUS(r.Latency)})
+		}
+	}
+	if pts, ok := byN[int64(n)]; ok {
+		s := newSeries(pts)
+		return func(m float64) float64 { return s.at(m, 1) }, nil
+	}
+	var ns []int64
+	for x := range byN {
+		ns = append(ns, x)
+	}
+	sort.Slice(ns, func(i, j int) bool { return ns[i] < ns[j] })
+	i := sort.Search(len(ns), func(i int) bool { return ns[i] > int64(n) })
+	if i == 0 || i == len(ns) {
+		return nil, missing("gemm_perf", fmt.Sprintf("%s n=%d k=%d (measured n at this k: %v)", dtype, n, k, ns))
+	}
+	lo, hi := newSeries(byN[ns[i-1]]), newSeries(byN[ns[i]])
+	w := float64(int64(n)-ns[i-1]) / float64(ns[i]-ns[i-1])
+	return func(m float64) float64 { a := lo.at(m, 1); return a + (hi.at(m, 1)-a)*w }, nil
+}
+
+func derive(t *Table, gemms []gemmRow, moes []moeRow, ctxs, gens []attentionRow, ars []allreduceRow,
+	gemmRel, moeRel, ctxRel, genRel, arRel string) error {
+	s, l := t.LLM, t.Layout
+	layers := float64(s.Layers)
+	headsPerGPU := s.Heads / l.TP
+	kvPerGPU := max(1, s.KVHeads/l.TP)
+	h := s.Hidden
+
+	qkvN := (headsPerGPU + 2*kvPerGPU) * s.HeadDim
+	qkv, err := gemmCurve(gemms, blockGEMMDtype, qkvN, h)
+	if err != nil {
+		return err
+	}
+	proj, err := gemmCurve(gemms, blockGEMMDtype, h, headsPerGPU*s.HeadDim)
+	if err != nil {
+		return err
+	}
+	router, err := gemmCurve(gemms, unquantGEMMDtype, s.Experts, h)
+	if err != nil {
+		return err
+	}
+	logits, err := gemmCurve(gemms, unquantGEMMDtype, s.Vocab/l.TP, h)
+	if err != nil {
+		return err
+	}
+
+	var moePts []point
+	for _, r := range moes {
+		if r.Kernel == moeKernel && r.Dtype == blockGEMMDtype && r.Hidden == int64(h) && r.Inter == int64(s.ExpertInter) &&
+			r.TopK == int64(s.TopK) && r.Experts == int64(s.Experts) && r.MoETP == int64(l.MoETP) &&
+			r.MoEEP == int64(l.MoEEP) && r.Distribution == moeDistribution {
+			moePts = append(moePts, point{float64(r.Tokens), msToUS(r.Latency)})
+		}
+	}
+	if len(moePts) == 0 {
+		return missing("moe_perf", fmt.Sprintf("%s %s hidden %d inter %d top-%d of %d experts moe_tp %d moe_ep %d %s",
+			moeKernel, blockGEMMDtype, h, s.ExpertInter, s.TopK, s.Experts, l.MoETP, l.MoEEP, moeDistribution))
+	}
+	moe := newSeries(moePts)
+
+	// vLLM all-reduces the attention output and the MoE output of every layer across the TP group.
+	allreduce := func(float64) float64 { return 0 }
+	if l.TP > 1 {
+		var pts []point
+		for _, r := range ars {
+			if r.Dtype == allreduceElemType && r.GPUs == int64(l.TP) && r.Mode == allreduceMode {
+				pts = append(pts, point{float64(r.Size), msToUS(r.Latency)})
+			}
+		}
+		if len(pts) == 0 {
+			return missing("custom_allreduce_perf", fmt.Sprintf("%s %d GPUs %s", allreduceElemType, l.TP, allreduceMode))
+		}
+		ar := newSeries(pts)
+		allreduce = func(tokens float64) float64 { return 2 * ar.at(tokens*float64(h), 1) }
+	}
+
+	// Memory-bound element-wise work has no table; price it as AIConfigurator does from the
+	// system file: bytes / (bandwidth × empirical scaling) + a constant launch latency.
+	memOp := func(bytes float64) float64 {
+		return bytes/(t.GPU.MemBW*t.GPU.MemBWScaling)*1e6 + t.GPU.MemConstantUS
+	}
+	act := float64(s.ActivationBytes)
+	elementwise := func(tokens float64) float64 {
+		addNorm := memOp(tokens * float64(4*h) * act) // residual add + RMSNorm: read 2h, write 2h
+		embed := memOp(tokens * float64(h) * act)
+		return layers*2*addNorm + embed
+	}
+
+	nt := axisNodes(tokenOctaves)
+	t.GEMM = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 {
+		return layers * (qkv(x) + proj(x) + router(x))
+	}))}
+	t.MoE = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 { return layers * moe.at(x, 1) }))}
+	t.Collective = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 { return layers * allreduce(x) }))}
+	t.Elementwise = Grid{Cols: nt, Values: round(sample(nt, elementwise))}
+	ns := axisNodes(seqOctaves)
+	t.Logits = Grid{Cols: ns, Values: round(sample(ns, logits))}
+
+	attn := func(rows []attentionRow, stepIsContext bool) surfaceSeries {
+		pts := map[float64][]point{}
+		for _, r := range rows {
+			if r.Heads == int64(headsPerGPU) && r.KVHeads == int64(kvPerGPU) && r.HeadDim == int64(s.HeadDim) &&
+				r.Beam == 1 && r.Window == 0 && r.AttnDtype == attentionDtype && r.KVDtype == attentionDtype {
+				length := r.ISL
+				if !stepIsContext {
+					length = r.ISL + r.Step // generation rows: context = prompt + generated so far
+				}
+				pts[float64(r.Batch)] = append(pts[float64(r.Batch)], point{float64(length), msToUS(r.Latency)})
+			}
+		}
+		return newSurfaceSeries(pts)
+	}
+	ctx := attn(ctxs, true)
+	if len(ctx.rows) == 0 {
+		return missing("context_attention_perf", fmt.Sprintf("%d heads, %d KV heads, head_dim %d, %s", headsPerGPU, kvPerGPU, s.HeadDim, attentionDtype))
+	}
+	gen := attn(gens, false)
+	if len(gen.rows) == 0 {
+		return missing("generation_attention_perf", fmt.Sprintf("%d heads, %d KV heads, head_dim %d, %s", headsPerGPU, kvPerGPU, s.HeadDim, attentionDtype))
+	}
+	cr, cc := axisNodes(chunkOctaves), axisNodes(equivLenOctaves)
+	t.ContextAttention = Grid{Rows: cr, Cols: cc, Values: round(sample2(cr, cc, func(b, n float64) float64 {
+		return layers * ctx.at(b, n, 2)
+	}))}
+	dr, dc := axisNodes(decodeOctaves), axisNodes(decodeCtxOctaves)
+	t.DecodeAttention = Grid{Rows: dr, Cols: dc, Values: round(sample2(dr, dc, func(b, n float64) float64 {
+		return layers * gen.at(b, n, 1)
+	}))}
+
+	t.Kernels = []string{
+		fmt.Sprintf("%s: %s GEMM qkv n=%d k=%d, proj n=%d k=%d; %s router n=%d k=%d, logits n=%d k=%d (n interpolated)",
+			gemmRel, blockGEMMDtype, qkvN, h, h, headsPerGPU*s.HeadDim, unquantGEMMDtype, s.Experts, h, s.Vocab/l.TP, h),
+		fmt.Sprintf("%s: %s %s hidden %d inter %d top-%d/%d moe_tp %d moe_ep %d %s",
+			moeRel, moeKernel, blockGEMMDtype, h, s.ExpertInter, s.TopK, s.Experts, l.MoETP, l.MoEEP, moeDistribution),
+		fmt.Sprintf("%s, %s: %d heads / %d KV heads per GPU, head_dim %d, %s attention and KV cache",
+			ctxRel, genRel, headsPerGPU, kvPerGPU, s.HeadDim, attentionDtype),
+		fmt.Sprintf("%s: %s %s all-reduce over %d GPUs, 2 per layer of tokens×%d elements", arRel, allreduceMode, allreduceElemType, l.TP, h),
+		"element-wise (2 add+RMSNorm per layer, embedding): bytes / (mem_bw × mem_bw_empirical_scaling_factor) + mem_empirical_constant_latency",
+	}
+	return nil
+}
+
+// MarshalTable renders a table as the stable JSON the embedded files hold.
+func MarshalTable(t *Table) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", " ")
+	if err := enc.Encode(t); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// TableFileName is the file a table is stored under.
+func TableFileName(t *Table) string {
+	return tableFileName(t.Model, t.HardwareSKU, t.Backend, t.BackendVersion, t.Layout)
+}
+
+// Provenance renders the PROVENANCE.md written beside the tables.
+func Provenance(tables []*Table) []byte {
+	var b bytes.Buffer
+	b.WriteString("# Provenance of the derived step-time tables\n\n")
+	b.WriteString("Generated by `routerlab model import`; do not edit by hand. Each JSON file here is derived from\n")
+	b.WriteString("NVIDIA AIConfigurator's silicon-measured operator tables (Apache-2.0, see NOTICE), which are not\n")
+	b.WriteString("copied: only per-step sums sampled on a log-spaced axis are kept.\n\n")
+	for _, t := range tables {
+		fmt.Fprintf(&b, "## %s\n\n", TableFileName(t))
+		fmt.Fprintf(&b, "%s on %s, %s %s, layout %s.\n\n", t.Model, t.HardwareSKU, t.Backend, t.BackendVersion, t.Layout)
+		for _, k := range t.Kernels {
+			fmt.Fprintf(&b, "- %s\n", k)
+		}
+		b.WriteString("\n| source | sha256 |\n|---|---|\n")
+		for _, s := range t.Sources {
+			fmt.Fprintf(&b, "| `%s` | `%s` |\n", s.Path, s.SHA256)
+		}
+		b.WriteString("\n")
+	}
+	return b.Bytes()
+}
+
+// WriteTables writes each table and PROVENANCE.md into dir.
+func WriteTables(dir string, tables []*Table) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, t := range tables {
+		b, err := MarshalTable(t)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, TableFileName(t)), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(filepath.Join(dir, "PROVENANCE.md"), Provenance(tables), 0o644)
+}

@@ -1,0 +1,142 @@
+package model
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+)
+
+// tablesFS holds the derived step-time tables; see tables/PROVENANCE.md for their sources.
+//
+//go:embed tables/*.json
+var tablesFS embed.FS
+
+// tableFormat is bumped whenever the JSON layout of a Table changes.
+const tableFormat = 1
+
+// Layout is a worker's parallel layout: the four sizes the operator tables are keyed on.
+type Layout struct {
+	TP          int `json:"tp"`
+	AttentionDP int `json:"attention_dp"`
+	MoETP       int `json:"moe_tp"`
+	MoEEP       int `json:"moe_ep"`
+}
+
+func (l Layout) String() string {
+	return fmt.Sprintf("tp%d-adp%d-moetp%d-moeep%d", l.TP, l.AttentionDP, l.MoETP, l.MoEEP)
+}
+
+// LLMSpec is the architecture the step and memory models need, from the model's config.json.
+type LLMSpec struct {
+	Layers        int `json:"layers"`
+	Hidden        int `json:"hidden"`
+	Heads         int `json:"heads"`
+	KVHeads       int `json:"kv_heads"`
+	HeadDim       int `json:"head_dim"`
+	Experts       int `json:"experts"`
+	TopK          int `json:"top_k"`
+	ExpertInter   int `json:"expert_inter"`
+	Vocab         int `json:"vocab"`
+	WeightBlock   int `json:"weight_block"`   // FP8 block-quantisation tile edge
+	KVCacheBytes  int `json:"kv_cache_bytes"` // bytes per KV element (2 = BF16)
+	WeightBytes   int `json:"weight_bytes"`   // bytes per quantised weight (1 = FP8)
+	UnquantBytes  int `json:"unquant_bytes"`  // bytes per weight left unquantised (router, embeddings)
+	ActivationBytes int `json:"activation_bytes"` // bytes per activation element (2 = BF16)
+}
+
+// GPUSpec is the memory side of the system file (b200_sxm.yaml).
+type GPUSpec struct {
+	MemCapacity   int64         `json:"mem_capacity"`
+	MemBW         float64       `json:"mem_bw"`
+	MemBWScaling  float64       `json:"mem_bw_scaling"`
+	MemConstantUS float64       `json:"mem_constant_us"`
+	NCCLMem       map[int]int64 `json:"nccl_mem"`
+	OtherMem      int64         `json:"other_mem"`
+}
+
+// Source is one input file of the importer with its digest.
+type Source struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+}
+
+// Grid is a table sampled on the log-spaced axis (see grid.go), row-major when 2-D.
+type Grid struct {
+	Rows   int       `json:"rows,omitempty"`
+	Cols   int       `json:"cols"`
+	Values []float64 `json:"values_us"`
+}
+
+// Table is everything a Worker needs for one (model, GPU, backend version, layout), derived
+// once from the operator tables by Import. All times are microseconds per engine step, summed
+// over the model's layers where the operator repeats per layer.
+type Table struct {
+	Format         int      `json:"format"`
+	Model          string   `json:"model"`
+	HardwareSKU    string   `json:"hardware_sku"`
+	Backend        string   `json:"backend"`
+	BackendVersion string   `json:"backend_version"`
+	Layout         Layout   `json:"layout"`
+	LLM            LLMSpec  `json:"llm"`
+	GPU            GPUSpec  `json:"gpu"`
+	Kernels        []string `json:"kernels"` // which measured rows were used, in words
+	Sources        []Source `json:"sources"`
+
+	// Non-attention work, functions of the step's total scheduled tokens.
+	GEMM        Grid `json:"gemm"`        // qkv + output projection + router, all layers
+	MoE         Grid `json:"moe"`         // fused experts, all layers
+	Collective  Grid `json:"collective"`  // all-reduces of the layout, all layers
+	Elementwise Grid `json:"elementwise"` // norms/residual adds (all layers) + embedding
+	// Logits is the LM head, a function of the number of sequences in the step.
+	Logits Grid `json:"logits"`
+	// ContextAttention (rows: prefill chunks in the step, cols: equivalent causal length)
+	// and DecodeAttention (rows: decoding requests, cols: mean context) cover all layers.
+	ContextAttention Grid `json:"context_attention"`
+	DecodeAttention  Grid `json:"decode_attention"`
+}
+
+// tableFileName is the embedded file holding the table of a combination.
+func tableFileName(model, sku, backend, version string, l Layout) string {
+	m := strings.ToLower(model)
+	if i := strings.LastIndex(m, "/"); i >= 0 {
+		m = m[i+1:]
+	}
+	return fmt.Sprintf("%s_%s_%s-%s_%s.json", m, sku, backend, version, l)
+}
+
+// loadTable finds the embedded table of d's combination or says what is missing.
+func loadTable(d Deployment) (*Table, error) {
+	l := d.Layout()
+	name := tableFileName(d.ModelName, d.HardwareSKU, d.Backend, d.BackendVersion, l)
+	b, err := fs.ReadFile(tablesFS, "tables/"+name)
+	if err != nil {
+		return nil, fmt.Errorf("model: no step-time table for %s on %s with %s %s, layout %s (want embedded tables/%s; have %s); "+
+			"derive it with `routerlab model import --aic DIR --out model/tables` from the AIConfigurator operator data for that GPU and version",
+			d.ModelName, d.HardwareSKU, d.Backend, d.BackendVersion, l, name, strings.Join(EmbeddedTables(), ", "))
+	}
+	var t Table
+	if err := json.Unmarshal(b, &t); err != nil {
+		return nil, fmt.Errorf("model: embedded tables/%s: %w", name, err)
+	}
+	if t.Format != tableFormat {
+		return nil, fmt.Errorf("model: embedded tables/%s: format %d, want %d (re-run model import)", name, t.Format, tableFormat)
+	}
+	if t.Model != d.ModelName {
+		return nil, fmt.Errorf("model: embedded tables/%s is for model %q, not %q", name, t.Model, d.ModelName)
+	}
+	return &t, nil
+}
+
+// EmbeddedTables lists the embedded table files, sorted.
+func EmbeddedTables() []string {
+	ents, _ := fs.ReadDir(tablesFS, "tables")
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	sort.Strings(out)
+	return out
+}

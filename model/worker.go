@@ -1,0 +1,131 @@
+package model
+
+import (
+	"fmt"
+	"math"
+)
+
+// Worker prices engine steps and sizes the KV cache of one deployment. It is immutable after
+// NewWorker, so one Worker may serve many simulations concurrently.
+type Worker struct {
+	d     Deployment
+	table *Table
+
+	nonAttention curve // GEMM + MoE + collectives + element-wise, by step tokens
+	logits       curve // LM head, by sequences in the step
+	context      surface
+	decode       surface
+}
+
+// NewWorker loads the embedded tables of d's model, GPU, backend version and layout.
+func NewWorker(d Deployment) (*Worker, error) {
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	t, err := loadTable(d)
+	if err != nil {
+		return nil, err
+	}
+	return newWorker(d, t)
+}
+
+func newWorker(d Deployment, t *Table) (*Worker, error) {
+	n := len(t.GEMM.Values)
+	for _, g := range []struct {
+		name string
+		g    Grid
+	}{{"moe", t.MoE}, {"collective", t.Collective}, {"elementwise", t.Elementwise}} {
+		if len(g.g.Values) != n {
+			return nil, fmt.Errorf("model: table %s: %s has %d values, gemm %d", TableFileName(t), g.name, len(g.g.Values), n)
+		}
+	}
+	for _, g := range []struct {
+		name string
+		g    Grid
+	}{{"context_attention", t.ContextAttention}, {"decode_attention", t.DecodeAttention}} {
+		if g.g.Rows < 2 || g.g.Cols < 2 || len(g.g.Values) != g.g.Rows*g.g.Cols {
+			return nil, fmt.Errorf("model: table %s: %s is not a %d×%d grid", TableFileName(t), g.name, g.g.Rows, g.g.Cols)
+		}
+	}
+	if n < 2 || len(t.Logits.Values) < 2 {
+		return nil, fmt.Errorf("model: table %s: token and sequence axes need at least 2 nodes", TableFileName(t))
+	}
+	sum := make([]float64, n)
+	for i := range sum {
+		sum[i] = t.GEMM.Values[i] + t.MoE.Values[i] + t.Collective.Values[i] + t.Elementwise.Values[i]
+	}
+	return &Worker{
+		d:            d,
+		table:        t,
+		nonAttention: newCurve(sum, 1),
+		logits:       newCurve(t.Logits.Values, 1),
+		context:      newSurface(t.ContextAttention.Values, t.ContextAttention.Rows, t.ContextAttention.Cols, 1, 2),
+		decode:       newSurface(t.DecodeAttention.Values, t.DecodeAttention.Rows, t.DecodeAttention.Cols, 1, 1),
+	}, nil
+}
+
+// Deployment is the deployment the worker was built for.
+func (w *Worker) Deployment() Deployment { return w.d }
+
+// Table is the derived table the worker prices steps from (shared; do not modify).
+func (w *Worker) Table() *Table { return w.table }
+
+// StepBreakdown is one step's duration split by operator family, in microseconds.
+type StepBreakdown struct {
+	Tokens, Sequences int
+	NonAttentionUS    float64 // GEMMs, MoE, all-reduces, element-wise: priced once at Tokens
+	LogitsUS          float64
+	ContextAttnUS     float64
+	DecodeAttnUS      float64
+	TotalUS           int64
+}
+
+// StepTimeUS is the duration of one engine step: the non-attention work of all its tokens
+// in one pass, the LM head for its sequences, context attention for its prefill chunks and
+// decode attention for its decoding requests. It never allocates.
+func (w *Worker) StepTimeUS(b *Batch) int64 {
+	tokens := b.Decodes
+	var work float64 // Σ (full² − cached²): causal attention FLOPs of the chunks, up to a constant
+	for i := range b.Prefill {
+		c := &b.Prefill[i]
+		tokens += c.NewTokens
+		full := float64(c.NewTokens + c.CachedTokens)
+		cached := float64(c.CachedTokens)
+		work += full*full - cached*cached
+	}
+	if tokens == 0 {
+		return 1
+	}
+	us := w.nonAttention.at(float64(tokens)) + w.logits.at(float64(len(b.Prefill)+b.Decodes))
+	if n := len(b.Prefill); n > 0 {
+		us += w.context.at(float64(n), math.Sqrt(work/float64(n)))
+	}
+	if b.Decodes > 0 {
+		us += w.decode.at(float64(b.Decodes), float64(b.DecodeContextTokens)/float64(b.Decodes))
+	}
+	return int64(math.Ceil(us))
+}
+
+// Breakdown is StepTimeUS split by operator family (for `model info` and tests).
+func (w *Worker) Breakdown(b *Batch) StepBreakdown {
+	r := StepBreakdown{Tokens: b.Decodes, Sequences: len(b.Prefill) + b.Decodes}
+	var work float64
+	for _, c := range b.Prefill {
+		r.Tokens += c.NewTokens
+		full, cached := float64(c.NewTokens+c.CachedTokens), float64(c.CachedTokens)
+		work += full*full - cached*cached
+	}
+	r.TotalUS = w.StepTimeUS(b)
+	if r.Tokens == 0 {
+		return r
+	}
+	r.NonAttentionUS = w.nonAttention.at(float64(r.Tokens))
+	r.LogitsUS = w.logits.at(float64(r.Sequences))
+	if n := len(b.Prefill); n > 0 {
+		r.ContextAttnUS = w.context.at(float64(n), math.Sqrt(work/float64(n)))
+	}
+	if b.Decodes > 0 {
+		r.DecodeAttnUS = w.decode.at(float64(b.Decodes), float64(b.DecodeContextTokens)/float64(b.Decodes))
+	}
+	return r
+}
