@@ -1,0 +1,63 @@
+// Package engine is routerlab's discrete-event simulation of a fleet of vLLM workers behind
+// a router, replaying a Mooncake trace.
+//
+// # Clock and events
+//
+// Time is integer microseconds. One event heap orders everything by (time, phase, id):
+// at one instant, steps ending then finish first, then arrivals are routed, then workers
+// start their next step, then the snapshot is taken (see the phase constants). Ties inside
+// a phase go by worker or trace index, never by insertion order, so the order of events
+// does not depend on how the loop reached them. There are no goroutines, no wall clock
+// and no randomness in the engine itself (the router owns the only RNG, seeded from
+// Config.Seed). A worker's step is one event: its start (scheduling, pricing) and its end
+// (tokens, completions).
+//
+// # One worker: vLLM V1 scheduling
+//
+// Each step, with a token budget of max_num_batched_tokens:
+//  1. Running requests in admission order: a decode takes 1 token, a request in (chunked)
+//     prefill takes min(remaining, budget). If its blocks cannot be allocated, the most
+//     recently admitted running request is preempted (blocks freed, back to the front of
+//     the waiting queue, recomputed later from scratch: prompt plus generated tokens), until
+//     it fits or it is itself the victim.
+//  2. Unless something was preempted this step, waiting requests FIFO while budget, a
+//     sequence slot (max_num_seqs) and blocks allow; the first that does not fit stops
+//     admission. Its prefix hit is the longest run of cached full blocks of its prompt,
+//     capped so at least its last token is computed.
+//  3. The step lasts timer.StepTimeUS(batch) for exactly the scheduled work: one Chunk per
+//     prefilling request (new tokens, cached context before them) and the decodes with the
+//     sum of their context lengths.
+//
+// At the step's end every scheduled request adds its tokens to its computed tokens; prompt
+// blocks that became full enter the prefix cache (one BlocksStored KV event per step); a
+// request whose computed tokens caught up with its tokens samples one token (its first
+// token, TTFT, at the end of the step finishing prefill). A request is done after
+// output_length tokens; its blocks are freed tail first.
+//
+// Block pool: num_gpu_blocks blocks of block_size tokens. Free blocks without cache content
+// are used first; cached unreferenced blocks are evicted in LRU order only when none is
+// left, each eviction publishing BlocksRemoved before the step runs. Only full prompt blocks
+// are cached (generated tokens have no content in a trace). Engine block hashes chain the
+// trace's hash ids (see hash.go), so sharing follows the trace's 512-token blocks.
+//
+// # Fleet and replay
+//
+// At arrival a request is routed (router.Route with its block hashes) and queued on the
+// chosen worker; FirstToken and Finished follow its progress, and the router's indexer sees
+// the pools only through the KV events. Closed loop (ReplayConcurrency N): N requests at
+// t = 0, and each completion sends the next trace request at that instant. Open loop:
+// request i arrives at timestamp_i / ArrivalSpeedupRatio.
+//
+// # Invariants (tested in engine_test.go)
+//
+//   - Every request completes exactly once, with exactly output_length tokens; a worker's
+//     running requests never exceed max_num_seqs and its step tokens never exceed
+//     max_num_batched_tokens.
+//   - Blocks in use never exceed num_gpu_blocks; every block is in exactly one of in use,
+//     cached free (LRU) or plain free; a request holds ceil(computed/block_size) blocks or
+//     more only for the step in progress.
+//   - The router's indexer, replayed from the KV events, equals each pool's cached hashes.
+//   - The clock never goes backwards; the decode fast path (fast.go) gives byte-identical
+//     reports to the step-by-step loop.
+//   - Same config, trace and seed: byte-identical report JSON apart from wall_time_ms.
+package engine

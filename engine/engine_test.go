@@ -1,0 +1,374 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/routerlab/routerlab/model"
+	"github.com/routerlab/routerlab/router"
+	"github.com/routerlab/routerlab/trace"
+)
+
+// fakeTimer prices a step at base + perToken × (prefill tokens + decodes): hand-computable.
+// It records every batch it priced.
+type fakeTimer struct {
+	base, perToken int64
+	batches        []model.Batch
+	record         bool
+}
+
+func (f *fakeTimer) StepTimeUS(b *model.Batch) int64 {
+	tok := int64(b.Decodes)
+	for _, c := range b.Prefill {
+		tok += int64(c.NewTokens)
+	}
+	if f.record {
+		f.batches = append(f.batches, model.Batch{
+			Prefill: append([]model.Chunk(nil), b.Prefill...), Decodes: b.Decodes, DecodeContextTokens: b.DecodeContextTokens,
+		})
+	}
+	return f.base + f.perToken*tok
+}
+
+// fixedRouter sends every request to worker 0 (or by id modulo workers) and logs calls.
+type fixedRouter struct {
+	workers int
+	log     []string
+	events  []router.KVEvent
+}
+
+func (f *fixedRouter) Route(r *router.Request) int { return int(r.ID) % f.workers }
+func (f *fixedRouter) FirstToken(id int64)         {}
+func (f *fixedRouter) Finished(id int64)           {}
+func (f *fixedRouter) Apply(ev router.KVEvent) {
+	f.events = append(f.events, router.KVEvent{Worker: ev.Worker, Kind: ev.Kind, Hashes: slices.Clone(ev.Hashes)})
+}
+
+func deployment(blocks, budget, seqs int) model.Deployment {
+	return model.Deployment{MaxNumBatchedTokens: budget, MaxNumSeqs: seqs, BlockSize: 64, NumGPUBlocks: blocks}
+}
+
+func req(ts int64, in, out int, ids ...int64) trace.Request {
+	return trace.Request{TimestampMS: ts, InputLength: in, OutputLength: out, HashIDs: ids}
+}
+
+// runScripted runs a one-worker-per-id-modulo simulation to the end in both loop modes,
+// checks they agree, and returns the step-by-step one.
+func runScripted(t *testing.T, cfg Config, timer *fakeTimer, tr *trace.Trace) (*Sim, *fixedRouter) {
+	t.Helper()
+	if _, err := cfg.validate(timer, tr); err != nil {
+		t.Fatal(err)
+	}
+	var outs [2]string
+	var sims [2]*Sim
+	var rts [2]*fixedRouter
+	for i, stepwise := range []bool{true, false} {
+		rt := &fixedRouter{workers: cfg.Workers}
+		s := newSim(cfg, timer, tr, rt)
+		s.stepwise = stepwise
+		rep, err := s.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs[i] = reportJSON(t, rep)
+		sims[i], rts[i] = s, rt
+	}
+	if outs[0] != outs[1] {
+		t.Fatalf("fast path differs from step-by-step:\n%s\n%s", outs[0], outs[1])
+	}
+	if !slices.EqualFunc(rts[0].events, rts[1].events, eventEq) {
+		t.Fatalf("KV events differ between loop modes")
+	}
+	return sims[0], rts[0]
+}
+
+func eventEq(a, b router.KVEvent) bool {
+	return a.Worker == b.Worker && a.Kind == b.Kind && slices.Equal(a.Hashes, b.Hashes)
+}
+
+// reportJSON is the report without wall time, for comparisons.
+func reportJSON(t testing.TB, rep *Report) string {
+	c := *rep
+	c.Summary.WallTimeMS = 0
+	b, err := json.Marshal(&c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func records(s *Sim) map[int]RequestRecord {
+	m := map[int]RequestRecord{}
+	for _, r := range s.Report().Requests {
+		m[r.ID] = r
+	}
+	return m
+}
+
+// One request, budget 128, prompt 200: prefill in two chunks, then two decodes.
+func TestChunkedPrefillAndDecodeTimeline(t *testing.T) {
+	timer := &fakeTimer{base: 100, perToken: 1, record: true}
+	tr := &trace.Trace{Name: "t", BlockSize: 512, Requests: []trace.Request{req(0, 200, 3, 7)}}
+	cfg := Config{Workers: 1, Worker: deployment(100, 128, 8), ReplayConcurrency: 1, RecordRequests: true}
+	timer.record = false
+	s, rt := runScripted(t, cfg, timer, tr)
+	// Re-run step by step to record the batches the timer saw.
+	timer.record = true
+	s2 := newSim(cfg, timer, tr, &fixedRouter{workers: 1})
+	s2.stepwise = true
+	if _, err := s2.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := []model.Batch{
+		{Prefill: []model.Chunk{{NewTokens: 128, CachedTokens: 0}}},
+		{Prefill: []model.Chunk{{NewTokens: 72, CachedTokens: 128}}},
+		{Prefill: []model.Chunk{}, Decodes: 1, DecodeContextTokens: 201},
+		{Prefill: []model.Chunk{}, Decodes: 1, DecodeContextTokens: 202},
+	}
+	if len(timer.batches) != len(want) {
+		t.Fatalf("batches %+v", timer.batches)
+	}
+	for i := range want {
+		g := timer.batches[i]
+		if !slices.Equal(g.Prefill, want[i].Prefill) || g.Decodes != want[i].Decodes || g.DecodeContextTokens != want[i].DecodeContextTokens {
+			t.Errorf("step %d batch %+v, want %+v", i, g, want[i])
+		}
+	}
+	// Steps: 228, 172, 101, 101 µs → first token at 400, done at 602.
+	r := records(s)[0]
+	if r.TTFTMS != 0.4 || r.E2EMS != 0.602 {
+		t.Errorf("ttft %v e2e %v, want 0.4 and 0.602", r.TTFTMS, r.E2EMS)
+	}
+	sum := s.Report().Summary
+	if sum.MeanTPOTMS != 0.101 || sum.MeanITLMS != 0.101 || sum.P99ITLMS != 0.101 || sum.DurationMS != 0.602 {
+		t.Errorf("summary %+v", sum)
+	}
+	// Prompt full blocks: 3 (200/64); two stored after the first chunk, one after the second.
+	if len(rt.events) != 2 || len(rt.events[0].Hashes) != 2 || len(rt.events[1].Hashes) != 1 {
+		t.Errorf("events %+v", rt.events)
+	}
+	if w := sum.Workers[0]; w.PeakBlocks != 4 || w.PromptTokens != 200 || w.Requests != 1 {
+		t.Errorf("worker %+v", w)
+	}
+}
+
+// A prompt of exactly two cached blocks reuses only one: the last token is computed.
+func TestPrefixHitLeavesLastToken(t *testing.T) {
+	timer := &fakeTimer{base: 100, perToken: 1}
+	tr := &trace.Trace{Name: "t", BlockSize: 512, Requests: []trace.Request{req(0, 128, 1, 5), req(0, 128, 1, 5)}}
+	cfg := Config{Workers: 1, Worker: deployment(100, 1024, 8), ReplayConcurrency: 1, RecordRequests: true}
+	s, _ := runScripted(t, cfg, timer, tr)
+	recs := records(s)
+	// A: 128 tokens → 228 µs. B arrives at 228, hits 1 block, computes 64 → 164 µs.
+	if recs[1].CachedTokens != 64 || recs[1].ArrivalMS != 0.228 || recs[1].E2EMS != 0.164 {
+		t.Errorf("second request %+v", recs[1])
+	}
+	if got := s.Report().Summary.PrefixCacheReusedRatio; got != 0.25 {
+		t.Errorf("reused ratio %v, want 64/256", got)
+	}
+}
+
+// Two requests on a 4-block pool: the second is preempted when the first needs a third
+// block, waits (its recompute needs 2 new blocks, none free) until the first completes,
+// then recomputes prompt plus generated tokens, reusing its cached first block.
+func TestPreemptionTinyPool(t *testing.T) {
+	timer := &fakeTimer{base: 100, perToken: 1}
+	tr := &trace.Trace{Name: "t", BlockSize: 512, Requests: []trace.Request{req(0, 100, 60, 1), req(0, 100, 60, 2)}}
+	cfg := Config{Workers: 1, Worker: deployment(4, 1024, 8), ReplayConcurrency: 2, RecordRequests: true}
+	s, rt := runScripted(t, cfg, timer, tr)
+	recs := records(s)
+	// Prefill both: 300. 28 decodes of both (102 each) reach 128 computed tokens: 3156.
+	// A alone for its 31 remaining tokens (101 each): done at 6287. B recomputes 129
+	// tokens minus its 64 cached: 165 → 6452 (its 30th token), 30 more decodes → 9482.
+	a, b := recs[0], recs[1]
+	if a.TTFTMS != 0.3 || a.E2EMS != 6.287 || a.Preemptions != 0 {
+		t.Errorf("A %+v", a)
+	}
+	if b.TTFTMS != 0.3 || b.E2EMS != 9.482 || b.Preemptions != 1 || b.CachedTokens != 0 {
+		t.Errorf("B %+v", b)
+	}
+	sum := s.Report().Summary
+	if w := sum.Workers[0]; w.Preemptions != 1 || w.PeakBlocks != 4 {
+		t.Errorf("worker %+v", w)
+	}
+	// 118 gaps: 61 of 101 µs, 56 of 102 µs, and B's wait from its 29th token (3156) to
+	// its 30th (6452), 3296 µs. Nearest rank 117 of 118 is 102; the mean 15169/118 µs.
+	if sum.P99ITLMS != 0.102 || sum.MeanITLMS != 0.129 || s.itl.over != nil || s.itl.dense[3296] != 1 {
+		t.Errorf("ITL p99 %v mean %v", sum.P99ITLMS, sum.MeanITLMS)
+	}
+	for _, ev := range rt.events {
+		if ev.Kind == router.BlocksRemoved {
+			t.Errorf("unexpected eviction %+v", ev)
+		}
+	}
+}
+
+// Four blocks, one request at a time, trace blocks of 64 tokens: cached blocks are evicted
+// least recently freed first, each request's tail block before its head.
+func TestLRUEvictionOrder(t *testing.T) {
+	timer := &fakeTimer{base: 10, perToken: 1}
+	tr := &trace.Trace{Name: "t", BlockSize: 64, Requests: []trace.Request{
+		req(0, 128, 1, 10, 11), req(0, 128, 1, 20, 21), req(0, 128, 1, 30, 31), req(0, 128, 1, 20, 21),
+	}}
+	cfg := Config{Workers: 1, Worker: deployment(4, 1024, 8), ReplayConcurrency: 1, RecordRequests: true}
+	s, rt := runScripted(t, cfg, timer, tr)
+	h := func(ids ...int64) []uint64 { return blockHashes(nil, ids, 64*len(ids), 64, 64) }
+	r0, r1, r2 := h(10, 11), h(20, 21), h(30, 31)
+	want := []router.KVEvent{
+		{Kind: router.BlocksStored, Hashes: r0},
+		{Kind: router.BlocksStored, Hashes: r1},
+		{Kind: router.BlocksRemoved, Hashes: []uint64{r0[1], r0[0]}},
+		{Kind: router.BlocksStored, Hashes: r2},
+		// The fourth request hits r1[0] only (its last token must be computed) and needs one
+		// block: the LRU head is r1[1].
+		{Kind: router.BlocksRemoved, Hashes: []uint64{r1[1]}},
+		{Kind: router.BlocksStored, Hashes: []uint64{r1[1]}},
+	}
+	if !slices.EqualFunc(rt.events, want, eventEq) {
+		t.Fatalf("events\n%+v\nwant\n%+v", rt.events, want)
+	}
+	if c := records(s)[3].CachedTokens; c != 64 {
+		t.Errorf("fourth request cached %d, want 64", c)
+	}
+}
+
+// Closed loop: the third request arrives when the first one completes.
+func TestClosedLoopArrivals(t *testing.T) {
+	timer := &fakeTimer{base: 100, perToken: 1}
+	tr := &trace.Trace{Name: "t", BlockSize: 512, Requests: []trace.Request{
+		req(0, 100, 1, 1), req(5000, 300, 1, 2), req(9000, 50, 2, 3),
+	}}
+	cfg := Config{Workers: 2, Worker: deployment(100, 1024, 8), ReplayConcurrency: 2, RecordRequests: true}
+	s, _ := runScripted(t, cfg, timer, tr)
+	recs := records(s)
+	// Request 0 on worker 0: 200 µs; request 1 on worker 1: 400 µs; request 2 (id 2 →
+	// worker 0) arrives at 200: prefill 150, decode 101.
+	if recs[0].E2EMS != 0.2 || recs[1].E2EMS != 0.4 || recs[2].ArrivalMS != 0.2 || recs[2].E2EMS != 0.251 {
+		t.Errorf("records %+v", recs)
+	}
+	if d := s.Report().Summary.DurationMS; d != 0.451 {
+		t.Errorf("duration %v", d)
+	}
+}
+
+// Open loop: arrivals at timestamp / speedup; an idle worker starts at the arrival.
+func TestOpenLoopArrivals(t *testing.T) {
+	timer := &fakeTimer{base: 100, perToken: 1}
+	tr := &trace.Trace{Name: "t", BlockSize: 512, Requests: []trace.Request{req(0, 100, 1, 1), req(10, 100, 1, 2)}}
+	cfg := Config{Workers: 1, Worker: deployment(100, 1024, 8), ArrivalSpeedupRatio: 2, RecordRequests: true}
+	s, _ := runScripted(t, cfg, timer, tr)
+	recs := records(s)
+	if recs[1].ArrivalMS != 5 || recs[1].E2EMS != 0.2 {
+		t.Errorf("records %+v", recs)
+	}
+	if d := s.Report().Summary.DurationMS; d != 5.2 {
+		t.Errorf("duration %v, want 5.2", d)
+	}
+}
+
+// max_num_seqs bounds admission; the waiting request starts when a slot frees.
+func TestMaxNumSeqs(t *testing.T) {
+	timer := &fakeTimer{base: 100, perToken: 1}
+	tr := &trace.Trace{Name: "t", BlockSize: 512, Requests: []trace.Request{req(0, 100, 2, 1), req(0, 100, 1, 2)}}
+	cfg := Config{Workers: 1, Worker: deployment(100, 1024, 1), ReplayConcurrency: 2, RecordRequests: true}
+	s, _ := runScripted(t, cfg, timer, tr)
+	recs := records(s)
+	// A: prefill 200, decode 101 → 301; B then: 200 → ttft 501.
+	if recs[0].E2EMS != 0.301 || recs[1].TTFTMS != 0.501 {
+		t.Errorf("records %+v", recs)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	tr := &trace.Trace{Name: "x.jsonl", BlockSize: 512, Requests: []trace.Request{req(0, 100, 1, 1)}}
+	timer := &fakeTimer{base: 1}
+	good := Config{Workers: 1, Worker: deployment(100, 1024, 8), ReplayConcurrency: 1}
+	cases := []struct {
+		mut  func(*Config, *trace.Trace)
+		want string
+	}{
+		{func(c *Config, _ *trace.Trace) { c.Worker.NumGPUBlocks = 0 }, "num_gpu_blocks"},
+		{func(c *Config, _ *trace.Trace) { c.Workers = 0 }, "workers"},
+		{func(c *Config, _ *trace.Trace) { c.Worker.MaxNumSeqs = 0 }, "max_num_seqs"},
+		{func(c *Config, _ *trace.Trace) { c.ArrivalSpeedupRatio = -1 }, "arrival_speedup_ratio"},
+		{func(c *Config, _ *trace.Trace) { c.Router.BlockSize = 32 }, "block_size"},
+		{func(c *Config, _ *trace.Trace) { c.Worker.NumGPUBlocks = 1 }, "x.jsonl: request 1: needs 2 KV blocks"},
+		{func(_ *Config, t *trace.Trace) { t.Requests[0].OutputLength = 0 }, "x.jsonl: request 1: output_length"},
+		{func(_ *Config, t *trace.Trace) { t.Requests[0].HashIDs = nil }, "x.jsonl: request 1: hash_ids"},
+		{func(c *Config, _ *trace.Trace) { c.Worker.ContextLength = 50 }, "context_length"},
+	}
+	for _, tc := range cases {
+		c := good
+		c.Router = router.DefaultConfig()
+		tt := *tr
+		tt.Requests = slices.Clone(tr.Requests)
+		tc.mut(&c, &tt)
+		_, err := New(c, timer, &tt)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err %v", tc.want, err)
+		}
+	}
+}
+
+func TestWriteRequests(t *testing.T) {
+	var buf bytes.Buffer
+	recs := []RequestRecord{{ID: 3, Worker: 1, ArrivalMS: 0.5, TTFTMS: 1.25, E2EMS: 2, InputLength: 10, OutputLength: 2, CachedTokens: 0}}
+	if err := WriteRequests(&buf, recs); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"id":3,"worker":1,"arrival_ms":0.5,"ttft_ms":1.25,"e2e_latency_ms":2,"input_length":10,"output_length":2,"cached_tokens":0,"preemptions":0}` + "\n"
+	if buf.String() != want {
+		t.Errorf("got %s", buf.String())
+	}
+}
+
+func TestSummaryKeys(t *testing.T) {
+	b, err := json.Marshal(Summary{Workers: []WorkerSummary{{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{"requests_completed", "duration_ms", "wall_time_ms", "output_throughput_tok_s",
+		"input_throughput_tok_s", "prefix_cache_reused_ratio", "workers"}
+	for _, p := range []string{"mean_", "p50_", "p90_", "p99_"} {
+		for _, k := range []string{"ttft_ms", "tpot_ms", "itl_ms", "e2e_latency_ms"} {
+			keys = append(keys, p+k)
+		}
+	}
+	if len(m) != len(keys) {
+		t.Errorf("summary has %d keys, want %d: %s", len(m), len(keys), b)
+	}
+	for _, k := range keys {
+		if _, ok := m[k]; !ok {
+			t.Errorf("missing key %s", k)
+		}
+	}
+	w := m["workers"].([]any)[0].(map[string]any)
+	for _, k := range []string{"requests", "prompt_tokens", "reused_tokens", "peak_blocks", "preemptions"} {
+		if _, ok := w[k]; !ok {
+			t.Errorf("missing worker key %s", k)
+		}
+	}
+}
+
+func TestPercentileNearestRank(t *testing.T) {
+	v := []int64{5000, 1000, 4000, 2000, 3000}
+	mean, p50, p90, p99 := intStats(v)
+	if mean != 3 || p50 != 3 || p90 != 5 || p99 != 5 {
+		t.Errorf("got %v %v %v %v", mean, p50, p90, p99)
+	}
+	var h gapHist
+	h.add(10, 3)
+	h.add(2_000_000, 1)
+	mean, p50, p90, p99 = h.stats()
+	if p50 != 0.01 || p90 != 2000 || p99 != 2000 || mean != 500.008 {
+		t.Errorf("hist got %v %v %v %v", mean, p50, p90, p99)
+	}
+}

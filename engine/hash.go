@@ -1,0 +1,41 @@
+package engine
+
+// Engine blocks and trace blocks. A trace names a prompt by hash ids of traceBlock-token
+// blocks; the engine caches blockSize-token blocks. Engine block j (tokens j·B … (j+1)·B−1)
+// ends inside trace block k = ((j+1)·B − 1) / traceBlock, so its content is fixed by
+// hash_ids[0..k] and its position j. Its hash chains the previous engine block's hash with
+// (hash_ids[k], j − first engine block ending in k): two prompts share engine block j exactly
+// when they share trace blocks 0..k, so sharing stays at trace-block granularity.
+
+// mix64 is the splitmix64 finalizer: a cheap bijection with full avalanche.
+func mix64(z uint64) uint64 {
+	z ^= z >> 30
+	z *= 0xbf58476d1ce4e5b9
+	z ^= z >> 27
+	z *= 0x94d049bb133111eb
+	z ^= z >> 31
+	return z
+}
+
+// blockHashes appends to dst the chained hashes of the prompt's full engine blocks
+// (input/blockSize of them) and returns it. Hashes are never 0, which the pool uses as
+// "no hash".
+func blockHashes(dst []uint64, hashIDs []int64, input, blockSize, traceBlock int) []uint64 {
+	n := input / blockSize
+	var h uint64
+	k, sub := -1, 0
+	for j := range n {
+		kj := ((j+1)*blockSize - 1) / traceBlock
+		if kj != k {
+			k, sub = kj, 0
+		} else {
+			sub++
+		}
+		h = mix64(h ^ mix64(uint64(hashIDs[k])+0x9e3779b97f4a7c15*uint64(sub+1)))
+		if h == 0 {
+			h = 1
+		}
+		dst = append(dst, h)
+	}
+	return dst
+}

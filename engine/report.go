@@ -1,0 +1,244 @@
+package engine
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"math"
+	"slices"
+)
+
+// Report is the outcome of a replay.
+type Report struct {
+	Summary   Summary         `json:"summary"`
+	Requests  []RequestRecord `json:"requests,omitempty"`  // when Config.RecordRequests
+	Snapshots []Snapshot      `json:"snapshots,omitempty"` // when Config.SnapshotEveryUS > 0
+}
+
+// Summary is the replay's headline numbers. Times are milliseconds rounded to the
+// microsecond; percentiles use the nearest-rank rule (the smallest value with at least p %
+// of the values at or below it).
+//
+//   - TTFT: arrival to first token. E2E latency: arrival to last token.
+//   - TPOT: per request (e2e − ttft)/(output_length − 1), over requests with ≥ 2 output
+//     tokens; mean and percentiles across those requests.
+//   - ITL: every gap between two consecutive tokens of a request, over all requests (one
+//     value per output token after the first), so long outputs weigh more than in TPOT and
+//     the tail shows individual slow steps (a prefill sharing the step, a preemption).
+//   - Throughputs: total output (input) tokens ÷ duration, where duration runs from the
+//     first arrival to the last completion.
+//   - prefix_cache_reused_ratio: Σ prefix-hit tokens at each request's first admission ÷
+//     Σ input tokens (recomputes after preemption are not counted again).
+type Summary struct {
+	RequestsCompleted int     `json:"requests_completed"`
+	DurationMS        float64 `json:"duration_ms"`
+	WallTimeMS        float64 `json:"wall_time_ms"`
+
+	MeanTTFTMS float64 `json:"mean_ttft_ms"`
+	P50TTFTMS  float64 `json:"p50_ttft_ms"`
+	P90TTFTMS  float64 `json:"p90_ttft_ms"`
+	P99TTFTMS  float64 `json:"p99_ttft_ms"`
+
+	MeanTPOTMS float64 `json:"mean_tpot_ms"`
+	P50TPOTMS  float64 `json:"p50_tpot_ms"`
+	P90TPOTMS  float64 `json:"p90_tpot_ms"`
+	P99TPOTMS  float64 `json:"p99_tpot_ms"`
+
+	MeanITLMS float64 `json:"mean_itl_ms"`
+	P50ITLMS  float64 `json:"p50_itl_ms"`
+	P90ITLMS  float64 `json:"p90_itl_ms"`
+	P99ITLMS  float64 `json:"p99_itl_ms"`
+
+	MeanE2EMS float64 `json:"mean_e2e_latency_ms"`
+	P50E2EMS  float64 `json:"p50_e2e_latency_ms"`
+	P90E2EMS  float64 `json:"p90_e2e_latency_ms"`
+	P99E2EMS  float64 `json:"p99_e2e_latency_ms"`
+
+	OutputThroughput       float64 `json:"output_throughput_tok_s"`
+	InputThroughput        float64 `json:"input_throughput_tok_s"`
+	PrefixCacheReusedRatio float64 `json:"prefix_cache_reused_ratio"`
+
+	Workers []WorkerSummary `json:"workers"`
+}
+
+// WorkerSummary is one worker's share of the replay.
+type WorkerSummary struct {
+	Requests     int   `json:"requests"`      // completed on this worker
+	PromptTokens int64 `json:"prompt_tokens"` // Σ input tokens admitted
+	ReusedTokens int64 `json:"reused_tokens"` // Σ prefix-hit tokens at first admission
+	PeakBlocks   int   `json:"peak_blocks"`   // most KV blocks held by running requests
+	Preemptions  int   `json:"preemptions"`
+}
+
+// RequestRecord is one completed request. ID is its 0-based position in the trace.
+type RequestRecord struct {
+	ID           int     `json:"id"`
+	Worker       int     `json:"worker"`
+	ArrivalMS    float64 `json:"arrival_ms"`
+	TTFTMS       float64 `json:"ttft_ms"`
+	E2EMS        float64 `json:"e2e_latency_ms"`
+	InputLength  int     `json:"input_length"`
+	OutputLength int     `json:"output_length"`
+	CachedTokens int     `json:"cached_tokens"`
+	Preemptions  int     `json:"preemptions"`
+}
+
+// WriteRequests writes records as JSON lines.
+func WriteRequests(w io.Writer, recs []RequestRecord) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	for i := range recs {
+		if err := enc.Encode(&recs[i]); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// Report summarises the requests completed so far (the whole replay once Run returns).
+func (s *Sim) Report() *Report {
+	var ttft, e2e []int64
+	var tpot []float64
+	var inTok, outTok, hitTok int64
+	var firstArrival int64 = math.MaxInt64
+	var recs []RequestRecord
+	for i := range s.reqs {
+		r := &s.reqs[i]
+		if r.worker >= 0 {
+			firstArrival = min(firstArrival, r.arrival)
+		}
+		if r.generated < r.out {
+			continue
+		}
+		t, e := r.firstTok-r.arrival, r.done-r.arrival
+		ttft = append(ttft, t)
+		e2e = append(e2e, e)
+		if r.out >= 2 {
+			tpot = append(tpot, float64(e-t)/float64(r.out-1))
+		}
+		inTok += int64(r.isl)
+		outTok += int64(r.out)
+		hitTok += int64(r.cached)
+		if s.cfg.RecordRequests {
+			recs = append(recs, RequestRecord{
+				ID: i, Worker: int(r.worker), ArrivalMS: ms(float64(r.arrival)),
+				TTFTMS: ms(float64(t)), E2EMS: ms(float64(e)),
+				InputLength: int(r.isl), OutputLength: int(r.out),
+				CachedTokens: int(r.cached), Preemptions: int(r.preempted),
+			})
+		}
+	}
+	sum := Summary{
+		RequestsCompleted: len(e2e),
+		WallTimeMS:        round(float64(s.wall.Microseconds())/1000, 3),
+		Workers:           make([]WorkerSummary, len(s.workers)),
+	}
+	if len(e2e) > 0 {
+		dur := s.lastDone - firstArrival
+		sum.DurationMS = ms(float64(dur))
+		if dur > 0 {
+			sum.OutputThroughput = round(float64(outTok)*1e6/float64(dur), 3)
+			sum.InputThroughput = round(float64(inTok)*1e6/float64(dur), 3)
+		}
+		if inTok > 0 {
+			sum.PrefixCacheReusedRatio = round(float64(hitTok)/float64(inTok), 6)
+		}
+	}
+	sum.MeanTTFTMS, sum.P50TTFTMS, sum.P90TTFTMS, sum.P99TTFTMS = intStats(ttft)
+	sum.MeanE2EMS, sum.P50E2EMS, sum.P90E2EMS, sum.P99E2EMS = intStats(e2e)
+	sum.MeanTPOTMS, sum.P50TPOTMS, sum.P90TPOTMS, sum.P99TPOTMS = floatStats(tpot)
+	sum.MeanITLMS, sum.P50ITLMS, sum.P90ITLMS, sum.P99ITLMS = s.itl.stats()
+	for i := range s.workers {
+		w := &s.workers[i]
+		sum.Workers[i] = WorkerSummary{
+			Requests: w.requests, PromptTokens: w.promptTokens, ReusedTokens: w.reusedTokens,
+			PeakBlocks: w.peakBlocks, Preemptions: w.preemptions,
+		}
+	}
+	return &Report{Summary: sum, Requests: recs, Snapshots: s.Snapshots()}
+}
+
+// ms converts microseconds to milliseconds rounded to the microsecond.
+func ms(us float64) float64 { return round(us/1000, 3) }
+
+func round(x float64, digits int) float64 {
+	p := math.Pow10(digits)
+	return math.Round(x*p) / p
+}
+
+// rank is the 0-based index of the p-quantile in n sorted values (nearest rank).
+func rank(p float64, n int) int {
+	return min(max(int(math.Ceil(p*float64(n)))-1, 0), n-1)
+}
+
+func intStats(v []int64) (mean, p50, p90, p99 float64) {
+	if len(v) == 0 {
+		return
+	}
+	slices.Sort(v)
+	var sum int64
+	for _, x := range v {
+		sum += x
+	}
+	q := func(p float64) float64 { return ms(float64(v[rank(p, len(v))])) }
+	return ms(float64(sum) / float64(len(v))), q(0.5), q(0.9), q(0.99)
+}
+
+func floatStats(v []float64) (mean, p50, p90, p99 float64) {
+	if len(v) == 0 {
+		return
+	}
+	slices.Sort(v)
+	sum := 0.0
+	for _, x := range v {
+		sum += x
+	}
+	q := func(p float64) float64 { return ms(v[rank(p, len(v))]) }
+	return ms(sum / float64(len(v))), q(0.5), q(0.9), q(0.99)
+}
+
+// gapHist is an exact histogram of inter-token gaps in microseconds: dense counts up to
+// denseGapUS (step durations), the rare longer gaps (waiting after a preemption) listed.
+type gapHist struct {
+	dense []int64
+	over  []int64
+	n     int64
+	sum   int64
+}
+
+const denseGapUS = 1 << 20
+
+func (h *gapHist) add(gap, count int64) {
+	h.n += count
+	h.sum += gap * count
+	if gap >= denseGapUS {
+		for range count {
+			h.over = append(h.over, gap)
+		}
+		return
+	}
+	if int(gap) >= len(h.dense) {
+		nd := make([]int64, min(max(int(gap)+1, 2*len(h.dense)), denseGapUS))
+		copy(nd, h.dense)
+		h.dense = nd
+	}
+	h.dense[gap] += count
+}
+
+func (h *gapHist) stats() (mean, p50, p90, p99 float64) {
+	if h.n == 0 {
+		return
+	}
+	slices.Sort(h.over)
+	q := func(p float64) float64 {
+		k := int64(rank(p, int(h.n))) // 0-based rank
+		for g, c := range h.dense {
+			if k < c {
+				return ms(float64(g))
+			}
+			k -= c
+		}
+		return ms(float64(h.over[k]))
+	}
+	return ms(float64(h.sum) / float64(h.n)), q(0.5), q(0.9), q(0.99)
+}

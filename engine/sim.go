@@ -1,0 +1,281 @@
+package engine
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"github.com/routerlab/routerlab/model"
+	"github.com/routerlab/routerlab/router"
+	"github.com/routerlab/routerlab/trace"
+)
+
+// routerAPI is what the simulation needs of a router; *router.Router implements it.
+type routerAPI interface {
+	Route(req *router.Request) int
+	FirstToken(id int64)
+	Finished(id int64)
+	Apply(ev router.KVEvent)
+}
+
+// request is the simulation state of one trace request.
+type request struct {
+	isl, out  int32
+	tokens    int32 // prompt plus generated tokens
+	computed  int32 // tokens whose KV is in the worker's cache
+	generated int32
+	stored    int32 // leading prompt blocks registered in (or hit from) the prefix cache
+	worker    int32
+	cached    int32 // prefix-hit tokens at first admission
+	preempted int32
+	admitted  bool
+
+	arrival, firstTok, lastTok, done int64
+
+	hashes []uint64 // chained hashes of the prompt's full engine blocks
+	blocks []int32  // block table
+}
+
+// Sim is one simulated replay. It is single-threaded and not safe for concurrent use; the
+// values it hands out (Snapshots, Report) are copies.
+type Sim struct {
+	cfg       Config
+	timer     model.StepTimer
+	rt        routerAPI
+	tr        *trace.Trace
+	blockSize int32
+
+	reqs    []request
+	workers []worker
+	heap    eventHeap
+
+	now       int64
+	nextReq   int // next trace request to send
+	completed int
+	lastDone  int64
+
+	stepwise bool // tests: disable the decode fast path
+
+	itl       gapHist
+	snapshots []Snapshot
+	snapFlat  []WorkerSnapshot
+	wall      time.Duration
+
+	rreq      router.Request
+	freeHash  [][]uint64
+	freeBlock [][]int32
+
+	onKV func(router.KVEvent) // tests: observe every KV event
+}
+
+// New builds a simulation of cfg replaying tr with step times from timer.
+func New(cfg Config, timer model.StepTimer, tr *trace.Trace) (*Sim, error) {
+	rc, err := cfg.validate(timer, tr)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := router.New(rc, cfg.Workers, cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	return newSim(cfg, timer, tr, rt), nil
+}
+
+// newSim builds the simulation around any router (tests use scripted ones). cfg is valid.
+func newSim(cfg Config, timer model.StepTimer, tr *trace.Trace, rt routerAPI) *Sim {
+	d := cfg.Worker
+	s := &Sim{
+		cfg:       cfg,
+		timer:     timer,
+		rt:        rt,
+		tr:        tr,
+		blockSize: int32(d.BlockSize),
+		reqs:      make([]request, len(tr.Requests)),
+		workers:   make([]worker, cfg.Workers),
+	}
+	for i := range s.workers {
+		s.workers[i] = newWorker(i, d.NumGPUBlocks)
+	}
+	for i := range tr.Requests {
+		r := &tr.Requests[i]
+		s.reqs[i] = request{isl: int32(r.InputLength), out: int32(r.OutputLength), tokens: int32(r.InputLength), worker: -1}
+	}
+	n := len(tr.Requests)
+	if cfg.ReplayConcurrency > 0 {
+		for i := range min(cfg.ReplayConcurrency, n) {
+			s.heap.push(event{time: 0, phase: phaseArrival, id: int32(i)})
+		}
+		s.nextReq = min(cfg.ReplayConcurrency, n)
+	} else if n > 0 {
+		s.heap.push(event{time: s.arrivalTime(0), phase: phaseArrival, id: 0})
+		s.nextReq = 1
+	}
+	if cfg.SnapshotEveryUS > 0 && n > 0 {
+		s.heap.push(event{time: cfg.SnapshotEveryUS, phase: phaseSnapshot})
+	}
+	return s
+}
+
+// arrivalTime is request i's open-loop arrival: its timestamp divided by the speedup.
+func (s *Sim) arrivalTime(i int) int64 {
+	ratio := s.cfg.ArrivalSpeedupRatio
+	if ratio == 0 {
+		ratio = 1
+	}
+	return int64(math.Round(float64(s.tr.Requests[i].TimestampMS) * 1000 / ratio))
+}
+
+// Now is the simulated clock in microseconds.
+func (s *Sim) Now() int64 { return s.now }
+
+// Done reports whether every request has completed.
+func (s *Sim) Done() bool { return s.completed == len(s.reqs) }
+
+// RunUntil processes every event up to and including time tUS and reports whether all
+// requests have completed.
+func (s *Sim) RunUntil(tUS int64) bool {
+	start := time.Now()
+	for len(s.heap) > 0 && s.heap[0].time <= tUS {
+		s.process(s.heap.pop())
+	}
+	if !s.Done() && tUS > s.now {
+		s.now = tUS
+	}
+	s.wall += time.Since(start)
+	return s.Done()
+}
+
+// runChunk is how many events Run processes between cancellation checks.
+const runChunk = 1 << 14
+
+// Run simulates to the end, checking ctx between chunks of events, and returns the report.
+func (s *Sim) Run(ctx context.Context) (*Report, error) {
+	start := time.Now()
+	for len(s.heap) > 0 {
+		if err := ctx.Err(); err != nil {
+			s.wall += time.Since(start)
+			return nil, err
+		}
+		for i := 0; i < runChunk && len(s.heap) > 0; i++ {
+			s.process(s.heap.pop())
+		}
+	}
+	s.wall += time.Since(start)
+	return s.Report(), nil
+}
+
+// Replay builds a simulation and runs it to the end.
+func Replay(ctx context.Context, cfg Config, timer model.StepTimer, tr *trace.Trace) (*Report, error) {
+	s, err := New(cfg, timer, tr)
+	if err != nil {
+		return nil, err
+	}
+	return s.Run(ctx)
+}
+
+func (s *Sim) process(e event) {
+	s.now = e.time
+	switch e.phase {
+	case phaseStepEnd:
+		w := &s.workers[e.id]
+		if e.gen != w.gen {
+			return // superseded: the decode fast path was cut short
+		}
+		s.finishStep(w, e.time)
+		s.startNext(w, e.time)
+	case phaseArrival:
+		s.arrive(int(e.id), e.time)
+	case phaseStepStart:
+		w := &s.workers[e.id]
+		w.startPending = false
+		if !w.busy {
+			s.startStep(w, e.time)
+		}
+	case phaseSnapshot:
+		s.snapshot(e.time)
+		if !s.Done() {
+			s.heap.push(event{time: e.time + s.cfg.SnapshotEveryUS, phase: phaseSnapshot})
+		}
+	}
+}
+
+// startNext starts w's next step at t: at once when no arrival or step end at t is still
+// queued (their effects must be visible to the step), otherwise as a queued event.
+func (s *Sim) startNext(w *worker, t int64) {
+	if len(s.heap) == 0 || s.heap[0].time > t || s.heap[0].phase >= phaseStepStart {
+		s.startStep(w, t)
+		return
+	}
+	w.startPending = true
+	s.heap.push(event{time: t, phase: phaseStepStart, id: int32(w.id)})
+}
+
+// arrive routes trace request i at time t and queues it on the chosen worker.
+func (s *Sim) arrive(i int, t int64) {
+	if s.cfg.ReplayConcurrency == 0 && s.nextReq < len(s.reqs) {
+		s.heap.push(event{time: s.arrivalTime(s.nextReq), phase: phaseArrival, id: int32(s.nextReq)})
+		s.nextReq++
+	}
+	r := &s.reqs[i]
+	tr := &s.tr.Requests[i]
+	r.arrival = t
+	r.hashes = blockHashes(s.takeHashBuf(), tr.HashIDs, tr.InputLength, int(s.blockSize), s.tr.BlockSize)
+	r.blocks = s.takeBlockBuf()
+	s.rreq = router.Request{ID: int64(i), InputLength: tr.InputLength, BlockHashes: r.hashes}
+	wi := s.rt.Route(&s.rreq)
+	r.worker = int32(wi)
+	w := &s.workers[wi]
+	w.waiting.pushBack(int32(i))
+	switch {
+	case w.fast:
+		s.cutFast(w, t)
+	case !w.busy && !w.startPending:
+		w.startPending = true
+		s.heap.push(event{time: t, phase: phaseStepStart, id: int32(wi)})
+	}
+}
+
+// complete retires request ri at time t and, in closed loop, sends the next trace request.
+func (s *Sim) complete(w *worker, ri int32, t int64) {
+	r := &s.reqs[ri]
+	r.done = t
+	w.pool.freeAll(r.blocks)
+	s.rt.Finished(int64(ri))
+	s.freeHash = append(s.freeHash, r.hashes[:0])
+	s.freeBlock = append(s.freeBlock, r.blocks[:0])
+	r.hashes, r.blocks = nil, nil
+	w.requests++
+	s.completed++
+	s.lastDone = t
+	if s.cfg.ReplayConcurrency > 0 && s.nextReq < len(s.reqs) {
+		s.heap.push(event{time: t, phase: phaseArrival, id: int32(s.nextReq)})
+		s.nextReq++
+	}
+}
+
+func (s *Sim) takeHashBuf() []uint64 {
+	if k := len(s.freeHash); k > 0 {
+		b := s.freeHash[k-1]
+		s.freeHash = s.freeHash[:k-1]
+		return b
+	}
+	return nil
+}
+
+func (s *Sim) takeBlockBuf() []int32 {
+	if k := len(s.freeBlock); k > 0 {
+		b := s.freeBlock[k-1]
+		s.freeBlock = s.freeBlock[:k-1]
+		return b
+	}
+	return nil
+}
+
+// emit publishes a KV event to the router (and the test observer).
+func (s *Sim) emit(w int, kind router.KVEventKind, hashes []uint64) {
+	ev := router.KVEvent{Worker: w, Kind: kind, Hashes: hashes}
+	s.rt.Apply(ev)
+	if s.onKV != nil {
+		s.onKV(ev)
+	}
+}

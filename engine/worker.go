@@ -1,0 +1,288 @@
+package engine
+
+import (
+	"github.com/routerlab/routerlab/model"
+	"github.com/routerlab/routerlab/router"
+)
+
+// worker is one vLLM engine: a block pool, a FIFO waiting queue, the running requests in
+// admission order, and the step in progress.
+type worker struct {
+	id      int
+	pool    blockPool
+	running []int32
+	waiting deque
+
+	busy         bool // a step is in progress (its StepEnd event is queued)
+	startPending bool // a StepStart event is queued
+	gen          uint32
+	sched        []sched // the step in progress
+	batch        model.Batch
+	hit          []int32 // admission scratch: prefix-hit blocks
+	stored       []uint64
+
+	// Decode fast path (see planFast): the steps in flight, not yet applied.
+	fast     bool
+	fastEnds []int64 // end time of each planned step
+	fastDur  []int64
+
+	requests     int
+	promptTokens int64
+	reusedTokens int64
+	peakBlocks   int
+	preemptions  int
+	winPrompt    int64 // prompt and prefix-hit tokens admitted since the last snapshot
+	winCached    int64
+}
+
+type sched struct {
+	req    int32
+	tokens int32
+}
+
+func newWorker(id, blocks int) worker {
+	return worker{id: id, pool: newBlockPool(blocks)}
+}
+
+func ceilDiv(a, b int32) int32 { return (a + b - 1) / b }
+
+// startStep schedules w's next step at time t (vLLM V1 with chunked prefill and prefix
+// caching) and queues its end. With nothing to run the worker goes idle.
+func (s *Sim) startStep(w *worker, t int64) {
+	if !s.stepwise && s.planFast(w, t) {
+		return
+	}
+	B := s.blockSize
+	budget := int32(s.cfg.Worker.MaxNumBatchedTokens)
+	w.sched = w.sched[:0]
+	preempted := false
+
+	// Running requests first, in admission order: a decode takes one token, a partial
+	// prefill continues with as much of its prompt as the budget allows.
+	for i := 0; i < len(w.running) && budget > 0; i++ {
+		ri := w.running[i]
+		r := &s.reqs[ri]
+		n := min(r.tokens-r.computed, budget)
+		need := int(ceilDiv(r.computed+n, B)) - len(r.blocks)
+		self := false
+		for need > w.pool.available() && !self {
+			// Victims come from the tail, so index i stays valid.
+			victim := w.running[len(w.running)-1]
+			s.preempt(w, victim)
+			preempted = true
+			self = victim == ri
+		}
+		if self {
+			break
+		}
+		for range need {
+			r.blocks = append(r.blocks, w.pool.alloc())
+		}
+		w.sched = append(w.sched, sched{ri, n})
+		budget -= n
+	}
+
+	// Then waiting requests, FIFO, while budget, sequence slots and blocks allow; none after
+	// a preemption in this step, as in vLLM.
+	for !preempted && w.waiting.len() > 0 && budget > 0 && len(w.running) < s.cfg.Worker.MaxNumSeqs {
+		ri := w.waiting.front()
+		r := &s.reqs[ri]
+		// Prefix hit: the longest run of cached full blocks, leaving at least the last
+		// token to compute.
+		maxHit := min((r.tokens-1)/B, int32(len(r.hashes)))
+		w.hit = w.hit[:0]
+		hitFree := 0
+		for j := int32(0); j < maxHit; j++ {
+			b, ok := w.pool.lookup(r.hashes[j])
+			if !ok {
+				break
+			}
+			if w.pool.refs[b] == 0 {
+				hitFree++
+			}
+			w.hit = append(w.hit, b)
+		}
+		hit := int32(len(w.hit))
+		cachedTok := hit * B
+		n := min(r.tokens-cachedTok, budget)
+		need := int(ceilDiv(cachedTok+n, B) - hit)
+		if need > w.pool.available()-hitFree {
+			break
+		}
+		w.waiting.popFront()
+		for _, b := range w.hit {
+			w.pool.touch(b)
+		}
+		r.blocks = append(r.blocks, w.hit...)
+		for range need {
+			r.blocks = append(r.blocks, w.pool.alloc())
+		}
+		r.computed = cachedTok
+		r.stored = hit
+		if !r.admitted {
+			r.admitted = true
+			r.cached = cachedTok
+			w.promptTokens += int64(r.isl)
+			w.reusedTokens += int64(cachedTok)
+			w.winPrompt += int64(r.isl)
+			w.winCached += int64(cachedTok)
+		}
+		w.running = append(w.running, ri)
+		w.sched = append(w.sched, sched{ri, n})
+		budget -= n
+	}
+
+	if len(w.pool.removed) > 0 {
+		s.emit(w.id, router.BlocksRemoved, w.pool.removed)
+		w.pool.removed = w.pool.removed[:0]
+	}
+	if len(w.sched) == 0 {
+		w.busy = false
+		return
+	}
+	w.peakBlocks = max(w.peakBlocks, w.pool.inUse)
+
+	b := &w.batch
+	b.Prefill = b.Prefill[:0]
+	b.Decodes = 0
+	b.DecodeContextTokens = 0
+	for _, sc := range w.sched {
+		r := &s.reqs[sc.req]
+		if r.generated > 0 && r.tokens-r.computed == 1 {
+			b.Decodes++
+			b.DecodeContextTokens += int64(r.tokens)
+		} else {
+			b.Prefill = append(b.Prefill, model.Chunk{NewTokens: int(sc.tokens), CachedTokens: int(r.computed)})
+		}
+	}
+	s.queueStepEnd(w, t+s.stepTime(b))
+}
+
+// stepTime is the timer's duration, at least 1 µs so the clock always advances.
+func (s *Sim) stepTime(b *model.Batch) int64 {
+	return max(s.timer.StepTimeUS(b), 1)
+}
+
+func (s *Sim) queueStepEnd(w *worker, end int64) {
+	w.busy = true
+	w.gen++
+	s.heap.push(event{time: end, phase: phaseStepEnd, gen: w.gen, id: int32(w.id)})
+}
+
+// preempt frees a running request's blocks and puts it at the front of the waiting queue
+// to be recomputed (prompt plus the tokens generated so far), as vLLM V1 does. Its cached
+// blocks stay in the prefix cache, so the recompute may hit them.
+func (s *Sim) preempt(w *worker, ri int32) {
+	for i, x := range w.running {
+		if x == ri {
+			w.running = append(w.running[:i], w.running[i+1:]...)
+			break
+		}
+	}
+	r := &s.reqs[ri]
+	w.pool.freeAll(r.blocks)
+	r.blocks = r.blocks[:0]
+	r.computed = 0
+	r.stored = 0
+	r.preempted++
+	w.preemptions++
+	w.waiting.pushFront(ri)
+}
+
+// finishStep applies the step that ends at t: computed tokens, newly full prompt blocks
+// into the prefix cache ("stored" event), one token for every request whose computed
+// tokens caught up with its tokens, completions.
+func (s *Sim) finishStep(w *worker, t int64) {
+	w.busy = false
+	if w.fast {
+		s.applyFast(w, len(w.fastEnds)-1)
+	}
+	B := s.blockSize
+	w.stored = w.stored[:0]
+	doneAny := false
+	for _, sc := range w.sched {
+		r := &s.reqs[sc.req]
+		r.computed += sc.tokens
+		if full := min(r.computed/B, int32(len(r.hashes))); full > r.stored {
+			for j := r.stored; j < full; j++ {
+				if w.pool.store(r.blocks[j], r.hashes[j]) {
+					w.stored = append(w.stored, r.hashes[j])
+				}
+			}
+			r.stored = full
+		}
+		if r.computed < r.tokens {
+			continue // partial prefill
+		}
+		r.generated++
+		r.tokens++
+		if r.generated == 1 {
+			r.firstTok = t
+			s.rt.FirstToken(int64(sc.req))
+		} else {
+			s.itl.add(t-r.lastTok, 1)
+		}
+		r.lastTok = t
+		if r.generated == r.out {
+			doneAny = true
+		}
+	}
+	if len(w.stored) > 0 {
+		s.emit(w.id, router.BlocksStored, w.stored)
+	}
+	if !doneAny {
+		return
+	}
+	keep := w.running[:0]
+	for _, ri := range w.running {
+		if r := &s.reqs[ri]; r.generated == r.out {
+			s.complete(w, ri, t)
+		} else {
+			keep = append(keep, ri)
+		}
+	}
+	w.running = keep
+}
+
+// deque is a FIFO of request ids with push-front (for preempted requests), as a ring.
+type deque struct {
+	buf        []int32
+	head, size int
+}
+
+func (q *deque) len() int { return q.size }
+
+func (q *deque) front() int32 { return q.buf[q.head] }
+
+func (q *deque) at(i int) int32 { return q.buf[(q.head+i)%len(q.buf)] }
+
+func (q *deque) grow() {
+	if q.size < len(q.buf) {
+		return
+	}
+	nb := make([]int32, max(16, 2*len(q.buf)))
+	for i := range q.size {
+		nb[i] = q.at(i)
+	}
+	q.buf, q.head = nb, 0
+}
+
+func (q *deque) pushBack(x int32) {
+	q.grow()
+	q.buf[(q.head+q.size)%len(q.buf)] = x
+	q.size++
+}
+
+func (q *deque) pushFront(x int32) {
+	q.grow()
+	q.head = (q.head - 1 + len(q.buf)) % len(q.buf)
+	q.buf[q.head] = x
+	q.size++
+}
+
+func (q *deque) popFront() int32 {
+	x := q.buf[q.head]
+	q.head = (q.head + 1) % len(q.buf)
+	q.size--
+	return x
+}
