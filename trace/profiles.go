@@ -1,0 +1,70 @@
+package trace
+
+// The conversation profile is fitted to the Mooncake FAST'25 conversation trace
+// (kvcache-ai/Mooncake FAST25-release/traces/conversation_trace.jsonl, Apache-2.0): each table
+// is an empirical quantile function measured on it at the probabilities convP. Every request
+// there starts with the same 512-token block (one shared system prompt); a session's later
+// turns reuse the previous turn's full blocks (82 %), branch off early in it (15 %) or repeat
+// it (2.5 %); requests arrive in 3-second sampling ticks.
+var convP = []float64{0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.98, 0.99, 0.995, 1}
+
+func conversationProfile() profile {
+	return profile{
+		requests:   12031,
+		spanMS:     3_537_000,
+		tickMS:     3000,
+		families:   []family{{blocks: 1, weight: 1}},
+		firstUser:  quantiles{convP, []float64{379, 383, 385, 393, 431, 580, 824, 1245, 2255, 3402, 4075, 4752, 5679, 6905, 8316, 10256, 12544, 15359, 18921, 25049, 37952, 66700, 89355, 111093, 125683}},
+		output:     quantiles{convP, []float64{1, 3, 10, 24, 46, 100, 157, 213, 256, 291, 323, 350, 375, 399, 423, 447, 472, 504, 543, 597, 698, 891, 1120, 1570, 2000}},
+		appended:   quantiles{convP, []float64{-1197, -55, -10, 4, 6, 8, 10, 12, 14, 17, 22, 28, 37, 58, 98, 196, 384, 777, 2754, 4289, 7046, 11875, 17091, 22478, 91467}},
+		pRepeat:    0.025,
+		pBranch:    0.150,
+		branchKeep: quantiles{convP, []float64{0.015, 0.037, 0.054, 0.07, 0.086, 0.1, 0.115, 0.133, 0.156, 0.176, 0.194, 0.222, 0.261, 0.3, 0.355, 0.41, 0.469, 0.55, 0.7, 0.895, 0.944, 0.963, 0.978, 0.983, 0.993}},
+		branchTail: quantiles{convP, []float64{10, 621, 896, 1789, 3803, 4995, 5790, 7013, 7918, 8540, 8939, 9567, 10178, 10946, 11986, 13687, 14851, 15905, 17377, 19886, 26313, 31216, 39271, 48383, 94968}},
+		// Turn counts of sessions that started in the first 40 % of the trace.
+		cont:         []float64{0.357, 0.449, 0.548, 0.643, 0.66, 0.72, 0.8},
+		gapMS:        quantiles{convP, []float64{3001, 20999, 32999, 45000, 54000, 63000, 71999, 81000, 93000, 105000, 120000, 135001, 159000, 186000, 222000, 267000, 318001, 378001, 453000, 552001, 816000, 1518000, 2028000, 2294999, 3030000}},
+		burst:        quantiles{[]float64{0, 1}, []float64{1, 1}},
+		rateSigma:    0.1,
+		rateRho:      0.5,
+		meanTurns:    1.6,
+		maxContext:   131072,
+		maxFirstUser: 126000,
+	}
+}
+
+// The toolagent profile matches the published statistics of the Mooncake FAST'25 toolagent
+// trace (Table 2: 23,608 requests in one hour, mean input 8,596 and output 182 tokens, 59 %
+// prefix-cache ratio, 512-token blocks) with the structure of agent traffic: a handful of
+// long system prompts with tool definitions, each shared verbatim by many sessions; agent
+// loops whose every step appends the model's tool call and the tool's result to the context
+// and comes back within seconds; session starts that come in bursts (fan-out jobs) on a
+// rate that drifts minute to minute.
+var agentP = []float64{0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.97, 0.99, 1}
+
+func toolagentProfile() profile {
+	return profile{
+		requests: 23608,
+		spanMS:   3_600_000,
+		families: []family{
+			{blocks: 3, weight: 0.30}, {blocks: 4, weight: 0.24}, {blocks: 6, weight: 0.17},
+			{blocks: 8, weight: 0.12}, {blocks: 10, weight: 0.08}, {blocks: 13, weight: 0.06},
+			{blocks: 16, weight: 0.03},
+		},
+		firstUser:    quantiles{agentP, []float64{40, 420, 1050, 2100, 4300, 8000, 14000, 27000, 72000}},
+		output:       quantiles{agentP, []float64{1, 18, 50, 112, 225, 390, 650, 1000, 2000}},
+		appended:     quantiles{agentP, []float64{5, 80, 320, 950, 2400, 4800, 9500, 16000, 45000}},
+		pRepeat:      0.02,
+		pBranch:      0.03,
+		branchKeep:   quantiles{[]float64{0, 1}, []float64{0.1, 0.9}},
+		branchTail:   quantiles{agentP, []float64{20, 150, 400, 900, 2200, 5000, 10000, 20000, 60000}},
+		cont:         []float64{0.43},
+		gapMS:        quantiles{agentP, []float64{300, 1200, 2500, 5000, 10000, 22000, 45000, 90000, 300000}},
+		burst:        quantiles{[]float64{0, 0.85, 0.95, 0.99, 1}, []float64{1, 1.99, 4, 10, 20}},
+		rateSigma:    0.35,
+		rateRho:      0.8,
+		meanTurns:    3.3,
+		maxContext:   131072,
+		maxFirstUser: 100000,
+	}
+}

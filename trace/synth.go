@@ -1,0 +1,358 @@
+package trace
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+)
+
+// Profiles lists the synthesizer's workload profiles, in presentation order.
+func Profiles() []string { return []string{"toolagent", "conversation"} }
+
+// DefaultSeed is the seed of the built-in traces.
+const DefaultSeed = 1
+
+// Builtin returns the named built-in trace ("toolagent" or "conversation"): the profile's
+// full trace for DefaultSeed, named builtin:NAME.
+func Builtin(profile string) (*Trace, error) {
+	t, err := Synthesize(profile, DefaultSeed, 0)
+	if err != nil {
+		return nil, err
+	}
+	t.Name = BuiltinPrefix + profile
+	return t, nil
+}
+
+// quantiles is an inverse CDF given by knots (p, value), interpolated linearly.
+type quantiles struct{ p, v []float64 }
+
+func (q quantiles) sample(r *rand.Rand) float64 {
+	u := r.Float64()
+	i, _ := slices.BinarySearch(q.p, u)
+	if i == 0 {
+		return q.v[0]
+	}
+	if i >= len(q.p) {
+		return q.v[len(q.v)-1]
+	}
+	f := (u - q.p[i-1]) / (q.p[i] - q.p[i-1])
+	return q.v[i-1] + f*(q.v[i]-q.v[i-1])
+}
+
+// family is a system prompt (with tool definitions) shared verbatim by many sessions.
+type family struct {
+	blocks int // full trace blocks, so every one of them is shareable
+	weight float64
+}
+
+// profile describes a workload as sessions of turns.
+//
+// A session picks a prompt family, and its first turn is that prompt plus a user part. Each
+// later turn is usually the previous turn's input and output plus new tokens (a user message
+// or a tool result), so it reuses the previous turn's full blocks; sometimes it repeats the
+// previous turn exactly (a retry) or branches from an early point of it (an edited history).
+type profile struct {
+	requests     int
+	spanMS       int64
+	tickMS       int64 // > 0: timestamps quantized to ticks, as the Mooncake traces were sampled
+	families     []family
+	firstUser    quantiles // tokens after the shared prompt in a session's first turn
+	output       quantiles // output tokens of any turn
+	appended     quantiles // tokens added after the previous turn's output (may be negative)
+	pRepeat      float64   // a turn repeats the previous one
+	pBranch      float64   // a turn keeps only part of the previous one's blocks
+	branchKeep   quantiles // share of the previous turn's full blocks a branch keeps
+	branchTail   quantiles // tokens after the kept blocks in a branch
+	cont         []float64 // P(another turn) after turn k+1; the last value repeats
+	gapMS        quantiles // time between a turn and the next
+	burst        quantiles // sessions started together (agent fan-out)
+	rateSigma    float64   // per-minute log-normal modulation of the session start rate
+	rateRho      float64   // its minute-to-minute correlation
+	meanTurns    float64   // first guess of requests per session, refined by calibration
+	maxContext   int       // input + output of any turn fits this
+	maxFirstUser int       // cap of the first user part
+}
+
+func lookupProfile(name string) (profile, error) {
+	switch name {
+	case "toolagent":
+		return toolagentProfile(), nil
+	case "conversation":
+		return conversationProfile(), nil
+	}
+	return profile{}, fmt.Errorf("unknown trace profile %q (known: toolagent, conversation)", name)
+}
+
+// Synthesize generates a trace of the named profile, deterministically for a seed.
+// requests <= 0 means the profile's full size; a smaller or larger trace keeps the
+// profile's arrival rate, so its span scales with the request count.
+func Synthesize(profileName string, seed uint64, requests int) (*Trace, error) {
+	p, err := lookupProfile(profileName)
+	if err != nil {
+		return nil, err
+	}
+	if requests <= 0 {
+		requests = p.requests
+	}
+	span := float64(p.spanMS) * float64(requests) / float64(p.requests)
+	g := newGenerator(&p, seed)
+	rate := g.calibrate(requests, span)
+	return &Trace{Name: profileName, BlockSize: DefaultBlockSize, Requests: g.emit(rate, requests)}, nil
+}
+
+// turn is one request of a session, before hash ids are assigned.
+type turn struct {
+	offset        float64 // ms after the session's start
+	input, output int
+	keep          int // leading blocks shared with the previous turn (the prompt family's on the first)
+}
+
+type session struct {
+	family int
+	delay  float64 // ms after its start event (sessions of a burst start together)
+	turns  []turn
+}
+
+// event is a burst of session starts at one point of the unit-rate arrival process.
+type event struct {
+	u        float64 // cumulative unit-rate exponential draws
+	sessions []session
+}
+
+// generator draws sessions independently of the arrival rate, then places their start
+// events by time change: event times are the unit-rate points u mapped through the inverse
+// of rate·∫mod (mod: a per-minute log-normal rate multiplier). The rate alone then decides
+// how many requests fall within the span, so it can be calibrated without redrawing anything.
+type generator struct {
+	p         *profile
+	seed      uint64
+	arrivals  *rand.Rand // unit-rate points
+	content   *rand.Rand // sessions
+	modRNG    *rand.Rand // rate multipliers
+	familyCum []float64
+	mods      []float64 // rate multiplier of each minute
+	cumMod    []float64 // ∫mod up to the start of each minute, in minute units
+	z         float64   // AR(1) state behind mods
+	events    []event
+}
+
+func newGenerator(p *profile, seed uint64) *generator {
+	g := &generator{p: p, seed: seed,
+		arrivals: rand.New(rand.NewPCG(seed, 0x617272)),
+		content:  rand.New(rand.NewPCG(seed, 0x636f6e)),
+		modRNG:   rand.New(rand.NewPCG(seed, 0x6d6f64)),
+		cumMod:   []float64{0},
+	}
+	total := 0.0
+	for _, f := range p.families {
+		total += f.weight
+		g.familyCum = append(g.familyCum, total)
+	}
+	for i := range g.familyCum {
+		g.familyCum[i] /= total
+	}
+	return g
+}
+
+const minuteMS = 60000.0
+
+// timeOf maps a point of the unit-rate process to ms for a start rate (events per ms).
+func (g *generator) timeOf(u, rate float64) float64 {
+	target := u / (rate * minuteMS) // in mod-weighted minutes
+	for g.cumMod[len(g.cumMod)-1] <= target {
+		g.z = g.p.rateRho*g.z + math.Sqrt(1-g.p.rateRho*g.p.rateRho)*g.modRNG.NormFloat64()
+		m := math.Exp(g.p.rateSigma*g.z - g.p.rateSigma*g.p.rateSigma/2)
+		g.mods = append(g.mods, m)
+		g.cumMod = append(g.cumMod, g.cumMod[len(g.cumMod)-1]+m)
+	}
+	k := sort.SearchFloat64s(g.cumMod, target)
+	if k > 0 && g.cumMod[k] > target {
+		k--
+	}
+	return (float64(k) + (target-g.cumMod[k])/g.mods[k]) * minuteMS
+}
+
+// count returns how many requests start before span at a start rate, drawing more
+// events when the ones drawn so far end before it.
+func (g *generator) count(rate, span float64) int {
+	for len(g.events) == 0 || g.timeOf(g.events[len(g.events)-1].u, rate) < span {
+		g.drawEvents(max(64, len(g.events)/4))
+	}
+	n := 0
+	for _, e := range g.events {
+		t := g.timeOf(e.u, rate)
+		if t >= span {
+			break
+		}
+		for _, s := range e.sessions {
+			for _, tu := range s.turns {
+				if t+s.delay+tu.offset < span {
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// calibrate finds a start rate at which at least the wanted number of requests falls
+// within the span, and hardly more. The count grows about in proportion to the rate.
+func (g *generator) calibrate(requests int, span float64) float64 {
+	rate := float64(requests) / (span * g.p.meanTurns)
+	for range 8 {
+		c := g.count(rate, span)
+		if c == requests {
+			return rate
+		}
+		rate *= float64(requests) / float64(max(c, 1))
+	}
+	for g.count(rate, span) < requests {
+		rate *= 1.0005
+	}
+	return rate
+}
+
+func (g *generator) drawEvents(n int) {
+	u := 0.0
+	if len(g.events) > 0 {
+		u = g.events[len(g.events)-1].u
+	}
+	for range n {
+		u += g.arrivals.ExpFloat64()
+		e := event{u: u}
+		fam := g.pickFamily()
+		for i := range max(1, int(g.p.burst.sample(g.content))) {
+			delay := 0.0
+			if i > 0 {
+				delay = g.content.Float64() * 200
+			}
+			e.sessions = append(e.sessions, session{family: fam, delay: delay, turns: g.turns(fam)})
+		}
+		g.events = append(g.events, e)
+	}
+}
+
+func (g *generator) pickFamily() int {
+	i, _ := slices.BinarySearch(g.familyCum, g.content.Float64())
+	return min(i, len(g.familyCum)-1)
+}
+
+func blocksOf(tokens int) int { return (tokens + DefaultBlockSize - 1) / DefaultBlockSize }
+
+// turns draws one session's requests.
+func (g *generator) turns(fam int) []turn {
+	p, r := g.p, g.content
+	shared := p.families[fam].blocks
+	user := min(p.maxFirstUser, max(1, int(p.firstUser.sample(r))))
+	cur := turn{input: shared*DefaultBlockSize + user, output: g.output(), keep: shared}
+	if cur.input+cur.output > p.maxContext {
+		cur.input = p.maxContext - cur.output
+	}
+	var ts []turn
+	for k := 0; ; k++ {
+		ts = append(ts, cur)
+		if r.Float64() >= p.cont[min(k, len(p.cont)-1)] {
+			return ts
+		}
+		next := turn{offset: cur.offset + p.gapMS.sample(r), output: g.output()}
+		switch u := r.Float64(); {
+		case u < p.pRepeat:
+			next.keep, next.input = blocksOf(cur.input), cur.input
+		case u < p.pRepeat+p.pBranch:
+			next.keep = max(1, int(math.Round(float64(cur.input/DefaultBlockSize)*p.branchKeep.sample(r))))
+			next.input = next.keep*DefaultBlockSize + max(1, int(p.branchTail.sample(r)))
+		default:
+			next.keep = cur.input / DefaultBlockSize
+			next.input = max(next.keep*DefaultBlockSize+1, cur.input+cur.output+int(p.appended.sample(r)))
+		}
+		if next.input+next.output > p.maxContext {
+			return ts
+		}
+		cur = next
+	}
+}
+
+func (g *generator) output() int { return max(1, int(g.p.output.sample(g.content))) }
+
+// placed is a turn at its time in the trace.
+type placed struct {
+	at         float64
+	seq        int32 // placement order: a session's turns in order
+	sess, turn int32 // indices into the flattened session list and its turns
+}
+
+// emit places every turn at the calibrated rate, keeps the first n in time order and
+// builds their requests: timestamps (on ticks if the profile has them) and hash ids
+// numbered by first appearance, as in the Mooncake traces.
+func (g *generator) emit(rate float64, n int) []Request {
+	var all []placed
+	var sessions []*session
+	for ei := range g.events {
+		e := &g.events[ei]
+		t := g.timeOf(e.u, rate)
+		for si := range e.sessions {
+			s := &e.sessions[si]
+			for ti, tu := range s.turns {
+				all = append(all, placed{at: t + s.delay + tu.offset, seq: int32(len(all)), sess: int32(len(sessions)), turn: int32(ti)})
+			}
+			sessions = append(sessions, s)
+		}
+	}
+	// Equal times keep placement order, so a session's turns never swap.
+	slices.SortFunc(all, func(a, b placed) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.seq, b.seq)) })
+	all = all[:min(n, len(all))]
+
+	familyIDs := make([][]int64, len(g.p.families))
+	history := make([][]int64, len(sessions)) // ids of each session's latest turn
+	nextID := int64(0)
+	fresh := func(ids []int64, blocks int) []int64 {
+		for len(ids) < blocks {
+			ids = append(ids, nextID)
+			nextID++
+		}
+		return ids
+	}
+	ticks := rand.New(rand.NewPCG(g.seed, 0x7469636b))
+	lastTick, lastTS := int64(-1), int64(0)
+	total := 0
+	for _, pl := range all {
+		total += blocksOf(sessions[pl.sess].turns[pl.turn].input)
+	}
+	arena := make([]int64, 0, total) // every request's ids, in one allocation
+	out := make([]Request, len(all))
+	for i, pl := range all {
+		s := sessions[pl.sess]
+		tu := s.turns[pl.turn]
+		blocks := blocksOf(tu.input)
+		ids := arena[len(arena) : len(arena) : len(arena)+blocks]
+		if pl.turn == 0 {
+			if familyIDs[s.family] == nil {
+				familyIDs[s.family] = fresh(nil, tu.keep)
+			}
+			ids = append(ids, familyIDs[s.family]...)
+		} else {
+			ids = append(ids, history[pl.sess][:tu.keep]...)
+		}
+		ids = fresh(ids, blocks)
+		arena = arena[:len(arena)+blocks]
+		history[pl.sess] = ids
+		ts := int64(pl.at)
+		if tick := g.p.tickMS; tick > 0 {
+			if k := ts / tick; k != lastTick {
+				lastTick, lastTS = k, k*tick
+				// The real traces' tick stamps wander by a millisecond.
+				if u := ticks.Float64(); k > 0 && u < 0.29 {
+					lastTS--
+				} else if u > 0.99 {
+					lastTS++
+				}
+			}
+			ts = lastTS
+		}
+		out[i] = Request{TimestampMS: ts, InputLength: tu.input, OutputLength: tu.output, HashIDs: ids}
+	}
+	return out
+}
