@@ -1,0 +1,70 @@
+package backend
+
+import (
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/routerlab/routerlab/themes"
+	"github.com/routerlab/routerlab/tui"
+)
+
+// drive runs cmd and every command its messages lead to, feeding each message back into m,
+// until nothing is left: the program loop without a terminal.
+func drive(tb testing.TB, m tea.Model, cmd tea.Cmd) {
+	queue := []tea.Cmd{cmd}
+	for len(queue) > 0 {
+		c := queue[0]
+		queue = queue[1:]
+		if c == nil {
+			continue
+		}
+		switch msg := c().(type) {
+		case nil, tea.QuitMsg:
+		case tea.BatchMsg:
+			queue = append(queue, msg...)
+		default:
+			var next tea.Cmd
+			m, next = m.Update(msg)
+			queue = append(queue, next)
+		}
+	}
+}
+
+// BenchmarkKnobChange times a knob change on the explorer's default experiment (the seed,
+// first 2,000 requests of the built-in toolagent trace, c=32): from the key press to the
+// updated panes rendered — the whole re-simulation included.
+func BenchmarkKnobChange(b *testing.B) {
+	exp, s := smallExperiment(b, 0)
+	for _, bc := range []struct {
+		name string
+		keys []tea.KeyPressMsg
+	}{
+		{"mode", []tea.KeyPressMsg{{Code: 'm', Text: "m"}}},
+		{"prefill_load_scale", []tea.KeyPressMsg{{Code: 'j', Text: "j"}, {Code: 'j', Text: "j"}}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			m := tui.New(tui.Options{Workers: s.Workers(), Title: s.Title(), Space: Space(exp.File),
+				Initial: Initial(exp.File), Sim: s, Palettes: []themes.Palette{themes.Dark()}})
+			var model tea.Model = m
+			model, _ = model.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+			drive(b, model, model.Init())
+			for _, k := range bc.keys { // move the cursor to the knob
+				model, _ = model.Update(k)
+			}
+			step := []tea.KeyPressMsg{{Code: tea.KeyRight}, {Code: tea.KeyLeft}}
+			i := 0
+			for b.Loop() {
+				var cmd tea.Cmd
+				k := tea.KeyPressMsg{Code: 'm', Text: "m"}
+				if bc.name != "mode" {
+					k = step[i%2]
+				}
+				i++
+				model, cmd = model.Update(k)
+				drive(b, model, cmd)
+				_ = model.View()
+			}
+		})
+	}
+}

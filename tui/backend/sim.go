@@ -1,0 +1,248 @@
+// Package backend connects the explorer (package tui) to routerlab's simulator: it turns an
+// experiment into the explorer's knob space, runs the engine for a point in chunks with
+// snapshots, and drives the smart sweep. Only values cross into the tui.
+package backend
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/engine"
+	"github.com/routerlab/routerlab/router"
+	"github.com/routerlab/routerlab/trace"
+	"github.com/routerlab/routerlab/tui"
+)
+
+// Columns is how many time windows the heatmaps and the TTFT chart get at most.
+const Columns = 120
+
+// firstWindowUS sizes the snapshots of the first run, before any duration is known; later
+// runs take the previous run's duration ÷ Columns.
+const firstWindowUS = 500_000
+
+// frameEvery is the wall time between progress frames of a run.
+const frameEvery = 25 * time.Millisecond
+
+// Sim runs the explorer's points on an experiment. It is read-only after New, so the tui may
+// run a new point while a cancelled one unwinds.
+type Sim struct {
+	exp      *config.Experiment
+	base     engine.Config
+	trace    *trace.Trace
+	requests int
+}
+
+// NewSim prepares runs of the first `requests` requests of exp's trace (0: the file's
+// workload.search_requests).
+func NewSim(exp *config.Experiment, requests int) (*Sim, error) {
+	base, err := exp.EngineConfig(nil)
+	if err != nil {
+		return nil, err
+	}
+	if requests <= 0 {
+		requests = exp.File.Workload.SearchRequests
+	}
+	return &Sim{exp: exp, base: base, trace: exp.Trace.First(requests), requests: requests}, nil
+}
+
+// Requests is how many requests each run replays.
+func (s *Sim) Requests() int { return len(s.trace.Requests) }
+
+// Workers is the fleet size.
+func (s *Sim) Workers() int { return s.base.Workers }
+
+// Title names what is explored, for the explorer's header.
+func (s *Sim) Title() string {
+	return fmt.Sprintf("%s · %s · first %d requests", s.exp.File.Name, s.trace.Name, len(s.trace.Requests))
+}
+
+// Config is the engine configuration of a point.
+func (s *Sim) Config(k tui.Knobs) (engine.Config, error) {
+	mode, err := router.ParseMode(k.Mode)
+	if err != nil {
+		return engine.Config{}, err
+	}
+	cfg := s.base
+	cfg.Router.Mode = mode
+	cfg.Router.OverlapScoreCredit = k.Credit
+	cfg.Router.PrefillLoadScale = k.Scale
+	cfg.Router.Temperature = k.Temperature
+	cfg.ReplayConcurrency = k.Concurrency
+	cfg.RecordRequests = true
+	return cfg, nil
+}
+
+// Simulate runs one point in chunks of simulated time, sending a progress frame every
+// frameEvery of wall time and the final result at the end.
+func (s *Sim) Simulate(ctx context.Context, run tui.Run, partial func(tui.Result)) (tui.Result, error) {
+	cfg, err := s.Config(run.Knobs)
+	if err != nil {
+		return tui.Result{}, err
+	}
+	cfg.SnapshotEveryUS = firstWindowUS
+	if run.DurationHintMS > 0 {
+		cfg.SnapshotEveryUS = max(1000, int64(run.DurationHintMS*1000/Columns))
+	}
+	sim, err := engine.New(cfg, s.exp.Worker, s.trace)
+	if err != nil {
+		return tui.Result{}, err
+	}
+	chunk := 8 * cfg.SnapshotEveryUS
+	lastFrame := time.Now()
+	for t := chunk; !sim.RunUntil(t); t += chunk {
+		if err := ctx.Err(); err != nil {
+			return tui.Result{}, err
+		}
+		if partial != nil && time.Since(lastFrame) >= frameEvery {
+			partial(s.result(run.Knobs, sim.Snapshots(), nil, cfg.SnapshotEveryUS, sim.Now()))
+			lastFrame = time.Now()
+		}
+	}
+	rep := sim.Report()
+	res := s.result(run.Knobs, rep.Snapshots, rep, cfg.SnapshotEveryUS, sim.Now())
+	res.Final = true
+	return res, nil
+}
+
+// result converts snapshots (and, when final, the report) into the explorer's values,
+// merging adjacent windows so that there are at most Columns.
+func (s *Sim) result(k tui.Knobs, snaps []engine.Snapshot, rep *engine.Report, everyUS, nowUS int64) tui.Result {
+	merge := max(1, (len(snaps)+Columns-1)/Columns)
+	cols := (len(snaps) + merge - 1) / merge
+	workers := s.base.Workers
+	res := tui.Result{Knobs: k, SimMS: float64(nowUS) / 1000}
+	res.Fleet.WindowMS = float64(everyUS*int64(merge)) / 1000
+	res.Fleet.ActiveBlocks = matrix(workers, cols)
+	res.Fleet.QueuedPrefill = matrix(workers, cols)
+	res.Fleet.HitRatio = matrix(workers, cols)
+	for c := range cols {
+		group := snaps[c*merge : min(len(snaps), (c+1)*merge)]
+		for w := range workers {
+			var blocks, queued, hit float64
+			for _, sn := range group {
+				ws := sn.Workers[w]
+				blocks += float64(ws.ActiveBlocks)
+				queued += float64(ws.QueuedPrefillTokens)
+				hit += ws.PrefixHitRatio
+			}
+			n := float64(len(group))
+			res.Fleet.ActiveBlocks[w][c] = blocks / n
+			res.Fleet.QueuedPrefill[w][c] = queued / n
+			res.Fleet.HitRatio[w][c] = hit / n
+		}
+	}
+	if rep == nil {
+		return res
+	}
+	res.Metrics = metrics(rep.Summary)
+	res.TTFTOverTime = ttftOverTime(rep.Requests, res.Fleet.WindowMS, cols)
+	return res
+}
+
+func matrix(rows, cols int) [][]float64 {
+	m := make([][]float64, rows)
+	for i := range m {
+		m[i] = make([]float64, cols)
+	}
+	return m
+}
+
+// ttftOverTime is the mean TTFT of the requests whose first token fell in each window.
+func ttftOverTime(recs []engine.RequestRecord, windowMS float64, cols int) []float64 {
+	if cols == 0 || windowMS <= 0 {
+		return nil
+	}
+	sum := make([]float64, cols)
+	n := make([]int, cols)
+	for _, r := range recs {
+		c := min(cols-1, int((r.ArrivalMS+r.TTFTMS)/windowMS))
+		sum[c] += r.TTFTMS
+		n[c]++
+	}
+	out := make([]float64, cols)
+	for c := range out {
+		out[c] = math.NaN()
+		if n[c] > 0 {
+			out[c] = sum[c] / float64(n[c])
+		}
+	}
+	return out
+}
+
+// metrics picks the explorer's figures out of an engine summary.
+func metrics(s engine.Summary) tui.Metrics {
+	return tui.Metrics{
+		Completed: s.RequestsCompleted, DurationMS: s.DurationMS,
+		TTFT:        tui.Quantiles{Mean: s.MeanTTFTMS, P50: s.P50TTFTMS, P90: s.P90TTFTMS, P99: s.P99TTFTMS},
+		TPOT:        tui.Quantiles{Mean: s.MeanTPOTMS, P50: s.P50TPOTMS, P90: s.P90TPOTMS, P99: s.P99TPOTMS},
+		E2E:         tui.Quantiles{Mean: s.MeanE2EMS, P50: s.P50E2EMS, P90: s.P90E2EMS, P99: s.P99E2EMS},
+		OutputTokS:  s.OutputThroughput,
+		PrefixReuse: s.PrefixCacheReusedRatio,
+	}
+}
+
+// concurrencyLadder is what the replay-concurrency knob steps through, with the file's own
+// value added.
+func concurrencyLadder() []int { return []int{1, 2, 4, 8, 16, 32, 64, 128, 256} }
+
+// Space is the explorer's knob space for f: each router knob's search_space values (a knob
+// with a single value also gets the seed's values, so it can still be explored), every
+// router mode, and a ladder of concurrencies.
+func Space(f *config.File) tui.Space {
+	seed := config.Default()
+	nums := func(key string) []float64 {
+		vals := f.Values(key)
+		if len(vals) < 2 {
+			vals = append(vals, seed.Values(key)...)
+		}
+		var out []float64
+		for _, v := range vals {
+			out = append(out, v.Num)
+		}
+		slices.Sort(out)
+		return slices.Compact(out)
+	}
+	sp := tui.Space{
+		Credits:      nums(config.KeyOverlapScoreCredit),
+		Scales:       nums(config.KeyPrefillLoadScale),
+		Temperatures: nums(config.KeyRouterTemperature),
+	}
+	for _, m := range router.Modes() {
+		sp.Modes = append(sp.Modes, string(m))
+	}
+	sp.Concurrencies = append(concurrencyLadder(), f.Workload.ReplayConcurrency)
+	slices.Sort(sp.Concurrencies)
+	sp.Concurrencies = slices.Compact(sp.Concurrencies)
+	return sp
+}
+
+// Initial is where the explorer starts: the file's first router_mode and concurrency, and for
+// each KV knob Dynamo's default (credit 1, scale 1, T 0) when the file's list offers it (a
+// list is a search range), else its first value.
+func Initial(f *config.File) tui.Knobs {
+	def := router.DefaultConfig()
+	pick := func(key string, dflt float64) float64 {
+		vals := f.Values(key)
+		for _, v := range vals {
+			if len(vals) > 1 && v.Num == dflt {
+				return v.Num
+			}
+		}
+		return vals[0].Num
+	}
+	mode, err := router.ParseMode(f.Values(config.KeyRouterMode)[0].Text)
+	if err != nil {
+		mode = def.Mode // config validated the value; keep the explorer usable regardless
+	}
+	return tui.Knobs{
+		Mode:        string(mode),
+		Credit:      pick(config.KeyOverlapScoreCredit, def.OverlapScoreCredit),
+		Scale:       pick(config.KeyPrefillLoadScale, def.PrefillLoadScale),
+		Temperature: pick(config.KeyRouterTemperature, def.Temperature),
+		Concurrency: f.Workload.ReplayConcurrency,
+	}
+}

@@ -1,0 +1,110 @@
+package backend
+
+import (
+	"context"
+	"testing"
+
+	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/tui"
+)
+
+// smallExperiment is the embedded seed on the first requests of the built-in trace.
+func smallExperiment(t testing.TB, requests int) (*config.Experiment, *Sim) {
+	t.Helper()
+	exp, err := config.NewExperiment(config.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSim(exp, requests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exp, s
+}
+
+func TestSimulateKVRouterBeatsRoundRobinOnReuse(t *testing.T) {
+	exp, s := smallExperiment(t, 300)
+	k := Initial(exp.File)
+	if k != (tui.Knobs{Mode: "kv_router", Credit: 1, Scale: 1, Temperature: 0, Concurrency: 32}) {
+		t.Fatalf("initial knobs = %+v, want Dynamo's default KV router at c=32", k)
+	}
+	kv, err := s.Simulate(context.Background(), tui.Run{Knobs: k}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.Mode = "round_robin"
+	rr, err := s.Simulate(context.Background(), tui.Run{Knobs: k, DurationHintMS: kv.SimMS}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !kv.Final || kv.Metrics.Completed != 300 || rr.Metrics.Completed != 300 {
+		t.Fatalf("completed: kv %d rr %d", kv.Metrics.Completed, rr.Metrics.Completed)
+	}
+	if kv.Metrics.PrefixReuse <= rr.Metrics.PrefixReuse {
+		t.Errorf("prefix reuse kv %.3f <= round robin %.3f", kv.Metrics.PrefixReuse, rr.Metrics.PrefixReuse)
+	}
+	for _, r := range []tui.Result{kv, rr} {
+		f := r.Fleet
+		if f.Workers() != 8 || len(f.HitRatio) != 8 || len(f.ActiveBlocks[0]) == 0 || len(f.ActiveBlocks[0]) > Columns {
+			t.Fatalf("fleet %d workers × %d windows", f.Workers(), len(f.ActiveBlocks[0]))
+		}
+		if len(r.TTFTOverTime) != len(f.ActiveBlocks[0]) {
+			t.Errorf("TTFT series has %d windows, heatmap %d", len(r.TTFTOverTime), len(f.ActiveBlocks[0]))
+		}
+	}
+	// With the first run's duration as the hint, the second run fills about Columns windows.
+	if n := len(rr.Fleet.ActiveBlocks[0]); n < Columns/2 {
+		t.Errorf("hinted run has only %d windows", n)
+	}
+	t.Logf("kv: reuse %.3f ttft %.1f · rr: reuse %.3f ttft %.1f · %d windows", kv.Metrics.PrefixReuse, kv.Metrics.TTFT.Mean, rr.Metrics.PrefixReuse, rr.Metrics.TTFT.Mean, len(rr.Fleet.ActiveBlocks[0]))
+}
+
+func TestSimulateIsDeterministicAndCancellable(t *testing.T) {
+	_, s := smallExperiment(t, 200)
+	k := tui.Knobs{Mode: "kv_router", Credit: 0.5, Scale: 2, Temperature: 0.5, Concurrency: 16}
+	a, err := s.Simulate(context.Background(), tui.Run{Knobs: k}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Simulate(context.Background(), tui.Run{Knobs: k}, func(tui.Result) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Metrics != b.Metrics {
+		t.Fatalf("same knobs, different metrics:\n%+v\n%+v", a.Metrics, b.Metrics)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.Simulate(ctx, tui.Run{Knobs: k}, nil); err == nil {
+		t.Fatal("cancelled run returned no error")
+	}
+	if _, err := s.Simulate(context.Background(), tui.Run{Knobs: tui.Knobs{Mode: "fastest", Concurrency: 8}}, nil); err == nil {
+		t.Fatal("unknown router mode accepted")
+	}
+}
+
+func TestSpaceOffersTheSeedValues(t *testing.T) {
+	f := config.Default()
+	if err := f.Set("overlap_score_credit=0.7"); err != nil {
+		t.Fatal(err)
+	}
+	sp := Space(f)
+	if len(sp.Modes) != 4 || sp.Modes[0] != "kv_router" || sp.Modes[1] != "round_robin" {
+		t.Errorf("modes %v", sp.Modes)
+	}
+	want := []float64{0, 0.5, 0.7, 1}
+	if len(sp.Credits) != len(want) {
+		t.Fatalf("credits %v, want %v (the single value widened by the seed's list)", sp.Credits, want)
+	}
+	for i := range want {
+		if sp.Credits[i] != want[i] {
+			t.Fatalf("credits %v, want %v", sp.Credits, want)
+		}
+	}
+	if Initial(f).Credit != 0.7 {
+		t.Errorf("a fixed knob should start at its value, got %v", Initial(f).Credit)
+	}
+	if len(sp.Scales) != 9 || sp.Concurrencies[0] != 1 {
+		t.Errorf("scales %v concurrencies %v", sp.Scales, sp.Concurrencies)
+	}
+}

@@ -1,0 +1,352 @@
+// Package tui is routerlab's terminal explorer: tune the router knobs, watch the fleet's
+// load and prefix hits over simulated time, compare against a pinned baseline, and run the
+// smart sweep live. It talks to the simulator only through values (Knobs, Result,
+// SweepEvent) and messages; the simulator and the sweep sit behind small interfaces so the
+// cli wires the real engine and the tests wire fakes.
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+
+	"github.com/routerlab/routerlab/themes"
+)
+
+// Options configure an explorer.
+type Options struct {
+	Workers   int    // rows of the fleet heatmaps (the layout reserves them before the first result)
+	Title     string // what is being explored, e.g. "embedded defaults · builtin:toolagent · first 2000"
+	Space     Space
+	Initial   Knobs
+	Sim       Simulator
+	Sweep     Sweeper // nil: the sweep pane says there is none
+	SweepInfo SweepInfo
+	// Palettes are the themes `t` cycles through, the first one shown first
+	// (themes.Cycle(os.Getenv) honours NO_COLOR).
+	Palettes []themes.Palette
+	// Now is the wall clock for the "updated in" figure; nil means time.Now.
+	Now func() time.Time
+}
+
+// pane ids, in tab order.
+type paneID int
+
+const (
+	paneKnobs paneID = iota
+	paneMetrics
+	paneFleet
+	paneSweep
+	numPanes
+)
+
+func (id paneID) title() string {
+	return [...]string{"Knobs", "Metrics", "Fleet", "Sweep"}[id]
+}
+
+// Model is the explorer's root model.
+type Model struct {
+	common   Common
+	palettes []themes.Palette
+	theme    int
+	help     help.Model
+	now      func() time.Time
+	title    string
+	workers  int
+
+	sim     Simulator
+	knobs   *knobsPane
+	metrics *metricsPane
+	fleet   *fleetPane
+	sweep   *sweepPane
+	focus   paneID
+	bottom  paneID // which of Fleet and Sweep the lower half shows
+
+	// The current run: gen tags it, cancel stops it when the knobs move on.
+	gen       uint64
+	cancel    context.CancelFunc
+	running   bool
+	progress  float64 // simulated ms reached by the latest frame
+	started   time.Time
+	lastWall  time.Duration
+	lastSimMS float64
+	err       error
+	results   int // final results received (the e2e test waits on the header's count)
+}
+
+// New builds an explorer; Init starts the first run.
+func New(o Options) *Model {
+	if len(o.Palettes) == 0 {
+		o.Palettes = []themes.Palette{themes.NoColor()}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	m := &Model{palettes: o.Palettes, now: o.Now, title: o.Title, workers: max(1, o.Workers), sim: o.Sim, help: help.New(), bottom: paneFleet}
+	m.common = Common{Keys: DefaultKeyMap()}
+	m.setTheme(0)
+	m.knobs = newKnobsPane(&m.common, o.Space, o.Initial)
+	m.metrics = newMetricsPane(&m.common)
+	m.fleet = newFleetPane(&m.common)
+	m.sweep = newSweepPane(&m.common, o.Sweep, o.SweepInfo)
+	m.updateKeys()
+	return m
+}
+
+func (m *Model) panes() []Component {
+	return []Component{m.knobs, m.metrics, m.fleet, m.sweep}
+}
+
+func (m *Model) setTheme(i int) {
+	m.theme = i
+	m.common.Palette = m.palettes[i]
+	m.common.Styles = NewStyles(m.common.Palette)
+	m.help.Styles = m.common.Styles.Help
+}
+
+// Init starts the first simulation.
+func (m *Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{m.startRun(m.knobs.knobs)}
+	for _, p := range m.panes() {
+		cmds = append(cmds, p.Init())
+	}
+	return tea.Batch(cmds...)
+}
+
+// startRun cancels the run in flight, if any, and starts one at k with a new generation.
+func (m *Model) startRun(k Knobs) tea.Cmd {
+	if m.cancel != nil {
+		m.cancel()
+	}
+	m.gen++
+	ctx, cancel := context.WithCancel(context.Background())
+	m.cancel, m.running, m.progress, m.err = cancel, true, 0, nil
+	m.started = m.now()
+	sim, run := m.sim, Run{Knobs: k, DurationHintMS: m.lastSimMS}
+	return stream(ctx, m.gen, func(ctx context.Context, emit func(Result, bool)) error {
+		res, err := sim.Simulate(ctx, run, func(r Result) { emit(r, true) })
+		if err == nil {
+			res.Final = true
+			emit(res, false)
+		}
+		return err
+	})
+}
+
+// Update handles one message.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.common.Width, m.common.Height = msg.Width, msg.Height
+		m.layout()
+		return m, nil
+	case tea.KeyPressMsg:
+		return m, m.key(msg)
+	case knobsChangedMsg:
+		return m, m.startRun(msg.knobs)
+	case loadKnobsMsg:
+		m.knobs.set(msg.knobs)
+		m.focus = paneKnobs
+		m.updateKeys()
+		return m, m.startRun(msg.knobs)
+	case streamMsg[Result]:
+		return m, m.simulated(msg)
+	case streamMsg[SweepEvent]:
+		cmd := m.sweep.Update(msg)
+		m.updateKeys()
+		return m, cmd
+	}
+	return m, nil
+}
+
+// simulated takes one message of the current run; messages of an older generation are
+// dropped (their run was cancelled when the knobs moved).
+func (m *Model) simulated(msg streamMsg[Result]) tea.Cmd {
+	if msg.gen != m.gen {
+		return nil
+	}
+	if msg.done {
+		m.running = false
+		m.cancel()
+		if msg.err != nil && !errors.Is(msg.err, context.Canceled) {
+			m.err = msg.err
+		}
+		return nil
+	}
+	r := msg.item
+	m.progress = r.SimMS
+	if r.Final {
+		m.lastWall = m.now().Sub(m.started)
+		m.lastSimMS = r.SimMS
+		m.results++
+	}
+	m.metrics.Update(resultMsg{r})
+	m.fleet.Update(resultMsg{r})
+	return waitStream(msg.next)
+}
+
+func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
+	keys := m.common.Keys
+	defer m.updateKeys()
+	switch {
+	case key.Matches(msg, keys.Quit):
+		if m.cancel != nil {
+			m.cancel()
+		}
+		m.sweep.stop()
+		return tea.Quit
+	case key.Matches(msg, keys.Focus):
+		m.setFocus((m.focus + 1) % numPanes)
+	case key.Matches(msg, keys.FocusBack):
+		m.setFocus((m.focus + numPanes - 1) % numPanes)
+	case key.Matches(msg, keys.Help):
+		m.help.ShowAll = !m.help.ShowAll
+		m.layout()
+	case key.Matches(msg, keys.Theme):
+		m.setTheme((m.theme + 1) % len(m.palettes))
+	case key.Matches(msg, keys.Pin):
+		m.metrics.Update(pinMsg{})
+	case key.Matches(msg, keys.Mode):
+		return m.knobs.cycleMode()
+	case key.Matches(msg, keys.StartSweep):
+		m.setFocus(paneSweep)
+		return m.sweep.start()
+	case key.Matches(msg, keys.CancelSweep):
+		m.sweep.stop()
+	default:
+		return m.panes()[m.focus].Update(msg)
+	}
+	return nil
+}
+
+func (m *Model) setFocus(id paneID) {
+	m.focus = id
+	if id == paneFleet || id == paneSweep {
+		m.bottom = id
+	}
+}
+
+// updateKeys enables exactly the bindings that do something in the current focus and state.
+func (m *Model) updateKeys() {
+	k := &m.common.Keys
+	f := m.focus
+	k.Up.SetEnabled(f == paneKnobs)
+	k.Down.SetEnabled(f == paneKnobs)
+	k.Left.SetEnabled(f == paneKnobs)
+	k.Right.SetEnabled(f == paneKnobs)
+	k.LoadView.SetEnabled(f == paneFleet)
+	rows := len(m.sweep.rows) > 0
+	k.RowUp.SetEnabled(f == paneSweep && rows)
+	k.RowDown.SetEnabled(f == paneSweep && rows)
+	k.Load.SetEnabled(f == paneSweep && rows)
+	k.Pin.SetEnabled(m.metrics.cur != nil)
+	k.StartSweep.SetEnabled(m.sweep.canStart())
+	k.CancelSweep.SetEnabled(m.sweep.running())
+	k.Theme.SetEnabled(len(m.palettes) > 1)
+}
+
+// Layout: a header line, the Knobs and Metrics panes side by side, the Fleet or Sweep pane
+// below, the help at the bottom. Each pane gets a title line inside its box.
+const knobsWidth = 40
+
+func (m *Model) helpView() string {
+	m.help.SetWidth(m.common.Width)
+	return m.help.View(m.common.Keys)
+}
+
+func (m *Model) layout() {
+	w, h := m.common.Width, m.common.Height
+	helpH := lipgloss.Height(m.helpView())
+	bottomH := m.workers + 4 // pane title, heatmap titles, workers, axis, legend
+	topH := max(6, h-1-helpH-bottomH)
+	if extra := h - 1 - helpH - bottomH - topH; extra > 0 {
+		bottomH += extra
+	}
+	kw := max(24, min(knobsWidth, w-metricsTableWidth-2))
+	m.knobs.SetSize(kw, topH-1)
+	m.metrics.SetSize(w-kw-1, topH-1)
+	m.fleet.SetSize(w, bottomH-1)
+	m.sweep.SetSize(w, bottomH-1)
+}
+
+func (m *Model) paneView(id paneID, w, h int, extra string) string {
+	st := m.common.Styles
+	title := " " + id.title() + " " + extra
+	if m.focus == id {
+		title = st.TitleFocused.Render(truncate("▶"+title, w))
+	} else {
+		title = st.Title.Render(truncate(" "+title, w))
+	}
+	body := m.panes()[id].View()
+	return lipgloss.NewStyle().Width(w).Height(h).MaxHeight(h).MaxWidth(w).Render(title + "\n" + body)
+}
+
+// View renders the explorer.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	v.WindowTitle = "routerlab explorer"
+	return v
+}
+
+func (m *Model) render() string {
+	w, h := m.common.Width, m.common.Height
+	if w == 0 || h == 0 {
+		return ""
+	}
+	helpV := m.helpView()
+	header := m.header()
+	kw, kh := m.knobs.width, m.knobs.height+1
+	top := lipgloss.JoinHorizontal(lipgloss.Top,
+		m.paneView(paneKnobs, kw, kh, ""),
+		" ",
+		m.paneView(paneMetrics, m.metrics.width, kh, m.metricsExtra()))
+	var bottom string
+	if m.bottom == paneSweep {
+		bottom = m.paneView(paneSweep, w, m.sweep.height+1, "")
+	} else {
+		bottom = m.paneView(paneFleet, w, m.fleet.height+1, m.fleetExtra())
+	}
+	return lipgloss.NewStyle().MaxHeight(h).MaxWidth(w).Render(strings.Join([]string{header, top, bottom, helpV}, "\n"))
+}
+
+func (m *Model) header() string {
+	st := m.common.Styles
+	left := st.Accent.Render("routerlab") + st.Muted.Render(" · "+m.title)
+	var status string
+	switch {
+	case m.err != nil:
+		status = st.Worse.Render("error: " + m.err.Error())
+	case m.running:
+		status = st.Warn.Render(fmt.Sprintf("● simulating %s… t=%.0fs", m.knobs.knobs.Mode, m.progress/1000))
+	case m.results > 0:
+		status = st.Better.Render(fmt.Sprintf("✓ run %d in %d ms", m.results, m.lastWall.Milliseconds()))
+	}
+	themeName := st.Muted.Render(" · " + m.common.Palette.Name)
+	gap := m.common.Width - lipgloss.Width(left) - lipgloss.Width(status) - lipgloss.Width(themeName)
+	if gap < 1 {
+		return truncate(left, max(1, m.common.Width-lipgloss.Width(status)-1)) + " " + status
+	}
+	return left + strings.Repeat(" ", gap) + status + themeName
+}
+
+func (m *Model) metricsExtra() string {
+	if m.metrics.cur == nil {
+		return ""
+	}
+	return "· " + m.metrics.cur.Knobs.Mode
+}
+
+func (m *Model) fleetExtra() string {
+	if m.fleet.res == nil {
+		return ""
+	}
+	return fmt.Sprintf("· %s · %.0f s simulated", m.fleet.res.Knobs.Mode, m.fleet.res.SimMS/1000)
+}

@@ -1,0 +1,328 @@
+package tui
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+func press(s string) tea.KeyPressMsg {
+	switch s {
+	case "up":
+		return tea.KeyPressMsg{Code: tea.KeyUp}
+	case "down":
+		return tea.KeyPressMsg{Code: tea.KeyDown}
+	case "left":
+		return tea.KeyPressMsg{Code: tea.KeyLeft}
+	case "right":
+		return tea.KeyPressMsg{Code: tea.KeyRight}
+	case "tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab}
+	case "shift+tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}
+	case "enter":
+		return tea.KeyPressMsg{Code: tea.KeyEnter}
+	case "esc":
+		return tea.KeyPressMsg{Code: tea.KeyEscape}
+	case "ctrl+c":
+		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
+	}
+	return tea.KeyPressMsg{Code: rune(s[0]), Text: s}
+}
+
+// started returns an explorer at 100×30 whose first run has finished.
+func started(t *testing.T, sim Simulator, sw Sweeper) *Model {
+	t.Helper()
+	m := New(testOptions(sim, sw))
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	drive(t, m, m.Init())
+	if m.results != 1 || m.metrics.cur == nil {
+		t.Fatalf("first run did not finish: %d results", m.results)
+	}
+	return m
+}
+
+// key presses k and runs what it leads to.
+func (m *Model) keyAndSettle(t *testing.T, k string) {
+	t.Helper()
+	_, cmd := m.Update(press(k))
+	drive(t, m, cmd)
+}
+
+func TestKeyPressMsgStrings(t *testing.T) {
+	// The key bindings match on these strings; pin them so a bubbletea change shows here.
+	for in, want := range map[string]string{"up": "up", "shift+tab": "shift+tab", "ctrl+c": "ctrl+c", "esc": "esc", "enter": "enter", "m": "m", "?": "?"} {
+		if got := press(in).String(); got != want {
+			t.Errorf("press(%q).String() = %q", in, got)
+		}
+	}
+}
+
+func TestKnobCursorKeys(t *testing.T) {
+	m := started(t, fakeSim{workers: 8, windows: 30}, nil)
+	for _, step := range []struct {
+		key  string
+		want knob
+	}{{"down", knobCredit}, {"j", knobScale}, {"up", knobCredit}, {"k", knobMode}, {"k", knobConcurrency}, {"j", knobMode}} {
+		m.keyAndSettle(t, step.key)
+		if m.knobs.cursor != step.want {
+			t.Fatalf("after %q cursor = %v, want %v", step.key, m.knobs.cursor, step.want)
+		}
+	}
+	if m.results != 1 {
+		t.Fatalf("moving the cursor re-ran the simulation (%d results)", m.results)
+	}
+}
+
+func TestKnobValueKeysRerun(t *testing.T) {
+	m := started(t, fakeSim{workers: 8, windows: 30}, nil)
+	m.keyAndSettle(t, "j")
+	m.keyAndSettle(t, "j") // prefill_load_scale
+	m.keyAndSettle(t, "right")
+	if m.knobs.knobs.Scale != 2 || m.results != 2 || m.metrics.cur.Knobs.Scale != 2 {
+		t.Fatalf("→ on scale 1: scale %v, results %d, shown %+v", m.knobs.knobs.Scale, m.results, m.metrics.cur.Knobs)
+	}
+	m.keyAndSettle(t, "l")
+	m.keyAndSettle(t, "h")
+	m.keyAndSettle(t, "left")
+	if m.knobs.knobs.Scale != 1 || m.results != 5 {
+		t.Fatalf("l h ←: scale %v, results %d", m.knobs.knobs.Scale, m.results)
+	}
+	for range 10 {
+		m.keyAndSettle(t, "h")
+	}
+	if m.knobs.knobs.Scale != 0 || m.results != 8 {
+		t.Fatalf("h at the bottom of the list: scale %v, results %d (want 0 and no re-run past it)", m.knobs.knobs.Scale, m.results)
+	}
+	// ←/→ on router_mode steps through the modes, wrapping.
+	m.keyAndSettle(t, "k")
+	m.keyAndSettle(t, "k")
+	m.keyAndSettle(t, "left")
+	if m.knobs.knobs.Mode != "least_loaded" {
+		t.Fatalf("← on kv_router gave %q", m.knobs.knobs.Mode)
+	}
+}
+
+func TestModeKeyCyclesFromAnyPane(t *testing.T) {
+	m := started(t, fakeSim{workers: 8, windows: 30}, nil)
+	m.keyAndSettle(t, "tab") // Metrics has focus: m is global
+	for _, want := range []string{"round_robin", "random", "least_loaded", "kv_router"} {
+		m.keyAndSettle(t, "m")
+		if m.knobs.knobs.Mode != want || m.metrics.cur.Knobs.Mode != want {
+			t.Fatalf("m: knobs %q shown %q, want %q", m.knobs.knobs.Mode, m.metrics.cur.Knobs.Mode, want)
+		}
+	}
+	if !strings.Contains(m.render(), "prefix reuse     62.0%") {
+		t.Fatalf("back on kv_router the reuse figure is not the first run's:\n%s", m.render())
+	}
+}
+
+func TestFocusKeys(t *testing.T) {
+	m := started(t, fakeSim{workers: 8, windows: 30}, nil)
+	for _, want := range []paneID{paneMetrics, paneFleet, paneSweep, paneKnobs} {
+		m.keyAndSettle(t, "tab")
+		if m.focus != want {
+			t.Fatalf("tab: focus %v, want %v", m.focus, want)
+		}
+	}
+	m.keyAndSettle(t, "shift+tab")
+	if m.focus != paneSweep || m.bottom != paneSweep {
+		t.Fatalf("shift+tab: focus %v bottom %v", m.focus, m.bottom)
+	}
+	m.keyAndSettle(t, "shift+tab")
+	if m.focus != paneFleet || m.bottom != paneFleet {
+		t.Fatalf("shift+tab: focus %v bottom %v", m.focus, m.bottom)
+	}
+	// Keys of an unfocused pane do nothing: ↓ in Fleet does not move the knob cursor.
+	m.keyAndSettle(t, "down")
+	if m.knobs.cursor != knobMode {
+		t.Fatal("↓ reached the Knobs pane without focus")
+	}
+}
+
+func TestHelpThemeQuitKeys(t *testing.T) {
+	m := started(t, fakeSim{workers: 8, windows: 30}, nil)
+	short := m.render()
+	m.keyAndSettle(t, "?")
+	if !m.help.ShowAll || !strings.Contains(m.render(), "cycle router_mode") || m.render() == short {
+		t.Fatal("? did not show the full help")
+	}
+	m.keyAndSettle(t, "?")
+	if m.help.ShowAll {
+		t.Fatal("? did not hide the full help")
+	}
+	if m.common.Palette.Name != "no-color" {
+		t.Fatalf("first theme %q", m.common.Palette.Name)
+	}
+	m.keyAndSettle(t, "t")
+	if m.common.Palette.Name != "dark" || !strings.Contains(m.render(), "· dark") {
+		t.Fatalf("t: theme %q", m.common.Palette.Name)
+	}
+	m.keyAndSettle(t, "t")
+	if m.common.Palette.Name != "no-color" {
+		t.Fatalf("t wraps to %q", m.common.Palette.Name)
+	}
+	for _, k := range []string{"q", "ctrl+c"} {
+		_, cmd := m.Update(press(k))
+		if cmd == nil {
+			t.Fatalf("%s: no command", k)
+		}
+		if _, ok := cmd().(tea.QuitMsg); !ok {
+			t.Fatalf("%s does not quit", k)
+		}
+	}
+}
+
+func TestPinBaseline(t *testing.T) {
+	m := started(t, fakeSim{workers: 8, windows: 30}, nil)
+	m.keyAndSettle(t, "m") // round_robin, compared with the first run
+	if !strings.Contains(m.render(), "-66.1%") {
+		t.Fatalf("no reuse delta against the first run:\n%s", m.render())
+	}
+	m.keyAndSettle(t, "b")
+	if m.metrics.base.Knobs.Mode != "round_robin" {
+		t.Fatalf("b pinned %+v", m.metrics.base.Knobs)
+	}
+	m.keyAndSettle(t, "m") // random, compared with round_robin
+	if !strings.Contains(m.render(), "baseline: round_robin") || !strings.Contains(m.render(), "-9.5%") {
+		t.Fatalf("delta not against the pinned round_robin run:\n%s", m.render())
+	}
+}
+
+func TestLoadViewKey(t *testing.T) {
+	m := started(t, fakeSim{workers: 8, windows: 30}, nil)
+	m.keyAndSettle(t, "v") // Knobs focused: v does nothing
+	if m.fleet.queued {
+		t.Fatal("v toggled the heatmap without Fleet focus")
+	}
+	m.keyAndSettle(t, "tab")
+	m.keyAndSettle(t, "tab")
+	m.keyAndSettle(t, "v")
+	if !m.fleet.queued || !strings.Contains(m.render(), "load: queued prefill tokens") {
+		t.Fatal("v did not switch to queued prefill tokens")
+	}
+	m.keyAndSettle(t, "v")
+	if m.fleet.queued || !strings.Contains(m.render(), "load: active KV blocks") {
+		t.Fatal("v did not switch back")
+	}
+}
+
+func TestSweepKeys(t *testing.T) {
+	m := started(t, fakeSim{workers: 8, windows: 30}, fakeSweeper{})
+	if !m.common.Keys.StartSweep.Enabled() || m.common.Keys.CancelSweep.Enabled() {
+		t.Fatal("before a sweep: s should be offered, esc not")
+	}
+	m.keyAndSettle(t, "s")
+	if m.focus != paneSweep || m.sweep.phase != sweepDone || len(m.sweep.rows) != 5 || len(m.sweep.validation) != 3 {
+		t.Fatalf("s: focus %v phase %v rows %d validation %d", m.focus, m.sweep.phase, len(m.sweep.rows), len(m.sweep.validation))
+	}
+	best := m.sweep.rows[0]
+	if best.knobs.Scale != 16 || best.n != 2 || best.value != 2122 {
+		t.Fatalf("best row %+v, want scale 16 with n=2 and mean 2122", best)
+	}
+	m.keyAndSettle(t, "j")
+	m.keyAndSettle(t, "down")
+	m.keyAndSettle(t, "k")
+	if m.sweep.cursor != 1 {
+		t.Fatalf("row cursor %d", m.sweep.cursor)
+	}
+	m.keyAndSettle(t, "enter")
+	want := m.sweep.rows[1].knobs
+	if m.knobs.knobs != want || m.metrics.cur.Knobs != want || m.focus != paneKnobs {
+		t.Fatalf("enter loaded %+v (shown %+v), want %+v", m.knobs.knobs, m.metrics.cur.Knobs, want)
+	}
+}
+
+func TestSweepEscCancels(t *testing.T) {
+	block := make(chan struct{})
+	defer close(block)
+	m := started(t, fakeSim{workers: 8, windows: 30}, fakeSweeper{block: block})
+	_, cmd := m.Update(press("s"))
+	// Take the first three evaluations; the fourth waits on block.
+	for range 3 {
+		msg := cmd()
+		_, cmd = m.Update(msg)
+	}
+	if m.sweep.evals != 3 || !m.sweep.running() || !m.common.Keys.CancelSweep.Enabled() {
+		t.Fatalf("mid-sweep: %d evals, running %v", m.sweep.evals, m.sweep.running())
+	}
+	m.keyAndSettle(t, "esc")
+	if m.sweep.phase != sweepCancelled || m.common.Keys.CancelSweep.Enabled() || !m.common.Keys.StartSweep.Enabled() {
+		t.Fatalf("esc: phase %v", m.sweep.phase)
+	}
+	// The cancelled producer's last message, if any, is dropped.
+	if msg := cmd(); msg != nil {
+		m.Update(msg)
+	}
+	if m.sweep.evals != 3 || m.sweep.phase != sweepCancelled {
+		t.Fatalf("after cancel: %d evals, phase %v", m.sweep.evals, m.sweep.phase)
+	}
+}
+
+func TestStaleRunIsCancelledAndDropped(t *testing.T) {
+	block := make(chan struct{})
+	m := New(testOptions(fakeSim{workers: 8, windows: 30, block: block}, nil))
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	first := m.Init()
+	firstMsg := first() // the first run's progress frame
+	if b, ok := firstMsg.(tea.BatchMsg); ok {
+		firstMsg = b[0]()
+	}
+	frame, ok := firstMsg.(streamMsg[Result])
+	if !ok || frame.gen != 1 || frame.item.Final {
+		t.Fatalf("first message %#v", firstMsg)
+	}
+	m.Update(frame)
+	// The knobs move while run 1 is blocked: run 2 starts and run 1's context is cancelled.
+	_, cmd := m.Update(press("m"))
+	_, start2 := m.Update(cmd())
+	if m.gen != 2 {
+		t.Fatalf("gen %d after the knob change", m.gen)
+	}
+	// Run 1 unwinds: its producer returns ctx.Err(), which arrives (if at all) tagged gen 1.
+	if msg := waitStream(frame.next)(); msg != nil {
+		if sm := msg.(streamMsg[Result]); sm.gen != 1 || !sm.done || sm.err != context.Canceled {
+			t.Fatalf("run 1 ended with %#v", sm)
+		}
+		m.Update(msg)
+	}
+	// A late final result of run 1 must not replace anything.
+	m.Update(streamMsg[Result]{gen: 1, item: Result{Knobs: Knobs{Mode: "stale"}, Final: true}})
+	if m.metrics.cur != nil || m.fleet.res.Knobs.Mode == "stale" || m.results != 0 || !m.running {
+		t.Fatalf("stale result applied: metrics %v, fleet %v, results %d", m.metrics.cur, m.fleet.res.Knobs, m.results)
+	}
+	close(block)
+	drive(t, m, start2)
+	if m.results != 1 || m.metrics.cur.Knobs.Mode != "round_robin" || m.running {
+		t.Fatalf("run 2: results %d, shown %+v", m.results, m.metrics.cur)
+	}
+}
+
+func TestHelpListsOnlyWorkingKeys(t *testing.T) {
+	m := started(t, fakeSim{workers: 8, windows: 30}, fakeSweeper{})
+	has := func(s string) bool { return strings.Contains(m.helpView(), s) }
+	m.help.ShowAll = true
+	if !has("lower value") || has("load into knobs") || has("blocks/queued") || has("cancel sweep") {
+		t.Fatalf("Knobs focus help:\n%s", m.helpView())
+	}
+	m.keyAndSettle(t, "tab")
+	m.keyAndSettle(t, "tab")
+	if has("lower value") || !has("blocks/queued") {
+		t.Fatalf("Fleet focus help:\n%s", m.helpView())
+	}
+	m.keyAndSettle(t, "tab")
+	if has("load into knobs") {
+		t.Fatal("enter offered with an empty sweep table")
+	}
+	m.keyAndSettle(t, "s")
+	if !has("load into knobs") || has("start sweep") == false {
+		t.Fatalf("Sweep focus help after a sweep:\n%s", m.helpView())
+	}
+	noSweep := started(t, fakeSim{workers: 8, windows: 30}, nil)
+	noSweep.help.ShowAll = true
+	if strings.Contains(noSweep.helpView(), "start sweep") {
+		t.Fatal("s offered without a sweeper")
+	}
+}

@@ -1,0 +1,180 @@
+package tui
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+)
+
+// fleetPane draws two heatmaps, workers × simulated time: load (active KV blocks or queued
+// prefill tokens, `v` switches) and the windowed prefix-hit ratio.
+type fleetPane struct {
+	common        *Common
+	res           *Result // latest frame, partial or final
+	queued        bool    // load heatmap shows queued prefill tokens instead of active blocks
+	width, height int
+}
+
+func newFleetPane(c *Common) *fleetPane { return &fleetPane{common: c} }
+
+func (p *fleetPane) Init() tea.Cmd    { return nil }
+func (p *fleetPane) SetSize(w, h int) { p.width, p.height = w, h }
+
+func (p *fleetPane) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case resultMsg:
+		r := msg.res
+		p.res = &r
+	case tea.KeyPressMsg:
+		if key.Matches(msg, p.common.Keys.LoadView) {
+			p.queued = !p.queued
+		}
+	}
+	return nil
+}
+
+// heatGlyphs shade a cell from cold to hot, so the heatmaps read without colour too.
+const heatGlyphs = "·░▒▓█"
+
+const heatLevels = 5 // runes in heatGlyphs
+
+func (p *fleetPane) View() string {
+	st := p.common.Styles
+	if p.res == nil || p.res.Fleet.Workers() == 0 {
+		return st.Muted.Render("no snapshots yet")
+	}
+	f := p.res.Fleet
+	load, loadName, loadUnit := f.ActiveBlocks, "load: active KV blocks", "blocks"
+	if p.queued {
+		load, loadName, loadUnit = f.QueuedPrefill, "load: queued prefill tokens", "tokens"
+	}
+	loadMax := 0.0
+	for _, row := range load {
+		for _, v := range row {
+			if !math.IsNaN(v) {
+				loadMax = math.Max(loadMax, v)
+			}
+		}
+	}
+	half := (p.width - 1) / 2
+	left := p.heatmap(loadName, load, loadMax, half,
+		fmt.Sprintf("0 %s %s %s", p.legend(), formatCount(loadMax), loadUnit))
+	hitLegend := fmt.Sprintf("0 %s 1", p.legend())
+	if hasNaN(f.HitRatio) {
+		hitLegend += "   blank: no admissions"
+	}
+	right := p.heatmap("prefix-hit ratio per window", f.HitRatio, 1, p.width-1-half, hitLegend)
+	return lipgloss.JoinHorizontal(lipgloss.Top, left, " ", right)
+}
+
+func (p *fleetPane) legend() string {
+	var b strings.Builder
+	for i := range heatLevels {
+		b.WriteString(p.cell(float64(i) / float64(heatLevels-1)))
+	}
+	return b.String()
+}
+
+// cell renders one value in [0,1] (NaN: blank).
+func (p *fleetPane) cell(v float64) string {
+	if math.IsNaN(v) {
+		return " "
+	}
+	g := string([]rune(heatGlyphs)[min(heatLevels-1, int(v*float64(heatLevels-1)+0.5))])
+	if heat := p.common.Styles.Heat; len(heat) > 0 {
+		return heat[min(len(heat)-1, int(v*float64(len(heat)-1)+0.5))].Render(g)
+	}
+	return g
+}
+
+// heatmap renders one matrix [worker][window] into width columns: a title, one row per
+// worker with its id, the legend and the time axis.
+func (p *fleetPane) heatmap(title string, m [][]float64, scale float64, width int, legend string) string {
+	st := p.common.Styles
+	const label = 4 // "w12 "
+	cols := max(1, width-label)
+	windows := 0
+	if len(m) > 0 {
+		windows = len(m[0])
+	}
+	lines := []string{st.Bold.Render(truncate(title, width))}
+	for w, row := range m {
+		var b strings.Builder
+		b.WriteString(st.Muted.Render(fmt.Sprintf("w%-*d", label-1, w)))
+		for _, v := range resample(row, cols) {
+			if scale > 0 && !math.IsNaN(v) {
+				v /= scale
+			} else if !math.IsNaN(v) {
+				v = 0
+			}
+			b.WriteString(p.cell(v))
+		}
+		lines = append(lines, b.String())
+	}
+	simS := float64(windows) * p.res.Fleet.WindowMS / 1000
+	end := fmt.Sprintf("%.0fs", simS)
+	axis := strings.Repeat(" ", label) + "0s" + strings.Repeat(" ", max(1, min(cols, windows)-2-len(end))) + end
+	lines = append(lines, st.Muted.Render(truncate(axis, width)), st.Muted.Render(truncate(legend, width)))
+	return lipgloss.NewStyle().Width(width).Render(strings.Join(lines, "\n"))
+}
+
+// resample maps a row of windows onto cols columns: each column averages the windows it
+// covers (NaNs skipped); with fewer windows than columns, the row is drawn at its own length.
+func resample(row []float64, cols int) []float64 {
+	if len(row) <= cols {
+		return row
+	}
+	out := make([]float64, cols)
+	for c := range out {
+		lo, hi := c*len(row)/cols, (c+1)*len(row)/cols
+		sum, n := 0.0, 0
+		for _, v := range row[lo:hi] {
+			if !math.IsNaN(v) {
+				sum += v
+				n++
+			}
+		}
+		out[c] = math.NaN()
+		if n > 0 {
+			out[c] = sum / float64(n)
+		}
+	}
+	return out
+}
+
+func hasNaN(m [][]float64) bool {
+	for _, row := range m {
+		for _, v := range row {
+			if math.IsNaN(v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func formatCount(v float64) string {
+	switch {
+	case v >= 1e6:
+		return fmt.Sprintf("%.1fM", v/1e6)
+	case v >= 1e4:
+		return fmt.Sprintf("%.0fk", v/1e3)
+	default:
+		return fmt.Sprintf("%.0f", v)
+	}
+}
+
+func truncate(s string, w int) string {
+	if lipgloss.Width(s) <= w {
+		return s
+	}
+	r := []rune(s)
+	for len(r) > 0 && lipgloss.Width(string(r)) > w-1 {
+		r = r[:len(r)-1]
+	}
+	return string(r) + "…"
+}

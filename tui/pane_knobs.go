@@ -1,0 +1,108 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
+
+// knobsChangedMsg tells the root that the knobs moved and a new run is due.
+type knobsChangedMsg struct{ knobs Knobs }
+
+// knobsPane lists the knobs and steps the selected one through the space.
+type knobsPane struct {
+	common        *Common
+	space         Space
+	knobs         Knobs
+	cursor        knob
+	width, height int
+}
+
+func newKnobsPane(c *Common, space Space, initial Knobs) *knobsPane {
+	return &knobsPane{common: c, space: space, knobs: initial}
+}
+
+func (p *knobsPane) Init() tea.Cmd { return nil }
+
+func (p *knobsPane) SetSize(w, h int) { p.width, p.height = w, h }
+
+// set replaces the knobs (a sweep row loaded) without emitting a change.
+func (p *knobsPane) set(k Knobs) { p.knobs = k }
+
+func (p *knobsPane) changed() tea.Cmd {
+	k := p.knobs
+	return func() tea.Msg { return knobsChangedMsg{k} }
+}
+
+// cycleMode is the global `m`: it works whatever pane has focus.
+func (p *knobsPane) cycleMode() tea.Cmd {
+	p.knobs = p.space.step(p.knobs, knobMode, +1)
+	return p.changed()
+}
+
+func (p *knobsPane) Update(msg tea.Msg) tea.Cmd {
+	km, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return nil
+	}
+	keys := p.common.Keys
+	switch {
+	case key.Matches(km, keys.Up):
+		p.cursor = (p.cursor + numKnobs - 1) % numKnobs
+	case key.Matches(km, keys.Down):
+		p.cursor = (p.cursor + 1) % numKnobs
+	case key.Matches(km, keys.Left), key.Matches(km, keys.Right):
+		dir := +1
+		if key.Matches(km, keys.Left) {
+			dir = -1
+		}
+		next := p.space.step(p.knobs, p.cursor, dir)
+		if next == p.knobs {
+			return nil // at the end of the list: nothing to re-run
+		}
+		p.knobs = next
+		return p.changed()
+	}
+	return nil
+}
+
+func (p *knobsPane) View() string {
+	st := p.common.Styles
+	var b strings.Builder
+	nameW := 0
+	for k := knob(0); k < numKnobs; k++ {
+		nameW = max(nameW, len(k.key()))
+	}
+	if p.width < nameW+14 {
+		nameW = max(8, p.width-14)
+	}
+	for k := knob(0); k < numKnobs; k++ {
+		name := k.key()
+		if len(name) > nameW {
+			name = name[:nameW-1] + "…"
+		}
+		val := k.value(p.knobs)
+		ignored := !p.knobs.KVKnobsApply() && (k == knobCredit || k == knobScale || k == knobTemperature)
+		marker := "  "
+		if k == p.cursor {
+			marker = "▸ "
+		}
+		line := fmt.Sprintf("%s%-*s ", marker, nameW, name)
+		vs := "‹ " + val + " ›"
+		switch {
+		case k == p.cursor:
+			line = st.Selected.Render(line) + st.Selected.Render(vs)
+		case ignored:
+			line = st.Muted.Render(line + "  " + val + " (ignored)")
+		default:
+			line = st.Text.Render(line) + st.Text.Render("  "+val)
+		}
+		b.WriteString(line)
+		if k < numKnobs-1 {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}

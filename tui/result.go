@@ -1,0 +1,68 @@
+package tui
+
+import (
+	"context"
+	"math"
+)
+
+// Quantiles are the mean and tail of one latency, in milliseconds.
+type Quantiles struct{ Mean, P50, P90, P99 float64 }
+
+// Metrics are the figures of a finished replay, as the engine's summary reports them.
+type Metrics struct {
+	Completed   int
+	DurationMS  float64 // simulated
+	TTFT        Quantiles
+	TPOT        Quantiles
+	E2E         Quantiles
+	OutputTokS  float64
+	PrefixReuse float64 // prefix_cache_reused_ratio, 0..1
+}
+
+// Fleet is the per-worker state over simulated time, one column per snapshot window.
+type Fleet struct {
+	WindowMS      float64     // simulated time per column
+	ActiveBlocks  [][]float64 // [worker][window] KV blocks held by running requests
+	QueuedPrefill [][]float64 // [worker][window] prompt tokens still waiting for prefill
+	HitRatio      [][]float64 // [worker][window] prefix-hit ratio of admissions; NaN: none
+}
+
+// Workers is the number of worker rows.
+func (f Fleet) Workers() int { return len(f.ActiveBlocks) }
+
+// Result is what one simulation of the explorer hands to the UI: values only.
+type Result struct {
+	Knobs Knobs
+	Final bool // false: a progress frame (fleet so far, no metrics yet)
+	// SimMS is the simulated time reached.
+	SimMS   float64
+	Metrics Metrics
+	Fleet   Fleet
+	// TTFTOverTime is the mean TTFT (ms) of requests that got their first token in each
+	// window; NaN where none did.
+	TTFTOverTime []float64
+}
+
+// Run is one request to the simulator.
+type Run struct {
+	Knobs Knobs
+	// DurationHintMS is the simulated duration of the previous run (0 at first): the
+	// simulator sizes its snapshot window from it so the heatmaps get enough columns.
+	DurationHintMS float64
+}
+
+// Simulator runs the explorer's workload. Simulate may call partial with progress frames
+// (Final false) before returning the final result; once ctx is cancelled it returns
+// ctx.Err() promptly. It must be safe to call from several goroutines at once: a stale run
+// may still be unwinding when the next starts.
+type Simulator interface {
+	Simulate(ctx context.Context, run Run, partial func(Result)) (Result, error)
+}
+
+// relChange is (v−base)/base, NaN when there is no usable baseline.
+func relChange(v, base float64) float64 {
+	if base == 0 || math.IsNaN(base) || math.IsNaN(v) {
+		return math.NaN()
+	}
+	return (v - base) / base
+}
