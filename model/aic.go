@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 
 	"github.com/goccy/go-yaml"
 	"github.com/parquet-go/parquet-go"
@@ -147,10 +146,10 @@ func parseLLMSpec(path string, b []byte) (LLMSpec, error) {
 // systemFile is the part of an AIConfigurator system YAML the model needs.
 type systemFile struct {
 	GPU struct {
-		MemBW         float64 `yaml:"mem_bw"`
-		MemBWScaling  float64 `yaml:"mem_bw_empirical_scaling_factor"`
-		MemConstant   float64 `yaml:"mem_empirical_constant_latency"`
-		MemCapacity   int64   `yaml:"mem_capacity"`
+		MemBW        float64 `yaml:"mem_bw"`
+		MemBWScaling float64 `yaml:"mem_bw_empirical_scaling_factor"`
+		MemConstant  float64 `yaml:"mem_empirical_constant_latency"`
+		MemCapacity  int64   `yaml:"mem_capacity"`
 	} `yaml:"gpu"`
 	Misc struct {
 		NCCLMem  map[int]int64 `yaml:"nccl_mem"`
@@ -292,9 +291,7 @@ func round(v []float64) []float64 {
 
 func msToUS(ms float64) float64 { return ms * 1000 }
 
-// choose returns the rows of a selection or an error naming the filter.
+// missing is the error for a filter that matched no measured rows.
 func missing(table, what string) error {
 	return fmt.Errorf("model import: %s: no rows for %s", table, what)
 }
-
-func lower(s string) string { return strings.ToLower(s) }

@@ -31,19 +31,19 @@ func (l Layout) String() string {
 
 // LLMSpec is the architecture the step and memory models need, from the model's config.json.
 type LLMSpec struct {
-	Layers        int `json:"layers"`
-	Hidden        int `json:"hidden"`
-	Heads         int `json:"heads"`
-	KVHeads       int `json:"kv_heads"`
-	HeadDim       int `json:"head_dim"`
-	Experts       int `json:"experts"`
-	TopK          int `json:"top_k"`
-	ExpertInter   int `json:"expert_inter"`
-	Vocab         int `json:"vocab"`
-	WeightBlock   int `json:"weight_block"`   // FP8 block-quantisation tile edge
-	KVCacheBytes  int `json:"kv_cache_bytes"` // bytes per KV element (2 = BF16)
-	WeightBytes   int `json:"weight_bytes"`   // bytes per quantised weight (1 = FP8)
-	UnquantBytes  int `json:"unquant_bytes"`  // bytes per weight left unquantised (router, embeddings)
+	Layers          int `json:"layers"`
+	Hidden          int `json:"hidden"`
+	Heads           int `json:"heads"`
+	KVHeads         int `json:"kv_heads"`
+	HeadDim         int `json:"head_dim"`
+	Experts         int `json:"experts"`
+	TopK            int `json:"top_k"`
+	ExpertInter     int `json:"expert_inter"`
+	Vocab           int `json:"vocab"`
+	WeightBlock     int `json:"weight_block"`     // FP8 block-quantisation tile edge
+	KVCacheBytes    int `json:"kv_cache_bytes"`   // bytes per KV element (2 = BF16)
+	WeightBytes     int `json:"weight_bytes"`     // bytes per quantised weight (1 = FP8)
+	UnquantBytes    int `json:"unquant_bytes"`    // bytes per weight left unquantised (router, embeddings)
 	ActivationBytes int `json:"activation_bytes"` // bytes per activation element (2 = BF16)
 }
 

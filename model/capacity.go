@@ -1,0 +1,108 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Capacity is the KV-cache size of one worker and the memory arithmetic behind it, per GPU
+// unless named otherwise. vLLM gives the KV cache what is left of gpu_memory_utilization ×
+// GPU memory after weights, the activation peak of a max_num_batched_tokens step, NCCL
+// buffers and runtime overhead; every GPU of the worker holds 1/TP of the KV heads.
+type Capacity struct {
+	GPUs                 int     // GPUs per worker (tp × attention_dp)
+	GPUMemoryBytes       int64   // physical memory of one GPU
+	GPUMemoryUtilization float64 // vLLM's share of it
+	UsableBytes          int64   // GPUMemoryBytes × GPUMemoryUtilization
+	WeightBytes          int64   // this GPU's shard of the weights (FP8 blocks + scales, BF16 rest)
+	ActivationBytes      int64   // activation peak of a max_num_batched_tokens step
+	NCCLBytes            int64   // communicator buffers (system file, by GPU count)
+	OtherBytes           int64   // CUDA graphs, allocator slack, runtime (system file)
+	KVBytes              int64   // left for the KV cache
+	KVBytesPerToken      int64   // per GPU
+	KVBytesPerTokenTotal int64   // per worker (all GPUs)
+	BlockSize            int     // engine block size in tokens
+	DerivedBlocks        int     // KVBytes / (KVBytesPerToken × BlockSize)
+	NumGPUBlocks         int     // blocks the engine uses: DerivedBlocks, or the deployment's override
+	Overridden           bool    // Deployment.NumGPUBlocks was set
+}
+
+// Capacity derives the worker's KV-cache block count from its memory.
+func (w *Worker) Capacity() Capacity {
+	d, s, g := w.d, w.table.LLM, w.table.GPU
+	tp := int64(d.TP)
+	h, hd := int64(s.Hidden), int64(s.HeadDim)
+	heads, kv := int64(s.Heads), int64(s.KVHeads)
+	kvPerGPU := max(1, kv/tp)
+	blk := int64(s.WeightBlock)
+	wb, ub, ab := int64(s.WeightBytes), int64(s.UnquantBytes), int64(s.ActivationBytes)
+
+	// An FP8 block-quantised rows×cols matrix: one byte per weight, one FP32 scale per block.
+	fp8 := func(rows, cols int64) int64 {
+		return rows*cols*wb + ((rows+blk-1)/blk)*((cols+blk-1)/blk)*4
+	}
+	attn := (fp8(h, (heads+2*kv)*hd) + fp8(heads*hd, h)) / tp
+	experts := int64(s.Experts) * (fp8(h, 2*int64(s.ExpertInter)) + fp8(int64(s.ExpertInter), h)) / int64(d.MoETP*d.MoEEP)
+	replicated := int64(s.Experts)*h*ub + (2*h+(heads+kv)*hd)*ub // router gate, RMSNorm and QK-norm weights
+	perLayer := attn + experts + replicated
+	embeddings := 2 * int64(s.Vocab) * h * ub / tp // input embedding and LM head, vocab-parallel
+	weights := int64(s.Layers)*perLayer + embeddings + h*ub
+
+	// Activation peak of vLLM's profiling step at max_num_batched_tokens: the residual stream,
+	// attention projections, the fused-MoE workspaces (every token × top-k, expert
+	// intermediate split by moe_tp) and the sampler's FP32 logits for max_num_seqs.
+	t := int64(d.MaxNumBatchedTokens)
+	inter := int64(s.ExpertInter) / int64(d.MoETP)
+	routed := t * int64(s.TopK)
+	act := 2*t*h*ab + t*(heads/tp+2*kvPerGPU)*hd*ab + t*(heads/tp)*hd*ab +
+		routed*2*inter*ab + routed*inter*ab + routed*h*ab +
+		int64(d.MaxNumSeqs)*int64(s.Vocab)*4
+
+	gpus := d.TP * d.AttentionDP
+	nccl := g.NCCLMem[gpus]
+	if _, ok := g.NCCLMem[gpus]; !ok {
+		for n, b := range g.NCCLMem { // beyond the listed sizes hold the largest listed
+			if n < gpus && b > nccl {
+				nccl = b
+			}
+		}
+	}
+	usable := int64(float64(g.MemCapacity) * d.GPUMemoryUtilization)
+	kvBytes := usable - weights - act - nccl - g.OtherMem
+	perToken := int64(s.Layers) * 2 * kvPerGPU * hd * int64(s.KVCacheBytes)
+	derived := 0
+	if kvBytes > 0 {
+		derived = int(kvBytes / (perToken * int64(d.BlockSize)))
+	}
+	c := Capacity{
+		GPUs: gpus, GPUMemoryBytes: g.MemCapacity, GPUMemoryUtilization: d.GPUMemoryUtilization,
+		UsableBytes: usable, WeightBytes: weights, ActivationBytes: act, NCCLBytes: nccl, OtherBytes: g.OtherMem,
+		KVBytes: kvBytes, KVBytesPerToken: perToken, KVBytesPerTokenTotal: perToken * int64(d.TP),
+		BlockSize: d.BlockSize, DerivedBlocks: derived, NumGPUBlocks: derived,
+	}
+	if d.NumGPUBlocks > 0 {
+		c.NumGPUBlocks, c.Overridden = d.NumGPUBlocks, true
+	}
+	return c
+}
+
+// String renders the arithmetic, one quantity per line.
+func (c Capacity) String() string {
+	var b strings.Builder
+	gb := func(x int64) string { return fmt.Sprintf("%8.2f GB", float64(x)/1e9) }
+	fmt.Fprintf(&b, "GPU memory            %s × %.2f utilisation = %s usable per GPU (%d GPUs)\n",
+		gb(c.GPUMemoryBytes), c.GPUMemoryUtilization, gb(c.UsableBytes), c.GPUs)
+	fmt.Fprintf(&b, "  − weights           %s\n", gb(c.WeightBytes))
+	fmt.Fprintf(&b, "  − activations       %s\n", gb(c.ActivationBytes))
+	fmt.Fprintf(&b, "  − NCCL              %s\n", gb(c.NCCLBytes))
+	fmt.Fprintf(&b, "  − runtime/other     %s\n", gb(c.OtherBytes))
+	fmt.Fprintf(&b, "  = KV cache          %s per GPU\n", gb(c.KVBytes))
+	fmt.Fprintf(&b, "KV per token          %d B per GPU, %d B = %.0f KiB per worker\n",
+		c.KVBytesPerToken, c.KVBytesPerTokenTotal, float64(c.KVBytesPerTokenTotal)/1024)
+	fmt.Fprintf(&b, "KV blocks             %s / (%d B × %d tokens) = %d blocks (%d tokens)\n",
+		strings.TrimSpace(gb(c.KVBytes)), c.KVBytesPerToken, c.BlockSize, c.DerivedBlocks, int64(c.DerivedBlocks)*int64(c.BlockSize))
+	if c.Overridden {
+		fmt.Fprintf(&b, "num_gpu_blocks        %d (set by the deployment, overrides the derived %d)\n", c.NumGPUBlocks, c.DerivedBlocks)
+	}
+	return b.String()
+}

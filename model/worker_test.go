@@ -1,0 +1,201 @@
+package model
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+func seedWorker(t testing.TB) *Worker {
+	t.Helper()
+	w, err := NewWorker(SeedDeployment())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func tpDeployment() Deployment {
+	d := SeedDeployment()
+	d.MoETP, d.MoEEP = 4, 1
+	return d
+}
+
+func TestNewWorkerLayouts(t *testing.T) {
+	for _, d := range []Deployment{SeedDeployment(), tpDeployment()} {
+		w, err := NewWorker(d)
+		if err != nil {
+			t.Fatalf("%s: %v", d.Layout(), err)
+		}
+		if w.Table().Layout != d.Layout() {
+			t.Fatalf("loaded layout %s for %s", w.Table().Layout, d.Layout())
+		}
+	}
+}
+
+func TestNewWorkerUnknownCombination(t *testing.T) {
+	cases := []struct {
+		edit func(*Deployment)
+		want string
+	}{
+		{func(d *Deployment) { d.BackendVersion = "0.11.0" }, "vllm 0.11.0"},
+		{func(d *Deployment) { d.HardwareSKU = "h200_sxm" }, "h200_sxm"},
+		{func(d *Deployment) { d.ModelName = "Qwen/Qwen3-32B" }, "Qwen/Qwen3-32B"},
+		{func(d *Deployment) { d.TP, d.MoEEP = 8, 8 }, "tp8-adp1-moetp1-moeep8"},
+	}
+	for _, c := range cases {
+		d := SeedDeployment()
+		c.edit(&d)
+		_, err := NewWorker(d)
+		if err == nil {
+			t.Fatalf("%+v: no error", d)
+		}
+		for _, w := range []string{c.want, "model import --aic"} {
+			if !strings.Contains(err.Error(), w) {
+				t.Fatalf("error %q does not mention %q", err, w)
+			}
+		}
+	}
+	d := SeedDeployment()
+	d.MoEEP = 2
+	if _, err := NewWorker(d); err == nil || !strings.Contains(err.Error(), "moe_tp×moe_ep") {
+		t.Fatalf("inconsistent layout: %v", err)
+	}
+}
+
+// On the token grid nodes a decode-free, attention-free step is exactly the table sum.
+func TestStepTimeOnGridNodes(t *testing.T) {
+	w := seedWorker(t)
+	tb := w.Table()
+	for _, i := range []int{0, 8, 20, 36, 52} {
+		tokens := int(axisNode(i))
+		if float64(tokens) != axisNode(i) {
+			continue
+		}
+		want := tb.GEMM.Values[i] + tb.MoE.Values[i] + tb.Collective.Values[i] + tb.Elementwise.Values[i]
+		br := w.Breakdown(&Batch{Decodes: tokens, DecodeContextTokens: int64(tokens)})
+		if math.Abs(br.NonAttentionUS-want) > 1e-9 {
+			t.Fatalf("%d tokens: non-attention %g, want table sum %g", tokens, br.NonAttentionUS, want)
+		}
+		// mean context 1 is the first column of the decode grid.
+		row := int(axisPos(float64(tokens)))
+		if row >= tb.DecodeAttention.Rows {
+			continue
+		}
+		if d := tb.DecodeAttention.Values[row*tb.DecodeAttention.Cols]; math.Abs(br.DecodeAttnUS-d) > 1e-9 {
+			t.Fatalf("%d decodes: attention %g, want %g", tokens, br.DecodeAttnUS, d)
+		}
+	}
+}
+
+func TestStepTimeBetweenGridNodes(t *testing.T) {
+	w := seedWorker(t)
+	tb := w.Table()
+	// 9 tokens is halfway between nodes 8 (index 12) and 10 (index 13).
+	want := 0.0
+	for _, g := range []Grid{tb.GEMM, tb.MoE, tb.Collective, tb.Elementwise} {
+		want += (g.Values[12] + g.Values[13]) / 2
+	}
+	got := w.Breakdown(&Batch{Prefill: []Chunk{{NewTokens: 9}}}).NonAttentionUS
+	if math.Abs(got-want) > 1e-9 {
+		t.Fatalf("9 tokens: %g, want midpoint %g", got, want)
+	}
+}
+
+// The seed worker's decode step lands where the silicon says a batch of that size runs:
+// these are coarse physical bounds, not the validation (that is `model validate`).
+func TestStepTimeMagnitudes(t *testing.T) {
+	w := seedWorker(t)
+	one := w.StepTimeUS(&Batch{Decodes: 1, DecodeContextTokens: 1024})
+	if one < 4000 || one > 9000 {
+		t.Fatalf("single decode step %d µs, want 4–9 ms", one)
+	}
+	prefill := w.StepTimeUS(&Batch{Prefill: []Chunk{{NewTokens: 16384}}})
+	if prefill < 10*one {
+		t.Fatalf("16k-token prefill step %d µs should dwarf a decode step %d µs", prefill, one)
+	}
+	// Cached prefix makes the same new tokens cost more attention, never less.
+	fresh := w.StepTimeUS(&Batch{Prefill: []Chunk{{NewTokens: 2048}}})
+	cached := w.StepTimeUS(&Batch{Prefill: []Chunk{{NewTokens: 2048, CachedTokens: 30000}}})
+	if cached <= fresh {
+		t.Fatalf("2048 new tokens after a 30k prefix: %d µs, fresh %d µs", cached, fresh)
+	}
+	if w.StepTimeUS(&Batch{}) != 1 {
+		t.Fatal("empty step must cost the 1 µs minimum")
+	}
+}
+
+func TestStepTimeMonotoneInTokens(t *testing.T) {
+	w := seedWorker(t)
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(1, 70000).Draw(t, "new")
+		extra := rapid.IntRange(0, 20000).Draw(t, "extra")
+		cached := rapid.IntRange(0, 200000).Draw(t, "cached")
+		dec := rapid.IntRange(0, 600).Draw(t, "decodes")
+		mean := int64(rapid.IntRange(1, 200000).Draw(t, "ctx"))
+		ctx := int64(dec) * mean
+		a := w.StepTimeUS(&Batch{Prefill: []Chunk{{NewTokens: n, CachedTokens: cached}}, Decodes: dec, DecodeContextTokens: ctx})
+		b := w.StepTimeUS(&Batch{Prefill: []Chunk{{NewTokens: n + extra, CachedTokens: cached}}, Decodes: dec, DecodeContextTokens: ctx})
+		if b < a {
+			t.Fatalf("more prefill tokens got faster: %d new → %d µs, %d new → %d µs", n, a, n+extra, b)
+		}
+		c := w.StepTimeUS(&Batch{Prefill: []Chunk{{NewTokens: n, CachedTokens: cached}}, Decodes: dec + 1, DecodeContextTokens: ctx + mean})
+		if c < a {
+			t.Fatalf("one more decode at the same mean context got faster: %d → %d µs", a, c)
+		}
+	})
+}
+
+func TestStepTimeMonotoneInContext(t *testing.T) {
+	w := seedWorker(t)
+	rapid.Check(t, func(t *rapid.T) {
+		dec := rapid.IntRange(1, 1500).Draw(t, "decodes")
+		ctx := rapid.Int64Range(int64(dec), int64(dec)*300000).Draw(t, "ctx")
+		more := rapid.Int64Range(0, int64(dec)*10000).Draw(t, "more")
+		a := w.StepTimeUS(&Batch{Decodes: dec, DecodeContextTokens: ctx})
+		b := w.StepTimeUS(&Batch{Decodes: dec, DecodeContextTokens: ctx + more})
+		if b < a {
+			t.Fatalf("longer decode context got faster: %d → %d µs", a, b)
+		}
+		n := rapid.IntRange(1, 20000).Draw(t, "new")
+		cached := rapid.IntRange(0, 200000).Draw(t, "cached")
+		addc := rapid.IntRange(0, 50000).Draw(t, "addcached")
+		x := w.StepTimeUS(&Batch{Prefill: []Chunk{{NewTokens: n, CachedTokens: cached}}})
+		y := w.StepTimeUS(&Batch{Prefill: []Chunk{{NewTokens: n, CachedTokens: cached + addc}}})
+		if y < x {
+			t.Fatalf("longer cached prefix got faster: %d → %d µs", x, y)
+		}
+	})
+}
+
+func TestStepTimeNoAllocations(t *testing.T) {
+	w := seedWorker(t)
+	mixed := &Batch{Prefill: []Chunk{{NewTokens: 4000, CachedTokens: 9000}, {NewTokens: 300}}, Decodes: 120, DecodeContextTokens: 120 * 9000}
+	decode := &Batch{Decodes: 64, DecodeContextTokens: 64 * 1500}
+	if n := testing.AllocsPerRun(100, func() { w.StepTimeUS(mixed); w.StepTimeUS(decode) }); n != 0 {
+		t.Fatalf("StepTimeUS allocates %g times per call", n)
+	}
+}
+
+func BenchmarkStepTimeDecode(b *testing.B) {
+	w := seedWorker(b)
+	batch := &Batch{Decodes: 64, DecodeContextTokens: 64 * 1536}
+	var sink int64
+	for b.Loop() {
+		sink += w.StepTimeUS(batch)
+	}
+	_ = sink
+}
+
+func BenchmarkStepTimeMixed(b *testing.B) {
+	w := seedWorker(b)
+	batch := &Batch{Prefill: []Chunk{{NewTokens: 8192, CachedTokens: 20000}, {NewTokens: 512, CachedTokens: 0}},
+		Decodes: 200, DecodeContextTokens: 200 * 9000}
+	var sink int64
+	for b.Loop() {
+		sink += w.StepTimeUS(batch)
+	}
+	_ = sink
+}
