@@ -1,0 +1,245 @@
+package sweep
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/guptarohit/asciigraph"
+
+	"github.com/routerlab/routerlab/engine"
+)
+
+// Result is a finished sweep: its search and, unless validation is off, its validation.
+type Result struct {
+	Search     *Search
+	Validation *Validation // nil when validate.enabled is false
+}
+
+// Summary is summary.json. Every metrics object has the keys of the replay JSON summary.
+type Summary struct {
+	Goal           string      `json:"goal"`
+	Algorithm      string      `json:"algorithm"`
+	Seed           uint64      `json:"seed"`
+	SearchRequests int         `json:"search_requests"`
+	Evaluations    int         `json:"evaluations"`
+	Candidates     int         `json:"candidates"` // canonical configurations in the space
+	Stop           string      `json:"stop"`
+	Best           BestSummary `json:"best"`
+	// Validation lists round_robin, default_kv and best on the validation requests.
+	Validation         []Validated     `json:"validation"`
+	ValidationRequests int             `json:"validation_requests,omitempty"`
+	E2EBestVsDefaultKV *PairedDiff     `json:"e2e_best_minus_default_kv,omitempty"`
+	Saturation         []SaturationRow `json:"prefill_load_scale_saturation,omitempty"`
+}
+
+// BestSummary is the winner of the search. Metrics is its search run at the workload seed;
+// Value and Mean average all its seeds.
+type BestSummary struct {
+	Key     string            `json:"key"`
+	Config  map[string]string `json:"config"`
+	Value   float64           `json:"value"`
+	Seeds   []uint64          `json:"seeds"`
+	Mean    Metrics           `json:"mean"`
+	Metrics engine.Summary    `json:"metrics"`
+}
+
+// Summary builds summary.json's content.
+func (r *Result) Summary() Summary {
+	s := r.Search
+	b := s.BestEvaluation()
+	out := Summary{
+		Goal: s.Objective.String(), Algorithm: s.File.Sweep.Algorithm, Seed: s.File.Sweep.Seed,
+		SearchRequests: b.Runs[0].RequestsCompleted, Evaluations: len(s.Evaluations),
+		Candidates: len(s.Space.Candidates), Stop: s.Stop,
+		Best:       BestSummary{Key: b.Key, Config: b.Config, Value: b.Value, Seeds: b.Seeds, Mean: b.Metrics, Metrics: b.Runs[0]},
+		Validation: []Validated{},
+	}
+	if v := r.Validation; v != nil {
+		out.Validation, out.ValidationRequests = v.Runs, v.Requests
+		out.E2EBestVsDefaultKV, out.Saturation = v.Paired, v.Saturation
+	}
+	return out
+}
+
+// Ranked returns the indices of the evaluations, best first (ties by evaluation order).
+func (s *Search) Ranked() []int {
+	idx := make([]int, len(s.Evaluations))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		ma, mb := s.Evaluations[a].Metrics, s.Evaluations[b].Metrics
+		switch {
+		case s.Objective.Better(ma, mb):
+			return -1
+		case s.Objective.Better(mb, ma):
+			return 1
+		}
+		return 0
+	})
+	return idx
+}
+
+// BestSoFar is the goal's target of the best evaluation after each evaluation.
+func (s *Search) BestSoFar() []float64 {
+	out := make([]float64, len(s.Evaluations))
+	best := 0
+	for i := range s.Evaluations {
+		if s.Objective.Better(s.Evaluations[i].Metrics, s.Evaluations[best].Metrics) {
+			best = i
+		}
+		out[i] = s.Evaluations[best].Value
+	}
+	return out
+}
+
+// Chart draws the best-so-far target against the number of evaluations.
+func (s *Search) Chart(width int) string {
+	series := s.BestSoFar()
+	if len(series) == 1 {
+		series = append(series, series[0]) // asciigraph needs two points for a line
+	}
+	name := map[string]string{"e2e_latency": "mean e2e latency", "ttft": "mean TTFT", "tpot": "mean TPOT", "throughput": "output throughput"}[s.Objective.Target]
+	return asciigraph.Plot(series, asciigraph.Height(10), asciigraph.Width(width), asciigraph.Precision(1),
+		asciigraph.Caption(fmt.Sprintf("best %s (%s) vs evaluations (1…%d)", name, s.Objective.Unit(), len(s.Evaluations))))
+}
+
+// WriteFiles writes summary.json, report.md and evaluations.csv into dir.
+func (r *Result) WriteFiles(dir string) error {
+	sum, err := json.MarshalIndent(r.Summary(), "", "  ")
+	if err != nil {
+		return err
+	}
+	files := []struct {
+		name string
+		data []byte
+	}{
+		{"summary.json", append(sum, '\n')},
+		{"report.md", []byte(r.Markdown())},
+		{"evaluations.csv", r.CSV()},
+	}
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(dir, f.name), f.data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func ff(x float64, prec int) string { return strconv.FormatFloat(x, 'f', prec, 64) }
+
+func pct(a, b float64) string {
+	if b == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%+.1f %%", 100*(a-b)/b)
+}
+
+// CSV is evaluations.csv: every evaluated configuration, best first. n is the number of
+// simulation runs (seeds) averaged into the row; variants is how many points of the raw
+// search space are this configuration.
+func (r *Result) CSV() []byte {
+	s := r.Search
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	head := []string{"rank", "key"}
+	for _, d := range s.Space.Dims {
+		head = append(head, d.Key)
+	}
+	head = append(head, "value", "mean_e2e_latency_ms", "mean_ttft_ms", "mean_tpot_ms",
+		"output_throughput_tok_s", "prefix_cache_reused_ratio", "sla_violation", "n", "variants", "round", "candidate")
+	w.Write(head)
+	for rank, i := range s.Ranked() {
+		e := &s.Evaluations[i]
+		c, _ := s.Space.Index(e.Key)
+		row := []string{strconv.Itoa(rank + 1), e.Key}
+		for _, d := range s.Space.Dims {
+			row = append(row, e.Config[d.Key])
+		}
+		m := e.Metrics
+		row = append(row, ff(e.Value, 4), ff(m.E2EMS, 4), ff(m.TTFTMS, 4), ff(m.TPOTMS, 4), ff(m.OutputTokS, 2),
+			ff(m.PrefixReuse, 5), ff(s.Objective.Violation(m), 5), strconv.Itoa(len(e.Runs)),
+			strconv.Itoa(s.Space.Candidates[c].Variants), strconv.Itoa(e.Round), strconv.Itoa(e.Candidate))
+		w.Write(row)
+	}
+	w.Flush()
+	return buf.Bytes()
+}
+
+// Markdown is report.md. It holds no wall-clock times, so identical sweeps give identical
+// reports.
+func (r *Result) Markdown() string {
+	s := r.Search
+	f := s.File
+	b := s.BestEvaluation()
+	var w strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&w, format, args...) }
+	p("# routerlab sweep: %s\n\n", f.Name)
+	p("- goal: %s\n", s.Objective)
+	p("- algorithm: %s, seed %d; at most %d rounds × %d candidates\n", f.Sweep.Algorithm, f.Sweep.Seed,
+		f.Sweep.MaxRounds, f.Sweep.CandidatesPerRound)
+	p("- search: first %d requests of %s; %d of %d canonical configurations evaluated; stop: %s\n",
+		b.Runs[0].RequestsCompleted, f.Workload.TracePath, len(s.Evaluations), len(s.Space.Candidates), s.Stop)
+	p("- stochastic configurations (router_temperature > 0, random) are averaged over %d seeds\n\n", StochasticSeeds)
+
+	p("## Best configuration\n\n| knob | value |\n|---|---|\n")
+	for _, d := range s.Space.Dims {
+		if v, ok := b.Config[d.Key]; ok {
+			p("| %s | %s |\n", d.Key, v)
+		}
+	}
+	p("\nOn the search requests: %s %s %s.\n\n", strings.TrimPrefix(s.Objective.String(), "minimise "), ff(b.Value, 2), s.Objective.Unit())
+
+	if v := r.Validation; v != nil {
+		p("## Validation on %d requests\n\n", v.Requests)
+		p("| configuration | mean e2e ms | mean TTFT ms | mean TPOT ms | output tok/s | prefix reuse |\n|---|---:|---:|---:|---:|---:|\n")
+		ms := make([]Metrics, len(v.Runs))
+		for i, run := range v.Runs {
+			ms[i] = metricsOf(run.Metrics)
+			m := ms[i]
+			p("| %s | %s | %s | %s | %s | %s |\n", run.Name, ff(m.E2EMS, 1), ff(m.TTFTMS, 1), ff(m.TPOTMS, 2), ff(m.OutputTokS, 0), ff(m.PrefixReuse, 3))
+		}
+		if len(ms) == 3 {
+			bm, dm := ms[2], ms[1]
+			p("| best vs default_kv | %s | %s | %s | %s | %s |\n\n", pct(bm.E2EMS, dm.E2EMS), pct(bm.TTFTMS, dm.TTFTMS),
+				pct(bm.TPOTMS, dm.TPOTMS), pct(bm.OutputTokS, dm.OutputTokS), pct(bm.PrefixReuse, dm.PrefixReuse))
+		}
+		if d := v.Paired; d != nil {
+			p("Paired per-request e2e difference best − default_kv over the same %d requests: mean %s ms, "+
+				"%.0f %% bootstrap interval [%s, %s] ms (%d resamples).\n\n", d.Requests, ff(d.MeanMS, 1), 100*d.Level, ff(d.LowMS, 1), ff(d.HighMS, 1), d.Resamples)
+		}
+		if len(v.Saturation) > 0 {
+			p("## prefill_load_scale saturation\n\nSearch requests, other knobs at the winner's values.\n\n")
+			p("| prefill_load_scale | mean e2e ms | mean TTFT ms | mean TPOT ms | prefix reuse | n | from |\n|---:|---:|---:|---:|---:|---:|---|\n")
+			for _, row := range v.Saturation {
+				from := "added"
+				if row.Searched {
+					from = "search"
+				}
+				m := row.Metrics
+				p("| %s | %s | %s | %s | %s | %d | %s |\n", row.PrefillLoadScale, ff(m.E2EMS, 1), ff(m.TTFTMS, 1), ff(m.TPOTMS, 2), ff(m.PrefixReuse, 3), row.Runs, from)
+			}
+			p("\n")
+		}
+	}
+
+	p("## Convergence\n\n```\n%s\n```\n\n", s.Chart(60))
+	p("## All evaluations, best first\n\nn: simulation runs averaged (seeds); variants: raw search-space points that are this configuration.\n\n")
+	p("| rank | configuration | %s %s | mean e2e ms | mean TTFT ms | mean TPOT ms | output tok/s | prefix reuse | n | variants | round |\n", s.Objective.Target, s.Objective.Unit())
+	p("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for rank, i := range s.Ranked() {
+		e := &s.Evaluations[i]
+		c, _ := s.Space.Index(e.Key)
+		m := e.Metrics
+		p("| %d | %s | %s | %s | %s | %s | %s | %s | %d | %d | %d |\n", rank+1, e.Key, ff(e.Value, 2), ff(m.E2EMS, 1), ff(m.TTFTMS, 1),
+			ff(m.TPOTMS, 2), ff(m.OutputTokS, 0), ff(m.PrefixReuse, 3), len(e.Runs), s.Space.Candidates[c].Variants, e.Round)
+	}
+	return w.String()
+}

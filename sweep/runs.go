@@ -1,0 +1,55 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/engine"
+)
+
+// Run is the whole sweep: search, validation (unless the file turns it off), and the output
+// files when opt.Out is set.
+func Run(ctx context.Context, f *config.File, sim Simulator, opt Options) (*Result, error) {
+	s, err := RunSearch(ctx, f, sim, opt)
+	if err != nil {
+		return nil, err
+	}
+	r := &Result{Search: s}
+	if f.Validate.Enabled {
+		if r.Validation, err = Validate(ctx, s, sim, opt); err != nil {
+			return nil, err
+		}
+	}
+	if opt.Out != "" {
+		if err := r.WriteFiles(opt.Out); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// metricsOf picks the numbers a goal can target out of a run's summary.
+func metricsOf(s engine.Summary) Metrics {
+	return Metrics{
+		E2EMS: s.MeanE2EMS, TTFTMS: s.MeanTTFTMS, TPOTMS: s.MeanTPOTMS,
+		OutputTokS: s.OutputThroughput, PrefixReuse: s.PrefixCacheReusedRatio,
+	}
+}
+
+// e2eByRequest returns the e2e latency of every request of a run that recorded them, indexed
+// by the request's position in the trace.
+func e2eByRequest(rep *engine.Report) ([]float64, error) {
+	if len(rep.Requests) == 0 {
+		return nil, fmt.Errorf("sweep: the validation run kept no per-request records")
+	}
+	out := make([]float64, len(rep.Requests))
+	seen := make([]bool, len(rep.Requests))
+	for _, r := range rep.Requests {
+		if r.ID < 0 || r.ID >= len(out) || seen[r.ID] {
+			return nil, fmt.Errorf("sweep: per-request record with id %d (want 0…%d, each once)", r.ID, len(out)-1)
+		}
+		out[r.ID], seen[r.ID] = r.E2EMS, true
+	}
+	return out, nil
+}

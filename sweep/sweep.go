@@ -1,0 +1,383 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/engine"
+)
+
+// Simulator runs simulations of an experiment. *config.Experiment implements it; tests use
+// cheap synthetic ones.
+type Simulator interface {
+	// EngineConfig returns the simulation of search point p.
+	EngineConfig(p config.Point) (engine.Config, error)
+	// Run replays the first `requests` requests of the trace (0 = all) under cfg.
+	Run(ctx context.Context, cfg engine.Config, requests int) (*engine.Report, error)
+}
+
+// StochasticSeeds is how many simulation seeds (workload.seed, +1, +2) a stochastic
+// candidate is evaluated over; its metrics are the means. The seeds do not depend on the
+// sweep's own seed, so every algorithm and sweep seed optimises the same function.
+const StochasticSeeds = 3
+
+// Options are a sweep's run-time settings; what to search and how is in the config.File.
+type Options struct {
+	// Out is the output directory: ledger.jsonl, summary.json, report.md, evaluations.csv.
+	// Empty: no files (the explorer's in-memory sweeps).
+	Out string
+	// Resume continues the sweep whose ledger is in Out.
+	Resume bool
+	// Progress, when set, receives an Event as each evaluation finishes. Sends block (until
+	// the context ends), so the receiver must keep draining it; Run does not close it.
+	Progress chan<- Event
+}
+
+// Event reports one finished evaluation (or validation run), for progress displays. Events
+// arrive in completion order, which differs between runs; results never depend on it.
+type Event struct {
+	Phase     string            // "search", "validate" or "saturation"
+	Round     int               // search round, 1-based (0 outside the search)
+	Rounds    int               // max_rounds
+	Candidate int               // position within the round, 0-based
+	Key       string            // canonical configuration
+	Config    map[string]string // its search-dimension values
+	Value     float64           // the goal's target metric of this evaluation (its unit: Unit)
+	Unit      string            // "ms" or "tok/s"
+	Resumed   bool              // taken from the ledger, not simulated again
+	BestKey   string            // best configuration finished so far in this phase
+	BestValue float64
+	Done      int // evaluations finished in this phase, including resumed ones
+	Total     int // planned evaluations in this phase (the search may stop earlier)
+}
+
+// Evaluation is one canonical configuration evaluated on the search requests; it is also one
+// line of the ledger.
+type Evaluation struct {
+	Round     int               `json:"round"`     // 1-based
+	Candidate int               `json:"candidate"` // position within the round, 0-based
+	Key       string            `json:"key"`
+	Config    map[string]string `json:"config"`
+	Seeds     []uint64          `json:"seeds"`
+	// Runs are the summaries of the simulations, one per seed.
+	Runs []engine.Summary `json:"runs"`
+	// Metrics are the means over Runs of what a goal can target.
+	Metrics Metrics `json:"metrics"`
+	// Value is the goal's target metric (Metrics' mean e2e latency, TTFT, TPOT or throughput).
+	Value float64 `json:"value"`
+	// WallTimeMS is the simulation time spent on this evaluation, summed over its runs: the
+	// only field of a ledger line that differs between identical sweeps.
+	WallTimeMS float64 `json:"wall_time_ms"`
+}
+
+// Search is the outcome of the search phase.
+type Search struct {
+	File      *config.File
+	Space     *Space
+	Objective Objective
+	// Evaluations in evaluation order (round, then candidate within the round).
+	Evaluations []Evaluation
+	Best        int    // index into Evaluations
+	Stop        string // why the search ended
+	Resumed     int    // evaluations taken from the ledger
+}
+
+// BestEvaluation returns the winner of the search.
+func (s *Search) BestEvaluation() *Evaluation { return &s.Evaluations[s.Best] }
+
+// Search runs the search phase: rounds of candidates proposed by the file's algorithm and
+// evaluated on sim, recorded in the ledger when opt.Out is set.
+func RunSearch(ctx context.Context, f *config.File, sim Simulator, opt Options) (*Search, error) {
+	space, err := NewSpace(f)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := NewObjective(f.Goal)
+	if err != nil {
+		return nil, err
+	}
+	prop, err := newProposer(f.Sweep.Algorithm, space, f.Sweep.Seed)
+	if err != nil {
+		return nil, err
+	}
+	s := &Search{File: f, Space: space, Objective: obj}
+	var led *ledger
+	var prior []Evaluation
+	if opt.Out != "" {
+		led, prior, err = openLedger(opt.Out, s.header(), opt.Resume)
+		if err != nil {
+			return nil, err
+		}
+		defer led.close()
+	}
+	cands := space.Candidates
+	done := make([]bool, len(cands))
+	var obs []observation
+	total := min(f.Sweep.MaxRounds*f.Sweep.CandidatesPerRound, len(cands))
+	tr := &tracker{obj: obj, total: total}
+	for round := 1; round <= f.Sweep.MaxRounds; round++ {
+		if len(s.Evaluations) == len(cands) {
+			break
+		}
+		picks, err := prop.next(obs, done, f.Sweep.CandidatesPerRound)
+		if err != nil {
+			return nil, err
+		}
+		if len(picks) == 0 {
+			s.Stop = "converged: no unevaluated configuration's lower confidence bound beats the best"
+			break
+		}
+		evals, resumed, err := s.evaluateRound(ctx, sim, round, picks, prior, led, opt, tr)
+		if err != nil {
+			return nil, err
+		}
+		s.Resumed += resumed
+		for i, e := range evals {
+			s.Evaluations = append(s.Evaluations, e)
+			done[picks[i]] = true
+			obs = append(obs, observation{cand: picks[i], score: obj.Score(e.Metrics)})
+		}
+		if led != nil {
+			// Put the ledger in evaluation order (appends arrive in completion order), keeping
+			// resumed evaluations of later rounds for their turn.
+			if err := led.rewrite(append(slices.Clone(s.Evaluations), unused(prior, s.Evaluations)...)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(s.Evaluations) == 0 {
+		return nil, fmt.Errorf("sweep: nothing evaluated (max_rounds %d, candidates_per_round %d)", f.Sweep.MaxRounds, f.Sweep.CandidatesPerRound)
+	}
+	switch {
+	case s.Stop != "":
+	case len(s.Evaluations) == len(cands):
+		s.Stop = "every canonical configuration evaluated"
+	default:
+		s.Stop = "budget: max_rounds × candidates_per_round"
+	}
+	for i := range s.Evaluations {
+		if obj.Better(s.Evaluations[i].Metrics, s.Evaluations[s.Best].Metrics) {
+			s.Best = i
+		}
+	}
+	return s, nil
+}
+
+func (s *Search) header() ledgerHeader {
+	h := ledgerHeader{
+		Ledger: ledgerMagic, Algorithm: s.File.Sweep.Algorithm, Seed: s.File.Sweep.Seed,
+		Goal: s.Objective.String(), SearchRequests: s.File.Workload.SearchRequests,
+		WorkloadSeed: s.File.Workload.Seed, Candidates: len(s.Space.Candidates),
+		RoundSize: s.File.Sweep.CandidatesPerRound,
+	}
+	for _, d := range s.Space.Dims {
+		h.Dimensions = append(h.Dimensions, d.Key)
+	}
+	return h
+}
+
+// unused returns the prior evaluations whose keys are not among used, in prior order.
+func unused(prior, used []Evaluation) []Evaluation {
+	seen := map[string]bool{}
+	for _, e := range used {
+		seen[e.Key] = true
+	}
+	var out []Evaluation
+	for _, e := range prior {
+		if !seen[e.Key] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// seedsFor returns the simulation seeds of a candidate.
+func seedsFor(c *Candidate, workloadSeed uint64) []uint64 {
+	n := 1
+	if c.Stochastic {
+		n = StochasticSeeds
+	}
+	seeds := make([]uint64, n)
+	for i := range seeds {
+		seeds[i] = workloadSeed + uint64(i)
+	}
+	return seeds
+}
+
+// tracker keeps the best-so-far and counts of a phase for progress events.
+type tracker struct {
+	obj       Objective
+	total     int
+	done      int
+	best      Metrics
+	bestKey   string
+	haveBest  bool
+	bestValue float64
+}
+
+func (t *tracker) add(key string, m Metrics) {
+	t.done++
+	if !t.haveBest || t.obj.Better(m, t.best) {
+		t.best, t.bestKey, t.bestValue, t.haveBest = m, key, t.obj.Value(m), true
+	}
+}
+
+// evaluateRound evaluates the picks of one round, reusing prior (ledger) evaluations, on
+// parallel goroutines; the result is in pick order whatever the completion order.
+func (s *Search) evaluateRound(ctx context.Context, sim Simulator, round int, picks []int, prior []Evaluation,
+	led *ledger, opt Options, tr *tracker) ([]Evaluation, int, error) {
+	f := s.File
+	evals := make([]Evaluation, len(picks))
+	var jobs []runJob
+	var owner []int // job → pick
+	resumed := 0
+	var events []Event
+	for i, c := range picks {
+		cand := &s.Space.Candidates[c]
+		if j := slices.IndexFunc(prior, func(e Evaluation) bool { return e.Key == cand.Key }); j >= 0 {
+			evals[i] = prior[j]
+			evals[i].Round, evals[i].Candidate = round, i
+			resumed++
+			tr.add(cand.Key, evals[i].Metrics)
+			events = append(events, s.event(round, i, &evals[i], tr, true))
+			continue
+		}
+		cfg, err := sim.EngineConfig(cand.Point)
+		if err != nil {
+			return nil, 0, fmt.Errorf("sweep: %s: %w", cand.Key, err)
+		}
+		seeds := seedsFor(cand, f.Workload.Seed)
+		evals[i] = Evaluation{Round: round, Candidate: i, Key: cand.Key, Config: cand.Config, Seeds: seeds,
+			Runs: make([]engine.Summary, len(seeds))}
+		for _, seed := range seeds {
+			c := cfg
+			c.Seed = seed
+			jobs = append(jobs, runJob{cfg: c, requests: f.Workload.SearchRequests})
+			owner = append(owner, i)
+		}
+	}
+	for _, ev := range events {
+		if err := send(ctx, opt.Progress, ev); err != nil {
+			return nil, 0, err
+		}
+	}
+	left := make([]int, len(picks))
+	for _, i := range owner {
+		left[i]++
+	}
+	seedIdx := make([]int, len(jobs))
+	for j := range jobs {
+		seedIdx[j] = slices.Index(evals[owner[j]].Seeds, jobs[j].cfg.Seed)
+	}
+	var mu sync.Mutex
+	err := runAll(ctx, sim, f.Sweep.ParallelEvals, jobs, func(j int, rep *engine.Report, wall time.Duration) error {
+		mu.Lock()
+		i := owner[j]
+		e := &evals[i]
+		e.Runs[seedIdx[j]] = rep.Summary
+		e.WallTimeMS += float64(wall.Microseconds()) / 1000
+		left[i]--
+		if left[i] > 0 {
+			mu.Unlock()
+			return nil
+		}
+		ms := make([]Metrics, len(e.Runs))
+		for k, r := range e.Runs {
+			ms[k] = metricsOf(r)
+		}
+		e.Metrics = meanMetrics(ms)
+		e.Value = s.Objective.Value(e.Metrics)
+		tr.add(e.Key, e.Metrics)
+		ev := s.event(round, i, e, tr, false)
+		var err error
+		if led != nil {
+			err = led.append(e)
+		}
+		mu.Unlock()
+		if err != nil {
+			return err
+		}
+		return send(ctx, opt.Progress, ev)
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return evals, resumed, nil
+}
+
+func (s *Search) event(round, cand int, e *Evaluation, tr *tracker, resumed bool) Event {
+	return Event{
+		Phase: "search", Round: round, Rounds: s.File.Sweep.MaxRounds, Candidate: cand,
+		Key: e.Key, Config: e.Config, Value: e.Value, Unit: s.Objective.Unit(), Resumed: resumed,
+		BestKey: tr.bestKey, BestValue: tr.bestValue, Done: tr.done, Total: tr.total,
+	}
+}
+
+func send(ctx context.Context, ch chan<- Event, ev Event) error {
+	if ch == nil {
+		return nil
+	}
+	select {
+	case ch <- ev:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// runJob is one simulation.
+type runJob struct {
+	cfg      engine.Config
+	requests int
+}
+
+// runAll runs jobs on `parallel` goroutines (the simulator is single-threaded per run), calling
+// done(j, report, wall time) as each finishes. The first error cancels the rest.
+func runAll(ctx context.Context, sim Simulator, parallel int, jobs []runJob, done func(int, *engine.Report, time.Duration) error) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan int)
+	var wg sync.WaitGroup
+	var once sync.Once
+	var firstErr error
+	fail := func(err error) {
+		once.Do(func() { firstErr = err; cancel() })
+	}
+	for range max(1, min(parallel, len(jobs))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				start := time.Now()
+				rep, err := sim.Run(ctx, jobs[j].cfg, jobs[j].requests)
+				if err == nil {
+					err = done(j, rep, time.Since(start))
+				}
+				if err != nil {
+					fail(err)
+				}
+			}
+		}()
+	}
+feed:
+	for j := range jobs {
+		select {
+		case next <- j:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if firstErr == nil && ctx.Err() != nil {
+		firstErr = ctx.Err()
+	}
+	return firstErr
+}

@@ -1,0 +1,434 @@
+package sweep
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/router"
+)
+
+func seedFile(t testing.TB, sets ...string) *config.File {
+	t.Helper()
+	f := config.Default()
+	for _, s := range append([]string{"sweep.parallel_evals=3"}, sets...) {
+		if err := f.Set(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f
+}
+
+func TestSeedSpaceHas109CanonicalConfigurations(t *testing.T) {
+	s, err := NewSpace(seedFile(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Candidates) != 109 {
+		t.Fatalf("%d candidates, want 109 (kv_router 3×9×4 + round_robin)", len(s.Candidates))
+	}
+	rr, ok := s.Index("router_mode=round_robin")
+	if !ok {
+		t.Fatal("no round_robin candidate")
+	}
+	if v := s.Candidates[rr].Variants; v != 108 {
+		t.Errorf("round_robin stands for %d raw points, want 108", v)
+	}
+	stochastic, variants := 0, 0
+	for _, c := range s.Candidates {
+		variants += c.Variants
+		if c.Stochastic {
+			stochastic++
+		}
+		for _, x := range c.X {
+			if x < 0 || x > 1 {
+				t.Fatalf("%s: encoding %v leaves [0,1]", c.Key, c.X)
+			}
+		}
+	}
+	if variants != 2*3*9*4 {
+		t.Errorf("variants sum to %d, want the raw space's 216", variants)
+	}
+	if stochastic != 3*9*3 {
+		t.Errorf("%d stochastic candidates, want the 81 with temperature > 0", stochastic)
+	}
+	// prefill_load_scale 0, 0.25, …, 32 spans decades: on its log axis (0 one doubling below
+	// 0.25) the nine values are evenly spaced.
+	k := "router_mode=kv_router overlap_score_credit=0.0 prefill_load_scale=%s router_temperature=0.0"
+	var pos []float64
+	for _, v := range []string{"0.0", "0.25", "0.5", "1.0", "2.0", "4.0", "8.0", "16.0", "32.0"} {
+		i, ok := s.Index(strings.Replace(k, "%s", v, 1))
+		if !ok {
+			t.Fatalf("missing candidate with prefill_load_scale %s", v)
+		}
+		pos = append(pos, s.Candidates[i].X[3]) // x: kv one-hot, rr one-hot, credit, scale, T
+	}
+	for i, p := range pos {
+		if math.Abs(p-float64(i)/8) > 1e-12 {
+			t.Errorf("prefill_load_scale position %d = %.4f, want %.4f", i, p, float64(i)/8)
+		}
+	}
+}
+
+// Every raw point canonicalises to a candidate that runs the same simulation, and points
+// differing only in knobs their mode ignores share one candidate.
+func TestCanonicalisationProperty(t *testing.T) {
+	f := seedFile(t, "router_mode=[kv_router, round_robin, random, least_loaded]")
+	s, err := NewSpace(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 108 + 3; len(s.Candidates) != want {
+		t.Fatalf("%d candidates, want %d", len(s.Candidates), want)
+	}
+	sim := newFakeSim(f)
+	rapid.Check(t, func(t *rapid.T) {
+		p := make(config.Point, len(s.Dims))
+		q := make(config.Point, len(s.Dims))
+		for i, d := range s.Dims {
+			p[i] = rapid.IntRange(0, len(d.Values)-1).Draw(t, d.Key)
+			q[i] = rapid.IntRange(0, len(d.Values)-1).Draw(t, d.Key+"'")
+		}
+		ci, err := s.Lookup(f, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := sim.EngineConfig(p)
+		b, _ := sim.EngineConfig(s.Candidates[ci].Point)
+		if a.Router.Mode != b.Router.Mode || (a.Router.Mode == router.ModeKV && a.Router != b.Router) {
+			t.Fatalf("point %v runs %+v, its candidate %s runs %+v", p, a.Router, s.Candidates[ci].Key, b.Router)
+		}
+		cq, _ := s.Lookup(f, q)
+		c, _ := sim.EngineConfig(q)
+		same := a.Router.Mode == c.Router.Mode && (a.Router.Mode != router.ModeKV || a.Router == c.Router)
+		if same != (ci == cq) {
+			t.Fatalf("points %v and %v: same simulation %v but candidates %d and %d", p, q, same, ci, cq)
+		}
+	})
+}
+
+func TestGridEvaluatesEveryCandidateOnce(t *testing.T) {
+	f := seedFile(t, "sweep.algorithm=grid", "sweep.max_rounds=20")
+	sim := newFakeSim(f)
+	res, err := Run(context.Background(), f, sim, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Search
+	if len(s.Evaluations) != 109 || s.Stop != "every canonical configuration evaluated" {
+		t.Fatalf("%d evaluations, stop %q; want all 109", len(s.Evaluations), s.Stop)
+	}
+	keys := map[string]bool{}
+	for _, e := range s.Evaluations {
+		if keys[e.Key] {
+			t.Fatalf("%s evaluated twice", e.Key)
+		}
+		keys[e.Key] = true
+	}
+	// 28 deterministic candidates once, 81 stochastic ones over 3 seeds, then validation
+	// (3 runs; every saturation value was searched).
+	if got, want := sim.runCount(), 28+81*StochasticSeeds+3; got != want {
+		t.Errorf("%d simulator runs, want %d", got, want)
+	}
+	b := s.BestEvaluation()
+	if b.Key != "router_mode=kv_router overlap_score_credit=1.0 prefill_load_scale=4.0 router_temperature=0.0" {
+		t.Errorf("best %s, want the synthetic optimum", b.Key)
+	}
+	v := res.Validation
+	names := []string{v.Runs[0].Name, v.Runs[1].Name, v.Runs[2].Name}
+	if !slices.Equal(names, []string{RoundRobin, DefaultKV, Best}) {
+		t.Errorf("validation names %v", names)
+	}
+	rr, def, best := v.Runs[0].Metrics.MeanE2EMS, v.Runs[1].Metrics.MeanE2EMS, v.Runs[2].Metrics.MeanE2EMS
+	if !(best < def && def < rr) {
+		t.Errorf("validation e2e best %.1f, default_kv %.1f, round_robin %.1f: want increasing", best, def, rr)
+	}
+	if len(v.Saturation) != 9 {
+		t.Fatalf("%d saturation rows, want 9", len(v.Saturation))
+	}
+	for _, row := range v.Saturation {
+		if !row.Searched || row.Runs != 1 {
+			t.Errorf("saturation row %+v: want taken from the search, n=1", row)
+		}
+	}
+	// The fake's per-request e2e noise is identical in both runs, so the paired difference
+	// is exact.
+	d := v.Paired
+	if want := best - def; math.Abs(d.MeanMS-want) > 1e-9 || d.LowMS > d.MeanMS || d.HighMS < d.MeanMS {
+		t.Errorf("paired difference %+v, want mean %.3f inside its interval", d, want)
+	}
+}
+
+func TestGPBanditFindsSyntheticOptimumWithinBudget(t *testing.T) {
+	f := seedFile(t)
+	res, err := RunSearch(context.Background(), f, newFakeSim(f), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(res.Evaluations); n > 48 {
+		t.Errorf("%d evaluations, want ≤ 48", n)
+	}
+	if b := res.BestEvaluation(); b.Key != "router_mode=kv_router overlap_score_credit=1.0 prefill_load_scale=4.0 router_temperature=0.0" {
+		t.Errorf("best %s (%.1f ms), want the synthetic optimum", b.Key, b.Value)
+	}
+}
+
+// stripWallTime removes every "wall_time_ms" key of a JSON document (or of every line of a
+// JSONL one): the only fields allowed to differ between identical sweeps.
+func stripWallTime(t *testing.T, data []byte) string {
+	t.Helper()
+	var out []string
+	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		var v any
+		if err := json.Unmarshal(line, &v); err != nil {
+			// not one document a line: the whole file is one document
+			if err := json.Unmarshal(data, &v); err != nil {
+				t.Fatal(err)
+			}
+			b, _ := json.Marshal(strip(v))
+			return string(b)
+		}
+		b, _ := json.Marshal(strip(v))
+		out = append(out, string(b))
+	}
+	return strings.Join(out, "\n")
+}
+
+func strip(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		delete(x, "wall_time_ms")
+		for k := range x {
+			x[k] = strip(x[k])
+		}
+	case []any:
+		for i := range x {
+			x[i] = strip(x[i])
+		}
+	}
+	return v
+}
+
+func readOut(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, name := range []string{LedgerName, "summary.json", "report.md", "evaluations.csv"} {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(name, "json") || strings.HasSuffix(name, "jsonl") {
+			out[name] = stripWallTime(t, data)
+		} else {
+			out[name] = string(data)
+		}
+	}
+	return out
+}
+
+func TestSameSeedSameLedgerAndReport(t *testing.T) {
+	var outs []map[string]string
+	for _, parallel := range []string{"1", "4"} {
+		f := seedFile(t, "sweep.parallel_evals="+parallel, "sweep.seed=5")
+		dir := t.TempDir()
+		if _, err := Run(context.Background(), f, newFakeSim(f), Options{Out: dir}); err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, readOut(t, dir))
+	}
+	for name, a := range outs[0] {
+		if b := outs[1][name]; a != b {
+			t.Errorf("%s differs between identical sweeps (parallel 1 vs 4):\n%s\n---\n%s", name, a, b)
+		}
+	}
+	f := seedFile(t, "sweep.seed=6")
+	dir := t.TempDir()
+	if _, err := Run(context.Background(), f, newFakeSim(f), Options{Out: dir}); err != nil {
+		t.Fatal(err)
+	}
+	if readOut(t, dir)[LedgerName] == outs[0][LedgerName] {
+		t.Error("another sweep seed gave the same ledger: the seed is not used")
+	}
+}
+
+func TestResumeAfterInterruption(t *testing.T) {
+	f := seedFile(t)
+	ref := t.TempDir()
+	if _, err := Run(context.Background(), f, newFakeSim(f), Options{Out: ref}); err != nil {
+		t.Fatal(err)
+	}
+	want := readOut(t, ref)
+
+	dir := t.TempDir()
+	broken := newFakeSim(f)
+	broken.failAfter = 25
+	if _, err := Run(context.Background(), f, broken, Options{Out: dir}); !errors.Is(err, errInterrupted) {
+		t.Fatalf("interrupted sweep: error %v", err)
+	}
+	// Tear the last line as a kill -9 in the middle of a write would.
+	path := filepath.Join(dir, LedgerName)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) < 4 {
+		t.Fatalf("interrupted ledger has %d lines, want a few evaluations", len(lines))
+	}
+	last := lines[len(lines)-1]
+	torn := strings.Join(lines[:len(lines)-1], "") + last[:len(last)/2]
+	if err := os.WriteFile(path, []byte(torn), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	finished := map[string]bool{}
+	for _, l := range lines[1 : len(lines)-1] {
+		var e Evaluation
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatal(err)
+		}
+		finished[e.Key] = true
+	}
+
+	if _, err := Run(context.Background(), f, newFakeSim(f), Options{Out: dir}); err == nil {
+		t.Error("a second sweep into the same directory without --resume: want an error")
+	}
+	resumed := newFakeSim(f)
+	res, err := Run(context.Background(), f, resumed, Options{Out: dir, Resume: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Search.Resumed != len(finished) {
+		t.Errorf("resumed %d evaluations, want the %d complete ledger lines", res.Search.Resumed, len(finished))
+	}
+	sp := res.Search.Space
+	for _, r := range resumed.runs[:len(resumed.runs)-3] { // the last 3 are validation
+		for _, c := range sp.Candidates {
+			cfg, _ := resumed.EngineConfig(c.Point)
+			if cfg.Router == r.rc && finished[c.Key] {
+				t.Errorf("%s was simulated again after resume", c.Key)
+			}
+		}
+	}
+	got := readOut(t, dir)
+	for name := range want {
+		if got[name] != want[name] {
+			t.Errorf("%s after interruption and resume differs from an uninterrupted sweep", name)
+		}
+	}
+
+	other := seedFile(t, "sweep.seed=9")
+	if _, err := Run(context.Background(), other, newFakeSim(other), Options{Out: dir, Resume: true}); err == nil ||
+		!strings.Contains(err.Error(), "different sweep") {
+		t.Errorf("resume with another seed: error %v, want a refusal", err)
+	}
+}
+
+func TestSLARanking(t *testing.T) {
+	o := Objective{Target: "throughput", MaxTTFTMS: 100}
+	feasibleSlow := Metrics{TTFTMS: 90, OutputTokS: 1000}
+	feasibleFast := Metrics{TTFTMS: 99, OutputTokS: 1500}
+	slightlyOver := Metrics{TTFTMS: 110, OutputTokS: 5000}
+	farOver := Metrics{TTFTMS: 300, OutputTokS: 9000}
+	order := []Metrics{farOver, feasibleSlow, slightlyOver, feasibleFast}
+	slices.SortStableFunc(order, func(a, b Metrics) int {
+		if o.Better(a, b) {
+			return -1
+		}
+		if o.Better(b, a) {
+			return 1
+		}
+		return 0
+	})
+	want := []Metrics{feasibleFast, feasibleSlow, slightlyOver, farOver}
+	if !slices.Equal(order, want) {
+		t.Errorf("SLA ranking %v, want %v", order, want)
+	}
+	if v := o.Violation(slightlyOver); math.Abs(v-0.1) > 1e-12 {
+		t.Errorf("violation %.4f, want 0.1", v)
+	}
+	// The score the GP minimises must agree on these points.
+	for i := 1; i < len(want); i++ {
+		if !(o.Score(want[i-1]) < o.Score(want[i])) {
+			t.Errorf("score of rank %d (%.1f) not below rank %d (%.1f)", i, o.Score(want[i-1]), i+1, o.Score(want[i]))
+		}
+	}
+	if s := o.String(); s != "maximise output throughput s.t. mean TTFT ≤ 100 ms" {
+		t.Errorf("goal text %q", s)
+	}
+}
+
+func TestSLASweepPrefersFeasible(t *testing.T) {
+	// Maximise throughput (1e6/e2e in the fake) subject to mean TTFT (e2e/4) ≤ 255 ms, i.e.
+	// e2e ≤ 1020: the best feasible configuration is the fastest, the optimum.
+	f := seedFile(t, "goal.target=throughput", "goal.max_ttft_ms=255", "sweep.algorithm=grid", "sweep.max_rounds=20")
+	res, err := RunSearch(context.Background(), f, newFakeSim(f), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := res.BestEvaluation()
+	if b.Key != "router_mode=kv_router overlap_score_credit=1.0 prefill_load_scale=4.0 router_temperature=0.0" ||
+		res.Objective.Violation(b.Metrics) != 0 {
+		t.Errorf("best %s (violation %.3f)", b.Key, res.Objective.Violation(b.Metrics))
+	}
+	ranked := res.Ranked()
+	lastFeasible := true
+	for _, i := range ranked {
+		feasible := res.Objective.Violation(res.Evaluations[i].Metrics) == 0
+		if feasible && !lastFeasible {
+			t.Fatal("a feasible configuration ranks after an infeasible one")
+		}
+		lastFeasible = feasible
+	}
+}
+
+func TestPairedBootstrap(t *testing.T) {
+	n := 4000
+	a, b := make([]float64, n), make([]float64, n)
+	for i := range a {
+		b[i] = 100 + float64(i%17)
+		a[i] = b[i] - 5 + float64(i%5) - 2 // differences −7…−3, mean −5, sd √2
+	}
+	d, err := pairedBootstrap(a, b, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(d.MeanMS+5) > 1e-9 {
+		t.Errorf("mean %.4f, want −5", d.MeanMS)
+	}
+	// 95 % interval ≈ mean ± 1.96 √2/√n = ± 0.044.
+	if half := (d.HighMS - d.LowMS) / 2; half < 0.035 || half > 0.053 || d.LowMS > -5 || d.HighMS < -5 {
+		t.Errorf("interval [%.4f, %.4f], want about −5 ± 0.044", d.LowMS, d.HighMS)
+	}
+	if _, err := pairedBootstrap(a, b[:10], 1); err == nil {
+		t.Error("unpaired lengths: want an error")
+	}
+}
+
+func FuzzReadLedger(f *testing.F) {
+	h := ledgerHeader{Ledger: ledgerMagic, Algorithm: "gp_bandit", Candidates: 3}
+	head, _ := json.Marshal(h)
+	f.Add(append(head, '\n'))
+	f.Add(append(append(head, '\n'), []byte(`{"round":1,"candidate":0,"key":"k","config":{},"seeds":[1],"runs":[{}],"metrics":{},"value":1,"wall_time_ms":2}`+"\n")...))
+	f.Add([]byte("garbage\n{"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		evals, err := readLedger("ledger.jsonl", data, h)
+		if err != nil {
+			return
+		}
+		for _, e := range evals {
+			if e.Key == "" || len(e.Runs) != len(e.Seeds) || len(e.Runs) == 0 {
+				t.Fatalf("accepted an invalid evaluation %+v", e)
+			}
+		}
+	})
+}

@@ -1,0 +1,225 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/engine"
+	"github.com/routerlab/routerlab/router"
+)
+
+// Validation names: the summary's validation list holds exactly these, in this order.
+const (
+	RoundRobin = "round_robin"
+	DefaultKV  = "default_kv"
+	Best       = "best"
+)
+
+// Validated is one configuration replayed on the validation requests (the whole trace by
+// default).
+type Validated struct {
+	Name    string            `json:"name"`
+	Config  map[string]string `json:"config"`
+	Metrics engine.Summary    `json:"metrics"`
+}
+
+// PairedDiff is the mean per-request e2e latency difference best − default_kv over the same
+// requests, with a percentile bootstrap confidence interval.
+type PairedDiff struct {
+	MeanMS    float64 `json:"mean_ms"`
+	LowMS     float64 `json:"low_ms"`
+	HighMS    float64 `json:"high_ms"`
+	Level     float64 `json:"level"`
+	Requests  int     `json:"requests"`
+	Resamples int     `json:"resamples"`
+}
+
+// SaturationRow is the search-phase result of one prefill_load_scale value with the other
+// knobs at the winner's values.
+type SaturationRow struct {
+	PrefillLoadScale string  `json:"prefill_load_scale"`
+	Key              string  `json:"key"`
+	Metrics          Metrics `json:"metrics"`
+	Runs             int     `json:"n"`
+	Searched         bool    `json:"searched"` // evaluated by the search, not added afterwards
+}
+
+// Validation is the outcome of the validation phase.
+type Validation struct {
+	Requests   int         // validation requests replayed
+	Runs       []Validated // round_robin, default_kv, best
+	Paired     *PairedDiff // nil when per-request records could not be paired
+	Saturation []SaturationRow
+}
+
+// Bootstrap settings of the paired interval.
+const (
+	bootstrapResamples = 2000
+	bootstrapLevel     = 0.95
+	bootstrapStream    = 0xb007
+)
+
+// Validate replays round_robin, default_kv (kv_router, credit 1, scale 1, T 0) and the
+// search's best on the validation requests at the workload seed, with the rest of the
+// deployment at the winner's values; computes the paired bootstrap interval of the e2e
+// difference best − default_kv; and fills the prefill_load_scale saturation table on the
+// search requests, simulating only the values the search did not evaluate.
+func Validate(ctx context.Context, s *Search, sim Simulator, opt Options) (*Validation, error) {
+	f := s.File
+	best := s.BestEvaluation()
+	bestIdx, _ := s.Space.Index(best.Key)
+	base, err := sim.EngineConfig(s.Space.Candidates[bestIdx].Point)
+	if err != nil {
+		return nil, err
+	}
+	base.Seed = f.Workload.Seed
+	base.RecordRequests = true
+	rr, def := base, base
+	rr.Router.Mode = router.ModeRoundRobin
+	def.Router.Mode, def.Router.OverlapScoreCredit, def.Router.PrefillLoadScale, def.Router.Temperature = router.ModeKV, 1, 1, 0
+	names := []string{RoundRobin, DefaultKV, Best}
+	configs := []map[string]string{
+		{config.KeyRouterMode: string(router.ModeRoundRobin)},
+		{config.KeyRouterMode: string(router.ModeKV), config.KeyOverlapScoreCredit: "1.0", config.KeyPrefillLoadScale: "1.0", config.KeyRouterTemperature: "0.0"},
+		best.Config,
+	}
+	jobs := []runJob{{cfg: rr, requests: f.Validate.Requests}, {cfg: def, requests: f.Validate.Requests}, {cfg: base, requests: f.Validate.Requests}}
+
+	sat, satJobs, satOwner, err := saturationPlan(s, sim)
+	if err != nil {
+		return nil, err
+	}
+	jobs = append(jobs, satJobs...)
+
+	v := &Validation{Runs: make([]Validated, len(names))}
+	reports := make([]*engine.Report, len(names))
+	satRuns := make([][]Metrics, len(sat))
+	tr := &tracker{obj: s.Objective, total: len(jobs)}
+	var mu sync.Mutex
+	err = runAll(ctx, sim, f.Sweep.ParallelEvals, jobs, func(j int, rep *engine.Report, _ time.Duration) error {
+		mu.Lock()
+		var ev Event
+		m := metricsOf(rep.Summary)
+		if j < len(names) {
+			reports[j] = rep
+			v.Runs[j] = Validated{Name: names[j], Config: configs[j], Metrics: rep.Summary}
+			tr.add(names[j], m)
+			ev = Event{Phase: "validate", Key: names[j], Config: configs[j]}
+		} else {
+			r := satOwner[j-len(names)]
+			satRuns[r] = append(satRuns[r], m)
+			tr.add(sat[r].Key, m)
+			ev = Event{Phase: "saturation", Key: sat[r].Key}
+		}
+		ev.Value, ev.Unit = s.Objective.Value(m), s.Objective.Unit()
+		ev.BestKey, ev.BestValue, ev.Done, ev.Total = tr.bestKey, tr.bestValue, tr.done, tr.total
+		mu.Unlock()
+		return send(ctx, opt.Progress, ev)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for r := range sat {
+		if len(satRuns[r]) > 0 {
+			sat[r].Metrics, sat[r].Runs = meanMetrics(satRuns[r]), len(satRuns[r])
+		}
+	}
+	v.Saturation = sat
+	v.Requests = reports[2].Summary.RequestsCompleted
+	bestE2E, err1 := e2eByRequest(reports[2])
+	defE2E, err2 := e2eByRequest(reports[1])
+	if err1 != nil {
+		return nil, err1
+	}
+	if err2 != nil {
+		return nil, err2
+	}
+	v.Paired, err = pairedBootstrap(bestE2E, defE2E, f.Sweep.Seed)
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// saturationPlan lists the prefill_load_scale values with the other knobs at the winner's
+// values: rows the search evaluated are filled in, the others come with the jobs to run (and
+// for each job, its row). Empty when prefill_load_scale is not searched or the winner is not
+// a kv_router configuration.
+func saturationPlan(s *Search, sim Simulator) ([]SaturationRow, []runJob, []int, error) {
+	best := s.BestEvaluation()
+	dim := slices.IndexFunc(s.Space.Dims, func(d config.Dimension) bool { return d.Key == config.KeyPrefillLoadScale })
+	if dim < 0 || best.Config[config.KeyRouterMode] != "" && best.Config[config.KeyRouterMode] != string(router.ModeKV) {
+		return nil, nil, nil, nil
+	}
+	if _, ok := best.Config[config.KeyPrefillLoadScale]; !ok {
+		return nil, nil, nil, nil
+	}
+	bestIdx, _ := s.Space.Index(best.Key)
+	evaluated := map[string]*Evaluation{}
+	for i := range s.Evaluations {
+		evaluated[s.Evaluations[i].Key] = &s.Evaluations[i]
+	}
+	var rows []SaturationRow
+	var jobs []runJob
+	var owner []int
+	for j, val := range s.Space.Dims[dim].Values {
+		p := slices.Clone(s.Space.Candidates[bestIdx].Point)
+		p[dim] = j
+		ci, err := s.Space.Lookup(s.File, p)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		c := &s.Space.Candidates[ci]
+		row := SaturationRow{PrefillLoadScale: val.Text, Key: c.Key}
+		if e, ok := evaluated[c.Key]; ok {
+			row.Metrics, row.Runs, row.Searched = e.Metrics, len(e.Runs), true
+		} else {
+			cfg, err := sim.EngineConfig(c.Point)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("sweep: %s: %w", c.Key, err)
+			}
+			for _, seed := range seedsFor(c, s.File.Workload.Seed) {
+				cfg.Seed = seed
+				jobs = append(jobs, runJob{cfg: cfg, requests: s.File.Workload.SearchRequests})
+				owner = append(owner, len(rows))
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows, jobs, owner, nil
+}
+
+// pairedBootstrap resamples the per-request differences a−b (same requests) with a seeded
+// generator and returns the mean difference with its percentile interval.
+func pairedBootstrap(a, b []float64, seed uint64) (*PairedDiff, error) {
+	if len(a) != len(b) || len(a) == 0 {
+		return nil, fmt.Errorf("sweep: cannot pair %d with %d per-request latencies", len(a), len(b))
+	}
+	n := len(a)
+	d := make([]float64, n)
+	var mean float64
+	for i := range d {
+		d[i] = a[i] - b[i]
+		mean += d[i]
+	}
+	mean /= float64(n)
+	rng := rand.New(rand.NewPCG(seed, bootstrapStream))
+	means := make([]float64, bootstrapResamples)
+	for r := range means {
+		var s float64
+		for range n {
+			s += d[rng.IntN(n)]
+		}
+		means[r] = s / float64(n)
+	}
+	slices.Sort(means)
+	tail := (1 - bootstrapLevel) / 2
+	lo := means[int(tail*float64(bootstrapResamples))]
+	hi := means[int((1-tail)*float64(bootstrapResamples))-1]
+	return &PairedDiff{MeanMS: mean, LowMS: lo, HighMS: hi, Level: bootstrapLevel, Requests: n, Resamples: bootstrapResamples}, nil
+}
