@@ -9,42 +9,46 @@ import "math/bits"
 // request's hashes from the front and keeping the workers whose bit stays set gives each
 // worker's longest matching prefix, and a block removed in the middle stops the walk there.
 //
-// Each block has an entry with two masks: cached (the worker's prefix cache, fed only by
-// KV events) and active (prompt blocks of requests in flight on the worker, from the
-// router's own bookings), plus per-worker refcounts of the active blocks, since several
-// in-flight requests can share a prefix.
+// Each block's entry has two masks: cached (the worker's prefix cache, fed only by KV
+// events) and active (prompt blocks of requests in flight on the worker, from the router's
+// own bookings). Active blocks also need per-worker refcounts, since several in-flight
+// requests can share a prefix; those live in a small side slab, because only a few
+// thousand blocks are active at a time while hundreds of thousands are cached.
 //
-// The route path touches ~3 entries per prompt block, so the layout is tuned for it: an
-// open-addressing table (linear probing, backward-shift deletion) maps hash → entry id, and
-// an entry is one contiguous run of words [hash, cached, active, refs packed two per word]
-// — 56 bytes for 8 workers, one cache line. Entry ids are stable, so a booking keeps the
-// ids of its blocks and Finished never hashes.
+// The layout is tuned for the route path, which is bound by cache misses: an
+// open-addressing table of 8-byte slots (32-bit fingerprint + entry id; linear probing,
+// backward-shift deletion) points into 32-byte entries with stable ids, so a booking keeps
+// its blocks' ids and Finished never hashes.
 type blockIndex struct {
 	workers int
-	stride  int // words per entry
 
-	tab   []slot // len is a power of two, at most half full
+	tab   []slot // len is a power of two, at most 3/4 full
 	shift uint   // 64 − log2(len(tab))
 	n     int    // occupied slots
 
-	ent  []uint64 // entries, stride words each
-	free []int32  // recycled entry ids
+	ent  []blockEntry
+	free []int32 // recycled entry ids
+
+	// Active refcounts: record a holds the entry id in word a*(workers+1) and worker w's
+	// count of in-flight requests using the block in word a*(workers+1)+1+w.
+	refs     []uint32
+	freeRefs []int32
 }
 
 type slot struct {
-	hash uint64
-	id   int32 // entry id + 1; 0 marks an empty slot
+	fp uint32 // low half of the hash, checked before touching the entry
+	id uint32 // entry id + 1; 0 marks an empty slot
 }
 
-const (
-	wordHash   = 0
-	wordCached = 1
-	wordActive = 2
-	wordRefs   = 3
-)
+type blockEntry struct {
+	hash   uint64
+	cached uint64 // bit w: block in w's prefix cache
+	active uint64 // bit w: block in the prompt of a request in flight on w
+	ref    int32  // refcount record while active on some worker, else -1
+}
 
 func newBlockIndex(workers int) *blockIndex {
-	x := &blockIndex{workers: workers, stride: wordRefs + (workers+1)/2}
+	x := &blockIndex{workers: workers}
 	x.resize(1 << 12)
 	return x
 }
@@ -55,13 +59,14 @@ func (x *blockIndex) home(h uint64) uint64 { return (h * 0x9e3779b97f4a7c15) >> 
 // lookup returns the entry id of h, or -1.
 func (x *blockIndex) lookup(h uint64) int32 {
 	m := uint64(len(x.tab) - 1)
+	fp := uint32(h)
 	for i := x.home(h); ; i = (i + 1) & m {
-		s := &x.tab[i]
+		s := x.tab[i]
 		if s.id == 0 {
 			return -1
 		}
-		if s.hash == h {
-			return s.id - 1
+		if s.fp == fp && x.ent[s.id-1].hash == h {
+			return int32(s.id - 1)
 		}
 	}
 }
@@ -69,10 +74,11 @@ func (x *blockIndex) lookup(h uint64) int32 {
 // getOrAdd returns the entry id of h, adding an empty entry if h is new.
 func (x *blockIndex) getOrAdd(h uint64) int32 {
 	m := uint64(len(x.tab) - 1)
+	fp := uint32(h)
 	i := x.home(h)
 	for ; x.tab[i].id != 0; i = (i + 1) & m {
-		if x.tab[i].hash == h {
-			return x.tab[i].id - 1
+		if s := x.tab[i]; s.fp == fp && x.ent[s.id-1].hash == h {
+			return int32(s.id - 1)
 		}
 	}
 	var e int32
@@ -80,13 +86,13 @@ func (x *blockIndex) getOrAdd(h uint64) int32 {
 		e = x.free[k-1]
 		x.free = x.free[:k-1]
 	} else {
-		e = int32(len(x.ent) / x.stride)
-		x.ent = append(x.ent, make([]uint64, x.stride)...)
+		e = int32(len(x.ent))
+		x.ent = append(x.ent, blockEntry{})
 	}
-	x.ent[int(e)*x.stride+wordHash] = h
-	x.tab[i] = slot{hash: h, id: e + 1}
+	x.ent[e] = blockEntry{hash: h, ref: -1}
+	x.tab[i] = slot{fp: fp, id: uint32(e) + 1}
 	x.n++
-	if 2*x.n > len(x.tab) {
+	if 4*x.n > 3*len(x.tab) {
 		x.resize(2 * len(x.tab))
 	}
 	return e
@@ -101,7 +107,7 @@ func (x *blockIndex) resize(size int) {
 		if s.id == 0 {
 			continue
 		}
-		i := x.home(s.hash)
+		i := x.home(x.ent[s.id-1].hash)
 		for x.tab[i].id != 0 {
 			i = (i + 1) & m
 		}
@@ -111,28 +117,28 @@ func (x *blockIndex) resize(size int) {
 
 // releaseIfUnused forgets entry e once no worker caches or uses its block.
 func (x *blockIndex) releaseIfUnused(e int32) {
-	base := int(e) * x.stride
-	if x.ent[base+wordCached]|x.ent[base+wordActive] != 0 {
+	be := &x.ent[e]
+	if be.cached|be.active != 0 {
 		return
 	}
-	h := x.ent[base+wordHash]
 	m := uint64(len(x.tab) - 1)
-	i := x.home(h)
-	for x.tab[i].hash != h || x.tab[i].id != e+1 {
+	i := x.home(be.hash)
+	for x.tab[i].id != uint32(e)+1 {
 		i = (i + 1) & m
 	}
 	// Backward-shift deletion keeps every probe run unbroken without tombstones.
 	for j := i; ; {
 		j = (j + 1) & m
-		if x.tab[j].id == 0 {
+		s := x.tab[j]
+		if s.id == 0 {
 			break
 		}
-		k := x.home(x.tab[j].hash)
-		// The entry at j may move into the hole at i unless its home lies cyclically in (i, j].
+		k := x.home(x.ent[s.id-1].hash)
+		// The slot at j may move into the hole at i unless its home lies cyclically in (i, j].
 		if (i <= j && i < k && k <= j) || (i > j && (i < k || k <= j)) {
 			continue
 		}
-		x.tab[i] = x.tab[j]
+		x.tab[i] = s
 		i = j
 	}
 	x.tab[i] = slot{}
@@ -140,37 +146,49 @@ func (x *blockIndex) releaseIfUnused(e int32) {
 	x.free = append(x.free, e)
 }
 
-func (x *blockIndex) cached(e int32) uint64 { return x.ent[int(e)*x.stride+wordCached] }
-func (x *blockIndex) active(e int32) uint64 { return x.ent[int(e)*x.stride+wordActive] }
-
-func (x *blockIndex) setCached(e int32, bit uint64)   { x.ent[int(e)*x.stride+wordCached] |= bit }
-func (x *blockIndex) clearCached(e int32, bit uint64) { x.ent[int(e)*x.stride+wordCached] &^= bit }
-
 // addRef counts one more in-flight request on w using block e; it reports whether the
 // block just became active on w.
 func (x *blockIndex) addRef(e int32, w int) bool {
-	base := int(e) * x.stride
-	word := &x.ent[base+wordRefs+w/2]
-	sh := uint(w&1) * 32
-	*word += 1 << sh
-	if uint32(*word>>sh) == 1 {
-		x.ent[base+wordActive] |= 1 << w
+	be := &x.ent[e]
+	stride := x.workers + 1
+	if be.ref < 0 {
+		if k := len(x.freeRefs); k > 0 {
+			be.ref = x.freeRefs[k-1]
+			x.freeRefs = x.freeRefs[:k-1]
+		} else {
+			be.ref = int32(len(x.refs) / stride)
+			x.refs = append(x.refs, make([]uint32, stride)...)
+		}
+		x.refs[int(be.ref)*stride] = uint32(e)
+	}
+	c := &x.refs[int(be.ref)*stride+1+w]
+	*c++
+	if *c == 1 {
+		be.active |= 1 << w
 		return true
 	}
 	return false
 }
 
-// dropRef undoes addRef; it reports whether the block stopped being active on w.
-func (x *blockIndex) dropRef(e int32, w int) bool {
-	base := int(e) * x.stride
-	word := &x.ent[base+wordRefs+w/2]
-	sh := uint(w&1) * 32
-	*word -= 1 << sh
-	if uint32(*word>>sh) == 0 {
-		x.ent[base+wordActive] &^= 1 << w
-		return true
+// dropRef undoes addRef for the block whose refcount record is ref; it reports whether
+// the block stopped being active on w, and then also forgets the block if nothing else
+// holds it.
+func (x *blockIndex) dropRef(ref int32, w int) bool {
+	stride := x.workers + 1
+	c := &x.refs[int(ref)*stride+1+w]
+	*c--
+	if *c != 0 {
+		return false
 	}
-	return false
+	e := int32(x.refs[int(ref)*stride])
+	be := &x.ent[e]
+	be.active &^= 1 << w
+	if be.active == 0 {
+		be.ref = -1
+		x.freeRefs = append(x.freeRefs, ref)
+		x.releaseIfUnused(e)
+	}
+	return true
 }
 
 // len is the number of distinct blocks known to the index.

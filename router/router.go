@@ -55,7 +55,7 @@ type Router struct {
 	index   *blockIndex
 	load    []WorkerLoad
 	booked  map[int64]booking
-	spare   [][]int32 // entry-id slices of finished bookings, reused by the next ones
+	spare   [][]int32 // refs slices of finished bookings, reused by the next ones
 
 	// Per-request scratch, filled by scan before the policy chooses.
 	overlap   []int     // cached prefix blocks per worker
@@ -70,7 +70,7 @@ type booking struct {
 	worker        int32
 	prefilling    bool
 	prefillTokens int64
-	blocks        []int32 // entry ids of the prompt blocks, refcounted on worker
+	refs          []int32 // refcount records of the prompt blocks (see blockIndex)
 }
 
 // New builds a router for a fleet of workers (1..64). The seed drives tie-breaking,
@@ -150,13 +150,12 @@ func (r *Router) Finished(id int64) {
 	}
 	l.InFlight--
 	x := r.index
-	for _, e := range b.blocks {
-		if x.dropRef(e, w) {
+	for _, ref := range b.refs {
+		if x.dropRef(ref, w) {
 			l.ActiveBlocks--
-			x.releaseIfUnused(e)
 		}
 	}
-	r.spare = append(r.spare, b.blocks[:0])
+	r.spare = append(r.spare, b.refs[:0])
 }
 
 // Apply feeds one KV event into the indexer. Events for workers outside the fleet and
@@ -170,12 +169,12 @@ func (r *Router) Apply(ev KVEvent) {
 	switch ev.Kind {
 	case BlocksStored:
 		for _, h := range ev.Hashes {
-			x.setCached(x.getOrAdd(h), bit)
+			x.ent[x.getOrAdd(h)].cached |= bit
 		}
 	case BlocksRemoved:
 		for _, h := range ev.Hashes {
 			if e := x.lookup(h); e >= 0 {
-				x.clearCached(e, bit)
+				x.ent[e].cached &^= bit
 				x.releaseIfUnused(e)
 			}
 		}
@@ -211,7 +210,7 @@ func (r *Router) scan(hashes []uint64) {
 		e := x.lookup(hashes[i])
 		r.ids[i] = e
 		if e >= 0 {
-			c, a = x.cached(e), x.active(e)
+			c, a = x.ent[e].cached, x.ent[e].active
 		}
 		for lost := cached &^ c; lost != 0; lost &= lost - 1 {
 			r.overlap[bits.TrailingZeros64(lost)] = i
@@ -240,9 +239,9 @@ func (r *Router) book(w int, req *Request) {
 	l := &r.load[w]
 	l.InFlight++
 	l.PrefillTokens += pre
-	var ids []int32
+	var refs []int32
 	if k := len(r.spare); k > 0 {
-		ids = r.spare[k-1]
+		refs = r.spare[k-1]
 		r.spare = r.spare[:k-1]
 	}
 	x := r.index
@@ -257,7 +256,7 @@ func (r *Router) book(w int, req *Request) {
 		if x.addRef(e, w) {
 			l.ActiveBlocks++
 		}
-		ids = append(ids, e)
+		refs = append(refs, x.ent[e].ref)
 	}
-	r.booked[req.ID] = booking{worker: int32(w), prefilling: true, prefillTokens: pre, blocks: ids}
+	r.booked[req.ID] = booking{worker: int32(w), prefilling: true, prefillTokens: pre, refs: refs}
 }

@@ -156,7 +156,7 @@ func TestIndexerMatchesNaiveModel(t *testing.T) {
 					}
 					var got uint64
 					if e := r.index.lookup(h); e >= 0 {
-						got = r.index.cached(e)
+						got = r.index.ent[e].cached
 					}
 					if got != want {
 						t.Fatalf("block %d: cached mask %b, naive %b", h, got, want)
