@@ -26,8 +26,8 @@ type benchFleet struct {
 	r     *Router
 	reqs  []Request
 	rng   *rand.Rand
-	fifo  []ring     // per worker: cached blocks, oldest first
-	gone  []uint64   // scratch for eviction events
+	fifo  []ring   // per worker: cached blocks, oldest first
+	gone  []uint64 // scratch for eviction events
 	ovl   []int
 	fresh uint64
 	fam   [][]uint64
