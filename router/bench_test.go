@@ -23,14 +23,12 @@ const (
 )
 
 type benchFleet struct {
-	r     *Router
-	reqs  []Request
-	rng   *rand.Rand
-	fifo  []ring   // per worker: cached blocks, oldest first
-	gone  []uint64 // scratch for eviction events
-	ovl   []int
-	fresh uint64
-	fam   [][]uint64
+	r    *Router
+	reqs []Request
+	rng  *rand.Rand
+	fifo []ring   // per worker: cached blocks, oldest first
+	gone []uint64 // scratch for eviction events
+	fam  [][]uint64
 }
 
 func newBenchFleet(b *testing.B) *benchFleet {
@@ -39,7 +37,7 @@ func newBenchFleet(b *testing.B) *benchFleet {
 		b.Fatal(err)
 	}
 	f := &benchFleet{r: r, rng: rand.New(rand.NewPCG(42, 42)), fifo: make([]ring, benchWorkers),
-		ovl: make([]int, benchWorkers), reqs: make([]Request, benchReqs)}
+		reqs: make([]Request, benchReqs)}
 	f.fam = make([][]uint64, benchFamilies)
 	for i := range f.fam {
 		f.fam[i] = make([]uint64, benchPrefix)
@@ -69,11 +67,11 @@ func (f *benchFleet) next(id int64) *Request {
 	return req
 }
 
-// cache stores the request's uncached blocks on w and evicts the oldest beyond capacity,
-// as the engine's KV events would.
+// cache stores the blocks of req that w did not hold when it was routed (the router's own
+// overlap from that Route) and evicts the oldest beyond capacity, as the engine's KV events
+// would.
 func (f *benchFleet) cache(w int, req *Request) {
-	f.r.Overlaps(req.BlockHashes, f.ovl)
-	stored := req.BlockHashes[f.ovl[w]:]
+	stored := req.BlockHashes[f.r.overlap[w]:]
 	f.r.Apply(KVEvent{Worker: w, Kind: BlocksStored, Hashes: stored})
 	q := &f.fifo[w]
 	f.gone = f.gone[:0]

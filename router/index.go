@@ -22,8 +22,8 @@ import "math/bits"
 type blockIndex struct {
 	workers int
 
-	tab   []slot // len is a power of two, at most 3/4 full
-	shift uint   // 64 − log2(len(tab))
+	tab   []slot // len is a power of two (at most 2^32), at most 3/4 full
+	shift uint   // 32 − log2(len(tab))
 	n     int    // occupied slots
 
 	ent  []blockEntry
@@ -33,10 +33,12 @@ type blockIndex struct {
 	// count of in-flight requests using the block in word a*(workers+1)+1+w.
 	refs     []uint32
 	freeRefs []int32
+
+	sink uint32 // keeps touch's loads alive
 }
 
 type slot struct {
-	fp uint32 // low half of the hash, checked before touching the entry
+	fp uint32 // fingerprint of the hash, checked before touching the entry
 	id uint32 // entry id + 1; 0 marks an empty slot
 }
 
@@ -53,14 +55,19 @@ func newBlockIndex(workers int) *blockIndex {
 	return x
 }
 
-// home is the preferred slot of a hash; Fibonacci hashing spreads even sequential ids.
-func (x *blockIndex) home(h uint64) uint64 { return (h * 0x9e3779b97f4a7c15) >> x.shift }
+// fingerprint mixes a hash (Fibonacci hashing, so even sequential ids spread) and keeps
+// the top 32 bits. The table is indexed by the fingerprint's top bits, so a slot's home is
+// known from the slot alone: resizing and deletion never touch the entries.
+func fingerprint(h uint64) uint32 { return uint32((h * 0x9e3779b97f4a7c15) >> 32) }
+
+// home is the preferred slot of a fingerprint.
+func (x *blockIndex) home(fp uint32) uint64 { return uint64(fp) >> x.shift }
 
 // lookup returns the entry id of h, or -1.
 func (x *blockIndex) lookup(h uint64) int32 {
 	m := uint64(len(x.tab) - 1)
-	fp := uint32(h)
-	for i := x.home(h); ; i = (i + 1) & m {
+	fp := fingerprint(h)
+	for i := x.home(fp); ; i = (i + 1) & m {
 		s := x.tab[i]
 		if s.id == 0 {
 			return -1
@@ -74,8 +81,8 @@ func (x *blockIndex) lookup(h uint64) int32 {
 // getOrAdd returns the entry id of h, adding an empty entry if h is new.
 func (x *blockIndex) getOrAdd(h uint64) int32 {
 	m := uint64(len(x.tab) - 1)
-	fp := uint32(h)
-	i := x.home(h)
+	fp := fingerprint(h)
+	i := x.home(fp)
 	for ; x.tab[i].id != 0; i = (i + 1) & m {
 		if s := x.tab[i]; s.fp == fp && x.ent[s.id-1].hash == h {
 			return int32(s.id - 1)
@@ -101,13 +108,13 @@ func (x *blockIndex) getOrAdd(h uint64) int32 {
 func (x *blockIndex) resize(size int) {
 	old := x.tab
 	x.tab = make([]slot, size)
-	x.shift = uint(64 - bits.Len(uint(size-1)))
+	x.shift = uint(32 - bits.Len(uint(size-1)))
 	m := uint64(size - 1)
 	for _, s := range old {
 		if s.id == 0 {
 			continue
 		}
-		i := x.home(x.ent[s.id-1].hash)
+		i := x.home(s.fp)
 		for x.tab[i].id != 0 {
 			i = (i + 1) & m
 		}
@@ -122,7 +129,7 @@ func (x *blockIndex) releaseIfUnused(e int32) {
 		return
 	}
 	m := uint64(len(x.tab) - 1)
-	i := x.home(be.hash)
+	i := x.home(fingerprint(be.hash))
 	for x.tab[i].id != uint32(e)+1 {
 		i = (i + 1) & m
 	}
@@ -133,7 +140,7 @@ func (x *blockIndex) releaseIfUnused(e int32) {
 		if s.id == 0 {
 			break
 		}
-		k := x.home(x.ent[s.id-1].hash)
+		k := x.home(s.fp)
 		// The slot at j may move into the hole at i unless its home lies cyclically in (i, j].
 		if (i <= j && i < k && k <= j) || (i > j && (i < k || k <= j)) {
 			continue
@@ -193,3 +200,20 @@ func (x *blockIndex) dropRef(ref int32, w int) bool {
 
 // len is the number of distinct blocks known to the index.
 func (x *blockIndex) len() int { return x.n }
+
+// touch loads the home slots of hashes, then the entries they point at, in two tight
+// loops with no dependence between iterations, so the processor overlaps the cache misses
+// that the real pass would otherwise take one at a time. Probes that run past the home
+// slot, and fingerprint mismatches, just miss the speed-up.
+func (x *blockIndex) touch(hashes []uint64) {
+	var sink uint32
+	for _, h := range hashes {
+		sink += x.tab[x.home(fingerprint(h))].id
+	}
+	for _, h := range hashes {
+		if id := x.tab[x.home(fingerprint(h))].id; id != 0 {
+			sink += uint32(x.ent[id-1].active)
+		}
+	}
+	x.sink = sink
+}

@@ -118,6 +118,7 @@ func (r *Router) Route(req *Request) int {
 	if _, dup := r.booked[req.ID]; dup {
 		r.Finished(req.ID)
 	}
+	r.index.touch(req.BlockHashes)
 	r.scan(req.BlockHashes)
 	w := r.policy.choose(r, req)
 	r.book(w, req)
@@ -166,6 +167,7 @@ func (r *Router) Apply(ev KVEvent) {
 	}
 	bit := uint64(1) << ev.Worker
 	x := r.index
+	x.touch(ev.Hashes)
 	switch ev.Kind {
 	case BlocksStored:
 		for _, h := range ev.Hashes {
