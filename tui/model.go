@@ -173,7 +173,7 @@ func (m *Model) simulated(msg streamMsg[Result]) tea.Cmd {
 		return nil
 	}
 	if msg.done {
-		m.running = false
+		m.running = false // normally already off: the final result came first
 		m.cancel()
 		if msg.err != nil && !errors.Is(msg.err, context.Canceled) {
 			m.err = msg.err
@@ -183,6 +183,7 @@ func (m *Model) simulated(msg streamMsg[Result]) tea.Cmd {
 	r := msg.item
 	m.progress = r.SimMS
 	if r.Final {
+		m.running = false
 		m.lastWall = m.now().Sub(m.started)
 		m.lastSimMS = r.SimMS
 		m.results++

@@ -78,7 +78,7 @@ func (p *metricsPane) View() string {
 	lines = append(lines,
 		st.Text.Render(fmt.Sprintf("%-13s %8.0f", "output tok/s", m.OutputTokS))+" "+p.delta(m.OutputTokS, b.OutputTokS, true, 8),
 		st.Text.Render(fmt.Sprintf("%-13s %7.1f%%", "prefix reuse", 100*m.PrefixReuse))+" "+p.delta(m.PrefixReuse, b.PrefixReuse, true, 8),
-		st.Muted.Render(fmt.Sprintf("baseline: %s", p.base.Knobs)),
+		st.Muted.Render(truncate("baseline: "+p.base.Knobs.String(), metricsTableWidth+1)),
 	)
 	table := strings.Join(lines, "\n")
 

@@ -172,6 +172,7 @@ func (p *sweepPane) apply(ev SweepEvent) {
 		p.phase = sweepValidating
 	case SweepValidated:
 		p.validation = ev.Validation
+		p.phase = sweepDone // validation is the sweep's last step
 	}
 }
 
