@@ -176,11 +176,26 @@ func (r *Result) CSV() []byte {
 // Markdown is report.md. It holds no wall-clock times, so identical sweeps give identical
 // reports.
 func (r *Result) Markdown() string {
+	var w strings.Builder
+	r.writeOverview(&w)
+	r.writeAll(&w)
+	return w.String()
+}
+
+// Terminal is the report without the table of every evaluation, for the CLI.
+func (r *Result) Terminal() string {
+	var w strings.Builder
+	r.writeOverview(&w)
+	return w.String()
+}
+
+// writeOverview writes the header, the best configuration, the validation and saturation
+// tables and the convergence chart.
+func (r *Result) writeOverview(w *strings.Builder) {
 	s := r.Search
 	f := s.File
 	b := s.BestEvaluation()
-	var w strings.Builder
-	p := func(format string, args ...any) { fmt.Fprintf(&w, format, args...) }
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	p("# routerlab sweep: %s\n\n", f.Name)
 	p("- goal: %s\n", s.Objective)
 	p("- algorithm: %s, seed %d; at most %d rounds × %d candidates\n", f.Sweep.Algorithm, f.Sweep.Seed,
@@ -231,6 +246,12 @@ func (r *Result) Markdown() string {
 	}
 
 	p("## Convergence\n\n```\n%s\n```\n\n", s.Chart(60))
+}
+
+// writeAll writes the table of every evaluation, best first.
+func (r *Result) writeAll(w *strings.Builder) {
+	s := r.Search
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	p("## All evaluations, best first\n\nn: simulation runs averaged (seeds); variants: raw search-space points that are this configuration.\n\n")
 	p("| rank | configuration | %s %s | mean e2e ms | mean TTFT ms | mean TPOT ms | output tok/s | prefix reuse | n | variants | round |\n", s.Objective.Target, s.Objective.Unit())
 	p("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
@@ -241,5 +262,4 @@ func (r *Result) Markdown() string {
 		p("| %d | %s | %s | %s | %s | %s | %s | %s | %d | %d | %d |\n", rank+1, e.Key, ff(e.Value, 2), ff(m.E2EMS, 1), ff(m.TTFTMS, 1),
 			ff(m.TPOTMS, 2), ff(m.OutputTokS, 0), ff(m.PrefixReuse, 3), len(e.Runs), s.Space.Candidates[c].Variants, e.Round)
 	}
-	return w.String()
 }

@@ -1,0 +1,184 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/sweep"
+)
+
+// sweepOptions are the sweep command's own flags; the zero value takes everything from the
+// experiment file and writes to a new directory under ./runs/.
+type sweepOptions struct {
+	requests  int    // > 0: workload.search_requests
+	out       string // output directory ("" = new directory under ./runs/)
+	resume    bool
+	parallel  int    // > 0: sweep.parallel_evals
+	algorithm string // non-empty: sweep.algorithm
+	seed      string // non-empty: sweep.seed
+}
+
+func newSweepCmd() *cobra.Command {
+	var x experimentFlags
+	var o sweepOptions
+	cmd := &cobra.Command{
+		Use:   "sweep",
+		Short: "Search the router knobs for the best configuration, validate it on the full trace, write a report",
+		Long: `sweep searches the experiment's search space (its list-valued search_space keys) for the
+configuration that best meets goal.target, evaluating candidates on the first
+workload.search_requests requests (default 2000), then replays round_robin, default_kv
+(kv_router, credit 1.0, scale 1.0, T 0) and the winner on the full trace.
+
+Algorithms: gp_bandit (Gaussian-process UCB with pure-exploration batches; default),
+random, grid (every canonical configuration). OUT receives ledger.jsonl (one line per
+finished evaluation, so --resume continues an interrupted sweep), summary.json, report.md
+and evaluations.csv.`,
+		Example: `  routerlab sweep --config examples/router-sweep.yaml --out runs/seed
+  routerlab sweep --algorithm grid --requests 500 --set 'router_temperature=[0.0]'
+  routerlab sweep --out runs/seed --resume`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f, err := x.file()
+			if err != nil {
+				return err
+			}
+			o.requests = x.requests
+			return runSweep(cmd.Context(), f, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	x.register(cmd.Flags(), "search requests: the first N of the trace (overrides workload.search_requests)")
+	fl := cmd.Flags()
+	fl.StringVar(&o.out, "out", "", "output directory (default: a new directory under ./runs/)")
+	fl.BoolVar(&o.resume, "resume", false, "continue the sweep whose ledger.jsonl is in --out")
+	fl.IntVar(&o.parallel, "parallel", 0, "simulations run at once (overrides sweep.parallel_evals)")
+	fl.StringVar(&o.algorithm, "algorithm", "", "gp_bandit, random or grid (overrides sweep.algorithm)")
+	fl.StringVar(&o.seed, "seed", "", "search seed (overrides sweep.seed)")
+	return cmd
+}
+
+// apply writes the command-line overrides into the experiment file, through its own
+// validation.
+func (o sweepOptions) apply(f *config.File) error {
+	var sets []string
+	if o.requests > 0 {
+		sets = append(sets, "workload.search_requests="+strconv.Itoa(o.requests))
+	}
+	if o.parallel > 0 {
+		sets = append(sets, "sweep.parallel_evals="+strconv.Itoa(o.parallel))
+	}
+	if o.algorithm != "" {
+		sets = append(sets, "sweep.algorithm="+o.algorithm)
+	}
+	if o.seed != "" {
+		sets = append(sets, "sweep.seed="+o.seed)
+	}
+	for _, s := range sets {
+		if err := f.Set(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runSweep runs a whole sweep of f and prints its report; progress goes to stderr.
+func runSweep(ctx context.Context, f *config.File, o sweepOptions, stdout, stderr io.Writer) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	start := time.Now()
+	if err := o.apply(f); err != nil {
+		return err
+	}
+	out, err := sweepDir(o, start)
+	if err != nil {
+		return err
+	}
+	exp, err := config.NewExperiment(f)
+	if err != nil {
+		return err
+	}
+	events := make(chan sweep.Event)
+	printed := make(chan struct{})
+	go func() {
+		defer close(printed)
+		progress(stderr, isTerminal(stderr), events)
+	}()
+	res, err := sweep.Run(ctx, f, exp, sweep.Options{Out: out, Resume: o.resume, Progress: events})
+	close(events)
+	<-printed
+	if err != nil {
+		return err
+	}
+	s := res.Search
+	fmt.Fprint(stdout, res.Terminal())
+	fmt.Fprintf(stdout, "%d evaluations (%d from the ledger) in %.1f s; wrote %s: summary.json, report.md, evaluations.csv, %s\n",
+		len(s.Evaluations), s.Resumed, time.Since(start).Seconds(), out, sweep.LedgerName)
+	return nil
+}
+
+// sweepDir returns the output directory: --out, or a new runs/sweep-TIME directory. A
+// resume needs an existing ledger.
+func sweepDir(o sweepOptions, now time.Time) (string, error) {
+	if o.out != "" {
+		if o.resume {
+			if _, err := os.Stat(filepath.Join(o.out, sweep.LedgerName)); err != nil {
+				return "", fmt.Errorf("--resume: %w", err)
+			}
+		}
+		return o.out, nil
+	}
+	if o.resume {
+		return "", errors.New("--resume needs --out DIR naming the sweep to continue")
+	}
+	base := filepath.Join("runs", "sweep-"+now.UTC().Format("20060102-150405"))
+	dir := base
+	for i := 2; ; i++ {
+		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			return dir, nil
+		}
+		dir = fmt.Sprintf("%s-%d", base, i)
+	}
+}
+
+// progress reports each event on stderr: one updating status line on a terminal, one line
+// per event otherwise (logs).
+func progress(w io.Writer, tty bool, events <-chan sweep.Event) {
+	width := 0
+	for ev := range events {
+		var b strings.Builder
+		switch ev.Phase {
+		case "search":
+			fmt.Fprintf(&b, "sweep round %d/%d  %d/%d  best %.1f %s", ev.Round, ev.Rounds, ev.Done, ev.Total, ev.BestValue, ev.Unit)
+			if !tty {
+				fmt.Fprintf(&b, "  last %.1f %s  %s", ev.Value, ev.Unit, ev.Key)
+			}
+			if ev.Resumed {
+				b.WriteString("  (from ledger)")
+			}
+		default:
+			fmt.Fprintf(&b, "%s  %d/%d  %s %.1f %s", ev.Phase, ev.Done, ev.Total, ev.Key, ev.Value, ev.Unit)
+		}
+		line := b.String()
+		if !tty {
+			fmt.Fprintln(w, line)
+			continue
+		}
+		pad := max(0, width-len([]rune(line)))
+		width = len([]rune(line))
+		fmt.Fprintf(w, "\r%s%s", line, strings.Repeat(" ", pad))
+	}
+	if width > 0 {
+		fmt.Fprintln(w)
+	}
+}
