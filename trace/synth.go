@@ -42,6 +42,20 @@ func (q quantiles) sample(r *rand.Rand) float64 {
 	return q.v[i-1] + f*(q.v[i]-q.v[i-1])
 }
 
+// steps is a step function of a token count: p[i] applies below upTo[i], the last p beyond.
+type steps struct {
+	upTo []int
+	p    []float64
+}
+
+func (s steps) at(tokens int) float64 {
+	i, _ := slices.BinarySearch(s.upTo, tokens+1)
+	return s.p[i]
+}
+
+// always is a constant step function.
+func always(p float64) steps { return steps{p: []float64{p}} }
+
 // family is a system prompt (with tool definitions) shared verbatim by many sessions.
 type family struct {
 	blocks int // full trace blocks, so every one of them is shareable
@@ -55,25 +69,26 @@ type family struct {
 // or a tool result), so it reuses the previous turn's full blocks; sometimes it repeats the
 // previous turn exactly (a retry) or branches from an early point of it (an edited history).
 type profile struct {
-	requests     int
-	spanMS       int64
-	tickMS       int64 // > 0: timestamps quantized to ticks, as the Mooncake traces were sampled
-	families     []family
-	firstUser    quantiles // tokens after the shared prompt in a session's first turn
-	output       quantiles // output tokens of any turn
-	appended     quantiles // tokens added after the previous turn's output (may be negative)
-	pRepeat      float64   // a turn repeats the previous one
-	pBranch      float64   // a turn keeps only part of the previous one's blocks
-	branchKeep   quantiles // share of the previous turn's full blocks a branch keeps
-	branchTail   quantiles // tokens after the kept blocks in a branch
-	cont         []float64 // P(another turn) after turn k+1; the last value repeats
-	gapMS        quantiles // time between a turn and the next
-	burst        quantiles // sessions started together (agent fan-out)
-	rateSigma    float64   // per-minute log-normal modulation of the session start rate
-	rateRho      float64   // its minute-to-minute correlation
-	meanTurns    float64   // first guess of requests per session, refined by calibration
-	maxContext   int       // input + output of any turn fits this
-	maxFirstUser int       // cap of the first user part
+	requests      int
+	spanMS        int64
+	tickMS        int64 // > 0: timestamps quantized to ticks, as the Mooncake traces were sampled
+	families      []family
+	firstUser     quantiles // tokens after the shared prompt in a session's first turn
+	output        quantiles // output tokens of any turn
+	appended      quantiles // tokens added after the previous turn's output on the second turn (may be negative)
+	appendedLater quantiles // the same on later turns
+	pRepeat       steps     // a turn repeats the previous one, by the previous input length
+	pBranch       steps     // a turn keeps only part of the previous one's blocks, likewise
+	branchKeep    quantiles // share of the previous turn's full blocks a branch keeps
+	branchTail    quantiles // tokens after the kept blocks in a branch
+	cont          []float64 // P(another turn) after turn k+1; the last value repeats
+	gapMS         quantiles // time between a turn and the next
+	burst         quantiles // sessions started together (agent fan-out)
+	rateSigma     float64   // per-minute log-normal modulation of the session start rate
+	rateRho       float64   // its minute-to-minute correlation
+	meanTurns     float64   // first guess of requests per session, refined by calibration
+	maxContext    int       // input + output of any turn fits this
+	maxFirstUser  int       // cap of the first user part
 }
 
 func lookupProfile(name string) (profile, error) {
@@ -258,15 +273,21 @@ func (g *generator) turns(fam int) []turn {
 			return ts
 		}
 		next := turn{offset: cur.offset + p.gapMS.sample(r), output: g.output()}
+		pRepeat, pBranch := p.pRepeat.at(cur.input), p.pBranch.at(cur.input)
 		switch u := r.Float64(); {
-		case u < p.pRepeat:
+		case u < pRepeat:
 			next.keep, next.input = blocksOf(cur.input), cur.input
-		case u < p.pRepeat+p.pBranch:
-			next.keep = max(1, int(math.Round(float64(cur.input/DefaultBlockSize)*p.branchKeep.sample(r))))
+		case u < pRepeat+pBranch && cur.input/DefaultBlockSize > 2:
+			// A branch keeps at least two blocks: with one it would be a new session.
+			next.keep = max(2, int(math.Round(float64(cur.input/DefaultBlockSize)*p.branchKeep.sample(r))))
 			next.input = next.keep*DefaultBlockSize + max(1, int(p.branchTail.sample(r)))
 		default:
+			add := p.appended
+			if k > 0 {
+				add = p.appendedLater
+			}
 			next.keep = cur.input / DefaultBlockSize
-			next.input = max(next.keep*DefaultBlockSize+1, cur.input+cur.output+int(p.appended.sample(r)))
+			next.input = max(next.keep*DefaultBlockSize+1, cur.input+cur.output+int(add.sample(r)))
 		}
 		if next.input+next.output > p.maxContext {
 			return ts

@@ -1,0 +1,178 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/routerlab/routerlab/trace"
+)
+
+func newTraceCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "trace",
+		Short: "Synthesize, describe and cut Mooncake traces",
+		Long: `Mooncake traces are JSON lines {"timestamp", "input_length", "output_length", "hash_ids"};
+hash_ids name the prompt's 512-token prefix blocks. Wherever a trace path is accepted,
+builtin:toolagent and builtin:conversation name the built-in synthetic traces.`,
+		Args: cobra.NoArgs,
+	}
+	cmd.AddCommand(newTraceSynthCmd(), newTraceStatsCmd(), newTraceSubsetCmd())
+	return cmd
+}
+
+func newTraceSynthCmd() *cobra.Command {
+	var profile, out string
+	var seed uint64
+	var requests int
+	cmd := &cobra.Command{
+		Use:   "synth",
+		Short: "Generate a synthetic Mooncake trace (deterministic for a seed)",
+		Example: `  routerlab trace synth --profile toolagent --out toolagent.jsonl
+  routerlab trace synth --profile conversation --seed 7 --requests 2000 | head`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			t, err := trace.Synthesize(profile, seed, requests)
+			if err != nil {
+				return err
+			}
+			return writeTrace(cmd.OutOrStdout(), out, t.Requests)
+		},
+	}
+	cmd.Flags().StringVar(&profile, "profile", "toolagent", "workload profile: "+strings.Join(trace.Profiles(), "|"))
+	cmd.Flags().Uint64Var(&seed, "seed", trace.DefaultSeed, "random seed")
+	cmd.Flags().IntVar(&requests, "requests", 0, "number of requests (default: the profile's, 23608 for toolagent, 12031 for conversation)")
+	cmd.Flags().StringVar(&out, "out", "", "output file (default: standard output)")
+	return cmd
+}
+
+func newTraceStatsCmd() *cobra.Command {
+	var format string
+	var blockSize int
+	cmd := &cobra.Command{
+		Use:   "stats PATH|builtin:NAME",
+		Short: "Describe a trace: lengths, arrival span, prefix reuse, cache-size curve, sessions",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "table" && format != "json" {
+				return fmt.Errorf("--format: %q is not table or json", format)
+			}
+			t, err := trace.Load(args[0], blockSize)
+			if err != nil {
+				return err
+			}
+			s := trace.Stats(t)
+			if format == "json" {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(s)
+			}
+			return writeStatsTable(cmd.OutOrStdout(), s)
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "table", "output format: table|json")
+	cmd.Flags().IntVar(&blockSize, "block-size", trace.DefaultBlockSize, "tokens per hash id (trace_block_size)")
+	return cmd
+}
+
+func newTraceSubsetCmd() *cobra.Command {
+	var first, blockSize int
+	var out string
+	cmd := &cobra.Command{
+		Use:   "subset --first N PATH|builtin:NAME --out FILE",
+		Short: "Write the first N requests of a trace (the rule --requests uses everywhere)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if first < 1 {
+				return fmt.Errorf("--first: %d must be at least 1", first)
+			}
+			if out == "" {
+				return errors.New("--out: required")
+			}
+			t, err := trace.Load(args[0], blockSize)
+			if err != nil {
+				return err
+			}
+			sub := t.First(first)
+			if len(sub.Requests) < first {
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s has only %d requests; writing all of them\n", t.Name, len(sub.Requests))
+			}
+			return writeTrace(cmd.OutOrStdout(), out, sub.Requests)
+		},
+	}
+	cmd.Flags().IntVar(&first, "first", 0, "number of leading requests to keep")
+	cmd.Flags().StringVar(&out, "out", "", "output file")
+	cmd.Flags().IntVar(&blockSize, "block-size", trace.DefaultBlockSize, "tokens per hash id (trace_block_size)")
+	return cmd
+}
+
+// writeTrace writes JSONL to the file path, or to stdout when path is empty.
+func writeTrace(stdout io.Writer, path string, reqs []trace.Request) error {
+	if path == "" {
+		return trace.Write(stdout, reqs)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := trace.Write(f, reqs); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return f.Close()
+}
+
+func writeStatsTable(w io.Writer, s trace.Statistics) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	p := func(format string, a ...any) { fmt.Fprintf(tw, format+"\n", a...) }
+	p("trace\t%s", s.Name)
+	p("requests\t%s", group(int64(s.Requests)))
+	p("span\t%s ms (%.1f min)", group(s.SpanMS), float64(s.SpanMS)/60000)
+	p("block size\t%d tokens", s.BlockSize)
+	p("")
+	p("tokens\tmean\tp50\tp90\tp99\tmax")
+	for _, d := range []struct {
+		name string
+		d    trace.Distribution
+	}{{"input", s.InputLength}, {"output", s.OutputLength}} {
+		p("%s\t%.1f\t%.0f\t%.0f\t%.0f\t%.0f", d.name, d.d.Mean, d.d.P50, d.d.P90, d.d.P99, d.d.Max)
+	}
+	p("")
+	p("prefix-cache ratio\t%.3f\t(unbounded cache: share of %s input blocks seen before; %s unique)",
+		s.PrefixCacheRatio, group(s.InputBlocks), group(int64(s.UniqueBlocks)))
+	p("LRU cache\thit ratio")
+	for _, c := range s.CacheCurve {
+		p("  %s blocks (%s tokens)\t%.3f", group(int64(c.CapacityBlocks)), group(c.CapacityTokens), c.HitRatio)
+	}
+	p("")
+	sh := s.Sharing
+	p("first blocks\t%d distinct; the commonest starts %.1f %% of requests", sh.DistinctFirstBlocks, 100*sh.TopFirstBlockShare)
+	p("sessions\t%s, %.2f turns each on average", group(int64(sh.Sessions)), sh.MeanTurnsPerSession)
+	p("continuations\t%s requests, %.1f %% of their blocks cached on average", group(int64(sh.ContinuationRequests)), 100*sh.MeanContinuationHitFrac)
+	p("shared-prompt starts\t%s sessions, sharing %.1f blocks on average", group(int64(sh.SharedPromptStarts)), sh.MeanSharedPromptBlocks)
+	return tw.Flush()
+}
+
+// group formats an integer with thousands separators.
+func group(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
