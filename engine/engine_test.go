@@ -37,6 +37,7 @@ func (f *fakeTimer) StepTimeUS(b *model.Batch) int64 {
 // fixedRouter sends every request to worker 0 (or by id modulo workers) and logs calls.
 type fixedRouter struct {
 	workers int
+	noLog   bool
 	log     []string
 	events  []router.KVEvent
 }
@@ -45,6 +46,9 @@ func (f *fixedRouter) Route(r *router.Request) int { return int(r.ID) % f.worker
 func (f *fixedRouter) FirstToken(id int64)         {}
 func (f *fixedRouter) Finished(id int64)           {}
 func (f *fixedRouter) Apply(ev router.KVEvent) {
+	if f.noLog {
+		return
+	}
 	f.events = append(f.events, router.KVEvent{Worker: ev.Worker, Kind: ev.Kind, Hashes: slices.Clone(ev.Hashes)})
 }
 
@@ -91,7 +95,7 @@ func eventEq(a, b router.KVEvent) bool {
 }
 
 // reportJSON is the report without wall time, for comparisons.
-func reportJSON(t testing.TB, rep *Report) string {
+func reportJSON(t interface{ Fatal(...any) }, rep *Report) string {
 	c := *rep
 	c.Summary.WallTimeMS = 0
 	b, err := json.Marshal(&c)
@@ -370,5 +374,68 @@ func TestPercentileNearestRank(t *testing.T) {
 	mean, p50, p90, p99 = h.stats()
 	if p50 != 0.01 || p90 != 2000 || p99 != 2000 || mean != 500.008 {
 		t.Errorf("hist got %v %v %v %v", mean, p50, p90, p99)
+	}
+}
+
+// Snapshots of the chunked-prefill timeline (steps end at 228, 400, 501, 602 µs); none
+// after the last completion.
+func TestSnapshots(t *testing.T) {
+	timer := &fakeTimer{base: 100, perToken: 1}
+	tr := &trace.Trace{Name: "t", BlockSize: 512, Requests: []trace.Request{req(0, 200, 3, 7)}}
+	cfg := Config{Workers: 1, Worker: deployment(100, 128, 8), ReplayConcurrency: 1, SnapshotEveryUS: 250}
+	for _, stepwise := range []bool{true, false} {
+		s := newSim(cfg, timer, tr, &fixedRouter{workers: 1})
+		s.stepwise = stepwise
+		rep, err := s.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []Snapshot{
+			{TimeUS: 250, Workers: []WorkerSnapshot{{ActiveBlocks: 4, QueuedPrefillTokens: 72, Running: 1}}},
+			{TimeUS: 500, Workers: []WorkerSnapshot{{ActiveBlocks: 4, Running: 1}}},
+		}
+		got := rep.Snapshots
+		if len(got) != len(want) {
+			t.Fatalf("snapshots %+v", got)
+		}
+		for i := range want {
+			if got[i].TimeUS != want[i].TimeUS || got[i].Completed != want[i].Completed || got[i].Workers[0] != want[i].Workers[0] {
+				t.Errorf("stepwise=%v snapshot %d: %+v, want %+v", stepwise, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// RunUntil in slices gives the same report as Run; a cancelled context stops Run.
+func TestRunUntilAndCancel(t *testing.T) {
+	tr := syntheticTrace(200, 9)
+	cfg, mw := seedConfig(t)
+	cfg.SnapshotEveryUS = 100_000
+	whole, err := Replay(context.Background(), cfg, mw, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(cfg, mw, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := int64(0)
+	for tUS := int64(0); !s.RunUntil(tUS); tUS += 37_000 {
+		if s.Now() < prev || s.Now() != tUS {
+			t.Fatalf("Now %d after RunUntil(%d)", s.Now(), tUS)
+		}
+		prev = s.Now()
+	}
+	if a, b := reportJSON(t, whole), reportJSON(t, s.Report()); a != b {
+		i := 0
+		for i < min(len(a), len(b)) && a[i] == b[i] {
+			i++
+		}
+		t.Fatalf("RunUntil slices differ from Run at byte %d:\n%s\n%s", i, a[max(0, i-300):min(len(a), i+100)], b[max(0, i-300):min(len(b), i+100)])
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Replay(ctx, cfg, mw, tr); err == nil {
+		t.Fatal("cancelled run returned no error")
 	}
 }

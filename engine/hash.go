@@ -39,3 +39,12 @@ func blockHashes(dst []uint64, hashIDs []int64, input, blockSize, traceBlock int
 	}
 	return dst
 }
+
+// groupSize is how many engine blocks make one trace block (the pool's cache-entry group);
+// 1 when trace blocks are not a whole number (at most 32) of engine blocks.
+func groupSize(blockSize, traceBlock int) int32 {
+	if blockSize > traceBlock || traceBlock%blockSize != 0 || traceBlock/blockSize > 32 {
+		return 1
+	}
+	return int32(traceBlock / blockSize)
+}

@@ -4,40 +4,63 @@ package engine
 // caching.
 //
 // A block is in exactly one of three states:
-//   - in use: refs > 0 (held by running requests; it may also carry a cache hash);
-//   - cached and free: refs == 0 with a hash, on the LRU list, reusable by a prefix hit and
-//     evictable;
-//   - plain free: refs == 0 without a hash (never filled with a full prompt block, or a
-//     decode block), on a stack.
+//   - in use: refs > 0 (held by running requests; it may also be a cache entry);
+//   - cached and free: refs == 0 and a cache entry, on the LRU list, reusable by a prefix
+//     hit and evictable;
+//   - plain free: refs == 0 and no cache entry (never a full prompt block, or a decode
+//     block), on a stack.
 //
 // Allocation takes plain blocks first and evicts the least recently freed cached block only
 // when no plain block is left, so cached content survives until space is really needed.
+//
+// Cache entries are found by content: engine block j of a prompt is sub-block j mod G of
+// group j / G, where a group is one trace block (G = trace block size / engine block size,
+// see hash.go), keyed by the hash of its first engine block. One hash-table probe thus
+// serves G engine blocks; the entries themselves stay per engine block, with exactly the
+// semantics of a table keyed by engine-block hash (the two keys are in bijection).
 type blockPool struct {
-	refs []int32
-	hash []uint64 // 0: no cache entry (block hashes are never 0, see blockHash)
+	blk []blockMeta
 
-	// LRU list of cached free blocks, intrusive over block ids; -1 ends it.
-	prev, next       []int32
-	lruHead, lruTail int32
-	lruLen           int
+	// LRU order of cached free blocks: a FIFO of (block, release stamp) in release order.
+	// A hit does not unlink its block; the entry just goes stale (the block is in use or
+	// was released again later) and eviction skips it. This avoids pointer chasing through
+	// a linked list; popped and stale entries are dropped when the FIFO's buffer is full.
+	lru    []lruEntry
+	lruPos int // head of the FIFO
+	lruLen int // cached free blocks
+	stamp  uint32
 
 	plain []int32 // stack of plain free blocks
-	index map[uint64]int32
 	inUse int
+
+	g         int32 // sub-blocks per group
+	groups    hashTable
+	recMask   []uint32 // per group record: which sub-blocks are cached
+	recKey    []uint64
+	recBlocks []int32 // per group record: G block ids
+	recFree   []int32
 
 	removed []uint64 // evicted hashes not yet published as a KV event
 }
 
-func newBlockPool(n int) blockPool {
+type blockMeta struct {
+	hash  uint64 // engine-block hash of the cache entry; 0: none
+	refs  int32
+	slot  int32  // cache entry: group record × G + sub-block
+	stamp uint32 // release stamp of its live LRU entry
+}
+
+type lruEntry struct {
+	b     int32
+	stamp uint32
+}
+
+func newBlockPool(n int, g int32) blockPool {
 	p := blockPool{
-		refs:    make([]int32, n),
-		hash:    make([]uint64, n),
-		prev:    make([]int32, n),
-		next:    make([]int32, n),
-		lruHead: -1,
-		lruTail: -1,
-		plain:   make([]int32, n),
-		index:   make(map[uint64]int32, n),
+		blk:    make([]blockMeta, n),
+		plain:  make([]int32, n),
+		g:      g,
+		groups: newHashTable(),
 	}
 	// Pop order 0, 1, 2, … only to make block ids readable in tests.
 	for i := range n {
@@ -46,48 +69,59 @@ func newBlockPool(n int) blockPool {
 	return p
 }
 
-func (p *blockPool) size() int { return len(p.refs) }
+func (p *blockPool) size() int { return len(p.blk) }
 
 // available is how many blocks an allocation could obtain right now (plain + evictable).
 func (p *blockPool) available() int { return len(p.plain) + p.lruLen }
 
-// alloc returns a block with refs = 1 and no hash, evicting the LRU cached block if needed.
-// The caller has checked available() > 0.
+// alloc returns a block with refs = 1 and no cache entry, evicting the LRU cached block if
+// needed. The caller has checked available() > 0.
 func (p *blockPool) alloc() int32 {
 	var b int32
 	if k := len(p.plain); k > 0 {
 		b = p.plain[k-1]
 		p.plain = p.plain[:k-1]
 	} else {
-		b = p.lruHead
-		p.lruRemove(b)
-		h := p.hash[b]
-		delete(p.index, h)
-		p.hash[b] = 0
-		p.removed = append(p.removed, h)
+		b = p.lruPop()
+		p.removed = append(p.removed, p.blk[b].hash)
+		p.uncache(b)
 	}
-	p.refs[b] = 1
+	p.blk[b].refs = 1
 	p.inUse++
 	return b
 }
 
+// uncache drops b's cache entry.
+func (p *blockPool) uncache(b int32) {
+	m := &p.blk[b]
+	rec, sub := m.slot/p.g, m.slot%p.g
+	p.recMask[rec] &^= 1 << sub
+	if p.recMask[rec] == 0 {
+		p.groups.del(p.recKey[rec])
+		p.recFree = append(p.recFree, rec)
+	}
+	m.hash = 0
+}
+
 // touch takes a reference on a cached block found by a prefix hit.
 func (p *blockPool) touch(b int32) {
-	if p.refs[b] == 0 {
-		p.lruRemove(b)
+	m := &p.blk[b]
+	if m.refs == 0 {
+		p.lruLen-- // its FIFO entry is now stale
 		p.inUse++
 	}
-	p.refs[b]++
+	m.refs++
 }
 
 // release drops one reference; an unreferenced block becomes cached-free (LRU tail) or plain.
 func (p *blockPool) release(b int32) {
-	p.refs[b]--
-	if p.refs[b] > 0 {
+	m := &p.blk[b]
+	m.refs--
+	if m.refs > 0 {
 		return
 	}
 	p.inUse--
-	if p.hash[b] != 0 {
+	if m.hash != 0 {
 		p.lruPush(b)
 	} else {
 		p.plain = append(p.plain, b)
@@ -102,47 +136,170 @@ func (p *blockPool) freeAll(blocks []int32) {
 	}
 }
 
-// store makes block b (full, in use) a cache entry for h. If another block already caches h
-// (two requests computed the same prefix concurrently) b stays plain, as in vLLM; it reports
-// whether a new entry was created.
-func (p *blockPool) store(b int32, h uint64) bool {
-	if _, dup := p.index[h]; dup {
+// group returns the record of the group keyed key, or -1.
+func (p *blockPool) group(key uint64) int32 {
+	rec, ok := p.groups.get(key)
+	if !ok {
+		return -1
+	}
+	return rec
+}
+
+// cachedAt returns the block caching sub-block sub of group record rec (rec may be -1).
+func (p *blockPool) cachedAt(rec, sub int32) (int32, bool) {
+	if rec < 0 || p.recMask[rec]&(1<<sub) == 0 {
+		return 0, false
+	}
+	return p.recBlocks[rec*p.g+sub], true
+}
+
+// store makes block b (full, in use) the cache entry of engine-block hash h, sub-block sub
+// of the group keyed key. If the entry already exists (two requests computed the same
+// prefix concurrently) b stays plain, as in vLLM; it reports whether an entry was created.
+func (p *blockPool) store(b int32, key uint64, sub int32, h uint64) bool {
+	rec, ok := p.groups.get(key)
+	if !ok {
+		if k := len(p.recFree); k > 0 {
+			rec = p.recFree[k-1]
+			p.recFree = p.recFree[:k-1]
+			p.recKey[rec] = key
+		} else {
+			rec = int32(len(p.recMask))
+			p.recMask = append(p.recMask, 0)
+			p.recKey = append(p.recKey, key)
+			for range p.g {
+				p.recBlocks = append(p.recBlocks, -1)
+			}
+		}
+		p.groups.put(key, rec)
+	} else if p.recMask[rec]&(1<<sub) != 0 {
 		return false
 	}
-	p.index[h] = b
-	p.hash[b] = h
+	p.recMask[rec] |= 1 << sub
+	p.recBlocks[rec*p.g+sub] = b
+	p.blk[b].hash = h
+	p.blk[b].slot = rec*p.g + sub
 	return true
 }
 
-// lookup finds the block caching h.
-func (p *blockPool) lookup(h uint64) (int32, bool) {
-	b, ok := p.index[h]
-	return b, ok
-}
-
 func (p *blockPool) lruPush(b int32) {
-	p.prev[b] = p.lruTail
-	p.next[b] = -1
-	if p.lruTail >= 0 {
-		p.next[p.lruTail] = b
-	} else {
-		p.lruHead = b
+	if len(p.lru) == cap(p.lru) {
+		// Reuse the room of popped and stale entries; grow only when live ones fill half.
+		p.lruCompact()
+		if c := cap(p.lru); len(p.lru) >= c/2 {
+			p.lru = append(make([]lruEntry, 0, max(2*c, 1024)), p.lru...)
+		}
 	}
-	p.lruTail = b
+	p.stamp++
+	p.blk[b].stamp = p.stamp
+	p.lru = append(p.lru, lruEntry{b, p.stamp})
 	p.lruLen++
 }
 
-func (p *blockPool) lruRemove(b int32) {
-	pv, nx := p.prev[b], p.next[b]
-	if pv >= 0 {
-		p.next[pv] = nx
-	} else {
-		p.lruHead = nx
+// live reports whether a FIFO entry still stands for a cached free block.
+func (p *blockPool) live(e lruEntry) bool {
+	m := &p.blk[e.b]
+	return m.refs == 0 && m.hash != 0 && m.stamp == e.stamp
+}
+
+// lruPop removes and returns the least recently released cached free block.
+func (p *blockPool) lruPop() int32 {
+	for {
+		e := p.lru[p.lruPos]
+		p.lruPos++
+		if p.live(e) {
+			p.lruLen--
+			return e.b
+		}
 	}
-	if nx >= 0 {
-		p.prev[nx] = pv
-	} else {
-		p.lruTail = pv
+}
+
+// lruCompact drops stale entries, keeping the order of the live ones.
+func (p *blockPool) lruCompact() {
+	keep := p.lru[:0]
+	for _, e := range p.lru[p.lruPos:] {
+		if p.live(e) {
+			keep = append(keep, e)
+		}
 	}
-	p.lruLen--
+	p.lru, p.lruPos = keep, 0
+}
+
+// hashTable maps a group key → group record: open addressing with linear probing and
+// backward-shift deletion, kept at most half full. Keys are already uniformly mixed
+// (hash.go), so their top bits are the home slot. It replaces a Go map because these
+// probes are the engine's hottest memory traffic.
+type hashTable struct {
+	slots []hashSlot
+	shift uint
+	n     int
+}
+
+type hashSlot struct {
+	key uint64 // 0: empty (block hashes are never 0)
+	val int32
+}
+
+func newHashTable() hashTable {
+	return hashTable{slots: make([]hashSlot, 1024), shift: 64 - 10}
+}
+
+func (t *hashTable) get(key uint64) (int32, bool) {
+	m := uint64(len(t.slots) - 1)
+	for i := key >> t.shift; ; i = (i + 1) & m {
+		s := &t.slots[i]
+		if s.key == key {
+			return s.val, true
+		}
+		if s.key == 0 {
+			return 0, false
+		}
+	}
+}
+
+// put inserts a key that is not present.
+func (t *hashTable) put(key uint64, val int32) {
+	if 2*(t.n+1) > len(t.slots) {
+		old := t.slots
+		t.slots = make([]hashSlot, 2*len(old))
+		t.shift--
+		t.n = 0
+		for _, s := range old {
+			if s.key != 0 {
+				t.put(s.key, s.val)
+			}
+		}
+	}
+	m := uint64(len(t.slots) - 1)
+	i := key >> t.shift
+	for t.slots[i].key != 0 {
+		i = (i + 1) & m
+	}
+	t.slots[i] = hashSlot{key, val}
+	t.n++
+}
+
+func (t *hashTable) del(key uint64) {
+	m := uint64(len(t.slots) - 1)
+	i := key >> t.shift
+	for t.slots[i].key != key {
+		i = (i + 1) & m
+	}
+	// Backward shift: pull later entries of the probe run into the hole unless their home
+	// lies cyclically in (hole, j].
+	for j := i; ; {
+		j = (j + 1) & m
+		k := t.slots[j].key
+		if k == 0 {
+			break
+		}
+		h := k >> t.shift
+		if (i <= j && i < h && h <= j) || (i > j && (i < h || h <= j)) {
+			continue
+		}
+		t.slots[i] = t.slots[j]
+		i = j
+	}
+	t.slots[i] = hashSlot{}
+	t.n--
 }

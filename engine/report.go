@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"maps"
 	"math"
 	"slices"
 )
@@ -197,39 +198,39 @@ func floatStats(v []float64) (mean, p50, p90, p99 float64) {
 	return ms(sum / float64(len(v))), q(0.5), q(0.9), q(0.99)
 }
 
-// gapHist is an exact histogram of inter-token gaps in microseconds: dense counts up to
-// denseGapUS (step durations), the rare longer gaps (waiting after a preemption) listed.
+// gapHist is an exact histogram of inter-token gaps in microseconds: dense counts below
+// denseGapUS (most step durations), a map for the longer ones (long prefill steps, waits
+// after a preemption).
 type gapHist struct {
 	dense []int64
-	over  []int64
+	over  map[int64]int64
 	n     int64
 	sum   int64
 }
 
-const denseGapUS = 1 << 20
+const denseGapUS = 1 << 16
 
 func (h *gapHist) add(gap, count int64) {
 	h.n += count
 	h.sum += gap * count
-	if gap >= denseGapUS {
-		for range count {
-			h.over = append(h.over, gap)
+	if gap < denseGapUS {
+		if h.dense == nil {
+			h.dense = make([]int64, denseGapUS)
 		}
+		h.dense[gap] += count
 		return
 	}
-	if int(gap) >= len(h.dense) {
-		nd := make([]int64, min(max(int(gap)+1, 2*len(h.dense)), denseGapUS))
-		copy(nd, h.dense)
-		h.dense = nd
+	if h.over == nil {
+		h.over = map[int64]int64{}
 	}
-	h.dense[gap] += count
+	h.over[gap] += count
 }
 
 func (h *gapHist) stats() (mean, p50, p90, p99 float64) {
 	if h.n == 0 {
 		return
 	}
-	slices.Sort(h.over)
+	long := slices.Sorted(maps.Keys(h.over))
 	q := func(p float64) float64 {
 		k := int64(rank(p, int(h.n))) // 0-based rank
 		for g, c := range h.dense {
@@ -238,7 +239,14 @@ func (h *gapHist) stats() (mean, p50, p90, p99 float64) {
 			}
 			k -= c
 		}
-		return ms(float64(h.over[k]))
+		for _, g := range long {
+			c := h.over[g]
+			if k < c {
+				return ms(float64(g))
+			}
+			k -= c
+		}
+		return 0 // unreachable: the counts sum to n
 	}
 	return ms(float64(h.sum) / float64(h.n)), q(0.5), q(0.9), q(0.99)
 }

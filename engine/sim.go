@@ -93,8 +93,9 @@ func newSim(cfg Config, timer model.StepTimer, tr *trace.Trace, rt routerAPI) *S
 		reqs:      make([]request, len(tr.Requests)),
 		workers:   make([]worker, cfg.Workers),
 	}
+	g := groupSize(d.BlockSize, tr.BlockSize)
 	for i := range s.workers {
-		s.workers[i] = newWorker(i, d.NumGPUBlocks)
+		s.workers[i] = newWorker(i, d.NumGPUBlocks, g)
 	}
 	for i := range tr.Requests {
 		r := &tr.Requests[i]
@@ -132,10 +133,11 @@ func (s *Sim) Now() int64 { return s.now }
 func (s *Sim) Done() bool { return s.completed == len(s.reqs) }
 
 // RunUntil processes every event up to and including time tUS and reports whether all
-// requests have completed.
+// requests have completed. The run ends with the last completion: snapshots are taken
+// every SnapshotEveryUS while requests remain.
 func (s *Sim) RunUntil(tUS int64) bool {
 	start := time.Now()
-	for len(s.heap) > 0 && s.heap[0].time <= tUS {
+	for !s.Done() && s.heap[0].time <= tUS {
 		s.process(s.heap.pop())
 	}
 	if !s.Done() && tUS > s.now {
@@ -151,12 +153,12 @@ const runChunk = 1 << 14
 // Run simulates to the end, checking ctx between chunks of events, and returns the report.
 func (s *Sim) Run(ctx context.Context) (*Report, error) {
 	start := time.Now()
-	for len(s.heap) > 0 {
+	for !s.Done() {
 		if err := ctx.Err(); err != nil {
 			s.wall += time.Since(start)
 			return nil, err
 		}
-		for i := 0; i < runChunk && len(s.heap) > 0; i++ {
+		for i := 0; i < runChunk && !s.Done(); i++ {
 			s.process(s.heap.pop())
 		}
 	}
@@ -193,9 +195,7 @@ func (s *Sim) process(e event) {
 		}
 	case phaseSnapshot:
 		s.snapshot(e.time)
-		if !s.Done() {
-			s.heap.push(event{time: e.time + s.cfg.SnapshotEveryUS, phase: phaseSnapshot})
-		}
+		s.heap.push(event{time: e.time + s.cfg.SnapshotEveryUS, phase: phaseSnapshot})
 	}
 }
 

@@ -40,8 +40,8 @@ type sched struct {
 	tokens int32
 }
 
-func newWorker(id, blocks int) worker {
-	return worker{id: id, pool: newBlockPool(blocks)}
+func newWorker(id, blocks int, group int32) worker {
+	return worker{id: id, pool: newBlockPool(blocks, group)}
 }
 
 func ceilDiv(a, b int32) int32 { return (a + b - 1) / b }
@@ -92,12 +92,18 @@ func (s *Sim) startStep(w *worker, t int64) {
 		maxHit := min((r.tokens-1)/B, int32(len(r.hashes)))
 		w.hit = w.hit[:0]
 		hitFree := 0
+		G := w.pool.g
+		rec := int32(-1)
 		for j := int32(0); j < maxHit; j++ {
-			b, ok := w.pool.lookup(r.hashes[j])
+			sub := j % G
+			if sub == 0 {
+				rec = w.pool.group(r.hashes[j-sub])
+			}
+			b, ok := w.pool.cachedAt(rec, sub)
 			if !ok {
 				break
 			}
-			if w.pool.refs[b] == 0 {
+			if w.pool.blk[b].refs == 0 {
 				hitFree++
 			}
 			w.hit = append(w.hit, b)
@@ -204,8 +210,10 @@ func (s *Sim) finishStep(w *worker, t int64) {
 		r := &s.reqs[sc.req]
 		r.computed += sc.tokens
 		if full := min(r.computed/B, int32(len(r.hashes))); full > r.stored {
+			G := w.pool.g
 			for j := r.stored; j < full; j++ {
-				if w.pool.store(r.blocks[j], r.hashes[j]) {
+				sub := j % G
+				if w.pool.store(r.blocks[j], r.hashes[j-sub], sub, r.hashes[j]) {
 					w.stored = append(w.stored, r.hashes[j])
 				}
 			}

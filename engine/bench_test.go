@@ -1,0 +1,128 @@
+package engine
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"syscall"
+	"time"
+	"testing"
+
+	"github.com/routerlab/routerlab/model"
+	"github.com/routerlab/routerlab/router"
+	"github.com/routerlab/routerlab/trace"
+)
+
+// syntheticTrace is a toolagent-like workload for benchmarks: sessions that share one of a
+// few system prompts and grow their own history turn by turn, prompts of ~8.6k tokens on
+// average, outputs of ~180 tokens. Deterministic in seed.
+func syntheticTrace(n int, seed uint64) *trace.Trace {
+	rng := rand.New(rand.NewPCG(seed, 0x73796e7468))
+	const bs = trace.DefaultBlockSize
+	next := int64(0)
+	fresh := func(k int) []int64 {
+		ids := make([]int64, k)
+		for i := range ids {
+			ids[i] = next
+			next++
+		}
+		return ids
+	}
+	systems := make([][]int64, 12)
+	for i := range systems {
+		systems[i] = fresh(2 + rng.IntN(8))
+	}
+	type session struct{ ids []int64 }
+	live := make([]session, 0, 64)
+	reqs := make([]trace.Request, 0, n)
+	ts := int64(0)
+	for len(reqs) < n {
+		if len(live) < 48 || rng.IntN(8) == 0 {
+			sys := systems[rng.IntN(len(systems))]
+			live = append(live, session{ids: append(append([]int64(nil), sys...), fresh(1+rng.IntN(6))...)})
+		}
+		i := rng.IntN(len(live))
+		s := &live[i]
+		s.ids = append(s.ids, fresh(1+rng.IntN(3))...)
+		if len(s.ids) > 40 {
+			live[i] = live[len(live)-1]
+			live = live[:len(live)-1]
+			continue
+		}
+		ids := append([]int64(nil), s.ids...)
+		in := (len(ids)-1)*bs + 1 + rng.IntN(bs)
+		out := 1 + int(rng.ExpFloat64()*181)
+		out = min(out, 2000)
+		ts += int64(rng.ExpFloat64() * 150)
+		reqs = append(reqs, trace.Request{TimestampMS: ts, InputLength: in, OutputLength: out, HashIDs: ids})
+	}
+	return &trace.Trace{Name: "synthetic", BlockSize: bs, Requests: reqs}
+}
+
+// seedConfig is the seed experiment: 8 MiniMax-M2.5 TEP workers on B200, kv_router, c=32.
+func seedConfig(tb testing.TB) (Config, *model.Worker) {
+	tb.Helper()
+	d := model.SeedDeployment()
+	mw, err := model.NewWorker(d)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	d.NumGPUBlocks = mw.Capacity().NumGPUBlocks
+	return Config{Workers: 8, Worker: d, Router: router.DefaultConfig(), ReplayConcurrency: 32, Seed: 1}, mw
+}
+
+func benchReplay(b *testing.B, tr *trace.Trace, mode router.Mode) {
+	cfg, mw := seedConfig(b)
+	cfg.Router.Mode = mode
+	b.ReportAllocs()
+	var rep *Report
+	cpu0 := cpuTime()
+	for b.Loop() {
+		var err error
+		rep, err = Replay(context.Background(), cfg, mw, tr)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	// CPU time, not wall: the benchmark machine is shared.
+	b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+	s := rep.Summary
+	b.ReportMetric(float64(s.RequestsCompleted), "requests")
+	b.ReportMetric(s.PrefixCacheReusedRatio, "reuse")
+	b.ReportMetric(s.MeanTTFTMS, "ttft_ms")
+}
+
+func BenchmarkReplaySynthetic(b *testing.B) {
+	tr := syntheticTrace(23608, 1)
+	b.Run("kv_router", func(b *testing.B) { benchReplay(b, tr, router.ModeKV) })
+	b.Run("round_robin", func(b *testing.B) { benchReplay(b, tr, router.ModeRoundRobin) })
+}
+
+const conversationTrace = "../../shared/traces/conversation_trace.jsonl"
+
+func loadConversation(tb testing.TB) *trace.Trace {
+	tb.Helper()
+	if _, err := os.Stat(conversationTrace); err != nil {
+		tb.Skip("../shared/traces/conversation_trace.jsonl not present: ", err)
+	}
+	tr, err := trace.Load(conversationTrace, trace.DefaultBlockSize)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return tr
+}
+
+func BenchmarkReplayConversation(b *testing.B) {
+	tr := loadConversation(b)
+	b.Run("kv_router", func(b *testing.B) { benchReplay(b, tr, router.ModeKV) })
+	b.Run("round_robin", func(b *testing.B) { benchReplay(b, tr, router.ModeRoundRobin) })
+}
+
+// cpuTime is the process's user+system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

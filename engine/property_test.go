@@ -1,0 +1,301 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/routerlab/routerlab/router"
+	"github.com/routerlab/routerlab/trace"
+)
+
+// genTrace draws a small trace whose prompts share prefixes: each prompt extends a
+// previous prompt (or the empty one) by fresh trace blocks.
+func genTrace(t *rapid.T, traceBlock int) *trace.Trace {
+	n := rapid.IntRange(1, 40).Draw(t, "requests")
+	var prompts [][]int64
+	next := int64(1)
+	reqs := make([]trace.Request, n)
+	ts := int64(0)
+	for i := range reqs {
+		var ids []int64
+		if len(prompts) > 0 && rapid.Bool().Draw(t, "extend") {
+			base := prompts[rapid.IntRange(0, len(prompts)-1).Draw(t, "base")]
+			ids = slices.Clone(base[:rapid.IntRange(0, len(base)).Draw(t, "keep")])
+		}
+		for range rapid.IntRange(0, 4).Draw(t, "fresh") {
+			ids = append(ids, next)
+			next++
+		}
+		if len(ids) == 0 {
+			ids = append(ids, next)
+			next++
+		}
+		prompts = append(prompts, ids)
+		in := (len(ids)-1)*traceBlock + rapid.IntRange(1, traceBlock).Draw(t, "tail")
+		ts += int64(rapid.IntRange(0, 50).Draw(t, "gap"))
+		reqs[i] = trace.Request{TimestampMS: ts, InputLength: in, OutputLength: rapid.IntRange(1, 40).Draw(t, "out"), HashIDs: ids}
+	}
+	return &trace.Trace{Name: "rapid", BlockSize: traceBlock, Requests: reqs}
+}
+
+func genConfig(t *rapid.T, tr *trace.Trace) Config {
+	bs := rapid.SampledFrom([]int{16, 32, 64}).Draw(t, "block_size")
+	need := 0
+	for _, r := range tr.Requests {
+		need = max(need, (r.InputLength+r.OutputLength+bs-1)/bs)
+	}
+	d := deployment(need+rapid.IntRange(0, 3*need).Draw(t, "spare_blocks"),
+		rapid.IntRange(8, 512).Draw(t, "budget"), rapid.IntRange(1, 8).Draw(t, "max_seqs"))
+	d.BlockSize = bs
+	rc := router.DefaultConfig()
+	rc.Mode = rapid.SampledFrom(router.Modes()).Draw(t, "mode")
+	rc.BlockSize = bs
+	rc.PrefillLoadScale = rapid.SampledFrom([]float64{0, 1, 4}).Draw(t, "scale")
+	rc.Temperature = rapid.SampledFrom([]float64{0, 0.5}).Draw(t, "temp")
+	cfg := Config{
+		Workers: rapid.IntRange(1, 3).Draw(t, "workers"), Worker: d, Router: rc,
+		Seed: rapid.Uint64().Draw(t, "seed"), RecordRequests: true,
+	}
+	if rapid.Bool().Draw(t, "closed") {
+		cfg.ReplayConcurrency = rapid.IntRange(1, 6).Draw(t, "concurrency")
+	} else {
+		cfg.ArrivalSpeedupRatio = rapid.SampledFrom([]float64{0, 0.5, 1, 20}).Draw(t, "speedup")
+	}
+	if rapid.Bool().Draw(t, "snapshots") {
+		cfg.SnapshotEveryUS = int64(rapid.IntRange(50, 5000).Draw(t, "snapshot_every"))
+	}
+	return cfg
+}
+
+// kvMirror replays KV events into per-worker sets, as an indexer sees the pools.
+type kvMirror struct {
+	sets []map[uint64]bool
+	err  error
+}
+
+func (m *kvMirror) apply(ev router.KVEvent) {
+	for _, h := range ev.Hashes {
+		set := m.sets[ev.Worker]
+		switch {
+		case ev.Kind == router.BlocksStored && set[h]:
+			m.err = fmt.Errorf("worker %d: stored %x twice", ev.Worker, h)
+		case ev.Kind == router.BlocksRemoved && !set[h]:
+			m.err = fmt.Errorf("worker %d: removed %x never stored", ev.Worker, h)
+		}
+		set[h] = ev.Kind == router.BlocksStored
+		if !set[h] {
+			delete(set, h)
+		}
+	}
+}
+
+// checkPool verifies one pool's internal invariants and that its cache entries are
+// exactly the mirror's set.
+func checkPool(s *Sim, w *worker, mirror map[uint64]bool) error {
+	p := &w.pool
+	inUse, cachedFree, plainFree := 0, 0, 0
+	held := make([]int32, p.size())
+	for _, ri := range w.running {
+		for _, b := range s.reqs[ri].blocks {
+			held[b]++
+		}
+	}
+	cached := map[uint64]bool{}
+	for b := range p.blk {
+		m := &p.blk[b]
+		if m.refs != held[b] {
+			return fmt.Errorf("block %d: refs %d, held by %d running requests", b, m.refs, held[b])
+		}
+		switch {
+		case m.refs > 0:
+			inUse++
+		case m.hash != 0:
+			cachedFree++
+		default:
+			plainFree++
+		}
+		if m.hash != 0 {
+			cached[m.hash] = true
+		}
+	}
+	if inUse != p.inUse || inUse > p.size() || cachedFree != p.lruLen || plainFree != len(p.plain) {
+		return fmt.Errorf("counts: in use %d/%d, cached free %d/%d, plain %d/%d",
+			inUse, p.inUse, cachedFree, p.lruLen, plainFree, len(p.plain))
+	}
+	if len(cached) != len(mirror) {
+		return fmt.Errorf("pool caches %d blocks, KV events say %d", len(cached), len(mirror))
+	}
+	for h := range mirror {
+		if !cached[h] {
+			return fmt.Errorf("KV events say %x is cached; the pool does not have it", h)
+		}
+	}
+	if len(w.running) > s.cfg.Worker.MaxNumSeqs {
+		return fmt.Errorf("%d running > max_num_seqs", len(w.running))
+	}
+	tokens := int32(0)
+	for _, sc := range w.sched {
+		tokens += sc.tokens
+	}
+	if w.busy && !w.fast && tokens > int32(s.cfg.Worker.MaxNumBatchedTokens) {
+		return fmt.Errorf("step of %d tokens > budget", tokens)
+	}
+	return nil
+}
+
+// runChecked runs s event by event, checking invariants after each event.
+func runChecked(t *rapid.T, s *Sim, mirror *kvMirror) {
+	last := int64(-1)
+	for events := 0; !s.Done(); events++ {
+		if events > 5_000_000 {
+			t.Fatal("no progress")
+		}
+		e := s.heap.pop()
+		if e.time < last {
+			t.Fatalf("clock went back from %d to %d", last, e.time)
+		}
+		last = e.time
+		s.process(e)
+		if mirror.err != nil {
+			t.Fatal(mirror.err)
+		}
+		if !s.stepwise {
+			continue
+		}
+		for i := range s.workers {
+			if err := checkPool(s, &s.workers[i], mirror.sets[i]); err != nil {
+				t.Fatalf("t=%d worker %d: %v", e.time, i, err)
+			}
+		}
+	}
+}
+
+func TestInvariantsProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		tb := rapid.SampledFrom([]int{64, 128, 512}).Draw(t, "trace_block")
+		tr := genTrace(t, tb)
+		cfg := genConfig(t, tr)
+		timer := &fakeTimer{base: int64(rapid.IntRange(1, 200).Draw(t, "base")), perToken: 1}
+		var reports [2]string
+		for i, stepwise := range []bool{true, false} {
+			s, err := New(cfg, timer, tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.stepwise = stepwise
+			mirror := &kvMirror{sets: make([]map[uint64]bool, cfg.Workers)}
+			for w := range mirror.sets {
+				mirror.sets[w] = map[uint64]bool{}
+			}
+			s.onKV = mirror.apply
+			runChecked(t, s, mirror)
+			// Every request completed once with all its tokens.
+			if s.completed != len(tr.Requests) {
+				t.Fatalf("%d of %d requests completed", s.completed, len(tr.Requests))
+			}
+			var gaps int64
+			for i, r := range s.reqs {
+				if r.generated != r.out || r.tokens != r.isl+r.out || r.done < r.firstTok || r.firstTok < r.arrival {
+					t.Fatalf("request %d: %+v", i, r)
+				}
+				gaps += int64(r.out - 1)
+			}
+			if s.itl.n != gaps {
+				t.Fatalf("%d inter-token gaps, want %d", s.itl.n, gaps)
+			}
+			for i := range s.workers {
+				w := &s.workers[i]
+				if len(w.running) != 0 || w.waiting.len() != 0 || w.pool.inUse != 0 {
+					t.Fatalf("worker %d not drained", i)
+				}
+				if err := checkPool(s, w, mirror.sets[i]); err != nil {
+					t.Fatalf("end, worker %d: %v", i, err)
+				}
+			}
+			rep, err := s.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Summary.RequestsCompleted != len(tr.Requests) {
+				t.Fatalf("report counts %d", rep.Summary.RequestsCompleted)
+			}
+			reports[i] = reportJSON(t, rep)
+		}
+		if reports[0] != reports[1] {
+			t.Fatalf("decode fast path changed the report:\n%s\n%s", reports[0], reports[1])
+		}
+	})
+}
+
+// The router's own indexer agrees with the pools: its overlap for every cached prompt
+// equals the pool's longest cached prefix.
+func TestRouterIndexerMatchesPools(t *testing.T) {
+	tr := syntheticTrace(400, 3)
+	cfg, mw := seedConfig(t)
+	cfg.Worker.NumGPUBlocks = 3000 // small, so evictions happen
+	s, err := New(cfg, mw, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := s.rt.(*router.Router)
+	overlaps := make([]int, cfg.Workers)
+	checked := 0
+	for step := 0; !s.Done(); step++ {
+		s.process(s.heap.pop())
+		if step%97 != 0 {
+			continue
+		}
+		s.settleAll(s.now)
+		for i := range tr.Requests[:min(len(tr.Requests), s.nextReq)] {
+			r := &tr.Requests[i]
+			hashes := blockHashes(nil, r.HashIDs, r.InputLength, 64, tr.BlockSize)
+			rt.Overlaps(hashes, overlaps)
+			for w := range s.workers {
+				if got, want := overlaps[w], cachedPrefix(&s.workers[w].pool, hashes); got != want {
+					t.Fatalf("t=%d request %d worker %d: router overlap %d, pool prefix %d", s.now, i, w, got, want)
+				}
+			}
+			checked++
+		}
+	}
+	if checked < 1000 {
+		t.Fatalf("only %d comparisons", checked)
+	}
+}
+
+// cachedPrefix is the pool's longest run of cached blocks of a prompt.
+func cachedPrefix(p *blockPool, hashes []uint64) int {
+	n := 0
+	for j, h := range hashes {
+		sub := int32(j) % p.g
+		b, ok := p.cachedAt(p.group(hashes[j-int(sub)]), sub)
+		if !ok || p.blk[b].hash != h {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+func TestDeterministicReport(t *testing.T) {
+	tr := syntheticTrace(600, 5)
+	cfg, mw := seedConfig(t)
+	cfg.SnapshotEveryUS = 500_000
+	cfg.RecordRequests = true
+	cfg.Router.Temperature = 0.5
+	var out [2]string
+	for i := range out {
+		rep, err := Replay(context.Background(), cfg, mw, tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = reportJSON(t, rep)
+	}
+	if out[0] != out[1] {
+		t.Fatal("two runs with the same seed differ")
+	}
+}
