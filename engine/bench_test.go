@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"syscall"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/routerlab/routerlab/model"
 	"github.com/routerlab/routerlab/router"
