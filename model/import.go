@@ -16,14 +16,19 @@ type ImportOptions struct {
 	HardwareSKU    string   // e.g. b200_sxm (system file b200_sxm.yaml, data under b200_sxm/)
 	Backend        string   // vllm
 	BackendVersion string   // e.g. 0.19.0
+	GEMMQuant      string   // gemm_dtype of the attention projections' rows, e.g. fp8
+	MoEQuant       string   // moe_dtype of the expert rows, e.g. fp8
 	Layouts        []Layout // parallel layouts to derive
 }
 
 // DefaultImportOptions derives the embedded default: MiniMax-M2.5 on B200 under vLLM 0.19.0
-// in the TEP layout (attention TP 4, experts EP 4: the seed) and the TP layout (experts TP 4).
+// in the TEP layout (attention TP 4, experts EP 4: the seed) and the TP layout (experts TP 4),
+// with the FP8 GEMM and MoE kernels the silicon runs of this deployment are labelled with
+// (gemm_quant_mode fp8, moe_quant_mode fp8).
 func DefaultImportOptions() ImportOptions {
 	return ImportOptions{
 		Model: "MiniMaxAI/MiniMax-M2.5", HardwareSKU: "b200_sxm", Backend: "vllm", BackendVersion: "0.19.0",
+		GEMMQuant: "fp8", MoEQuant: "fp8",
 		Layouts: []Layout{
 			{TP: 4, AttentionDP: 1, MoETP: 1, MoEEP: 4},
 			{TP: 4, AttentionDP: 1, MoETP: 4, MoEEP: 1},
@@ -42,7 +47,6 @@ const (
 	moeDistribution   = "power_law_1.2"
 	moeKernel         = "vllm_fused_moe"
 	allreduceMode     = "vllm_graph"
-	blockGEMMDtype    = "fp8_block"
 	unquantGEMMDtype  = "bfloat16"
 	attentionDtype    = "bfloat16"
 	allreduceElemType = "bfloat16"
@@ -106,7 +110,8 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 			return nil, fmt.Errorf("model import: layout %s: tp×attention_dp must equal moe_tp×moe_ep and divide %d heads", l, llm.Heads)
 		}
 		t := &Table{Format: tableFormat, Model: o.Model, HardwareSKU: o.HardwareSKU, Backend: o.Backend,
-			BackendVersion: o.BackendVersion, Layout: l, LLM: llm, GPU: gpu, Sources: common}
+			BackendVersion: o.BackendVersion, GEMMQuant: o.GEMMQuant, MoEQuant: o.MoEQuant, Layout: l, LLM: llm, GPU: gpu,
+			Sources: common}
 		if err := derive(t, gemms, moes, ctxs, gens, ars, gemmRel, moeRel, ctxRel, genRel, arRel); err != nil {
 			return nil, fmt.Errorf("model import: layout %s: %w", l, err)
 		}
@@ -151,11 +156,11 @@ func derive(t *Table, gemms []gemmRow, moes []moeRow, ctxs, gens []attentionRow,
 	h := s.Hidden
 
 	qkvN := (headsPerGPU + 2*kvPerGPU) * s.HeadDim
-	qkv, err := gemmCurve(gemms, blockGEMMDtype, qkvN, h)
+	qkv, err := gemmCurve(gemms, t.GEMMQuant, qkvN, h)
 	if err != nil {
 		return err
 	}
-	proj, err := gemmCurve(gemms, blockGEMMDtype, h, headsPerGPU*s.HeadDim)
+	proj, err := gemmCurve(gemms, t.GEMMQuant, h, headsPerGPU*s.HeadDim)
 	if err != nil {
 		return err
 	}
@@ -170,7 +175,7 @@ func derive(t *Table, gemms []gemmRow, moes []moeRow, ctxs, gens []attentionRow,
 
 	var moePts []point
 	for _, r := range moes {
-		if r.Kernel == moeKernel && r.Dtype == blockGEMMDtype && r.Hidden == int64(h) && r.Inter == int64(s.ExpertInter) &&
+		if r.Kernel == moeKernel && r.Dtype == t.MoEQuant && r.Hidden == int64(h) && r.Inter == int64(s.ExpertInter) &&
 			r.TopK == int64(s.TopK) && r.Experts == int64(s.Experts) && r.MoETP == int64(l.MoETP) &&
 			r.MoEEP == int64(l.MoEEP) && r.Distribution == moeDistribution {
 			moePts = append(moePts, point{float64(r.Tokens), msToUS(r.Latency)})
@@ -178,7 +183,7 @@ func derive(t *Table, gemms []gemmRow, moes []moeRow, ctxs, gens []attentionRow,
 	}
 	if len(moePts) == 0 {
 		return missing("moe_perf", fmt.Sprintf("%s %s hidden %d inter %d top-%d of %d experts moe_tp %d moe_ep %d %s",
-			moeKernel, blockGEMMDtype, h, s.ExpertInter, s.TopK, s.Experts, l.MoETP, l.MoEEP, moeDistribution))
+			moeKernel, t.MoEQuant, h, s.ExpertInter, s.TopK, s.Experts, l.MoETP, l.MoEEP, moeDistribution))
 	}
 	moe := newSeries(moePts)
 
@@ -204,10 +209,17 @@ func derive(t *Table, gemms []gemmRow, moes []moeRow, ctxs, gens []attentionRow,
 		return bytes/(t.GPU.MemBW*t.GPU.MemBWScaling)*1e6 + t.GPU.MemConstantUS
 	}
 	act := float64(s.ActivationBytes)
+	qBytes := float64(headsPerGPU*s.HeadDim) * act
+	kBytes := float64(kvPerGPU*s.HeadDim) * act
 	elementwise := func(tokens float64) float64 {
 		addNorm := memOp(tokens * float64(4*h) * act) // residual add + RMSNorm: read 2h, write 2h
+		// Around attention, AIConfigurator's op list adds QK-norm (two passes over q and k,
+		// each an element-wise op and a norm), RoPE on q and k, and the KV-cache write, with
+		// a 1.1 correction; vLLM runs these kernels in every step, prefill or decode.
+		q, k := tokens*qBytes, tokens*kBytes
+		aroundAttn := 1.1 * (2*(2*memOp(q)+2*memOp(k)) + 2*memOp(q+k) + 2*memOp(k))
 		embed := memOp(tokens * float64(h) * act)
-		return layers*2*addNorm + embed
+		return layers*(2*addNorm+aroundAttn) + embed
 	}
 
 	nt := axisNodes(tokenOctaves)
@@ -253,13 +265,13 @@ func derive(t *Table, gemms []gemmRow, moes []moeRow, ctxs, gens []attentionRow,
 
 	t.Kernels = []string{
 		fmt.Sprintf("%s: %s GEMM qkv n=%d k=%d, proj n=%d k=%d; %s router n=%d k=%d, logits n=%d k=%d (n interpolated)",
-			gemmRel, blockGEMMDtype, qkvN, h, h, headsPerGPU*s.HeadDim, unquantGEMMDtype, s.Experts, h, s.Vocab/l.TP, h),
+			gemmRel, t.GEMMQuant, qkvN, h, h, headsPerGPU*s.HeadDim, unquantGEMMDtype, s.Experts, h, s.Vocab/l.TP, h),
 		fmt.Sprintf("%s: %s %s hidden %d inter %d top-%d/%d moe_tp %d moe_ep %d %s",
-			moeRel, moeKernel, blockGEMMDtype, h, s.ExpertInter, s.TopK, s.Experts, l.MoETP, l.MoEEP, moeDistribution),
+			moeRel, moeKernel, t.MoEQuant, h, s.ExpertInter, s.TopK, s.Experts, l.MoETP, l.MoEEP, moeDistribution),
 		fmt.Sprintf("%s, %s: %d heads / %d KV heads per GPU, head_dim %d, %s attention and KV cache",
 			ctxRel, genRel, headsPerGPU, kvPerGPU, s.HeadDim, attentionDtype),
 		fmt.Sprintf("%s: %s %s all-reduce over %d GPUs, 2 per layer of tokens×%d elements", arRel, allreduceMode, allreduceElemType, l.TP, h),
-		"element-wise (2 add+RMSNorm per layer, embedding): bytes / (mem_bw × mem_bw_empirical_scaling_factor) + mem_empirical_constant_latency",
+		"element-wise (2 add+RMSNorm, QK-norm, RoPE, KV write per layer; embedding): bytes / (mem_bw × mem_bw_empirical_scaling_factor) + mem_empirical_constant_latency",
 	}
 	return nil
 }

@@ -79,6 +79,8 @@ type Table struct {
 	HardwareSKU    string   `json:"hardware_sku"`
 	Backend        string   `json:"backend"`
 	BackendVersion string   `json:"backend_version"`
+	GEMMQuant      string   `json:"gemm_quant_mode"` // kernels of the attention projections
+	MoEQuant       string   `json:"moe_quant_mode"`  // kernels of the experts
 	Layout         Layout   `json:"layout"`
 	LLM            LLMSpec  `json:"llm"`
 	GPU            GPUSpec  `json:"gpu"`

@@ -1,0 +1,200 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/routerlab/routerlab/model"
+	"github.com/routerlab/routerlab/silicon"
+)
+
+func newModelCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "model",
+		Short: "Inspect, import and validate the worker timing model",
+		Long: `The timing model prices every engine step of a worker from silicon-measured operator
+tables (NVIDIA AIConfigurator, embedded for MiniMax-M2.5 on B200 under vLLM 0.19.0 in the
+TEP and TP layouts) and sizes its KV cache from memory arithmetic.`,
+	}
+	cmd.AddCommand(newModelInfoCmd(), newModelImportCmd(), newModelValidateCmd())
+	return cmd
+}
+
+// deploymentFlags edit the seed worker's layout and engine arguments.
+type deploymentFlags struct {
+	d model.Deployment
+}
+
+func (f *deploymentFlags) register(cmd *cobra.Command, base model.Deployment, layout bool) {
+	f.d = base
+	fs := cmd.Flags()
+	if layout {
+		fs.IntVar(&f.d.TP, "tp", f.d.TP, "tensor parallel size")
+		fs.IntVar(&f.d.MoETP, "moe-tp", f.d.MoETP, "expert tensor parallel size")
+		fs.IntVar(&f.d.MoEEP, "moe-ep", f.d.MoEEP, "expert parallel size")
+	}
+	fs.IntVar(&f.d.MaxNumBatchedTokens, "max-num-batched-tokens", f.d.MaxNumBatchedTokens, "token budget of one step")
+	fs.IntVar(&f.d.MaxNumSeqs, "max-num-seqs", f.d.MaxNumSeqs, "running requests at most")
+	fs.IntVar(&f.d.BlockSize, "block-size", f.d.BlockSize, "KV block size in tokens")
+	fs.Float64Var(&f.d.GPUMemoryUtilization, "gpu-memory-utilization", f.d.GPUMemoryUtilization, "share of GPU memory vLLM may use")
+}
+
+func newModelInfoCmd() *cobra.Command {
+	var f deploymentFlags
+	cmd := &cobra.Command{
+		Use:   "info",
+		Short: "Print the worker's KV capacity arithmetic and the step time of typical batches",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			w, err := model.NewWorker(f.d)
+			if err != nil {
+				return err
+			}
+			return writeModelInfo(cmd.OutOrStdout(), w)
+		},
+	}
+	f.register(cmd, model.SeedDeployment(), true)
+	return cmd
+}
+
+func writeModelInfo(out io.Writer, w *model.Worker) error {
+	d, t := w.Deployment(), w.Table()
+	var b strings.Builder
+	fmt.Fprintf(&b, "worker     %s on %d × %s, %s %s, layout %s\n", d.ModelName, d.TP*d.AttentionDP, d.HardwareSKU,
+		d.Backend, d.BackendVersion, d.Layout())
+	fmt.Fprintf(&b, "engine     max_num_batched_tokens %d, max_num_seqs %d, block %d, gpu_memory_utilization %.2f\n",
+		d.MaxNumBatchedTokens, d.MaxNumSeqs, d.BlockSize, d.GPUMemoryUtilization)
+	fmt.Fprintf(&b, "kernels    GEMM %s, MoE %s (%s)\n\n", t.GEMMQuant, t.MoEQuant, model.TableFileName(t))
+	b.WriteString(w.Capacity().String())
+	b.WriteString("\nstep time of typical batches (µs)\n")
+	fmt.Fprintf(&b, "%-44s %8s %8s %7s %8s %8s %9s\n", "batch", "tokens", "non-attn", "logits", "ctx-attn", "dec-attn", "total")
+	for _, c := range []struct {
+		name string
+		b    model.Batch
+	}{
+		{"1 decode, context 2k", model.Batch{Decodes: 1, DecodeContextTokens: 2048}},
+		{"32 decodes, context 8k", model.Batch{Decodes: 32, DecodeContextTokens: 32 * 8192}},
+		{"128 decodes, context 8k", model.Batch{Decodes: 128, DecodeContextTokens: 128 * 8192}},
+		{"512 decodes, context 2k", model.Batch{Decodes: 512, DecodeContextTokens: 512 * 2048}},
+		{"prefill 1024", model.Batch{Prefill: []model.Chunk{{NewTokens: 1024}}}},
+		{"prefill 8192", model.Batch{Prefill: []model.Chunk{{NewTokens: 8192}}}},
+		{"prefill 2048 after 30k cached", model.Batch{Prefill: []model.Chunk{{NewTokens: 2048, CachedTokens: 30720}}}},
+		{"prefill 16384", model.Batch{Prefill: []model.Chunk{{NewTokens: 16384}}}},
+		{"mixed: 8k chunk after 16k + 64 dec @ 8k", model.Batch{Prefill: []model.Chunk{{NewTokens: 8192, CachedTokens: 16384}},
+			Decodes: 64, DecodeContextTokens: 64 * 8192}},
+	} {
+		br := w.Breakdown(&c.b)
+		fmt.Fprintf(&b, "%-44s %8d %8.0f %7.0f %8.0f %8.0f %9d\n", c.name, br.Tokens, br.NonAttentionUS, br.LogitsUS,
+			br.ContextAttnUS, br.DecodeAttnUS, br.TotalUS)
+	}
+	_, err := io.WriteString(out, b.String())
+	return err
+}
+
+func newModelImportCmd() *cobra.Command {
+	var aic, out string
+	o := model.DefaultImportOptions()
+	cmd := &cobra.Command{
+		Use:   "import",
+		Short: "Derive the step-time tables from AIConfigurator operator data",
+		Long: `import reads AIConfigurator's operator tables (gemm, moe, attention, custom all-reduce
+parquet files, the system YAML and the model's config.json) under --aic and writes one derived
+table per layout plus PROVENANCE.md into --out. Writing into model/tables and rebuilding embeds
+them; the importer is deterministic, so re-running it on the same data reproduces the files.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if aic == "" || out == "" {
+				return fmt.Errorf("model import: --aic and --out are required")
+			}
+			tables, err := model.Import(aic, o)
+			if err != nil {
+				return err
+			}
+			if err := model.WriteTables(out, tables); err != nil {
+				return err
+			}
+			for _, t := range tables {
+				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s/%s\n", out, model.TableFileName(t))
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s/PROVENANCE.md\n", out)
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&aic, "aic", "", "AIConfigurator data directory (holds <sku>.yaml, <org>--<model>_config.json, <sku>/...)")
+	fs.StringVar(&out, "out", "", "directory to write the derived tables into")
+	fs.StringVar(&o.Model, "model-name", o.Model, "model name (config file <org>--<name>_config.json)")
+	fs.StringVar(&o.HardwareSKU, "sku", o.HardwareSKU, "system name")
+	fs.StringVar(&o.BackendVersion, "backend-version", o.BackendVersion, "vLLM version directory")
+	fs.StringVar(&o.GEMMQuant, "gemm-quant", o.GEMMQuant, "gemm_dtype of the projection GEMM rows")
+	fs.StringVar(&o.MoEQuant, "moe-quant", o.MoEQuant, "moe_dtype of the expert rows")
+	return cmd
+}
+
+func newModelValidateCmd() *cobra.Command {
+	var path, format string
+	var f deploymentFlags
+	var perSlot int
+	var maxTTFT, maxTPOT float64
+	cmd := &cobra.Command{
+		Use:   "validate --silicon FILE.csv",
+		Short: "Replay measured closed-loop benchmarks and compare TTFT and TPOT",
+		Long: `validate reads measured runs (columns config_id, concurrency, measured, backend_version,
+precision, gemm_quant_mode, moe_quant_mode, isl, osl, batch_size, tp_size, attention_dp_size,
+moe_tp_size, moe_ep_size, silicon_ttft_ms, silicon_tpot_ms) and, for every FP8 row, simulates
+one worker of that layout serving unique prompts of the row's ISL/OSL with the row's concurrency
+in flight. It prints predicted vs measured mean TTFT and TPOT and the MAPE per layout; rows
+without tables (other precision, attention data parallelism, unknown version) are listed as
+skipped with the reason. Nothing is fitted to the rows.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if path == "" {
+				return fmt.Errorf("model validate: --silicon FILE.csv is required")
+			}
+			if format != "table" && format != "json" {
+				return fmt.Errorf("model validate: --format %q: want table or json", format)
+			}
+			fh, err := os.Open(path)
+			if err != nil {
+				return err
+			}
+			defer fh.Close()
+			rows, err := silicon.Parse(fh, path)
+			if err != nil {
+				return err
+			}
+			rep, err := silicon.Validate(cmd.Context(), rows, silicon.Options{Base: f.d, RequestsPerSlot: perSlot})
+			if err != nil {
+				return err
+			}
+			if format == "json" {
+				err = rep.WriteJSON(cmd.OutOrStdout())
+			} else {
+				err = rep.WriteTable(cmd.OutOrStdout())
+			}
+			if err != nil {
+				return err
+			}
+			if rep.Validated == 0 {
+				return &exitError{code: 2, err: fmt.Errorf("model validate: no row could be validated")}
+			}
+			if (maxTTFT > 0 && rep.TTFTMAPE > maxTTFT) || (maxTPOT > 0 && rep.TPOTMAPE > maxTPOT) {
+				return &exitError{code: 2, err: fmt.Errorf("model validate: TTFT MAPE %.1f%% (max %g), TPOT MAPE %.1f%% (max %g)",
+					rep.TTFTMAPE, maxTTFT, rep.TPOTMAPE, maxTPOT)}
+			}
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&path, "silicon", "", "measured rows (CSV)")
+	fs.StringVar(&format, "format", "table", "output format: table or json")
+	fs.IntVar(&perSlot, "requests-per-slot", 10, "requests each concurrency slot sends in turn")
+	fs.Float64Var(&maxTTFT, "max-ttft-mape", 0, "exit 2 when the TTFT MAPE exceeds this percentage (0: no check)")
+	fs.Float64Var(&maxTPOT, "max-tpot-mape", 0, "exit 2 when the TPOT MAPE exceeds this percentage (0: no check)")
+	f.register(cmd, silicon.BenchmarkDeployment(), false)
+	return cmd
+}
