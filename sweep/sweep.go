@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -335,8 +336,9 @@ type runJob struct {
 	requests int
 }
 
-// runAll runs jobs on `parallel` goroutines (the simulator is single-threaded per run), calling
-// done(j, report, wall time) as each finishes. The first error cancels the rest.
+// runAll runs jobs on `parallel` goroutines, but never more than GOMAXPROCS: a simulation is
+// single-threaded and CPU-bound, so more at once only adds memory and cache pressure. It
+// calls done(j, report, wall time) as each finishes; the first error cancels the rest.
 func runAll(ctx context.Context, sim Simulator, parallel int, jobs []runJob, done func(int, *engine.Report, time.Duration) error) error {
 	if len(jobs) == 0 {
 		return nil
@@ -350,7 +352,7 @@ func runAll(ctx context.Context, sim Simulator, parallel int, jobs []runJob, don
 	fail := func(err error) {
 		once.Do(func() { firstErr = err; cancel() })
 	}
-	for range max(1, min(parallel, len(jobs))) {
+	for range max(1, min(parallel, len(jobs), runtime.GOMAXPROCS(0))) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
