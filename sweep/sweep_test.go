@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -431,4 +432,64 @@ func FuzzReadLedger(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Whatever the algorithm, seed and round shape, a search never evaluates a configuration
+// twice, keeps to its budget and to the round size.
+func TestSearchInvariants(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		alg := rapid.SampledFrom([]string{GPBandit, Random, Grid}).Draw(t, "algorithm")
+		rounds := rapid.IntRange(1, 5).Draw(t, "rounds")
+		per := rapid.IntRange(1, 12).Draw(t, "per")
+		seed := rapid.IntRange(0, 1000).Draw(t, "seed")
+		f := config.Default()
+		for _, s := range []string{"sweep.algorithm=" + alg, "sweep.max_rounds=" + itoa(rounds),
+			"sweep.candidates_per_round=" + itoa(per), "sweep.seed=" + itoa(seed), "prefill_load_scale=[0.0, 1.0, 8.0]"} {
+			if err := f.Set(s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s, err := RunSearch(context.Background(), f, newFakeSim(f), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Evaluations) > rounds*per || len(s.Evaluations) > len(s.Space.Candidates) {
+			t.Fatalf("%d evaluations, budget %d×%d, %d candidates", len(s.Evaluations), rounds, per, len(s.Space.Candidates))
+		}
+		seen := map[string]bool{}
+		perRound := map[int]int{}
+		for _, e := range s.Evaluations {
+			if seen[e.Key] {
+				t.Fatalf("%s evaluated twice", e.Key)
+			}
+			seen[e.Key] = true
+			perRound[e.Round]++
+			if perRound[e.Round] > per {
+				t.Fatalf("round %d has more than %d candidates", e.Round, per)
+			}
+		}
+		b := s.BestEvaluation()
+		for _, e := range s.Evaluations {
+			if e.Value < b.Value {
+				t.Fatalf("best %s (%.2f) but %s has %.2f", b.Key, b.Value, e.Key, e.Value)
+			}
+		}
+	})
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func TestSingleConfigurationSpace(t *testing.T) {
+	f := seedFile(t, "router_mode=kv_router", "overlap_score_credit=0.5", "prefill_load_scale=2.0", "router_temperature=0.0")
+	res, err := Run(context.Background(), f, newFakeSim(f), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Search
+	if len(s.Space.Candidates) != 1 || len(s.Evaluations) != 1 || s.Stop != "every canonical configuration evaluated" {
+		t.Fatalf("%d candidates, %d evaluations, stop %q", len(s.Space.Candidates), len(s.Evaluations), s.Stop)
+	}
+	if s.Evaluations[0].Key != "(fixed)" || res.Validation == nil || len(res.Validation.Saturation) != 0 {
+		t.Errorf("key %q, validation %+v", s.Evaluations[0].Key, res.Validation)
+	}
 }
