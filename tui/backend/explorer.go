@@ -1,0 +1,29 @@
+package backend
+
+import (
+	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/themes"
+	"github.com/routerlab/routerlab/tui"
+)
+
+// NewExplorer builds the explorer on exp: the first `requests` requests of its trace (0: the
+// file's workload.search_requests) at the file's knobs, with the smart sweep of the same
+// file. palettes are the themes `t` cycles through (themes.Cycle(os.Getenv) honours
+// NO_COLOR). exp may be shared by several explorers (one per SSH session).
+func NewExplorer(exp *config.Experiment, requests int, palettes []themes.Palette) (*tui.Model, error) {
+	sim, err := NewSim(exp, requests)
+	if err != nil {
+		return nil, err
+	}
+	sw := NewSweeper(exp)
+	info, err := sw.Info()
+	if err != nil {
+		return nil, err
+	}
+	return tui.New(tui.Options{
+		Workers: sim.Workers(), Title: sim.Title(),
+		Space: Space(exp.File), Initial: Initial(exp.File),
+		Sim: sim, Sweep: sw, SweepInfo: info,
+		Palettes: palettes,
+	}), nil
+}
