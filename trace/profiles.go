@@ -24,8 +24,9 @@ func conversationProfile() profile {
 		pBranch:    steps{[]int{4096, 8192, 16384, 32768, 65536}, []float64{0.01, 0.054, 0.262, 0.31, 0.19, 0.126}},
 		branchKeep: quantiles{convP, []float64{0.015, 0.037, 0.054, 0.07, 0.086, 0.1, 0.115, 0.133, 0.156, 0.176, 0.194, 0.222, 0.261, 0.3, 0.355, 0.41, 0.469, 0.55, 0.7, 0.895, 0.944, 0.963, 0.978, 0.983, 0.993}},
 		branchTail: quantiles{convP, []float64{10, 621, 896, 1789, 3803, 4995, 5790, 7013, 7918, 8540, 8939, 9567, 10178, 10946, 11986, 13687, 14851, 15905, 17377, 19886, 26313, 31216, 39271, 48383, 94968}},
-		// Turn counts of sessions that started in the first 40 % of the trace.
-		cont:         []float64{0.385, 0.485, 0.585, 0.675, 0.695, 0.75, 0.81},
+		// P(another turn) by turn: the turn counts of sessions that start in the first 40 % of
+		// the real trace, raised a little so that as many requests continue a session (≈4.5k).
+		cont:         []float64{0.37, 0.47, 0.57, 0.66, 0.68, 0.74, 0.8},
 		gapMS:        quantiles{convP, []float64{3001, 20999, 32999, 45000, 54000, 63000, 71999, 81000, 93000, 105000, 120000, 135001, 159000, 186000, 222000, 267000, 318001, 378001, 453000, 552001, 816000, 1518000, 2028000, 2294999, 3030000}},
 		burst:        quantiles{[]float64{0, 1}, []float64{1, 1}},
 		rateSigma:    0.1,
