@@ -97,6 +97,7 @@ func writeModelInfo(out io.Writer, w *model.Worker) error {
 
 func newModelImportCmd() *cobra.Command {
 	var aic, out string
+	var layouts []string
 	o := model.DefaultImportOptions()
 	cmd := &cobra.Command{
 		Use:   "import",
@@ -109,6 +110,15 @@ them; the importer is deterministic, so re-running it on the same data reproduce
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if aic == "" || out == "" {
 				return fmt.Errorf("model import: --aic and --out are required")
+			}
+			o.Layouts = nil
+			for _, l := range layouts {
+				var x model.Layout
+				if _, err := fmt.Sscanf(l, "%d,%d,%d", &x.TP, &x.MoETP, &x.MoEEP); err != nil {
+					return fmt.Errorf("model import: --layout %q: want tp,moe_tp,moe_ep (e.g. 4,1,4)", l)
+				}
+				x.AttentionDP = 1
+				o.Layouts = append(o.Layouts, x)
 			}
 			tables, err := model.Import(aic, o)
 			if err != nil {
@@ -132,6 +142,7 @@ them; the importer is deterministic, so re-running it on the same data reproduce
 	fs.StringVar(&o.BackendVersion, "backend-version", o.BackendVersion, "vLLM version directory")
 	fs.StringVar(&o.GEMMQuant, "gemm-quant", o.GEMMQuant, "gemm_dtype of the projection GEMM rows")
 	fs.StringVar(&o.MoEQuant, "moe-quant", o.MoEQuant, "moe_dtype of the expert rows")
+	fs.StringArrayVar(&layouts, "layout", []string{"4,1,4", "4,4,1"}, "tp,moe_tp,moe_ep of a layout to derive (repeatable)")
 	return cmd
 }
 

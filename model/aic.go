@@ -293,5 +293,5 @@ func msToUS(ms float64) float64 { return ms * 1000 }
 
 // missing is the error for a filter that matched no measured rows.
 func missing(table, what string) error {
-	return fmt.Errorf("model import: %s: no rows for %s", table, what)
+	return fmt.Errorf("%s: no rows for %s", table, what)
 }
