@@ -3,7 +3,6 @@ package trace
 import (
 	"bytes"
 	"math"
-	"os"
 	"strings"
 	"testing"
 
@@ -190,12 +189,5 @@ func BenchmarkSynthesizeConversation(b *testing.B) {
 		if _, err := Synthesize("conversation", DefaultSeed, 0); err != nil {
 			b.Fatal(err)
 		}
-	}
-}
-
-// sharedPresent reports whether the real conversation trace is available.
-func sharedPresent(t testing.TB) {
-	if _, err := os.Stat(sharedConversation); err != nil {
-		t.Skip("../shared/traces/conversation_trace.jsonl not present: ", err)
 	}
 }
