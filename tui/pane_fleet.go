@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -52,17 +53,10 @@ func (p *fleetPane) View() string {
 	if p.queued {
 		load, loadName, loadUnit = f.QueuedPrefill, "load: queued prefill tokens", "tokens"
 	}
-	loadMax := 0.0
-	for _, row := range load {
-		for _, v := range row {
-			if !math.IsNaN(v) {
-				loadMax = math.Max(loadMax, v)
-			}
-		}
-	}
+	loadMax := heatScale(load)
 	half := (p.width - 1) / 2
 	left := p.heatmap(loadName, load, loadMax, half,
-		fmt.Sprintf("0 %s %s %s", p.legend(), formatCount(loadMax), loadUnit))
+		fmt.Sprintf("0 %s ≥%s %s", p.legend(), formatCount(loadMax), loadUnit))
 	hitLegend := fmt.Sprintf("0 %s 1", p.legend())
 	if hasNaN(f.HitRatio) {
 		hitLegend += "   blank: no admissions"
@@ -107,7 +101,7 @@ func (p *fleetPane) heatmap(title string, m [][]float64, scale float64, width in
 		b.WriteString(st.Muted.Render(fmt.Sprintf("w%-*d", label-1, w)))
 		for _, v := range resample(row, cols) {
 			if scale > 0 && !math.IsNaN(v) {
-				v /= scale
+				v = math.Min(1, v/scale)
 			} else if !math.IsNaN(v) {
 				v = 0
 			}
@@ -144,6 +138,24 @@ func resample(row []float64, cols int) []float64 {
 		}
 	}
 	return out
+}
+
+// heatScale is the value drawn hottest: the 98th percentile of the matrix, so one burst does
+// not wash out every other cell (cells above it are drawn hottest too).
+func heatScale(m [][]float64) float64 {
+	var vals []float64
+	for _, row := range m {
+		for _, v := range row {
+			if !math.IsNaN(v) {
+				vals = append(vals, v)
+			}
+		}
+	}
+	if len(vals) == 0 {
+		return 0
+	}
+	sort.Float64s(vals)
+	return vals[int(0.98*float64(len(vals)-1))]
 }
 
 func hasNaN(m [][]float64) bool {
