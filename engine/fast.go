@@ -13,7 +13,7 @@ import "sort"
 // step-by-step loop (TestFastPathEquivalence checks it).
 
 // maxFastSteps bounds how far ahead one stretch is priced, so a cut wastes little work.
-const maxFastSteps = 64
+const maxFastSteps = 32
 
 // planFast starts a decode stretch at t if w qualifies; it reports whether it did.
 func (s *Sim) planFast(w *worker, t int64) bool {

@@ -153,26 +153,34 @@ func (p *blockPool) cachedAt(rec, sub int32) (int32, bool) {
 	return p.recBlocks[rec*p.g+sub], true
 }
 
-// store makes block b (full, in use) the cache entry of engine-block hash h, sub-block sub
-// of the group keyed key. If the entry already exists (two requests computed the same
-// prefix concurrently) b stays plain, as in vLLM; it reports whether an entry was created.
-func (p *blockPool) store(b int32, key uint64, sub int32, h uint64) bool {
-	rec, ok := p.groups.get(key)
-	if !ok {
-		if k := len(p.recFree); k > 0 {
-			rec = p.recFree[k-1]
-			p.recFree = p.recFree[:k-1]
-			p.recKey[rec] = key
-		} else {
-			rec = int32(len(p.recMask))
-			p.recMask = append(p.recMask, 0)
-			p.recKey = append(p.recKey, key)
-			for range p.g {
-				p.recBlocks = append(p.recBlocks, -1)
-			}
+// groupRec returns the record of the group keyed key, creating an empty one if needed.
+func (p *blockPool) groupRec(key uint64) int32 {
+	if rec, ok := p.groups.get(key); ok {
+		return rec
+	}
+	var rec int32
+	if k := len(p.recFree); k > 0 {
+		rec = p.recFree[k-1]
+		p.recFree = p.recFree[:k-1]
+		p.recKey[rec] = key
+	} else {
+		rec = int32(len(p.recMask))
+		p.recMask = append(p.recMask, 0)
+		p.recKey = append(p.recKey, key)
+		for range p.g {
+			p.recBlocks = append(p.recBlocks, -1)
 		}
-		p.groups.put(key, rec)
-	} else if p.recMask[rec]&(1<<sub) != 0 {
+	}
+	p.groups.put(key, rec)
+	return rec
+}
+
+// store makes block b (full, in use) the cache entry of engine-block hash h, sub-block sub
+// of group record rec (from groupRec). If the entry already exists (two requests computed
+// the same prefix concurrently) b stays plain, as in vLLM; it reports whether an entry was
+// created. (A new record always receives its first entry at once, so none stays empty.)
+func (p *blockPool) store(rec int32, sub int32, b int32, h uint64) bool {
+	if p.recMask[rec]&(1<<sub) != 0 {
 		return false
 	}
 	p.recMask[rec] |= 1 << sub

@@ -211,9 +211,13 @@ func (s *Sim) finishStep(w *worker, t int64) {
 		r.computed += sc.tokens
 		if full := min(r.computed/B, int32(len(r.hashes))); full > r.stored {
 			G := w.pool.g
+			rec := int32(-1)
 			for j := r.stored; j < full; j++ {
 				sub := j % G
-				if w.pool.store(r.blocks[j], r.hashes[j-sub], sub, r.hashes[j]) {
+				if rec < 0 || sub == 0 {
+					rec = w.pool.groupRec(r.hashes[j-sub])
+				}
+				if w.pool.store(rec, sub, r.blocks[j], r.hashes[j]) {
 					w.stored = append(w.stored, r.hashes[j])
 				}
 			}
