@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/engine"
+)
+
+func newReplayCmd() *cobra.Command {
+	var x experimentFlags
+	var format, perRequest string
+	cmd := &cobra.Command{
+		Use:   "replay",
+		Short: "Replay a trace through the simulated fleet once and print the summary",
+		Long: `Replay runs one simulation of the experiment: list-valued search_space keys take their
+first value. Override knobs with --set, e.g. --set router_mode=round_robin
+--set prefill_load_scale=32 --set workload.replay_concurrency=8.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if format != "table" && format != "json" {
+				return fmt.Errorf("--format: want table or json, got %q", format)
+			}
+			f, err := x.file()
+			if err != nil {
+				return err
+			}
+			exp, err := config.NewExperiment(f)
+			if err != nil {
+				return err
+			}
+			cfg, err := exp.EngineConfig(nil)
+			if err != nil {
+				return err
+			}
+			cfg.RecordRequests = perRequest != ""
+			rep, err := exp.Run(cmd.Context(), cfg, x.requests)
+			if err != nil {
+				return err
+			}
+			if perRequest != "" {
+				if err := writeRequests(perRequest, rep.Requests); err != nil {
+					return err
+				}
+			}
+			out := cmd.OutOrStdout()
+			if format == "json" {
+				return writeJSON(out, rep.Summary)
+			}
+			return writeSummaryTable(out, exp, cfg, rep.Summary)
+		},
+	}
+	x.register(cmd.Flags(), "replay only the first N requests of the trace (0 = all)")
+	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
+	cmd.Flags().StringVar(&perRequest, "per-request", "", "also write one JSON line per request to this file")
+	return cmd
+}
+
+func writeRequests(path string, recs []engine.RequestRecord) error {
+	fh, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := engine.WriteRequests(fh, recs); err != nil {
+		fh.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return fh.Close()
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func writeSummaryTable(w io.Writer, exp *config.Experiment, cfg engine.Config, s engine.Summary) error {
+	r := cfg.Router
+	fmt.Fprintf(w, "trace %s (%d requests), %d workers, concurrency %d\n",
+		exp.Trace.Name, s.RequestsCompleted, cfg.Workers, cfg.ReplayConcurrency)
+	fmt.Fprintf(w, "router %s  overlap_score_credit %g  prefill_load_scale %g  router_temperature %g\n\n",
+		r.Mode, r.OverlapScoreCredit, r.PrefillLoadScale, r.Temperature)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "metric (ms)\tmean\tp50\tp90\tp99\t")
+	row := func(name string, mean, p50, p90, p99 float64) {
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t\n", name, mean, p50, p90, p99)
+	}
+	row("TTFT", s.MeanTTFTMS, s.P50TTFTMS, s.P90TTFTMS, s.P99TTFTMS)
+	row("TPOT", s.MeanTPOTMS, s.P50TPOTMS, s.P90TPOTMS, s.P99TPOTMS)
+	row("ITL", s.MeanITLMS, s.P50ITLMS, s.P90ITLMS, s.P99ITLMS)
+	row("e2e latency", s.MeanE2EMS, s.P50E2EMS, s.P90E2EMS, s.P99E2EMS)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\noutput %.0f tok/s  input %.0f tok/s  prefix reuse %.3f  simulated %.1f s  wall %.0f ms\n\n",
+		s.OutputThroughput, s.InputThroughput, s.PrefixCacheReusedRatio, s.DurationMS/1000, s.WallTimeMS)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "worker\trequests\tprompt tokens\treused tokens\tpeak blocks\tpreemptions\t")
+	for i, ws := range s.Workers {
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t\n", i, ws.Requests, ws.PromptTokens, ws.ReusedTokens, ws.PeakBlocks, ws.Preemptions)
+	}
+	return tw.Flush()
+}
