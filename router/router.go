@@ -55,13 +55,14 @@ type Router struct {
 	index   *blockIndex
 	load    []WorkerLoad
 	booked  map[int64]booking
-	spare   [][]int32 // refs slices of finished bookings, reused by the next ones
+	spare   [][]uint32 // refs slices of finished bookings, reused by the next ones
 
 	// Per-request scratch, filled by scan before the policy chooses.
 	overlap   []int     // cached prefix blocks per worker
 	newBlocks []int     // request blocks not yet active on the worker
-	ids       []int32   // entry id of each scanned block, -1 when unknown
+	slots     []int     // slot of each scanned block, -1 when unknown
 	scanned   int       // how many leading blocks scan looked up
+	grows     int       // the index's grows at scan time: slots are stale once it moves
 	cost      []float64 // policy scratch
 }
 
@@ -70,7 +71,7 @@ type booking struct {
 	worker        int32
 	prefilling    bool
 	prefillTokens int64
-	refs          []int32 // refcount records of the prompt blocks (see blockIndex)
+	refs          []uint32 // refcount records of the prompt blocks (see blockIndex)
 }
 
 // New builds a router for a fleet of workers (1..64). The seed drives tie-breaking,
@@ -171,13 +172,13 @@ func (r *Router) Apply(ev KVEvent) {
 	switch ev.Kind {
 	case BlocksStored:
 		for _, h := range ev.Hashes {
-			x.ent[x.getOrAdd(h)].cached |= bit
+			x.tab[x.getOrAdd(h)].cached |= bit
 		}
 	case BlocksRemoved:
 		for _, h := range ev.Hashes {
-			if e := x.lookup(h); e >= 0 {
-				x.ent[e].cached &^= bit
-				x.releaseIfUnused(e)
+			if i := x.find(h); i >= 0 {
+				x.tab[i].cached &^= bit
+				x.releaseIfUnused(i)
 			}
 		}
 	}
@@ -200,19 +201,20 @@ func (r *Router) scan(hashes []uint64) {
 	if r.workers == maxWorkers {
 		all = ^uint64(0)
 	}
-	if cap(r.ids) < len(hashes) {
-		r.ids = make([]int32, len(hashes))
+	if cap(r.slots) < len(hashes) {
+		r.slots = make([]int, len(hashes))
 	}
-	r.ids = r.ids[:len(hashes)]
+	r.slots = r.slots[:len(hashes)]
 	cached, active := all, all
 	x := r.index
+	r.grows = x.grows
 	i := 0
 	for ; i < len(hashes) && cached|active != 0; i++ {
 		var c, a uint64
-		e := x.lookup(hashes[i])
-		r.ids[i] = e
-		if e >= 0 {
-			c, a = x.ent[e].cached, x.ent[e].active
+		s := x.find(hashes[i])
+		r.slots[i] = s
+		if s >= 0 {
+			c, a = x.tab[s].cached, x.tab[s].active
 		}
 		for lost := cached &^ c; lost != 0; lost &= lost - 1 {
 			r.overlap[bits.TrailingZeros64(lost)] = i
@@ -232,7 +234,7 @@ func (r *Router) scan(hashes []uint64) {
 	}
 }
 
-// book records req on worker w, using the overlap and entry ids of the last scan.
+// book records req on worker w, using the overlap and slots of the last scan.
 func (r *Router) book(w int, req *Request) {
 	pre := int64(req.InputLength) - int64(r.overlap[w])*int64(r.cfg.BlockSize)
 	if pre < 0 {
@@ -241,24 +243,25 @@ func (r *Router) book(w int, req *Request) {
 	l := &r.load[w]
 	l.InFlight++
 	l.PrefillTokens += pre
-	var refs []int32
+	var refs []uint32
 	if k := len(r.spare); k > 0 {
 		refs = r.spare[k-1]
 		r.spare = r.spare[:k-1]
 	}
 	x := r.index
 	for i, h := range req.BlockHashes {
-		e := int32(-1)
-		if i < r.scanned {
-			e = r.ids[i]
+		s := -1
+		if i < r.scanned && x.grows == r.grows {
+			s = r.slots[i] // inserts move no slot until the table grows
 		}
-		if e < 0 {
-			e = x.getOrAdd(h)
+		if s < 0 {
+			s = x.getOrAdd(h)
 		}
-		if x.addRef(e, w) {
+		rec, activated := x.addRef(s, w)
+		if activated {
 			l.ActiveBlocks++
 		}
-		refs = append(refs, x.ent[e].ref)
+		refs = append(refs, rec)
 	}
 	r.booked[req.ID] = booking{worker: int32(w), prefilling: true, prefillTokens: pre, refs: refs}
 }

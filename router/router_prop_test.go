@@ -155,8 +155,8 @@ func TestIndexerMatchesNaiveModel(t *testing.T) {
 						}
 					}
 					var got uint64
-					if e := r.index.lookup(h); e >= 0 {
-						got = r.index.ent[e].cached
+					if i := r.index.find(h); i >= 0 {
+						got = r.index.tab[i].cached
 					}
 					if got != want {
 						t.Fatalf("block %d: cached mask %b, naive %b", h, got, want)
