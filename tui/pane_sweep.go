@@ -245,11 +245,16 @@ func (p *sweepPane) View() string {
 	return strings.Join(append(lines, body), "\n")
 }
 
-// validationView is the full-trace table, compact enough for the pane's right column.
+// validationView is the full-trace table, compact enough for the pane's right column: the
+// TTFT column goes first when the column is narrow.
 func (p *sweepPane) validationView(w int) string {
 	st := p.common.Styles
-	lines := []string{st.Bold.Render("full-trace validation"),
-		st.Muted.Render(fmt.Sprintf("%-11s %8s %8s %6s", "", "e2e ms", "TTFT ms", "reuse"))}
+	withTTFT := w >= 44
+	head := fmt.Sprintf("%-11s %8s %6s", "", "e2e ms", "reuse")
+	if withTTFT {
+		head = fmt.Sprintf("%-11s %8s %8s %6s", "", "e2e ms", "TTFT ms", "reuse")
+	}
+	lines := []string{st.Bold.Render(truncate("full-trace validation", w)), st.Muted.Render(truncate(head, w))}
 	var ref *Metrics
 	for i := range p.validation {
 		if p.validation[i].Name == "default_kv" {
@@ -257,8 +262,11 @@ func (p *sweepPane) validationView(w int) string {
 		}
 	}
 	for _, v := range p.validation {
-		line := fmt.Sprintf("%-11s %8s %8s %5.1f%%", truncate(v.Name, 11), formatMS(v.Metrics.E2E.Mean),
-			formatMS(v.Metrics.TTFT.Mean), 100*v.Metrics.PrefixReuse)
+		line := fmt.Sprintf("%-11s %8s", truncate(v.Name, 11), formatMS(v.Metrics.E2E.Mean))
+		if withTTFT {
+			line += fmt.Sprintf(" %8s", formatMS(v.Metrics.TTFT.Mean))
+		}
+		line += fmt.Sprintf(" %5.1f%%", 100*v.Metrics.PrefixReuse)
 		if ref != nil && v.Name == "best" {
 			if c := relChange(v.Metrics.E2E.Mean, ref.E2E.Mean); !math.IsNaN(c) {
 				line += fmt.Sprintf(" %+.1f%%", 100*c)
