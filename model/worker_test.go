@@ -122,6 +122,11 @@ func TestStepTimeMagnitudes(t *testing.T) {
 	if cached <= fresh {
 		t.Fatalf("2048 new tokens after a 30k prefix: %d µs, fresh %d µs", cached, fresh)
 	}
+	mixed := &Batch{Prefill: []Chunk{{NewTokens: 3000, CachedTokens: 5000}, {NewTokens: 100}}, Decodes: 40, DecodeContextTokens: 40 * 3000}
+	br := w.Breakdown(mixed)
+	if sum := br.NonAttentionUS + br.LogitsUS + br.ContextAttnUS + br.DecodeAttnUS; br.TotalUS != int64(math.Ceil(sum)) || br.Tokens != 3140 || br.Sequences != 42 {
+		t.Fatalf("breakdown %+v does not add up to its total", br)
+	}
 	if w.StepTimeUS(&Batch{}) != 1 {
 		t.Fatal("empty step must cost the 1 µs minimum")
 	}
