@@ -65,8 +65,8 @@ func (d Deployment) Validate() error {
 		return fmt.Errorf("deployment: block_size must be >= 1 (have %d)", d.BlockSize)
 	case !(d.GPUMemoryUtilization > 0 && d.GPUMemoryUtilization <= 1):
 		return fmt.Errorf("deployment: gpu_memory_utilization must be in (0, 1] (have %g)", d.GPUMemoryUtilization)
-	case d.ContextLength < 1:
-		return fmt.Errorf("deployment: context_length must be >= 1 (have %d)", d.ContextLength)
+	case d.ContextLength < 0:
+		return fmt.Errorf("deployment: context_length must be >= 0 (0: unchecked; have %d)", d.ContextLength)
 	case d.NumGPUBlocks < 0:
 		return fmt.Errorf("deployment: num_gpu_blocks must be >= 0 (have %d)", d.NumGPUBlocks)
 	}
