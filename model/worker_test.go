@@ -204,3 +204,30 @@ func BenchmarkStepTimeMixed(b *testing.B) {
 	}
 	_ = sink
 }
+
+func TestDeploymentValidate(t *testing.T) {
+	if err := SeedDeployment().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		edit func(*Deployment)
+		want string
+	}{
+		{func(d *Deployment) { d.TP = 0 }, "must be >= 1"},
+		{func(d *Deployment) { d.MaxNumBatchedTokens = 0 }, "max_num_batched_tokens"},
+		{func(d *Deployment) { d.MaxNumSeqs = -1 }, "max_num_seqs"},
+		{func(d *Deployment) { d.BlockSize = 0 }, "block_size"},
+		{func(d *Deployment) { d.GPUMemoryUtilization = 1.5 }, "gpu_memory_utilization"},
+		{func(d *Deployment) { d.ContextLength = -1 }, "context_length"},
+		{func(d *Deployment) { d.NumGPUBlocks = -3 }, "num_gpu_blocks"},
+	} {
+		d := SeedDeployment()
+		c.edit(&d)
+		if err := d.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("%+v: %v, want %q", d, err, c.want)
+		}
+		if _, err := NewWorker(d); err == nil {
+			t.Fatalf("NewWorker accepted %+v", d)
+		}
+	}
+}
