@@ -3,49 +3,38 @@ package router
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
-// Mode names a routing policy, spelled as Dynamo's router_mode knob.
+// Mode names a routing policy, spelled as Dynamo's router_mode knob. Each policy's file
+// declares its Mode constant; policies() lists them.
 type Mode string
 
-// The routing policies.
-const (
-	// ModeKV is Dynamo's KV-cache-aware router: lowest prefill-plus-decode block cost.
-	ModeKV Mode = "kv_router"
-	// ModeRoundRobin cycles through the workers in id order.
-	ModeRoundRobin Mode = "round_robin"
-	// ModeRandom picks a worker uniformly at random (seeded).
-	ModeRandom Mode = "random"
-	// ModeLeastLoaded picks the worker with the fewest in-flight requests.
-	ModeLeastLoaded Mode = "least_loaded"
-)
-
 // Modes lists every routing policy in a fixed order (for help text and menus).
-func Modes() []Mode { return []Mode{ModeKV, ModeRoundRobin, ModeRandom, ModeLeastLoaded} }
-
-// ParseMode accepts a router_mode value; "kv", "round-robin" and friends are accepted too,
-// since Dynamo's CLI spells them that way.
-func ParseMode(s string) (Mode, error) {
-	switch strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "-", "_") {
-	case "kv_router", "kv":
-		return ModeKV, nil
-	case "round_robin":
-		return ModeRoundRobin, nil
-	case "random":
-		return ModeRandom, nil
-	case "least_loaded":
-		return ModeLeastLoaded, nil
+func Modes() []Mode {
+	defs := policies()
+	modes := make([]Mode, len(defs))
+	for i, d := range defs {
+		modes[i] = d.mode
 	}
-	return "", fmt.Errorf("router_mode: unknown mode %q (want one of %s)", s, modeList())
+	return modes
 }
 
-func modeList() string {
+// ParseMode accepts a router_mode value, case-insensitively and with "-" for "_"; "kv" and
+// "round-robin" are accepted too, since Dynamo's CLI spells them that way.
+func ParseMode(s string) (Mode, error) {
+	key := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "-", "_")
+	for _, d := range policies() {
+		if key == string(d.mode) || slices.Contains(d.aliases, key) {
+			return d.mode, nil
+		}
+	}
 	names := make([]string, 0, 4)
 	for _, m := range Modes() {
 		names = append(names, string(m))
 	}
-	return strings.Join(names, ", ")
+	return "", fmt.Errorf("router_mode: unknown mode %q (want one of %s)", s, strings.Join(names, ", "))
 }
 
 // Config holds the router knobs a user tunes.

@@ -2,6 +2,9 @@ package router
 
 import "math"
 
+// ModeKV is Dynamo's KV-cache-aware router: lowest prefill-plus-decode block cost.
+const ModeKV Mode = "kv_router"
+
 // kvPolicy is Dynamo's KV-aware router. For each worker w
 //
 //	cost_w = prefill_load_scale · max(0, (active_prefill_tokens_w + isl)/block_size − credit · overlap_w)

@@ -1,5 +1,8 @@
 package router
 
+// ModeLeastLoaded picks the worker with the fewest in-flight requests.
+const ModeLeastLoaded Mode = "least_loaded"
+
 // leastLoaded picks the worker with the fewest in-flight requests. Ties are broken
 // uniformly at random (seeded) rather than by lowest id, so an idle fleet does not pile
 // every first request onto worker 0.

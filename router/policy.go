@@ -7,19 +7,32 @@ type policy interface {
 	choose(r *Router, req *Request) int
 }
 
-// policyFor maps a router_mode onto its policy. Adding a policy means one new file with
-// its type, plus its Mode constant and a line here and in ParseMode.
-func policyFor(m Mode) policy {
-	switch m {
-	case ModeRoundRobin:
-		return &roundRobin{}
-	case ModeRandom:
-		return randomPolicy{}
-	case ModeLeastLoaded:
-		return leastLoaded{}
-	default:
-		return kvPolicy{}
+// policyDef ties a router_mode to its policy.
+type policyDef struct {
+	mode    Mode
+	aliases []string // other accepted spellings, lower case with "_"
+	build   func() policy
+}
+
+// policies is the list of routing policies. Adding one means one new file (its Mode
+// constant and its type) and one line here.
+func policies() []policyDef {
+	return []policyDef{
+		{ModeKV, []string{"kv"}, func() policy { return kvPolicy{} }},
+		{ModeRoundRobin, nil, func() policy { return &roundRobin{} }},
+		{ModeRandom, nil, func() policy { return randomPolicy{} }},
+		{ModeLeastLoaded, nil, func() policy { return leastLoaded{} }},
 	}
+}
+
+// policyFor builds the policy of a mode ParseMode accepted.
+func policyFor(m Mode) policy {
+	for _, d := range policies() {
+		if d.mode == m {
+			return d.build()
+		}
+	}
+	return kvPolicy{}
 }
 
 // argminRandomTie returns the index of the smallest value, breaking exact ties uniformly
