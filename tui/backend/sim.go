@@ -98,19 +98,24 @@ func (s *Sim) Simulate(ctx context.Context, run tui.Run, partial func(tui.Result
 			return tui.Result{}, err
 		}
 		if partial != nil && time.Since(lastFrame) >= frameEvery {
-			partial(s.result(run.Knobs, sim.Snapshots(), nil, cfg.SnapshotEveryUS, sim.Now()))
+			rep := sim.Report() // the requests completed so far, for the prefix-hit heatmap
+			partial(s.result(run.Knobs, sim.Snapshots(), rep.Requests, cfg.SnapshotEveryUS, sim.Now()))
 			lastFrame = time.Now()
 		}
 	}
 	rep := sim.Report()
-	res := s.result(run.Knobs, rep.Snapshots, rep, cfg.SnapshotEveryUS, sim.Now())
+	res := s.result(run.Knobs, rep.Snapshots, rep.Requests, cfg.SnapshotEveryUS, sim.Now())
 	res.Final = true
+	res.Metrics = metrics(rep.Summary)
 	return res, nil
 }
 
-// result converts snapshots (and, when final, the report) into the explorer's values,
-// merging adjacent windows so that there are at most Columns.
-func (s *Sim) result(k tui.Knobs, snaps []engine.Snapshot, rep *engine.Report, everyUS, nowUS int64) tui.Result {
+// result converts snapshots and the requests completed so far into the explorer's values,
+// merging adjacent snapshot windows so that there are at most Columns. The prefix-hit ratio
+// of a window is token-weighted over the requests that arrived in it on that worker
+// (Σ cached ÷ Σ input tokens, NaN when none did), so a quiet window is blank rather than
+// a zero that would read as "no reuse".
+func (s *Sim) result(k tui.Knobs, snaps []engine.Snapshot, recs []engine.RequestRecord, everyUS, nowUS int64) tui.Result {
 	merge := max(1, (len(snaps)+Columns-1)/Columns)
 	cols := (len(snaps) + merge - 1) / merge
 	workers := s.base.Workers
@@ -118,29 +123,44 @@ func (s *Sim) result(k tui.Knobs, snaps []engine.Snapshot, rep *engine.Report, e
 	res.Fleet.WindowMS = float64(everyUS*int64(merge)) / 1000
 	res.Fleet.ActiveBlocks = matrix(workers, cols)
 	res.Fleet.QueuedPrefill = matrix(workers, cols)
-	res.Fleet.HitRatio = matrix(workers, cols)
 	for c := range cols {
 		group := snaps[c*merge : min(len(snaps), (c+1)*merge)]
 		for w := range workers {
-			var blocks, queued, hit float64
+			var blocks, queued float64
 			for _, sn := range group {
-				ws := sn.Workers[w]
-				blocks += float64(ws.ActiveBlocks)
-				queued += float64(ws.QueuedPrefillTokens)
-				hit += ws.PrefixHitRatio
+				blocks += float64(sn.Workers[w].ActiveBlocks)
+				queued += float64(sn.Workers[w].QueuedPrefillTokens)
 			}
-			n := float64(len(group))
-			res.Fleet.ActiveBlocks[w][c] = blocks / n
-			res.Fleet.QueuedPrefill[w][c] = queued / n
-			res.Fleet.HitRatio[w][c] = hit / n
+			res.Fleet.ActiveBlocks[w][c] = blocks / float64(len(group))
+			res.Fleet.QueuedPrefill[w][c] = queued / float64(len(group))
 		}
 	}
-	if rep == nil {
-		return res
-	}
-	res.Metrics = metrics(rep.Summary)
-	res.TTFTOverTime = ttftOverTime(rep.Requests, res.Fleet.WindowMS, cols)
+	res.Fleet.HitRatio = hitRatio(recs, workers, cols, res.Fleet.WindowMS)
+	res.TTFTOverTime = ttftOverTime(recs, res.Fleet.WindowMS, cols)
 	return res
+}
+
+// hitRatio is the token-weighted prefix-hit ratio per worker and arrival window.
+func hitRatio(recs []engine.RequestRecord, workers, cols int, windowMS float64) [][]float64 {
+	cached, input := matrix(workers, cols), matrix(workers, cols)
+	for _, r := range recs {
+		if r.Worker < 0 || r.Worker >= workers || cols == 0 || windowMS <= 0 {
+			continue
+		}
+		c := min(cols-1, int(r.ArrivalMS/windowMS))
+		cached[r.Worker][c] += float64(r.CachedTokens)
+		input[r.Worker][c] += float64(r.InputLength)
+	}
+	for w := range cached {
+		for c := range cached[w] {
+			if input[w][c] == 0 {
+				cached[w][c] = math.NaN()
+			} else {
+				cached[w][c] /= input[w][c]
+			}
+		}
+	}
+	return cached
 }
 
 func matrix(rows, cols int) [][]float64 {

@@ -2,9 +2,11 @@ package backend
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/engine"
 	"github.com/routerlab/routerlab/tui"
 )
 
@@ -52,11 +54,41 @@ func TestSimulateKVRouterBeatsRoundRobinOnReuse(t *testing.T) {
 			t.Errorf("TTFT series has %d windows, heatmap %d", len(r.TTFTOverTime), len(f.ActiveBlocks[0]))
 		}
 	}
+	// The prefix-hit heatmap shows the same story: higher under the KV router.
+	if a, b := meanCell(kv.Fleet.HitRatio), meanCell(rr.Fleet.HitRatio); a <= b {
+		t.Errorf("mean windowed prefix-hit ratio kv %.3f <= round robin %.3f", a, b)
+	}
 	// With the first run's duration as the hint, the second run fills about Columns windows.
 	if n := len(rr.Fleet.ActiveBlocks[0]); n < Columns/2 {
 		t.Errorf("hinted run has only %d windows", n)
 	}
 	t.Logf("kv: reuse %.3f ttft %.1f · rr: reuse %.3f ttft %.1f · %d windows", kv.Metrics.PrefixReuse, kv.Metrics.TTFT.Mean, rr.Metrics.PrefixReuse, rr.Metrics.TTFT.Mean, len(rr.Fleet.ActiveBlocks[0]))
+}
+
+func meanCell(m [][]float64) float64 {
+	sum, n := 0.0, 0
+	for _, row := range m {
+		for _, v := range row {
+			if !math.IsNaN(v) {
+				sum += v
+				n++
+			}
+		}
+	}
+	return sum / float64(n)
+}
+
+func TestHitRatioIsTokenWeightedPerArrivalWindow(t *testing.T) {
+	recs := []engine.RequestRecord{
+		{Worker: 0, ArrivalMS: 10, InputLength: 1000, CachedTokens: 500},
+		{Worker: 0, ArrivalMS: 90, InputLength: 3000, CachedTokens: 3000},
+		{Worker: 1, ArrivalMS: 150, InputLength: 100, CachedTokens: 0},
+		{Worker: 1, ArrivalMS: 999, InputLength: 100, CachedTokens: 100}, // past the end: last window
+	}
+	got := hitRatio(recs, 2, 2, 100)
+	if got[0][0] != 3500.0/4000 || !math.IsNaN(got[0][1]) || !math.IsNaN(got[1][0]) || got[1][1] != 0.5 {
+		t.Fatalf("hitRatio = %v", got)
+	}
 }
 
 func TestSimulateIsDeterministicAndCancellable(t *testing.T) {
