@@ -63,23 +63,23 @@ func (c *Config) validate(timer model.StepTimer, tr *trace.Trace) (router.Config
 	}
 	for i := range tr.Requests {
 		r := &tr.Requests[i]
-		where := fmt.Sprintf("%s: request %d", tr.Name, i+1)
+		where := func() string { return fmt.Sprintf("%s: request %d", tr.Name, i+1) }
 		switch {
 		case r.InputLength < 1:
-			return rc, fmt.Errorf("%s: input_length: %d must be at least 1", where, r.InputLength)
+			return rc, fmt.Errorf("%s: input_length: %d must be at least 1", where(), r.InputLength)
 		case r.OutputLength < 1:
-			return rc, fmt.Errorf("%s: output_length: %d must be at least 1", where, r.OutputLength)
+			return rc, fmt.Errorf("%s: output_length: %d must be at least 1", where(), r.OutputLength)
 		case len(r.HashIDs) < (r.InputLength+tr.BlockSize-1)/tr.BlockSize:
 			return rc, fmt.Errorf("%s: hash_ids: %d ids cannot cover input_length %d at %d tokens per block",
-				where, len(r.HashIDs), r.InputLength, tr.BlockSize)
+				where(), len(r.HashIDs), r.InputLength, tr.BlockSize)
 		case d.ContextLength > 0 && r.InputLength+r.OutputLength > d.ContextLength:
 			return rc, fmt.Errorf("%s: input_length+output_length = %d exceeds context_length %d",
-				where, r.InputLength+r.OutputLength, d.ContextLength)
+				where(), r.InputLength+r.OutputLength, d.ContextLength)
 		}
 		// A request that cannot fit alone in a worker's cache would be preempted forever.
 		if need := (r.InputLength + r.OutputLength + d.BlockSize - 1) / d.BlockSize; need > d.NumGPUBlocks {
 			return rc, fmt.Errorf("%s: needs %d KV blocks of %d tokens, more than num_gpu_blocks %d",
-				where, need, d.BlockSize, d.NumGPUBlocks)
+				where(), need, d.BlockSize, d.NumGPUBlocks)
 		}
 	}
 	return rc, nil

@@ -56,11 +56,16 @@ type lruEntry struct {
 }
 
 func newBlockPool(n int, g int32) blockPool {
+	groups := max(n/int(g), 1)
 	p := blockPool{
-		blk:    make([]blockMeta, n),
-		plain:  make([]int32, n),
-		g:      g,
-		groups: newHashTable(),
+		blk:       make([]blockMeta, n),
+		plain:     make([]int32, n),
+		g:         g,
+		groups:    newHashTable(2 * groups),
+		lru:       make([]lruEntry, 0, min(2*n, 1<<16)),
+		recMask:   make([]uint32, 0, groups),
+		recKey:    make([]uint64, 0, groups),
+		recBlocks: make([]int32, 0, groups*int(g)),
 	}
 	// Pop order 0, 1, 2, … only to make block ids readable in tests.
 	for i := range n {
@@ -194,7 +199,7 @@ func (p *blockPool) lruPush(b int32) {
 	if len(p.lru) == cap(p.lru) {
 		// Reuse the room of popped and stale entries; grow only when live ones fill half.
 		p.lruCompact()
-		if c := cap(p.lru); len(p.lru) >= c/2 {
+		if c := cap(p.lru); len(p.lru) > c/2 {
 			p.lru = append(make([]lruEntry, 0, max(2*c, 1024)), p.lru...)
 		}
 	}
@@ -248,8 +253,13 @@ type hashSlot struct {
 	val int32
 }
 
-func newHashTable() hashTable {
-	return hashTable{slots: make([]hashSlot, 1024), shift: 64 - 10}
+// newHashTable sizes the table for about n entries.
+func newHashTable(n int) hashTable {
+	size, shift := 1024, uint(64-10)
+	for size < 2*n {
+		size, shift = 2*size, shift-1
+	}
+	return hashTable{slots: make([]hashSlot, size), shift: shift}
 }
 
 func (t *hashTable) get(key uint64) (int32, bool) {

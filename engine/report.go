@@ -98,8 +98,9 @@ func WriteRequests(w io.Writer, recs []RequestRecord) error {
 
 // Report summarises the requests completed so far (the whole replay once Run returns).
 func (s *Sim) Report() *Report {
-	var ttft, e2e []int64
-	var tpot []float64
+	ttft := make([]int64, 0, s.completed)
+	e2e := make([]int64, 0, s.completed)
+	tpot := make([]float64, 0, s.completed)
 	var inTok, outTok, hitTok int64
 	var firstArrival int64 = math.MaxInt64
 	var recs []RequestRecord
