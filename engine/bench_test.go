@@ -92,10 +92,34 @@ func benchReplay(b *testing.B, tr *trace.Trace, mode router.Mode) {
 	b.ReportMetric(s.MeanTTFTMS, "ttft_ms")
 }
 
+// BenchmarkReplayToolagent is the speed target: the built-in 23,608-request toolagent-like
+// trace, 8 workers, c = 32.
+func BenchmarkReplayToolagent(b *testing.B) {
+	tr, err := trace.Load("builtin:toolagent", trace.DefaultBlockSize)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("kv_router", func(b *testing.B) { benchReplay(b, tr, router.ModeKV) })
+	b.Run("round_robin", func(b *testing.B) { benchReplay(b, tr, router.ModeRoundRobin) })
+	// The engine alone: requests dealt round robin by id, KV events dropped, no indexer.
+	b.Run("engine_only", func(b *testing.B) {
+		cfg, mw := seedConfig(b)
+		cpu0 := cpuTime()
+		for b.Loop() {
+			s := newSim(cfg, mw, tr, &fixedRouter{workers: cfg.Workers, noLog: true})
+			if _, err := s.Run(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+	})
+}
+
+// BenchmarkReplaySynthetic runs the test suite's own toolagent-like generator (independent
+// of the trace package's profiles).
 func BenchmarkReplaySynthetic(b *testing.B) {
 	tr := syntheticTrace(23608, 1)
 	b.Run("kv_router", func(b *testing.B) { benchReplay(b, tr, router.ModeKV) })
-	b.Run("round_robin", func(b *testing.B) { benchReplay(b, tr, router.ModeRoundRobin) })
 }
 
 const conversationTrace = "../../shared/traces/conversation_trace.jsonl"
