@@ -25,8 +25,9 @@ type fakeSim struct {
 }
 
 type runKey struct {
-	rc   router.Config
-	seed uint64
+	rc       router.Config
+	seed     uint64
+	requests int
 }
 
 var errInterrupted = errors.New("interrupted")
@@ -81,7 +82,7 @@ func (s *fakeSim) Run(ctx context.Context, cfg engine.Config, requests int) (*en
 		s.mu.Unlock()
 		return nil, errInterrupted
 	}
-	s.runs = append(s.runs, runKey{cfg.Router, cfg.Seed})
+	s.runs = append(s.runs, runKey{cfg.Router, cfg.Seed, requests})
 	s.mu.Unlock()
 	n := requests
 	if n == 0 {

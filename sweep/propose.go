@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -152,13 +153,26 @@ func (b *gpBandit) next(obs []observation, done []bool, k int) ([]int, error) {
 		}
 		picks = append(picks, best)
 	}
+	// Dispatch the round in order of promise (posterior mean): the set is what GP-UCB-PE
+	// chose, but with fewer workers than picks, or a sweep cut short, the likeliest winners
+	// are simulated first.
+	mean := make(map[int]float64, len(picks))
+	for _, c := range picks {
+		mean[c], _ = g.Predict(cands[c].X)
+	}
+	slices.SortStableFunc(picks, func(a, b int) int { return cmp.Compare(mean[a], mean[b]) })
 	return picks, nil
 }
 
 // byVariance extends picks, up to k, with the candidates of pool of largest posterior
-// variance, conditioning on every pick so far as if it were observed.
+// variance (per unit of simulation cost), conditioning on every pick so far as if it were
+// observed.
 func (b *gpBandit) byVariance(g *GP, picks, pool []int, k int) ([]int, error) {
 	cands := b.space.Candidates
+	// Stochastic candidates cost StochasticSeeds simulations instead of one, so per
+	// simulation they teach less: their variance is discounted. By √cost rather than the
+	// full cost, so that the temperature axis is still explored, later and less densely.
+	discount := math.Sqrt(StochasticSeeds)
 	for len(picks) < k {
 		xs := make([][]float64, len(picks))
 		for i, c := range picks {
@@ -173,7 +187,11 @@ func (b *gpBandit) byVariance(g *GP, picks, pool []int, k int) ([]int, error) {
 			if slices.Contains(picks, c) {
 				continue
 			}
-			if _, v := cond.Predict(cands[c].X); best < 0 || v > bestVar {
+			_, v := cond.Predict(cands[c].X)
+			if cands[c].Stochastic {
+				v /= discount
+			}
+			if best < 0 || v > bestVar {
 				best, bestVar = c, v
 			}
 		}
