@@ -31,7 +31,11 @@ func runExplorer(f *config.File, requests int, stdin io.Reader, stdout io.Writer
 	if err != nil {
 		return err
 	}
-	m, err := backend.NewExplorer(exp, requests, themes.Cycle(os.Getenv))
+	palettes, err := themes.Cycle(os.Getenv)
+	if err != nil {
+		return err
+	}
+	m, err := backend.NewExplorer(exp, requests, palettes)
 	if err != nil {
 		return err
 	}
@@ -103,7 +107,12 @@ func newExplorerServer(exp *config.Experiment, requests int, hostKey string) (*s
 			}
 			return ""
 		}
-		m, err := backend.NewExplorer(exp, requests, themes.Cycle(env))
+		palettes, err := themes.Cycle(env)
+		if err != nil {
+			wish.Fatalln(s, "routerlab:", err)
+			return nil, nil
+		}
+		m, err := backend.NewExplorer(exp, requests, palettes)
 		if err != nil {
 			wish.Fatalln(s, "routerlab:", err)
 			return nil, nil

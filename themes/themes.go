@@ -76,23 +76,24 @@ func HighContrast() Palette {
 // NoColor draws no colour at all (the NO_COLOR convention); emphasis is left to glyphs.
 func NoColor() Palette { return Palette{Name: "no-color"} }
 
-// Cycle lists the palettes `t` steps through. With NO_COLOR set (non-empty) the user asked
-// for no colour, so only the colourless palette is offered.
-func Cycle(getenv func(string) string) []Palette {
+// Cycle lists the palettes `t` steps through, the one to start with first. With NO_COLOR set
+// (non-empty) the user asked for no colour, so only the colourless palette is offered;
+// otherwise ROUTERLAB_THEME, when set, names the starting palette.
+func Cycle(getenv func(string) string) ([]Palette, error) {
 	if getenv("NO_COLOR") != "" {
-		return []Palette{NoColor()}
+		return []Palette{NoColor()}, nil
 	}
-	return []Palette{Dark(), Light(), HighContrast(), NoColor()}
-}
-
-// ByName finds a palette of Cycle(getenv) by name.
-func ByName(name string, getenv func(string) string) (Palette, error) {
+	all := []Palette{Dark(), Light(), HighContrast(), NoColor()}
+	name := getenv("ROUTERLAB_THEME")
+	if name == "" {
+		return all, nil
+	}
 	var names []string
-	for _, p := range Cycle(getenv) {
+	for i, p := range all {
 		if p.Name == name {
-			return p, nil
+			return append(all[i:], all[:i]...), nil
 		}
 		names = append(names, p.Name)
 	}
-	return Palette{}, fmt.Errorf("theme: unknown theme %q (want one of %s)", name, strings.Join(names, ", "))
+	return nil, fmt.Errorf("ROUTERLAB_THEME: unknown theme %q (want one of %s)", name, strings.Join(names, ", "))
 }

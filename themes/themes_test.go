@@ -4,18 +4,41 @@ import "testing"
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
+func cycle(t *testing.T, vars map[string]string) []Palette {
+	t.Helper()
+	ps, err := Cycle(env(vars))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ps
+}
+
 func TestCycleHonoursNoColor(t *testing.T) {
-	all := Cycle(env(nil))
+	all := cycle(t, nil)
 	if len(all) != 4 || all[0].Name != "dark" || all[1].Name != "light" || all[2].Name != "high-contrast" {
 		t.Fatalf("cycle = %v", all)
 	}
-	nc := Cycle(env(map[string]string{"NO_COLOR": "1"}))
+	nc := cycle(t, map[string]string{"NO_COLOR": "1", "ROUTERLAB_THEME": "light"})
 	if len(nc) != 1 || nc[0].Name != "no-color" || nc[0].HasColor() {
 		t.Fatalf("NO_COLOR cycle = %+v", nc)
 	}
 	// An empty NO_COLOR does not count (no-color.org: "present and not an empty string").
-	if len(Cycle(env(map[string]string{"NO_COLOR": ""}))) != 4 {
+	if len(cycle(t, map[string]string{"NO_COLOR": ""})) != 4 {
 		t.Fatal("empty NO_COLOR disabled colours")
+	}
+}
+
+func TestCycleStartsAtRouterlabTheme(t *testing.T) {
+	ps := cycle(t, map[string]string{"ROUTERLAB_THEME": "high-contrast"})
+	var names []string
+	for _, p := range ps {
+		names = append(names, p.Name)
+	}
+	if len(names) != 4 || names[0] != "high-contrast" || names[1] != "no-color" || names[2] != "dark" || names[3] != "light" {
+		t.Fatalf("cycle = %v", names)
+	}
+	if _, err := Cycle(env(map[string]string{"ROUTERLAB_THEME": "solarized"})); err == nil {
+		t.Fatal("unknown theme accepted")
 	}
 }
 
@@ -25,18 +48,5 @@ func TestPalettesAreComplete(t *testing.T) {
 			p.Better == nil || p.Worse == nil || p.Warn == nil || len(p.Heat) < 4 {
 			t.Errorf("%s palette misses a role: %+v", p.Name, p)
 		}
-	}
-}
-
-func TestByName(t *testing.T) {
-	p, err := ByName("light", env(nil))
-	if err != nil || p.Name != "light" {
-		t.Fatalf("ByName(light) = %v, %v", p.Name, err)
-	}
-	if _, err := ByName("solarized", env(nil)); err == nil {
-		t.Fatal("unknown theme accepted")
-	}
-	if _, err := ByName("dark", env(map[string]string{"NO_COLOR": "x"})); err == nil {
-		t.Fatal("dark offered under NO_COLOR")
 	}
 }

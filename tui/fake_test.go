@@ -67,7 +67,7 @@ func (f fakeSim) Simulate(ctx context.Context, run Run, partial func(Result)) (R
 		}
 	}
 	res.Metrics = Metrics{
-		Completed: 200, DurationMS: res.SimMS,
+		Completed:   200,
 		TTFT:        Quantiles{ttft, ttft * 0.8, ttft * 1.9, ttft * 3.1},
 		TPOT:        Quantiles{11.2, 10.9, 13.4, 16.8},
 		E2E:         Quantiles{ttft + 2000, ttft + 1900, ttft + 4100, ttft + 7000},

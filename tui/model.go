@@ -30,7 +30,7 @@ type Options struct {
 	Sweep     Sweeper // nil: the sweep pane says there is none
 	SweepInfo SweepInfo
 	// Palettes are the themes `t` cycles through, the first one shown first
-	// (themes.Cycle(os.Getenv) honours NO_COLOR).
+	// (themes.Cycle honours NO_COLOR and ROUTERLAB_THEME).
 	Palettes []themes.Palette
 	// Now is the wall clock for the "updated in" figure; nil means time.Now.
 	Now func() time.Time
@@ -342,7 +342,7 @@ func (m *Model) metricsExtra() string {
 	if m.metrics.cur == nil {
 		return ""
 	}
-	return "· " + m.metrics.cur.Knobs.Mode
+	return fmt.Sprintf("· %s · %d requests", m.metrics.cur.Knobs.Mode, m.metrics.cur.Metrics.Completed)
 }
 
 func (m *Model) fleetExtra() string {

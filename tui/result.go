@@ -10,8 +10,7 @@ type Quantiles struct{ Mean, P50, P90, P99 float64 }
 
 // Metrics are the figures of a finished replay, as the engine's summary reports them.
 type Metrics struct {
-	Completed   int
-	DurationMS  float64 // simulated
+	Completed   int // requests
 	TTFT        Quantiles
 	TPOT        Quantiles
 	E2E         Quantiles

@@ -8,8 +8,8 @@ import (
 
 // NewExplorer builds the explorer on exp: the first `requests` requests of its trace (0: the
 // file's workload.search_requests) at the file's knobs, with the smart sweep of the same
-// file. palettes are the themes `t` cycles through (themes.Cycle(os.Getenv) honours
-// NO_COLOR). exp may be shared by several explorers (one per SSH session).
+// file. palettes are the themes `t` cycles through (themes.Cycle honours NO_COLOR
+// and ROUTERLAB_THEME). exp may be shared by several explorers (one per SSH session).
 func NewExplorer(exp *config.Experiment, requests int, palettes []themes.Palette) (*tui.Model, error) {
 	sim, err := NewSim(exp, requests)
 	if err != nil {

@@ -196,7 +196,7 @@ func ttftOverTime(recs []engine.RequestRecord, windowMS float64, cols int) []flo
 // metrics picks the explorer's figures out of an engine summary.
 func metrics(s engine.Summary) tui.Metrics {
 	return tui.Metrics{
-		Completed: s.RequestsCompleted, DurationMS: s.DurationMS,
+		Completed:   s.RequestsCompleted,
 		TTFT:        tui.Quantiles{Mean: s.MeanTTFTMS, P50: s.P50TTFTMS, P90: s.P90TTFTMS, P99: s.P99TTFTMS},
 		TPOT:        tui.Quantiles{Mean: s.MeanTPOTMS, P50: s.P50TPOTMS, P90: s.P90TPOTMS, P99: s.P99TPOTMS},
 		E2E:         tui.Quantiles{Mean: s.MeanE2EMS, P50: s.P50E2EMS, P90: s.P90E2EMS, P99: s.P99E2EMS},
