@@ -48,16 +48,17 @@
 // t = 0, and each completion sends the next trace request at that instant. Open loop:
 // request i arrives at timestamp_i / ArrivalSpeedupRatio.
 //
-// # Invariants (tested in engine_test.go)
+// # Invariants (property_test.go checks them on random workloads after every event)
 //
-//   - Every request completes exactly once, with exactly output_length tokens; a worker's
-//     running requests never exceed max_num_seqs and its step tokens never exceed
-//     max_num_batched_tokens.
-//   - Blocks in use never exceed num_gpu_blocks; every block is in exactly one of in use,
-//     cached free (LRU) or plain free; a request holds ceil(computed/block_size) blocks or
-//     more only for the step in progress.
-//   - The router's indexer, replayed from the KV events, equals each pool's cached hashes.
-//   - The clock never goes backwards; the decode fast path (fast.go) gives byte-identical
-//     reports to the step-by-step loop.
+//   - Every request completes exactly once, with exactly output_length tokens (so
+//     Σ (output_length − 1) inter-token gaps); a worker's running requests never exceed
+//     max_num_seqs and a step's tokens never exceed max_num_batched_tokens.
+//   - Blocks in use never exceed num_gpu_blocks; every block is exactly one of in use,
+//     cached free or plain free, and its reference count equals the number of running
+//     requests holding it.
+//   - The KV events, replayed, equal each pool's cached hashes; the router's overlap for
+//     any prompt equals the pool's longest cached prefix.
+//   - The clock never goes backwards; the decode fast path (fast.go) and RunUntil in slices
+//     give byte-identical reports to the step-by-step loop and to Run.
 //   - Same config, trace and seed: byte-identical report JSON apart from wall_time_ms.
 package engine
