@@ -101,12 +101,22 @@ func BenchmarkReplayToolagent(b *testing.B) {
 	}
 	b.Run("kv_router", func(b *testing.B) { benchReplay(b, tr, router.ModeKV) })
 	b.Run("round_robin", func(b *testing.B) { benchReplay(b, tr, router.ModeRoundRobin) })
-	// The engine alone: requests dealt round robin by id, KV events dropped, no indexer.
+	// The engine alone: the kv_router's decisions replayed from a recording, KV events
+	// dropped, so the router's indexer costs nothing.
 	b.Run("engine_only", func(b *testing.B) {
 		cfg, mw := seedConfig(b)
+		s, err := New(cfg, mw, tr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rec := &recordingRouter{routerAPI: s.rt, routes: make([]int, len(tr.Requests))}
+		s.rt = rec
+		if _, err := s.Run(context.Background()); err != nil {
+			b.Fatal(err)
+		}
 		cpu0 := cpuTime()
 		for b.Loop() {
-			s := newSim(cfg, mw, tr, &fixedRouter{workers: cfg.Workers, noLog: true})
+			s := newSim(cfg, mw, tr, &replayedRouter{routes: rec.routes})
 			if _, err := s.Run(context.Background()); err != nil {
 				b.Fatal(err)
 			}
@@ -114,6 +124,26 @@ func BenchmarkReplayToolagent(b *testing.B) {
 		b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
 	})
 }
+
+// recordingRouter notes every routing decision of the router it wraps.
+type recordingRouter struct {
+	routerAPI
+	routes []int
+}
+
+func (r *recordingRouter) Route(req *router.Request) int {
+	w := r.routerAPI.Route(req)
+	r.routes[req.ID] = w
+	return w
+}
+
+// replayedRouter repeats recorded decisions and ignores everything else.
+type replayedRouter struct{ routes []int }
+
+func (r *replayedRouter) Route(req *router.Request) int { return r.routes[req.ID] }
+func (r *replayedRouter) FirstToken(int64)              {}
+func (r *replayedRouter) Finished(int64)                {}
+func (r *replayedRouter) Apply(router.KVEvent)          {}
 
 // BenchmarkReplaySynthetic runs the test suite's own toolagent-like generator (independent
 // of the trace package's profiles).
