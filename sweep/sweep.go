@@ -90,7 +90,7 @@ type Search struct {
 // BestEvaluation returns the winner of the search.
 func (s *Search) BestEvaluation() *Evaluation { return &s.Evaluations[s.Best] }
 
-// Search runs the search phase: rounds of candidates proposed by the file's algorithm and
+// RunSearch runs the search phase: rounds of candidates proposed by the file's algorithm and
 // evaluated on sim, recorded in the ledger when opt.Out is set.
 func RunSearch(ctx context.Context, f *config.File, sim Simulator, opt Options) (*Search, error) {
 	space, err := NewSpace(f)
