@@ -67,10 +67,8 @@ func (s *Sim) startStep(w *worker, t int64) {
 		self := false
 		for need > w.pool.available() && !self {
 			// Victims come from the tail, so index i stays valid.
-			victim := w.running[len(w.running)-1]
-			s.preempt(w, victim)
 			preempted = true
-			self = victim == ri
+			self = s.preemptLast(w) == ri
 		}
 		if self {
 			break
@@ -175,16 +173,13 @@ func (s *Sim) queueStepEnd(w *worker, end int64) {
 	s.heap.push(event{time: end, phase: phaseStepEnd, gen: w.gen, id: int32(w.id)})
 }
 
-// preempt frees a running request's blocks and puts it at the front of the waiting queue
-// to be recomputed (prompt plus the tokens generated so far), as vLLM V1 does. Its cached
-// blocks stay in the prefix cache, so the recompute may hit them.
-func (s *Sim) preempt(w *worker, ri int32) {
-	for i, x := range w.running {
-		if x == ri {
-			w.running = append(w.running[:i], w.running[i+1:]...)
-			break
-		}
-	}
+// preemptLast preempts the most recently admitted running request: its blocks are freed
+// and it goes to the front of the waiting queue, to be recomputed (prompt plus the tokens
+// generated so far), as vLLM V1 does. Its cached blocks stay in the prefix cache, so the
+// recompute may hit them. It returns the request.
+func (s *Sim) preemptLast(w *worker) int32 {
+	ri := w.running[len(w.running)-1]
+	w.running = w.running[:len(w.running)-1]
 	r := &s.reqs[ri]
 	w.pool.freeAll(r.blocks)
 	r.blocks = r.blocks[:0]
@@ -193,6 +188,7 @@ func (s *Sim) preempt(w *worker, ri int32) {
 	r.preempted++
 	w.preemptions++
 	w.waiting.pushFront(ri)
+	return ri
 }
 
 // finishStep applies the step that ends at t: computed tokens, newly full prompt blocks
