@@ -37,16 +37,17 @@ type blockPool struct {
 	groups    hashTable
 	recMask   []uint32 // per group record: which sub-blocks are cached
 	recKey    []uint64
-	recBlocks []int32 // per group record: G block ids
+	recBlocks []int32  // per group record: G block ids
+	recHash   []uint64 // per group record: G engine-block hashes
 	recFree   []int32
 
 	removed []uint64 // evicted hashes not yet published as a KV event
 }
 
+// blockMeta is 12 bytes so that the pool's per-block traffic stays in cache.
 type blockMeta struct {
-	hash  uint64 // engine-block hash of the cache entry; 0: none
 	refs  int32
-	slot  int32  // cache entry: group record × G + sub-block
+	entry int32  // cache entry: 1 + group record × G + sub-block; 0: none
 	stamp uint32 // release stamp of its live LRU entry
 }
 
@@ -66,6 +67,7 @@ func newBlockPool(n int, g int32) blockPool {
 		recMask:   make([]uint32, 0, groups),
 		recKey:    make([]uint64, 0, groups),
 		recBlocks: make([]int32, 0, groups*int(g)),
+		recHash:   make([]uint64, 0, groups*int(g)),
 	}
 	// Pop order 0, 1, 2, … only to make block ids readable in tests.
 	for i := range n {
@@ -88,7 +90,7 @@ func (p *blockPool) alloc() int32 {
 		p.plain = p.plain[:k-1]
 	} else {
 		b = p.lruPop()
-		p.removed = append(p.removed, p.blk[b].hash)
+		p.removed = append(p.removed, p.hashOf(b))
 		p.uncache(b)
 	}
 	p.blk[b].refs = 1
@@ -99,13 +101,21 @@ func (p *blockPool) alloc() int32 {
 // uncache drops b's cache entry.
 func (p *blockPool) uncache(b int32) {
 	m := &p.blk[b]
-	rec, sub := m.slot/p.g, m.slot%p.g
+	rec, sub := (m.entry-1)/p.g, (m.entry-1)%p.g
 	p.recMask[rec] &^= 1 << sub
 	if p.recMask[rec] == 0 {
 		p.groups.del(p.recKey[rec])
 		p.recFree = append(p.recFree, rec)
 	}
-	m.hash = 0
+	m.entry = 0
+}
+
+// hashOf is the engine-block hash block b caches, or 0.
+func (p *blockPool) hashOf(b int32) uint64 {
+	if e := p.blk[b].entry; e != 0 {
+		return p.recHash[e-1]
+	}
+	return 0
 }
 
 // touch takes a reference on a cached block found by a prefix hit.
@@ -126,7 +136,7 @@ func (p *blockPool) release(b int32) {
 		return
 	}
 	p.inUse--
-	if m.hash != 0 {
+	if m.entry != 0 {
 		p.lruPush(b)
 	} else {
 		p.plain = append(p.plain, b)
@@ -174,6 +184,7 @@ func (p *blockPool) groupRec(key uint64) int32 {
 		p.recKey = append(p.recKey, key)
 		for range p.g {
 			p.recBlocks = append(p.recBlocks, -1)
+			p.recHash = append(p.recHash, 0)
 		}
 	}
 	p.groups.put(key, rec)
@@ -190,8 +201,8 @@ func (p *blockPool) store(rec int32, sub int32, b int32, h uint64) bool {
 	}
 	p.recMask[rec] |= 1 << sub
 	p.recBlocks[rec*p.g+sub] = b
-	p.blk[b].hash = h
-	p.blk[b].slot = rec*p.g + sub
+	p.recHash[rec*p.g+sub] = h
+	p.blk[b].entry = rec*p.g + sub + 1
 	return true
 }
 
@@ -212,7 +223,7 @@ func (p *blockPool) lruPush(b int32) {
 // live reports whether a FIFO entry still stands for a cached free block.
 func (p *blockPool) live(e lruEntry) bool {
 	m := &p.blk[e.b]
-	return m.refs == 0 && m.hash != 0 && m.stamp == e.stamp
+	return m.refs == 0 && m.entry != 0 && m.stamp == e.stamp
 }
 
 // lruPop removes and returns the least recently released cached free block.

@@ -113,13 +113,13 @@ func checkPool(s *Sim, w *worker, mirror map[uint64]bool) error {
 		switch {
 		case m.refs > 0:
 			inUse++
-		case m.hash != 0:
+		case m.entry != 0:
 			cachedFree++
 		default:
 			plainFree++
 		}
-		if m.hash != 0 {
-			cached[m.hash] = true
+		if h := p.hashOf(int32(b)); h != 0 {
+			cached[h] = true
 		}
 	}
 	if inUse != p.inUse || inUse > p.size() || cachedFree != p.lruLen || plainFree != len(p.plain) {
@@ -273,7 +273,7 @@ func cachedPrefix(p *blockPool, hashes []uint64) int {
 	for j, h := range hashes {
 		sub := int32(j) % p.g
 		b, ok := p.cachedAt(p.group(hashes[j-int(sub)]), sub)
-		if !ok || p.blk[b].hash != h {
+		if !ok || p.hashOf(b) != h {
 			break
 		}
 		n++
