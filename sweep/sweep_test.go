@@ -496,3 +496,33 @@ func TestSingleConfigurationSpace(t *testing.T) {
 		t.Errorf("key %q, validation %+v", s.Evaluations[0].Key, res.Validation)
 	}
 }
+
+// The scalar the GP minimises orders feasible configurations exactly as the ranking does,
+// and never puts an infeasible one ahead of a feasible one whose target is no worse.
+func TestScoreAgreesWithRanking(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		o := Objective{Target: rapid.SampledFrom([]string{"e2e_latency", "ttft", "tpot", "throughput"}).Draw(t, "target")}
+		if rapid.Bool().Draw(t, "sla") {
+			o.MaxTTFTMS = rapid.Float64Range(10, 500).Draw(t, "max_ttft")
+		}
+		draw := func(name string) Metrics {
+			return Metrics{
+				E2EMS: rapid.Float64Range(100, 5000).Draw(t, name+".e2e"), TTFTMS: rapid.Float64Range(5, 1000).Draw(t, name+".ttft"),
+				TPOTMS: rapid.Float64Range(1, 50).Draw(t, name+".tpot"), OutputTokS: rapid.Float64Range(100, 10000).Draw(t, name+".tok"),
+			}
+		}
+		a, b := draw("a"), draw("b")
+		if o.Violation(a) == 0 && o.Violation(b) == 0 && o.Better(a, b) != (o.Score(a) < o.Score(b)) {
+			t.Fatalf("feasible %+v vs %+v: Better %v but scores %.3f, %.3f", a, b, o.Better(a, b), o.Score(a), o.Score(b))
+		}
+		if o.Violation(a) == 0 && o.Violation(b) > 0 {
+			worse := o.Value(b) >= o.Value(a)
+			if o.Maximise() {
+				worse = o.Value(b) <= o.Value(a)
+			}
+			if worse && o.Score(b) < o.Score(a) {
+				t.Fatalf("infeasible %+v scores %.3f below feasible %+v's %.3f", b, o.Score(b), a, o.Score(a))
+			}
+		}
+	})
+}
