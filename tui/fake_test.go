@@ -82,12 +82,12 @@ type fakeSweeper struct{ block chan struct{} }
 
 func (f fakeSweeper) Sweep(ctx context.Context, emit func(SweepEvent)) error {
 	evals := []SweepEval{
-		{1, Knobs{"kv_router", 1, 1, 0, 32}, 2210},
-		{1, Knobs{"round_robin", 0, 0, 0, 32}, 2450},
-		{1, Knobs{"kv_router", 0.5, 8, 0, 32}, 2150},
-		{2, Knobs{"kv_router", 1, 16, 0, 32}, 2120},
-		{2, Knobs{"kv_router", 1, 16, 0, 32}, 2124},
-		{2, Knobs{"kv_router", 0, 32, 0.5, 32}, 2300},
+		{1, Knobs{"kv_router", 1, 1, 0, 32}, 2210, 1},
+		{1, Knobs{"round_robin", 0, 0, 0, 32}, 2450, 1},
+		{1, Knobs{"kv_router", 0.5, 8, 0, 32}, 2150, 1},
+		{2, Knobs{"kv_router", 1, 16, 0, 32}, 2120, 1},
+		{2, Knobs{"kv_router", 1, 16, 0, 32}, 2124, 1},
+		{2, Knobs{"kv_router", 0, 32, 0.5, 32}, 2300, 3},
 	}
 	for i, e := range evals {
 		if f.block != nil && i == 3 {

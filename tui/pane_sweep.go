@@ -17,7 +17,8 @@ import (
 // loadKnobsMsg asks the root to load a sweep row into the knobs and re-run.
 type loadKnobsMsg struct{ knobs Knobs }
 
-// sweepRow is one distinct evaluated configuration with how many trials landed on it.
+// sweepRow is one distinct evaluated configuration with n, the simulation runs (trials)
+// averaged into its value.
 type sweepRow struct {
 	knobs Knobs
 	value float64 // mean objective over its trials
@@ -139,19 +140,20 @@ func (p *sweepPane) apply(ev SweepEvent) {
 	switch ev.Kind {
 	case SweepEvaluated:
 		e := ev.Eval
+		runs := max(1, e.Runs)
 		p.evals++
 		p.round = max(p.round, e.Round)
 		found := false
 		for i := range p.rows {
 			if p.rows[i].knobs == e.Knobs {
 				r := &p.rows[i]
-				r.value = (r.value*float64(r.n) + e.Value) / float64(r.n+1)
-				r.n++
+				r.value = (r.value*float64(r.n) + e.Value*float64(runs)) / float64(r.n+runs)
+				r.n += runs
 				found = true
 			}
 		}
 		if !found {
-			p.rows = append(p.rows, sweepRow{knobs: e.Knobs, value: e.Value, n: 1})
+			p.rows = append(p.rows, sweepRow{knobs: e.Knobs, value: e.Value, n: runs})
 		}
 		var selected Knobs
 		if p.cursor < len(p.rows) {

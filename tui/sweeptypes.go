@@ -14,7 +14,8 @@ type SweepInfo struct {
 type SweepEval struct {
 	Round int // 1-based
 	Knobs Knobs
-	Value float64 // the goal's target metric
+	Value float64 // the goal's target metric, the mean over its runs
+	Runs  int     // simulation runs (seeds) averaged into Value; 0 counts as 1
 }
 
 // ValidationRow is one full-trace run of the validation table (round_robin, default_kv, best).

@@ -15,7 +15,10 @@ func NewExplorer(exp *config.Experiment, requests int, palettes []themes.Palette
 	if err != nil {
 		return nil, err
 	}
-	sw := NewSweeper(exp)
+	sw, err := NewSweeper(exp)
+	if err != nil {
+		return nil, err
+	}
 	info, err := sw.Info()
 	if err != nil {
 		return nil, err

@@ -13,19 +13,33 @@ import (
 // Sweeper runs the smart sweep of an experiment for the explorer, in memory (no output
 // directory, no ledger).
 type Sweeper struct {
-	exp  *config.Experiment
-	base tui.Knobs // knob values of dimensions a configuration does not name
+	exp   *config.Experiment
+	space *sweep.Space
+	base  tui.Knobs // knob values of dimensions a configuration does not name
 }
 
 // NewSweeper sweeps exp's file as `routerlab sweep` would, without writing files.
-func NewSweeper(exp *config.Experiment) *Sweeper {
+func NewSweeper(exp *config.Experiment) (*Sweeper, error) {
 	f := exp.File
+	space, err := sweep.NewSpace(f)
+	if err != nil {
+		return nil, err
+	}
 	base := tui.Knobs{Concurrency: f.Workload.ReplayConcurrency}
 	base.Mode = f.Values(config.KeyRouterMode)[0].Text
 	base.Credit = f.Values(config.KeyOverlapScoreCredit)[0].Num
 	base.Scale = f.Values(config.KeyPrefillLoadScale)[0].Num
 	base.Temperature = f.Values(config.KeyRouterTemperature)[0].Num
-	return &Sweeper{exp: exp, base: base}
+	return &Sweeper{exp: exp, space: space, base: base}, nil
+}
+
+// runs is how many simulations the sweep averages for a configuration: several seeds for a
+// stochastic one (temperature > 0, the random router), else one.
+func (s *Sweeper) runs(key string) int {
+	if c, ok := s.space.Index(key); ok && s.space.Candidates[c].Stochastic {
+		return sweep.StochasticSeeds
+	}
+	return 1
 }
 
 // Info describes the sweep for the explorer's sweep pane.
@@ -93,7 +107,7 @@ func (s *Sweeper) Sweep(ctx context.Context, emit func(tui.SweepEvent)) error {
 				continue
 			}
 			emit(tui.SweepEvent{Kind: tui.SweepEvaluated, Eval: tui.SweepEval{
-				Round: ev.Round, Knobs: s.Knobs(ev.Config), Value: ev.Value}})
+				Round: ev.Round, Knobs: s.Knobs(ev.Config), Value: ev.Value, Runs: s.runs(ev.Key)}})
 		case out := <-done:
 			if out.err != nil {
 				return out.err

@@ -23,7 +23,10 @@ func TestSweeperStreamsEvaluationsThenValidation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sw := NewSweeper(exp)
+	sw, err := NewSweeper(exp)
+	if err != nil {
+		t.Fatal(err)
+	}
 	info, err := sw.Info()
 	if err != nil || info.Objective != "e2e ms" || info.HigherIsBetter || info.Rounds != 2 || info.PerRound != 3 {
 		t.Fatalf("info %+v, %v", info, err)
@@ -50,6 +53,10 @@ func TestSweeperStreamsEvaluationsThenValidation(t *testing.T) {
 		if e.Round < 1 || e.Round > 2 || e.Value <= 0 || e.Knobs.Concurrency != 32 {
 			t.Errorf("evaluation %+v", e)
 		}
+		stochastic := e.Knobs.Mode == "random" || (e.Knobs.Mode == "kv_router" && e.Knobs.Temperature > 0)
+		if want := map[bool]int{false: 1, true: 3}[stochastic]; e.Runs != want {
+			t.Errorf("evaluation %+v: runs %d, want %d", e, e.Runs, want)
+		}
 	}
 	if kinds[len(kinds)-1] != tui.SweepValidated || kinds[len(kinds)-2] != tui.SweepValidating {
 		t.Fatalf("event kinds end %v, want validating then validated", kinds[len(kinds)-3:])
@@ -68,7 +75,10 @@ func TestSweeperStreamsEvaluationsThenValidation(t *testing.T) {
 
 func TestSweeperKnobs(t *testing.T) {
 	exp, _ := smallExperiment(t, 10)
-	sw := NewSweeper(exp)
+	sw, err := NewSweeper(exp)
+	if err != nil {
+		t.Fatal(err)
+	}
 	k := sw.Knobs(map[string]string{"router_mode": "kv_router", "overlap_score_credit": "0.5", "prefill_load_scale": "16"})
 	if k != (tui.Knobs{Mode: "kv_router", Credit: 0.5, Scale: 16, Temperature: 0, Concurrency: 32}) {
 		t.Fatalf("knobs %+v", k)
@@ -82,7 +92,11 @@ func TestSweeperCancel(t *testing.T) {
 	exp, _ := smallExperiment(t, 10)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := NewSweeper(exp).Sweep(ctx, func(tui.SweepEvent) {}); err == nil {
+	sw, err := NewSweeper(exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sw.Sweep(ctx, func(tui.SweepEvent) {}); err == nil {
 		t.Fatal("cancelled sweep returned no error")
 	}
 }
