@@ -52,17 +52,21 @@ type Router struct {
 	workers int
 	policy  policy
 	rng     *rand.Rand
-	index   *blockIndex
+	cached  *maskTable[uint64]      // hash → workers caching the block
+	active  *maskTable[activeBlock] // hash → workers with the block in an in-flight prompt
 	load    []WorkerLoad
 	booked  map[int64]booking
 	spare   [][]uint32 // refs slices of finished bookings, reused by the next ones
 
+	// Refcount records of active blocks: record r is block refHash[r], used by
+	// refCount[r*workers+w] in-flight requests on worker w.
+	refHash  []uint64
+	refCount []uint32
+	freeRecs []uint32
+
 	// Per-request scratch, filled by scan before the policy chooses.
 	overlap   []int     // cached prefix blocks per worker
 	newBlocks []int     // request blocks not yet active on the worker
-	slots     []int     // slot of each scanned block, -1 when unknown
-	scanned   int       // how many leading blocks scan looked up
-	grows     int       // the index's grows at scan time: slots are stale once it moves
 	cost      []float64 // policy scratch
 }
 
@@ -71,7 +75,7 @@ type booking struct {
 	worker        int32
 	prefilling    bool
 	prefillTokens int64
-	refs          []uint32 // refcount records of the prompt blocks (see blockIndex)
+	refs          []uint32 // refcount records of the prompt blocks
 }
 
 // New builds a router for a fleet of workers (1..64). The seed drives tie-breaking,
@@ -90,7 +94,8 @@ func New(cfg Config, workers int, seed uint64) (*Router, error) {
 		workers:   workers,
 		policy:    policyFor(mode),
 		rng:       rand.New(rand.NewPCG(seed, 0x726f75746572)), // "router"
-		index:     newBlockIndex(workers),
+		cached:    newMaskTable[uint64](1 << 16),
+		active:    newMaskTable[activeBlock](1 << 12),
 		load:      make([]WorkerLoad, workers),
 		booked:    make(map[int64]booking, 1024),
 		overlap:   make([]int, workers),
@@ -108,8 +113,9 @@ func (r *Router) Workers() int { return r.workers }
 // Load returns worker w's bookkeeping.
 func (r *Router) Load(w int) WorkerLoad { return r.load[w] }
 
-// IndexedBlocks is the number of distinct blocks the indexer tracks (cached or active).
-func (r *Router) IndexedBlocks() int { return r.index.len() }
+// CachedBlocks is the number of distinct blocks cached on at least one worker, as the
+// indexer knows from KV events.
+func (r *Router) CachedBlocks() int { return r.cached.n }
 
 // Route chooses a worker for req and books it there: its uncached prompt tokens join the
 // worker's prefill load and its prompt blocks join the worker's active blocks. The router
@@ -119,7 +125,6 @@ func (r *Router) Route(req *Request) int {
 	if _, dup := r.booked[req.ID]; dup {
 		r.Finished(req.ID)
 	}
-	r.index.touch(req.BlockHashes)
 	r.scan(req.BlockHashes)
 	w := r.policy.choose(r, req)
 	r.book(w, req)
@@ -151,10 +156,19 @@ func (r *Router) Finished(id int64) {
 		l.PrefillTokens -= b.prefillTokens
 	}
 	l.InFlight--
-	x := r.index
-	for _, ref := range b.refs {
-		if x.dropRef(ref, w) {
-			l.ActiveBlocks--
+	bit := uint64(1) << w
+	for _, rec := range b.refs {
+		c := &r.refCount[int(rec)*r.workers+w]
+		*c--
+		if *c != 0 {
+			continue
+		}
+		l.ActiveBlocks--
+		i := r.active.find(r.refHash[rec])
+		a := &r.active.s[i].val
+		if a.mask &^= bit; a.mask == 0 {
+			r.active.del(i)
+			r.freeRecs = append(r.freeRecs, rec)
 		}
 	}
 	r.spare = append(r.spare, b.refs[:0])
@@ -167,18 +181,18 @@ func (r *Router) Apply(ev KVEvent) {
 		return
 	}
 	bit := uint64(1) << ev.Worker
-	x := r.index
-	x.touch(ev.Hashes)
+	t := r.cached
 	switch ev.Kind {
 	case BlocksStored:
 		for _, h := range ev.Hashes {
-			x.tab[x.getOrAdd(h)].cached |= bit
+			t.s[t.insert(h)].val |= bit
 		}
 	case BlocksRemoved:
 		for _, h := range ev.Hashes {
-			if i := x.find(h); i >= 0 {
-				x.tab[i].cached &^= bit
-				x.releaseIfUnused(i)
+			if i := t.find(h); i >= 0 {
+				if t.s[i].val &^= bit; t.s[i].val == 0 {
+					t.del(i)
+				}
 			}
 		}
 	}
@@ -201,20 +215,19 @@ func (r *Router) scan(hashes []uint64) {
 	if r.workers == maxWorkers {
 		all = ^uint64(0)
 	}
-	if cap(r.slots) < len(hashes) {
-		r.slots = make([]int, len(hashes))
-	}
-	r.slots = r.slots[:len(hashes)]
 	cached, active := all, all
-	x := r.index
-	r.grows = x.grows
 	i := 0
 	for ; i < len(hashes) && cached|active != 0; i++ {
 		var c, a uint64
-		s := x.find(hashes[i])
-		r.slots[i] = s
-		if s >= 0 {
-			c, a = x.tab[s].cached, x.tab[s].active
+		if cached != 0 {
+			if k := r.cached.find(hashes[i]); k >= 0 {
+				c = r.cached.s[k].val
+			}
+		}
+		if active != 0 {
+			if k := r.active.find(hashes[i]); k >= 0 {
+				a = r.active.s[k].val.mask
+			}
 		}
 		for lost := cached &^ c; lost != 0; lost &= lost - 1 {
 			r.overlap[bits.TrailingZeros64(lost)] = i
@@ -225,7 +238,6 @@ func (r *Router) scan(hashes []uint64) {
 		cached &= c
 		active &= a
 	}
-	r.scanned = i
 	for ; cached != 0; cached &= cached - 1 {
 		r.overlap[bits.TrailingZeros64(cached)] = i
 	}
@@ -234,7 +246,7 @@ func (r *Router) scan(hashes []uint64) {
 	}
 }
 
-// book records req on worker w, using the overlap and slots of the last scan.
+// book records req on worker w, using the overlap found by the last scan.
 func (r *Router) book(w int, req *Request) {
 	pre := int64(req.InputLength) - int64(r.overlap[w])*int64(r.cfg.BlockSize)
 	if pre < 0 {
@@ -248,20 +260,33 @@ func (r *Router) book(w int, req *Request) {
 		refs = r.spare[k-1]
 		r.spare = r.spare[:k-1]
 	}
-	x := r.index
-	for i, h := range req.BlockHashes {
-		s := -1
-		if i < r.scanned && x.grows == r.grows {
-			s = r.slots[i] // inserts move no slot until the table grows
+	bit := uint64(1) << w
+	for _, h := range req.BlockHashes {
+		i := r.active.insert(h)
+		a := &r.active.s[i].val
+		if a.mask == 0 {
+			a.rec = r.newRecord(h)
 		}
-		if s < 0 {
-			s = x.getOrAdd(h)
-		}
-		rec, activated := x.addRef(s, w)
-		if activated {
+		c := &r.refCount[int(a.rec)*r.workers+w]
+		*c++
+		if *c == 1 {
+			a.mask |= bit
 			l.ActiveBlocks++
 		}
-		refs = append(refs, rec)
+		refs = append(refs, a.rec)
 	}
 	r.booked[req.ID] = booking{worker: int32(w), prefilling: true, prefillTokens: pre, refs: refs}
+}
+
+// newRecord returns a zeroed refcount record for block h.
+func (r *Router) newRecord(h uint64) uint32 {
+	if k := len(r.freeRecs); k > 0 {
+		rec := r.freeRecs[k-1]
+		r.freeRecs = r.freeRecs[:k-1]
+		r.refHash[rec] = h
+		return rec
+	}
+	r.refHash = append(r.refHash, h)
+	r.refCount = append(r.refCount, make([]uint32, r.workers)...)
+	return uint32(len(r.refHash) - 1)
 }

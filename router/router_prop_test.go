@@ -97,17 +97,36 @@ func (f *naiveFleet) load(w int) WorkerLoad {
 	return l
 }
 
-func (f *naiveFleet) inUse() int {
+// cachedCount and activeCount are how many distinct blocks some worker caches, or has
+// in flight.
+func (f *naiveFleet) cachedCount() int {
 	set := map[uint64]bool{}
 	for w := range f.cached {
 		for h := range f.cached[w] {
 			set[h] = true
 		}
+	}
+	return len(set)
+}
+
+func (f *naiveFleet) activeCount() int {
+	set := map[uint64]bool{}
+	for w := range f.cached {
 		for h := range f.active(w) {
 			set[h] = true
 		}
 	}
 	return len(set)
+}
+
+// checkSizes compares the router's table sizes with the naive model.
+func checkSizes(t *rapid.T, r *Router, f *naiveFleet) {
+	if got, want := r.CachedBlocks(), f.cachedCount(); got != want {
+		t.Fatalf("cached blocks %d, naive %d", got, want)
+	}
+	if got, want := r.active.n, f.activeCount(); got != want {
+		t.Fatalf("active blocks %d, naive %d", got, want)
+	}
 }
 
 // kvEvent draws a store or removal of arbitrary universe blocks (not necessarily a
@@ -129,7 +148,9 @@ func TestIndexerMatchesNaiveModel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.index.resize(4) // start tiny: growth, probe collisions and backward shifts happen
+		// Start tiny: growth, probe collisions and backward shifts all happen.
+		r.cached.resize(4)
+		r.active.resize(4)
 		f := newNaiveFleet(workers)
 		out := make([]int, workers)
 		t.Repeat(map[string]func(*rapid.T){
@@ -155,16 +176,14 @@ func TestIndexerMatchesNaiveModel(t *testing.T) {
 						}
 					}
 					var got uint64
-					if i := r.index.find(h); i >= 0 {
-						got = r.index.tab[i].cached
+					if i := r.cached.find(h); i >= 0 {
+						got = r.cached.s[i].val
 					}
 					if got != want {
 						t.Fatalf("block %d: cached mask %b, naive %b", h, got, want)
 					}
 				}
-				if got, want := r.IndexedBlocks(), f.inUse(); got != want {
-					t.Fatalf("indexed blocks %d, naive %d", got, want)
-				}
+				checkSizes(t, r, f)
 			},
 		})
 	})
@@ -185,7 +204,8 @@ func TestBookingMatchesNaiveModel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.index.resize(4)
+		r.cached.resize(4)
+		r.active.resize(4)
 		f := newNaiveFleet(workers)
 		var nextID int64
 		var ids []int64 // booked ids in booking order, so draws do not depend on map order
@@ -260,9 +280,7 @@ func TestBookingMatchesNaiveModel(t *testing.T) {
 						t.Fatalf("worker %d: load %+v, naive %+v", w, got, want)
 					}
 				}
-				if got, want := r.IndexedBlocks(), f.inUse(); got != want {
-					t.Fatalf("indexed blocks %d, naive %d", got, want)
-				}
+				checkSizes(t, r, f)
 			},
 		})
 		for _, id := range ids {
@@ -274,8 +292,9 @@ func TestBookingMatchesNaiveModel(t *testing.T) {
 			}
 		}
 		f.booked = nil
-		if got, want := r.IndexedBlocks(), f.inUse(); got != want {
-			t.Fatalf("after all finished: indexed blocks %d, want the %d cached", got, want)
+		checkSizes(t, r, f)
+		if r.active.n != 0 || len(r.freeRecs) != len(r.refHash) {
+			t.Fatalf("after all finished: %d active blocks, %d of %d records free", r.active.n, len(r.freeRecs), len(r.refHash))
 		}
 	})
 }

@@ -163,8 +163,8 @@ func TestRemovedMiddleBlockTruncatesOverlap(t *testing.T) {
 	if want := []int{2, 0, 4}; !slices.Equal(out, want) {
 		t.Fatalf("after no-op events: overlaps %v, want %v", out, want)
 	}
-	if got := r.IndexedBlocks(); got != 6 {
-		t.Fatalf("indexed blocks %d, want 6", got)
+	if got := r.CachedBlocks(); got != 6 {
+		t.Fatalf("cached blocks %d, want 6", got)
 	}
 }
 
@@ -339,8 +339,8 @@ func TestBookkeepingReturnsToZero(t *testing.T) {
 	if got := r.Load(0); got != (WorkerLoad{}) {
 		t.Fatalf("load after all finished %+v, want zero", got)
 	}
-	if got := r.IndexedBlocks(); got != 2 {
-		t.Fatalf("indexed blocks %d, want the 2 cached ones", got)
+	if got := r.CachedBlocks(); got != 2 || r.active.n != 0 {
+		t.Fatalf("%d cached and %d active blocks, want the 2 cached ones only", got, r.active.n)
 	}
 	// A reused id finishes the old booking first.
 	r.Route(a)
