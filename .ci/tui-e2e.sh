@@ -20,7 +20,8 @@ trap cleanup EXIT
 
 go build -o "$work/routerlab" .
 
-tmux -L "$sock" new-session -d -x 100 -y 30 -s e2e \
+# -u: the explorer draws UTF-8 (heatmap shades, ·, ✓) whatever the CI locale says.
+tmux -u -L "$sock" new-session -d -x 100 -y 30 -s e2e \
 	"'$work/routerlab'; echo \$? > '$work/status'"
 
 capture() { tmux -L "$sock" capture-pane -p -t e2e 2>/dev/null || true; }
@@ -38,16 +39,17 @@ wait_for() {
 	exit 1
 }
 
-mode_of() { grep -o 'Metrics · [a-z_]*' <<<"$1" | head -1 | sed 's/Metrics · //'; }
+modes='kv_router|round_robin|random|least_loaded'
+mode_of() { grep -oE "Metrics .{1,3} ($modes)" <<<"$1" | head -1 | grep -oE "$modes"; }
 reuse_of() { grep -o 'prefix reuse *[0-9.]*%' <<<"$1" | head -1 | awk '{print $3}'; }
 
-wait_for '✓ run 1 in'
+wait_for ' run 1 in '
 before=$(capture)
 mode1=$(mode_of "$before")
 reuse1=$(reuse_of "$before")
 
 tmux -L "$sock" send-keys -t e2e m
-wait_for '✓ run 2 in'
+wait_for ' run 2 in '
 after=$(capture)
 mode2=$(mode_of "$after")
 reuse2=$(reuse_of "$after")
