@@ -81,14 +81,18 @@ type profile struct {
 	pBranch       steps     // a turn keeps only part of the previous one's blocks, likewise
 	branchKeep    quantiles // share of the previous turn's full blocks a branch keeps
 	branchTail    quantiles // tokens after the kept blocks in a branch
-	cont          []float64 // P(another turn) after turn k+1; the last value repeats
-	gapMS         quantiles // time between a turn and the next
-	burst         quantiles // sessions started together (agent fan-out)
-	rateSigma     float64   // per-minute log-normal modulation of the session start rate
-	rateRho       float64   // its minute-to-minute correlation
-	meanTurns     float64   // first guess of requests per session, refined by calibration
-	maxContext    int       // input + output of any turn fits this
-	maxFirstUser  int       // cap of the first user part
+	cont          []float64 // P(another turn) after turn k+1 at pace 1; the last value repeats
+	// Each session has a pace: a log-normal multiplier of its gaps (median 1, paceSigma).
+	// Brisk sessions also go on longer: P(stop) scales with pace^paceStop.
+	paceSigma, paceStop float64
+	firstContScale      steps     // multiplies P(another turn) by the turn's input length: long documents are mostly one-shot
+	gapMS               quantiles // time between a turn and the next
+	burst               quantiles // sessions started together (agent fan-out)
+	rateSigma           float64   // per-minute log-normal modulation of the session start rate
+	rateRho             float64   // its minute-to-minute correlation
+	meanTurns           float64   // first guess of requests per session, refined by calibration
+	maxContext          int       // input + output of any turn fits this
+	maxFirstUser        int       // cap of the first user part
 }
 
 func lookupProfile(name string) (profile, error) {
@@ -266,13 +270,19 @@ func (g *generator) turns(fam int) []turn {
 	if cur.input+cur.output > p.maxContext {
 		cur.input = p.maxContext - cur.output
 	}
+	pace := math.Exp(p.paceSigma * r.NormFloat64())
+	stopScale := math.Pow(pace, p.paceStop)
 	var ts []turn
 	for k := 0; ; k++ {
 		ts = append(ts, cur)
-		if r.Float64() >= p.cont[min(k, len(p.cont)-1)] {
+		pCont := 1 - (1-p.cont[min(k, len(p.cont)-1)])*stopScale
+		if k == 0 {
+			pCont *= p.firstContScale.at(cur.input)
+		}
+		if r.Float64() >= pCont {
 			return ts
 		}
-		next := turn{offset: cur.offset + p.gapMS.sample(r), output: g.output()}
+		next := turn{offset: cur.offset + pace*p.gapMS.sample(r), output: g.output()}
 		pRepeat, pBranch := p.pRepeat.at(cur.input), p.pBranch.at(cur.input)
 		switch u := r.Float64(); {
 		case u < pRepeat:
