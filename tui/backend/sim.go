@@ -55,9 +55,10 @@ func (s *Sim) Requests() int { return len(s.trace.Requests) }
 // Workers is the fleet size.
 func (s *Sim) Workers() int { return s.base.Workers }
 
-// Title names what is explored, for the explorer's header.
+// Title names what is explored, for the explorer's header: the trace first, since a narrow
+// header cuts the end.
 func (s *Sim) Title() string {
-	return fmt.Sprintf("%s · %s · first %d requests", s.exp.File.Name, s.trace.Name, len(s.trace.Requests))
+	return fmt.Sprintf("%s · first %d · %s", s.trace.Name, len(s.trace.Requests), s.exp.File.Name)
 }
 
 // Config is the engine configuration of a point.
