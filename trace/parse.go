@@ -87,13 +87,29 @@ type fieldError struct{ field, problem string }
 func (e *fieldError) Error() string { return e.field + ": " + e.problem }
 
 func parseLine(raw []byte, blockSize int) (Request, error) {
+	req, ok := scanLine(raw)
+	if !ok {
+		var err error
+		if req, err = decodeLine(raw); err != nil {
+			return Request{}, err
+		}
+	}
+	if err := validate(&req, blockSize); err != nil {
+		return Request{}, err
+	}
+	return req, nil
+}
+
+// decodeLine decodes one line with encoding/json: the general path, which also words
+// the errors.
+func decodeLine(raw []byte) (Request, error) {
 	var l line
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&l); err != nil {
 		return Request{}, jsonProblem(err)
 	}
-	if dec.More() {
+	if len(bytes.TrimSpace(raw[dec.InputOffset():])) > 0 {
 		return Request{}, &fieldError{"json", "unexpected data after the object"}
 	}
 	switch {
@@ -106,11 +122,136 @@ func parseLine(raw []byte, blockSize int) (Request, error) {
 	case l.HashIDs == nil:
 		return Request{}, &fieldError{"hash_ids", "missing"}
 	}
-	req := Request{TimestampMS: *l.Timestamp, InputLength: *l.InputLength, OutputLength: *l.OutputLength, HashIDs: *l.HashIDs}
-	if err := validate(&req, blockSize); err != nil {
-		return Request{}, err
+	return Request{TimestampMS: *l.Timestamp, InputLength: *l.InputLength, OutputLength: *l.OutputLength, HashIDs: *l.HashIDs}, nil
+}
+
+// scanLine is the fast path for well-formed lines: an object with exactly the four fields,
+// in any order, integers without fraction or exponent. Anything else (including every
+// malformed line) returns false and goes to decodeLine.
+func scanLine(b []byte) (Request, bool) {
+	var req Request
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return req, false
 	}
-	return req, nil
+	var seen [4]bool
+	for {
+		i = skipSpace(b, i+1)
+		if i >= len(b) || b[i] != '"' {
+			return req, false
+		}
+		end := bytes.IndexByte(b[i+1:], '"')
+		if end < 0 {
+			return req, false
+		}
+		key := b[i+1 : i+1+end]
+		i = skipSpace(b, i+end+2)
+		if i >= len(b) || b[i] != ':' {
+			return req, false
+		}
+		i = skipSpace(b, i+1)
+		var k int
+		var v int64
+		var ok bool
+		switch string(key) {
+		case "timestamp":
+			k = 0
+			v, i, ok = scanInt(b, i)
+			req.TimestampMS = v
+		case "input_length":
+			k = 1
+			v, i, ok = scanInt(b, i)
+			req.InputLength = int(v)
+		case "output_length":
+			k = 2
+			v, i, ok = scanInt(b, i)
+			req.OutputLength = int(v)
+		case "hash_ids":
+			k = 3
+			req.HashIDs, i, ok = scanInts(b, i)
+		}
+		if !ok || seen[k] {
+			return req, false
+		}
+		seen[k] = true
+		i = skipSpace(b, i)
+		if i >= len(b) {
+			return req, false
+		}
+		if b[i] == '}' {
+			break
+		}
+		if b[i] != ',' {
+			return req, false
+		}
+	}
+	if skipSpace(b, i+1) != len(b) || !seen[0] || !seen[1] || !seen[2] || !seen[3] {
+		return req, false
+	}
+	return req, true
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// scanInt reads a JSON integer of at most 18 digits (so it cannot overflow) that ends
+// where a number must end.
+func scanInt(b []byte, i int) (int64, int, bool) {
+	neg := i < len(b) && b[i] == '-'
+	if neg {
+		i++
+	}
+	start := i
+	var v int64
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		v = v*10 + int64(b[i]-'0')
+		i++
+	}
+	n := i - start
+	if n == 0 || n > 18 || (n > 1 && b[start] == '0') {
+		return 0, i, false
+	}
+	if i < len(b) && (b[i] == '.' || b[i] == 'e' || b[i] == 'E') {
+		return 0, i, false
+	}
+	if neg {
+		v = -v
+	}
+	return v, i, true
+}
+
+func scanInts(b []byte, i int) ([]int64, int, bool) {
+	if i >= len(b) || b[i] != '[' {
+		return nil, i, false
+	}
+	ids := make([]int64, 0, 16)
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return ids, i + 1, true
+	}
+	for {
+		v, j, ok := scanInt(b, i)
+		if !ok {
+			return nil, j, false
+		}
+		ids = append(ids, v)
+		i = skipSpace(b, j)
+		if i >= len(b) {
+			return nil, i, false
+		}
+		switch b[i] {
+		case ']':
+			return ids, i + 1, true
+		case ',':
+			i = skipSpace(b, i+1)
+		default:
+			return nil, i, false
+		}
+	}
 }
 
 // validate checks one request's fields against each other and the block size.

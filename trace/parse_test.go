@@ -239,3 +239,45 @@ func BenchmarkParseConversation(b *testing.B) {
 		}
 	}
 }
+
+// The fast path agrees with encoding/json on every line it accepts.
+func FuzzScanLine(f *testing.F) {
+	f.Add([]byte(`{"timestamp": 0, "input_length": 6758, "output_length": 500, "hash_ids": [0, 1, 2]}`))
+	f.Add([]byte(` {"hash_ids":[],"output_length":-0,"input_length":01,"timestamp":3} `))
+	f.Add([]byte(`{"timestamp": 1, "timestamp": 2, "input_length": 1, "output_length": 1, "hash_ids": [5]}`))
+	f.Add([]byte(`{"timestamp": 1e2, "input_length": 1, "output_length": 1, "hash_ids": [5,]}`))
+	f.Add([]byte(`{"time\u0073tamp": 1, "input_length": 1, "output_length": 1, "hash_ids": [5]} }`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		fast, ok := scanLine(line)
+		if !ok {
+			return
+		}
+		slow, err := decodeLine(line)
+		if err != nil {
+			t.Fatalf("fast path accepted %q, encoding/json says %v", line, err)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("%q: fast %+v, encoding/json %+v", line, fast, slow)
+		}
+	})
+}
+
+func TestScanLineFallsBack(t *testing.T) {
+	for _, l := range []string{
+		`{"timestamp": 1, "timestamp": 2, "input_length": 1, "output_length": 1, "hash_ids": [5]}`,
+		`{"timestamp": 01, "input_length": 1, "output_length": 1, "hash_ids": [5]}`,
+		`{"timestamp": 1.0, "input_length": 1, "output_length": 1, "hash_ids": [5]}`,
+		`{"timestamp": 1, "input_length": 1, "output_length": 1, "hash_ids": [5,]}`,
+		`{"timestamp": 1, "input_length": 1, "output_length": 1, "hash_ids": [5]} }`,
+		`{"timestamp": 1, "input_length": 1, "output_length": 1}`,
+		`{"timestamp": 1234567890123456789, "input_length": 1, "output_length": 1, "hash_ids": [5]}`,
+	} {
+		if _, ok := scanLine([]byte(l)); ok {
+			t.Errorf("fast path accepted %s", l)
+		}
+	}
+	// Both paths reject a trailing brace.
+	if _, err := Parse(strings.NewReader(`{"timestamp": 1, "input_length": 1, "output_length": 1, "hash_ids": [5]} }`), "x", 512); err == nil {
+		t.Error("trailing data accepted")
+	}
+}
