@@ -1,5 +1,7 @@
 package engine
 
+import "math/bits"
+
 // Engine blocks and trace blocks. A trace names a prompt by hash ids of traceBlock-token
 // blocks; the engine caches blockSize-token blocks. Engine block j (tokens j·B … (j+1)·B−1)
 // ends inside trace block k = ((j+1)·B − 1) / traceBlock, so its content is fixed by
@@ -31,7 +33,9 @@ func blockHashes(dst []uint64, hashIDs []int64, input, blockSize, traceBlock int
 		} else {
 			sub++
 		}
-		h = mix64(h ^ mix64(uint64(hashIDs[k])+0x9e3779b97f4a7c15*uint64(sub+1)))
+		// One bijective mix per block; two different (previous hash, id, sub-block) inputs
+		// collide only by a 64-bit coincidence.
+		h = mix64(bits.RotateLeft64(h, 29) ^ (uint64(hashIDs[k])*0x9e3779b97f4a7c15 + uint64(sub+1)*0xc2b2ae3d27d4eb4f))
 		if h == 0 {
 			h = 1
 		}

@@ -62,7 +62,7 @@ func newBlockPool(n int, g int32) blockPool {
 		blk:       make([]blockMeta, n),
 		plain:     make([]int32, n),
 		g:         g,
-		groups:    newHashTable(2 * groups),
+		groups:    newHashTable(groups),
 		lru:       make([]lruEntry, 0, min(2*n, 1<<16)),
 		recMask:   make([]uint32, 0, groups),
 		recKey:    make([]uint64, 0, groups),
