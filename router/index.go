@@ -18,20 +18,23 @@ import "math/bits"
 //
 // The route path is bound by cache and TLB misses, so the big cached table is kept small
 // (16-byte slots, no refcounts) and only Route's walk and KV events touch it; bookings and
-// Finished touch only the small active table, which stays in cache.
+// Finished touch only the small active table (its payload is the refcount record), which
+// stays in cache.
 
 // maskTable is an open-addressing hash table (linear probing, backward-shift deletion)
-// from block hash to V. A slot is empty exactly when its value is V's zero value, so
-// callers keep a value nonzero for as long as the block belongs in the table.
-type maskTable[V comparable] struct {
-	s     []maskSlot[V] // len is a power of two, at most maxLoad full
-	shift uint          // 64 − log2(len(s))
-	n     int           // occupied slots
+// from block hash to a per-worker bitmask, optionally with a uint32 payload per block. A
+// slot is empty exactly when its mask is 0: a block leaves the table when its last worker
+// does.
+type maskTable struct {
+	s     []maskSlot // len is a power of two, at most maxLoad full
+	aux   []uint32   // payload of each slot, moved along with it; nil if unused
+	shift uint       // 64 − log2(len(s))
+	n     int        // occupied slots
 }
 
-type maskSlot[V comparable] struct {
+type maskSlot struct {
 	hash uint64
-	val  V
+	mask uint64
 }
 
 // A table grows past maxLoadNum/maxLoadDen full, which keeps probe runs short.
@@ -40,22 +43,24 @@ const (
 	maxLoadDen = 4
 )
 
-func newMaskTable[V comparable](size int) *maskTable[V] {
-	t := &maskTable[V]{}
+func newMaskTable(size int, withAux bool) *maskTable {
+	t := &maskTable{}
+	if withAux {
+		t.aux = []uint32{}
+	}
 	t.resize(size)
 	return t
 }
 
 // home is the preferred slot of a hash; Fibonacci hashing spreads even sequential ids.
-func (t *maskTable[V]) home(h uint64) uint64 { return (h * 0x9e3779b97f4a7c15) >> t.shift }
+func (t *maskTable) home(h uint64) uint64 { return (h * 0x9e3779b97f4a7c15) >> t.shift }
 
 // find returns the slot holding h, or -1.
-func (t *maskTable[V]) find(h uint64) int {
-	var zero V
+func (t *maskTable) find(h uint64) int {
 	m := uint64(len(t.s) - 1)
 	for i := t.home(h); ; i = (i + 1) & m {
 		s := &t.s[i]
-		if s.val == zero {
+		if s.mask == 0 {
 			return -1
 		}
 		if s.hash == h {
@@ -65,12 +70,11 @@ func (t *maskTable[V]) find(h uint64) int {
 }
 
 // insert returns the slot holding h, claiming an empty one if h is absent; the caller
-// must then give the slot a nonzero value before the next call.
-func (t *maskTable[V]) insert(h uint64) int {
-	var zero V
+// must then give the slot a nonzero mask before the next call.
+func (t *maskTable) insert(h uint64) int {
 	m := uint64(len(t.s) - 1)
 	i := t.home(h)
-	for ; t.s[i].val != zero; i = (i + 1) & m {
+	for ; t.s[i].mask != 0; i = (i + 1) & m {
 		if t.s[i].hash == h {
 			return int(i)
 		}
@@ -84,34 +88,38 @@ func (t *maskTable[V]) insert(h uint64) int {
 	return int(i)
 }
 
-func (t *maskTable[V]) resize(size int) {
-	var zero V
-	old := t.s
-	t.s = make([]maskSlot[V], size)
+func (t *maskTable) resize(size int) {
+	old, oldAux := t.s, t.aux
+	t.s = make([]maskSlot, size)
+	if t.aux != nil {
+		t.aux = make([]uint32, size)
+	}
 	t.shift = uint(64 - bits.Len(uint(size-1)))
 	m := uint64(size - 1)
 	for k := range old {
-		if old[k].val == zero {
+		if old[k].mask == 0 {
 			continue
 		}
 		i := t.home(old[k].hash)
-		for t.s[i].val != zero {
+		for t.s[i].mask != 0 {
 			i = (i + 1) & m
 		}
 		t.s[i] = old[k]
+		if t.aux != nil {
+			t.aux[i] = oldAux[k]
+		}
 	}
 }
 
 // del empties slot i. Backward-shift deletion keeps every probe run unbroken without
 // tombstones.
-func (t *maskTable[V]) del(i int) {
-	var zero V
+func (t *maskTable) del(i int) {
 	m := uint64(len(t.s) - 1)
 	hole := uint64(i)
 	for j := hole; ; {
 		j = (j + 1) & m
 		s := &t.s[j]
-		if s.val == zero {
+		if s.mask == 0 {
 			break
 		}
 		k := t.home(s.hash)
@@ -120,14 +128,11 @@ func (t *maskTable[V]) del(i int) {
 			continue
 		}
 		t.s[hole] = *s
+		if t.aux != nil {
+			t.aux[hole] = t.aux[j]
+		}
 		hole = j
 	}
-	t.s[hole] = maskSlot[V]{}
+	t.s[hole] = maskSlot{}
 	t.n--
-}
-
-// activeBlock is a block in the prompt of at least one in-flight request.
-type activeBlock struct {
-	mask uint64 // bit w: in flight on worker w
-	rec  uint32 // refcount record
 }

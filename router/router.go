@@ -52,8 +52,8 @@ type Router struct {
 	workers int
 	policy  policy
 	rng     *rand.Rand
-	cached  *maskTable[uint64]      // hash → workers caching the block
-	active  *maskTable[activeBlock] // hash → workers with the block in an in-flight prompt
+	cached  *maskTable // hash → workers caching the block
+	active  *maskTable // hash → workers with the block in an in-flight prompt; aux: record
 	load    []WorkerLoad
 	booked  map[int64]booking
 	spare   [][]uint32 // refs slices of finished bookings, reused by the next ones
@@ -94,8 +94,8 @@ func New(cfg Config, workers int, seed uint64) (*Router, error) {
 		workers:   workers,
 		policy:    policyFor(mode),
 		rng:       rand.New(rand.NewPCG(seed, 0x726f75746572)), // "router"
-		cached:    newMaskTable[uint64](1 << 16),
-		active:    newMaskTable[activeBlock](1 << 12),
+		cached:    newMaskTable(1<<16, false),
+		active:    newMaskTable(1<<14, true),
 		load:      make([]WorkerLoad, workers),
 		booked:    make(map[int64]booking, 1024),
 		overlap:   make([]int, workers),
@@ -165,7 +165,7 @@ func (r *Router) Finished(id int64) {
 		}
 		l.ActiveBlocks--
 		i := r.active.find(r.refHash[rec])
-		a := &r.active.s[i].val
+		a := &r.active.s[i]
 		if a.mask &^= bit; a.mask == 0 {
 			r.active.del(i)
 			r.freeRecs = append(r.freeRecs, rec)
@@ -185,12 +185,12 @@ func (r *Router) Apply(ev KVEvent) {
 	switch ev.Kind {
 	case BlocksStored:
 		for _, h := range ev.Hashes {
-			t.s[t.insert(h)].val |= bit
+			t.s[t.insert(h)].mask |= bit
 		}
 	case BlocksRemoved:
 		for _, h := range ev.Hashes {
 			if i := t.find(h); i >= 0 {
-				if t.s[i].val &^= bit; t.s[i].val == 0 {
+				if t.s[i].mask &^= bit; t.s[i].mask == 0 {
 					t.del(i)
 				}
 			}
@@ -221,12 +221,12 @@ func (r *Router) scan(hashes []uint64) {
 		var c, a uint64
 		if cached != 0 {
 			if k := r.cached.find(hashes[i]); k >= 0 {
-				c = r.cached.s[k].val
+				c = r.cached.s[k].mask
 			}
 		}
 		if active != 0 {
 			if k := r.active.find(hashes[i]); k >= 0 {
-				a = r.active.s[k].val.mask
+				a = r.active.s[k].mask
 			}
 		}
 		for lost := cached &^ c; lost != 0; lost &= lost - 1 {
@@ -263,17 +263,18 @@ func (r *Router) book(w int, req *Request) {
 	bit := uint64(1) << w
 	for _, h := range req.BlockHashes {
 		i := r.active.insert(h)
-		a := &r.active.s[i].val
+		a := &r.active.s[i]
 		if a.mask == 0 {
-			a.rec = r.newRecord(h)
+			r.active.aux[i] = r.newRecord(h)
 		}
-		c := &r.refCount[int(a.rec)*r.workers+w]
+		rec := r.active.aux[i]
+		c := &r.refCount[int(rec)*r.workers+w]
 		*c++
 		if *c == 1 {
 			a.mask |= bit
 			l.ActiveBlocks++
 		}
-		refs = append(refs, a.rec)
+		refs = append(refs, rec)
 	}
 	r.booked[req.ID] = booking{worker: int32(w), prefilling: true, prefillTokens: pre, refs: refs}
 }

@@ -177,7 +177,7 @@ func TestIndexerMatchesNaiveModel(t *testing.T) {
 					}
 					var got uint64
 					if i := r.cached.find(h); i >= 0 {
-						got = r.cached.s[i].val
+						got = r.cached.s[i].mask
 					}
 					if got != want {
 						t.Fatalf("block %d: cached mask %b, naive %b", h, got, want)
@@ -296,5 +296,50 @@ func TestBookingMatchesNaiveModel(t *testing.T) {
 		if r.active.n != 0 || len(r.freeRecs) != len(r.refHash) {
 			t.Fatalf("after all finished: %d active blocks, %d of %d records free", r.active.n, len(r.freeRecs), len(r.refHash))
 		}
+	})
+}
+
+// TestMaskTableMatchesMap drives one table (tiny at first, so probe runs wrap and
+// backward shifts move slots and their payloads) against a Go map.
+func TestMaskTableMatchesMap(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		tab := newMaskTable(4, true)
+		type val struct {
+			mask uint64
+			aux  uint32
+		}
+		model := map[uint64]val{}
+		keys := rapid.SliceOfNDistinct(rapid.Uint64(), 1, 40, rapid.ID[uint64]).Draw(t, "keys")
+		t.Repeat(map[string]func(*rapid.T){
+			"set": func(t *rapid.T) {
+				h := rapid.SampledFrom(keys).Draw(t, "key")
+				v := val{rapid.Uint64Range(1, 1<<8).Draw(t, "mask"), rapid.Uint32().Draw(t, "aux")}
+				i := tab.insert(h)
+				tab.s[i].mask, tab.aux[i] = v.mask, v.aux
+				model[h] = v
+			},
+			"delete": func(t *rapid.T) {
+				h := rapid.SampledFrom(keys).Draw(t, "key")
+				if i := tab.find(h); i >= 0 {
+					tab.del(i)
+				}
+				delete(model, h)
+			},
+			"": func(t *rapid.T) {
+				if tab.n != len(model) {
+					t.Fatalf("table holds %d blocks, map %d", tab.n, len(model))
+				}
+				for _, h := range keys {
+					want, ok := model[h]
+					i := tab.find(h)
+					if (i >= 0) != ok {
+						t.Fatalf("key %x: found %v, want %v", h, i >= 0, ok)
+					}
+					if ok && (tab.s[i].mask != want.mask || tab.aux[i] != want.aux) {
+						t.Fatalf("key %x: mask %b aux %d, want %b %d", h, tab.s[i].mask, tab.aux[i], want.mask, want.aux)
+					}
+				}
+			},
+		})
 	})
 }
