@@ -65,7 +65,7 @@ func toolagentProfile() profile {
 			{blocks: 8, weight: 0.12}, {blocks: 10, weight: 0.08}, {blocks: 13, weight: 0.06},
 			{blocks: 16, weight: 0.03},
 		},
-		firstUser:     quantiles{agentP, []float64{40, 420, 1050, 2100, 4300, 8000, 14000, 27000, 72000}},
+		firstUser:     quantiles{agentP, []float64{40, 420, 1050, 2050, 4150, 7600, 13000, 25000, 118000}},
 		output:        quantiles{agentP, []float64{1, 18, 50, 112, 225, 390, 650, 1000, 2000}},
 		appended:      quantiles{agentP, []float64{5, 80, 320, 950, 2400, 4800, 9500, 16000, 45000}},
 		appendedLater: quantiles{agentP, []float64{5, 80, 320, 950, 2400, 4800, 9500, 16000, 45000}},
