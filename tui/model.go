@@ -190,6 +190,7 @@ func (m *Model) simulated(msg streamMsg[Result]) tea.Cmd {
 	}
 	m.metrics.Update(resultMsg{r})
 	m.fleet.Update(resultMsg{r})
+	m.updateKeys() // `b` works once there is a result
 	return waitStream(msg.next)
 }
 
@@ -209,7 +210,6 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.setFocus((m.focus + numPanes - 1) % numPanes)
 	case key.Matches(msg, keys.Help):
 		m.help.ShowAll = !m.help.ShowAll
-		m.layout()
 	case key.Matches(msg, keys.Theme):
 		m.setTheme((m.theme + 1) % len(m.palettes))
 	case key.Matches(msg, keys.Pin):
@@ -251,6 +251,9 @@ func (m *Model) updateKeys() {
 	k.StartSweep.SetEnabled(m.sweep.canStart())
 	k.CancelSweep.SetEnabled(m.sweep.running())
 	k.Theme.SetEnabled(len(m.palettes) > 1)
+	if m.common.Width > 0 {
+		m.layout() // the full help's height follows the keys it lists
+	}
 }
 
 // Layout: a header line, the Knobs and Metrics panes side by side, the Fleet or Sweep pane
