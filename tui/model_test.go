@@ -178,6 +178,7 @@ func TestHelpThemeQuitKeys(t *testing.T) {
 func TestPinBaseline(t *testing.T) {
 	m := started(t, fakeSim{workers: 8, windows: 30}, nil)
 	// b works as the very first key: the first result enabled it.
+	m.help.ShowAll = true
 	if !strings.Contains(m.helpView(), "pin baseline") {
 		t.Fatalf("help after the first result:\n%s", m.helpView())
 	}
@@ -185,6 +186,7 @@ func TestPinBaseline(t *testing.T) {
 	if m.metrics.base == m.metrics.cur || m.metrics.base.Metrics != m.metrics.cur.Metrics {
 		t.Fatal("b as the first key did not pin a copy of the current result")
 	}
+	m.help.ShowAll = false
 	m.keyAndSettle(t, "m") // round_robin, compared with the first run
 	if !strings.Contains(m.render(), "-66.1%") {
 		t.Fatalf("no reuse delta against the first run:\n%s", m.render())
