@@ -313,9 +313,17 @@ func (m *Model) render() string {
 		" ",
 		m.paneView(paneMetrics, m.metrics.width, kh, m.metricsExtra()))
 	var bottom string
-	if m.bottom == paneSweep {
+	switch {
+	case m.focus == paneMetrics && !m.metrics.chartInline() && m.metrics.cur != nil:
+		// A small window has no room for the chart beside the figures: it borrows the
+		// lower half while Metrics has focus.
+		st := m.common.Styles
+		title := st.Title.Render(truncate("  TTFT over simulated time · "+m.metrics.cur.Knobs.Mode, w))
+		bottom = lipgloss.NewStyle().Width(w).Height(m.fleet.height + 1).MaxHeight(m.fleet.height + 1).
+			Render(title + "\n" + m.metrics.chart(min(w, 100), m.fleet.height))
+	case m.bottom == paneSweep:
 		bottom = m.paneView(paneSweep, w, m.sweep.height+1, "")
-	} else {
+	default:
 		bottom = m.paneView(paneFleet, w, m.fleet.height+1, m.fleetExtra())
 	}
 	return lipgloss.NewStyle().MaxHeight(h).MaxWidth(w).Render(strings.Join([]string{header, top, bottom, helpV}, "\n"))

@@ -336,3 +336,23 @@ func TestHelpListsOnlyWorkingKeys(t *testing.T) {
 		t.Fatal("s offered without a sweeper")
 	}
 }
+
+// In a small window the TTFT chart has no room beside the figures; with Metrics focused it
+// takes the lower half. A larger window draws it inline and keeps the Fleet pane below.
+func TestMetricsChartPlacement(t *testing.T) {
+	small := New(testOptions(fakeSim{workers: 8, windows: 90}, nil))
+	small.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	drive(t, small, small.Init())
+	if strings.Contains(small.render(), "TTFT ms over") {
+		t.Fatal("80×24 with Knobs focused should show the Fleet pane, not the chart")
+	}
+	small.keyAndSettle(t, "tab")
+	if v := small.render(); !strings.Contains(v, "TTFT over simulated time") || !strings.Contains(v, "TTFT ms over 90 s simulated") {
+		t.Fatalf("80×24 with Metrics focused should show the chart below:\n%s", v)
+	}
+	big := started(t, fakeSim{workers: 8, windows: 90}, nil) // 100×30
+	big.keyAndSettle(t, "tab")
+	if v := big.render(); strings.Contains(v, "TTFT over simulated time") || !strings.Contains(v, "TTFT ms over 90 s simulated") || !strings.Contains(v, "prefix-hit ratio") {
+		t.Fatalf("100×30 should draw the chart inline and keep the Fleet pane:\n%s", v)
+	}
+}

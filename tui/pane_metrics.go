@@ -82,7 +82,8 @@ func (p *metricsPane) View() string {
 	)
 	table := strings.Join(lines, "\n")
 
-	// The chart goes right of the table when there is room, else below it, else nowhere.
+	// The chart goes right of the table when there is room, else below it, else the root
+	// shows it in the lower half while this pane has focus.
 	if w := p.width - metricsTableWidth - 2; w >= 24 && p.height >= 8 {
 		return lipgloss.JoinHorizontal(lipgloss.Top, lipgloss.NewStyle().Width(metricsTableWidth+2).Render(table), p.chart(w, p.height))
 	}
@@ -90,6 +91,14 @@ func (p *metricsPane) View() string {
 		return table + "\n" + p.chart(min(p.width, 80), h)
 	}
 	return table
+}
+
+// tableLines is the height of the figures table.
+const tableLines = 10
+
+// chartInline reports whether View has room for the chart.
+func (p *metricsPane) chartInline() bool {
+	return (p.width-metricsTableWidth-2 >= 24 && p.height >= 8) || (p.height-tableLines >= 5 && p.width >= 24)
 }
 
 // delta formats the relative change of v against base, coloured by whether it is better.
