@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/routerlab/routerlab/themes"
 )
 
@@ -35,5 +37,23 @@ func TestHeatCellsShadeWithoutColour(t *testing.T) {
 	dark := Common{Styles: NewStyles(themes.Dark())}
 	if cell := newFleetPane(&dark).cell(1); cell == "█" || !strings.Contains(cell, "█") {
 		t.Fatalf("dark theme cell %q should be a coloured █", cell)
+	}
+}
+
+// With the no-colour palette the screen carries no colour at all (NO_COLOR), only bold and
+// reverse video; every other palette colours it.
+func TestNoColorPaletteEmitsNoColour(t *testing.T) {
+	for _, p := range []themes.Palette{themes.NoColor(), themes.Dark(), themes.Light(), themes.HighContrast()} {
+		o := testOptions(fakeSim{workers: 8, windows: 90}, fakeSweeper{})
+		o.Palettes = []themes.Palette{p}
+		m := New(o)
+		m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+		drive(t, m, m.Init())
+		m.keyAndSettle(t, "m")
+		v := m.render()
+		coloured := strings.Contains(v, "[38;") || strings.Contains(v, "[48;") || strings.Contains(v, ";38;") || strings.Contains(v, ";48;")
+		if coloured != p.HasColor() {
+			t.Errorf("%s palette: colour sequences present = %v", p.Name, coloured)
+		}
 	}
 }
