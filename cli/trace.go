@@ -38,6 +38,9 @@ func newTraceSynthCmd() *cobra.Command {
   routerlab trace synth --profile conversation --seed 7 --requests 2000 | head`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if requests < 0 {
+				return fmt.Errorf("--requests: %d must not be negative (0: the profile's size)", requests)
+			}
 			t, err := trace.Synthesize(profile, seed, requests)
 			if err != nil {
 				return err

@@ -164,6 +164,7 @@ func TestTraceCommandErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"synth", "--profile", "chat"}, `unknown trace profile "chat"`},
+		{[]string{"synth", "--requests", "-1"}, "--requests"},
 		{[]string{"stats", "builtin:toolagent", "--format", "xml"}, "--format"},
 		{[]string{"stats", bad}, "bad.jsonl:1: output_length: must be at least 1"},
 		{[]string{"subset", "--first", "0", bad, "--out", "x"}, "--first"},

@@ -60,9 +60,9 @@ type Statistics struct {
 	Sharing          Sharing      `json:"sharing"`
 }
 
-// CacheCurveBlocks are the LRU capacities (in trace blocks) of the hit-ratio curve:
+// cacheCurveBlocks are the LRU capacities (in trace blocks) of the hit-ratio curve:
 // from a fraction of one worker's KV cache to a whole fleet's.
-var cacheCurveBlocks = [...]int{1 << 9, 1 << 11, 1 << 13, 1 << 15, 1 << 17}
+func cacheCurveBlocks() []int { return []int{1 << 9, 1 << 11, 1 << 13, 1 << 15, 1 << 17} }
 
 // Stats computes the statistics of a trace in a few passes over its requests.
 func Stats(t *Trace) Statistics {
@@ -87,7 +87,7 @@ func Stats(t *Trace) Statistics {
 	dense, unique := denseBlocks(t.Requests)
 	s.UniqueBlocks = unique
 	s.PrefixCacheRatio, s.Sharing = prefixSharing(dense, unique)
-	for _, c := range cacheCurveBlocks {
+	for _, c := range cacheCurveBlocks() {
 		s.CacheCurve = append(s.CacheCurve, CachePoint{
 			CapacityBlocks: c,
 			CapacityTokens: int64(c) * int64(t.BlockSize),
@@ -138,7 +138,9 @@ func prefixSharing(dense [][]int32, unique int) (float64, Sharing) {
 	var sharedBlocks int64
 	var contFrac float64
 	for _, d := range dense {
-		first[d[0]]++
+		if len(d) > 0 {
+			first[d[0]]++
+		}
 		h := 0
 		for h < len(d) && seen[d[h]] {
 			h++
@@ -186,7 +188,7 @@ func prefixSharing(dense [][]int32, unique int) (float64, Sharing) {
 	if sh.ContinuationRequests > 0 {
 		sh.MeanContinuationHitFrac = contFrac / float64(sh.ContinuationRequests)
 	}
-	return float64(hits) / float64(total), sh
+	return ratio(hits, total), sh
 }
 
 // lruHitRatio replays the trace against an LRU cache of capBlocks blocks. A request's blocks
@@ -245,5 +247,13 @@ func lruHitRatio(dense [][]int32, unique, capBlocks int, totalBlocks int64) floa
 			size--
 		}
 	}
-	return float64(hits) / float64(totalBlocks)
+	return ratio(hits, totalBlocks)
+}
+
+// ratio is hits/total, 0 for an empty total.
+func ratio(hits, total int64) float64 {
+	if total == 0 {
+		return 0
+	}
+	return float64(hits) / float64(total)
 }

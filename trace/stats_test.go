@@ -84,6 +84,11 @@ func TestStatsEmpty(t *testing.T) {
 	if s.Requests != 0 || s.PrefixCacheRatio != 0 || s.CacheCurve != nil {
 		t.Fatalf("%+v", s)
 	}
+	// Built in code rather than parsed, a request may lack hash ids: no panic, no NaN.
+	s = Stats(&Trace{Name: "no ids", BlockSize: 512, Requests: []Request{{0, 1, 1, nil}}})
+	if s.PrefixCacheRatio != 0 || s.CacheCurve[0].HitRatio != 0 || s.Sharing.DistinctFirstBlocks != 0 {
+		t.Fatalf("%+v", s)
+	}
 }
 
 func mustDense(t *Trace) [][]int32 {

@@ -68,6 +68,7 @@ type family struct {
 // later turn is usually the previous turn's input and output plus new tokens (a user message
 // or a tool result), so it reuses the previous turn's full blocks; sometimes it repeats the
 // previous turn exactly (a retry) or branches from an early point of it (an edited history).
+// A session's pace scales its gaps; sessions start on a drifting Poisson rate, in bursts.
 type profile struct {
 	requests      int
 	spanMS        int64
@@ -85,7 +86,7 @@ type profile struct {
 	// Each session has a pace: a log-normal multiplier of its gaps (median 1, paceSigma).
 	// Brisk sessions also go on longer: P(stop) scales with pace^paceStop.
 	paceSigma, paceStop float64
-	firstContScale      steps     // multiplies P(another turn) by the turn's input length: long documents are mostly one-shot
+	firstContScale      steps     // multiplies P(a second turn) by the first turn's input length: documents are mostly one-shot
 	gapMS               quantiles // time between a turn and the next
 	burst               quantiles // sessions started together (agent fan-out)
 	rateSigma           float64   // per-minute log-normal modulation of the session start rate
