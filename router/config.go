@@ -3,7 +3,6 @@ package router
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 )
 
@@ -24,11 +23,8 @@ func Modes() []Mode {
 // ParseMode accepts a router_mode value, case-insensitively and with "-" for "_"; "kv" and
 // "round-robin" are accepted too, since Dynamo's CLI spells them that way.
 func ParseMode(s string) (Mode, error) {
-	key := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "-", "_")
-	for _, d := range policies() {
-		if key == string(d.mode) || slices.Contains(d.aliases, key) {
-			return d.mode, nil
-		}
+	if d, ok := findPolicy(s); ok {
+		return d.mode, nil
 	}
 	names := make([]string, 0, 4)
 	for _, m := range Modes() {

@@ -1,5 +1,10 @@
 package router
 
+import (
+	"slices"
+	"strings"
+)
+
 // policy chooses a worker for a request. Route has already filled r.overlap and
 // r.newBlocks for the request; the policy only reads the router's state, except for
 // drawing from r.rng and its own fields.
@@ -25,14 +30,15 @@ func policies() []policyDef {
 	}
 }
 
-// policyFor builds the policy of a mode ParseMode accepted.
-func policyFor(m Mode) policy {
+// findPolicy looks a router_mode value up, case-insensitively and with "-" for "_".
+func findPolicy(s string) (policyDef, bool) {
+	key := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "-", "_")
 	for _, d := range policies() {
-		if d.mode == m {
-			return d.build()
+		if key == string(d.mode) || slices.Contains(d.aliases, key) {
+			return d, true
 		}
 	}
-	return kvPolicy{}
+	return policyDef{}, false
 }
 
 // argminRandomTie returns the index of the smallest value, breaking exact ties uniformly

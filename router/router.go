@@ -87,12 +87,12 @@ func New(cfg Config, workers int, seed uint64) (*Router, error) {
 	if workers < 1 || workers > maxWorkers {
 		return nil, fmt.Errorf("workers: %d out of range (1..%d)", workers, maxWorkers)
 	}
-	mode, _ := ParseMode(string(cfg.Mode))
-	cfg.Mode = mode
+	def, _ := findPolicy(string(cfg.Mode)) // Validate accepted the mode
+	cfg.Mode = def.mode
 	return &Router{
 		cfg:       cfg,
 		workers:   workers,
-		policy:    policyFor(mode),
+		policy:    def.build(),
 		rng:       rand.New(rand.NewPCG(seed, 0x726f75746572)), // "router"
 		cached:    newMaskTable(1<<16, false),
 		active:    newMaskTable(1<<14, true),
