@@ -199,7 +199,7 @@ func (r *Result) writeOverview(w *strings.Builder) {
 	p("# routerlab sweep: %s\n\n", f.Name)
 	p("- goal: %s\n", s.Objective)
 	p("- algorithm: %s, seed %d; at most %d rounds × %d candidates\n", f.Sweep.Algorithm, f.Sweep.Seed,
-		f.Sweep.MaxRounds, f.Sweep.CandidatesPerRound)
+		s.Rounds, f.Sweep.CandidatesPerRound)
 	p("- search: first %d requests of %s; %d of %d canonical configurations evaluated; stop: %s\n",
 		b.Runs[0].RequestsCompleted, f.Workload.TracePath, len(s.Evaluations), len(s.Space.Candidates), s.Stop)
 	p("- stochastic configurations (router_temperature > 0, random) are averaged over %d seeds\n\n", StochasticSeeds)

@@ -83,6 +83,7 @@ type Search struct {
 	// Evaluations in evaluation order (round, then candidate within the round).
 	Evaluations []Evaluation
 	Best        int    // index into Evaluations
+	Rounds      int    // round budget: max_rounds, or enough rounds for the whole grid
 	Stop        string // why the search ended
 	Resumed     int    // evaluations taken from the ledger
 }
@@ -118,9 +119,10 @@ func RunSearch(ctx context.Context, f *config.File, sim Simulator, opt Options) 
 	cands := space.Candidates
 	done := make([]bool, len(cands))
 	var obs []observation
-	total := min(f.Sweep.MaxRounds*f.Sweep.CandidatesPerRound, len(cands))
+	s.Rounds = s.rounds()
+	total := min(s.Rounds*f.Sweep.CandidatesPerRound, len(cands))
 	tr := &tracker{obj: obj, total: total}
-	for round := 1; round <= f.Sweep.MaxRounds; round++ {
+	for round := 1; round <= s.Rounds; round++ {
 		if len(s.Evaluations) == len(cands) {
 			break
 		}
@@ -151,14 +153,14 @@ func RunSearch(ctx context.Context, f *config.File, sim Simulator, opt Options) 
 		}
 	}
 	if len(s.Evaluations) == 0 {
-		return nil, fmt.Errorf("sweep: nothing evaluated (max_rounds %d, candidates_per_round %d)", f.Sweep.MaxRounds, f.Sweep.CandidatesPerRound)
+		return nil, fmt.Errorf("sweep: nothing evaluated (%d rounds of %d candidates)", s.Rounds, f.Sweep.CandidatesPerRound)
 	}
 	switch {
 	case s.Stop != "":
 	case len(s.Evaluations) == len(cands):
 		s.Stop = "every canonical configuration evaluated"
 	default:
-		s.Stop = "budget: max_rounds × candidates_per_round"
+		s.Stop = fmt.Sprintf("budget: %d rounds × %d candidates", s.Rounds, f.Sweep.CandidatesPerRound)
 	}
 	for i := range s.Evaluations {
 		if obj.Better(s.Evaluations[i].Metrics, s.Evaluations[s.Best].Metrics) {
@@ -166,6 +168,16 @@ func RunSearch(ctx context.Context, f *config.File, sim Simulator, opt Options) 
 		}
 	}
 	return s, nil
+}
+
+// rounds is the round budget: max_rounds, except that a grid search always covers the whole
+// space (in rounds of candidates_per_round).
+func (s *Search) rounds() int {
+	if s.File.Sweep.Algorithm == Grid {
+		per := s.File.Sweep.CandidatesPerRound
+		return (len(s.Space.Candidates) + per - 1) / per
+	}
+	return s.File.Sweep.MaxRounds
 }
 
 func (s *Search) header() ledgerHeader {
@@ -312,7 +324,7 @@ func (s *Search) evaluateRound(ctx context.Context, sim Simulator, round int, pi
 
 func (s *Search) event(round, cand int, e *Evaluation, tr *tracker, resumed bool) Event {
 	return Event{
-		Phase: "search", Round: round, Rounds: s.File.Sweep.MaxRounds, Candidate: cand,
+		Phase: "search", Round: round, Rounds: s.Rounds, Candidate: cand,
 		Key: e.Key, Config: e.Config, Value: e.Value, Unit: s.Objective.Unit(), Resumed: resumed,
 		BestKey: tr.bestKey, BestValue: tr.bestValue, Done: tr.done, Total: tr.total,
 	}

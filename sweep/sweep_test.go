@@ -119,7 +119,7 @@ func TestCanonicalisationProperty(t *testing.T) {
 }
 
 func TestGridEvaluatesEveryCandidateOnce(t *testing.T) {
-	f := seedFile(t, "sweep.algorithm=grid", "sweep.max_rounds=20")
+	f := seedFile(t, "sweep.algorithm=grid")
 	sim := newFakeSim(f)
 	res, err := Run(context.Background(), f, sim, Options{})
 	if err != nil {
@@ -374,7 +374,7 @@ func TestSLARanking(t *testing.T) {
 func TestSLASweepPrefersFeasible(t *testing.T) {
 	// Maximise throughput (1e6/e2e in the fake) subject to mean TTFT (e2e/4) ≤ 255 ms, i.e.
 	// e2e ≤ 1020: the best feasible configuration is the fastest, the optimum.
-	f := seedFile(t, "goal.target=throughput", "goal.max_ttft_ms=255", "sweep.algorithm=grid", "sweep.max_rounds=20")
+	f := seedFile(t, "goal.target=throughput", "goal.max_ttft_ms=255", "sweep.algorithm=grid")
 	res, err := RunSearch(context.Background(), f, newFakeSim(f), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -438,7 +438,7 @@ func FuzzReadLedger(f *testing.F) {
 }
 
 // Whatever the algorithm, seed and round shape, a search never evaluates a configuration
-// twice, keeps to its budget and to the round size.
+// twice, keeps to its budget (a grid: the whole space) and to the round size.
 func TestSearchInvariants(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		alg := rapid.SampledFrom([]string{GPBandit, Random, Grid}).Draw(t, "algorithm")
@@ -455,6 +455,12 @@ func TestSearchInvariants(t *testing.T) {
 		s, err := RunSearch(context.Background(), f, newFakeSim(f), Options{})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if alg == Grid {
+			rounds = (len(s.Space.Candidates) + per - 1) / per // a grid covers the whole space
+			if len(s.Evaluations) != len(s.Space.Candidates) {
+				t.Fatalf("grid: %d evaluations of %d candidates", len(s.Evaluations), len(s.Space.Candidates))
+			}
 		}
 		if len(s.Evaluations) > rounds*per || len(s.Evaluations) > len(s.Space.Candidates) {
 			t.Fatalf("%d evaluations, budget %d×%d, %d candidates", len(s.Evaluations), rounds, per, len(s.Space.Candidates))
