@@ -25,11 +25,11 @@ func mix64(z uint64) uint64 {
 func blockHashes(dst []uint64, hashIDs []int64, input, blockSize, traceBlock int) []uint64 {
 	n := input / blockSize
 	var h uint64
-	k, sub := -1, 0
+	k, sub, next := -1, 0, 0 // next: first token of trace block k+1
 	for j := range n {
-		kj := ((j+1)*blockSize - 1) / traceBlock
-		if kj != k {
-			k, sub = kj, 0
+		if last := (j+1)*blockSize - 1; last >= next {
+			k, sub = last/traceBlock, 0
+			next = (k + 1) * traceBlock
 		} else {
 			sub++
 		}
