@@ -82,9 +82,10 @@ func priorHyper(d int) Hyper {
 // the score: the first pick of a round has the lowest lower confidence bound; each further
 // pick has the largest posterior variance, with the round's earlier picks treated as
 // observed, among the candidates whose lower bound is below the best upper bound (those that
-// can still be the minimum). The first round, without data, is the same variance rule from a
-// seeded random first pick: a space-filling design. The search stops when no unevaluated
-// candidate's lower bound is below the best score observed.
+// can still be the minimum); stochastic candidates' variance is discounted by their cost. The
+// first round, without data, is the same variance rule from a seeded random first pick: a
+// space-filling design. The search stops when no unevaluated candidate's lower bound is below
+// the best score observed.
 type gpBandit struct {
 	space *Space
 	rng   *rand.Rand
