@@ -62,7 +62,7 @@ func (s *Sim) fastBlocks(w *worker, k int32) int {
 	need := 0
 	for _, ri := range w.running {
 		r := &s.reqs[ri]
-		need += max(0, int(ceilDiv(r.computed+k, s.blockSize))-len(r.blocks))
+		need += max(0, int(s.blocksFor(r.computed+k))-len(r.blocks))
 	}
 	return need
 }
@@ -81,7 +81,7 @@ func (s *Sim) applyFast(w *worker, k int) {
 			r.tokens += int32(k)
 			r.lastTok = w.fastEnds[k-1]
 		}
-		for need := int(ceilDiv(r.computed+1, s.blockSize)) - len(r.blocks); need > 0; need-- {
+		for need := int(s.blocksFor(r.computed+1)) - len(r.blocks); need > 0; need-- {
 			r.blocks = append(r.blocks, w.pool.alloc())
 		}
 		w.sched = append(w.sched, sched{ri, 1})

@@ -47,7 +47,7 @@ type blockPool struct {
 // blockMeta is 12 bytes so that the pool's per-block traffic stays in cache.
 type blockMeta struct {
 	refs  int32
-	entry int32  // cache entry: 1 + group record × G + sub-block; 0: none
+	entry int32  // cache entry: (group record + 1) << 5 | sub-block; 0: none
 	stamp uint32 // release stamp of its live LRU entry
 }
 
@@ -101,7 +101,7 @@ func (p *blockPool) alloc() int32 {
 // uncache drops b's cache entry.
 func (p *blockPool) uncache(b int32) {
 	m := &p.blk[b]
-	rec, sub := (m.entry-1)/p.g, (m.entry-1)%p.g
+	rec, sub := m.entry>>5-1, m.entry&31
 	p.recMask[rec] &^= 1 << sub
 	if p.recMask[rec] == 0 {
 		p.groups.del(p.recKey[rec])
@@ -113,7 +113,7 @@ func (p *blockPool) uncache(b int32) {
 // hashOf is the engine-block hash block b caches, or 0.
 func (p *blockPool) hashOf(b int32) uint64 {
 	if e := p.blk[b].entry; e != 0 {
-		return p.recHash[e-1]
+		return p.recHash[(e>>5-1)*p.g+e&31]
 	}
 	return 0
 }
@@ -202,7 +202,7 @@ func (p *blockPool) store(rec int32, sub int32, b int32, h uint64) bool {
 	p.recMask[rec] |= 1 << sub
 	p.recBlocks[rec*p.g+sub] = b
 	p.recHash[rec*p.g+sub] = h
-	p.blk[b].entry = rec*p.g + sub + 1
+	p.blk[b].entry = (rec+1)<<5 | sub
 	return true
 }
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"math"
+	"math/bits"
 	"time"
 
 	"github.com/routerlab/routerlab/model"
@@ -39,11 +40,12 @@ type request struct {
 // Sim is one simulated replay. It is single-threaded and not safe for concurrent use; the
 // values it hands out (Snapshots, Report) are copies.
 type Sim struct {
-	cfg       Config
-	timer     model.StepTimer
-	rt        routerAPI
-	tr        *trace.Trace
-	blockSize int32
+	cfg        Config
+	timer      model.StepTimer
+	rt         routerAPI
+	tr         *trace.Trace
+	blockSize  int32
+	blockShift int8 // log2(blockSize), or -1 when it is not a power of two
 
 	reqs    []request
 	workers []worker
@@ -85,13 +87,17 @@ func New(cfg Config, timer model.StepTimer, tr *trace.Trace) (*Sim, error) {
 func newSim(cfg Config, timer model.StepTimer, tr *trace.Trace, rt routerAPI) *Sim {
 	d := cfg.Worker
 	s := &Sim{
-		cfg:       cfg,
-		timer:     timer,
-		rt:        rt,
-		tr:        tr,
-		blockSize: int32(d.BlockSize),
-		reqs:      make([]request, len(tr.Requests)),
-		workers:   make([]worker, cfg.Workers),
+		cfg:        cfg,
+		timer:      timer,
+		rt:         rt,
+		tr:         tr,
+		blockSize:  int32(d.BlockSize),
+		blockShift: -1,
+		reqs:       make([]request, len(tr.Requests)),
+		workers:    make([]worker, cfg.Workers),
+	}
+	if d.BlockSize&(d.BlockSize-1) == 0 {
+		s.blockShift = int8(bits.TrailingZeros(uint(d.BlockSize)))
 	}
 	g := groupSize(d.BlockSize, tr.BlockSize)
 	for i := range s.workers {
@@ -278,4 +284,21 @@ func (s *Sim) emit(w int, kind router.KVEventKind, hashes []uint64) {
 	if s.onKV != nil {
 		s.onKV(ev)
 	}
+}
+
+// blocksFor is how many blocks hold n tokens. Block sizes are powers of two in practice,
+// and this runs for every request of every step, so it shifts instead of dividing then.
+func (s *Sim) blocksFor(n int32) int32 {
+	if s.blockShift >= 0 {
+		return (n + s.blockSize - 1) >> s.blockShift
+	}
+	return (n + s.blockSize - 1) / s.blockSize
+}
+
+// fullBlocks is how many blocks n tokens fill completely.
+func (s *Sim) fullBlocks(n int32) int32 {
+	if s.blockShift >= 0 {
+		return n >> s.blockShift
+	}
+	return n / s.blockSize
 }

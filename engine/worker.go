@@ -44,8 +44,6 @@ func newWorker(id, blocks int, group int32) worker {
 	return worker{id: id, pool: newBlockPool(blocks, group)}
 }
 
-func ceilDiv(a, b int32) int32 { return (a + b - 1) / b }
-
 // startStep schedules w's next step at time t (vLLM V1 with chunked prefill and prefix
 // caching) and queues its end. With nothing to run the worker goes idle.
 func (s *Sim) startStep(w *worker, t int64) {
@@ -63,7 +61,7 @@ func (s *Sim) startStep(w *worker, t int64) {
 		ri := w.running[i]
 		r := &s.reqs[ri]
 		n := min(r.tokens-r.computed, budget)
-		need := int(ceilDiv(r.computed+n, B)) - len(r.blocks)
+		need := int(s.blocksFor(r.computed+n)) - len(r.blocks)
 		self := false
 		for need > w.pool.available() && !self {
 			// Victims come from the tail, so index i stays valid.
@@ -87,15 +85,14 @@ func (s *Sim) startStep(w *worker, t int64) {
 		r := &s.reqs[ri]
 		// Prefix hit: the longest run of cached full blocks, leaving at least the last
 		// token to compute.
-		maxHit := min((r.tokens-1)/B, int32(len(r.hashes)))
+		maxHit := min(s.fullBlocks(r.tokens-1), int32(len(r.hashes)))
 		w.hit = w.hit[:0]
 		hitFree := 0
 		G := w.pool.g
-		rec := int32(-1)
+		rec, sub := int32(-1), int32(0)
 		for j := int32(0); j < maxHit; j++ {
-			sub := j % G
 			if sub == 0 {
-				rec = w.pool.group(r.hashes[j-sub])
+				rec = w.pool.group(r.hashes[j])
 			}
 			b, ok := w.pool.cachedAt(rec, sub)
 			if !ok {
@@ -105,11 +102,14 @@ func (s *Sim) startStep(w *worker, t int64) {
 				hitFree++
 			}
 			w.hit = append(w.hit, b)
+			if sub++; sub == G {
+				sub = 0
+			}
 		}
 		hit := int32(len(w.hit))
 		cachedTok := hit * B
 		n := min(r.tokens-cachedTok, budget)
-		need := int(ceilDiv(cachedTok+n, B) - hit)
+		need := int(s.blocksFor(cachedTok+n) - hit)
 		if need > w.pool.available()-hitFree {
 			break
 		}
@@ -199,22 +199,23 @@ func (s *Sim) finishStep(w *worker, t int64) {
 	if w.fast {
 		s.applyFast(w, len(w.fastEnds)-1)
 	}
-	B := s.blockSize
 	w.stored = w.stored[:0]
 	doneAny := false
 	for _, sc := range w.sched {
 		r := &s.reqs[sc.req]
 		r.computed += sc.tokens
-		if full := min(r.computed/B, int32(len(r.hashes))); full > r.stored {
+		if full := min(s.fullBlocks(r.computed), int32(len(r.hashes))); full > r.stored {
 			G := w.pool.g
-			rec := int32(-1)
+			rec, sub := int32(-1), r.stored%G
 			for j := r.stored; j < full; j++ {
-				sub := j % G
 				if rec < 0 || sub == 0 {
 					rec = w.pool.groupRec(r.hashes[j-sub])
 				}
 				if w.pool.store(rec, sub, r.blocks[j], r.hashes[j]) {
 					w.stored = append(w.stored, r.hashes[j])
+				}
+				if sub++; sub == G {
+					sub = 0
 				}
 			}
 			r.stored = full
