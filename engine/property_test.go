@@ -98,7 +98,7 @@ func (m *kvMirror) apply(ev router.KVEvent) {
 func checkPool(s *Sim, w *worker, mirror map[uint64]bool) error {
 	p := &w.pool
 	inUse, cachedFree, plainFree := 0, 0, 0
-	held := make([]int32, p.size())
+	held := make([]int32, len(p.blk))
 	for _, ri := range w.running {
 		for _, b := range s.reqs[ri].blocks {
 			held[b]++
@@ -122,7 +122,7 @@ func checkPool(s *Sim, w *worker, mirror map[uint64]bool) error {
 			cached[h] = true
 		}
 	}
-	if inUse != p.inUse || inUse > p.size() || cachedFree != p.lruLen || plainFree != len(p.plain) {
+	if inUse != p.inUse || inUse > len(p.blk) || cachedFree != p.lruLen || plainFree != len(p.plain) {
 		return fmt.Errorf("counts: in use %d/%d, cached free %d/%d, plain %d/%d",
 			inUse, p.inUse, cachedFree, p.lruLen, plainFree, len(p.plain))
 	}
