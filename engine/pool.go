@@ -76,7 +76,6 @@ func newBlockPool(n int, g int32) blockPool {
 	return p
 }
 
-
 // available is how many blocks an allocation could obtain right now (plain + evictable).
 func (p *blockPool) available() int { return len(p.plain) + p.lruLen }
 
