@@ -13,6 +13,8 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/routerlab/routerlab/router"
 )
 
 // Knob keys of search_space that the router reads.
@@ -500,7 +502,11 @@ func (f *File) setParallel(path string, n ast.Node) error {
 			default:
 				return f.errAt(kv.Key, p, "unknown key (want tp, attention_dp, moe_tp, moe_ep, replicas)")
 			}
-			if err := f.integer(p, kv.Value, dst, 1, 4096); err != nil {
+			hi := 4096
+			if k == "replicas" {
+				hi = router.MaxWorkers // the router's indexer keeps one bit per worker
+			}
+			if err := f.integer(p, kv.Value, dst, 1, hi); err != nil {
 				return err
 			}
 		}

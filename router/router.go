@@ -35,8 +35,8 @@ type KVEvent struct {
 	Hashes []uint64
 }
 
-// maxWorkers bounds the fleet because the indexer keeps one bit per worker per block.
-const maxWorkers = 64
+// MaxWorkers bounds the fleet because the indexer keeps one bit per worker per block.
+const MaxWorkers = 64
 
 // WorkerLoad is the router's bookkeeping for one worker.
 type WorkerLoad struct {
@@ -84,8 +84,8 @@ func New(cfg Config, workers int, seed uint64) (*Router, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if workers < 1 || workers > maxWorkers {
-		return nil, fmt.Errorf("workers: %d out of range (1..%d)", workers, maxWorkers)
+	if workers < 1 || workers > MaxWorkers {
+		return nil, fmt.Errorf("workers: %d out of range (1..%d)", workers, MaxWorkers)
 	}
 	def, _ := findPolicy(string(cfg.Mode)) // Validate accepted the mode
 	cfg.Mode = def.mode
@@ -212,7 +212,7 @@ func (r *Router) Overlaps(hashes []uint64, out []int) {
 // as soon as no worker matches any more.
 func (r *Router) scan(hashes []uint64) {
 	all := uint64(1)<<r.workers - 1
-	if r.workers == maxWorkers {
+	if r.workers == MaxWorkers {
 		all = ^uint64(0)
 	}
 	cached, active := all, all
