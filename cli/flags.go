@@ -46,6 +46,15 @@ func (x *experimentFlags) file() (*config.File, error) {
 	return f, nil
 }
 
+// experiment loads the file as file does and resolves its trace and worker.
+func (x *experimentFlags) experiment() (*config.Experiment, error) {
+	f, err := x.file()
+	if err != nil {
+		return nil, err
+	}
+	return config.NewExperiment(f)
+}
+
 // quoteYAML makes a path a YAML double-quoted scalar, whatever characters it holds.
 func quoteYAML(s string) string {
 	out := []byte{'"'}

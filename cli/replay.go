@@ -27,11 +27,7 @@ first value. Override knobs with --set, e.g. --set router_mode=round_robin
 			if format != "table" && format != "json" {
 				return fmt.Errorf("--format: want table or json, got %q", format)
 			}
-			f, err := x.file()
-			if err != nil {
-				return err
-			}
-			exp, err := config.NewExperiment(f)
+			exp, err := x.experiment()
 			if err != nil {
 				return err
 			}

@@ -56,11 +56,7 @@ can be watched live from another machine: ssh -p 2222 localhost. Any user name a
 accepted; bind to a trusted address.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := x.file()
-			if err != nil {
-				return err
-			}
-			exp, err := config.NewExperiment(f)
+			exp, err := x.experiment()
 			if err != nil {
 				return err
 			}
