@@ -25,12 +25,10 @@ const (
 	KeyRouterTemperature  = "router_temperature"
 )
 
+// seedYAML is the seed experiment file, the same text as examples/router-sweep.yaml.
+//
 //go:embed seed.yaml
 var seedYAML []byte
-
-// SeedYAML returns the embedded seed experiment file (the same text as
-// examples/router-sweep.yaml).
-func SeedYAML() []byte { return append([]byte(nil), seedYAML...) }
 
 // Value is one scalar of a search_space list.
 type Value struct {

@@ -13,7 +13,7 @@ func TestExampleIsTheEmbeddedSeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(ex, SeedYAML()) {
+	if !bytes.Equal(ex, seedYAML) {
 		t.Fatal("examples/router-sweep.yaml and config/seed.yaml differ; keep them identical")
 	}
 }
@@ -67,7 +67,7 @@ func TestAtFirstValueAndPoint(t *testing.T) {
 }
 
 func TestParseErrorsNameFileLineAndKey(t *testing.T) {
-	seed := string(SeedYAML())
+	seed := string(seedYAML)
 	cases := []struct {
 		name, from, to, want string
 	}{
@@ -134,7 +134,7 @@ func TestSetOverrides(t *testing.T) {
 // FuzzParse: any input yields a File or an error, never a panic; a parsed file's
 // dimensions always have at least two distinct values each.
 func FuzzParse(f *testing.F) {
-	f.Add(SeedYAML())
+	f.Add(seedYAML)
 	f.Add([]byte("search_space: {model_name: m, hardware_sku: h, router_mode: [kv_router]}"))
 	f.Add([]byte("workload: [1, 2]"))
 	f.Fuzz(func(t *testing.T, data []byte) {

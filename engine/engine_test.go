@@ -34,11 +34,10 @@ func (f *fakeTimer) StepTimeUS(b *model.Batch) int64 {
 	return f.base + f.perToken*tok
 }
 
-// fixedRouter sends every request to worker 0 (or by id modulo workers) and logs calls.
+// fixedRouter sends request id to worker id modulo workers and records the KV events.
 type fixedRouter struct {
 	workers int
 	noLog   bool
-	log     []string
 	events  []router.KVEvent
 }
 
