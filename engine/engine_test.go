@@ -37,7 +37,6 @@ func (f *fakeTimer) StepTimeUS(b *model.Batch) int64 {
 // fixedRouter sends request id to worker id modulo workers and records the KV events.
 type fixedRouter struct {
 	workers int
-	noLog   bool
 	events  []router.KVEvent
 }
 
@@ -45,9 +44,6 @@ func (f *fixedRouter) Route(r *router.Request) int { return int(r.ID) % f.worker
 func (f *fixedRouter) FirstToken(id int64)         {}
 func (f *fixedRouter) Finished(id int64)           {}
 func (f *fixedRouter) Apply(ev router.KVEvent) {
-	if f.noLog {
-		return
-	}
 	f.events = append(f.events, router.KVEvent{Worker: ev.Worker, Kind: ev.Kind, Hashes: slices.Clone(ev.Hashes)})
 }
 
