@@ -28,6 +28,11 @@
 //     prefilling request (new tokens, cached context before them) and the decodes with the
 //     sum of their context lengths.
 //
+// With async scheduling (Deployment.AsyncScheduling, vLLM's --async-scheduling) a step that
+// directly follows another was scheduled when that one started: waiting requests that
+// arrived after that instant, or at it, wait for the next step. An idle worker schedules at
+// once. The decode fast path, which plans steps ahead without arrivals, is off then.
+//
 // At the step's end every scheduled request adds its tokens to its computed tokens; prompt
 // blocks that became full enter the prefix cache (one BlocksStored KV event per step); a
 // request whose computed tokens caught up with its tokens samples one token (its first

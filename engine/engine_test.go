@@ -469,3 +469,42 @@ func TestBlockHashesShareTraceBlocks(t *testing.T) {
 		}
 	}
 }
+
+// Async scheduling: a busy worker schedules each step when the previous one starts, so a
+// request arriving during a step (or at the instant a step is scheduled) waits for the step
+// after; an idle worker schedules at the arrival.
+func TestAsyncScheduling(t *testing.T) {
+	// A: 100-token prompt (2000 µs), then decodes of 1010 µs: steps end 2000, 3010, 4020, …
+	// B: 100-token prompt arriving at arrivalMS; a step with A's decode and B's prefill
+	// lasts 2010 µs.
+	for _, c := range []struct {
+		arrivalMS      int64
+		async          bool
+		wantTTFTB      float64
+		wantBatchStart int64 // when B's prefill step starts
+	}{
+		{3, false, 2.02, 3010}, // joins the step starting after its arrival
+		{3, true, 3.03, 4020},  // the step at 3010 was scheduled at 2000, before it arrived
+		{2, false, 2.01, 2000}, // arrives as a step starts: joins it
+		{2, true, 4.03, 4020},  // the step at 3010 was scheduled at the instant it arrived
+	} {
+		timer := &fakeTimer{base: 1000, perToken: 10}
+		tr := &trace.Trace{Name: "t", BlockSize: 512, Requests: []trace.Request{
+			req(0, 100, 5, 1), req(c.arrivalMS, 100, 1, 2),
+		}}
+		d := deployment(100, 1024, 8)
+		d.AsyncScheduling = c.async
+		cfg := Config{Workers: 1, Worker: d, ArrivalSpeedupRatio: 1, RecordRequests: true}
+		s, _ := runScripted(t, cfg, timer, tr)
+		recs := records(s)
+		if recs[0].TTFTMS != 2 {
+			t.Errorf("arrival %d ms async %v: A on an idle worker has TTFT %v ms, want 2", c.arrivalMS, c.async, recs[0].TTFTMS)
+		}
+		if got := recs[1].TTFTMS; got != c.wantTTFTB {
+			t.Errorf("arrival %d ms async %v: B TTFT %v ms, want %v", c.arrivalMS, c.async, got, c.wantTTFTB)
+		}
+		if got := recs[1].ArrivalMS*1000 + recs[1].TTFTMS*1000 - 2010; int64(got+0.5) != c.wantBatchStart {
+			t.Errorf("arrival %d ms async %v: B prefilled in the step starting at %v µs, want %d", c.arrivalMS, c.async, got, c.wantBatchStart)
+		}
+	}
+}

@@ -50,6 +50,7 @@ func genConfig(t *rapid.T, tr *trace.Trace) Config {
 	}
 	d := deployment(need+rapid.IntRange(0, 3*need).Draw(t, "spare_blocks"),
 		rapid.IntRange(8, 512).Draw(t, "budget"), rapid.IntRange(1, 8).Draw(t, "max_seqs"))
+	d.AsyncScheduling = rapid.Bool().Draw(t, "async_scheduling")
 	d.BlockSize = bs
 	rc := router.DefaultConfig()
 	rc.Mode = rapid.SampledFrom(router.Modes()).Draw(t, "mode")

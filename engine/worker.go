@@ -17,6 +17,9 @@ type worker struct {
 	startPending bool // a StepStart event is queued
 	gen          uint32
 	sched        []sched // the step in progress
+	stepStart    int64   // start and end of the step in progress (or the last one)
+	stepEnd      int64
+	stepped      bool
 	batch        model.Batch
 	hit          []int32 // admission scratch: prefix-hit blocks
 	stored       []uint64
@@ -47,7 +50,8 @@ func newWorker(id, blocks int, group int32) worker {
 // startStep schedules w's next step at time t (vLLM V1 with chunked prefill and prefix
 // caching) and queues its end. With nothing to run the worker goes idle.
 func (s *Sim) startStep(w *worker, t int64) {
-	if !s.stepwise && s.planFast(w, t) {
+	// The decode fast path plans steps ahead without arrivals, which async scheduling needs.
+	if !s.stepwise && !s.cfg.Worker.AsyncScheduling && s.planFast(w, t) {
 		return
 	}
 	B := s.blockSize
@@ -78,11 +82,22 @@ func (s *Sim) startStep(w *worker, t int64) {
 		budget -= n
 	}
 
+	// Async scheduling: a step that follows the previous one directly was scheduled when
+	// that one started, so only requests that arrived before that instant are visible to it.
+	// With nothing else to run, the engine is idle and schedules at t.
+	schedAt, inclusive := t, true
+	if s.cfg.Worker.AsyncScheduling && w.stepped && w.stepEnd == t && len(w.sched) > 0 {
+		schedAt, inclusive = w.stepStart, false
+	}
+
 	// Then waiting requests, FIFO, while budget, sequence slots and blocks allow; none after
 	// a preemption in this step, as in vLLM.
 	for !preempted && w.waiting.len() > 0 && budget > 0 && len(w.running) < s.cfg.Worker.MaxNumSeqs {
 		ri := w.waiting.front()
 		r := &s.reqs[ri]
+		if r.arrival > schedAt || (r.arrival == schedAt && !inclusive) {
+			break
+		}
 		// Prefix hit: the longest run of cached full blocks, leaving at least the last
 		// token to compute.
 		maxHit := min(s.fullBlocks(r.tokens-1), int32(len(r.hashes)))
@@ -159,7 +174,9 @@ func (s *Sim) startStep(w *worker, t int64) {
 			b.Prefill = append(b.Prefill, model.Chunk{NewTokens: int(sc.tokens), CachedTokens: int(r.computed)})
 		}
 	}
-	s.queueStepEnd(w, t+s.stepTime(b))
+	end := t + s.stepTime(b)
+	w.stepStart, w.stepEnd, w.stepped = t, end, true
+	s.queueStepEnd(w, end)
 }
 
 // stepTime is the timer's duration, at least 1 µs so the clock always advances.

@@ -21,6 +21,10 @@ type Deployment struct {
 	GPUMemoryUtilization float64 // share of GPU memory vLLM may use
 	ContextLength        int     // max model length (prompt + output)
 	NumGPUBlocks         int     // KV blocks per worker; 0 = derive from memory
+	// AsyncScheduling is vLLM's --async-scheduling (the default from v0.14): a busy engine
+	// schedules step N+1 when step N starts, so a request arriving meanwhile waits for the
+	// step after. Off: the step-synchronous V1 scheduler, which the replays use.
+	AsyncScheduling bool
 }
 
 // Layout is the deployment's parallel layout.
