@@ -150,7 +150,7 @@ func newModelValidateCmd() *cobra.Command {
 	var path, format string
 	var f deploymentFlags
 	var perSlot int
-	var maxTTFT, maxTPOT float64
+	var rangeRatio, maxTTFT, maxTPOT float64
 	cmd := &cobra.Command{
 		Use:   "validate --silicon FILE.csv",
 		Short: "Replay measured closed-loop benchmarks and compare TTFT and TPOT",
@@ -160,7 +160,12 @@ moe_tp_size, moe_ep_size, silicon_ttft_ms, silicon_tpot_ms) and, for every FP8 r
 one worker of that layout serving unique prompts of the row's ISL/OSL with the row's concurrency
 in flight. It prints predicted vs measured mean TTFT and TPOT and the MAPE per layout; rows
 without tables (other precision, attention data parallelism, unknown version) are listed as
-skipped with the reason. Nothing is fitted to the rows.`,
+skipped with the reason. Nothing is fitted to the rows.
+
+By default every request is exactly ISL/OSL and the worker schedules step-synchronously, as
+the replays do. --range-ratio 0.8 draws lengths the way the InferenceX client that measured
+the shared rows does, and --async-scheduling models vLLM's async scheduler (default since
+v0.14), to see what each does to the prediction.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if path == "" {
@@ -168,6 +173,9 @@ skipped with the reason. Nothing is fitted to the rows.`,
 			}
 			if format != "table" && format != "json" {
 				return fmt.Errorf("model validate: --format %q: want table or json", format)
+			}
+			if !(rangeRatio > 0 && rangeRatio <= 1) {
+				return fmt.Errorf("model validate: --range-ratio %g: want a ratio in (0, 1]", rangeRatio)
 			}
 			fh, err := os.Open(path)
 			if err != nil {
@@ -178,7 +186,7 @@ skipped with the reason. Nothing is fitted to the rows.`,
 			if err != nil {
 				return err
 			}
-			rep, err := silicon.Validate(cmd.Context(), rows, silicon.Options{Base: f.d, RequestsPerSlot: perSlot})
+			rep, err := silicon.Validate(cmd.Context(), rows, silicon.Options{Base: f.d, RequestsPerSlot: perSlot, RangeRatio: rangeRatio})
 			if err != nil {
 				return err
 			}
@@ -204,8 +212,10 @@ skipped with the reason. Nothing is fitted to the rows.`,
 	fs.StringVar(&path, "silicon", "", "measured rows (CSV)")
 	fs.StringVar(&format, "format", "table", "output format: table or json")
 	fs.IntVar(&perSlot, "requests-per-slot", 10, "requests each concurrency slot sends in turn")
+	fs.Float64Var(&rangeRatio, "range-ratio", 1, fmt.Sprintf("draw input and output lengths uniformly from [ratio × len, len] (1: fixed; InferenceX: %g)", silicon.InferenceXRangeRatio))
 	fs.Float64Var(&maxTTFT, "max-ttft-mape", 0, "exit 2 when the TTFT MAPE exceeds this percentage (0: no check)")
 	fs.Float64Var(&maxTPOT, "max-tpot-mape", 0, "exit 2 when the TPOT MAPE exceeds this percentage (0: no check)")
 	f.register(cmd, silicon.BenchmarkDeployment(), false)
+	fs.BoolVar(&f.d.AsyncScheduling, "async-scheduling", false, "model vLLM's async scheduling (a request arriving during a step joins the step after next)")
 	return cmd
 }

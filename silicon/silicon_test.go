@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
+
+	"pgregory.net/rapid"
 )
 
 const header = "config_id,concurrency,measured,backend_version,precision,gemm_quant_mode,moe_quant_mode,isl,osl,batch_size,tp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n"
@@ -171,6 +174,110 @@ func TestValidateSharedSilicon(t *testing.T) {
 	t.Logf("TTFT MAPE %.1f%%, TPOT MAPE %.1f%%", rep.TTFTMAPE, rep.TPOTMAPE)
 	if rep.TPOTMAPE > TPOTMAPEBound || rep.TTFTMAPE > TTFTMAPEBound {
 		t.Fatalf("TTFT MAPE %.1f%% (bound %g), TPOT MAPE %.1f%% (bound %g)", rep.TTFTMAPE, TTFTMAPEBound, rep.TPOTMAPE, TPOTMAPEBound)
+	}
+
+	// Replayed the way InferenceX measured them (spread lengths, async scheduling), every
+	// row's GPU-side TTFT falls short of the measured one: the README's residual analysis.
+	base := BenchmarkDeployment()
+	base.AsyncScheduling = true
+	rep, err = Validate(context.Background(), rows, Options{Base: base, RangeRatio: InferenceXRangeRatio})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("InferenceX client, async scheduling: TTFT MAPE %.1f%%, TPOT MAPE %.1f%%", rep.TTFTMAPE, rep.TPOTMAPE)
+	if rep.TTFTMAPE > 27 || rep.TPOTMAPE > 9 {
+		t.Fatalf("InferenceX client, async scheduling: TTFT MAPE %.1f%%, TPOT MAPE %.1f%%; README says 26.4 and 8.7", rep.TTFTMAPE, rep.TPOTMAPE)
+	}
+	for _, r := range rep.Rows {
+		if r.Skipped == "" && r.PredTTFTMS >= r.TTFTMS {
+			t.Errorf("line %d: predicted TTFT %.1f ms ≥ measured %.1f ms", r.Line, r.PredTTFTMS, r.TTFTMS)
+		}
+	}
+}
+
+// The client's lengths: uniform integers in [⌊hi × ratio⌋, hi], at least 1, the same for a
+// seed; ratio 1 is the fixed length.
+func TestSampleLengths(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 200).Draw(t, "n")
+		hi := rapid.IntRange(1, 100000).Draw(t, "hi")
+		ratio := rapid.Float64Range(0.01, 1).Draw(t, "ratio")
+		seed := rapid.Uint64().Draw(t, "seed")
+		got := sampleLengths(n, hi, ratio, seed)
+		lo := max(int(float64(hi)*ratio), 1)
+		if len(got) != n {
+			t.Fatalf("%d lengths, want %d", len(got), n)
+		}
+		for _, v := range got {
+			if v < lo || v > hi {
+				t.Fatalf("length %d outside [%d, %d]", v, lo, hi)
+			}
+		}
+		if !slices.Equal(got, sampleLengths(n, hi, ratio, seed)) {
+			t.Fatal("same seed, different lengths")
+		}
+		if ratio == 1 && slices.ContainsFunc(got, func(v int) bool { return v != hi }) {
+			t.Fatalf("ratio 1 gave %v", got)
+		}
+	})
+	// 10,000 draws from [800, 1000] average 900 within 2.
+	if m := mean(sampleLengths(10000, 1000, 0.8, 1)); m < 898 || m > 902 {
+		t.Fatalf("mean length %g, want about 900", m)
+	}
+}
+
+func mean(v []int) float64 {
+	s := 0
+	for _, x := range v {
+		s += x
+	}
+	return float64(s) / float64(len(v))
+}
+
+// The client's length spread and async scheduling change the replay, and the report says
+// which benchmark it replayed.
+func TestValidateBenchmarkOptions(t *testing.T) {
+	rows, err := Parse(strings.NewReader(header+",8,2026-04-03,0.19.0,fp8,fp8,fp8,1024,256,8,4,1,4,1,60.0,8.0\n"), "s.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(ratio float64, async bool) *Report {
+		base := BenchmarkDeployment()
+		base.AsyncScheduling = async
+		rep, err := Validate(context.Background(), rows, Options{Base: base, RangeRatio: ratio, Seed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := ratio
+		if want == 0 {
+			want = 1
+		}
+		if rep.RangeRatio != want || rep.AsyncScheduling != async || rep.RequestsPerSlot != 10 {
+			t.Fatalf("report options %g %v %d, want %g %v 10", rep.RangeRatio, rep.AsyncScheduling, rep.RequestsPerSlot, want, async)
+		}
+		return rep
+	}
+	fixed, spread, spreadAsync := run(0, false), run(InferenceXRangeRatio, false), run(InferenceXRangeRatio, true)
+	if run(1, false).Rows[0].PredTTFTMS != fixed.Rows[0].PredTTFTMS {
+		t.Fatal("ratio 0 and 1 should both mean fixed lengths")
+	}
+	// Fixed lengths keep the eight prompts in lock-step: every wave prefills together. Spread
+	// lengths break the lock-step, so prompts mostly prefill alone and TTFT drops.
+	f, s, a := fixed.Rows[0].PredTTFTMS, spread.Rows[0].PredTTFTMS, spreadAsync.Rows[0].PredTTFTMS
+	t.Logf("TTFT fixed %.1f ms, spread %.1f ms, spread+async %.1f ms", f, s, a)
+	if !(s < 0.8*f) {
+		t.Fatalf("TTFT fixed %.1f ms, spread %.1f ms: want the spread clearly lower", f, s)
+	}
+	// Async scheduling makes a prompt arriving at a busy worker wait one more step.
+	if !(a > s) {
+		t.Fatalf("TTFT spread %.1f ms, spread+async %.1f ms: want async higher", s, a)
+	}
+	var buf bytes.Buffer
+	if err := spreadAsync.WriteTable(&buf); err != nil || !strings.Contains(buf.String(), "lengths uniform in [0.8 × ISL/OSL, ISL/OSL], async scheduling") {
+		t.Fatalf("table: %v\n%s", err, buf.String())
+	}
+	if _, err := Validate(context.Background(), rows, Options{RangeRatio: 1.5}); err == nil || !strings.Contains(err.Error(), "range ratio 1.5") {
+		t.Fatalf("ratio 1.5: %v", err)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"sort"
 	"strings"
 
@@ -24,8 +25,20 @@ type Options struct {
 	// turn (0: 10). Benchmarks of this kind send about ten times the concurrency, so the
 	// first wave's synchronised prefills weigh in as they do on silicon.
 	RequestsPerSlot int
-	Seed            uint64
+	// RangeRatio is the benchmark client's --random-range-ratio: each request's input and
+	// output lengths are drawn uniformly from the integers [⌊len × ratio⌋, len] for the row's
+	// ISL and OSL, in (0, 1]; 1 (or 0, the zero value): every request is exactly ISL/OSL.
+	RangeRatio float64
+	Seed       uint64
 }
+
+// InferenceXRangeRatio is the --random-range-ratio of the published runs the silicon rows
+// come from (SemiAnalysis InferenceX, benchmarks/benchmark_lib.sh): its benchmark_serving.py
+// draws every prompt's input and output length uniformly from [⌊ISL × 0.8⌋, ISL] and
+// [⌊OSL × 0.8⌋, OSL], sends 10 × concurrency prompts with --max-concurrency,
+// --request-rate inf and --ignore-eos, and averages TTFT and per-request TPOT over all of
+// them; the rows' isl/osl columns are the nominal maxima.
+const InferenceXRangeRatio = 0.8
 
 // BenchmarkDeployment is the worker the silicon rows were measured on: the seed's model and
 // GPU with vLLM's own serving defaults for GPUs of 70 GiB and more (max_num_batched_tokens
@@ -58,6 +71,11 @@ type LayoutMAPE struct {
 
 // Report is the whole validation; MAPEs are percentages over the validated rows.
 type Report struct {
+	// The benchmark every row was replayed as.
+	RequestsPerSlot int     `json:"requests_per_slot"`
+	RangeRatio      float64 `json:"range_ratio"`
+	AsyncScheduling bool    `json:"async_scheduling"`
+
 	Rows      []Result     `json:"rows"`
 	TTFTMAPE  float64      `json:"ttft_mape"`
 	TPOTMAPE  float64      `json:"tpot_mape"`
@@ -77,6 +95,12 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 	if o.RequestsPerSlot <= 0 {
 		o.RequestsPerSlot = 10
 	}
+	if o.RangeRatio < 0 || o.RangeRatio > 1 || math.IsNaN(o.RangeRatio) {
+		return nil, fmt.Errorf("silicon: range ratio %g is not in (0, 1]", o.RangeRatio)
+	}
+	if o.RangeRatio == 0 {
+		o.RangeRatio = 1
+	}
 	type key struct {
 		version                 string
 		tp, adp, mtp, mep, c, i int
@@ -87,7 +111,7 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 		blocks     int
 	}
 	done := map[key]pred{} // identical rows (repeated measurements) share one replay
-	rep := &Report{}
+	rep := &Report{RequestsPerSlot: o.RequestsPerSlot, RangeRatio: o.RangeRatio, AsyncScheduling: o.Base.AsyncScheduling}
 	for _, r := range rows {
 		res := Result{Row: r}
 		d := o.Base
@@ -136,14 +160,16 @@ func replay(ctx context.Context, d model.Deployment, r Row, o Options) (ttft, tp
 	}
 	d.NumGPUBlocks = w.Capacity().NumGPUBlocks
 	n := r.Concurrency * o.RequestsPerSlot
-	per := (r.ISL + d.BlockSize - 1) / d.BlockSize
-	ids := make([]int64, n*per)
-	for i := range ids {
-		ids[i] = int64(i) // every block of every prompt is distinct: no prefix sharing
-	}
+	isl, osl := sampleLengths(n, r.ISL, o.RangeRatio, o.Seed), sampleLengths(n, r.OSL, o.RangeRatio, o.Seed+1)
 	reqs := make([]trace.Request, n)
+	next := int64(0) // every block of every prompt is distinct: no prefix sharing
 	for i := range reqs {
-		reqs[i] = trace.Request{InputLength: r.ISL, OutputLength: r.OSL, HashIDs: ids[i*per : (i+1)*per]}
+		ids := make([]int64, (isl[i]+d.BlockSize-1)/d.BlockSize)
+		for j := range ids {
+			ids[j] = next
+			next++
+		}
+		reqs[i] = trace.Request{InputLength: isl[i], OutputLength: osl[i], HashIDs: ids}
 	}
 	tr := &trace.Trace{Name: fmt.Sprintf("silicon row %d", r.Line), BlockSize: d.BlockSize, Requests: reqs}
 	rc := router.DefaultConfig()
@@ -154,6 +180,18 @@ func replay(ctx context.Context, d model.Deployment, r Row, o Options) (ttft, tp
 		return 0, 0, 0, err
 	}
 	return rep.Summary.MeanTTFTMS, rep.Summary.MeanTPOTMS, d.NumGPUBlocks, nil
+}
+
+// sampleLengths draws n lengths uniformly from the integers [⌊hi × ratio⌋, hi] (at least 1)
+// the way the benchmark client's random dataset does, deterministically from seed.
+func sampleLengths(n, hi int, ratio float64, seed uint64) []int {
+	lo := min(max(int(float64(hi)*ratio), 1), hi)
+	rng := rand.New(rand.NewPCG(seed, 0x5111c0))
+	out := make([]int, n)
+	for i := range out {
+		out[i] = lo + rng.IntN(hi-lo+1)
+	}
+	return out
 }
 
 func (rep *Report) summarise() {
@@ -221,6 +259,14 @@ func (rep *Report) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "all    %3d rows   TTFT MAPE %5.1f%%   TPOT MAPE %5.1f%%   (%d skipped)\n",
 		rep.Validated, rep.TTFTMAPE, rep.TPOTMAPE, rep.Skipped)
+	lengths, sched := "fixed ISL/OSL", "step-synchronous"
+	if rep.RangeRatio < 1 {
+		lengths = fmt.Sprintf("lengths uniform in [%g × ISL/OSL, ISL/OSL]", rep.RangeRatio)
+	}
+	if rep.AsyncScheduling {
+		sched = "async"
+	}
+	fmt.Fprintf(&b, "benchmark: %d requests per slot, %s, %s scheduling\n", rep.RequestsPerSlot, lengths, sched)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
