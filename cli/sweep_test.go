@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -12,14 +11,7 @@ import (
 )
 
 func runSweepCmd(t *testing.T, args ...string) (string, string, error) {
-	t.Helper()
-	cmd := newSweepCmd()
-	var out, errOut bytes.Buffer
-	cmd.SetArgs(args)
-	cmd.SetOut(&out)
-	cmd.SetErr(&errOut)
-	err := cmd.Execute()
-	return out.String(), errOut.String(), err
+	return runCmd(t, newSweepCmd(), args...)
 }
 
 func TestSweepCommandWritesOutputsAndResumes(t *testing.T) {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"math"
@@ -78,16 +77,7 @@ func TestConversationProfileRoutesLikeRealTrace(t *testing.T) {
 }
 
 func runTrace(t *testing.T, args ...string) (string, string, error) {
-	t.Helper()
-	cmd := newTraceCmd()
-	var out, errOut bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&errOut)
-	cmd.SetArgs(args)
-	cmd.SilenceUsage = true
-	cmd.SilenceErrors = true
-	err := cmd.Execute()
-	return out.String(), errOut.String(), err
+	return runCmd(t, newTraceCmd(), args...)
 }
 
 func TestTraceSynthStatsSubset(t *testing.T) {
