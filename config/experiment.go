@@ -61,7 +61,7 @@ func (f *File) deployment(pc ParallelConfig, maxBatchedTokens, maxSeqs int) mode
 		TP: pc.TP, AttentionDP: pc.AttentionDP, MoETP: pc.MoETP, MoEEP: pc.MoEEP,
 		MaxNumBatchedTokens: maxBatchedTokens, MaxNumSeqs: maxSeqs,
 		BlockSize: f.BlockSize, GPUMemoryUtilization: util,
-		ContextLength: f.ContextLength, NumGPUBlocks: f.NumGPUBlocks,
+		ContextLength: f.ContextLength, NumGPUBlocks: f.NumGPUBlocks, AsyncScheduling: f.AsyncScheduling,
 	}
 }
 

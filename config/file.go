@@ -110,6 +110,7 @@ type File struct {
 	GPUMemoryUtilization float64
 	NumGPUBlocks         int
 	BlockSize            int
+	AsyncScheduling      bool // vLLM --async-scheduling (off: step-synchronous)
 
 	// lists holds every list-capable search_space key in canonical order.
 	lists []list
@@ -405,6 +406,8 @@ func (f *File) setSearch(path, key string, n ast.Node) error {
 		return f.integer(path, n, &f.NumGPUBlocks, 0, 1<<30)
 	case "block_size":
 		return f.integer(path, n, &f.BlockSize, 1, 1<<16)
+	case "async_scheduling":
+		return f.boolean(path, n, &f.AsyncScheduling)
 	case "parallel_configs":
 		return f.setParallel(path, n)
 	}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"strings"
@@ -158,4 +159,44 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// search_space.async_scheduling reaches the workers: with it a busy worker's arrivals wait
+// one more step, so the same 400 requests see a longer mean TTFT.
+func TestAsyncSchedulingKey(t *testing.T) {
+	ttft := func(set ...string) float64 {
+		f := Default()
+		for _, s := range set {
+			if err := f.Set(s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e, err := NewExperiment(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := e.EngineConfig(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Worker.AsyncScheduling != f.AsyncScheduling {
+			t.Fatalf("worker async_scheduling %v, file %v", cfg.Worker.AsyncScheduling, f.AsyncScheduling)
+		}
+		rep, err := e.Run(context.Background(), cfg, 400)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep.Summary.MeanTTFTMS
+	}
+	sync, async := ttft(), ttft("async_scheduling=true")
+	if !(async > sync) {
+		t.Fatalf("mean TTFT sync %.1f ms, async %.1f ms: want async longer", sync, async)
+	}
+	if got := ttft("async_scheduling=false"); got != sync {
+		t.Fatalf("async_scheduling=false gave %.3f ms, default %.3f ms", got, sync)
+	}
+	err := Default().Set("async_scheduling=maybe")
+	if err == nil || !strings.Contains(err.Error(), `search_space.async_scheduling: want true or false, got "maybe"`) {
+		t.Fatalf("bad value: %v", err)
+	}
 }
