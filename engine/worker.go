@@ -17,9 +17,7 @@ type worker struct {
 	startPending bool // a StepStart event is queued
 	gen          uint32
 	sched        []sched // the step in progress
-	stepStart    int64   // start and end of the step in progress (or the last one)
-	stepEnd      int64
-	stepped      bool
+	lastStart    int64   // start of the step in progress (or the last one)
 	batch        model.Batch
 	hit          []int32 // admission scratch: prefix-hit blocks
 	stored       []uint64
@@ -82,12 +80,14 @@ func (s *Sim) startStep(w *worker, t int64) {
 		budget -= n
 	}
 
-	// Async scheduling: a step that follows the previous one directly was scheduled when
-	// that one started, so only requests that arrived before that instant are visible to it.
-	// With nothing else to run, the engine is idle and schedules at t.
-	schedAt, inclusive := t, true
-	if s.cfg.Worker.AsyncScheduling && w.stepped && w.stepEnd == t && len(w.sched) > 0 {
-		schedAt, inclusive = w.stepStart, false
+	// Waiting requests that arrived before visibleBefore can join. Async scheduling: a step
+	// that continues running requests follows the previous step directly (a worker with
+	// running requests never idles) and was scheduled when that one started, so only
+	// earlier arrivals are visible to it. With nothing else to run, the engine is idle and
+	// schedules at t.
+	visibleBefore := t + 1
+	if s.cfg.Worker.AsyncScheduling && len(w.sched) > 0 {
+		visibleBefore = w.lastStart
 	}
 
 	// Then waiting requests, FIFO, while budget, sequence slots and blocks allow; none after
@@ -95,7 +95,7 @@ func (s *Sim) startStep(w *worker, t int64) {
 	for !preempted && w.waiting.len() > 0 && budget > 0 && len(w.running) < s.cfg.Worker.MaxNumSeqs {
 		ri := w.waiting.front()
 		r := &s.reqs[ri]
-		if r.arrival > schedAt || (r.arrival == schedAt && !inclusive) {
+		if r.arrival >= visibleBefore {
 			break
 		}
 		// Prefix hit: the longest run of cached full blocks, leaving at least the last
@@ -174,9 +174,8 @@ func (s *Sim) startStep(w *worker, t int64) {
 			b.Prefill = append(b.Prefill, model.Chunk{NewTokens: int(sc.tokens), CachedTokens: int(r.computed)})
 		}
 	}
-	end := t + s.stepTime(b)
-	w.stepStart, w.stepEnd, w.stepped = t, end, true
-	s.queueStepEnd(w, end)
+	w.lastStart = t
+	s.queueStepEnd(w, t+s.stepTime(b))
 }
 
 // stepTime is the timer's duration, at least 1 µs so the clock always advances.
