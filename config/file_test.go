@@ -82,6 +82,7 @@ func TestParseErrorsNameFileLineAndKey(t *testing.T) {
 		{"duplicate value", "[0.0, 0.2, 0.5, 1.0]", "[0.0, 0.2, 0.2, 1.0]", `search_space.router_temperature: value "0.2" listed twice`},
 		{"budget", "gpu_budget: 32", "gpu_budget: 16", "parallel_configs: tp4-dp1-moetp1-ep4-x8 needs 32 GPUs, more than gpu_budget 16"},
 		{"layout", "{tp: 4, moe_ep: 4, replicas: 8}", "{tp: 4, moe_ep: 2, replicas: 8}", "moe_tp × moe_ep (2) must equal tp × attention_dp (4)"},
+		{"async flag", "  gpu_budget: 32", "  gpu_budget: 32\n  async_scheduling: maybe", `x.yaml:10: search_space.async_scheduling: want true or false, got "maybe"`},
 		{"too many replicas", "replicas: 8}", "replicas: 100}", "x.yaml:12: search_space.parallel_configs.replicas: want an integer in [1, 64], got \"100\""},
 		{"algorithm", "parallel_evals: 10", "parallel_evals: 10\n  algorithm: annealing", `sweep.algorithm: unknown algorithm "annealing"`},
 	}
