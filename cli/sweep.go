@@ -157,8 +157,8 @@ func progress(w io.Writer, tty bool, events <-chan sweep.Event) {
 	width := 0
 	for ev := range events {
 		var b strings.Builder
-		switch ev.Phase {
-		case "search":
+		switch {
+		case ev.Phase == sweep.PhaseSearch:
 			fmt.Fprintf(&b, "sweep round %d/%d  %d/%d  best %.1f %s", ev.Round, ev.Rounds, ev.Done, ev.Total, ev.BestValue, ev.Unit)
 			if !tty {
 				fmt.Fprintf(&b, "  last %.1f %s  %s", ev.Value, ev.Unit, ev.Key)
@@ -166,8 +166,10 @@ func progress(w io.Writer, tty bool, events <-chan sweep.Event) {
 			if ev.Resumed {
 				b.WriteString("  (from ledger)")
 			}
+		case ev.Key == "": // a phase begins, or the sweep is done
+			b.WriteString(ev.Progress.String())
 		default:
-			fmt.Fprintf(&b, "%s  %d/%d  %s %.1f %s", ev.Phase, ev.Done, ev.Total, ev.Key, ev.Value, ev.Unit)
+			fmt.Fprintf(&b, "%s  %s %.1f %s", ev.Progress, ev.Key, ev.Value, ev.Unit)
 		}
 		line := b.String()
 		if !tty {

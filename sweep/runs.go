@@ -26,7 +26,17 @@ func Run(ctx context.Context, f *config.File, sim Simulator, opt Options) (*Resu
 			return nil, err
 		}
 	}
+	if err := send(ctx, opt.Progress, Event{Progress: s.Progress(), Unit: s.Objective.Unit()}); err != nil {
+		return nil, err
+	}
 	return r, nil
+}
+
+// Progress is the progress of a finished search: done, with its stop reason, last round and
+// evaluation count.
+func (s *Search) Progress() Progress {
+	n := len(s.Evaluations)
+	return Progress{Phase: PhaseDone, Round: s.Evaluations[n-1].Round, Rounds: s.Rounds, Done: n, Total: n, Stop: s.Reason}
 }
 
 // metricsOf picks the numbers a goal can target out of a run's summary.

@@ -38,22 +38,19 @@ type Options struct {
 	Progress chan<- Event
 }
 
-// Event reports one finished evaluation (or validation run), for progress displays. Events
-// arrive in completion order, which differs between runs; results never depend on it.
+// Event reports one finished evaluation (or saturation/validation run), for progress
+// displays; an event with an empty Key only says a phase began (Done 0) or the sweep is done.
+// Events arrive in completion order, which differs between runs; results never depend on it.
 type Event struct {
-	Phase     string            // "search", "validate" or "saturation"
-	Round     int               // search round, 1-based (0 outside the search)
-	Rounds    int               // max_rounds
+	Progress                    // where the sweep stands after this event
 	Candidate int               // position within the round, 0-based
-	Key       string            // canonical configuration
+	Key       string            // canonical configuration, or validation name
 	Config    map[string]string // its search-dimension values
 	Value     float64           // the goal's target metric of this evaluation (its unit: Unit)
 	Unit      string            // "ms" or "tok/s"
 	Resumed   bool              // taken from the ledger, not simulated again
 	BestKey   string            // best configuration finished so far in this phase
 	BestValue float64
-	Done      int // evaluations finished in this phase, including resumed ones
-	Total     int // planned evaluations in this phase (the search may stop earlier)
 }
 
 // Evaluation is one canonical configuration evaluated on the search requests; it is also one
@@ -85,7 +82,9 @@ type Search struct {
 	Best        int    // index into Evaluations
 	Rounds      int    // round budget: max_rounds, or enough rounds for the whole grid
 	Stop        string // why the search ended
-	Resumed     int    // evaluations taken from the ledger
+	// Reason is Stop in a few words: "converged at round r of R", StopBudget or StopExhausted.
+	Reason  string
+	Resumed int // evaluations taken from the ledger
 }
 
 // BestEvaluation returns the winner of the search.
@@ -132,6 +131,7 @@ func RunSearch(ctx context.Context, f *config.File, sim Simulator, opt Options) 
 		}
 		if len(picks) == 0 {
 			s.Stop = "converged: no unevaluated configuration's lower confidence bound beats the best"
+			s.Reason = converged(round-1, s.Rounds)
 			break
 		}
 		evals, resumed, err := s.evaluateRound(ctx, sim, round, picks, prior, led, opt, tr)
@@ -158,9 +158,9 @@ func RunSearch(ctx context.Context, f *config.File, sim Simulator, opt Options) 
 	switch {
 	case s.Stop != "":
 	case len(s.Evaluations) == len(cands):
-		s.Stop = "every canonical configuration evaluated"
+		s.Stop, s.Reason = "every canonical configuration evaluated", StopExhausted
 	default:
-		s.Stop = fmt.Sprintf("budget: %d rounds × %d candidates", s.Rounds, f.Sweep.CandidatesPerRound)
+		s.Stop, s.Reason = fmt.Sprintf("budget: %d rounds × %d candidates", s.Rounds, f.Sweep.CandidatesPerRound), StopBudget
 	}
 	for i := range s.Evaluations {
 		if obj.Better(s.Evaluations[i].Metrics, s.Evaluations[s.Best].Metrics) {
@@ -324,9 +324,9 @@ func (s *Search) evaluateRound(ctx context.Context, sim Simulator, round int, pi
 
 func (s *Search) event(round, cand int, e *Evaluation, tr *tracker, resumed bool) Event {
 	return Event{
-		Phase: "search", Round: round, Rounds: s.Rounds, Candidate: cand,
-		Key: e.Key, Config: e.Config, Value: e.Value, Unit: s.Objective.Unit(), Resumed: resumed,
-		BestKey: tr.bestKey, BestValue: tr.bestValue, Done: tr.done, Total: tr.total,
+		Progress:  Progress{Phase: PhaseSearch, Round: round, Rounds: s.Rounds, Done: tr.done, Total: tr.total},
+		Candidate: cand, Key: e.Key, Config: e.Config, Value: e.Value, Unit: s.Objective.Unit(), Resumed: resumed,
+		BestKey: tr.bestKey, BestValue: tr.bestValue,
 	}
 }
 

@@ -89,45 +89,40 @@ func Validate(ctx context.Context, s *Search, sim Simulator, opt Options) (*Vali
 		best.Config,
 	}
 	jobs := []runJob{{cfg: rr, requests: f.Validate.Requests}, {cfg: def, requests: f.Validate.Requests}, {cfg: base, requests: f.Validate.Requests}}
-
 	sat, satJobs, satOwner, err := saturationPlan(s, sim)
 	if err != nil {
 		return nil, err
 	}
-	jobs = append(jobs, satJobs...)
 
 	v := &Validation{Runs: make([]Validated, len(names))}
-	reports := make([]*engine.Report, len(names))
-	satRuns := make([][]Metrics, len(sat))
-	tr := &tracker{obj: s.Objective, total: len(jobs)}
-	var mu sync.Mutex
-	err = runAll(ctx, sim, f.Sweep.ParallelEvals, jobs, func(j int, rep *engine.Report, _ time.Duration) error {
-		mu.Lock()
-		var ev Event
-		m := metricsOf(rep.Summary)
-		if j < len(names) {
-			reports[j] = rep
-			v.Runs[j] = Validated{Name: names[j], Config: configs[j], Metrics: rep.Summary}
-			tr.add(names[j], m)
-			ev = Event{Phase: "validate", Key: names[j], Config: configs[j]}
-		} else {
-			r := satOwner[j-len(names)]
-			satRuns[r] = append(satRuns[r], m)
-			tr.add(sat[r].Key, m)
-			ev = Event{Phase: "saturation", Key: sat[r].Key}
-		}
-		ev.Value, ev.Unit = s.Objective.Value(m), s.Objective.Unit()
-		ev.BestKey, ev.BestValue, ev.Done, ev.Total = tr.bestKey, tr.bestValue, tr.done, tr.total
-		mu.Unlock()
-		return send(ctx, opt.Progress, ev)
+	// Saturation first: it runs on the search requests, so it is short, and each phase's
+	// count then means one thing.
+	satJobRuns := make([]Metrics, len(satJobs))
+	err = s.runPhase(ctx, sim, PhaseSaturation, satJobs, opt, func(j int, rep *engine.Report) (string, map[string]string) {
+		satJobRuns[j] = metricsOf(rep.Summary)
+		return sat[satOwner[j]].Key, nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	// Averaged in job (seed) order, not completion order, so the means are reproducible.
+	satRuns := make([][]Metrics, len(sat))
+	for j, m := range satJobRuns {
+		satRuns[satOwner[j]] = append(satRuns[satOwner[j]], m)
 	}
 	for r := range sat {
 		if len(satRuns[r]) > 0 {
 			sat[r].Metrics, sat[r].Runs = meanMetrics(satRuns[r]), len(satRuns[r])
 		}
+	}
+	reports := make([]*engine.Report, len(names))
+	err = s.runPhase(ctx, sim, PhaseValidation, jobs, opt, func(j int, rep *engine.Report) (string, map[string]string) {
+		reports[j] = rep
+		v.Runs[j] = Validated{Name: names[j], Config: configs[j], Metrics: rep.Summary}
+		return names[j], configs[j]
+	})
+	if err != nil {
+		return nil, err
 	}
 	v.Saturation = sat
 	v.Requests = reports[2].Summary.RequestsCompleted
@@ -144,6 +139,31 @@ func Validate(ctx context.Context, s *Search, sim Simulator, opt Options) (*Vali
 		return nil, err
 	}
 	return v, nil
+}
+
+// runPhase runs the jobs of a phase after the search, announcing the phase and reporting each
+// finished run; record stores a run's report (under a lock) and names it for the event. A
+// phase without jobs is skipped silently.
+func (s *Search) runPhase(ctx context.Context, sim Simulator, phase Phase, jobs []runJob, opt Options,
+	record func(j int, rep *engine.Report) (string, map[string]string)) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	tr := &tracker{obj: s.Objective, total: len(jobs)}
+	if err := send(ctx, opt.Progress, Event{Progress: Progress{Phase: phase, Total: len(jobs)}, Unit: s.Objective.Unit()}); err != nil {
+		return err
+	}
+	var mu sync.Mutex
+	return runAll(ctx, sim, s.File.Sweep.ParallelEvals, jobs, func(j int, rep *engine.Report, _ time.Duration) error {
+		mu.Lock()
+		key, cfg := record(j, rep)
+		m := metricsOf(rep.Summary)
+		tr.add(key, m)
+		ev := Event{Progress: Progress{Phase: phase, Done: tr.done, Total: tr.total}, Key: key, Config: cfg,
+			Value: s.Objective.Value(m), Unit: s.Objective.Unit(), BestKey: tr.bestKey, BestValue: tr.bestValue}
+		mu.Unlock()
+		return send(ctx, opt.Progress, ev)
+	})
 }
 
 // saturationPlan lists the prefill_load_scale values with the other knobs at the winner's

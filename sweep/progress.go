@@ -1,0 +1,55 @@
+package sweep
+
+import "fmt"
+
+// Phase is a stage of a sweep; a sweep walks search → saturation → validation → done (the
+// saturation and validation phases are skipped when there is nothing to run in them).
+type Phase string
+
+// Phases of a sweep.
+const (
+	PhaseSearch     Phase = "search"
+	PhaseSaturation Phase = "saturation" // prefill_load_scale values the search did not evaluate
+	PhaseValidation Phase = "validation" // round_robin, default_kv and the winner on the validation requests
+	PhaseDone       Phase = "done"
+)
+
+// Stop reasons of a finished sweep (Progress.Stop), besides "converged at round r of R".
+const (
+	StopBudget    = "budget spent"
+	StopExhausted = "every configuration evaluated"
+	StopCancelled = "cancelled"
+)
+
+// Progress is where a sweep stands, as a plain value for status lines: the explorer, stderr
+// and anything reading a sweep from outside. Done and Total count simulations finished and
+// planned in the current phase (search: evaluations, which may stop early).
+type Progress struct {
+	Phase  Phase  `json:"phase"`
+	Round  int    `json:"round,omitempty"`  // search round, 1-based; on done, the last round searched
+	Rounds int    `json:"rounds,omitempty"` // round budget
+	Done   int    `json:"done"`
+	Total  int    `json:"total"`
+	Stop   string `json:"stop,omitempty"` // done: why the search ended
+}
+
+// Cancelled is the progress of a sweep stopped by its caller after reaching p.
+func (p Progress) Cancelled() Progress {
+	return Progress{Phase: PhaseDone, Round: p.Round, Rounds: p.Rounds, Stop: StopCancelled}
+}
+
+// String is a one-line status: "search round 3/6 · evaluations 24/60", "saturation 2/5",
+// "validation 1/3", "done · converged at round 3 of 6".
+func (p Progress) String() string {
+	switch p.Phase {
+	case PhaseSearch:
+		return fmt.Sprintf("search round %d/%d · evaluations %d/%d", p.Round, p.Rounds, p.Done, p.Total)
+	case PhaseDone:
+		return "done · " + p.Stop
+	default:
+		return fmt.Sprintf("%s %d/%d", p.Phase, p.Done, p.Total)
+	}
+}
+
+// converged is the stop reason of a search that stopped early after round r of R.
+func converged(r, rounds int) string { return fmt.Sprintf("converged at round %d of %d", r, rounds) }
