@@ -9,23 +9,36 @@ import (
 // unless named otherwise. vLLM gives the KV cache what is left of gpu_memory_utilization ×
 // GPU memory after weights, the activation peak of a max_num_batched_tokens step, NCCL
 // buffers and runtime overhead; every GPU of the worker holds 1/TP of the KV heads.
+//
+// The budget follows AIConfigurator's vLLM backend (sdk/memory.py kv_cache_budget_bytes,
+// "of total" semantics): capacity × utilisation × (1 − KVTolerance) − everything else. Its
+// 2 % tolerance stands for block granularity and profiler variance; it also covers most of
+// the gap between the system file's 180 GiB and the 178.35 GiB torch reports on a B200, which
+// is what vLLM multiplies by the utilisation.
 type Capacity struct {
 	GPUs                 int     // GPUs per worker (tp × attention_dp)
 	GPUMemoryBytes       int64   // physical memory of one GPU
 	GPUMemoryUtilization float64 // vLLM's share of it
-	UsableBytes          int64   // GPUMemoryBytes × GPUMemoryUtilization
+	UsableBytes          int64   // GPUMemoryBytes × GPUMemoryUtilization × (1 − KVTolerance)
 	WeightBytes          int64   // this GPU's shard of the weights (FP8 blocks + scales, BF16 rest)
 	ActivationBytes      int64   // activation peak of a max_num_batched_tokens step
 	NCCLBytes            int64   // communicator buffers (system file, by GPU count)
 	OtherBytes           int64   // CUDA graphs, allocator slack, runtime (system file)
 	KVBytes              int64   // left for the KV cache
+	KVCacheDtype         string  // KVFP8 or KVBF16
+	KVElementBytes       int     // bytes per K or V element in the cache (1 for FP8)
 	KVBytesPerToken      int64   // per GPU
 	KVBytesPerTokenTotal int64   // per worker (all GPUs)
 	BlockSize            int     // engine block size in tokens
 	DerivedBlocks        int     // KVBytes / (KVBytesPerToken × BlockSize)
 	NumGPUBlocks         int     // blocks the engine uses: DerivedBlocks, or the deployment's override
 	Overridden           bool    // Deployment.NumGPUBlocks was set
+
+	layers, kvHeadsPerGPU, headDim int64 // the per-token arithmetic's factors, for String
 }
+
+// KVTolerance is AIConfigurator's KV_CACHE_MEMORY_TOLERANCE for vLLM.
+const KVTolerance = 0.02
 
 // Capacity derives the worker's KV-cache block count from its memory.
 func (w *Worker) Capacity() Capacity {
@@ -67,9 +80,13 @@ func (w *Worker) Capacity() Capacity {
 			}
 		}
 	}
-	usable := int64(float64(g.MemCapacity) * d.GPUMemoryUtilization)
+	usable := int64(float64(g.MemCapacity) * d.GPUMemoryUtilization * (1 - KVTolerance))
 	kvBytes := usable - weights - act - nccl - g.OtherMem
-	perToken := int64(s.Layers) * 2 * kvPerGPU * hd * int64(s.KVCacheBytes)
+	elem := s.KVCacheBytes
+	if d.KVCacheDtype == KVFP8 {
+		elem = 1
+	}
+	perToken := int64(s.Layers) * 2 * kvPerGPU * hd * int64(elem)
 	derived := 0
 	if kvBytes > 0 {
 		derived = int(kvBytes / (perToken * int64(d.BlockSize)))
@@ -77,8 +94,9 @@ func (w *Worker) Capacity() Capacity {
 	c := Capacity{
 		GPUs: gpus, GPUMemoryBytes: g.MemCapacity, GPUMemoryUtilization: d.GPUMemoryUtilization,
 		UsableBytes: usable, WeightBytes: weights, ActivationBytes: act, NCCLBytes: nccl, OtherBytes: g.OtherMem,
-		KVBytes: kvBytes, KVBytesPerToken: perToken, KVBytesPerTokenTotal: perToken * int64(d.TP),
+		KVBytes: kvBytes, KVCacheDtype: d.KVCacheDtype, KVElementBytes: elem, KVBytesPerToken: perToken, KVBytesPerTokenTotal: perToken * int64(d.TP),
 		BlockSize: d.BlockSize, DerivedBlocks: derived, NumGPUBlocks: derived,
+		layers: int64(s.Layers), kvHeadsPerGPU: kvPerGPU, headDim: hd,
 	}
 	if d.NumGPUBlocks > 0 {
 		c.NumGPUBlocks, c.Overridden = d.NumGPUBlocks, true
@@ -90,16 +108,18 @@ func (w *Worker) Capacity() Capacity {
 func (c Capacity) String() string {
 	var b strings.Builder
 	gb := func(x int64) string { return fmt.Sprintf("%8.2f GB", float64(x)/1e9) }
-	fmt.Fprintf(&b, "GPU memory            %s × %.2f utilisation = %s usable per GPU (%d GPUs)\n",
-		gb(c.GPUMemoryBytes), c.GPUMemoryUtilization, gb(c.UsableBytes), c.GPUs)
+	fmt.Fprintf(&b, "GPU memory            %s × %.2f utilisation × %.2f = %s usable per GPU (%d GPUs)\n",
+		gb(c.GPUMemoryBytes), c.GPUMemoryUtilization, 1-KVTolerance, gb(c.UsableBytes), c.GPUs)
 	fmt.Fprintf(&b, "  − weights           %s\n", gb(c.WeightBytes))
 	fmt.Fprintf(&b, "  − activations       %s\n", gb(c.ActivationBytes))
 	fmt.Fprintf(&b, "  − NCCL              %s\n", gb(c.NCCLBytes))
 	fmt.Fprintf(&b, "  − runtime/other     %s\n", gb(c.OtherBytes))
 	fmt.Fprintf(&b, "  = KV cache          %s per GPU\n", gb(c.KVBytes))
-	fmt.Fprintf(&b, "KV per token          %d B per GPU, %d B = %.0f KiB per worker\n",
-		c.KVBytesPerToken, c.KVBytesPerTokenTotal, float64(c.KVBytesPerTokenTotal)/1024)
-	fmt.Fprintf(&b, "KV blocks             %s / (%d B × %d tokens) = %d blocks (%d tokens)\n",
+	fmt.Fprintf(&b, "KV per token          %d layers × 2 (K, V) × %d KV heads × %d head_dim × %d B (kv_cache_dtype %s) = %d B per GPU\n",
+		c.layers, c.kvHeadsPerGPU, c.headDim, c.KVElementBytes, c.KVCacheDtype, c.KVBytesPerToken)
+	fmt.Fprintf(&b, "                      %d B = %.0f KiB per worker (all %d GPUs)\n",
+		c.KVBytesPerTokenTotal, float64(c.KVBytesPerTokenTotal)/1024, c.GPUs)
+	fmt.Fprintf(&b, "KV blocks             %s / (%d B × %d tokens) = %d blocks (%d tokens per worker)\n",
 		strings.TrimSpace(gb(c.KVBytes)), c.KVBytesPerToken, c.BlockSize, c.DerivedBlocks, int64(c.DerivedBlocks)*int64(c.BlockSize))
 	if c.Overridden {
 		fmt.Fprintf(&b, "num_gpu_blocks        %d (set by the deployment, overrides the derived %d)\n", c.NumGPUBlocks, c.DerivedBlocks)

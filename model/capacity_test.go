@@ -14,11 +14,14 @@ func TestSeedCapacityArithmetic(t *testing.T) {
 	if gb := float64(c.WeightBytes) / 1e9; gb < 57.4 || gb > 57.8 {
 		t.Fatalf("weights %.2f GB per GPU, want ≈ 57.6", gb)
 	}
-	// KV: 62 layers × 2 (K,V) × 8 heads × 128 × 2 bytes = 253,952 B = 248 KiB per token per worker.
-	if c.KVBytesPerTokenTotal != 253952 || c.KVBytesPerToken != 253952/4 {
-		t.Fatalf("KV bytes per token %d per worker, %d per GPU", c.KVBytesPerTokenTotal, c.KVBytesPerToken)
+	// FP8 KV: 62 layers × 2 (K,V) × 2 KV heads per GPU × 128 × 1 byte = 31,744 B per GPU,
+	// 126,976 B = 124 KiB per token per worker.
+	if c.KVCacheDtype != KVFP8 || c.KVBytesPerToken != 31744 || c.KVBytesPerTokenTotal != 4*31744 {
+		t.Fatalf("KV %s: %d B per token per GPU, %d per worker", c.KVCacheDtype, c.KVBytesPerToken, c.KVBytesPerTokenTotal)
 	}
-	if c.UsableBytes != int64(float64(193273528320)*0.9) || c.NCCLBytes != 411041792 || c.OtherBytes != 3758096384 {
+	// AIConfigurator's vLLM budget: capacity × 0.9 × (1 − 0.02 tolerance).
+	capacity, util := 193273528320.0, 0.9
+	if c.UsableBytes != int64(capacity*util*0.98) || c.NCCLBytes != 411041792 || c.OtherBytes != 3758096384 {
 		t.Fatalf("memory inputs: usable %d nccl %d other %d", c.UsableBytes, c.NCCLBytes, c.OtherBytes)
 	}
 	if c.KVBytes != c.UsableBytes-c.WeightBytes-c.ActivationBytes-c.NCCLBytes-c.OtherBytes {
@@ -27,11 +30,41 @@ func TestSeedCapacityArithmetic(t *testing.T) {
 	if want := int(c.KVBytes / (c.KVBytesPerToken * 64)); c.NumGPUBlocks != want || c.DerivedBlocks != want || c.Overridden {
 		t.Fatalf("blocks %d (derived %d), want %d", c.NumGPUBlocks, c.DerivedBlocks, want)
 	}
-	if c.NumGPUBlocks < 25000 || c.NumGPUBlocks > 29000 {
-		t.Fatalf("seed worker holds %d blocks of 64 tokens, want ~27k (≈1.7M tokens)", c.NumGPUBlocks)
+	if tokens := c.NumGPUBlocks * 64; tokens < 3_200_000 || tokens > 3_600_000 {
+		t.Fatalf("seed worker holds %d tokens, want 3.2–3.6 M with an FP8 cache", tokens)
 	}
-	if s := c.String(); !strings.Contains(s, "KV blocks") || !strings.Contains(s, "248 KiB") {
+	if s := c.String(); !strings.Contains(s, "KV blocks") || !strings.Contains(s, "124 KiB") ||
+		!strings.Contains(s, "31744 B per GPU") || !strings.Contains(s, "kv_cache_dtype fp8") {
 		t.Fatalf("arithmetic text:\n%s", s)
+	}
+}
+
+// A BF16 cache takes twice the bytes per token, so the same memory holds half the blocks
+// (to the block) and everything but the per-token figure is unchanged.
+func TestCapacityFollowsKVDtype(t *testing.T) {
+	fp8 := seedWorker(t).Capacity()
+	d := SeedDeployment()
+	d.KVCacheDtype = KVBF16
+	w, err := NewWorker(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bf16 := w.Capacity()
+	if bf16.KVBytesPerToken != 63488 || bf16.KVBytesPerTokenTotal != 253952 || bf16.KVElementBytes != 2 {
+		t.Fatalf("BF16 KV per token %d per GPU (%d per worker, %d B per element)", bf16.KVBytesPerToken, bf16.KVBytesPerTokenTotal, bf16.KVElementBytes)
+	}
+	if bf16.KVBytes != fp8.KVBytes || bf16.WeightBytes != fp8.WeightBytes {
+		t.Fatal("the KV dtype changes the per-token size, not the memory left for the cache")
+	}
+	if bf16.DerivedBlocks != int(bf16.KVBytes/(63488*64)) || fp8.DerivedBlocks/2 != bf16.DerivedBlocks && (fp8.DerivedBlocks-1)/2 != bf16.DerivedBlocks {
+		t.Fatalf("BF16 %d blocks, FP8 %d: want half", bf16.DerivedBlocks, fp8.DerivedBlocks)
+	}
+	if tokens := bf16.NumGPUBlocks * 64; tokens < 1_600_000 || tokens > 1_800_000 {
+		t.Fatalf("BF16 cache holds %d tokens, want 1.6–1.8 M", tokens)
+	}
+	d.KVCacheDtype = "int4"
+	if _, err := NewWorker(d); err == nil || !strings.Contains(err.Error(), "kv_cache_dtype") {
+		t.Fatalf("unknown dtype: %v", err)
 	}
 }
 

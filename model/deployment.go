@@ -21,11 +21,27 @@ type Deployment struct {
 	GPUMemoryUtilization float64 // share of GPU memory vLLM may use
 	ContextLength        int     // max model length (prompt + output)
 	NumGPUBlocks         int     // KV blocks per worker; 0 = derive from memory
+	// KVCacheDtype is vLLM's --kv-cache-dtype: KVFP8 stores K and V in one byte per element
+	// (attention math stays BF16), KVBF16 in the model's own two ("auto" for this checkpoint).
+	// It sets the KV bytes per token, hence the block count, and the attention kernels' price.
+	KVCacheDtype string
+	// NoPrefixCaching is vLLM's --no-enable-prefix-caching: no prompt block is looked up in
+	// or published to the prefix cache (no hits, no KV events).
+	NoPrefixCaching bool
 	// AsyncScheduling is vLLM's --async-scheduling (the default from v0.14): a busy engine
 	// schedules step N+1 when step N starts, so a request arriving meanwhile waits for the
 	// step after. Off: the step-synchronous V1 scheduler, which the replays use.
 	AsyncScheduling bool
 }
+
+// KV-cache dtypes (the values of --kv-cache-dtype routerlab models).
+const (
+	KVFP8  = "fp8"
+	KVBF16 = "bf16"
+)
+
+// KVCacheDtypes lists the supported KV-cache dtypes.
+func KVCacheDtypes() []string { return []string{KVFP8, KVBF16} }
 
 // Layout is the deployment's parallel layout.
 func (d Deployment) Layout() Layout {
@@ -33,7 +49,8 @@ func (d Deployment) Layout() Layout {
 }
 
 // SeedDeployment is the seed worker: MiniMax-M2.5 FP8 on four B200s in the TEP layout
-// (attention TP 4, experts EP 4) under vLLM 0.19.0 with its default engine arguments.
+// (attention TP 4, experts EP 4) under vLLM 0.19.0, with the FP8 KV cache AIConfigurator
+// chooses for this block-FP8 checkpoint and the published benchmarks serve with.
 func SeedDeployment() Deployment {
 	return Deployment{
 		ModelName:            "MiniMaxAI/MiniMax-M2.5",
@@ -49,6 +66,7 @@ func SeedDeployment() Deployment {
 		BlockSize:            64,
 		GPUMemoryUtilization: 0.9,
 		ContextLength:        131072,
+		KVCacheDtype:         KVFP8,
 	}
 }
 
@@ -71,6 +89,8 @@ func (d Deployment) Validate() error {
 		return fmt.Errorf("deployment: gpu_memory_utilization must be in (0, 1] (have %g)", d.GPUMemoryUtilization)
 	case d.ContextLength < 0:
 		return fmt.Errorf("deployment: context_length must be >= 0 (0: unchecked; have %d)", d.ContextLength)
+	case d.KVCacheDtype != KVFP8 && d.KVCacheDtype != KVBF16:
+		return fmt.Errorf("deployment: kv_cache_dtype %q is not supported (want %s or %s)", d.KVCacheDtype, KVFP8, KVBF16)
 	case d.NumGPUBlocks < 0:
 		return fmt.Errorf("deployment: num_gpu_blocks must be >= 0 (have %d)", d.NumGPUBlocks)
 	}

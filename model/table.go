@@ -15,7 +15,7 @@ import (
 var tablesFS embed.FS
 
 // tableFormat is bumped whenever the JSON layout of a Table changes.
-const tableFormat = 1
+const tableFormat = 2
 
 // Layout is a worker's parallel layout: the four sizes the operator tables are keyed on.
 type Layout struct {
@@ -41,7 +41,7 @@ type LLMSpec struct {
 	ExpertInter     int `json:"expert_inter"`
 	Vocab           int `json:"vocab"`
 	WeightBlock     int `json:"weight_block"`     // FP8 block-quantisation tile edge
-	KVCacheBytes    int `json:"kv_cache_bytes"`   // bytes per KV element (2 = BF16)
+	KVCacheBytes    int `json:"kv_cache_bytes"`   // bytes per KV element in the model's own dtype (2 = BF16)
 	WeightBytes     int `json:"weight_bytes"`     // bytes per quantised weight (1 = FP8)
 	UnquantBytes    int `json:"unquant_bytes"`    // bytes per weight left unquantised (router, embeddings)
 	ActivationBytes int `json:"activation_bytes"` // bytes per activation element (2 = BF16)
@@ -94,10 +94,30 @@ type Table struct {
 	Elementwise Grid `json:"elementwise"` // norms/residual adds (all layers) + embedding
 	// Logits is the LM head, a function of the number of sequences in the step.
 	Logits Grid `json:"logits"`
-	// ContextAttention (rows: prefill chunks in the step, cols: equivalent causal length)
-	// and DecodeAttention (rows: decoding requests, cols: mean context) cover all layers.
-	ContextAttention Grid `json:"context_attention"`
-	DecodeAttention  Grid `json:"decode_attention"`
+	// Attention holds one entry per KV-cache dtype, sorted by dtype.
+	Attention []Attention `json:"attention"`
+}
+
+// Attention is the price of the attention kernels over all layers with one KV-cache dtype.
+// Context (rows: prefill chunks in the step, cols: equivalent causal length) and Decode (rows:
+// decoding requests, cols: mean context).
+type Attention struct {
+	KVCacheDtype string `json:"kv_cache_dtype"` // KVFP8 or KVBF16
+	Context      Grid   `json:"context"`
+	Decode       Grid   `json:"decode"`
+}
+
+// AttentionFor returns the attention grids of a KV-cache dtype.
+func (t *Table) AttentionFor(kvDtype string) (*Attention, error) {
+	var have []string
+	for i := range t.Attention {
+		if t.Attention[i].KVCacheDtype == kvDtype {
+			return &t.Attention[i], nil
+		}
+		have = append(have, t.Attention[i].KVCacheDtype)
+	}
+	return nil, fmt.Errorf("model: table %s has no attention prices for kv_cache_dtype %q (have %s; re-run model import)",
+		TableFileName(t), kvDtype, strings.Join(have, ", "))
 }
 
 // tableFileName is the embedded file holding the table of a combination.

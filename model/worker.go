@@ -39,10 +39,14 @@ func newWorker(d Deployment, t *Table) (*Worker, error) {
 			return nil, fmt.Errorf("model: table %s: %s has %d values, gemm %d", TableFileName(t), g.name, len(g.g.Values), n)
 		}
 	}
+	attn, err := t.AttentionFor(d.KVCacheDtype)
+	if err != nil {
+		return nil, err
+	}
 	for _, g := range []struct {
 		name string
 		g    Grid
-	}{{"context_attention", t.ContextAttention}, {"decode_attention", t.DecodeAttention}} {
+	}{{attn.KVCacheDtype + " context_attention", attn.Context}, {attn.KVCacheDtype + " decode_attention", attn.Decode}} {
 		if g.g.Rows < 2 || g.g.Cols < 2 || len(g.g.Values) != g.g.Rows*g.g.Cols {
 			return nil, fmt.Errorf("model: table %s: %s is not a %d×%d grid", TableFileName(t), g.name, g.g.Rows, g.g.Cols)
 		}
@@ -59,8 +63,8 @@ func newWorker(d Deployment, t *Table) (*Worker, error) {
 		table:        t,
 		nonAttention: newCurve(sum, 1),
 		logits:       newCurve(t.Logits.Values, 1),
-		context:      newSurface(t.ContextAttention.Values, t.ContextAttention.Rows, t.ContextAttention.Cols, 1, 2),
-		decode:       newSurface(t.DecodeAttention.Values, t.DecodeAttention.Rows, t.DecodeAttention.Cols, 1, 1),
+		context:      newSurface(attn.Context.Values, attn.Context.Rows, attn.Context.Cols, 1, 2),
+		decode:       newSurface(attn.Decode.Values, attn.Decode.Rows, attn.Decode.Cols, 1, 1),
 	}, nil
 }
 

@@ -81,10 +81,14 @@ func TestStepTimeOnGridNodes(t *testing.T) {
 		}
 		// mean context 1 is the first column of the decode grid.
 		row := int(axisPos(float64(tokens)))
-		if row >= tb.DecodeAttention.Rows {
+		attn, err := tb.AttentionFor(KVFP8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if row >= attn.Decode.Rows {
 			continue
 		}
-		if d := tb.DecodeAttention.Values[row*tb.DecodeAttention.Cols]; math.Abs(br.DecodeAttnUS-d) > 1e-9 {
+		if d := attn.Decode.Values[row*attn.Decode.Cols]; math.Abs(br.DecodeAttnUS-d) > 1e-9 {
 			t.Fatalf("%d decodes: attention %g, want %g", tokens, br.DecodeAttnUS, d)
 		}
 	}
@@ -230,4 +234,47 @@ func TestDeploymentValidate(t *testing.T) {
 			t.Fatalf("NewWorker accepted %+v", d)
 		}
 	}
+}
+
+// An FP8 cache halves the bytes decode attention reads: long-context decode steps get cheaper
+// and no step, prefill or decode, ever costs more than with a BF16 cache.
+func TestFP8AttentionNeverDearer(t *testing.T) {
+	fp8 := seedWorker(t)
+	d := SeedDeployment()
+	d.KVCacheDtype = KVBF16
+	bf16, err := NewWorker(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := &Batch{Decodes: 256, DecodeContextTokens: 256 * 16384}
+	a, b := fp8.Breakdown(long).DecodeAttnUS, bf16.Breakdown(long).DecodeAttnUS
+	if a > 0.8*b {
+		t.Fatalf("256 decodes at 16k context: FP8 attention %.0f µs, BF16 %.0f µs: want at least 20 %% cheaper", a, b)
+	}
+	for _, dt := range []string{KVFP8, KVBF16} {
+		at, err := fp8.Table().AttentionFor(dt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if at.KVCacheDtype != dt {
+			t.Fatalf("AttentionFor(%s) returned %s", dt, at.KVCacheDtype)
+		}
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		var batch Batch
+		for range rapid.IntRange(0, 4).Draw(t, "chunks") {
+			batch.Prefill = append(batch.Prefill, Chunk{
+				NewTokens:    rapid.IntRange(1, 16384).Draw(t, "new"),
+				CachedTokens: rapid.IntRange(0, 131072).Draw(t, "cached"),
+			})
+		}
+		batch.Decodes = rapid.IntRange(0, 1024).Draw(t, "decodes")
+		if batch.Decodes > 0 {
+			batch.DecodeContextTokens = int64(batch.Decodes) * int64(rapid.IntRange(1, 131072).Draw(t, "ctx"))
+		}
+		x, y := fp8.Breakdown(&batch), bf16.Breakdown(&batch)
+		if x.ContextAttnUS > y.ContextAttnUS+1e-9 || x.DecodeAttnUS > y.DecodeAttnUS+1e-9 || x.TotalUS > y.TotalUS {
+			t.Fatalf("FP8 dearer than BF16: %+v vs %+v", x, y)
+		}
+	})
 }
