@@ -41,6 +41,7 @@ func (f *deploymentFlags) register(cmd *cobra.Command, base model.Deployment, la
 	fs.IntVar(&f.d.MaxNumSeqs, "max-num-seqs", f.d.MaxNumSeqs, "running requests at most")
 	fs.IntVar(&f.d.BlockSize, "block-size", f.d.BlockSize, "KV block size in tokens")
 	fs.Float64Var(&f.d.GPUMemoryUtilization, "gpu-memory-utilization", f.d.GPUMemoryUtilization, "share of GPU memory vLLM may use")
+	fs.StringVar(&f.d.KVCacheDtype, "kv-cache-dtype", f.d.KVCacheDtype, "KV cache dtype: fp8 or bf16 (sets KV bytes per token, block count and attention price)")
 }
 
 func newModelInfoCmd() *cobra.Command {
@@ -66,8 +67,8 @@ func writeModelInfo(out io.Writer, w *model.Worker) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "worker     %s on %d × %s, %s %s, layout %s\n", d.ModelName, d.TP*d.AttentionDP, d.HardwareSKU,
 		d.Backend, d.BackendVersion, d.Layout())
-	fmt.Fprintf(&b, "engine     max_num_batched_tokens %d, max_num_seqs %d, block %d, gpu_memory_utilization %.2f\n",
-		d.MaxNumBatchedTokens, d.MaxNumSeqs, d.BlockSize, d.GPUMemoryUtilization)
+	fmt.Fprintf(&b, "engine     max_num_batched_tokens %d, max_num_seqs %d, block %d, gpu_memory_utilization %.2f, kv_cache_dtype %s\n",
+		d.MaxNumBatchedTokens, d.MaxNumSeqs, d.BlockSize, d.GPUMemoryUtilization, d.KVCacheDtype)
 	fmt.Fprintf(&b, "kernels    GEMM %s, MoE %s (%s)\n\n", t.GEMMQuant, t.MoEQuant, model.TableFileName(t))
 	b.WriteString(w.Capacity().String())
 	b.WriteString("\nstep time of typical batches (µs)\n")

@@ -33,12 +33,14 @@ func NewExperiment(f *File) (*Experiment, error) {
 	for _, pc := range f.list("parallel_configs").parallel {
 		for _, mbt := range f.Values("agg_max_num_batched_tokens") {
 			for _, seqs := range f.Values("agg_max_num_seqs") {
-				d := f.deployment(pc, int(mbt.Num), int(seqs.Num))
-				w, err := model.NewWorker(d)
-				if err != nil {
-					return nil, fmt.Errorf("%s: search_space: %w", f.Name, err)
+				for _, kv := range f.Values(KeyKVCacheDtype) {
+					d := f.deployment(pc, int(mbt.Num), int(seqs.Num), kvCacheDtype(kv))
+					w, err := model.NewWorker(d)
+					if err != nil {
+						return nil, fmt.Errorf("%s: search_space: %w", f.Name, err)
+					}
+					e.workers[d] = w
 				}
-				e.workers[d] = w
 			}
 		}
 	}
@@ -50,7 +52,7 @@ func NewExperiment(f *File) (*Experiment, error) {
 	return e, nil
 }
 
-func (f *File) deployment(pc ParallelConfig, maxBatchedTokens, maxSeqs int) model.Deployment {
+func (f *File) deployment(pc ParallelConfig, maxBatchedTokens, maxSeqs int, kvDtype string) model.Deployment {
 	util := f.GPUMemoryUtilization
 	if util == 0 {
 		util = 0.9
@@ -62,6 +64,7 @@ func (f *File) deployment(pc ParallelConfig, maxBatchedTokens, maxSeqs int) mode
 		MaxNumBatchedTokens: maxBatchedTokens, MaxNumSeqs: maxSeqs,
 		BlockSize: f.BlockSize, GPUMemoryUtilization: util,
 		ContextLength: f.ContextLength, NumGPUBlocks: f.NumGPUBlocks, AsyncScheduling: f.AsyncScheduling,
+		KVCacheDtype: kvDtype,
 	}
 }
 
@@ -93,7 +96,7 @@ func (e *Experiment) EngineConfig(p Point) (engine.Config, error) {
 			pc = pl.parallel[i]
 		}
 	}
-	d := f.deployment(pc, int(val("agg_max_num_batched_tokens").Num), int(val("agg_max_num_seqs").Num))
+	d := f.deployment(pc, int(val("agg_max_num_batched_tokens").Num), int(val("agg_max_num_seqs").Num), kvCacheDtype(val(KeyKVCacheDtype)))
 	w, ok := e.workers[d]
 	if !ok {
 		return engine.Config{}, fmt.Errorf("config: no worker model for %+v", d)

@@ -14,6 +14,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 
+	"github.com/routerlab/routerlab/model"
 	"github.com/routerlab/routerlab/router"
 )
 
@@ -23,12 +24,25 @@ const (
 	KeyOverlapScoreCredit = "overlap_score_credit"
 	KeyPrefillLoadScale   = "prefill_load_scale"
 	KeyRouterTemperature  = "router_temperature"
+	// KeyKVCacheDtype is vLLM's --kv-cache-dtype, a deployment key that may be listed.
+	KeyKVCacheDtype = "kv_cache_dtype"
 )
 
 // seedYAML is the seed experiment file, the same text as examples/router-sweep.yaml.
 //
 //go:embed seed.yaml
 var seedYAML []byte
+
+// kvAuto is vLLM's --kv-cache-dtype auto: the model's own dtype, BF16 for this checkpoint.
+const kvAuto = "auto"
+
+// kvCacheDtype resolves a kv_cache_dtype value to the model's name for it.
+func kvCacheDtype(v Value) string {
+	if v.Text == kvAuto {
+		return model.KVBF16
+	}
+	return v.Text
+}
 
 // Value is one scalar of a search_space list.
 type Value struct {
@@ -132,7 +146,7 @@ type list struct {
 // dimensions are reported.
 var listKeys = []string{
 	"backend", "deployment_mode", "parallel_configs",
-	"agg_max_num_batched_tokens", "agg_max_num_seqs", "planner_scaling_policy",
+	"agg_max_num_batched_tokens", "agg_max_num_seqs", KeyKVCacheDtype, "planner_scaling_policy",
 	KeyRouterMode, KeyOverlapScoreCredit, KeyPrefillLoadScale, KeyRouterTemperature,
 }
 
@@ -184,7 +198,7 @@ func newFile(name string) *File {
 	}
 	defaults := map[string][]string{
 		"backend": {"vllm"}, "deployment_mode": {"agg"},
-		"agg_max_num_batched_tokens": {"16384"}, "agg_max_num_seqs": {"512"},
+		"agg_max_num_batched_tokens": {"16384"}, "agg_max_num_seqs": {"512"}, KeyKVCacheDtype: {model.KVFP8},
 		"planner_scaling_policy": {"disabled"}, KeyRouterMode: {"kv_router"},
 		KeyOverlapScoreCredit: {"1.0"}, KeyPrefillLoadScale: {"1.0"}, KeyRouterTemperature: {"0.0"},
 	}
@@ -458,6 +472,8 @@ func (f *File) checkKnob(path, key string, v Value, n ast.Node) error {
 		return oneOf("disabled")
 	case KeyRouterMode:
 		return oneOf("kv_router", "round_robin", "random", "least_loaded")
+	case KeyKVCacheDtype:
+		return oneOf(model.KVFP8, model.KVBF16, kvAuto)
 	case "agg_max_num_batched_tokens":
 		return numIn(1, 1<<22, true)
 	case "agg_max_num_seqs":

@@ -73,17 +73,18 @@ func TestParseErrorsNameFileLineAndKey(t *testing.T) {
 		name, from, to, want string
 	}{
 		{"unknown key", "  gpu_budget: 32", "  gpu_budgte: 32", "x.yaml:9: search_space.gpu_budgte: unknown key"},
-		{"bad mode", "router_mode: [kv_router, round_robin]", "router_mode: [kv_router, fastest]", `x.yaml:16: search_space.router_mode: unsupported value "fastest"`},
-		{"scale out of range", "32.0]", "3200.0]", `x.yaml:18: search_space.prefill_load_scale: value "3200.0" out of range`},
-		{"negative credit", "[0.0, 0.5, 1.0]", "[-0.5, 0.5, 1.0]", `x.yaml:17: search_space.overlap_score_credit: value "-0.5" out of range`},
-		{"concurrency", "replay_concurrency: 32", "replay_concurrency: lots", `x.yaml:23: workload.replay_concurrency: want an integer`},
-		{"section", "goal:", "gaol:", "x.yaml:24: gaol: unknown section"},
-		{"target", "target: e2e_latency", "target: speed", `x.yaml:25: goal.target: unknown target "speed"`},
+		{"bad mode", "router_mode: [kv_router, round_robin]", "router_mode: [kv_router, fastest]", `x.yaml:17: search_space.router_mode: unsupported value "fastest"`},
+		{"scale out of range", "32.0]", "3200.0]", `x.yaml:19: search_space.prefill_load_scale: value "3200.0" out of range`},
+		{"negative credit", "[0.0, 0.5, 1.0]", "[-0.5, 0.5, 1.0]", `x.yaml:18: search_space.overlap_score_credit: value "-0.5" out of range`},
+		{"concurrency", "replay_concurrency: 32", "replay_concurrency: lots", `x.yaml:24: workload.replay_concurrency: want an integer`},
+		{"section", "goal:", "gaol:", "x.yaml:25: gaol: unknown section"},
+		{"target", "target: e2e_latency", "target: speed", `x.yaml:26: goal.target: unknown target "speed"`},
 		{"duplicate value", "[0.0, 0.2, 0.5, 1.0]", "[0.0, 0.2, 0.2, 1.0]", `search_space.router_temperature: value "0.2" listed twice`},
 		{"budget", "gpu_budget: 32", "gpu_budget: 16", "parallel_configs: tp4-dp1-moetp1-ep4-x8 needs 32 GPUs, more than gpu_budget 16"},
 		{"layout", "{tp: 4, moe_ep: 4, replicas: 8}", "{tp: 4, moe_ep: 2, replicas: 8}", "moe_tp × moe_ep (2) must equal tp × attention_dp (4)"},
 		{"async flag", "  gpu_budget: 32", "  gpu_budget: 32\n  async_scheduling: maybe", `x.yaml:10: search_space.async_scheduling: want true or false, got "maybe"`},
 		{"too many replicas", "replicas: 8}", "replicas: 100}", "x.yaml:12: search_space.parallel_configs.replicas: want an integer in [1, 64], got \"100\""},
+		{"kv dtype", "kv_cache_dtype: [fp8]", "kv_cache_dtype: [fp8, int4]", `x.yaml:15: search_space.kv_cache_dtype: unsupported value "int4" (want one of fp8, bf16, auto)`},
 		{"algorithm", "parallel_evals: 10", "parallel_evals: 10\n  algorithm: annealing", `sweep.algorithm: unknown algorithm "annealing"`},
 	}
 	for _, c := range cases {
@@ -199,5 +200,58 @@ func TestAsyncSchedulingKey(t *testing.T) {
 	err := Default().Set("async_scheduling=maybe")
 	if err == nil || !strings.Contains(err.Error(), `search_space.async_scheduling: want true or false, got "maybe"`) {
 		t.Fatalf("bad value: %v", err)
+	}
+}
+
+// search_space.kv_cache_dtype is a deployment dimension: each value builds its own worker,
+// an FP8 cache holds twice the blocks of a BF16 (or auto) one, and a point picks its dtype.
+func TestKVCacheDtypeKey(t *testing.T) {
+	f := Default()
+	if err := f.Set("kv_cache_dtype=[fp8, bf16]"); err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewExperiment(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dim int
+	for i, d := range f.Dimensions() {
+		if d.Key == KeyKVCacheDtype {
+			dim = i
+		}
+	}
+	blocks := map[string]int{}
+	for i, dt := range []string{"fp8", "bf16"} {
+		p := make(Point, len(f.Dimensions()))
+		p[dim] = i
+		cfg, err := e.EngineConfig(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Worker.KVCacheDtype != dt {
+			t.Fatalf("point %v: worker kv_cache_dtype %q, want %q", p, cfg.Worker.KVCacheDtype, dt)
+		}
+		blocks[dt] = cfg.Worker.NumGPUBlocks
+	}
+	if blocks["fp8"] < 2*blocks["bf16"] || blocks["fp8"] > 2*blocks["bf16"]+1 {
+		t.Fatalf("blocks %v: want FP8 twice BF16", blocks)
+	}
+	auto := Default()
+	if err := auto.Set("kv_cache_dtype=auto"); err != nil {
+		t.Fatal(err)
+	}
+	ea, err := NewExperiment(auto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := ea.EngineConfig(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Worker.KVCacheDtype != "bf16" || cfg.Worker.NumGPUBlocks != blocks["bf16"] {
+		t.Fatalf("auto: %s with %d blocks, want bf16 with %d", cfg.Worker.KVCacheDtype, cfg.Worker.NumGPUBlocks, blocks["bf16"])
+	}
+	if def, _ := e.EngineConfig(nil); def.Worker.KVCacheDtype != "fp8" {
+		t.Fatalf("default point kv_cache_dtype %q, want fp8 (the seed's)", def.Worker.KVCacheDtype)
 	}
 }
