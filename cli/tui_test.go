@@ -2,9 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
-	"net"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -12,7 +9,6 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 
-	"github.com/routerlab/routerlab/config"
 )
 
 // syncBuffer collects a session's output while the test reads it.
@@ -40,33 +36,9 @@ func TestServeExplorerOverSSH(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an SSH server and a simulation")
 	}
-	f := config.Default()
-	exp, err := config.NewExperiment(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := newExplorerServer(exp, 200, filepath.Join(t.TempDir(), "host_key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- serveUntil(ctx, srv, l) }()
-	defer func() {
-		stop()
-		if err := <-served; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	}()
-
-	client, err := gossh.Dial("tcp", l.Addr().String(), &gossh.ClientConfig{
-		User: "tester", Auth: []gossh.AuthMethod{gossh.Password("x")},
-		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second,
-	})
+	op := testKey(t)
+	srv := startServer(t, serveOptions{authorizedKeys: writeKeys(t, op)})
+	client, err := dial(srv.addr, "tester", gossh.PublicKeys(op))
 	if err != nil {
 		t.Fatal(err)
 	}

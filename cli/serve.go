@@ -1,0 +1,259 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/log/v2"
+	"charm.land/ssh"
+	"charm.land/wish/v2"
+	"charm.land/wish/v2/activeterm"
+	wishtea "charm.land/wish/v2/bubbletea"
+	"charm.land/wish/v2/logging"
+	"github.com/spf13/cobra"
+
+	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/themes"
+	"github.com/routerlab/routerlab/tui/backend"
+)
+
+// serveOptions are the serve command's flags.
+type serveOptions struct {
+	addr             string
+	hostKey          string
+	authorizedKeys   string // operators' keys
+	viewerKeys       string // viewers' keys ("" = no viewers)
+	noAuth           bool
+	handshakeTimeout time.Duration
+	idleTimeout      time.Duration
+	maxSessions      int
+}
+
+// Defaults of the serve limits, as the README documents them.
+const (
+	defaultHandshakeTimeout = 30 * time.Second
+	defaultIdleTimeout      = 30 * time.Minute
+	defaultMaxSessions      = 64
+)
+
+// newServeCmd serves the explorer over SSH to the holders of authorized keys.
+func newServeCmd() *cobra.Command {
+	var x experimentFlags
+	o := serveOptions{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the explorer over SSH to operators and viewers with authorized keys",
+		Long: `Serve listens for SSH connections and opens the explorer in each session, so a sweep can
+be watched live from another machine: ssh -p 2222 localhost.
+
+Clients authenticate with a public key. Keys in --authorized-keys (default
+~/.ssh/authorized_keys) are operators; keys in --viewer-keys are viewers, who may browse
+and watch but not start or cancel sweeps. --no-auth lets anyone in as an operator and is
+refused unless the address is a loopback one. The host key is kept in --host-key (created
+once, mode 0600) so clients' known_hosts stay valid. Connections, authentication results and
+disconnects are logged to stderr.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			exp, err := x.experiment()
+			if err != nil {
+				return err
+			}
+			logger := newServeLogger(cmd.ErrOrStderr())
+			l, err := net.Listen("tcp", o.addr)
+			if err != nil {
+				return fmt.Errorf("--ssh: %w", err)
+			}
+			srv, err := newExplorerServer(exp, x.requests, o, l.Addr(), logger)
+			if err != nil {
+				l.Close()
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "routerlab: explorer on ssh://%s (ctrl+c stops)\n", l.Addr())
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return serveUntil(ctx, srv, l)
+		},
+	}
+	x.register(cmd.Flags(), "requests each explorer simulates (default: workload.search_requests, 2000)")
+	fl := cmd.Flags()
+	fl.StringVar(&o.addr, "ssh", "127.0.0.1:2222", "address to listen on for SSH")
+	fl.StringVar(&o.hostKey, "host-key", defaultHostKey(), "SSH host key file (created with mode 0600 if missing)")
+	fl.StringVar(&o.authorizedKeys, "authorized-keys", defaultAuthorizedKeys(), "authorized_keys file of the operators")
+	fl.StringVar(&o.viewerKeys, "viewer-keys", "", "authorized_keys file of the viewers (watch only)")
+	fl.BoolVar(&o.noAuth, "no-auth", false, "accept every client as an operator (loopback addresses only)")
+	fl.DurationVar(&o.handshakeTimeout, "handshake-timeout", defaultHandshakeTimeout, "time a client has to authenticate")
+	fl.DurationVar(&o.idleTimeout, "idle-timeout", defaultIdleTimeout, "close a connection with no traffic for this long")
+	fl.IntVar(&o.maxSessions, "max-sessions", defaultMaxSessions, "connections held at once, authenticated or not")
+	return cmd
+}
+
+func defaultHostKey() string {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		dir = "."
+	}
+	return filepath.Join(dir, "routerlab", "ssh_host_ed25519")
+}
+
+// newServeLogger writes one timestamped line per event to w.
+func newServeLogger(w io.Writer) *log.Logger {
+	return log.NewWithOptions(w, log.Options{ReportTimestamp: true, TimeFormat: time.RFC3339, Prefix: "serve"})
+}
+
+// access reads the key files the options name, or none with --no-auth, which only a
+// loopback address may use.
+func (o serveOptions) access(bound net.Addr) (access, error) {
+	if o.noAuth {
+		if !isLoopback(bound) {
+			return access{}, fmt.Errorf("--no-auth on %s: refused on a non-loopback address; use --authorized-keys", bound)
+		}
+		return access{}, nil
+	}
+	var a access
+	var err error
+	if o.authorizedKeys == "" {
+		return access{}, errors.New("--authorized-keys: no file given (or --no-auth on a loopback address)")
+	}
+	if a.operators, err = loadKeyring(o.authorizedKeys); err != nil {
+		return access{}, fmt.Errorf("--authorized-keys: %w (or --no-auth on a loopback address)", err)
+	}
+	if o.viewerKeys != "" {
+		if a.viewers, err = loadKeyring(o.viewerKeys); err != nil {
+			return access{}, fmt.Errorf("--viewer-keys: %w", err)
+		}
+	}
+	return a, nil
+}
+
+func isLoopback(a net.Addr) bool {
+	t, ok := a.(*net.TCPAddr)
+	return ok && t.IP.IsLoopback()
+}
+
+// newExplorerServer builds the SSH server bound at addr: public-key authentication with
+// roles, the limits, the logs, and one explorer per session sized and coloured for the
+// client's terminal.
+func newExplorerServer(exp *config.Experiment, requests int, o serveOptions, addr net.Addr, logger *log.Logger) (*ssh.Server, error) {
+	acc, err := o.access(addr)
+	if err != nil {
+		return nil, err
+	}
+	if !isLoopback(addr) {
+		logger.Warn("listening on a non-loopback address: reachable from other machines", "addr", addr)
+	}
+	if o.noAuth {
+		logger.Warn("no authentication: every client is an operator", "addr", addr)
+	}
+	if err := os.MkdirAll(filepath.Dir(o.hostKey), 0o700); err != nil {
+		return nil, fmt.Errorf("--host-key: %w", err)
+	}
+	if o.maxSessions < 1 {
+		return nil, fmt.Errorf("--max-sessions %d: want at least 1", o.maxSessions)
+	}
+	handler := func(s ssh.Session) (tea.Model, []tea.ProgramOption) {
+		palettes, err := themes.Cycle(sessionEnv(s))
+		if err != nil {
+			wish.Fatalln(s, "routerlab:", err)
+			return nil, nil
+		}
+		m, err := backend.NewExplorer(exp, requests, palettes)
+		if err != nil {
+			wish.Fatalln(s, "routerlab:", err)
+			return nil, nil
+		}
+		return m, nil
+	}
+	opts := []ssh.Option{
+		wish.WithHostKeyPath(o.hostKey),
+		wish.WithIdleTimeout(o.idleTimeout),
+		func(s *ssh.Server) error { s.HandshakeTimeout = o.handshakeTimeout; return nil },
+		connectionLimits(o.maxSessions, logger),
+		wish.WithMiddleware(
+			wishtea.Middleware(handler),
+			activeterm.Middleware(),
+			logging.StructuredMiddlewareWithLogger(logger, log.InfoLevel),
+		),
+	}
+	if !o.noAuth {
+		opts = append(opts, wish.WithPublicKeyAuth(func(ctx ssh.Context, key ssh.PublicKey) bool {
+			r, ok := acc.roleOf(key)
+			if !ok {
+				logger.Warn("auth refused: unknown key", "user", ctx.User(), "key", fingerprint(key), "remote", ctx.RemoteAddr())
+				return false
+			}
+			logger.Info("auth accepted", "user", ctx.User(), "key", fingerprint(key), "remote", ctx.RemoteAddr(), "role", r)
+			return true
+		}))
+	}
+	// wish.WithHostKeyPath creates a missing key with mode 0600 and reuses it afterwards.
+	return wish.NewServer(opts...)
+}
+
+// connectionLimits caps the connections held at once (counted from accept, so
+// unauthenticated ones count too) and logs each connection, failed handshake and
+// disconnect.
+func connectionLimits(maxConns int, logger *log.Logger) ssh.Option {
+	slots := make(chan struct{}, maxConns)
+	return func(s *ssh.Server) error {
+		s.ConnCallback = func(_ ssh.Context, c net.Conn) net.Conn {
+			select {
+			case slots <- struct{}{}:
+				logger.Info("connect", "remote", c.RemoteAddr())
+				return c
+			default:
+				logger.Warn("connection refused: session cap reached", "remote", c.RemoteAddr(), "max_sessions", maxConns)
+				return nil
+			}
+		}
+		s.ConnectionFailedCallback = func(c net.Conn, err error) {
+			logger.Warn("handshake failed", "remote", c.RemoteAddr(), "err", err)
+		}
+		s.ConnectionCloseCallback = func(c net.Conn) {
+			<-slots
+			logger.Info("disconnect", "remote", c.RemoteAddr())
+		}
+		return nil
+	}
+}
+
+// sessionEnv looks up the client's environment variables (NO_COLOR, ROUTERLAB_THEME).
+func sessionEnv(s ssh.Session) func(string) string {
+	return func(k string) string {
+		for _, kv := range s.Environ() {
+			if len(kv) > len(k) && kv[:len(k)] == k && kv[len(k)] == '=' {
+				return kv[len(k)+1:]
+			}
+		}
+		return ""
+	}
+}
+
+// serveUntil serves on l until ctx ends, then closes the server, giving sessions a moment
+// to leave their terminals clean.
+func serveUntil(ctx context.Context, srv *ssh.Server, l net.Listener) error {
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(l) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
+		if err := <-errc; err != nil && !errors.Is(err, ssh.ErrServerClosed) {
+			return err
+		}
+		return nil
+	}
+}

@@ -1,0 +1,330 @@
+package cli
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/routerlab/routerlab/config"
+)
+
+// testKey is a fresh ed25519 client key.
+func testKey(t *testing.T) gossh.Signer {
+	t.Helper()
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := gossh.NewSignerFromKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// writeKeys writes an authorized_keys file listing the signers' public keys.
+func writeKeys(t *testing.T, signers ...gossh.Signer) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("# test keys\n\n")
+	for _, s := range signers {
+		b.Write(gossh.MarshalAuthorizedKey(s.PublicKey()))
+	}
+	path := filepath.Join(t.TempDir(), "keys")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// testServer is a serve instance on a loopback port with its log.
+type testServer struct {
+	addr string
+	log  *syncBuffer
+}
+
+// startServer starts the SSH explorer server with o (its address and host key filled in
+// when empty) and stops it at the end of the test.
+func startServer(t *testing.T, o serveOptions) *testServer {
+	t.Helper()
+	if o.hostKey == "" {
+		o.hostKey = filepath.Join(t.TempDir(), "host_key")
+	}
+	if o.maxSessions == 0 {
+		o.maxSessions = defaultMaxSessions
+	}
+	if o.handshakeTimeout == 0 {
+		o.handshakeTimeout = defaultHandshakeTimeout
+	}
+	exp, err := config.NewExperiment(config.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	srv, err := newExplorerServer(exp, 200, o, l.Addr(), newServeLogger(logs))
+	if err != nil {
+		l.Close()
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- serveUntil(ctx, srv, l) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-served; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return &testServer{addr: l.Addr().String(), log: logs}
+}
+
+func dial(addr, user string, auth ...gossh.AuthMethod) (*gossh.Client, error) {
+	return gossh.Dial("tcp", addr, &gossh.ClientConfig{
+		User: user, Auth: auth, HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second,
+	})
+}
+
+// eventually polls cond for up to 20 s (a bound for a slow shared machine, not a timing
+// assertion).
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestServeAuthenticatesByKey: a key in --authorized-keys gets in as an operator, one in
+// --viewer-keys as a viewer; an unknown key, a password and auth method "none" are refused;
+// each result is logged with user, fingerprint, remote address and role.
+func TestServeAuthenticatesByKey(t *testing.T) {
+	op, view, stranger := testKey(t), testKey(t), testKey(t)
+	srv := startServer(t, serveOptions{authorizedKeys: writeKeys(t, op), viewerKeys: writeKeys(t, view)})
+
+	for _, c := range []struct {
+		user   string
+		signer gossh.Signer
+		role   role
+	}{{"alice", op, operator}, {"bob", view, viewer}} {
+		client, err := dial(srv.addr, c.user, gossh.PublicKeys(c.signer))
+		if err != nil {
+			t.Fatalf("%s with an authorized key: %v", c.user, err)
+		}
+		client.Close()
+		fp := gossh.FingerprintSHA256(c.signer.PublicKey())
+		eventually(t, c.user+"'s auth log line", func() bool {
+			for _, line := range strings.Split(srv.log.String(), "\n") {
+				if strings.Contains(line, "auth accepted") && strings.Contains(line, "user="+c.user) &&
+					strings.Contains(line, "key="+fp) && strings.Contains(line, "role="+string(c.role)) &&
+					strings.Contains(line, "remote=127.0.0.1:") {
+					return true
+				}
+			}
+			return false
+		})
+	}
+	refused := map[string][]gossh.AuthMethod{
+		"unknown key": {gossh.PublicKeys(stranger)},
+		"password":    {gossh.Password("x")},
+		"none":        nil,
+	}
+	for name, auth := range refused {
+		if c, err := dial(srv.addr, "mallory", auth...); err == nil {
+			c.Close()
+			t.Errorf("%s: got in, want refused", name)
+		}
+	}
+	eventually(t, "the refusal log line", func() bool {
+		return strings.Contains(srv.log.String(), "auth refused: unknown key") &&
+			strings.Contains(srv.log.String(), "key="+gossh.FingerprintSHA256(stranger.PublicKey()))
+	})
+	for _, want := range []string{"connect remote=127.0.0.1:", "disconnect remote=127.0.0.1:", "handshake failed"} {
+		eventually(t, "a log line with "+want, func() bool { return strings.Contains(srv.log.String(), want) })
+	}
+}
+
+// TestServeNoAuth: --no-auth is refused on a non-loopback address, and on loopback lets a
+// client in with auth method "none".
+func TestServeNoAuth(t *testing.T) {
+	o := serveOptions{noAuth: true}
+	for _, ip := range []string{"0.0.0.0", "192.168.1.10", "::"} {
+		_, err := o.access(&net.TCPAddr{IP: net.ParseIP(ip), Port: 2222})
+		if err == nil || !strings.Contains(err.Error(), "non-loopback") {
+			t.Errorf("--no-auth on %s: err %v, want a refusal naming the non-loopback address", ip, err)
+		}
+	}
+	srv := startServer(t, o)
+	c, err := dial(srv.addr, "anyone")
+	if err != nil {
+		t.Fatalf("--no-auth on loopback: %v", err)
+	}
+	c.Close()
+}
+
+// TestServeNeedsKeysOrNoAuth: without --no-auth a missing or bad key file is an error
+// naming the file (and the line).
+func TestServeNeedsKeysOrNoAuth(t *testing.T) {
+	lo := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 2222}
+	missing := filepath.Join(t.TempDir(), "nope")
+	if _, err := (serveOptions{authorizedKeys: missing}).access(lo); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("missing --authorized-keys: err %v, want one naming %s", err, missing)
+	}
+	bad := filepath.Join(t.TempDir(), "bad")
+	good := string(gossh.MarshalAuthorizedKey(testKey(t).PublicKey()))
+	if err := os.WriteFile(bad, []byte(good+"# fine\nssh-ed25519 AAAAnotbase64\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := (serveOptions{authorizedKeys: bad}).access(lo)
+	if err == nil || !strings.Contains(err.Error(), bad+":3: not a public key") {
+		t.Errorf("bad key line: err %v, want %s:3: not a public key", err, bad)
+	}
+}
+
+// TestServeHostKeyPersisted: the host key is created once with mode 0600 and a second
+// server on the same file presents the same key.
+func TestServeHostKeyPersisted(t *testing.T) {
+	op := testKey(t)
+	o := serveOptions{authorizedKeys: writeKeys(t, op), hostKey: filepath.Join(t.TempDir(), "sub", "host_key")}
+	var seen []string
+	for range 2 {
+		srv := startServer(t, o)
+		c, err := gossh.Dial("tcp", srv.addr, &gossh.ClientConfig{
+			User: "alice", Auth: []gossh.AuthMethod{gossh.PublicKeys(op)}, Timeout: 10 * time.Second,
+			HostKeyCallback: func(_ string, _ net.Addr, k gossh.PublicKey) error {
+				seen = append(seen, gossh.FingerprintSHA256(k))
+				return nil
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+	}
+	if len(seen) != 2 || seen[0] != seen[1] {
+		t.Errorf("host keys %v, want the same key twice", seen)
+	}
+	st, err := os.Stat(o.hostKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("host key mode %v, want 0600", st.Mode().Perm())
+	}
+}
+
+// closedByServer reads from c until the server closes it (true) or 20 s pass (false).
+func closedByServer(c net.Conn) bool {
+	c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	_, err := io.Copy(io.Discard, c)
+	var ne net.Error
+	return err == nil || !(errors.As(err, &ne) && ne.Timeout())
+}
+
+// TestServeTimeouts: a client that never completes the handshake is dropped after the
+// handshake timeout, an authenticated one that goes quiet after the idle timeout.
+func TestServeTimeouts(t *testing.T) {
+	op := testKey(t)
+	srv := startServer(t, serveOptions{
+		authorizedKeys: writeKeys(t, op), handshakeTimeout: 300 * time.Millisecond, idleTimeout: 500 * time.Millisecond,
+	})
+	c, err := net.Dial("tcp", srv.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if !closedByServer(c) {
+		t.Fatal("a silent connection was still open after 20 s")
+	}
+	eventually(t, "the handshake failure in the log", func() bool { return strings.Contains(srv.log.String(), "handshake failed") })
+
+	client, err := dial(srv.addr, "alice", gossh.PublicKeys(op))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	done := make(chan error, 1)
+	go func() { done <- client.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("an idle authenticated connection was still open after 20 s")
+	}
+}
+
+// TestServeSessionCap: connections beyond --max-sessions are closed at once (and logged)
+// while the others are held, authenticated or not; a freed slot takes a client again.
+func TestServeSessionCap(t *testing.T) {
+	op := testKey(t)
+	srv := startServer(t, serveOptions{authorizedKeys: writeKeys(t, op), maxSessions: 2, handshakeTimeout: time.Minute})
+	authed, err := dial(srv.addr, "alice", gossh.PublicKeys(op))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer authed.Close()
+	raw, err := net.Dial("tcp", srv.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	eventually(t, "both connections logged", func() bool { return strings.Count(srv.log.String(), "connect remote=") >= 2 })
+	over, err := net.Dial("tcp", srv.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer over.Close()
+	if !closedByServer(over) {
+		t.Fatal("a connection over the cap was held")
+	}
+	if !strings.Contains(srv.log.String(), "session cap reached") {
+		t.Errorf("no log line for the refused connection:\n%s", srv.log.String())
+	}
+	if _, err := dial(srv.addr, "alice", gossh.PublicKeys(op)); err == nil {
+		t.Fatal("a third client got in with --max-sessions 2")
+	}
+	raw.Close()
+	eventually(t, "a client getting in after a slot freed", func() bool {
+		c, err := dial(srv.addr, "alice", gossh.PublicKeys(op))
+		if err != nil {
+			return false
+		}
+		c.Close()
+		return true
+	})
+}
+
+// FuzzParseKeyring: any text either parses into keys or fails with an error naming the
+// file; it never panics.
+func FuzzParseKeyring(f *testing.F) {
+	f.Add("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGc5Pn3Ksk8SAFpB7PfrBpL4fz0w5Ax7UTLOYn4kZ4Ti alice@lab\n")
+	f.Add("# comment\n\nfrom=\"10.0.0.1\" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGc5Pn3Ksk8SAFpB7PfrBpL4fz0w5Ax7UTLOYn4kZ4Ti\n")
+	f.Add("ssh-rsa garbage\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		keys, err := parseKeyring(strings.NewReader(text), "keys")
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "keys") {
+				t.Fatalf("error %q does not name the file", err)
+			}
+			return
+		}
+		if len(keys) == 0 {
+			t.Fatal("no error and no keys")
+		}
+	})
+}
