@@ -1,7 +1,9 @@
 package model
 
 import (
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -96,6 +98,10 @@ type Table struct {
 	Logits Grid `json:"logits"`
 	// Attention holds one entry per KV-cache dtype, sorted by dtype.
 	Attention []Attention `json:"attention"`
+
+	// digest names the embedded file the table was read from with the SHA-256 of its bytes
+	// (empty for a table built in memory), so results can say which tables priced them.
+	digest string
 }
 
 // Attention is the price of the attention kernels over all layers with one KV-cache dtype.
@@ -149,6 +155,8 @@ func loadTable(d Deployment) (*Table, error) {
 	if t.Model != d.ModelName {
 		return nil, fmt.Errorf("model: embedded tables/%s is for model %q, not %q", name, t.Model, d.ModelName)
 	}
+	sum := sha256.Sum256(b)
+	t.digest = name + " sha256:" + hex.EncodeToString(sum[:])
 	return &t, nil
 }
 

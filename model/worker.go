@@ -74,6 +74,10 @@ func (w *Worker) Deployment() Deployment { return w.d }
 // Table is the derived table the worker prices steps from (shared; do not modify).
 func (w *Worker) Table() *Table { return w.table }
 
+// TableDigest identifies the worker's timing table: its embedded file name and the SHA-256 of
+// the file's bytes.
+func (w *Worker) TableDigest() string { return w.table.digest }
+
 // StepBreakdown is one step's duration split by operator family, in microseconds.
 type StepBreakdown struct {
 	Tokens, Sequences int

@@ -3,6 +3,8 @@ package trace
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,7 +31,8 @@ func Parse(r io.Reader, name string, blockSize int) (*Trace, error) {
 	if blockSize <= 0 {
 		return nil, fmt.Errorf("%s: block size must be positive, got %d", name, blockSize)
 	}
-	br := bufio.NewReaderSize(r, 1<<20)
+	sum := sha256.New()
+	br := bufio.NewReaderSize(io.TeeReader(r, sum), 1<<20)
 	t := &Trace{Name: name, BlockSize: blockSize}
 	var buf []byte
 	lastTS := int64(0)
@@ -51,6 +54,7 @@ func Parse(r io.Reader, name string, blockSize int) (*Trace, error) {
 			t.Requests = append(t.Requests, req)
 		}
 		if err == io.EOF {
+			t.Digest = "sha256:" + hex.EncodeToString(sum.Sum(nil))
 			return t, nil
 		}
 	}
@@ -328,5 +332,5 @@ func (t *Trace) First(n int) *Trace {
 	if n <= 0 || n >= len(t.Requests) {
 		n = len(t.Requests)
 	}
-	return &Trace{Name: t.Name, BlockSize: t.BlockSize, Requests: t.Requests[:n:n]}
+	return &Trace{Name: t.Name, BlockSize: t.BlockSize, Requests: t.Requests[:n:n], Digest: t.Digest}
 }

@@ -2,6 +2,8 @@ package trace
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"reflect"
 	"strings"
@@ -279,5 +281,17 @@ func TestScanLineFallsBack(t *testing.T) {
 	// Both paths reject a trailing brace.
 	if _, err := Parse(strings.NewReader(`{"timestamp": 1, "input_length": 1, "output_length": 1, "hash_ids": [5]} }`), "x", 512); err == nil {
 		t.Error("trailing data accepted")
+	}
+}
+
+func TestParseRecordsTheDigestOfTheBytes(t *testing.T) {
+	text := `{"timestamp": 0, "input_length": 10, "output_length": 2, "hash_ids": [1]}` + "\n"
+	tr, err := Parse(strings.NewReader(text), "d.jsonl", 512)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(text))
+	if want := "sha256:" + hex.EncodeToString(sum[:]); tr.Digest != want || tr.First(1).Digest != want {
+		t.Errorf("digest %q (first 1: %q), want %q", tr.Digest, tr.First(1).Digest, want)
 	}
 }

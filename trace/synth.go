@@ -120,7 +120,8 @@ func Synthesize(profileName string, seed uint64, requests int) (*Trace, error) {
 	span := float64(p.spanMS) * float64(requests) / float64(p.requests)
 	g := newGenerator(&p, seed)
 	rate := g.calibrate(requests, span)
-	return &Trace{Name: profileName, BlockSize: DefaultBlockSize, Requests: g.emit(rate, requests)}, nil
+	return &Trace{Name: profileName, BlockSize: DefaultBlockSize, Requests: g.emit(rate, requests),
+		Digest: fmt.Sprintf("synthesized: profile %s, seed %d, %d requests", profileName, seed, requests)}, nil
 }
 
 // turn is one request of a session, before hash ids are assigned.

@@ -20,4 +20,7 @@ type Trace struct {
 	Name      string // file path or builtin:NAME, used in messages and reports
 	BlockSize int    // tokens per hash id
 	Requests  []Request
+	// Digest identifies the requests' source: "sha256:HEX" of a file's bytes, or the
+	// generator and seed of a synthesized trace.
+	Digest string
 }
