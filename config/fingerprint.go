@@ -1,0 +1,274 @@
+package config
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/routerlab/routerlab/trace"
+)
+
+// Fingerprint is the canonical description of an experiment: every setting that changes a
+// result, as key=value pairs in a fixed order (routerlab's version, the trace, the timing
+// tables, the deployment and router, the workload, then goal, sweep and validation settings
+// when it describes a sweep). Keys are the experiment file's dotted keys where there is one.
+// Its JSON form, an object whose keys keep that order, is its stable encoding: equal
+// fingerprints encode to equal bytes.
+type Fingerprint []Setting
+
+// Setting is one key=value pair of a Fingerprint.
+type Setting struct{ Key, Value string }
+
+// KeyVersion is the fingerprint key of the routerlab version. A changed version is worth
+// reporting but does not make two experiments different.
+const KeyVersion = "routerlab_version"
+
+// Get returns the value of key.
+func (fp Fingerprint) Get(key string) (string, bool) {
+	for _, s := range fp {
+		if s.Key == key {
+			return s.Value, true
+		}
+	}
+	return "", false
+}
+
+// MarshalJSON writes the fingerprint as one JSON object with its keys in order.
+func (fp Fingerprint) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, s := range fp {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(s.Key)
+		v, _ := json.Marshal(s.Value)
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON reads a JSON object of string values, keeping its key order. Duplicate or
+// empty keys are errors.
+func (fp *Fingerprint) UnmarshalJSON(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return fmt.Errorf("experiment fingerprint: want a JSON object of strings")
+	}
+	out := Fingerprint{}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("experiment fingerprint: %w", err)
+		}
+		key, _ := tok.(string)
+		if key == "" || seen[key] {
+			return fmt.Errorf("experiment fingerprint: empty or duplicate key %q", key)
+		}
+		seen[key] = true
+		tok, err = dec.Token()
+		if err != nil {
+			return fmt.Errorf("experiment fingerprint: %s: %w", key, err)
+		}
+		val, ok := tok.(string)
+		if !ok {
+			return fmt.Errorf("experiment fingerprint: %s: want a string value", key)
+		}
+		out = append(out, Setting{key, val})
+	}
+	if _, err := dec.Token(); err != nil {
+		return fmt.Errorf("experiment fingerprint: %w", err)
+	}
+	*fp = out
+	return nil
+}
+
+// Digest is the SHA-256 of the fingerprint's JSON encoding, in hex: a short name of the
+// experiment.
+func (fp Fingerprint) Digest() string {
+	b, _ := fp.MarshalJSON()
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Change is one key whose value differs between two fingerprints. A key missing on one
+// side has the value "(absent)" there.
+type Change struct{ Key, Old, New string }
+
+func (c Change) String() string { return fmt.Sprintf("%s: %s → %s", c.Key, c.Old, c.New) }
+
+const absent = "(absent)"
+
+// Diff lists the keys whose values differ from old to new: old's keys in old's order, then
+// keys only new has.
+func Diff(old, new Fingerprint) []Change {
+	var out []Change
+	for _, s := range old {
+		v, ok := new.Get(s.Key)
+		if !ok {
+			v = absent
+		}
+		if v != s.Value {
+			out = append(out, Change{s.Key, s.Value, v})
+		}
+	}
+	for _, s := range new {
+		if _, ok := old.Get(s.Key); !ok {
+			out = append(out, Change{s.Key, absent, s.Value})
+		}
+	}
+	return out
+}
+
+// Version is this build's routerlab version: the module version `go install …@version`
+// stamps, else the VCS revision `go build` stamps (with "+dirty" for uncommitted changes),
+// else "devel".
+func Version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	switch {
+	case rev == "":
+		return "devel"
+	case dirty:
+		return rev + "+dirty"
+	}
+	return rev
+}
+
+// Fingerprint describes a sweep of the file: its search space as lists, workload, goal, sweep
+// and validation settings. Without the trace loaded it cannot name the trace's content or the
+// timing tables; Experiment.Fingerprint can.
+func (f *File) Fingerprint() Fingerprint {
+	return f.fingerprint(nil, "", f.listText, -1)
+}
+
+// Fingerprint describes a sweep of the experiment: File.Fingerprint with the trace's content
+// and the timing tables of every deployment in the search space.
+func (e *Experiment) Fingerprint() Fingerprint {
+	return e.File.fingerprint(e.Trace, e.tableDigests(), e.File.listText, -1)
+}
+
+// PointFingerprint describes one replay: the experiment at point p on its first `requests`
+// requests (0 = all), without the sweep's settings.
+func (e *Experiment) PointFingerprint(p Point, requests int) Fingerprint {
+	at := func(key string) string {
+		v, _ := e.File.At(p, key)
+		return canonical(v)
+	}
+	return e.File.fingerprint(e.Trace, e.tableDigests(), at, len(e.Trace.First(requests).Requests))
+}
+
+func (e *Experiment) tableDigests() string {
+	var ds []string
+	for _, w := range e.workers {
+		ds = append(ds, w.TableDigest())
+	}
+	slices.Sort(ds)
+	return strings.Join(slices.Compact(ds), "; ")
+}
+
+// listText is a list-capable key's values: one value, or a flow list.
+func (f *File) listText(key string) string {
+	vals := f.Values(key)
+	if len(vals) == 1 {
+		return canonical(vals[0])
+	}
+	texts := make([]string, len(vals))
+	for i, v := range vals {
+		texts[i] = canonical(v)
+	}
+	return "[" + strings.Join(texts, ", ") + "]"
+}
+
+// canonical writes numbers one way (1.0 and 1 are the same credit).
+func canonical(v Value) string {
+	if v.IsNum {
+		return num(v.Num)
+	}
+	return v.Text
+}
+
+func num(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// fingerprint lists the settings in canonical order. tr and tables may be unknown (nil, "");
+// list gives a list-capable search_space key's value; replayRequests >= 0 describes a replay
+// of that many requests instead of a sweep.
+func (f *File) fingerprint(tr *trace.Trace, tables string, list func(string) string, replayRequests int) Fingerprint {
+	fp := Fingerprint{{KeyVersion, Version()}}
+	add := func(key, value string) { fp = append(fp, Setting{key, value}) }
+	w := f.Workload
+	add("workload.trace_path", w.TracePath)
+	if tr != nil {
+		add("workload.trace_digest", tr.Digest)
+		add("workload.trace_requests", strconv.Itoa(len(tr.Requests)))
+	}
+	add("workload.trace_block_size", strconv.Itoa(w.TraceBlockSize))
+	if tables != "" {
+		add("timing_tables", tables)
+	}
+	add("search_space.model_name", f.ModelName)
+	add("search_space.hardware_sku", f.HardwareSKU)
+	add("search_space.backend_version", f.BackendVersion)
+	for _, l := range f.lists {
+		add("search_space."+l.key, list(l.key))
+	}
+	util := f.GPUMemoryUtilization
+	if util == 0 {
+		util = 0.9
+	}
+	blocks := "derived"
+	if f.NumGPUBlocks > 0 {
+		blocks = strconv.Itoa(f.NumGPUBlocks)
+	}
+	add("search_space.context_length", strconv.Itoa(f.ContextLength))
+	add("search_space.gpu_memory_utilization", num(util))
+	add("search_space.num_gpu_blocks", blocks)
+	add("search_space.block_size", strconv.Itoa(f.BlockSize))
+	add("search_space.async_scheduling", strconv.FormatBool(f.AsyncScheduling))
+	add("workload.replay_concurrency", strconv.Itoa(w.ReplayConcurrency))
+	add("workload.arrival_speedup_ratio", num(w.ArrivalSpeedupRatio))
+	add("workload.seed", strconv.FormatUint(w.Seed, 10))
+	if replayRequests >= 0 {
+		add("workload.requests", strconv.Itoa(replayRequests))
+		return fp
+	}
+	add("workload.search_requests", strconv.Itoa(w.SearchRequests))
+	g := f.Goal
+	add("goal.target", g.Target)
+	add("goal.max_ttft_ms", num(g.MaxTTFTMS))
+	add("goal.max_tpot_ms", num(g.MaxTPOTMS))
+	add("goal.max_e2e_latency_ms", num(g.MaxE2EMS))
+	// sweep.parallel_evals is left out: results do not depend on it.
+	s := f.Sweep
+	add("sweep.algorithm", s.Algorithm)
+	add("sweep.max_rounds", strconv.Itoa(s.MaxRounds))
+	add("sweep.candidates_per_round", strconv.Itoa(s.CandidatesPerRound))
+	add("sweep.seed", strconv.FormatUint(s.Seed, 10))
+	add("validate.enabled", strconv.FormatBool(f.Validate.Enabled))
+	add("validate.requests", strconv.Itoa(f.Validate.Requests))
+	return fp
+}
