@@ -47,7 +47,7 @@ first value. Override knobs with --set, e.g. --set router_mode=round_robin
 			}
 			out := cmd.OutOrStdout()
 			if format == "json" {
-				return writeJSON(out, rep.Summary)
+				return writeJSON(out, replayJSON{Experiment: exp.PointFingerprint(nil, x.requests), Summary: rep.Summary})
 			}
 			return writeSummaryTable(out, exp, cfg, rep.Summary)
 		},
@@ -56,6 +56,12 @@ first value. Override knobs with --set, e.g. --set router_mode=round_robin
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
 	cmd.Flags().StringVar(&perRequest, "per-request", "", "also write one JSON line per request to this file")
 	return cmd
+}
+
+// replayJSON is replay's JSON output: the experiment's fingerprint, then the summary's keys.
+type replayJSON struct {
+	Experiment config.Fingerprint `json:"experiment"`
+	engine.Summary
 }
 
 func writeRequests(path string, recs []engine.RequestRecord) error {

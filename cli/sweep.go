@@ -114,13 +114,16 @@ func runSweep(ctx context.Context, f *config.File, o sweepOptions, stdout, stder
 		defer close(printed)
 		progress(stderr, isTerminal(stderr), events)
 	}()
-	res, err := sweep.Run(ctx, f, exp, sweep.Options{Out: out, Resume: o.resume, Progress: events})
+	res, err := sweep.Run(ctx, f, exp, sweep.Options{Out: out, Resume: o.resume, Experiment: exp.Fingerprint(), Progress: events})
 	close(events)
 	<-printed
 	if err != nil {
 		return err
 	}
 	s := res.Search
+	for _, n := range s.Notes {
+		fmt.Fprintln(stderr, "note:", n)
+	}
 	fmt.Fprint(stdout, res.Terminal())
 	fmt.Fprintf(stdout, "%d evaluations (%d from the ledger) in %.1f s; wrote %s: summary.json, report.md, evaluations.csv, %s\n",
 		len(s.Evaluations), s.Resumed, time.Since(start).Seconds(), out, sweep.LedgerName)

@@ -9,24 +9,20 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+
+	"github.com/routerlab/routerlab/config"
 )
 
 // LedgerName is the ledger's file name inside a sweep's output directory.
 const LedgerName = "ledger.jsonl"
 
-// ledgerHeader is the first line of a ledger: what the evaluations below it are evaluations
-// of, so that a resume under different settings is refused instead of mixing results.
+// ledgerHeader is the first line of a ledger: the experiment the evaluations below it belong
+// to, so that a resume of a different experiment is refused instead of mixing results.
 type ledgerHeader struct {
-	Ledger         string   `json:"ledger"` // "routerlab sweep"
-	Algorithm      string   `json:"algorithm"`
-	Seed           uint64   `json:"seed"`
-	Goal           string   `json:"goal"`
-	SearchRequests int      `json:"search_requests"`
-	WorkloadSeed   uint64   `json:"workload_seed"`
-	Dimensions     []string `json:"dimensions"`
-	Candidates     int      `json:"candidates"`
-	RoundSize      int      `json:"candidates_per_round"`
+	Ledger     string             `json:"ledger"` // "routerlab sweep"
+	Experiment config.Fingerprint `json:"experiment"`
 }
 
 const ledgerMagic = "routerlab sweep"
@@ -45,37 +41,44 @@ type ledger struct {
 // openLedger creates the ledger, or with resume reads the evaluations it holds and rewrites
 // it without a torn last line. Without resume an existing ledger is an error: results of two
 // sweeps must not mix.
-func openLedger(dir string, h ledgerHeader, resume bool) (*ledger, []Evaluation, error) {
+//
+// A ledger written by another routerlab version is resumed with a note saying so (notes).
+func openLedger(dir string, h ledgerHeader, resume bool) (l *ledger, prior []Evaluation, notes []string, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	l := &ledger{path: filepath.Join(dir, LedgerName), header: h}
-	var prior []Evaluation
+	l = &ledger{path: filepath.Join(dir, LedgerName), header: h}
 	data, err := os.ReadFile(l.path)
 	switch {
 	case err == nil && !resume:
-		return nil, nil, fmt.Errorf("%s already exists: pass --resume to continue that sweep, or choose another --out", l.path)
+		return nil, nil, nil, fmt.Errorf("%s already exists: pass --resume to continue that sweep, or choose another --out", l.path)
 	case err == nil:
-		if prior, err = readLedger(l.path, data, h); err != nil {
-			return nil, nil, err
+		var old config.Fingerprint
+		if old, prior, err = readLedger(l.path, data); err != nil {
+			return nil, nil, nil, err
+		}
+		if notes, err = sameExperiment(l.path, old, h.Experiment); err != nil {
+			return nil, nil, nil, err
 		}
 	case !errors.Is(err, fs.ErrNotExist):
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := l.rewrite(prior); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return l, prior, nil
+	return l, prior, notes, nil
 }
 
-// readLedger parses a ledger's text. A last line without its newline is the torn write of an
-// interrupted sweep and is dropped; any other bad line is an error naming it.
-func readLedger(path string, data []byte, want ledgerHeader) ([]Evaluation, error) {
+// readLedger parses a ledger's text into the experiment of its header and its evaluations. A
+// last line without its newline is the torn write of an interrupted sweep and is dropped; any
+// other bad line is an error naming it.
+func readLedger(path string, data []byte) (config.Fingerprint, []Evaluation, error) {
 	lines := bytes.Split(data, []byte("\n"))
 	if n := len(lines); n > 0 && len(lines[n-1]) > 0 {
 		lines = lines[:n-1] // torn last line
 	}
 	var evals []Evaluation
+	var exp config.Fingerprint
 	for i, line := range lines {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
@@ -83,37 +86,47 @@ func readLedger(path string, data []byte, want ledgerHeader) ([]Evaluation, erro
 		if i == 0 {
 			var h ledgerHeader
 			if err := json.Unmarshal(line, &h); err != nil || h.Ledger != ledgerMagic {
-				return nil, fmt.Errorf("%s:1: not a routerlab sweep ledger", path)
+				return nil, nil, fmt.Errorf("%s:1: not a routerlab sweep ledger", path)
 			}
-			if err := sameSweep(h, want); err != nil {
-				return nil, fmt.Errorf("%s:1: cannot resume: %w", path, err)
+			if len(h.Experiment) == 0 {
+				return nil, nil, fmt.Errorf("%s:1: the header has no experiment fingerprint (written by an older routerlab): start a new sweep", path)
 			}
+			exp = h.Experiment
 			continue
 		}
 		var e Evaluation
 		dec := json.NewDecoder(bytes.NewReader(line))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&e); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, i+1, err)
+			return nil, nil, fmt.Errorf("%s:%d: %w", path, i+1, err)
 		}
 		if e.Key == "" || len(e.Runs) == 0 || len(e.Runs) != len(e.Seeds) {
-			return nil, fmt.Errorf("%s:%d: evaluation without key or with %d runs for %d seeds", path, i+1, len(e.Runs), len(e.Seeds))
+			return nil, nil, fmt.Errorf("%s:%d: evaluation without key or with %d runs for %d seeds", path, i+1, len(e.Runs), len(e.Seeds))
 		}
 		evals = append(evals, e)
 	}
 	if len(lines) == 0 || len(bytes.TrimSpace(lines[0])) == 0 {
-		return nil, fmt.Errorf("%s: empty ledger (no header line)", path)
+		return nil, nil, fmt.Errorf("%s: empty ledger (no header line)", path)
 	}
-	return evals, nil
+	return exp, evals, nil
 }
 
-func sameSweep(got, want ledgerHeader) error {
-	g, _ := json.Marshal(got)
-	w, _ := json.Marshal(want)
-	if !bytes.Equal(g, w) {
-		return fmt.Errorf("it was written by a different sweep:\n  ledger: %s\n  now:    %s", g, w)
+// sameExperiment refuses to resume a ledger of another experiment, listing every setting that
+// differs as old → new. A different routerlab version alone is only noted.
+func sameExperiment(path string, old, now config.Fingerprint) (notes []string, err error) {
+	var refuse []string
+	for _, c := range config.Diff(old, now) {
+		if c.Key == config.KeyVersion {
+			notes = append(notes, fmt.Sprintf("%s was written by routerlab %s; this is %s", path, c.Old, c.New))
+			continue
+		}
+		refuse = append(refuse, "  "+c.String())
 	}
-	return nil
+	if len(refuse) > 0 {
+		return nil, fmt.Errorf("%s:1: cannot resume: the ledger is of a different experiment (ledger → now):\n%s",
+			path, strings.Join(refuse, "\n"))
+	}
+	return notes, nil
 }
 
 // rewrite replaces the ledger by the header and evals, atomically (temporary file, fsync,

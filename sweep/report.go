@@ -13,6 +13,7 @@ import (
 
 	"github.com/guptarohit/asciigraph"
 
+	"github.com/routerlab/routerlab/config"
 	"github.com/routerlab/routerlab/engine"
 )
 
@@ -24,14 +25,16 @@ type Result struct {
 
 // Summary is summary.json. Every metrics object has the keys of the replay JSON summary.
 type Summary struct {
-	Goal           string      `json:"goal"`
-	Algorithm      string      `json:"algorithm"`
-	Seed           uint64      `json:"seed"`
-	SearchRequests int         `json:"search_requests"`
-	Evaluations    int         `json:"evaluations"`
-	Candidates     int         `json:"candidates"` // canonical configurations in the space
-	Stop           string      `json:"stop"`
-	Best           BestSummary `json:"best"`
+	// Experiment is the fingerprint of what was swept: every setting that changes a result.
+	Experiment     config.Fingerprint `json:"experiment"`
+	Goal           string             `json:"goal"`
+	Algorithm      string             `json:"algorithm"`
+	Seed           uint64             `json:"seed"`
+	SearchRequests int                `json:"search_requests"`
+	Evaluations    int                `json:"evaluations"`
+	Candidates     int                `json:"candidates"` // canonical configurations in the space
+	Stop           string             `json:"stop"`
+	Best           BestSummary        `json:"best"`
 	// Validation lists round_robin, default_kv and best on the validation requests.
 	Validation         []Validated     `json:"validation"`
 	ValidationRequests int             `json:"validation_requests,omitempty"`
@@ -55,7 +58,8 @@ func (r *Result) Summary() Summary {
 	s := r.Search
 	b := s.BestEvaluation()
 	out := Summary{
-		Goal: s.Objective.String(), Algorithm: s.File.Sweep.Algorithm, Seed: s.File.Sweep.Seed,
+		Experiment: s.Experiment,
+		Goal:       s.Objective.String(), Algorithm: s.File.Sweep.Algorithm, Seed: s.File.Sweep.Seed,
 		SearchRequests: b.Runs[0].RequestsCompleted, Evaluations: len(s.Evaluations),
 		Candidates: len(s.Space.Candidates), Stop: s.Stop,
 		Best:       BestSummary{Key: b.Key, Config: b.Config, Value: b.Value, Seeds: b.Seeds, Mean: b.Metrics, Metrics: b.Runs[0]},
@@ -178,8 +182,19 @@ func (r *Result) CSV() []byte {
 func (r *Result) Markdown() string {
 	var w strings.Builder
 	r.writeOverview(&w)
+	r.writeExperiment(&w)
 	r.writeAll(&w)
 	return w.String()
+}
+
+// writeExperiment writes the experiment fingerprint as a table: what a reader needs to know
+// to reproduce the sweep, and what --resume compares.
+func (r *Result) writeExperiment(w *strings.Builder) {
+	fmt.Fprintf(w, "## Experiment\n\nEvery setting that changes a result (`--resume` refuses a ledger whose settings differ).\n\n| key | value |\n|---|---|\n")
+	for _, s := range r.Search.Experiment {
+		fmt.Fprintf(w, "| %s | %s |\n", s.Key, strings.ReplaceAll(s.Value, "|", "\\|"))
+	}
+	w.WriteString("\n")
 }
 
 // Terminal is the report without the table of every evaluation, for the CLI.

@@ -31,8 +31,12 @@ type Options struct {
 	// Out is the output directory: ledger.jsonl, summary.json, report.md, evaluations.csv.
 	// Empty: no files (the explorer's in-memory sweeps).
 	Out string
-	// Resume continues the sweep whose ledger is in Out.
+	// Resume continues the sweep whose ledger is in Out; it is refused when the ledger's
+	// experiment differs from Experiment.
 	Resume bool
+	// Experiment is the fingerprint of what is swept (config.Experiment.Fingerprint); nil
+	// means the file's own, which cannot name the trace's content or the timing tables.
+	Experiment config.Fingerprint
 	// Progress, when set, receives an Event as each evaluation finishes. Sends block (until
 	// the context ends), so the receiver must keep draining it; Run does not close it.
 	Progress chan<- Event
@@ -85,6 +89,10 @@ type Search struct {
 	// Reason is Stop in a few words: "converged at round r of R", StopBudget or StopExhausted.
 	Reason  string
 	Resumed int // evaluations taken from the ledger
+	// Experiment is the fingerprint of what was searched.
+	Experiment config.Fingerprint
+	// Notes are remarks for the user about the run, e.g. a ledger of another version resumed.
+	Notes []string
 }
 
 // BestEvaluation returns the winner of the search.
@@ -105,11 +113,14 @@ func RunSearch(ctx context.Context, f *config.File, sim Simulator, opt Options) 
 	if err != nil {
 		return nil, err
 	}
-	s := &Search{File: f, Space: space, Objective: obj}
+	s := &Search{File: f, Space: space, Objective: obj, Experiment: opt.Experiment}
+	if s.Experiment == nil {
+		s.Experiment = f.Fingerprint()
+	}
 	var led *ledger
 	var prior []Evaluation
 	if opt.Out != "" {
-		led, prior, err = openLedger(opt.Out, s.header(), opt.Resume)
+		led, prior, s.Notes, err = openLedger(opt.Out, ledgerHeader{Ledger: ledgerMagic, Experiment: s.Experiment}, opt.Resume)
 		if err != nil {
 			return nil, err
 		}
@@ -178,19 +189,6 @@ func (s *Search) rounds() int {
 		return (len(s.Space.Candidates) + per - 1) / per
 	}
 	return s.File.Sweep.MaxRounds
-}
-
-func (s *Search) header() ledgerHeader {
-	h := ledgerHeader{
-		Ledger: ledgerMagic, Algorithm: s.File.Sweep.Algorithm, Seed: s.File.Sweep.Seed,
-		Goal: s.Objective.String(), SearchRequests: s.File.Workload.SearchRequests,
-		WorkloadSeed: s.File.Workload.Seed, Candidates: len(s.Space.Candidates),
-		RoundSize: s.File.Sweep.CandidatesPerRound,
-	}
-	for _, d := range s.Space.Dims {
-		h.Dimensions = append(h.Dimensions, d.Key)
-	}
-	return h
 }
 
 // unused returns the prior evaluations whose keys are not among used, in prior order.

@@ -330,10 +330,11 @@ func TestResumeAfterInterruption(t *testing.T) {
 		}
 	}
 
-	other := seedFile(t, "sweep.seed=9")
+	other := seedFile(t, "sweep.seed=9", "workload.replay_concurrency=8")
 	if _, err := Run(context.Background(), other, newFakeSim(other), Options{Out: dir, Resume: true}); err == nil ||
-		!strings.Contains(err.Error(), "different sweep") {
-		t.Errorf("resume with another seed: error %v, want a refusal", err)
+		!strings.Contains(err.Error(), "different experiment") || !strings.Contains(err.Error(), "sweep.seed: 1 → 9") ||
+		!strings.Contains(err.Error(), "workload.replay_concurrency: 32 → 8") {
+		t.Errorf("resume with another seed and concurrency: error %v, want a refusal listing both", err)
 	}
 }
 
@@ -419,15 +420,18 @@ func TestPairedBootstrap(t *testing.T) {
 }
 
 func FuzzReadLedger(f *testing.F) {
-	h := ledgerHeader{Ledger: ledgerMagic, Algorithm: "gp_bandit", Candidates: 3}
+	h := ledgerHeader{Ledger: ledgerMagic, Experiment: config.Default().Fingerprint()}
 	head, _ := json.Marshal(h)
 	f.Add(append(head, '\n'))
 	f.Add(append(append(head, '\n'), []byte(`{"round":1,"candidate":0,"key":"k","config":{},"seeds":[1],"runs":[{}],"metrics":{},"value":1,"wall_time_ms":2}`+"\n")...))
 	f.Add([]byte("garbage\n{"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		evals, err := readLedger("ledger.jsonl", data, h)
+		exp, evals, err := readLedger("ledger.jsonl", data)
 		if err != nil {
 			return
+		}
+		if len(exp) == 0 {
+			t.Fatal("accepted a ledger without an experiment")
 		}
 		for _, e := range evals {
 			if e.Key == "" || len(e.Runs) != len(e.Seeds) || len(e.Runs) == 0 {
