@@ -177,7 +177,7 @@ func (e *Experiment) Fingerprint() Fingerprint {
 func (e *Experiment) PointFingerprint(p Point, requests int) Fingerprint {
 	at := func(key string) string {
 		v, _ := e.File.At(p, key)
-		return canonical(v)
+		return canonical(key, v)
 	}
 	return e.File.fingerprint(e.Trace, e.tableDigests(), at, len(e.Trace.First(requests).Requests))
 }
@@ -195,17 +195,21 @@ func (e *Experiment) tableDigests() string {
 func (f *File) listText(key string) string {
 	vals := f.Values(key)
 	if len(vals) == 1 {
-		return canonical(vals[0])
+		return canonical(key, vals[0])
 	}
 	texts := make([]string, len(vals))
 	for i, v := range vals {
-		texts[i] = canonical(v)
+		texts[i] = canonical(key, v)
 	}
 	return "[" + strings.Join(texts, ", ") + "]"
 }
 
-// canonical writes numbers one way (1.0 and 1 are the same credit).
-func canonical(v Value) string {
+// canonical writes a value of key one way: numbers (1.0 and 1 are the same credit), and
+// kv_cache_dtype auto as the dtype it means.
+func canonical(key string, v Value) string {
+	if key == KeyKVCacheDtype {
+		return kvCacheDtype(v)
+	}
 	if v.IsNum {
 		return num(v.Num)
 	}

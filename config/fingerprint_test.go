@@ -93,6 +93,8 @@ func TestExperimentFingerprintNamesEverySetting(t *testing.T) {
 		{"goal.max_ttft_ms=200", []string{"goal.max_ttft_ms"}},
 		{"sweep.algorithm=grid", []string{"sweep.algorithm"}},
 		{"validate.requests=1000", []string{"validate.requests"}},
+		{"kv_cache_dtype=bf16", []string{"search_space.kv_cache_dtype"}},
+		{"kv_cache_dtype=[fp8, auto]", []string{"search_space.kv_cache_dtype"}},
 		{"sweep.parallel_evals=2", nil},
 		{"overlap_score_credit=[0, 0.5, 1]", nil}, // the same numbers written differently
 	} {
