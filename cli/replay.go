@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -19,8 +20,10 @@ func newReplayCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "replay",
 		Short: "Replay a trace through the simulated fleet once and print the summary",
-		Long: `Replay runs one simulation of the experiment: list-valued search_space keys take their
-first value. Override knobs with --set, e.g. --set router_mode=round_robin
+		Long: `Replay runs one simulation of the experiment at Dynamo's default point: router knobs
+left as lists take Dynamo's defaults (kv_router, overlap_score_credit 1, prefill_load_scale 1,
+router_temperature 0) when the list offers them, every other list its first value. The output
+states the point it ran. Override knobs with --set, e.g. --set router_mode=round_robin
 --set prefill_load_scale=32 --set workload.replay_concurrency=8.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -31,7 +34,8 @@ first value. Override knobs with --set, e.g. --set router_mode=round_robin
 			if err != nil {
 				return err
 			}
-			cfg, err := exp.EngineConfig(nil)
+			point := exp.File.DefaultPoint()
+			cfg, err := exp.EngineConfig(point)
 			if err != nil {
 				return err
 			}
@@ -47,9 +51,9 @@ first value. Override knobs with --set, e.g. --set router_mode=round_robin
 			}
 			out := cmd.OutOrStdout()
 			if format == "json" {
-				return writeJSON(out, replayJSON{Experiment: exp.PointFingerprint(nil, x.requests), Summary: rep.Summary})
+				return writeJSON(out, replayJSON{Experiment: exp.PointFingerprint(point, x.requests), Summary: rep.Summary})
 			}
-			return writeSummaryTable(out, exp, cfg, rep.Summary)
+			return writeSummaryTable(out, exp, point, cfg, rep.Summary)
 		},
 	}
 	x.register(cmd.Flags(), "replay only the first N requests of the trace (0 = all)")
@@ -82,12 +86,20 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-func writeSummaryTable(w io.Writer, exp *config.Experiment, cfg engine.Config, s engine.Summary) error {
+func writeSummaryTable(w io.Writer, exp *config.Experiment, point config.Point, cfg engine.Config, s engine.Summary) error {
 	r := cfg.Router
 	fmt.Fprintf(w, "trace %s (%d requests), %d workers, concurrency %d\n",
 		exp.Trace.Name, s.RequestsCompleted, cfg.Workers, cfg.ReplayConcurrency)
-	fmt.Fprintf(w, "router %s  overlap_score_credit %g  prefill_load_scale %g  router_temperature %g\n\n",
+	fmt.Fprintf(w, "router %s  overlap_score_credit %g  prefill_load_scale %g  router_temperature %g\n",
 		r.Mode, r.OverlapScoreCredit, r.PrefillLoadScale, r.Temperature)
+	if dims := exp.File.Dimensions(); len(dims) > 0 {
+		var at []string
+		for i, d := range dims {
+			at = append(at, d.Key+"="+d.Values[point[i]].Text)
+		}
+		fmt.Fprintf(w, "point of the search space: %s\n", strings.Join(at, " "))
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "metric (ms)\tmean\tp50\tp90\tp99\t")
 	row := func(name string, mean, p50, p90, p99 float64) {

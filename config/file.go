@@ -1,6 +1,7 @@
 // Package config reads routerlab's experiment file: the seed's YAML with a deployment, a
 // search space of router knobs, a workload, a goal and sweep settings. A list-valued key of
-// search_space is a search dimension; a replay takes its first value.
+// search_space is a search dimension; a replay takes Dynamo's default for the router knobs and
+// the first value of every other list (File.DefaultPoint).
 package config
 
 import (
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -727,6 +729,27 @@ func (f *File) Values(key string) []Value {
 // Point picks one value of every search dimension: Point[i] indexes Dimensions()[i].Values.
 // A nil Point means the first value of every list.
 type Point []int
+
+// DefaultPoint is where a single run of the file starts, as Dynamo would: each router knob
+// left as a list takes Dynamo's default (kv_router, credit 1, scale 1, T 0) when the list
+// offers it, else its first value; every other list takes its first value.
+func (f *File) DefaultPoint() Point {
+	def := router.DefaultConfig()
+	want := map[string]string{
+		KeyRouterMode:         string(def.Mode),
+		KeyOverlapScoreCredit: num(def.OverlapScoreCredit),
+		KeyPrefillLoadScale:   num(def.PrefillLoadScale),
+		KeyRouterTemperature:  num(def.Temperature),
+	}
+	dims := f.Dimensions()
+	p := make(Point, len(dims))
+	for i, d := range dims {
+		if w, ok := want[d.Key]; ok {
+			p[i] = max(0, slices.IndexFunc(d.Values, func(v Value) bool { return canonical(d.Key, v) == w }))
+		}
+	}
+	return p
+}
 
 // At returns the value of a list-capable search_space key at p.
 func (f *File) At(p Point, key string) (Value, error) {

@@ -255,3 +255,18 @@ func TestKVCacheDtypeKey(t *testing.T) {
 		t.Fatalf("default point kv_cache_dtype %q, want fp8 (the seed's)", def.Worker.KVCacheDtype)
 	}
 }
+
+func TestDefaultPointIsDynamosWhereTheListOffersIt(t *testing.T) {
+	f := Default()
+	for _, s := range []string{"router_mode=[round_robin, kv_router]", "overlap_score_credit=[0.0, 0.5]", "router_temperature=[0.5, 0]"} {
+		if err := f.Set(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := f.DefaultPoint()
+	for key, want := range map[string]string{KeyRouterMode: "kv_router", KeyOverlapScoreCredit: "0.0", KeyPrefillLoadScale: "1.0", KeyRouterTemperature: "0"} {
+		if v, err := f.At(p, key); err != nil || v.Text != want {
+			t.Errorf("%s at the default point = %q (%v), want %q", key, v.Text, err, want)
+		}
+	}
+}
