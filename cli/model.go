@@ -148,25 +148,28 @@ them; the importer is deterministic, so re-running it on the same data reproduce
 }
 
 func newModelValidateCmd() *cobra.Command {
-	var path, format string
-	var f deploymentFlags
-	var perSlot int
+	var path, format, profile, kvDtype string
+	var perSlot, warmup, batched, seqs, block int
 	var rangeRatio, maxTTFT, maxTPOT float64
+	var async, prefix bool
 	cmd := &cobra.Command{
 		Use:   "validate --silicon FILE.csv",
 		Short: "Replay measured closed-loop benchmarks and compare TTFT and TPOT",
 		Long: `validate reads measured runs (columns config_id, concurrency, measured, backend_version,
 precision, gemm_quant_mode, moe_quant_mode, isl, osl, batch_size, tp_size, attention_dp_size,
 moe_tp_size, moe_ep_size, silicon_ttft_ms, silicon_tpot_ms) and, for every FP8 row, simulates
-one worker of that layout serving unique prompts of the row's ISL/OSL with the row's concurrency
-in flight. It prints predicted vs measured mean TTFT and TPOT and the MAPE per layout; rows
-without tables (other precision, attention data parallelism, unknown version) are listed as
-skipped with the reason. Nothing is fitted to the rows.
+one worker of that layout serving the row's benchmark: the server's engine arguments, the
+client's lengths, warm-up and concurrency. It prints predicted vs measured mean TTFT and TPOT,
+the MAPE per layout and the signed error per concurrency; rows without tables (other
+precision, attention data parallelism, unknown version) are listed as skipped with the reason.
+Nothing is fitted to the rows.
 
-By default every request is exactly ISL/OSL and the worker schedules step-synchronously, as
-the replays do. --range-ratio 0.8 draws lengths the way the InferenceX client that measured
-the shared rows does, and --async-scheduling models vLLM's async scheduler (default since
-v0.14), to see what each does to the prediction.`,
+--benchmark inferencex (the default) replays each row as SemiAnalysis InferenceX measured the
+shared rows: FP8 KV cache, block 32, max_num_batched_tokens 2 × ISL, max_num_seqs 1024, async
+scheduling, prefix caching off, lengths uniform in [0.8 L, L], 2 × concurrency warm-up then
+10 × concurrency timed requests. --benchmark ideal is the textbook replay: vLLM's defaults
+8192/1024, block 64, exactly ISL/OSL, step-synchronous, no warm-up. The flags below override
+single settings of the chosen benchmark.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if path == "" {
@@ -175,8 +178,46 @@ v0.14), to see what each does to the prediction.`,
 			if format != "table" && format != "json" {
 				return fmt.Errorf("model validate: --format %q: want table or json", format)
 			}
-			if !(rangeRatio > 0 && rangeRatio <= 1) {
-				return fmt.Errorf("model validate: --range-ratio %g: want a ratio in (0, 1]", rangeRatio)
+			b, err := silicon.BenchmarkNamed(profile)
+			if err != nil {
+				return fmt.Errorf("model validate: --benchmark: %w", err)
+			}
+			fl := cmd.Flags()
+			if fl.Changed("range-ratio") {
+				if !(rangeRatio > 0 && rangeRatio <= 1) {
+					return fmt.Errorf("model validate: --range-ratio %g: want a ratio in (0, 1]", rangeRatio)
+				}
+				b.RangeRatio = rangeRatio
+			}
+			for _, c := range []struct {
+				flag string
+				v    int
+				min  int
+				dst  *int
+			}{{"requests-per-slot", perSlot, 1, &b.RequestsPerSlot}, {"warmup-per-slot", warmup, 0, &b.WarmupPerSlot},
+				{"max-num-seqs", seqs, 1, &b.MaxNumSeqs}, {"block-size", block, 1, &b.BlockSize}} {
+				if !fl.Changed(c.flag) {
+					continue
+				}
+				if c.v < c.min {
+					return fmt.Errorf("model validate: --%s %d: want at least %d", c.flag, c.v, c.min)
+				}
+				*c.dst = c.v
+			}
+			if fl.Changed("max-num-batched-tokens") {
+				if batched < 1 {
+					return fmt.Errorf("model validate: --max-num-batched-tokens %d: want at least 1", batched)
+				}
+				b.MaxNumBatchedTokens, b.BatchedTokensPerISL = batched, 0
+			}
+			if fl.Changed("kv-cache-dtype") {
+				b.KVCacheDtype = kvDtype
+			}
+			if fl.Changed("async-scheduling") {
+				b.AsyncScheduling = async
+			}
+			if fl.Changed("prefix-caching") {
+				b.PrefixCaching = prefix
 			}
 			fh, err := os.Open(path)
 			if err != nil {
@@ -187,7 +228,7 @@ v0.14), to see what each does to the prediction.`,
 			if err != nil {
 				return err
 			}
-			rep, err := silicon.Validate(cmd.Context(), rows, silicon.Options{Base: f.d, RequestsPerSlot: perSlot, RangeRatio: rangeRatio})
+			rep, err := silicon.Validate(cmd.Context(), rows, silicon.Options{Benchmark: b})
 			if err != nil {
 				return err
 			}
@@ -209,14 +250,24 @@ v0.14), to see what each does to the prediction.`,
 			return nil
 		},
 	}
+	var names []string
+	for _, b := range silicon.Benchmarks() {
+		names = append(names, b.Name)
+	}
 	fs := cmd.Flags()
 	fs.StringVar(&path, "silicon", "", "measured rows (CSV)")
 	fs.StringVar(&format, "format", "table", "output format: table or json")
-	fs.IntVar(&perSlot, "requests-per-slot", 10, "requests each concurrency slot sends in turn")
-	fs.Float64Var(&rangeRatio, "range-ratio", 1, fmt.Sprintf("draw input and output lengths uniformly from [ratio × len, len] (1: fixed; InferenceX: %g)", silicon.InferenceXRangeRatio))
+	fs.StringVar(&profile, "benchmark", "inferencex", "benchmark the rows were measured with: "+strings.Join(names, " or "))
+	fs.IntVar(&perSlot, "requests-per-slot", 10, "timed requests per concurrency slot")
+	fs.IntVar(&warmup, "warmup-per-slot", 2, "warm-up requests per concurrency slot (not measured)")
+	fs.Float64Var(&rangeRatio, "range-ratio", silicon.InferenceXRangeRatio, "draw input and output lengths uniformly from [ratio × len, len] (1: fixed)")
+	fs.IntVar(&batched, "max-num-batched-tokens", 8192, "token budget of one step (overrides the benchmark's, e.g. InferenceX's 2 × ISL)")
+	fs.IntVar(&seqs, "max-num-seqs", 1024, "running requests at most")
+	fs.IntVar(&block, "block-size", 32, "KV block size in tokens")
+	fs.StringVar(&kvDtype, "kv-cache-dtype", model.KVFP8, "KV cache dtype: fp8 or bf16")
+	fs.BoolVar(&async, "async-scheduling", true, "vLLM's async scheduling (a request arriving during a step joins the step after next)")
+	fs.BoolVar(&prefix, "prefix-caching", false, "vLLM's prefix caching")
 	fs.Float64Var(&maxTTFT, "max-ttft-mape", 0, "exit 2 when the TTFT MAPE exceeds this percentage (0: no check)")
 	fs.Float64Var(&maxTPOT, "max-tpot-mape", 0, "exit 2 when the TPOT MAPE exceeds this percentage (0: no check)")
-	f.register(cmd, silicon.BenchmarkDeployment(), false)
-	fs.BoolVar(&f.d.AsyncScheduling, "async-scheduling", false, "model vLLM's async scheduling (a request arriving during a step joins the step after next)")
 	return cmd
 }

@@ -24,7 +24,8 @@ func runCmd(t *testing.T, cmd *cobra.Command, args ...string) (string, string, e
 	return out.String(), errOut.String(), err
 }
 
-// The benchmark switches reach the replay and the JSON report; bad values name the flag.
+// The benchmark profile and the flags that override its settings reach the replay and the
+// JSON report; bad values name the flag.
 func TestModelValidateBenchmarkFlags(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "rows.csv")
 	csv := "config_id,concurrency,measured,backend_version,precision,gemm_quant_mode,moe_quant_mode,isl,osl,batch_size,tp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n" +
@@ -32,7 +33,7 @@ func TestModelValidateBenchmarkFlags(t *testing.T) {
 	if err := os.WriteFile(path, []byte(csv), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ttft := func(args ...string) (float64, map[string]any) {
+	run := func(args ...string) (float64, map[string]any) {
 		out, _, err := runCmd(t, newModelValidateCmd(), append([]string{"--silicon", path, "--format", "json"}, args...)...)
 		if err != nil {
 			t.Fatal(err)
@@ -41,24 +42,42 @@ func TestModelValidateBenchmarkFlags(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &js); err != nil {
 			t.Fatal(err)
 		}
-		return js["rows"].([]any)[0].(map[string]any)["pred_ttft_ms"].(float64), js
+		return js["rows"].([]any)[0].(map[string]any)["pred_ttft_ms"].(float64), js["benchmark"].(map[string]any)
 	}
-	fixed, js := ttft()
-	if js["range_ratio"] != 1.0 || js["async_scheduling"] != false || js["requests_per_slot"] != 10.0 {
-		t.Fatalf("default benchmark %v %v %v", js["range_ratio"], js["async_scheduling"], js["requests_per_slot"])
+	def, b := run()
+	if b["name"] != "inferencex" || b["range_ratio"] != 0.8 || b["async_scheduling"] != true || b["batched_tokens_per_isl"] != 2.0 ||
+		b["block_size"] != 32.0 || b["kv_cache_dtype"] != "fp8" || b["prefix_caching"] != false || b["warmup_per_slot"] != 2.0 {
+		t.Fatalf("default benchmark %v", b)
 	}
-	spread, _ := ttft("--range-ratio", "0.8")
-	both, js := ttft("--range-ratio", "0.8", "--async-scheduling")
-	if js["range_ratio"] != 0.8 || js["async_scheduling"] != true {
-		t.Fatalf("benchmark %v %v", js["range_ratio"], js["async_scheduling"])
+	ideal, b := run("--benchmark", "ideal")
+	if b["name"] != "ideal" || b["range_ratio"] != 1.0 || b["async_scheduling"] != false || b["max_num_batched_tokens"] != 8192.0 {
+		t.Fatalf("ideal benchmark %v", b)
 	}
-	if !(spread < fixed && both > spread) {
-		t.Fatalf("TTFT fixed %.1f, spread %.1f, spread+async %.1f ms", fixed, spread, both)
+	if ideal == def {
+		t.Fatalf("ideal and inferencex predict the same TTFT %.2f ms", def)
 	}
-	for _, bad := range []string{"0", "1.2", "-0.5"} {
-		_, _, err := runCmd(t, newModelValidateCmd(), "--silicon", path, "--range-ratio", bad)
-		if err == nil || !strings.Contains(err.Error(), "--range-ratio "+bad) {
-			t.Fatalf("--range-ratio %s: %v", bad, err)
+	sync, b := run("--async-scheduling=false", "--max-num-batched-tokens", "4096", "--range-ratio", "1", "--kv-cache-dtype", "bf16")
+	if b["name"] != "inferencex" || b["async_scheduling"] != false || b["max_num_batched_tokens"] != 4096.0 ||
+		b["batched_tokens_per_isl"] != nil || b["range_ratio"] != 1.0 || b["kv_cache_dtype"] != "bf16" {
+		t.Fatalf("overridden benchmark %v", b)
+	}
+	if sync == def {
+		t.Fatal("overrides did not change the replay")
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--range-ratio", "0"}, "--range-ratio 0"},
+		{[]string{"--range-ratio", "1.2"}, "--range-ratio 1.2"},
+		{[]string{"--requests-per-slot", "0"}, "--requests-per-slot 0"},
+		{[]string{"--warmup-per-slot", "-1"}, "--warmup-per-slot -1"},
+		{[]string{"--benchmark", "mlperf"}, `--benchmark: silicon: unknown benchmark "mlperf"`},
+		{[]string{"--kv-cache-dtype", "int4"}, `kv_cache_dtype "int4"`},
+	} {
+		_, _, err := runCmd(t, newModelValidateCmd(), append([]string{"--silicon", path}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("%v: %v, want %q", c.args, err, c.want)
 		}
 	}
 }

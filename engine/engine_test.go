@@ -171,6 +171,28 @@ func TestPrefixHitLeavesLastToken(t *testing.T) {
 	}
 }
 
+// With prefix caching off (--no-enable-prefix-caching) the same pair of prompts shares
+// nothing: the second computes all 128 tokens and no block is published to the router.
+func TestNoPrefixCaching(t *testing.T) {
+	timer := &fakeTimer{base: 100, perToken: 1}
+	tr := &trace.Trace{Name: "t", BlockSize: 512, Requests: []trace.Request{req(0, 128, 1, 5), req(0, 128, 1, 5)}}
+	cfg := Config{Workers: 1, Worker: deployment(100, 1024, 8), ReplayConcurrency: 1, RecordRequests: true}
+	cfg.Worker.NoPrefixCaching = true
+	s, rt := runScripted(t, cfg, timer, tr)
+	recs := records(s)
+	if recs[1].CachedTokens != 0 || recs[1].E2EMS != 0.228 {
+		t.Errorf("second request %+v, want no hit and a full 228 µs prefill", recs[1])
+	}
+	if got := s.Report().Summary.PrefixCacheReusedRatio; got != 0 {
+		t.Errorf("reused ratio %v, want 0", got)
+	}
+	for _, ev := range rt.events {
+		if ev.Kind == router.BlocksStored {
+			t.Fatalf("stored event %+v with prefix caching off", ev)
+		}
+	}
+}
+
 // Two requests on a 4-block pool: the second is preempted when the first needs a third
 // block, waits (its recompute needs 2 new blocks, none free) until the first completes,
 // then recomputes prompt plus generated tokens, reusing its cached first block.

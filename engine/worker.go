@@ -101,6 +101,9 @@ func (s *Sim) startStep(w *worker, t int64) {
 		// Prefix hit: the longest run of cached full blocks, leaving at least the last
 		// token to compute.
 		maxHit := min(s.fullBlocks(r.tokens-1), int32(len(r.hashes)))
+		if s.cfg.Worker.NoPrefixCaching {
+			maxHit = 0
+		}
 		w.hit = w.hit[:0]
 		hitFree := 0
 		G := w.pool.g
@@ -220,7 +223,7 @@ func (s *Sim) finishStep(w *worker, t int64) {
 	for _, sc := range w.sched {
 		r := &s.reqs[sc.req]
 		r.computed += sc.tokens
-		if full := min(s.fullBlocks(r.computed), int32(len(r.hashes))); full > r.stored {
+		if full := min(s.fullBlocks(r.computed), int32(len(r.hashes))); full > r.stored && !s.cfg.Worker.NoPrefixCaching {
 			G := w.pool.g
 			rec, sub := int32(-1), r.stored%G
 			for j := r.stored; j < full; j++ {

@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/routerlab/routerlab/engine"
@@ -16,41 +17,143 @@ import (
 	"github.com/routerlab/routerlab/trace"
 )
 
-// Options shape the closed-loop benchmark replayed for every row.
-type Options struct {
-	// Base supplies the model, GPU and vLLM engine arguments; each row sets the backend
-	// version and parallel layout. Zero value: BenchmarkDeployment().
-	Base model.Deployment
-	// RequestsPerSlot is how many requests each of the row's concurrency slots sends in
-	// turn (0: 10). Benchmarks of this kind send about ten times the concurrency, so the
-	// first wave's synchronised prefills weigh in as they do on silicon.
-	RequestsPerSlot int
-	// RangeRatio is the benchmark client's --random-range-ratio: each request's input and
-	// output lengths are drawn uniformly from the integers [⌊len × ratio⌋, len] for the row's
-	// ISL and OSL, in (0, 1]; 1 (or 0, the zero value): every request is exactly ISL/OSL.
-	RangeRatio float64
-	Seed       uint64
+// Benchmark is how a measured row was produced: the server's engine arguments, the client's
+// load and how it measured. Every row is replayed as its benchmark ran.
+type Benchmark struct {
+	Name string `json:"name"`
+	// Server (vllm serve) arguments on top of the seed model and GPU.
+	KVCacheDtype         string  `json:"kv_cache_dtype"`
+	BlockSize            int     `json:"block_size"`
+	GPUMemoryUtilization float64 `json:"gpu_memory_utilization"`
+	// MaxNumBatchedTokens is the step's token budget; BatchedTokensPerISL, when > 0, sets it
+	// per row to that multiple of the row's ISL instead (InferenceX: --max-num-batched-tokens
+	// $((ISL*2))).
+	MaxNumBatchedTokens int  `json:"max_num_batched_tokens,omitempty"`
+	BatchedTokensPerISL int  `json:"batched_tokens_per_isl,omitempty"`
+	MaxNumSeqs          int  `json:"max_num_seqs"`
+	AsyncScheduling     bool `json:"async_scheduling"`
+	PrefixCaching       bool `json:"prefix_caching"`
+	// ExtraModelLen sets max_model_len to ISL + OSL + this (0: the seed's context length).
+	ExtraModelLen int `json:"extra_model_len,omitempty"`
+	// Client: lengths uniform on the integers [⌊L × RangeRatio⌋, L] for the row's ISL and OSL
+	// (1: exactly ISL/OSL); WarmupPerSlot × concurrency warm-up requests run to completion
+	// first and are not measured; then RequestsPerSlot × concurrency timed requests, all
+	// submitted at once behind a semaphore of the row's concurrency (the first wave is a
+	// burst). TTFT is the first streamed token, TPOT (e2e − TTFT) / (output tokens − 1) per
+	// request, both averaged over the timed requests, as the client computes them.
+	RangeRatio      float64 `json:"range_ratio"`
+	WarmupPerSlot   int     `json:"warmup_per_slot"`
+	RequestsPerSlot int     `json:"requests_per_slot"`
 }
 
-// InferenceXRangeRatio is the --random-range-ratio of the published runs the silicon rows
-// come from (SemiAnalysis InferenceX, benchmarks/benchmark_lib.sh): its benchmark_serving.py
-// draws every prompt's input and output length uniformly from [⌊ISL × 0.8⌋, ISL] and
-// [⌊OSL × 0.8⌋, OSL], sends 10 × concurrency prompts with --max-concurrency,
-// --request-rate inf and --ignore-eos, and averages TTFT and per-request TPOT over all of
-// them; the rows' isl/osl columns are the nominal maxima.
+// InferenceX is the benchmark the shared silicon rows come from (SemiAnalysis InferenceX,
+// benchmarks/single_node/minimaxm2.5_fp8_b200.sh at commit bddbf403, image
+// vllm/vllm-openai:v0.19.0): `vllm serve --gpu-memory-utilization 0.90 --block-size=32
+// --kv-cache-dtype fp8 --max-num-batched-tokens $((ISL*2)) --no-enable-prefix-caching` with
+// vLLM's default max_num_seqs (1024 on GPUs of 70 GiB and more) and its default async
+// scheduler (since v0.14), max_model_len ISL + OSL + 200; its client
+// (utils/bench_serving/benchmark_serving.py via benchmark_lib.sh) uses --random-range-ratio
+// 0.8, --ignore-eos, --request-rate inf with --max-concurrency CONC, --num-warmups 2 × CONC
+// and --num-prompts 10 × CONC.
+func InferenceX() Benchmark {
+	return Benchmark{
+		Name: "inferencex", KVCacheDtype: model.KVFP8, BlockSize: 32, GPUMemoryUtilization: 0.9,
+		BatchedTokensPerISL: 2, MaxNumSeqs: 1024, AsyncScheduling: true, PrefixCaching: false,
+		ExtraModelLen: 200, RangeRatio: InferenceXRangeRatio, WarmupPerSlot: 2, RequestsPerSlot: 10,
+	}
+}
+
+// Ideal is the textbook closed-loop benchmark: vLLM's serving defaults for large GPUs (8192
+// batched tokens, 1024 sequences) on the seed worker, every request exactly ISL/OSL, the
+// step-synchronous scheduler, no warm-up.
+func Ideal() Benchmark {
+	d := model.SeedDeployment()
+	return Benchmark{
+		Name: "ideal", KVCacheDtype: d.KVCacheDtype, BlockSize: d.BlockSize, GPUMemoryUtilization: d.GPUMemoryUtilization,
+		MaxNumBatchedTokens: 8192, MaxNumSeqs: 1024, PrefixCaching: true, RangeRatio: 1, RequestsPerSlot: 10,
+	}
+}
+
+// Benchmarks lists the named profiles.
+func Benchmarks() []Benchmark { return []Benchmark{InferenceX(), Ideal()} }
+
+// BenchmarkNamed returns a named profile.
+func BenchmarkNamed(name string) (Benchmark, error) {
+	var names []string
+	for _, b := range Benchmarks() {
+		if b.Name == name {
+			return b, nil
+		}
+		names = append(names, b.Name)
+	}
+	return Benchmark{}, fmt.Errorf("silicon: unknown benchmark %q (want one of %s)", name, strings.Join(names, ", "))
+}
+
+// InferenceXRangeRatio is InferenceX's RANDOM_RANGE_RATIO (.github/workflows/benchmark-tmpl.yml).
 const InferenceXRangeRatio = 0.8
 
-// BenchmarkDeployment is the worker the silicon rows were measured on: the seed's model and
-// GPU with vLLM's own serving defaults for GPUs of 70 GiB and more (max_num_batched_tokens
-// 8192, max_num_seqs 1024), since the benchmark ran `vllm serve` without overriding them.
-func BenchmarkDeployment() model.Deployment {
+func (b Benchmark) check() error {
+	switch {
+	case !(b.RangeRatio > 0 && b.RangeRatio <= 1):
+		return fmt.Errorf("silicon: benchmark %s: range ratio %g is not in (0, 1]", b.Name, b.RangeRatio)
+	case b.RequestsPerSlot < 1:
+		return fmt.Errorf("silicon: benchmark %s: requests per slot %d, want >= 1", b.Name, b.RequestsPerSlot)
+	case b.WarmupPerSlot < 0:
+		return fmt.Errorf("silicon: benchmark %s: warm-up requests per slot %d, want >= 0", b.Name, b.WarmupPerSlot)
+	case b.MaxNumBatchedTokens < 0 || b.BatchedTokensPerISL < 0 || b.ExtraModelLen < 0:
+		return fmt.Errorf("silicon: benchmark %s: negative batched tokens or model length", b.Name)
+	case !slices.Contains(model.KVCacheDtypes(), b.KVCacheDtype):
+		return fmt.Errorf("silicon: benchmark %s: kv_cache_dtype %q (want one of %s)", b.Name, b.KVCacheDtype, strings.Join(model.KVCacheDtypes(), ", "))
+	case b.MaxNumBatchedTokens == 0 && b.BatchedTokensPerISL == 0:
+		return fmt.Errorf("silicon: benchmark %s: neither max_num_batched_tokens nor a multiple of ISL is set", b.Name)
+	}
+	return nil
+}
+
+// deployment is the worker serving row r under this benchmark.
+func (b Benchmark) deployment(r Row) model.Deployment {
 	d := model.SeedDeployment()
-	d.MaxNumBatchedTokens = 8192
-	d.MaxNumSeqs = 1024
+	d.BackendVersion, d.TP, d.AttentionDP, d.MoETP, d.MoEEP = r.BackendVersion, r.TP, r.AttentionDP, r.MoETP, r.MoEEP
+	d.KVCacheDtype, d.BlockSize, d.GPUMemoryUtilization = b.KVCacheDtype, b.BlockSize, b.GPUMemoryUtilization
+	d.MaxNumBatchedTokens, d.MaxNumSeqs = b.MaxNumBatchedTokens, b.MaxNumSeqs
+	if b.BatchedTokensPerISL > 0 {
+		d.MaxNumBatchedTokens = b.BatchedTokensPerISL * r.ISL
+	}
+	if b.ExtraModelLen > 0 {
+		d.ContextLength = r.ISL + r.OSL + b.ExtraModelLen
+	}
+	d.AsyncScheduling, d.NoPrefixCaching = b.AsyncScheduling, !b.PrefixCaching
 	return d
 }
 
+// String describes the benchmark in one line.
+func (b Benchmark) String() string {
+	lengths, sched, cache := "fixed ISL/OSL", "step-synchronous", "prefix caching on"
+	if b.RangeRatio < 1 {
+		lengths = fmt.Sprintf("lengths uniform in [%g × ISL/OSL, ISL/OSL]", b.RangeRatio)
+	}
+	if b.AsyncScheduling {
+		sched = "async"
+	}
+	if !b.PrefixCaching {
+		cache = "prefix caching off"
+	}
+	tokens := fmt.Sprintf("max_num_batched_tokens %d", b.MaxNumBatchedTokens)
+	if b.BatchedTokensPerISL > 0 {
+		tokens = fmt.Sprintf("max_num_batched_tokens %d × ISL", b.BatchedTokensPerISL)
+	}
+	return fmt.Sprintf("%s: %s KV cache, block %d, %s, max_num_seqs %d, %s scheduling, %s; %s, %d warm-up + %d timed requests per slot",
+		b.Name, b.KVCacheDtype, b.BlockSize, tokens, b.MaxNumSeqs, sched, cache, lengths, b.WarmupPerSlot, b.RequestsPerSlot)
+}
+
+// Options shape the validation.
+type Options struct {
+	Benchmark Benchmark // zero value: InferenceX()
+	Seed      uint64
+}
+
 // Result is one row with its prediction; Skipped rows carry the reason and no prediction.
+// Note says how the row was read when its labels were not taken at face value.
 type Result struct {
 	Row
 	PredTTFTMS   float64 `json:"pred_ttft_ms"`
@@ -58,6 +161,8 @@ type Result struct {
 	TTFTErrPct   float64 `json:"ttft_err_pct"` // (pred − silicon) / silicon × 100
 	TPOTErrPct   float64 `json:"tpot_err_pct"`
 	Skipped      string  `json:"skipped,omitempty"`
+	Note         string  `json:"note,omitempty"`
+	ValidatedAs  string  `json:"validated_as"` // the layout replayed (see Note when it differs from the labels)
 	NumGPUBlocks int     `json:"num_gpu_blocks,omitempty"`
 }
 
@@ -69,66 +174,80 @@ type LayoutMAPE struct {
 	TPOTMAPE float64 `json:"tpot_mape"`
 }
 
-// Report is the whole validation; MAPEs are percentages over the validated rows.
-type Report struct {
-	// The benchmark every row was replayed as.
-	RequestsPerSlot int     `json:"requests_per_slot"`
-	RangeRatio      float64 `json:"range_ratio"`
-	AsyncScheduling bool    `json:"async_scheduling"`
-
-	Rows      []Result     `json:"rows"`
-	TTFTMAPE  float64      `json:"ttft_mape"`
-	TPOTMAPE  float64      `json:"tpot_mape"`
-	Validated int          `json:"validated"`
-	Skipped   int          `json:"skipped"`
-	Layouts   []LayoutMAPE `json:"layouts"`
+// ConcurrencyError is the signed mean error over the validated rows of one concurrency.
+type ConcurrencyError struct {
+	Concurrency int     `json:"concurrency"`
+	Rows        int     `json:"rows"`
+	TTFTGapMS   float64 `json:"ttft_gap_ms"` // mean measured − predicted TTFT
+	TTFTErrPct  float64 `json:"ttft_err_pct"`
+	TPOTErrPct  float64 `json:"tpot_err_pct"`
 }
 
-// Validate replays, for every row, one worker of the row's layout serving
-// RequestsPerSlot × concurrency unique prompts of the row's ISL and OSL with concurrency of
-// them in flight, and compares the simulated mean TTFT and TPOT with the measured ones.
+// Report is the whole validation; MAPEs are percentages over the validated rows.
+type Report struct {
+	Benchmark     Benchmark          `json:"benchmark"`
+	Rows          []Result           `json:"rows"`
+	TTFTMAPE      float64            `json:"ttft_mape"`
+	TPOTMAPE      float64            `json:"tpot_mape"`
+	Validated     int                `json:"validated"`
+	Skipped       int                `json:"skipped"`
+	Layouts       []LayoutMAPE       `json:"layouts"`
+	Concurrencies []ConcurrencyError `json:"concurrencies"`
+}
+
+// convertedDEP reads a row labelled with attention data parallelism whose batch size is its
+// concurrency divided by attention_dp: such labels come from a conversion that computed
+// attention_dp = GPUs / TP and split the batch accordingly, while the run itself was a TEP
+// worker (TP attention, expert-parallel MoE) on TP GPUs serving the whole concurrency — the
+// same runs appear in the same file under TEP labels with the same measurements.
+func convertedDEP(r Row) (Row, string, bool) {
+	if r.AttentionDP <= 1 || r.BatchSize*r.AttentionDP != r.Concurrency {
+		return r, "", false
+	}
+	note := fmt.Sprintf("labelled attention_dp %d, moe_ep %d, batch %d: validated as TEP (tp %d, moe_ep %d) at batch = concurrency %d",
+		r.AttentionDP, r.MoEEP, r.BatchSize, r.TP, r.TP, r.Concurrency)
+	r.AttentionDP, r.MoETP, r.MoEEP, r.BatchSize = 1, 1, r.TP, r.Concurrency
+	return r, note, true
+}
+
+// Validate replays, for every row, one worker of the row's layout under the benchmark that
+// measured it, and compares the simulated mean TTFT and TPOT with the measured ones.
 // Nothing is fitted to the rows: the worker's step times come from the embedded tables.
 func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
-	if o.Base.ModelName == "" {
-		o.Base = BenchmarkDeployment()
+	if o.Benchmark.Name == "" {
+		o.Benchmark = InferenceX()
 	}
-	if o.RequestsPerSlot <= 0 {
-		o.RequestsPerSlot = 10
-	}
-	if o.RangeRatio < 0 || o.RangeRatio > 1 || math.IsNaN(o.RangeRatio) {
-		return nil, fmt.Errorf("silicon: range ratio %g is not in (0, 1]", o.RangeRatio)
-	}
-	if o.RangeRatio == 0 {
-		o.RangeRatio = 1
-	}
-	type key struct {
-		version                 string
-		tp, adp, mtp, mep, c, i int
-		osl                     int
+	b := o.Benchmark
+	if err := b.check(); err != nil {
+		return nil, err
 	}
 	type pred struct {
 		ttft, tpot float64
 		blocks     int
 	}
-	done := map[key]pred{} // identical rows (repeated measurements) share one replay
-	rep := &Report{RequestsPerSlot: o.RequestsPerSlot, RangeRatio: o.RangeRatio, AsyncScheduling: o.Base.AsyncScheduling}
+	done := map[model.Deployment]map[[3]int]pred{} // identical rows (repeated measurements) share one replay
+	rep := &Report{Benchmark: b}
 	for _, r := range rows {
 		res := Result{Row: r}
-		d := o.Base
-		d.BackendVersion, d.TP, d.AttentionDP, d.MoETP, d.MoEEP = r.BackendVersion, r.TP, r.AttentionDP, r.MoETP, r.MoEEP
+		sim := r
+		if c, note, ok := convertedDEP(r); ok {
+			sim, res.Note = c, note
+		}
+		d := b.deployment(sim)
+		res.ValidatedAs = sim.Layout()
 		switch {
 		case !strings.EqualFold(r.Precision, "fp8"):
 			res.Skipped = fmt.Sprintf("precision %s: only FP8 tables are embedded", r.Precision)
-		case r.AttentionDP > 1:
+		case sim.AttentionDP > 1:
 			res.Skipped = fmt.Sprintf("attention_dp %d (DEP): attention data parallelism is not modelled", r.AttentionDP)
 		case r.Concurrency > d.MaxNumSeqs:
 			res.Skipped = fmt.Sprintf("concurrency %d exceeds max_num_seqs %d", r.Concurrency, d.MaxNumSeqs)
 		}
 		if res.Skipped == "" {
-			k := key{r.BackendVersion, r.TP, r.AttentionDP, r.MoETP, r.MoEEP, r.Concurrency, r.ISL, r.OSL}
-			p, ok := done[k]
+			k := [3]int{r.Concurrency, r.ISL, r.OSL}
+			p, ok := done[d][k]
 			if !ok {
-				ttft, tpot, blocks, err := replay(ctx, d, r, o)
+				ttft, tpot, blocks, err := replay(ctx, d, sim, b, o.Seed)
 				if err != nil {
 					if ctx.Err() != nil {
 						return nil, ctx.Err()
@@ -137,7 +256,10 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 				}
 				p = pred{ttft, tpot, blocks}
 				if err == nil {
-					done[k] = p
+					if done[d] == nil {
+						done[d] = map[[3]int]pred{}
+					}
+					done[d][k] = p
 				}
 			}
 			if res.Skipped == "" {
@@ -152,30 +274,47 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 	return rep, nil
 }
 
-// replay runs one row's closed-loop benchmark on one simulated worker.
-func replay(ctx context.Context, d model.Deployment, r Row, o Options) (ttft, tpot float64, blocks int, err error) {
+// replay runs one row's benchmark on one simulated worker: the warm-up requests to
+// completion, then the timed ones from an idle worker, as the client's two phases do.
+func replay(ctx context.Context, d model.Deployment, r Row, b Benchmark, seed uint64) (ttft, tpot float64, blocks int, err error) {
 	w, err := model.NewWorker(d)
 	if err != nil {
 		return 0, 0, 0, err
 	}
 	d.NumGPUBlocks = w.Capacity().NumGPUBlocks
-	n := r.Concurrency * o.RequestsPerSlot
-	isl, osl := sampleLengths(n, r.ISL, o.RangeRatio, o.Seed), sampleLengths(n, r.OSL, o.RangeRatio, o.Seed+1)
-	reqs := make([]trace.Request, n)
-	next := int64(0) // every block of every prompt is distinct: no prefix sharing
-	for i := range reqs {
-		ids := make([]int64, (isl[i]+d.BlockSize-1)/d.BlockSize)
+	n := r.Concurrency * b.RequestsPerSlot
+	isl, osl := sampleLengths(n, r.ISL, b.RangeRatio, seed), sampleLengths(n, r.OSL, b.RangeRatio, seed+1)
+	next := int64(0) // every block of every timed prompt is distinct: no prefix sharing
+	prompt := func(isl, osl int) trace.Request {
+		ids := make([]int64, (isl+d.BlockSize-1)/d.BlockSize)
 		for j := range ids {
 			ids[j] = next
 			next++
 		}
-		reqs[i] = trace.Request{InputLength: isl[i], OutputLength: osl[i], HashIDs: ids}
+		return trace.Request{InputLength: isl, OutputLength: osl, HashIDs: ids}
 	}
-	tr := &trace.Trace{Name: fmt.Sprintf("silicon row %d", r.Line), BlockSize: d.BlockSize, Requests: reqs}
+	timed := make([]trace.Request, n)
+	for i := range timed {
+		timed[i] = prompt(isl[i], osl[i])
+	}
 	rc := router.DefaultConfig()
 	rc.BlockSize = d.BlockSize
-	cfg := engine.Config{Workers: 1, Worker: d, Router: rc, ReplayConcurrency: r.Concurrency, Seed: o.Seed}
-	rep, err := engine.Replay(ctx, cfg, w, tr)
+	cfg := engine.Config{Workers: 1, Worker: d, Router: rc, ReplayConcurrency: r.Concurrency, Seed: seed}
+	run := func(name string, reqs []trace.Request) (*engine.Report, error) {
+		tr := &trace.Trace{Name: fmt.Sprintf("silicon row %d %s", r.Line, name), BlockSize: d.BlockSize, Requests: reqs}
+		return engine.Replay(ctx, cfg, w, tr)
+	}
+	if warm := r.Concurrency * b.WarmupPerSlot; warm > 0 {
+		// The client warms up with its first prompt, repeated.
+		reqs := make([]trace.Request, warm)
+		for i := range reqs {
+			reqs[i] = timed[0]
+		}
+		if _, err := run("warm-up", reqs); err != nil {
+			return 0, 0, 0, err
+		}
+	}
+	rep, err := run("timed", timed)
 	if err != nil {
 		return 0, 0, 0, err
 	}
@@ -196,40 +335,46 @@ func sampleLengths(n, hi int, ratio float64, seed uint64) []int {
 
 func (rep *Report) summarise() {
 	type acc struct {
-		n          int
-		ttft, tpot float64
+		n                      int
+		ttft, tpot, gap, sttft float64
+		stpot                  float64
 	}
 	all := acc{}
 	by := map[string]*acc{}
+	byConc := map[int]*acc{}
 	for _, r := range rep.Rows {
 		if r.Skipped != "" {
 			rep.Skipped++
 			continue
 		}
 		rep.Validated++
-		a := by[r.Layout()]
-		if a == nil {
-			a = &acc{}
-			by[r.Layout()] = a
+		if by[r.ValidatedAs] == nil {
+			by[r.ValidatedAs] = &acc{}
 		}
-		for _, x := range []*acc{a, &all} {
+		if byConc[r.Concurrency] == nil {
+			byConc[r.Concurrency] = &acc{}
+		}
+		for _, x := range []*acc{by[r.ValidatedAs], byConc[r.Concurrency], &all} {
 			x.n++
 			x.ttft += math.Abs(r.TTFTErrPct)
 			x.tpot += math.Abs(r.TPOTErrPct)
+			x.gap += r.TTFTMS - r.PredTTFTMS
+			x.sttft += r.TTFTErrPct
+			x.stpot += r.TPOTErrPct
 		}
 	}
 	if all.n > 0 {
 		rep.TTFTMAPE, rep.TPOTMAPE = all.ttft/float64(all.n), all.tpot/float64(all.n)
 	}
-	names := make([]string, 0, len(by))
-	for k := range by {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
+	for _, k := range slices.Sorted(maps.Keys(by)) {
 		a := by[k]
 		rep.Layouts = append(rep.Layouts, LayoutMAPE{Layout: k, Rows: a.n,
 			TTFTMAPE: a.ttft / float64(a.n), TPOTMAPE: a.tpot / float64(a.n)})
+	}
+	for _, c := range slices.Sorted(maps.Keys(byConc)) {
+		a, n := byConc[c], float64(byConc[c].n)
+		rep.Concurrencies = append(rep.Concurrencies, ConcurrencyError{Concurrency: c, Rows: a.n,
+			TTFTGapMS: a.gap / n, TTFTErrPct: a.sttft / n, TPOTErrPct: a.stpot / n})
 	}
 }
 
@@ -246,7 +391,11 @@ func (rep *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(&b, "%5s %-6s %5s %5s %5s │ %9s %9s %7s │ %8s %8s %7s\n",
 		"line", "layout", "conc", "isl", "osl", "TTFT ms", "pred", "err", "TPOT ms", "pred", "err")
 	for _, r := range rep.Rows {
-		fmt.Fprintf(&b, "%5d %-6s %5d %5d %5d │ %9.1f ", r.Line, r.Layout(), r.Concurrency, r.ISL, r.OSL, r.TTFTMS)
+		layout := r.ValidatedAs
+		if layout == "" {
+			layout = r.Layout()
+		}
+		fmt.Fprintf(&b, "%5d %-6s %5d %5d %5d │ %9.1f ", r.Line, layout, r.Concurrency, r.ISL, r.OSL, r.TTFTMS)
 		if r.Skipped != "" {
 			fmt.Fprintf(&b, "skipped: %s\n", r.Skipped)
 			continue
@@ -259,14 +408,16 @@ func (rep *Report) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "all    %3d rows   TTFT MAPE %5.1f%%   TPOT MAPE %5.1f%%   (%d skipped)\n",
 		rep.Validated, rep.TTFTMAPE, rep.TPOTMAPE, rep.Skipped)
-	lengths, sched := "fixed ISL/OSL", "step-synchronous"
-	if rep.RangeRatio < 1 {
-		lengths = fmt.Sprintf("lengths uniform in [%g × ISL/OSL, ISL/OSL]", rep.RangeRatio)
+	b.WriteString("\nby concurrency   rows   TTFT gap (measured − pred)   TTFT err   TPOT err\n")
+	for _, c := range rep.Concurrencies {
+		fmt.Fprintf(&b, "%14d   %4d   %21.1f ms   %+7.1f%%   %+7.1f%%\n", c.Concurrency, c.Rows, c.TTFTGapMS, c.TTFTErrPct, c.TPOTErrPct)
 	}
-	if rep.AsyncScheduling {
-		sched = "async"
+	for _, r := range rep.Rows {
+		if r.Note != "" {
+			fmt.Fprintf(&b, "line %d: %s\n", r.Line, r.Note)
+		}
 	}
-	fmt.Fprintf(&b, "benchmark: %d requests per slot, %s, %s scheduling\n", rep.RequestsPerSlot, lengths, sched)
+	fmt.Fprintf(&b, "benchmark %s\n", rep.Benchmark)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
