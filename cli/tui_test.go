@@ -70,7 +70,7 @@ func TestServeExplorerOverSSH(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if !strings.Contains(out.String(), "first 200 · embedded defaults") || !strings.Contains(out.String(), "no-color") {
+	if !strings.Contains(out.String(), "first 200 · embedded defaults") || !strings.Contains(out.String(), "no-colour") {
 		t.Errorf("header does not show the session's experiment and NO_COLOR theme:\n%q", out.String())
 	}
 	if _, err := stdin.Write([]byte("q")); err != nil {

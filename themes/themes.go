@@ -73,8 +73,9 @@ func HighContrast() Palette {
 	}
 }
 
-// NoColor draws no colour at all (the NO_COLOR convention); emphasis is left to glyphs.
-func NoColor() Palette { return Palette{Name: "no-color"} }
+// NoColor draws no colour at all (the NO_COLOR convention); emphasis is left to glyphs. Its
+// name is spelt like the project's prose; ROUTERLAB_THEME also accepts the NO_COLOR spelling.
+func NoColor() Palette { return Palette{Name: "no-colour"} }
 
 // Cycle lists the palettes `t` steps through, the one to start with first. With NO_COLOR set
 // (non-empty) the user asked for no colour, so only the colourless palette is offered;
@@ -88,6 +89,9 @@ func Cycle(getenv func(string) string) ([]Palette, error) {
 	if name == "" {
 		return all, nil
 	}
+	if name == "no-color" {
+		name = NoColor().Name
+	}
 	var names []string
 	for i, p := range all {
 		if p.Name == name {
@@ -95,5 +99,5 @@ func Cycle(getenv func(string) string) ([]Palette, error) {
 		}
 		names = append(names, p.Name)
 	}
-	return nil, fmt.Errorf("ROUTERLAB_THEME: unknown theme %q (want one of %s)", name, strings.Join(names, ", "))
+	return nil, fmt.Errorf("ROUTERLAB_THEME: unknown theme %q (want one of %s)", getenv("ROUTERLAB_THEME"), strings.Join(names, ", "))
 }

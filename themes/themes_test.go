@@ -19,7 +19,7 @@ func TestCycleHonoursNoColor(t *testing.T) {
 		t.Fatalf("cycle = %v", all)
 	}
 	nc := cycle(t, map[string]string{"NO_COLOR": "1", "ROUTERLAB_THEME": "light"})
-	if len(nc) != 1 || nc[0].Name != "no-color" || nc[0].HasColor() {
+	if len(nc) != 1 || nc[0].Name != "no-colour" || nc[0].HasColor() {
 		t.Fatalf("NO_COLOR cycle = %+v", nc)
 	}
 	// An empty NO_COLOR does not count (no-color.org: "present and not an empty string").
@@ -34,8 +34,13 @@ func TestCycleStartsAtRouterlabTheme(t *testing.T) {
 	for _, p := range ps {
 		names = append(names, p.Name)
 	}
-	if len(names) != 4 || names[0] != "high-contrast" || names[1] != "no-color" || names[2] != "dark" || names[3] != "light" {
+	if len(names) != 4 || names[0] != "high-contrast" || names[1] != "no-colour" || names[2] != "dark" || names[3] != "light" {
 		t.Fatalf("cycle = %v", names)
+	}
+	for _, spelling := range []string{"no-colour", "no-color"} {
+		if ps := cycle(t, map[string]string{"ROUTERLAB_THEME": spelling}); ps[0].Name != "no-colour" {
+			t.Errorf("ROUTERLAB_THEME=%s starts at %s", spelling, ps[0].Name)
+		}
 	}
 	if _, err := Cycle(env(map[string]string{"ROUTERLAB_THEME": "solarized"})); err == nil {
 		t.Fatal("unknown theme accepted")

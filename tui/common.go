@@ -123,9 +123,10 @@ func (k KeyMap) pane() []key.Binding {
 	return []key.Binding{k.Up, k.Down, k.Left, k.Right, k.LoadView, k.RowUp, k.RowDown, k.Load}
 }
 
-// ShortHelp implements help.KeyMap: the focused pane's keys, then the global ones.
+// ShortHelp implements help.KeyMap: the focused pane's keys, then the global ones; the
+// explorer's footer adds help and quit at its end, where they are never cut.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return append(k.pane(), k.Mode, k.Pin, k.StartSweep, k.CancelSweep, k.Focus, k.Help, k.Quit)
+	return append(k.pane(), k.Mode, k.Pin, k.StartSweep, k.CancelSweep, k.Focus)
 }
 
 // FullHelp implements help.KeyMap.

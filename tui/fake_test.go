@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/routerlab/routerlab/sweep"
 	"github.com/routerlab/routerlab/themes"
 )
 
@@ -77,17 +78,23 @@ func (f fakeSim) Simulate(ctx context.Context, run Run, partial func(Result)) (R
 	return res, nil
 }
 
-// fakeSweeper emits a fixed sequence of evaluations, round ends and a validation table.
+// fakeSweeper walks a sweep's phases at the knobs it is given: six evaluations over two
+// rounds, two saturation runs, three validation runs and done, converged at round 2 of 2.
 type fakeSweeper struct{ block chan struct{} }
 
-func (f fakeSweeper) Sweep(ctx context.Context, emit func(SweepEvent)) error {
+// routerKnobs is a point of the sweep's router space.
+func routerKnobs(mode string, credit, scale, temp float64) Knobs {
+	return Knobs{Mode: mode, Credit: credit, Scale: scale, Temperature: temp}
+}
+
+func (f fakeSweeper) Sweep(ctx context.Context, at Knobs, emit func(SweepEvent)) error {
 	evals := []SweepEval{
-		{1, Knobs{"kv_router", 1, 1, 0, 32}, 2210, 1},
-		{1, Knobs{"round_robin", 0, 0, 0, 32}, 2450, 1},
-		{1, Knobs{"kv_router", 0.5, 8, 0, 32}, 2150, 1},
-		{2, Knobs{"kv_router", 1, 16, 0, 32}, 2120, 1},
-		{2, Knobs{"kv_router", 1, 16, 0, 32}, 2124, 1},
-		{2, Knobs{"kv_router", 0, 32, 0.5, 32}, 2300, 3},
+		{1, at.WithRouter(routerKnobs("kv_router", 1, 1, 0)), 2210, 1},
+		{1, at.WithRouter(routerKnobs("round_robin", 0, 0, 0)), 2450, 1},
+		{1, at.WithRouter(routerKnobs("kv_router", 0.5, 8, 0)), 2150, 1},
+		{2, at.WithRouter(routerKnobs("kv_router", 1, 16, 0)), 2120, 1},
+		{2, at.WithRouter(routerKnobs("kv_router", 1, 16, 0)), 2124, 1},
+		{2, at.WithRouter(routerKnobs("kv_router", 0, 32, 0.5)), 2300, 3},
 	}
 	for i, e := range evals {
 		if f.block != nil && i == 3 {
@@ -97,14 +104,22 @@ func (f fakeSweeper) Sweep(ctx context.Context, emit func(SweepEvent)) error {
 				return ctx.Err()
 			}
 		}
-		emit(SweepEvent{Kind: SweepEvaluated, Eval: e})
+		emit(SweepEvent{Progress: sweep.Progress{Phase: sweep.PhaseSearch, Round: e.Round, Rounds: 2, Done: i + 1, Total: 6}, Eval: &e})
 	}
-	emit(SweepEvent{Kind: SweepValidating})
-	emit(SweepEvent{Kind: SweepValidated, Validation: []ValidationRow{
-		{Name: "round_robin", Knobs: evals[1].Knobs, Metrics: Metrics{E2E: Quantiles{Mean: 2600}, TTFT: Quantiles{Mean: 520}, PrefixReuse: 0.2}},
-		{Name: "default_kv", Knobs: evals[0].Knobs, Metrics: Metrics{E2E: Quantiles{Mean: 2300}, TTFT: Quantiles{Mean: 260}, PrefixReuse: 0.58}},
-		{Name: "best", Knobs: evals[3].Knobs, Metrics: Metrics{E2E: Quantiles{Mean: 2200}, TTFT: Quantiles{Mean: 200}, PrefixReuse: 0.6}},
-	}})
+	for _, ph := range []struct {
+		phase sweep.Phase
+		n     int
+	}{{sweep.PhaseSaturation, 2}, {sweep.PhaseValidation, 3}} {
+		for k := range ph.n + 1 {
+			emit(SweepEvent{Progress: sweep.Progress{Phase: ph.phase, Done: k, Total: ph.n}})
+		}
+	}
+	emit(SweepEvent{Progress: sweep.Progress{Phase: sweep.PhaseDone, Round: 2, Rounds: 2, Done: 6, Total: 6, Stop: "converged at round 2 of 2"},
+		Validation: []ValidationRow{
+			{Name: "round_robin", Knobs: evals[1].Knobs, Metrics: Metrics{E2E: Quantiles{Mean: 2600}, TTFT: Quantiles{Mean: 520}, PrefixReuse: 0.2}},
+			{Name: "default_kv", Knobs: evals[0].Knobs, Metrics: Metrics{E2E: Quantiles{Mean: 2300}, TTFT: Quantiles{Mean: 260}, PrefixReuse: 0.58}},
+			{Name: "best", Knobs: evals[3].Knobs, Metrics: Metrics{E2E: Quantiles{Mean: 2200}, TTFT: Quantiles{Mean: 200}, PrefixReuse: 0.6}},
+		}})
 	return nil
 }
 
@@ -115,7 +130,20 @@ func testSpace() Space {
 		Scales:        []float64{0, 0.25, 0.5, 1, 2, 4, 8, 16, 32},
 		Temperatures:  []float64{0, 0.2, 0.5, 1},
 		Concurrencies: []int{1, 2, 4, 8, 16, 32, 64, 128},
+		Replicas:      []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024},
+		Layouts:       []string{"tp4·ep4", "tp4·moe_tp4"},
+		BatchedTokens: []int{8192, 16384, 32768},
+		Seqs:          []int{256, 512, 1024},
 	}
+}
+
+// testKnobs is the explorer's first point in the tests: the default KV router at c=32 on
+// the seed's deployment with the given fleet size.
+func testKnobs(workers int) Knobs {
+	k := routerKnobs("kv_router", 1, 1, 0)
+	k.Concurrency = 32
+	k.Deployment = Deployment{Replicas: workers, Layout: "tp4·ep4", MaxBatchedTokens: 16384, MaxSeqs: 512}
+	return k
 }
 
 // fixedClock advances 40 ms per reading so "run N in X ms" is stable in goldens.
@@ -125,14 +153,18 @@ func fixedClock() func() time.Time {
 }
 
 func testOptions(sim Simulator, sw Sweeper) Options {
+	workers := 8
+	if f, ok := sim.(fakeSim); ok {
+		workers = f.workers
+	}
 	return Options{
-		Workers: 8,
 		Title:   "test experiment · 200 requests",
 		Space:   testSpace(),
-		Initial: Knobs{"kv_router", 1, 1, 0, 32},
+		Initial: testKnobs(workers),
 		Sim:     sim, Sweep: sw,
-		SweepInfo: SweepInfo{Objective: "e2e ms", Rounds: 2, PerRound: 3},
-		Palettes:  []themes.Palette{themes.NoColor(), themes.Dark()},
-		Now:       fixedClock(),
+		SweepInfo: SweepInfo{Objective: "e2e ms", Rounds: 2, PerRound: 3, Requests: 200, ValidationRequests: 1000,
+			Dims: []string{"router_mode", "overlap_score_credit", "prefill_load_scale", "router_temperature"}},
+		Palettes: []themes.Palette{themes.NoColor(), themes.Dark()},
+		Now:      fixedClock(),
 	}
 }

@@ -4,38 +4,102 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 )
 
-// Knobs is one point of the explorer: the router knobs and the replay concurrency.
+// Knobs is one point of the explorer: the router knobs, the replay concurrency and the
+// deployment.
 type Knobs struct {
 	Mode        string  // router_mode
 	Credit      float64 // overlap_score_credit
 	Scale       float64 // prefill_load_scale
 	Temperature float64 // router_temperature
 	Concurrency int     // workload.replay_concurrency (0 = open loop on trace timestamps)
+	Deployment  Deployment
+}
+
+// Deployment is the fleet a point runs on: the what-ifs beside the router knobs.
+type Deployment struct {
+	Replicas         int    // workers
+	Layout           string // parallel layout of a worker, as Space.Layouts names it
+	MaxBatchedTokens int    // vLLM max_num_batched_tokens
+	MaxSeqs          int    // vLLM max_num_seqs
+	KVCacheDtype     string // KV cache data type; "" when the experiment has no such key
+	Async            bool   // vLLM async scheduling
+}
+
+func (d Deployment) settings() []string {
+	out := []string{
+		fmt.Sprintf("replicas=%d", d.Replicas), "layout=" + d.Layout,
+		fmt.Sprintf("max_num_batched_tokens=%d", d.MaxBatchedTokens), fmt.Sprintf("max_num_seqs=%d", d.MaxSeqs),
+	}
+	if d.KVCacheDtype != "" {
+		out = append(out, "kv_cache_dtype="+d.KVCacheDtype)
+	}
+	return append(out, fmt.Sprintf("async_scheduling=%t", d.Async))
+}
+
+// String is the deployment in a few words: "8× tp4·ep4 · 16384 tok · 512 seqs · sync".
+func (d Deployment) String() string {
+	parts := []string{fmt.Sprintf("%d× %s", d.Replicas, d.Layout), fmt.Sprintf("%d tok", d.MaxBatchedTokens), fmt.Sprintf("%d seqs", d.MaxSeqs)}
+	if d.KVCacheDtype != "" {
+		parts = append(parts, "KV "+d.KVCacheDtype)
+	}
+	if d.Async {
+		return strings.Join(append(parts, "async"), " · ")
+	}
+	return strings.Join(append(parts, "sync"), " · ")
 }
 
 // KVKnobsApply reports whether the three KV knobs change routing under this mode: the other
 // policies ignore them.
 func (k Knobs) KVKnobsApply() bool { return k.Mode == "kv_router" }
 
-func (k Knobs) String() string {
+// Router is the router part of k: mode and, when they apply, the KV knobs.
+func (k Knobs) Router() string {
 	if !k.KVKnobsApply() {
-		return fmt.Sprintf("%s c=%d", k.Mode, k.Concurrency)
+		return k.Mode
 	}
-	return fmt.Sprintf("%s credit=%s scale=%s T=%s c=%d", k.Mode,
-		formatNum(k.Credit), formatNum(k.Scale), formatNum(k.Temperature), k.Concurrency)
+	return fmt.Sprintf("%s credit=%s scale=%s T=%s", k.Mode, formatNum(k.Credit), formatNum(k.Scale), formatNum(k.Temperature))
+}
+
+// String is the router knobs and the concurrency.
+func (k Knobs) String() string { return fmt.Sprintf("%s c=%d", k.Router(), k.Concurrency) }
+
+// Against is k described for comparison with other: the router knobs and concurrency, then
+// each deployment setting of k that differs from other's.
+func (k Knobs) Against(other Knobs) string {
+	s := k.String()
+	theirs := other.Deployment.settings()
+	for i, v := range k.Deployment.settings() {
+		if i >= len(theirs) || v != theirs[i] {
+			s += " " + v
+		}
+	}
+	return s
+}
+
+// WithRouter returns k with the router knobs of r (a sweep row), keeping k's concurrency and
+// deployment.
+func (k Knobs) WithRouter(r Knobs) Knobs {
+	k.Mode, k.Credit, k.Scale, k.Temperature = r.Mode, r.Credit, r.Scale, r.Temperature
+	return k
 }
 
 // Space is the set of values each knob steps through: the experiment's search_space lists
-// (widened by the caller where a list has one value), all router modes, a ladder of
-// concurrencies.
+// (widened by the caller where a list has one value), all router modes, ladders of
+// concurrencies and deployment settings.
 type Space struct {
 	Modes         []string // in the order `m` cycles them
 	Credits       []float64
 	Scales        []float64
 	Temperatures  []float64
 	Concurrencies []int
+	Replicas      []int
+	Layouts       []string
+	BatchedTokens []int
+	Seqs          []int
+	KVCacheDtypes []string // empty: no kv_cache_dtype knob
 }
 
 // knob identifies a row of the Knobs pane.
@@ -47,16 +111,36 @@ const (
 	knobScale
 	knobTemperature
 	knobConcurrency
+	knobReplicas
+	knobLayout
+	knobBatchedTokens
+	knobSeqs
+	knobKVCacheDtype
+	knobAsync
 	numKnobs
 )
 
 func (k knob) key() string {
-	return [...]string{"router_mode", "overlap_score_credit", "prefill_load_scale",
-		"router_temperature", "replay_concurrency"}[k]
+	return [...]string{"router_mode", "overlap_score_credit", "prefill_load_scale", "router_temperature",
+		"replay_concurrency", "replicas", "parallel_layout", "max_num_batched_tokens", "max_num_seqs",
+		"kv_cache_dtype", "async_scheduling"}[k]
+}
+
+// knobs lists the knob rows of this space: every knob but kv_cache_dtype when the
+// experiment has none.
+func (s Space) knobs() []knob {
+	var out []knob
+	for k := range numKnobs {
+		if k != knobKVCacheDtype || len(s.KVCacheDtypes) > 0 {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // value formats knob k of ks.
 func (k knob) value(ks Knobs) string {
+	d := ks.Deployment
 	switch k {
 	case knobMode:
 		return ks.Mode
@@ -66,18 +150,32 @@ func (k knob) value(ks Knobs) string {
 		return formatNum(ks.Scale)
 	case knobTemperature:
 		return formatNum(ks.Temperature)
-	default:
+	case knobConcurrency:
 		if ks.Concurrency == 0 {
 			return "open loop"
 		}
 		return strconv.Itoa(ks.Concurrency)
+	case knobReplicas:
+		return strconv.Itoa(d.Replicas)
+	case knobLayout:
+		return d.Layout
+	case knobBatchedTokens:
+		return strconv.Itoa(d.MaxBatchedTokens)
+	case knobSeqs:
+		return strconv.Itoa(d.MaxSeqs)
+	case knobKVCacheDtype:
+		return d.KVCacheDtype
+	default:
+		return strconv.FormatBool(d.Async)
 	}
 }
 
-// step moves knob k of ks dir (±1) places through the space. Modes wrap around (they have no
-// order); numbers stop at the ends of their list. A current value that is not in the list
-// moves to the nearest listed value in the step's direction.
+// step moves knob k of ks dir (±1) places through the space. Modes, layouts, dtypes and the
+// async switch wrap around (they have no order); numbers stop at the ends of their list. A
+// current value that is not in the list moves to the nearest listed value in the step's
+// direction.
 func (s Space) step(ks Knobs, k knob, dir int) Knobs {
+	d := &ks.Deployment
 	switch k {
 	case knobMode:
 		ks.Mode = cycle(s.Modes, ks.Mode, dir)
@@ -88,11 +186,19 @@ func (s Space) step(ks Knobs, k knob, dir int) Knobs {
 	case knobTemperature:
 		ks.Temperature = stepFloat(s.Temperatures, ks.Temperature, dir)
 	case knobConcurrency:
-		fs := make([]float64, len(s.Concurrencies))
-		for i, c := range s.Concurrencies {
-			fs[i] = float64(c)
-		}
-		ks.Concurrency = int(stepFloat(fs, float64(ks.Concurrency), dir))
+		ks.Concurrency = stepInt(s.Concurrencies, ks.Concurrency, dir)
+	case knobReplicas:
+		d.Replicas = stepInt(s.Replicas, d.Replicas, dir)
+	case knobLayout:
+		d.Layout = cycle(s.Layouts, d.Layout, dir)
+	case knobBatchedTokens:
+		d.MaxBatchedTokens = stepInt(s.BatchedTokens, d.MaxBatchedTokens, dir)
+	case knobSeqs:
+		d.MaxSeqs = stepInt(s.Seqs, d.MaxSeqs, dir)
+	case knobKVCacheDtype:
+		d.KVCacheDtype = cycle(s.KVCacheDtypes, d.KVCacheDtype, dir)
+	case knobAsync:
+		d.Async = !d.Async
 	}
 	return ks
 }
@@ -107,6 +213,14 @@ func cycle(list []string, cur string, dir int) string {
 		}
 	}
 	return list[0]
+}
+
+func stepInt(list []int, cur, dir int) int {
+	fs := make([]float64, len(list))
+	for i, c := range list {
+		fs[i] = float64(c)
+	}
+	return int(stepFloat(fs, float64(cur), dir))
 }
 
 // stepFloat assumes list ascending (the caller sorts it).

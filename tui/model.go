@@ -22,7 +22,6 @@ import (
 
 // Options configure an explorer.
 type Options struct {
-	Workers   int    // rows of the fleet heatmaps (the layout reserves them before the first result)
 	Title     string // what is being explored, e.g. "embedded defaults · builtin:toolagent · first 2000"
 	Space     Space
 	Initial   Knobs
@@ -59,7 +58,6 @@ type Model struct {
 	help     help.Model
 	now      func() time.Time
 	title    string
-	workers  int
 
 	sim     Simulator
 	knobs   *knobsPane
@@ -89,13 +87,13 @@ func New(o Options) *Model {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	m := &Model{palettes: o.Palettes, now: o.Now, title: o.Title, workers: max(1, o.Workers), sim: o.Sim, help: help.New(), bottom: paneFleet}
+	m := &Model{palettes: o.Palettes, now: o.Now, title: o.Title, sim: o.Sim, help: help.New(), bottom: paneFleet}
 	m.common = Common{Keys: DefaultKeyMap()}
 	m.setTheme(0)
 	m.knobs = newKnobsPane(&m.common, o.Space, o.Initial)
 	m.metrics = newMetricsPane(&m.common)
 	m.fleet = newFleetPane(&m.common)
-	m.sweep = newSweepPane(&m.common, o.Sweep, o.SweepInfo)
+	m.sweep = newSweepPane(&m.common, o.Sweep, o.SweepInfo, o.Initial)
 	m.updateKeys()
 	return m
 }
@@ -150,12 +148,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		return m, m.key(msg)
 	case knobsChangedMsg:
+		m.sweep.knobs = msg.knobs
 		return m, m.startRun(msg.knobs)
-	case loadKnobsMsg:
-		m.knobs.set(msg.knobs)
+	case loadRouterMsg:
+		k := m.knobs.knobs.WithRouter(msg.router)
+		m.knobs.set(k)
+		m.sweep.knobs = k
 		m.focus = paneKnobs
 		m.updateKeys()
-		return m, m.startRun(msg.knobs)
+		return m, m.startRun(k)
 	case streamMsg[Result]:
 		return m, m.simulated(msg)
 	case streamMsg[SweepEvent]:
@@ -190,7 +191,7 @@ func (m *Model) simulated(msg streamMsg[Result]) tea.Cmd {
 	}
 	m.metrics.Update(resultMsg{r})
 	m.fleet.Update(resultMsg{r})
-	m.updateKeys() // `b` works once there is a result
+	m.updateKeys() // `b` works once there is a result; the layout follows the baseline's height
 	return waitStream(msg.next)
 }
 
@@ -214,6 +215,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.setTheme((m.theme + 1) % len(m.palettes))
 	case key.Matches(msg, keys.Pin):
 		m.metrics.Update(pinMsg{})
+		m.fleet.Update(pinMsg{})
 	case key.Matches(msg, keys.Mode):
 		return m.knobs.cycleMode()
 	case key.Matches(msg, keys.StartSweep):
@@ -257,22 +259,48 @@ func (m *Model) updateKeys() {
 }
 
 // Layout: a header line, the Knobs and Metrics panes side by side, the Fleet or Sweep pane
-// below, the help at the bottom. Each pane gets a title line inside its box.
-const knobsWidth = 40
+// below, the help at the bottom; each pane has a title line. The upper half gets what the
+// figures need and, with room to spare, up to the capped chart's height; the lower half
+// gets the rest. Below minWidth×minHeight the explorer shows only how much it needs.
+const (
+	knobsWidth = 40
+	minWidth   = 80
+	minHeight  = 24
+	// minBottom is the least the lower half keeps: a title, a few rows, axis and legend.
+	minBottom = 7
+)
 
+func (m *Model) tooSmall() bool { return m.common.Width < minWidth || m.common.Height < minHeight }
+
+// helpView is the full help, or one line of the keys that work now ending, whatever the
+// width, with how to get the full help and how to quit.
 func (m *Model) helpView() string {
-	m.help.SetWidth(m.common.Width)
-	return m.help.View(m.common.Keys)
+	keys := m.common.Keys
+	if m.help.ShowAll {
+		m.help.SetWidth(m.common.Width)
+		return m.help.View(keys)
+	}
+	m.help.SetWidth(0)
+	tail := m.help.ShortHelpView([]key.Binding{keys.Help, keys.Quit})
+	sep := m.common.Styles.Muted.Render(" • ")
+	m.help.SetWidth(m.common.Width - lipgloss.Width(tail) - lipgloss.Width(sep))
+	head := m.help.ShortHelpView(keys.ShortHelp())
+	if head == "" {
+		return tail
+	}
+	return head + sep + tail
 }
 
 func (m *Model) layout() {
 	w, h := m.common.Width, m.common.Height
-	helpH := lipgloss.Height(m.helpView())
-	bottomH := m.workers + 4 // pane title, heatmap titles, workers, axis, legend
-	topH := max(6, h-1-helpH-bottomH)
-	if extra := h - 1 - helpH - bottomH - topH; extra > 0 {
-		bottomH += extra
+	if m.tooSmall() {
+		return
 	}
+	avail := h - 1 - lipgloss.Height(m.helpView())
+	need := 1 + m.metrics.tableHeight()
+	topH := max(need, min(avail/2, 1+chartMaxHeight))
+	topH = max(2, min(topH, avail-minBottom))
+	bottomH := avail - topH
 	kw := max(24, min(knobsWidth, w-metricsTableWidth-2))
 	m.knobs.SetSize(kw, topH-1)
 	m.metrics.SetSize(w-kw-1, topH-1)
@@ -305,6 +333,11 @@ func (m *Model) render() string {
 	if w == 0 || h == 0 {
 		return ""
 	}
+	if m.tooSmall() {
+		msg := fmt.Sprintf("terminal too small\nneed %d×%d, have %d×%d\n\n? help · q quit", minWidth, minHeight, w, h)
+		return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center,
+			m.common.Styles.Warn.Width(min(w, 30)).Align(lipgloss.Center).Render(msg))
+	}
 	helpV := m.helpView()
 	header := m.header()
 	kw, kh := m.knobs.width, m.knobs.height+1
@@ -322,9 +355,9 @@ func (m *Model) render() string {
 		bottom = lipgloss.NewStyle().Width(w).Height(m.fleet.height + 1).MaxHeight(m.fleet.height + 1).
 			Render(title + "\n" + m.metrics.chart(min(w, 100), m.fleet.height))
 	case m.bottom == paneSweep:
-		bottom = m.paneView(paneSweep, w, m.sweep.height+1, "")
+		bottom = m.paneView(paneSweep, w, m.sweep.height+1, "│ Fleet")
 	default:
-		bottom = m.paneView(paneFleet, w, m.fleet.height+1, m.fleetExtra())
+		bottom = m.paneView(paneFleet, w, m.fleet.height+1, m.fleetExtra()+" │ Sweep")
 	}
 	return lipgloss.NewStyle().MaxHeight(h).MaxWidth(w).Render(strings.Join([]string{header, top, bottom, helpV}, "\n"))
 }
@@ -360,5 +393,9 @@ func (m *Model) fleetExtra() string {
 	if m.fleet.res == nil {
 		return ""
 	}
-	return fmt.Sprintf("· %s · %.0f s simulated", m.fleet.res.Knobs.Mode, m.fleet.res.SimMS/1000)
+	workers := fmt.Sprintf("%d workers", m.fleet.res.Fleet.Workers())
+	if per := m.fleet.perRow(); per > 1 {
+		workers += fmt.Sprintf(", %d a row", per)
+	}
+	return fmt.Sprintf("· %s · %s · %.0f s simulated", m.fleet.res.Knobs.Mode, workers, m.fleet.res.SimMS/1000)
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 )
 
 func press(s string) tea.KeyPressMsg {
@@ -65,7 +66,7 @@ func TestKnobCursorKeys(t *testing.T) {
 	for _, step := range []struct {
 		key  string
 		want knob
-	}{{"down", knobCredit}, {"j", knobScale}, {"up", knobCredit}, {"k", knobMode}, {"k", knobConcurrency}, {"j", knobMode}} {
+	}{{"down", knobCredit}, {"j", knobScale}, {"up", knobCredit}, {"k", knobMode}, {"k", knobAsync}, {"j", knobMode}} {
 		m.keyAndSettle(t, step.key)
 		if m.knobs.cursor != step.want {
 			t.Fatalf("after %q cursor = %v, want %v", step.key, m.knobs.cursor, step.want)
@@ -153,7 +154,7 @@ func TestHelpThemeQuitKeys(t *testing.T) {
 	if m.help.ShowAll {
 		t.Fatal("? did not hide the full help")
 	}
-	if m.common.Palette.Name != "no-color" {
+	if m.common.Palette.Name != "no-colour" {
 		t.Fatalf("first theme %q", m.common.Palette.Name)
 	}
 	m.keyAndSettle(t, "t")
@@ -161,7 +162,7 @@ func TestHelpThemeQuitKeys(t *testing.T) {
 		t.Fatalf("t: theme %q", m.common.Palette.Name)
 	}
 	m.keyAndSettle(t, "t")
-	if m.common.Palette.Name != "no-color" {
+	if m.common.Palette.Name != "no-colour" {
 		t.Fatalf("t wraps to %q", m.common.Palette.Name)
 	}
 	for _, k := range []string{"q", "ctrl+c"} {
@@ -225,8 +226,8 @@ func TestSweepKeys(t *testing.T) {
 		t.Fatal("before a sweep: s should be offered, esc not")
 	}
 	m.keyAndSettle(t, "s")
-	if m.focus != paneSweep || m.sweep.phase != sweepDone || len(m.sweep.rows) != 5 || len(m.sweep.validation) != 3 {
-		t.Fatalf("s: focus %v phase %v rows %d validation %d", m.focus, m.sweep.phase, len(m.sweep.rows), len(m.sweep.validation))
+	if m.focus != paneSweep || m.sweep.state != sweepDone || len(m.sweep.rows) != 5 || len(m.sweep.validation) != 3 {
+		t.Fatalf("s: focus %v phase %v rows %d validation %d", m.focus, m.sweep.state, len(m.sweep.rows), len(m.sweep.validation))
 	}
 	best := m.sweep.rows[0]
 	if best.knobs.Scale != 16 || best.n != 2 || best.value != 2122 {
@@ -245,6 +246,105 @@ func TestSweepKeys(t *testing.T) {
 	}
 }
 
+// focusKnob moves the Knobs pane's cursor to k.
+func (m *Model) focusKnob(t *testing.T, k knob) {
+	t.Helper()
+	for range numKnobs {
+		if m.knobs.cursor == k {
+			return
+		}
+		m.keyAndSettle(t, "j")
+	}
+	t.Fatalf("knob %s not reachable", k.key())
+}
+
+// A sweep started after concurrency and replicas changed runs at them (the pane says so),
+// and `enter` on a row loads only its router knobs: concurrency and deployment changed after
+// the sweep stay.
+func TestSweepRunsAtTheKnobsAndEnterKeepsTheRest(t *testing.T) {
+	m := started(t, fakeSim{workers: 8, windows: 30}, fakeSweeper{})
+	m.focusKnob(t, knobConcurrency)
+	m.keyAndSettle(t, "l") // 32 → 64
+	m.focusKnob(t, knobReplicas)
+	m.keyAndSettle(t, "l") // 8 → 16
+	m.keyAndSettle(t, "s")
+	view := ansi.Strip(m.render())
+	if !strings.Contains(view, "at c=64 · 200 requests · 16× tp4·ep4") {
+		t.Fatalf("the sweep pane does not say what it searched at:\n%s", view)
+	}
+	for _, r := range m.sweep.rows {
+		if r.knobs.Concurrency != 64 || r.knobs.Deployment.Replicas != 16 {
+			t.Fatalf("row %+v not evaluated at c=64 on 16 replicas", r.knobs)
+		}
+	}
+	m.keyAndSettle(t, "tab") // Knobs
+	m.focusKnob(t, knobConcurrency)
+	m.keyAndSettle(t, "h") // 64 → 32
+	m.focusKnob(t, knobAsync)
+	m.keyAndSettle(t, "l")
+	now := m.knobs.knobs
+	m.setFocus(paneSweep)
+	m.updateKeys()
+	m.keyAndSettle(t, "j")
+	m.keyAndSettle(t, "enter")
+	row := m.sweep.rows[1].knobs
+	got := m.knobs.knobs
+	if got != now.WithRouter(row) || got.Concurrency != 32 || !got.Deployment.Async || got.Deployment.Replicas != 16 || got.Scale != row.Scale {
+		t.Fatalf("enter loaded %+v; want the row's router knobs (%s) and the rest as they were (%+v)", got, row.Router(), now)
+	}
+	if m.metrics.cur.Knobs != got {
+		t.Fatalf("the re-run shows %+v, want %+v", m.metrics.cur.Knobs, got)
+	}
+}
+
+// The sweep's status line walks search → saturation → validation → done with its counts
+// and ends on the stop reason; a cancelled sweep says so.
+func TestSweepStatusWalksThePhases(t *testing.T) {
+	m := started(t, fakeSim{workers: 8, windows: 30}, fakeSweeper{})
+	_, cmd := m.Update(press("s"))
+	var statuses []string
+	for cmd != nil {
+		msg := cmd()
+		if msg == nil {
+			break
+		}
+		_, cmd = m.Update(msg)
+		if st := ansi.Strip(m.sweep.status()); len(statuses) == 0 || statuses[len(statuses)-1] != st {
+			statuses = append(statuses, st)
+		}
+	}
+	want := []string{
+		"search round 1/2 · evaluations 1/6 · esc cancels",
+		"search round 2/2 · evaluations 6/6 · esc cancels",
+		"saturation 0/2 · prefill_load_scale at the winner's other knobs · esc cancels",
+		"saturation 2/2 · prefill_load_scale at the winner's other knobs · esc cancels",
+		"validation 1/3 · round_robin, default_kv, best on 1000 requests · esc cancels",
+		"validation 3/3 · round_robin, default_kv, best on 1000 requests · esc cancels",
+		"done · 6 evaluations · converged at round 2 of 2",
+	}
+	at := 0
+	for _, st := range statuses {
+		if at < len(want) && st == want[at] {
+			at++
+		}
+	}
+	if at != len(want) || statuses[len(statuses)-1] != want[len(want)-1] {
+		t.Fatalf("statuses:\n%s\nwant in order:\n%s", strings.Join(statuses, "\n"), strings.Join(want, "\n"))
+	}
+
+	block := make(chan struct{})
+	defer close(block)
+	m = started(t, fakeSim{workers: 8, windows: 30}, fakeSweeper{block: block})
+	_, cmd = m.Update(press("s"))
+	for range 3 {
+		_, cmd = m.Update(cmd())
+	}
+	m.keyAndSettle(t, "esc")
+	if st := ansi.Strip(m.sweep.status()); st != "cancelled · 3 evaluations" {
+		t.Fatalf("cancelled status %q", st)
+	}
+}
+
 func TestSweepEscCancels(t *testing.T) {
 	block := make(chan struct{})
 	defer close(block)
@@ -259,15 +359,15 @@ func TestSweepEscCancels(t *testing.T) {
 		t.Fatalf("mid-sweep: %d evals, running %v", m.sweep.evals, m.sweep.running())
 	}
 	m.keyAndSettle(t, "esc")
-	if m.sweep.phase != sweepCancelled || m.common.Keys.CancelSweep.Enabled() || !m.common.Keys.StartSweep.Enabled() {
-		t.Fatalf("esc: phase %v", m.sweep.phase)
+	if m.sweep.state != sweepCancelled || m.common.Keys.CancelSweep.Enabled() || !m.common.Keys.StartSweep.Enabled() {
+		t.Fatalf("esc: phase %v", m.sweep.state)
 	}
 	// The cancelled producer's last message, if any, is dropped.
 	if msg := cmd(); msg != nil {
 		m.Update(msg)
 	}
-	if m.sweep.evals != 3 || m.sweep.phase != sweepCancelled {
-		t.Fatalf("after cancel: %d evals, phase %v", m.sweep.evals, m.sweep.phase)
+	if m.sweep.evals != 3 || m.sweep.state != sweepCancelled {
+		t.Fatalf("after cancel: %d evals, phase %v", m.sweep.evals, m.sweep.state)
 	}
 }
 
@@ -350,9 +450,11 @@ func TestMetricsChartPlacement(t *testing.T) {
 	if v := small.render(); !strings.Contains(v, "TTFT over simulated time") || !strings.Contains(v, "TTFT ms over 90 s simulated") {
 		t.Fatalf("80×24 with Metrics focused should show the chart below:\n%s", v)
 	}
-	big := started(t, fakeSim{workers: 8, windows: 90}, nil) // 100×30
+	big := New(testOptions(fakeSim{workers: 8, windows: 90}, nil))
+	big.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	drive(t, big, big.Init())
 	big.keyAndSettle(t, "tab")
 	if v := big.render(); strings.Contains(v, "TTFT over simulated time") || !strings.Contains(v, "TTFT ms over 90 s simulated") || !strings.Contains(v, "prefix-hit ratio") {
-		t.Fatalf("100×30 should draw the chart inline and keep the Fleet pane:\n%s", v)
+		t.Fatalf("120×40 should draw the chart inline and keep the Fleet pane:\n%s", v)
 	}
 }

@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -12,10 +13,14 @@ import (
 )
 
 // fleetPane draws two heatmaps, workers × simulated time: load (active KV blocks or queued
-// prefill tokens, `v` switches) and the windowed prefix-hit ratio.
+// prefill tokens, `v` switches) and the windowed prefix-hit ratio. A fleet taller than the
+// pane is drawn in groups of consecutive workers, one row each; the load heatmap shares its
+// colour scale with the pinned baseline's, so two runs compare on one scale.
 type fleetPane struct {
 	common        *Common
 	res           *Result // latest frame, partial or final
+	base          *Result // pinned baseline (the first final result until `b` pins another)
+	last          *Result // latest final result, what `b` pins
 	queued        bool    // load heatmap shows queued prefill tokens instead of active blocks
 	width, height int
 }
@@ -30,6 +35,14 @@ func (p *fleetPane) Update(msg tea.Msg) tea.Cmd {
 	case resultMsg:
 		r := msg.res
 		p.res = &r
+		if r.Final {
+			p.last = &r
+			if p.base == nil {
+				p.base = &r
+			}
+		}
+	case pinMsg:
+		p.base = p.last
 	case tea.KeyPressMsg:
 		if key.Matches(msg, p.common.Keys.LoadView) {
 			p.queued = !p.queued
@@ -43,26 +56,109 @@ const heatGlyphs = "·░▒▓█"
 
 const heatLevels = 5 // runes in heatGlyphs
 
+// fleetChrome is the pane's lines besides the worker rows: heatmap title, time axis, legend.
+const fleetChrome = 3
+
+// load is the load matrix the pane shows of r, with its name and unit.
+func (p *fleetPane) load(r *Result) ([][]float64, string, string) {
+	if p.queued {
+		return r.Fleet.QueuedPrefill, "load: queued prefill tokens", "tokens"
+	}
+	return r.Fleet.ActiveBlocks, "load: active KV blocks", "blocks"
+}
+
 func (p *fleetPane) View() string {
 	st := p.common.Styles
 	if p.res == nil || p.res.Fleet.Workers() == 0 {
 		return st.Muted.Render("no snapshots yet")
 	}
 	f := p.res.Fleet
-	load, loadName, loadUnit := f.ActiveBlocks, "load: active KV blocks", "blocks"
-	if p.queued {
-		load, loadName, loadUnit = f.QueuedPrefill, "load: queued prefill tokens", "tokens"
-	}
+	load, loadName, loadUnit := p.load(p.res)
 	loadMax := heatScale(load)
+	shared := ""
+	if p.base != nil && p.base != p.last {
+		baseLoad, _, _ := p.load(p.base)
+		loadMax = max(loadMax, heatScale(baseLoad))
+		shared = " · same scale as baseline"
+	}
+	per := p.perRow()
+	hitName := "prefix-hit ratio per window"
+	if per > 1 {
+		loadName += " (row max)"
+		hitName += " (row mean)"
+	}
+	labels := workerLabels(f.Workers(), per)
 	half := (p.width - 1) / 2
-	left := p.heatmap(loadName, load, loadMax, half,
-		fmt.Sprintf("0 %s ≥%s %s", p.legend(), formatCount(loadMax), loadUnit))
+	left := p.heatmap(loadName, group(load, per, maxOf), labels, loadMax, half,
+		fmt.Sprintf("0 %s ≥%s %s%s", p.legend(), formatCount(loadMax), loadUnit, shared))
 	hitLegend := fmt.Sprintf("0 %s 1", p.legend())
 	if hasNaN(f.HitRatio) {
 		hitLegend += "   blank: no admissions"
 	}
-	right := p.heatmap("prefix-hit ratio per window", f.HitRatio, 1, p.width-1-half, hitLegend)
+	right := p.heatmap(hitName, group(f.HitRatio, per, meanOf), labels, 1, p.width-1-half, hitLegend)
 	return lipgloss.JoinHorizontal(lipgloss.Top, left, " ", right)
+}
+
+// perRow is how many workers a heatmap row shows: 1 when the fleet fits the pane, else
+// groups of consecutive workers (their maximum load, their mean prefix-hit ratio).
+func (p *fleetPane) perRow() int {
+	if p.res == nil {
+		return 1
+	}
+	rows := max(1, p.height-fleetChrome)
+	return max(1, (p.res.Fleet.Workers()+rows-1)/rows)
+}
+
+// workerLabels names the rows of workers grouped per to a row: w3, or w8–15.
+func workerLabels(workers, per int) []string {
+	var out []string
+	for lo := 0; lo < workers; lo += per {
+		hi := min(workers, lo+per) - 1
+		if lo == hi {
+			out = append(out, fmt.Sprintf("w%d", lo))
+		} else {
+			out = append(out, fmt.Sprintf("w%d–%d", lo, hi))
+		}
+	}
+	return out
+}
+
+// group folds each run of per consecutive rows into one, window by window, with agg over
+// the values that are not NaN (NaN when none is).
+func group(m [][]float64, per int, agg func([]float64) float64) [][]float64 {
+	if per <= 1 {
+		return m
+	}
+	var out [][]float64
+	for lo := 0; lo < len(m); lo += per {
+		rows := m[lo:min(len(m), lo+per)]
+		g := make([]float64, len(rows[0]))
+		vals := make([]float64, 0, len(rows))
+		for c := range g {
+			vals = vals[:0]
+			for _, r := range rows {
+				if c < len(r) && !math.IsNaN(r[c]) {
+					vals = append(vals, r[c])
+				}
+			}
+			g[c] = math.NaN()
+			if len(vals) > 0 {
+				g[c] = agg(vals)
+			}
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+func maxOf(v []float64) float64 { return slices.Max(v) }
+
+func meanOf(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
 }
 
 func (p *fleetPane) legend() string {
@@ -85,20 +181,23 @@ func (p *fleetPane) cell(v float64) string {
 	return g
 }
 
-// heatmap renders one matrix [worker][window] into width columns: a title, one row per
-// worker with its id, the legend and the time axis.
-func (p *fleetPane) heatmap(title string, m [][]float64, scale float64, width int, legend string) string {
+// heatmap renders one matrix [row][window] into width columns: a title, one labelled line
+// per row, the time axis and the legend.
+func (p *fleetPane) heatmap(title string, m [][]float64, labels []string, scale float64, width int, legend string) string {
 	st := p.common.Styles
-	const label = 4 // "w12 "
+	label := 0
+	for _, l := range labels {
+		label = max(label, lipgloss.Width(l)+1)
+	}
 	cols := max(1, width-label)
 	windows := 0
 	if len(m) > 0 {
 		windows = len(m[0])
 	}
 	lines := []string{st.Bold.Render(truncate(title, width))}
-	for w, row := range m {
+	for i, row := range m {
 		var b strings.Builder
-		b.WriteString(st.Muted.Render(fmt.Sprintf("w%-*d", label-1, w)))
+		b.WriteString(st.Muted.Render(labels[i] + strings.Repeat(" ", label-lipgloss.Width(labels[i]))))
 		for _, v := range resample(row, cols) {
 			if scale > 0 && !math.IsNaN(v) {
 				v = math.Min(1, v/scale)

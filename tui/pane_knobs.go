@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -48,11 +49,13 @@ func (p *knobsPane) Update(msg tea.Msg) tea.Cmd {
 		return nil
 	}
 	keys := p.common.Keys
+	rows := p.space.knobs()
+	at := max(0, slices.Index(rows, p.cursor))
 	switch {
 	case key.Matches(km, keys.Up):
-		p.cursor = (p.cursor + numKnobs - 1) % numKnobs
+		p.cursor = rows[(at+len(rows)-1)%len(rows)]
 	case key.Matches(km, keys.Down):
-		p.cursor = (p.cursor + 1) % numKnobs
+		p.cursor = rows[(at+1)%len(rows)]
 	case key.Matches(km, keys.Left), key.Matches(km, keys.Right):
 		dir := +1
 		if key.Matches(km, keys.Left) {
@@ -68,17 +71,25 @@ func (p *knobsPane) Update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
+// View lists the knobs; when they do not fit, a window of them scrolls with the cursor and
+// the last line says which are shown.
 func (p *knobsPane) View() string {
 	st := p.common.Styles
-	var b strings.Builder
+	rows := p.space.knobs()
 	nameW := 0
-	for k := knob(0); k < numKnobs; k++ {
+	for _, k := range rows {
 		nameW = max(nameW, len(k.key()))
 	}
 	if p.width < nameW+14 {
 		nameW = max(8, p.width-14)
 	}
-	for k := knob(0); k < numKnobs; k++ {
+	first, shown := 0, len(rows)
+	if p.height > 0 && len(rows) > p.height {
+		shown = max(1, p.height-1)
+		first = min(max(0, slices.Index(rows, p.cursor)-shown/2), len(rows)-shown)
+	}
+	var lines []string
+	for _, k := range rows[first : first+shown] {
 		name := k.key()
 		if len(name) > nameW {
 			name = name[:nameW-1] + "…"
@@ -90,19 +101,18 @@ func (p *knobsPane) View() string {
 			marker = "▸ "
 		}
 		line := fmt.Sprintf("%s%-*s ", marker, nameW, name)
-		vs := "‹ " + val + " ›"
 		switch {
 		case k == p.cursor:
-			line = st.Selected.Render(line) + st.Selected.Render(vs)
+			line = st.Selected.Render(line + "‹ " + val + " ›")
 		case ignored:
 			line = st.Muted.Render(line + "  " + val + " (ignored)")
 		default:
-			line = st.Text.Render(line) + st.Text.Render("  "+val)
+			line = st.Text.Render(line + "  " + val)
 		}
-		b.WriteString(line)
-		if k < numKnobs-1 {
-			b.WriteByte('\n')
-		}
+		lines = append(lines, line)
 	}
-	return b.String()
+	if shown < len(rows) {
+		lines = append(lines, st.Muted.Render(fmt.Sprintf("  ↑↓ knobs %d–%d of %d", first+1, first+shown, len(rows))))
+	}
+	return strings.Join(lines, "\n")
 }

@@ -52,11 +52,13 @@ func (p *metricsPane) Update(msg tea.Msg) tea.Cmd {
 
 const metricsTableWidth = 38
 
-func (p *metricsPane) View() string {
+// chartMaxHeight caps the TTFT chart so that spare rows go to the lower pane.
+const chartMaxHeight = 18
+
+// table is the figures with their changes against the baseline, and the baseline in full,
+// wrapped to the table's width.
+func (p *metricsPane) table() []string {
 	st := p.common.Styles
-	if p.cur == nil {
-		return st.Muted.Render("waiting for the first run…")
-	}
 	m, b := p.cur.Metrics, p.base.Metrics
 	var lines []string
 	lines = append(lines, st.Muted.Render(fmt.Sprintf("%-6s %7s %7s %7s %7s", "ms", "mean", "p50", "p90", "p99")))
@@ -77,28 +79,45 @@ func (p *metricsPane) View() string {
 	row("e2e", m.E2E, b.E2E)
 	lines = append(lines,
 		st.Text.Render(fmt.Sprintf("%-13s %8.0f", "output tok/s", m.OutputTokS))+" "+p.delta(m.OutputTokS, b.OutputTokS, true, 8),
-		st.Text.Render(fmt.Sprintf("%-13s %7.1f%%", "prefix reuse", 100*m.PrefixReuse))+" "+p.delta(m.PrefixReuse, b.PrefixReuse, true, 8),
-		st.Muted.Render(truncate("baseline: "+p.base.Knobs.String(), metricsTableWidth+1)),
-	)
-	table := strings.Join(lines, "\n")
+		st.Text.Render(fmt.Sprintf("%-13s %7.1f%%", "prefix reuse", 100*m.PrefixReuse))+" "+p.delta(m.PrefixReuse, b.PrefixReuse, true, 8))
+	base := "baseline: " + p.base.Knobs.Against(p.cur.Knobs)
+	wrapped := lipgloss.NewStyle().Width(min(p.width, metricsTableWidth+1)).Render(base)
+	for _, l := range strings.Split(wrapped, "\n") {
+		lines = append(lines, st.Muted.Render(strings.TrimRight(l, " ")))
+	}
+	return lines
+}
 
+func (p *metricsPane) View() string {
+	st := p.common.Styles
+	if p.cur == nil {
+		return st.Muted.Render("waiting for the first run…")
+	}
+	lines := p.table()
+	table := strings.Join(lines, "\n")
 	// The chart goes right of the table when there is room, else below it, else the root
 	// shows it in the lower half while this pane has focus.
 	if w := p.width - metricsTableWidth - 2; w >= 24 && p.height >= 8 {
-		return lipgloss.JoinHorizontal(lipgloss.Top, lipgloss.NewStyle().Width(metricsTableWidth+2).Render(table), p.chart(w, p.height))
+		return lipgloss.JoinHorizontal(lipgloss.Top, lipgloss.NewStyle().Width(metricsTableWidth+2).Render(table), p.chart(w, min(p.height, chartMaxHeight)))
 	}
 	if h := p.height - len(lines); h >= 5 && p.width >= 24 {
-		return table + "\n" + p.chart(min(p.width, 80), h)
+		return table + "\n" + p.chart(min(p.width, 80), min(h, chartMaxHeight))
 	}
 	return table
 }
 
-// tableLines is the height of the figures table.
-const tableLines = 10
+// tableHeight is the height of the figures table at the pane's width (a baseline that
+// differs in more ways wraps onto more lines).
+func (p *metricsPane) tableHeight() int {
+	if p.cur == nil {
+		return 10
+	}
+	return len(p.table())
+}
 
 // chartInline reports whether View has room for the chart.
 func (p *metricsPane) chartInline() bool {
-	return (p.width-metricsTableWidth-2 >= 24 && p.height >= 8) || (p.height-tableLines >= 5 && p.width >= 24)
+	return (p.width-metricsTableWidth-2 >= 24 && p.height >= 8) || (p.height-p.tableHeight() >= 5 && p.width >= 24)
 }
 
 // delta formats the relative change of v against base, coloured by whether it is better.
@@ -108,7 +127,7 @@ func (p *metricsPane) delta(v, base float64, higherIsBetter bool, width int) str
 	if p.cur == p.base || math.IsNaN(c) {
 		return st.Muted.Render(fmt.Sprintf("%*s", width, "·"))
 	}
-	s := fmt.Sprintf("%*s", width, fmt.Sprintf("%+.1f%%", 100*c))
+	s := formatPct(c, width)
 	switch better := (c < 0) != higherIsBetter; {
 	case math.Abs(c) < 0.0005:
 		return st.Muted.Render(s)
@@ -117,6 +136,25 @@ func (p *metricsPane) delta(v, base float64, higherIsBetter bool, width int) str
 	default:
 		return st.Worse.Render(s)
 	}
+}
+
+// formatPct is the relative change c right-aligned in width cells, in at most six: one
+// decimal below 100 %, whole percents below 10,000 %, then a factor (×123).
+func formatPct(c float64, width int) string {
+	var s string
+	switch pct := 100 * c; {
+	case math.IsNaN(c):
+		s = "·"
+	case math.Abs(pct) < 99.95:
+		s = fmt.Sprintf("%+.1f%%", pct)
+	case math.Abs(pct) < 9999.5:
+		s = fmt.Sprintf("%+.0f%%", pct)
+	case 1+c < 99999.5:
+		s = fmt.Sprintf("×%.0f", 1+c)
+	default:
+		s = "≥×1e5"
+	}
+	return fmt.Sprintf("%*s", width, s)
 }
 
 // chart plots mean TTFT per window over simulated time, in a box w×h.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 
@@ -12,10 +11,13 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/guptarohit/asciigraph"
+
+	"github.com/routerlab/routerlab/sweep"
 )
 
-// loadKnobsMsg asks the root to load a sweep row into the knobs and re-run.
-type loadKnobsMsg struct{ knobs Knobs }
+// loadRouterMsg asks the root to load a sweep row's router knobs into the knobs, keeping the
+// rest, and re-run.
+type loadRouterMsg struct{ router Knobs }
 
 // sweepRow is one distinct evaluated configuration with n, the simulation runs (trials)
 // averaged into its value.
@@ -25,30 +27,32 @@ type sweepRow struct {
 	n     int
 }
 
-type sweepPhase int
+type sweepState int
 
 const (
-	sweepIdle sweepPhase = iota
-	sweepSearching
-	sweepValidating
+	sweepIdle sweepState = iota
+	sweepRunning
 	sweepDone
 	sweepCancelled
 	sweepFailed
 )
 
-// sweepPane runs the smart sweep in the background and shows it live: rounds, the table of
-// evaluated configurations best first, the best-so-far chart, then the validation table.
+// sweepPane runs the smart sweep in the background and shows it live: its phase with counts,
+// the table of evaluated configurations best first, the best-so-far chart, then the
+// validation table.
 type sweepPane struct {
 	common  *Common
 	sweeper Sweeper // nil: no sweep available
 	info    SweepInfo
 
-	gen    uint64 // generation of the running sweep; older events are dropped
-	cancel context.CancelFunc
-	phase  sweepPhase
-	err    error
+	gen      uint64 // generation of the running sweep; older events are dropped
+	cancel   context.CancelFunc
+	state    sweepState
+	progress sweep.Progress
+	err      error
+	knobs    Knobs // the explorer's knobs now: what a sweep started now would search at
+	at       Knobs // the knobs the shown sweep started at
 
-	round      int
 	evals      int
 	rows       []sweepRow
 	bestSoFar  []float64
@@ -59,18 +63,18 @@ type sweepPane struct {
 	width, height int
 }
 
-func newSweepPane(c *Common, s Sweeper, info SweepInfo) *sweepPane {
-	return &sweepPane{common: c, sweeper: s, info: info}
+func newSweepPane(c *Common, s Sweeper, info SweepInfo, knobs Knobs) *sweepPane {
+	return &sweepPane{common: c, sweeper: s, info: info, knobs: knobs}
 }
 
 func (p *sweepPane) Init() tea.Cmd    { return nil }
 func (p *sweepPane) SetSize(w, h int) { p.width, p.height = w, h }
 
-func (p *sweepPane) running() bool { return p.phase == sweepSearching || p.phase == sweepValidating }
+func (p *sweepPane) running() bool { return p.state == sweepRunning }
 
 func (p *sweepPane) canStart() bool { return p.sweeper != nil && !p.running() }
 
-// start begins a new sweep, forgetting the previous one.
+// start begins a new sweep at the current knobs, forgetting the previous one.
 func (p *sweepPane) start() tea.Cmd {
 	if !p.canStart() {
 		return nil
@@ -78,11 +82,12 @@ func (p *sweepPane) start() tea.Cmd {
 	p.gen++
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
-	p.phase, p.err = sweepSearching, nil
-	p.round, p.evals, p.rows, p.bestSoFar, p.validation, p.cursor, p.picked = 0, 0, nil, nil, nil, 0, false
-	sw := p.sweeper
+	p.state, p.err, p.at = sweepRunning, nil, p.knobs
+	p.progress = sweep.Progress{Phase: sweep.PhaseSearch, Round: 1, Rounds: p.info.Rounds, Total: p.info.Rounds * p.info.PerRound}
+	p.evals, p.rows, p.bestSoFar, p.validation, p.cursor, p.picked = 0, nil, nil, nil, 0, false
+	sw, at := p.sweeper, p.at
 	return stream(ctx, p.gen, func(ctx context.Context, emit func(SweepEvent, bool)) error {
-		return sw.Sweep(ctx, func(ev SweepEvent) { emit(ev, false) })
+		return sw.Sweep(ctx, at, func(ev SweepEvent) { emit(ev, false) })
 	})
 }
 
@@ -90,7 +95,7 @@ func (p *sweepPane) start() tea.Cmd {
 func (p *sweepPane) stop() {
 	if p.running() {
 		p.cancel()
-		p.phase = sweepCancelled
+		p.state, p.progress = sweepCancelled, p.progress.Cancelled()
 	}
 }
 
@@ -111,9 +116,9 @@ func (p *sweepPane) Update(msg tea.Msg) tea.Cmd {
 			p.cancel()
 			switch {
 			case msg.err != nil && !errors.Is(msg.err, context.Canceled):
-				p.phase, p.err = sweepFailed, msg.err
+				p.state, p.err = sweepFailed, msg.err
 			default:
-				p.phase = sweepDone
+				p.state = sweepDone
 			}
 			return nil
 		}
@@ -129,7 +134,7 @@ func (p *sweepPane) Update(msg tea.Msg) tea.Cmd {
 		case key.Matches(msg, keys.Load):
 			if p.cursor < len(p.rows) {
 				k := p.rows[p.cursor].knobs
-				return func() tea.Msg { return loadKnobsMsg{k} }
+				return func() tea.Msg { return loadRouterMsg{k} }
 			}
 		}
 	}
@@ -137,83 +142,99 @@ func (p *sweepPane) Update(msg tea.Msg) tea.Cmd {
 }
 
 func (p *sweepPane) apply(ev SweepEvent) {
-	switch ev.Kind {
-	case SweepEvaluated:
-		e := ev.Eval
-		runs := max(1, e.Runs)
-		p.evals++
-		p.round = max(p.round, e.Round)
-		found := false
-		for i := range p.rows {
-			if p.rows[i].knobs == e.Knobs {
-				r := &p.rows[i]
-				r.value = (r.value*float64(r.n) + e.Value*float64(runs)) / float64(r.n+runs)
-				r.n += runs
-				found = true
-			}
-		}
-		if !found {
-			p.rows = append(p.rows, sweepRow{knobs: e.Knobs, value: e.Value, n: runs})
-		}
-		var selected Knobs
-		if p.cursor < len(p.rows) {
-			selected = p.rows[p.cursor].knobs
-		}
-		sort.SliceStable(p.rows, func(i, j int) bool { return p.better(p.rows[i].value, p.rows[j].value) })
-		for i := range p.rows {
-			if p.picked && p.rows[i].knobs == selected {
-				p.cursor = i
-			}
-		}
-		best := p.rows[0].value
-		if len(p.bestSoFar) > 0 && !p.better(best, p.bestSoFar[len(p.bestSoFar)-1]) {
-			best = p.bestSoFar[len(p.bestSoFar)-1]
-		}
-		p.bestSoFar = append(p.bestSoFar, best)
-	case SweepValidating:
-		p.phase = sweepValidating
-	case SweepValidated:
+	p.progress = ev.Progress
+	if ev.Validation != nil {
 		p.validation = ev.Validation
-		p.phase = sweepDone // validation is the sweep's last step
 	}
+	e := ev.Eval
+	if e == nil {
+		return
+	}
+	runs := max(1, e.Runs)
+	p.evals++
+	found := false
+	for i := range p.rows {
+		if p.rows[i].knobs == e.Knobs {
+			r := &p.rows[i]
+			r.value = (r.value*float64(r.n) + e.Value*float64(runs)) / float64(r.n+runs)
+			r.n += runs
+			found = true
+		}
+	}
+	if !found {
+		p.rows = append(p.rows, sweepRow{knobs: e.Knobs, value: e.Value, n: runs})
+	}
+	var selected Knobs
+	if p.cursor < len(p.rows) {
+		selected = p.rows[p.cursor].knobs
+	}
+	sort.SliceStable(p.rows, func(i, j int) bool { return p.better(p.rows[i].value, p.rows[j].value) })
+	for i := range p.rows {
+		if p.picked && p.rows[i].knobs == selected {
+			p.cursor = i
+		}
+	}
+	best := p.rows[0].value
+	if len(p.bestSoFar) > 0 && !p.better(best, p.bestSoFar[len(p.bestSoFar)-1]) {
+		best = p.bestSoFar[len(p.bestSoFar)-1]
+	}
+	p.bestSoFar = append(p.bestSoFar, best)
 }
 
+// status is the sweep's phase with its counts: search round r/R and evaluations k/N,
+// saturation k/n, validation k/3, then done with the stop reason.
 func (p *sweepPane) status() string {
 	st := p.common.Styles
-	rounds := fmt.Sprintf("round %d/%d · %d evaluated", max(1, p.round), p.info.Rounds, p.evals)
-	switch p.phase {
+	pr := p.progress
+	switch p.state {
 	case sweepIdle:
 		if p.sweeper == nil {
 			return st.Muted.Render("no sweep available for this experiment")
 		}
-		return st.Muted.Render(fmt.Sprintf("press s to search the router knobs (%d rounds × %d, objective %s)",
-			p.info.Rounds, p.info.PerRound, p.info.Objective))
-	case sweepSearching:
-		return st.Warn.Render("searching: " + rounds + " · esc cancels")
-	case sweepValidating:
-		return st.Warn.Render(fmt.Sprintf("validating on the full trace · %d evaluated · esc cancels", p.evals))
-	case sweepCancelled:
-		return st.Warn.Render("cancelled · " + rounds)
+		return st.Muted.Render(fmt.Sprintf("press s to search %s (%d rounds × %d, objective %s)",
+			strings.Join(p.info.Dims, ", "), p.info.Rounds, p.info.PerRound, p.info.Objective))
 	case sweepFailed:
 		return st.Worse.Render("sweep failed: " + p.err.Error())
-	default:
-		return st.Better.Render(fmt.Sprintf("done · %d evaluations · enter loads a row", p.evals))
+	case sweepCancelled:
+		return st.Warn.Render(fmt.Sprintf("cancelled · %d evaluations", p.evals))
+	case sweepDone:
+		return st.Better.Render(fmt.Sprintf("done · %d evaluations · %s", p.evals, pr.Stop))
 	}
+	var s string
+	switch pr.Phase {
+	case sweep.PhaseSaturation:
+		s = pr.String() + " · prefill_load_scale at the winner's other knobs"
+	case sweep.PhaseValidation:
+		s = fmt.Sprintf("%s · round_robin, default_kv, best on %d requests", pr, p.info.ValidationRequests)
+	default:
+		s = pr.String()
+	}
+	return st.Warn.Render(s + " · esc cancels")
 }
 
-const sweepTableWidth = 45
+// scope says what the sweep searches at: the concurrency, requests and deployment of the
+// knobs it started at (idle: the knobs now).
+func (p *sweepPane) scope() string {
+	k := p.at
+	if p.state == sweepIdle {
+		k = p.knobs
+	}
+	return p.common.Styles.Muted.Render(fmt.Sprintf("at c=%d · %d requests · %s", k.Concurrency, p.info.Requests, k.Deployment))
+}
+
+const sweepTableWidth = 43
 
 func (p *sweepPane) View() string {
 	st := p.common.Styles
-	lines := []string{truncate(p.status(), p.width)}
-	rowsShown := max(1, p.height-2)
+	lines := []string{truncate(p.status(), p.width), truncate(p.scope(), p.width)}
+	rowsShown := max(1, p.height-len(lines)-1)
 	first := 0
 	if p.cursor >= rowsShown {
 		first = p.cursor - rowsShown + 1
 	}
 	var table []string
 	if len(p.rows) > 0 {
-		table = append(table, st.Muted.Render(fmt.Sprintf("  %-12s %5s %5s %4s %9s %3s", "router_mode", "cred", "scale", "T", p.info.Objective, "n")))
+		table = append(table, st.Muted.Render(fmt.Sprintf("  %-12s %4s %5s %3s %8s %4s", "router_mode", "cred", "scale", "T", p.info.Objective, "runs")))
 	}
 	for i := first; i < len(p.rows) && i < first+rowsShown; i++ {
 		r := p.rows[i]
@@ -221,7 +242,7 @@ func (p *sweepPane) View() string {
 		if r.knobs.KVKnobsApply() {
 			cred, scale, temp = formatNum(r.knobs.Credit), formatNum(r.knobs.Scale), formatNum(r.knobs.Temperature)
 		}
-		line := fmt.Sprintf("%-12s %5s %5s %4s %9s %3d", r.knobs.Mode, cred, scale, temp, formatMS(r.value), r.n)
+		line := fmt.Sprintf("%-12s %4s %5s %3s %8s %4d", r.knobs.Mode, cred, scale, temp, formatMS(r.value), r.n)
 		if i == p.cursor {
 			line = st.Selected.Render("▸ " + line)
 		} else {
@@ -231,32 +252,41 @@ func (p *sweepPane) View() string {
 	}
 	left := strings.Join(table, "\n")
 	rightW := p.width - sweepTableWidth - 1
-	var right string
-	switch {
-	case rightW < 20:
-	case len(p.validation) > 0:
-		right = p.validationView(rightW)
-	case len(p.bestSoFar) >= 2:
-		right = asciigraph.Plot(p.bestSoFar, asciigraph.Height(max(2, p.height-4)), asciigraph.Width(max(4, rightW-10)),
-			asciigraph.Precision(0), asciigraph.Caption("best "+p.info.Objective+" by evaluation"))
+	bodyH := p.height - len(lines)
+	var right []string
+	if rightW >= 20 {
+		if len(p.validation) > 0 {
+			right = append(right, p.validationView(rightW)...)
+		}
+		// The convergence chart stays under the validation when there is room for it.
+		if h := bodyH - len(right); len(p.bestSoFar) >= 2 && h >= 5 {
+			if len(right) > 0 {
+				right = append(right, "")
+				h--
+			}
+			right = append(right, asciigraph.Plot(p.bestSoFar, asciigraph.Height(h-2), asciigraph.Width(max(4, rightW-10)),
+				asciigraph.Precision(0), asciigraph.Caption("best "+p.info.Objective+" by evaluation")))
+		}
 	}
 	body := left
-	if right != "" {
-		body = lipgloss.JoinHorizontal(lipgloss.Top, lipgloss.NewStyle().Width(sweepTableWidth+1).Render(left), right)
+	if len(right) > 0 {
+		body = lipgloss.JoinHorizontal(lipgloss.Top, lipgloss.NewStyle().Width(sweepTableWidth+1).Render(left), strings.Join(right, "\n"))
 	}
 	return strings.Join(append(lines, body), "\n")
 }
 
 // validationView is the full-trace table, compact enough for the pane's right column: the
-// TTFT column goes first when the column is narrow.
-func (p *sweepPane) validationView(w int) string {
+// TTFT column is left out when the column is narrow. The last column is the e2e change
+// against default_kv.
+func (p *sweepPane) validationView(w int) []string {
 	st := p.common.Styles
 	withTTFT := w >= 44
-	head := fmt.Sprintf("%-11s %8s %6s", "", "e2e ms", "reuse")
+	head := fmt.Sprintf("%-11s %7s %6s %7s", "", "e2e ms", "reuse", "Δ e2e")
 	if withTTFT {
-		head = fmt.Sprintf("%-11s %8s %8s %6s", "", "e2e ms", "TTFT ms", "reuse")
+		head = fmt.Sprintf("%-11s %7s %7s %6s %7s", "", "e2e ms", "TTFT ms", "reuse", "Δ e2e")
 	}
-	lines := []string{st.Bold.Render(truncate("full-trace validation", w)), st.Muted.Render(truncate(head, w))}
+	lines := []string{st.Bold.Render(truncate(fmt.Sprintf("validation on %d requests", p.info.ValidationRequests), w)),
+		st.Muted.Render(truncate(head, w))}
 	var ref *Metrics
 	for i := range p.validation {
 		if p.validation[i].Name == "default_kv" {
@@ -264,17 +294,15 @@ func (p *sweepPane) validationView(w int) string {
 		}
 	}
 	for _, v := range p.validation {
-		line := fmt.Sprintf("%-11s %8s", truncate(v.Name, 11), formatMS(v.Metrics.E2E.Mean))
+		line := fmt.Sprintf("%-11s %7s", truncate(v.Name, 11), formatMS(v.Metrics.E2E.Mean))
 		if withTTFT {
-			line += fmt.Sprintf(" %8s", formatMS(v.Metrics.TTFT.Mean))
+			line += fmt.Sprintf(" %7s", formatMS(v.Metrics.TTFT.Mean))
 		}
 		line += fmt.Sprintf(" %5.1f%%", 100*v.Metrics.PrefixReuse)
-		if ref != nil && v.Name == "best" {
-			if c := relChange(v.Metrics.E2E.Mean, ref.E2E.Mean); !math.IsNaN(c) {
-				line += fmt.Sprintf(" %+.1f%%", 100*c)
-			}
+		if ref != nil && v.Name != "default_kv" {
+			line += " " + formatPct(relChange(v.Metrics.E2E.Mean, ref.E2E.Mean), 7)
 		}
 		lines = append(lines, truncate(line, w))
 	}
-	return strings.Join(lines, "\n")
+	return append(lines, st.Muted.Render(truncate("Δ e2e: mean e2e against default_kv", w)))
 }

@@ -24,7 +24,7 @@ func TestValidationFitsNarrowWindow(t *testing.T) {
 			t.Fatalf("line wider than 80: %q", l)
 		}
 	}
-	if !strings.Contains(view, "best          2200.0  60.0% -4.3%") || strings.Contains(view, "TTFT ms") {
+	if !strings.Contains(view, "best         2200.0  60.0%   -4.3%") || strings.Contains(view, "TTFT ms") {
 		t.Fatalf("compact validation table expected:\n%s", view)
 	}
 }

@@ -1,13 +1,22 @@
 package tui
 
-import "context"
+import (
+	"context"
 
-// SweepInfo describes the sweep the explorer can start: what it optimises and how long.
+	"github.com/routerlab/routerlab/sweep"
+)
+
+// SweepInfo describes the sweep the explorer can start: what it searches, what it
+// optimises and how long.
 type SweepInfo struct {
-	Objective      string // column title, e.g. "e2e ms"
-	HigherIsBetter bool   // throughput targets
+	Objective      string   // column title, e.g. "e2e ms"
+	HigherIsBetter bool     // throughput targets
+	Dims           []string // the knobs searched, e.g. router_mode, overlap_score_credit
 	Rounds         int
 	PerRound       int
+	// Requests is how many requests each search evaluation replays: the explorer's own run
+	// length. ValidationRequests is how many the validation replays.
+	Requests, ValidationRequests int
 }
 
 // SweepEval is one finished evaluation of the sweep.
@@ -25,26 +34,17 @@ type ValidationRow struct {
 	Metrics Metrics
 }
 
-// SweepEvent is one step of a running sweep: Eval is set for SweepEvaluated, Validation for
-// SweepValidated.
+// SweepEvent is one step of a running sweep: where it stands, and the evaluation that just
+// finished (Eval) or the validation table (Validation), if any.
 type SweepEvent struct {
-	Kind       SweepEventKind
-	Eval       SweepEval
+	Progress   sweep.Progress
+	Eval       *SweepEval
 	Validation []ValidationRow
 }
 
-// SweepEventKind says which field of a SweepEvent is set.
-type SweepEventKind int
-
-// Kinds of sweep events.
-const (
-	SweepEvaluated  SweepEventKind = iota
-	SweepValidating                // the search is over; validation runs now
-	SweepValidated
-)
-
-// Sweeper runs the smart sweep, calling emit for each event in order; it returns when the
-// sweep and its validation are done, or ctx.Err() promptly after ctx is cancelled.
+// Sweeper runs the smart sweep at the explorer's knobs (their concurrency and deployment;
+// the router knobs are what it searches), calling emit for each event in order; it returns
+// when the sweep and its validation are done, or ctx.Err() promptly after ctx is cancelled.
 type Sweeper interface {
-	Sweep(ctx context.Context, emit func(SweepEvent)) error
+	Sweep(ctx context.Context, at Knobs, emit func(SweepEvent)) error
 }

@@ -37,7 +37,7 @@ func drive(tb testing.TB, m tea.Model, cmd tea.Cmd) {
 // first 2,000 requests of the built-in toolagent trace, c=32): from the key press to the
 // updated panes rendered — the whole re-simulation included.
 func BenchmarkKnobChange(b *testing.B) {
-	exp, s := smallExperiment(b, 0)
+	_, s := smallExperiment(b, 0)
 	for _, bc := range []struct {
 		name string
 		keys []tea.KeyPressMsg
@@ -46,8 +46,8 @@ func BenchmarkKnobChange(b *testing.B) {
 		{"prefill_load_scale", []tea.KeyPressMsg{{Code: 'j', Text: "j"}, {Code: 'j', Text: "j"}}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			m := tui.New(tui.Options{Workers: s.Workers(), Title: s.Title(), Space: Space(exp.File),
-				Initial: Initial(exp.File), Sim: s, Palettes: []themes.Palette{themes.Dark()}})
+			m := tui.New(tui.Options{Title: s.Title(), Space: s.Space(),
+				Initial: s.Initial(), Sim: s, Palettes: []themes.Palette{themes.Dark()}})
 			var model tea.Model = m
 			model, _ = model.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
 			drive(b, model, model.Init())

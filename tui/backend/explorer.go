@@ -8,24 +8,21 @@ import (
 
 // NewExplorer builds the explorer on exp: the first `requests` requests of its trace (0: the
 // file's workload.search_requests) at the file's knobs, with the smart sweep of the same
-// file. palettes are the themes `t` cycles through (themes.Cycle honours NO_COLOR
-// and ROUTERLAB_THEME). exp may be shared by several explorers (one per SSH session).
+// file at the explorer's knobs. palettes are the themes `t` cycles through (themes.Cycle
+// honours NO_COLOR and ROUTERLAB_THEME). exp may be shared by several explorers (one per SSH
+// session).
 func NewExplorer(exp *config.Experiment, requests int, palettes []themes.Palette) (*tui.Model, error) {
 	sim, err := NewSim(exp, requests)
 	if err != nil {
 		return nil, err
 	}
-	sw, err := NewSweeper(exp)
-	if err != nil {
-		return nil, err
-	}
+	sw := NewSweeper(sim)
 	info, err := sw.Info()
 	if err != nil {
 		return nil, err
 	}
 	return tui.New(tui.Options{
-		Workers: sim.Workers(), Title: sim.Title(),
-		Space: Space(exp.File), Initial: Initial(exp.File),
+		Title: sim.Title(), Space: sim.Space(), Initial: sim.Initial(),
 		Sim: sim, Sweep: sw, SweepInfo: info,
 		Palettes: palettes,
 	}), nil

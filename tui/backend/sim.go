@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/routerlab/routerlab/config"
 	"github.com/routerlab/routerlab/engine"
+	"github.com/routerlab/routerlab/model"
 	"github.com/routerlab/routerlab/router"
 	"github.com/routerlab/routerlab/trace"
 	"github.com/routerlab/routerlab/tui"
@@ -27,13 +29,17 @@ const firstWindowUS = 500_000
 // frameEvery is the wall time between progress frames of a run.
 const frameEvery = 25 * time.Millisecond
 
-// Sim runs the explorer's points on an experiment. It is read-only after New, so the tui may
-// run a new point while a cancelled one unwinds.
+// Sim runs the explorer's points on an experiment. It is safe for concurrent use, so the
+// tui may run a new point while a cancelled one unwinds.
 type Sim struct {
 	exp      *config.Experiment
 	base     engine.Config
 	trace    *trace.Trace
 	requests int
+	layouts  []model.Layout // the parallel-layout knob's values, named by layoutName
+
+	mu      sync.Mutex
+	workers map[model.Deployment]*model.Worker // by deployment with KV blocks unresolved
 }
 
 // NewSim prepares runs of the first `requests` requests of exp's trace (0: the file's
@@ -46,14 +52,65 @@ func NewSim(exp *config.Experiment, requests int) (*Sim, error) {
 	if requests <= 0 {
 		requests = exp.File.Workload.SearchRequests
 	}
-	return &Sim{exp: exp, base: base, trace: exp.Trace.First(requests), requests: requests}, nil
+	s := &Sim{exp: exp, base: base, trace: exp.Trace.First(requests), requests: requests,
+		workers: map[model.Deployment]*model.Worker{}}
+	s.layouts = s.layoutLadder()
+	return s, nil
+}
+
+// layoutLadder is the experiment's layout and, at the same GPUs per worker, its other
+// expert layout (experts split by tensor or by expert parallelism) when its step-time
+// tables are embedded.
+func (s *Sim) layoutLadder() []model.Layout {
+	l := s.base.Worker.Layout()
+	out := []model.Layout{l}
+	gpus := l.TP * l.AttentionDP
+	for _, alt := range []model.Layout{
+		{TP: l.TP, AttentionDP: l.AttentionDP, MoETP: 1, MoEEP: gpus},
+		{TP: l.TP, AttentionDP: l.AttentionDP, MoETP: gpus, MoEEP: 1},
+	} {
+		d := s.base.Worker
+		d.TP, d.AttentionDP, d.MoETP, d.MoEEP = alt.TP, alt.AttentionDP, alt.MoETP, alt.MoEEP
+		if _, err := s.worker(d); alt != l && err == nil {
+			out = append(out, alt)
+		}
+	}
+	return out
+}
+
+// layoutName is how the explorer names a layout: tp4·ep4, tp4·moe_tp4, tp2·dp2·ep4.
+func layoutName(l model.Layout) string {
+	s := fmt.Sprintf("tp%d", l.TP)
+	if l.AttentionDP > 1 {
+		s += fmt.Sprintf("·dp%d", l.AttentionDP)
+	}
+	if l.MoETP > 1 {
+		s += fmt.Sprintf("·moe_tp%d", l.MoETP)
+	}
+	if l.MoEEP > 1 {
+		s += fmt.Sprintf("·ep%d", l.MoEEP)
+	}
+	return s
+}
+
+// worker returns the worker model of d (KV blocks unresolved), building it on first use.
+func (s *Sim) worker(d model.Deployment) (*model.Worker, error) {
+	d.NumGPUBlocks = 0
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w, ok := s.workers[d]; ok {
+		return w, nil
+	}
+	w, err := model.NewWorker(d)
+	if err != nil {
+		return nil, err
+	}
+	s.workers[d] = w
+	return w, nil
 }
 
 // Requests is how many requests each run replays.
 func (s *Sim) Requests() int { return len(s.trace.Requests) }
-
-// Workers is the fleet size.
-func (s *Sim) Workers() int { return s.base.Workers }
 
 // Title names what is explored, for the explorer's header: the trace first, since a narrow
 // header cuts the end.
@@ -61,11 +118,11 @@ func (s *Sim) Title() string {
 	return fmt.Sprintf("%s · first %d · %s", s.trace.Name, len(s.trace.Requests), s.exp.File.Name)
 }
 
-// Config is the engine configuration of a point.
-func (s *Sim) Config(k tui.Knobs) (engine.Config, error) {
+// Config is the engine configuration of a point, with the worker model that prices its steps.
+func (s *Sim) Config(k tui.Knobs) (engine.Config, *model.Worker, error) {
 	mode, err := router.ParseMode(k.Mode)
 	if err != nil {
-		return engine.Config{}, err
+		return engine.Config{}, nil, err
 	}
 	cfg := s.base
 	cfg.Router.Mode = mode
@@ -74,13 +131,31 @@ func (s *Sim) Config(k tui.Knobs) (engine.Config, error) {
 	cfg.Router.Temperature = k.Temperature
 	cfg.ReplayConcurrency = k.Concurrency
 	cfg.RecordRequests = true
-	return cfg, nil
+	dk := k.Deployment
+	i := slices.IndexFunc(s.layouts, func(l model.Layout) bool { return layoutName(l) == dk.Layout })
+	if i < 0 {
+		return engine.Config{}, nil, fmt.Errorf("explorer: unknown parallel layout %q", dk.Layout)
+	}
+	l := s.layouts[i]
+	cfg.Workers = dk.Replicas
+	d := &cfg.Worker
+	d.TP, d.AttentionDP, d.MoETP, d.MoEEP = l.TP, l.AttentionDP, l.MoETP, l.MoEEP
+	d.MaxNumBatchedTokens, d.MaxNumSeqs, d.AsyncScheduling = dk.MaxBatchedTokens, dk.MaxSeqs, dk.Async
+	d.NumGPUBlocks = s.exp.File.NumGPUBlocks // 0: derived from memory for this deployment
+	w, err := s.worker(*d)
+	if err != nil {
+		return engine.Config{}, nil, err
+	}
+	if d.NumGPUBlocks == 0 {
+		d.NumGPUBlocks = w.Capacity().NumGPUBlocks
+	}
+	return cfg, w, nil
 }
 
 // Simulate runs one point in chunks of simulated time, sending a progress frame every
 // frameEvery of wall time and the final result at the end.
 func (s *Sim) Simulate(ctx context.Context, run tui.Run, partial func(tui.Result)) (tui.Result, error) {
-	cfg, err := s.Config(run.Knobs)
+	cfg, w, err := s.Config(run.Knobs)
 	if err != nil {
 		return tui.Result{}, err
 	}
@@ -88,7 +163,7 @@ func (s *Sim) Simulate(ctx context.Context, run tui.Run, partial func(tui.Result
 	if run.DurationHintMS > 0 {
 		cfg.SnapshotEveryUS = max(1000, int64(run.DurationHintMS*1000/Columns))
 	}
-	sim, err := engine.New(cfg, s.exp.Worker, s.trace)
+	sim, err := engine.New(cfg, w, s.trace)
 	if err != nil {
 		return tui.Result{}, err
 	}
@@ -119,7 +194,10 @@ func (s *Sim) Simulate(ctx context.Context, run tui.Run, partial func(tui.Result
 func (s *Sim) result(k tui.Knobs, snaps []engine.Snapshot, recs []engine.RequestRecord, everyUS, nowUS int64) tui.Result {
 	merge := max(1, (len(snaps)+Columns-1)/Columns)
 	cols := (len(snaps) + merge - 1) / merge
-	workers := s.base.Workers
+	workers := 0
+	if len(snaps) > 0 {
+		workers = len(snaps[0].Workers)
+	}
 	res := tui.Result{Knobs: k, SimMS: float64(nowUS) / 1000}
 	res.Fleet.WindowMS = float64(everyUS*int64(merge)) / 1000
 	res.Fleet.ActiveBlocks = matrix(workers, cols)
@@ -206,14 +284,35 @@ func metrics(s engine.Summary) tui.Metrics {
 	}
 }
 
-// concurrencyLadder is what the replay-concurrency knob steps through, with the file's own
-// value added.
-func concurrencyLadder() []int { return []int{1, 2, 4, 8, 16, 32, 64, 128, 256} }
+// powersOfTwo is lo, 2·lo, 4·lo, … up to hi: the ladder of a numeric knob.
+func powersOfTwo(lo, hi int) []int {
+	var out []int
+	for n := lo; n <= hi; n *= 2 {
+		out = append(out, n)
+	}
+	return out
+}
 
-// Space is the explorer's knob space for f: each router knob's search_space values (a knob
-// with a single value also gets the seed's values, so it can still be explored), every
-// router mode, and a ladder of concurrencies.
-func Space(f *config.File) tui.Space {
+// ladder is a ladder with the experiment's own values added, sorted, without repeats.
+func ladder(base []int, extra ...int) []int {
+	out := append(base, extra...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func ints(vals []config.Value) []int {
+	var out []int
+	for _, v := range vals {
+		out = append(out, int(v.Num))
+	}
+	return out
+}
+
+// Space is the explorer's knob space: each router knob's search_space values (a knob with a
+// single value also gets the seed's values, so it can still be explored), every router
+// mode, and ladders of concurrencies and deployment settings.
+func (s *Sim) Space() tui.Space {
+	f := s.exp.File
 	seed := config.Default()
 	nums := func(key string) []float64 {
 		vals := f.Values(key)
@@ -228,23 +327,28 @@ func Space(f *config.File) tui.Space {
 		return slices.Compact(out)
 	}
 	sp := tui.Space{
-		Credits:      nums(config.KeyOverlapScoreCredit),
-		Scales:       nums(config.KeyPrefillLoadScale),
-		Temperatures: nums(config.KeyRouterTemperature),
+		Credits:       nums(config.KeyOverlapScoreCredit),
+		Scales:        nums(config.KeyPrefillLoadScale),
+		Temperatures:  nums(config.KeyRouterTemperature),
+		Concurrencies: ladder(powersOfTwo(1, 256), f.Workload.ReplayConcurrency),
+		Replicas:      ladder(powersOfTwo(1, router.MaxWorkers), s.base.Workers),
+		BatchedTokens: ladder(powersOfTwo(2048, 65536), ints(f.Values("agg_max_num_batched_tokens"))...),
+		Seqs:          ladder(powersOfTwo(32, 1024), ints(f.Values("agg_max_num_seqs"))...),
 	}
 	for _, m := range router.Modes() {
 		sp.Modes = append(sp.Modes, string(m))
 	}
-	sp.Concurrencies = append(concurrencyLadder(), f.Workload.ReplayConcurrency)
-	slices.Sort(sp.Concurrencies)
-	sp.Concurrencies = slices.Compact(sp.Concurrencies)
+	for _, l := range s.layouts {
+		sp.Layouts = append(sp.Layouts, layoutName(l))
+	}
 	return sp
 }
 
-// Initial is where the explorer starts: the file's first router_mode and concurrency, and for
-// each KV knob Dynamo's default (credit 1, scale 1, T 0) when the file's list offers it (a
-// list is a search range), else its first value.
-func Initial(f *config.File) tui.Knobs {
+// Initial is where the explorer starts: the file's first router_mode, concurrency and
+// deployment, and for each KV knob Dynamo's default (credit 1, scale 1, T 0) when the file's
+// list offers it (a list is a search range), else its first value.
+func (s *Sim) Initial() tui.Knobs {
+	f := s.exp.File
 	def := router.DefaultConfig()
 	pick := func(key string, dflt float64) float64 {
 		vals := f.Values(key)
@@ -259,11 +363,16 @@ func Initial(f *config.File) tui.Knobs {
 	if err != nil {
 		mode = def.Mode // config validated the value; keep the explorer usable regardless
 	}
+	d := s.base.Worker
 	return tui.Knobs{
 		Mode:        string(mode),
 		Credit:      pick(config.KeyOverlapScoreCredit, def.OverlapScoreCredit),
 		Scale:       pick(config.KeyPrefillLoadScale, def.PrefillLoadScale),
 		Temperature: pick(config.KeyRouterTemperature, def.Temperature),
 		Concurrency: f.Workload.ReplayConcurrency,
+		Deployment: tui.Deployment{
+			Replicas: s.base.Workers, Layout: layoutName(d.Layout()),
+			MaxBatchedTokens: d.MaxNumBatchedTokens, MaxSeqs: d.MaxNumSeqs, Async: d.AsyncScheduling,
+		},
 	}
 }

@@ -3,10 +3,12 @@ package backend
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/routerlab/routerlab/config"
 	"github.com/routerlab/routerlab/engine"
+	"github.com/routerlab/routerlab/router"
 	"github.com/routerlab/routerlab/tui"
 )
 
@@ -25,10 +27,11 @@ func smallExperiment(t testing.TB, requests int) (*config.Experiment, *Sim) {
 }
 
 func TestSimulateKVRouterBeatsRoundRobinOnReuse(t *testing.T) {
-	exp, s := smallExperiment(t, 300)
-	k := Initial(exp.File)
-	if k != (tui.Knobs{Mode: "kv_router", Credit: 1, Scale: 1, Temperature: 0, Concurrency: 32}) {
-		t.Fatalf("initial knobs = %+v, want Dynamo's default KV router at c=32", k)
+	_, s := smallExperiment(t, 300)
+	k := s.Initial()
+	seed := tui.Deployment{Replicas: 8, Layout: "tp4·ep4", MaxBatchedTokens: 16384, MaxSeqs: 512}
+	if k != (tui.Knobs{Mode: "kv_router", Credit: 1, Scale: 1, Temperature: 0, Concurrency: 32, Deployment: seed}) {
+		t.Fatalf("initial knobs = %+v, want Dynamo's default KV router at c=32 on the seed's deployment", k)
 	}
 	kv, err := s.Simulate(context.Background(), tui.Run{Knobs: k}, nil)
 	if err != nil {
@@ -93,7 +96,8 @@ func TestHitRatioIsTokenWeightedPerArrivalWindow(t *testing.T) {
 
 func TestSimulateIsDeterministicAndCancellable(t *testing.T) {
 	_, s := smallExperiment(t, 200)
-	k := tui.Knobs{Mode: "kv_router", Credit: 0.5, Scale: 2, Temperature: 0.5, Concurrency: 16}
+	k := s.Initial()
+	k.Credit, k.Scale, k.Temperature, k.Concurrency = 0.5, 2, 0.5, 16
 	a, err := s.Simulate(context.Background(), tui.Run{Knobs: k}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +114,8 @@ func TestSimulateIsDeterministicAndCancellable(t *testing.T) {
 	if _, err := s.Simulate(ctx, tui.Run{Knobs: k}, nil); err == nil {
 		t.Fatal("cancelled run returned no error")
 	}
-	if _, err := s.Simulate(context.Background(), tui.Run{Knobs: tui.Knobs{Mode: "fastest", Concurrency: 8}}, nil); err == nil {
+	k.Mode = "fastest"
+	if _, err := s.Simulate(context.Background(), tui.Run{Knobs: k}, nil); err == nil {
 		t.Fatal("unknown router mode accepted")
 	}
 }
@@ -120,7 +125,15 @@ func TestSpaceOffersTheSeedValues(t *testing.T) {
 	if err := f.Set("overlap_score_credit=0.7"); err != nil {
 		t.Fatal(err)
 	}
-	sp := Space(f)
+	exp, err := config.NewExperiment(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSim(exp, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := s.Space()
 	if len(sp.Modes) != 4 || sp.Modes[0] != "kv_router" || sp.Modes[1] != "round_robin" {
 		t.Errorf("modes %v", sp.Modes)
 	}
@@ -133,10 +146,62 @@ func TestSpaceOffersTheSeedValues(t *testing.T) {
 			t.Fatalf("credits %v, want %v", sp.Credits, want)
 		}
 	}
-	if Initial(f).Credit != 0.7 {
-		t.Errorf("a fixed knob should start at its value, got %v", Initial(f).Credit)
+	if s.Initial().Credit != 0.7 {
+		t.Errorf("a fixed knob should start at its value, got %v", s.Initial().Credit)
 	}
 	if len(sp.Scales) != 9 || sp.Concurrencies[0] != 1 {
 		t.Errorf("scales %v concurrencies %v", sp.Scales, sp.Concurrencies)
+	}
+	// Deployment ladders: both embedded expert layouts at the seed's TP 4, replicas up to the
+	// router's limit, the vLLM budgets around the seed's.
+	if !slices.Equal(sp.Layouts, []string{"tp4·ep4", "tp4·moe_tp4"}) || sp.Replicas[0] != 1 || sp.Replicas[len(sp.Replicas)-1] != router.MaxWorkers ||
+		!slices.Contains(sp.BatchedTokens, 16384) || !slices.Contains(sp.Seqs, 512) {
+		t.Errorf("deployment ladders: layouts %v replicas %v tokens %v seqs %v", sp.Layouts, sp.Replicas, sp.BatchedTokens, sp.Seqs)
+	}
+}
+
+// Every deployment knob reaches the simulation: a what-if changes the fleet or the step
+// model the way its setting says.
+func TestDeploymentKnobsReachTheSimulation(t *testing.T) {
+	_, s := smallExperiment(t, 300)
+	base := s.Initial()
+	run := func(k tui.Knobs) tui.Result {
+		t.Helper()
+		r, err := s.Simulate(context.Background(), tui.Run{Knobs: k}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	ref := run(base)
+	k := base
+	k.Deployment.Replicas = 2
+	if r := run(k); r.Fleet.Workers() != 2 || r.Metrics.TTFT.Mean <= ref.Metrics.TTFT.Mean {
+		t.Errorf("2 replicas: %d worker rows, TTFT %.1f vs %.1f ms at 8", r.Fleet.Workers(), r.Metrics.TTFT.Mean, ref.Metrics.TTFT.Mean)
+	}
+	for _, change := range []func(*tui.Deployment){
+		func(d *tui.Deployment) { d.Layout = "tp4·moe_tp4" },
+		func(d *tui.Deployment) { d.MaxBatchedTokens = 2048 },
+		func(d *tui.Deployment) { d.Async = true },
+	} {
+		k := base
+		change(&k.Deployment)
+		cfg, _, err := s.Config(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := cfg.Worker
+		if d.MoETP*d.MoEEP != 4 || (k.Deployment.Layout == "tp4·moe_tp4") != (d.MoETP == 4) ||
+			d.MaxNumBatchedTokens != k.Deployment.MaxBatchedTokens || d.AsyncScheduling != k.Deployment.Async || d.NumGPUBlocks <= 0 {
+			t.Errorf("knobs %+v → deployment %+v", k.Deployment, d)
+		}
+		if r := run(k); r.Metrics == ref.Metrics {
+			t.Errorf("knobs %+v: same metrics as the seed deployment", k.Deployment)
+		}
+	}
+	k = base
+	k.Deployment.Layout = "tp8·ep8"
+	if _, err := s.Simulate(context.Background(), tui.Run{Knobs: k}, nil); err == nil {
+		t.Error("unknown layout accepted")
 	}
 }

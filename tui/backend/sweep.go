@@ -2,49 +2,37 @@ package backend
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/model"
 	"github.com/routerlab/routerlab/router"
 	"github.com/routerlab/routerlab/sweep"
 	"github.com/routerlab/routerlab/tui"
 )
 
 // Sweeper runs the smart sweep of an experiment for the explorer, in memory (no output
-// directory, no ledger).
+// directory, no ledger), at the explorer's knobs: their concurrency, request count and
+// deployment, searching the experiment's router knobs.
 type Sweeper struct {
-	exp   *config.Experiment
-	space *sweep.Space
-	base  tui.Knobs // knob values of dimensions a configuration does not name
+	sim *Sim
 }
 
-// NewSweeper sweeps exp's file as `routerlab sweep` would, without writing files.
-func NewSweeper(exp *config.Experiment) (*Sweeper, error) {
-	f := exp.File
-	space, err := sweep.NewSpace(f)
-	if err != nil {
-		return nil, err
-	}
-	base := tui.Knobs{Concurrency: f.Workload.ReplayConcurrency}
-	base.Mode = f.Values(config.KeyRouterMode)[0].Text
-	base.Credit = f.Values(config.KeyOverlapScoreCredit)[0].Num
-	base.Scale = f.Values(config.KeyPrefillLoadScale)[0].Num
-	base.Temperature = f.Values(config.KeyRouterTemperature)[0].Num
-	return &Sweeper{exp: exp, space: space, base: base}, nil
-}
+// NewSweeper sweeps the experiment of sim as `routerlab sweep` would, on the requests sim
+// replays, without writing files.
+func NewSweeper(sim *Sim) *Sweeper { return &Sweeper{sim: sim} }
 
-// runs is how many simulations the sweep averages for a configuration: several seeds for a
-// stochastic one (temperature > 0, the random router), else one.
-func (s *Sweeper) runs(key string) int {
-	if c, ok := s.space.Index(key); ok && s.space.Candidates[c].Stochastic {
-		return sweep.StochasticSeeds
-	}
-	return 1
+// isRouterKey reports whether a search_space key is a router knob: the dimensions the
+// explorer's sweep searches (the deployment is fixed at the knobs).
+func isRouterKey(key string) bool {
+	return slices.Contains([]string{config.KeyRouterMode, config.KeyOverlapScoreCredit, config.KeyPrefillLoadScale, config.KeyRouterTemperature}, key)
 }
 
 // Info describes the sweep for the explorer's sweep pane.
 func (s *Sweeper) Info() (tui.SweepInfo, error) {
-	f := s.exp.File
+	f := s.sim.exp.File
 	obj, err := sweep.NewObjective(f.Goal)
 	if err != nil {
 		return tui.SweepInfo{}, err
@@ -53,15 +41,58 @@ func (s *Sweeper) Info() (tui.SweepInfo, error) {
 	if name == "" {
 		name = obj.Unit()
 	}
+	var dims []string
+	for _, d := range f.Dimensions() {
+		if isRouterKey(d.Key) {
+			dims = append(dims, d.Key)
+		}
+	}
+	validation := len(s.sim.exp.Trace.Requests)
+	if n := f.Validate.Requests; n > 0 && n < validation {
+		validation = n
+	}
 	return tui.SweepInfo{
-		Objective: name, HigherIsBetter: obj.Maximise(),
+		Objective: name, HigherIsBetter: obj.Maximise(), Dims: dims,
 		Rounds: f.Sweep.MaxRounds, PerRound: f.Sweep.CandidatesPerRound,
+		Requests: s.sim.Requests(), ValidationRequests: validation,
 	}, nil
 }
 
-// Knobs reads a sweep configuration (search-dimension values by key) as explorer knobs.
-func (s *Sweeper) Knobs(cfg map[string]string) tui.Knobs {
-	k := s.base
+// File is the experiment file the explorer sweeps at knobs k: the experiment's, with the
+// concurrency, the search requests and every deployment setting fixed at k's (the GPU
+// budget raised if k's fleet needs more).
+func (s *Sweeper) File(k tui.Knobs) (*config.File, error) {
+	f := s.sim.exp.File.Clone()
+	dk := k.Deployment
+	i := slices.IndexFunc(s.sim.layouts, func(l model.Layout) bool { return layoutName(l) == dk.Layout })
+	if i < 0 {
+		return nil, fmt.Errorf("explorer: unknown parallel layout %q", dk.Layout)
+	}
+	l := s.sim.layouts[i]
+	sets := []string{
+		"workload.replay_concurrency=" + strconv.Itoa(k.Concurrency),
+		"workload.search_requests=" + strconv.Itoa(s.sim.Requests()),
+		fmt.Sprintf("parallel_configs=[{tp: %d, attention_dp: %d, moe_tp: %d, moe_ep: %d, replicas: %d}]",
+			l.TP, l.AttentionDP, l.MoETP, l.MoEEP, dk.Replicas),
+		fmt.Sprintf("agg_max_num_batched_tokens=[%d]", dk.MaxBatchedTokens),
+		fmt.Sprintf("agg_max_num_seqs=[%d]", dk.MaxSeqs),
+		"async_scheduling=" + strconv.FormatBool(dk.Async),
+	}
+	if gpus := dk.Replicas * l.TP * l.AttentionDP; f.GPUBudget > 0 && gpus > f.GPUBudget {
+		sets = append([]string{"gpu_budget=" + strconv.Itoa(gpus)}, sets...)
+	}
+	for _, set := range sets {
+		if err := f.Set(set); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// knobs reads a sweep configuration (search-dimension values by key) as explorer knobs, the
+// knobs it does not name as at.
+func knobs(cfg map[string]string, at tui.Knobs) tui.Knobs {
+	k := at
 	num := func(key string, dst *float64) {
 		if v, ok := cfg[key]; ok {
 			if x, err := strconv.ParseFloat(v, 64); err == nil {
@@ -80,9 +111,27 @@ func (s *Sweeper) Knobs(cfg map[string]string) tui.Knobs {
 	return k
 }
 
-// Sweep runs the search and the validation, turning the sweep's progress events into the
-// explorer's.
-func (s *Sweeper) Sweep(ctx context.Context, emit func(tui.SweepEvent)) error {
+// Sweep runs the search and the validation at knobs at, turning the sweep's progress events
+// into the explorer's.
+func (s *Sweeper) Sweep(ctx context.Context, at tui.Knobs, emit func(tui.SweepEvent)) error {
+	f, err := s.File(at)
+	if err != nil {
+		return err
+	}
+	exp, err := config.NewExperiment(f)
+	if err != nil {
+		return err
+	}
+	space, err := sweep.NewSpace(f)
+	if err != nil {
+		return err
+	}
+	runs := func(key string) int {
+		if c, ok := space.Index(key); ok && space.Candidates[c].Stochastic {
+			return sweep.StochasticSeeds
+		}
+		return 1
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	progress := make(chan sweep.Event)
@@ -92,33 +141,28 @@ func (s *Sweeper) Sweep(ctx context.Context, emit func(tui.SweepEvent)) error {
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		res, err := sweep.Run(ctx, s.exp.File, s.exp, sweep.Options{Progress: progress})
+		res, err := sweep.Run(ctx, f, exp, sweep.Options{Progress: progress})
 		done <- outcome{res, err}
 	}()
-	validating := false
 	for {
 		select {
 		case ev := <-progress:
-			if ev.Phase != "search" {
-				if !validating {
-					validating = true
-					emit(tui.SweepEvent{Kind: tui.SweepValidating})
-				}
-				continue
+			se := tui.SweepEvent{Progress: ev.Progress}
+			if ev.Phase == sweep.PhaseSearch && ev.Key != "" {
+				se.Eval = &tui.SweepEval{Round: ev.Round, Knobs: knobs(ev.Config, at), Value: ev.Value, Runs: runs(ev.Key)}
 			}
-			emit(tui.SweepEvent{Kind: tui.SweepEvaluated, Eval: tui.SweepEval{
-				Round: ev.Round, Knobs: s.Knobs(ev.Config), Value: ev.Value, Runs: s.runs(ev.Key)}})
+			emit(se)
 		case out := <-done:
 			if out.err != nil {
 				return out.err
 			}
+			final := tui.SweepEvent{Progress: out.res.Search.Progress()}
 			if v := out.res.Validation; v != nil {
-				var rows []tui.ValidationRow
 				for _, r := range v.Runs {
-					rows = append(rows, tui.ValidationRow{Name: r.Name, Knobs: s.Knobs(r.Config), Metrics: metrics(r.Metrics)})
+					final.Validation = append(final.Validation, tui.ValidationRow{Name: r.Name, Knobs: knobs(r.Config, at), Metrics: metrics(r.Metrics)})
 				}
-				emit(tui.SweepEvent{Kind: tui.SweepValidated, Validation: rows})
 			}
+			emit(final)
 			return nil
 		}
 	}
