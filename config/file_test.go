@@ -83,7 +83,7 @@ func TestParseErrorsNameFileLineAndKey(t *testing.T) {
 		{"budget", "gpu_budget: 32", "gpu_budget: 16", "parallel_configs: tp4-dp1-moetp1-ep4-x8 needs 32 GPUs, more than gpu_budget 16"},
 		{"layout", "{tp: 4, moe_ep: 4, replicas: 8}", "{tp: 4, moe_ep: 2, replicas: 8}", "moe_tp × moe_ep (2) must equal tp × attention_dp (4)"},
 		{"async flag", "  gpu_budget: 32", "  gpu_budget: 32\n  async_scheduling: maybe", `x.yaml:10: search_space.async_scheduling: want true or false, got "maybe"`},
-		{"too many replicas", "replicas: 8}", "replicas: 100}", "x.yaml:12: search_space.parallel_configs.replicas: want an integer in [1, 64], got \"100\""},
+		{"too many replicas", "replicas: 8}", "replicas: 1025}", "x.yaml:12: search_space.parallel_configs.replicas: want an integer in [1, 1024], got \"1025\""},
 		{"kv dtype", "kv_cache_dtype: [fp8]", "kv_cache_dtype: [fp8, int4]", `x.yaml:15: search_space.kv_cache_dtype: unsupported value "int4" (want one of fp8, bf16, auto)`},
 		{"algorithm", "parallel_evals: 10", "parallel_evals: 10\n  algorithm: annealing", `sweep.algorithm: unknown algorithm "annealing"`},
 	}

@@ -3,13 +3,15 @@ package router
 import "math/bits"
 
 // The router's view of the fleet's blocks is two hash tables keyed by chained block hash,
-// each mapping a block to a per-worker bitmask:
+// each mapping a block to a per-worker bitmask (one bit per worker, in ⌈workers/64⌉ words):
 //
 //   - cached: the worker's prefix cache, fed only by KV events (hundreds of thousands of
 //     blocks in a replay);
 //   - active: prompt blocks of requests in flight on the worker, from the router's own
-//     bookings (a few thousand), with per-worker refcounts in a side slab since several
-//     in-flight requests can share a prefix.
+//     bookings (a few thousand), each with a record id whose per-worker refcounts live in
+//     a third, small table keyed by (record, worker), since several in-flight requests can
+//     share a prefix. Keying refcounts by pair keeps memory proportional to what is in
+//     flight, not to records × workers, so a fleet of a thousand workers costs no more.
 //
 // Because hashes are chained (equal hash at position i means equal prompt prefix through
 // i), a flat map hash → bitmask is an exact flattened radix tree: walking a request's
@@ -17,24 +19,25 @@ import "math/bits"
 // longest matching prefix, and a block removed in the middle stops the walk there.
 //
 // The route path is bound by cache and TLB misses, so the big cached table is kept small
-// (16-byte slots, no refcounts) and only Route's walk and KV events touch it; bookings and
-// Finished touch only the small active table (its payload is the refcount record), which
-// stays in cache.
+// (hash and mask words inline, no refcounts: 16 bytes a slot up to 64 workers) and only
+// Route's walk and KV events touch it; bookings and Finished touch only the small active
+// and refcount tables, which stay in cache.
 
 // maskTable is an open-addressing hash table (linear probing, backward-shift deletion)
-// from block hash to a per-worker bitmask, optionally with a uint32 payload per block. A
-// slot is empty exactly when its mask is 0: a block leaves the table when its last worker
-// does.
+// from a 64-bit key to a mask of `words` words, optionally with a uint32 payload per key. A
+// slot is empty exactly when its mask is all zero: a block leaves the table when its last
+// worker does. Slots are stored flat, key first, so one slot is one cache line or a few.
+// Wide masks (more than one word) carry the count of their set bits after the key, so
+// the probe loop tests one word whatever the fleet size.
 type maskTable struct {
-	s     []maskSlot // len is a power of two, at most maxLoad full
-	aux   []uint32   // payload of each slot, moved along with it; nil if unused
-	shift uint       // 64 − log2(len(s))
-	n     int        // occupied slots
-}
-
-type maskSlot struct {
-	hash uint64
-	mask uint64
+	s      []uint64 // slots of stride words: key, [bit count,] mask; slots a power of two
+	aux    []uint32 // payload of each slot, moved along with it; nil if unused
+	words  int      // mask words per slot
+	head   int      // offset of the mask in a slot: 1, or 2 with a bit count
+	stride int      // head + words
+	shift  uint     // 64 − log2(slots)
+	last   int      // slots − 1, the probe wrap mask
+	n      int      // occupied slots
 }
 
 // A table grows past maxLoadNum/maxLoadDen full, which keeps probe runs short.
@@ -43,8 +46,12 @@ const (
 	maxLoadDen = 4
 )
 
-func newMaskTable(size int, withAux bool) *maskTable {
-	t := &maskTable{}
+func newMaskTable(size, words int, withAux bool) *maskTable {
+	head := 1
+	if words > 1 {
+		head = 2
+	}
+	t := &maskTable{words: words, head: head, stride: head + words}
 	if withAux {
 		t.aux = []uint32{}
 	}
@@ -52,59 +59,90 @@ func newMaskTable(size int, withAux bool) *maskTable {
 	return t
 }
 
-// home is the preferred slot of a hash; Fibonacci hashing spreads even sequential ids.
-func (t *maskTable) home(h uint64) uint64 { return (h * 0x9e3779b97f4a7c15) >> t.shift }
+// slots is the table's capacity in slots.
+func (t *maskTable) slots() int { return t.last + 1 }
 
-// find returns the slot holding h, or -1.
+// home is the preferred slot of a key; Fibonacci hashing spreads even sequential ids.
+func (t *maskTable) home(h uint64) int { return int((h * 0x9e3779b97f4a7c15) >> t.shift) }
+
+// key and mask are slot i's key and mask words.
+func (t *maskTable) key(i int) uint64    { return t.s[i*t.stride] }
+func (t *maskTable) mask(i int) []uint64 { return t.s[i*t.stride+t.head : (i+1)*t.stride] }
+
+// used reports whether slot i holds a key: its one mask word, or its bit count, is nonzero.
+func (t *maskTable) used(i int) bool { return t.s[i*t.stride+1] != 0 }
+
+// find returns the slot holding h, or -1. The one-word probe loop (every lookup up to 64
+// workers) is kept small enough to inline.
 func (t *maskTable) find(h uint64) int {
-	m := uint64(len(t.s) - 1)
-	for i := t.home(h); ; i = (i + 1) & m {
-		s := &t.s[i]
-		if s.mask == 0 {
+	if t.words != 1 {
+		return t.findWide(h)
+	}
+	for i := t.home(h); ; i = (i + 1) & t.last {
+		if t.s[2*i+1] == 0 {
 			return -1
 		}
-		if s.hash == h {
-			return int(i)
+		if t.s[2*i] == h {
+			return i
+		}
+	}
+}
+
+func (t *maskTable) findWide(h uint64) int {
+	for i := t.home(h); ; i = (i + 1) & t.last {
+		if !t.used(i) {
+			return -1
+		}
+		if t.key(i) == h {
+			return i
 		}
 	}
 }
 
 // insert returns the slot holding h, claiming an empty one if h is absent; the caller
-// must then give the slot a nonzero mask before the next call.
+// must then set a bit of the slot's mask before the next call.
 func (t *maskTable) insert(h uint64) int {
-	m := uint64(len(t.s) - 1)
 	i := t.home(h)
-	for ; t.s[i].mask != 0; i = (i + 1) & m {
-		if t.s[i].hash == h {
-			return int(i)
+	if t.words == 1 {
+		for ; t.s[2*i+1] != 0; i = (i + 1) & t.last {
+			if t.s[2*i] == h {
+				return i
+			}
+		}
+	} else {
+		for ; t.used(i); i = (i + 1) & t.last {
+			if t.key(i) == h {
+				return i
+			}
 		}
 	}
-	if maxLoadDen*(t.n+1) > maxLoadNum*len(t.s) {
-		t.resize(2 * len(t.s))
+	if maxLoadDen*(t.n+1) > maxLoadNum*t.slots() {
+		t.resize(2 * t.slots())
 		return t.insert(h)
 	}
-	t.s[i].hash = h
+	t.s[i*t.stride] = h
 	t.n++
-	return int(i)
+	return i
 }
 
 func (t *maskTable) resize(size int) {
-	old, oldAux := t.s, t.aux
-	t.s = make([]maskSlot, size)
+	old, oldAux, oldN := t.s, t.aux, len(t.s)/t.stride
+	t.s = make([]uint64, size*t.stride)
+	t.last = size - 1
 	if t.aux != nil {
 		t.aux = make([]uint32, size)
 	}
 	t.shift = uint(64 - bits.Len(uint(size-1)))
-	m := uint64(size - 1)
-	for k := range old {
-		if old[k].mask == 0 {
+	for k := range oldN {
+		src := old[k*t.stride : (k+1)*t.stride]
+		if src[1] == 0 {
 			continue
 		}
-		i := t.home(old[k].hash)
-		for t.s[i].mask != 0 {
-			i = (i + 1) & m
+		i := t.home(src[0])
+		for t.used(i) {
+			i = (i + 1) & t.last
 		}
-		t.s[i] = old[k]
+		copy(t.s[i*t.stride:], src)
 		if t.aux != nil {
 			t.aux[i] = oldAux[k]
 		}
@@ -114,25 +152,58 @@ func (t *maskTable) resize(size int) {
 // del empties slot i. Backward-shift deletion keeps every probe run unbroken without
 // tombstones.
 func (t *maskTable) del(i int) {
-	m := uint64(len(t.s) - 1)
-	hole := uint64(i)
+	hole := i
 	for j := hole; ; {
-		j = (j + 1) & m
-		s := &t.s[j]
-		if s.mask == 0 {
+		j = (j + 1) & t.last
+		if !t.used(j) {
 			break
 		}
-		k := t.home(s.hash)
+		k := t.home(t.key(j))
 		// The slot at j may move into the hole unless its home lies cyclically in (hole, j].
 		if (hole <= j && hole < k && k <= j) || (hole > j && (hole < k || k <= j)) {
 			continue
 		}
-		t.s[hole] = *s
+		t.move(hole, j)
 		if t.aux != nil {
 			t.aux[hole] = t.aux[j]
 		}
 		hole = j
 	}
-	t.s[hole] = maskSlot{}
+	if t.words == 1 {
+		t.s[2*hole], t.s[2*hole+1] = 0, 0
+	} else {
+		clear(t.s[hole*t.stride : (hole+1)*t.stride])
+	}
 	t.n--
+}
+
+// move copies slot j over slot i.
+func (t *maskTable) move(i, j int) {
+	if t.words == 1 {
+		t.s[2*i], t.s[2*i+1] = t.s[2*j], t.s[2*j+1]
+		return
+	}
+	copy(t.s[i*t.stride:(i+1)*t.stride], t.s[j*t.stride:(j+1)*t.stride])
+}
+
+// word is slot i's first mask word: the count of a one-word table used as a counter.
+func (t *maskTable) word(i int) *uint64 { return &t.s[i*t.stride+1] }
+
+// setBit and clearBit change worker w's bit in slot i; clearBit reports whether the mask
+// is now empty (the caller then deletes the slot).
+func (t *maskTable) setBit(i, w int) {
+	m, b := &t.s[i*t.stride+t.head+w>>6], uint64(1)<<(w&63)
+	if t.head == 2 && *m&b == 0 {
+		t.s[i*t.stride+1]++
+	}
+	*m |= b
+}
+
+func (t *maskTable) clearBit(i, w int) (empty bool) {
+	m, b := &t.s[i*t.stride+t.head+w>>6], uint64(1)<<(w&63)
+	if t.head == 2 && *m&b != 0 {
+		t.s[i*t.stride+1]--
+	}
+	*m &^= b
+	return !t.used(i)
 }

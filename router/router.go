@@ -35,8 +35,9 @@ type KVEvent struct {
 	Hashes []uint64
 }
 
-// MaxWorkers bounds the fleet because the indexer keeps one bit per worker per block.
-const MaxWorkers = 64
+// MaxWorkers bounds the fleet: the indexer keeps one bit per worker per cached block, so a
+// cached block costs 8 + 8·⌈workers/64⌉ bytes (136 at the bound).
+const MaxWorkers = 1024
 
 // WorkerLoad is the router's bookkeeping for one worker.
 type WorkerLoad struct {
@@ -58,11 +59,18 @@ type Router struct {
 	booked  map[int64]booking
 	spare   [][]uint32 // refs slices of finished bookings, reused by the next ones
 
-	// Refcount records of active blocks: record r is block refHash[r], used by
-	// refCount[r*workers+w] in-flight requests on worker w.
-	refHash  []uint64
-	refCount []uint32
-	freeRecs []uint32
+	// Records of active blocks: record r is block refHash[r], used by refCount(r, w)
+	// in-flight requests on worker w. Up to 64 workers the counts are a dense slab
+	// (denseCounts[r*workers+w], one array index on the hot path); wider fleets key them by
+	// (record, worker) in refCounts, so memory follows what is in flight rather than
+	// records × workers.
+	refHash     []uint64
+	denseCounts []uint32
+	refCounts   *maskTable
+	freeRecs    []uint32
+
+	// Worker masks of ⌈workers/64⌉ words: all workers, and scan's two walking sets.
+	all, liveCached, liveActive, none []uint64
 
 	// Per-request scratch, filled by scan before the policy chooses.
 	overlap   []int     // cached prefix blocks per worker
@@ -78,7 +86,7 @@ type booking struct {
 	refs          []uint32 // refcount records of the prompt blocks
 }
 
-// New builds a router for a fleet of workers (1..64). The seed drives tie-breaking,
+// New builds a router for a fleet of workers (1..MaxWorkers). The seed drives tie-breaking,
 // temperature sampling and the random policy.
 func New(cfg Config, workers int, seed uint64) (*Router, error) {
 	if err := cfg.Validate(); err != nil {
@@ -89,20 +97,75 @@ func New(cfg Config, workers int, seed uint64) (*Router, error) {
 	}
 	def, _ := findPolicy(string(cfg.Mode)) // Validate accepted the mode
 	cfg.Mode = def.mode
-	return &Router{
-		cfg:       cfg,
-		workers:   workers,
-		policy:    def.build(),
-		rng:       rand.New(rand.NewPCG(seed, 0x726f75746572)), // "router"
-		cached:    newMaskTable(1<<16, false),
-		active:    newMaskTable(1<<14, true),
-		load:      make([]WorkerLoad, workers),
-		booked:    make(map[int64]booking, 1024),
-		overlap:   make([]int, workers),
-		newBlocks: make([]int, workers),
-		cost:      make([]float64, workers),
-	}, nil
+	words := (workers + 63) / 64
+	all := make([]uint64, words)
+	for w := range workers {
+		all[w>>6] |= 1 << (w & 63)
+	}
+	r := &Router{
+		cfg:        cfg,
+		workers:    workers,
+		policy:     def.build(),
+		rng:        rand.New(rand.NewPCG(seed, 0x726f75746572)), // "router"
+		cached:     newMaskTable(1<<16, words, false),
+		active:     newMaskTable(1<<14, words, true),
+		load:       make([]WorkerLoad, workers),
+		booked:     make(map[int64]booking, 1024),
+		all:        all,
+		liveCached: make([]uint64, words),
+		liveActive: make([]uint64, words),
+		none:       make([]uint64, words),
+		overlap:    make([]int, workers),
+		newBlocks:  make([]int, workers),
+		cost:       make([]float64, workers),
+	}
+	if words > 1 {
+		r.refCounts = newMaskTable(1<<14, 1, false)
+	}
+	return r, nil
 }
+
+// addRef counts one more in-flight request on worker w using record rec and reports
+// whether it is the first; dropRef counts one fewer and reports whether it was the last.
+// Both inline their dense path, the one every fleet up to 64 workers takes.
+func (r *Router) addRef(rec uint32, w int) (first bool) {
+	if r.refCounts != nil {
+		return r.addSparseRef(rec, w)
+	}
+	n := &r.denseCounts[int(rec)*r.workers+w]
+	*n++
+	return *n == 1
+}
+
+func (r *Router) addSparseRef(rec uint32, w int) bool {
+	n := r.refCounts.word(r.refCounts.insert(refKey(rec, w)))
+	*n++
+	return *n == 1
+}
+
+func (r *Router) dropRef(rec uint32, w int) (last bool) {
+	if r.refCounts != nil {
+		return r.dropSparseRef(rec, w)
+	}
+	n := &r.denseCounts[int(rec)*r.workers+w]
+	*n--
+	return *n == 0
+}
+
+func (r *Router) dropSparseRef(rec uint32, w int) bool {
+	t := r.refCounts
+	k := t.find(refKey(rec, w))
+	n := t.word(k)
+	if *n--; *n != 0 {
+		return false
+	}
+	t.del(k)
+	return true
+}
+
+// refKey is the refcount table's key of record rec on worker w: the worker in the high
+// half, so Fibonacci hashing spreads one record's workers over the table.
+func refKey(rec uint32, w int) uint64 { return uint64(w)<<32 | uint64(rec) }
 
 // Config returns the router's knobs.
 func (r *Router) Config() Config { return r.cfg }
@@ -156,17 +219,13 @@ func (r *Router) Finished(id int64) {
 		l.PrefillTokens -= b.prefillTokens
 	}
 	l.InFlight--
-	bit := uint64(1) << w
 	for _, rec := range b.refs {
-		c := &r.refCount[int(rec)*r.workers+w]
-		*c--
-		if *c != 0 {
+		if !r.dropRef(rec, w) {
 			continue
 		}
 		l.ActiveBlocks--
 		i := r.active.find(r.refHash[rec])
-		a := &r.active.s[i]
-		if a.mask &^= bit; a.mask == 0 {
+		if r.active.clearBit(i, w) {
 			r.active.del(i)
 			r.freeRecs = append(r.freeRecs, rec)
 		}
@@ -180,19 +239,16 @@ func (r *Router) Apply(ev KVEvent) {
 	if ev.Worker < 0 || ev.Worker >= r.workers {
 		return
 	}
-	bit := uint64(1) << ev.Worker
 	t := r.cached
 	switch ev.Kind {
 	case BlocksStored:
 		for _, h := range ev.Hashes {
-			t.s[t.insert(h)].mask |= bit
+			t.setBit(t.insert(h), ev.Worker)
 		}
 	case BlocksRemoved:
 		for _, h := range ev.Hashes {
-			if i := t.find(h); i >= 0 {
-				if t.s[i].mask &^= bit; t.s[i].mask == 0 {
-					t.del(i)
-				}
+			if i := t.find(h); i >= 0 && t.clearBit(i, ev.Worker) {
+				t.del(i)
 			}
 		}
 	}
@@ -209,40 +265,49 @@ func (r *Router) Overlaps(hashes []uint64, out []int) {
 // and r.newBlocks (blocks not already active per worker). Active blocks are prefix-closed
 // too (an in-flight prompt holding block i holds its whole prefix), so the count of the
 // request's blocks already active on w is the length of w's active prefix. The walk stops
-// as soon as no worker matches any more.
+// as soon as no worker matches any more; a step costs one probe per table and one pass
+// over the mask words.
 func (r *Router) scan(hashes []uint64) {
-	all := uint64(1)<<r.workers - 1
-	if r.workers == MaxWorkers {
-		all = ^uint64(0)
-	}
-	cached, active := all, all
+	cached, active := r.liveCached, r.liveActive
+	copy(cached, r.all)
+	copy(active, r.all)
+	anyCached, anyActive := true, true
 	i := 0
-	for ; i < len(hashes) && cached|active != 0; i++ {
-		var c, a uint64
-		if cached != 0 {
+	for ; i < len(hashes) && (anyCached || anyActive); i++ {
+		c, a := r.none, r.none
+		if anyCached {
 			if k := r.cached.find(hashes[i]); k >= 0 {
-				c = r.cached.s[k].mask
+				c = r.cached.mask(k)
 			}
 		}
-		if active != 0 {
+		if anyActive {
 			if k := r.active.find(hashes[i]); k >= 0 {
-				a = r.active.s[k].mask
+				a = r.active.mask(k)
 			}
 		}
-		for lost := cached &^ c; lost != 0; lost &= lost - 1 {
-			r.overlap[bits.TrailingZeros64(lost)] = i
+		anyCached, anyActive = false, false
+		for j := range cached {
+			base := j << 6
+			for lost := cached[j] &^ c[j]; lost != 0; lost &= lost - 1 {
+				r.overlap[base+bits.TrailingZeros64(lost)] = i
+			}
+			for lost := active[j] &^ a[j]; lost != 0; lost &= lost - 1 {
+				r.newBlocks[base+bits.TrailingZeros64(lost)] = len(hashes) - i
+			}
+			cached[j] &= c[j]
+			active[j] &= a[j]
+			anyCached = anyCached || cached[j] != 0
+			anyActive = anyActive || active[j] != 0
 		}
-		for lost := active &^ a; lost != 0; lost &= lost - 1 {
-			r.newBlocks[bits.TrailingZeros64(lost)] = len(hashes) - i
+	}
+	for j := range cached {
+		base := j << 6
+		for m := cached[j]; m != 0; m &= m - 1 {
+			r.overlap[base+bits.TrailingZeros64(m)] = i
 		}
-		cached &= c
-		active &= a
-	}
-	for ; cached != 0; cached &= cached - 1 {
-		r.overlap[bits.TrailingZeros64(cached)] = i
-	}
-	for ; active != 0; active &= active - 1 {
-		r.newBlocks[bits.TrailingZeros64(active)] = 0
+		for m := active[j]; m != 0; m &= m - 1 {
+			r.newBlocks[base+bits.TrailingZeros64(m)] = 0
+		}
 	}
 }
 
@@ -260,18 +325,14 @@ func (r *Router) book(w int, req *Request) {
 		refs = r.spare[k-1]
 		r.spare = r.spare[:k-1]
 	}
-	bit := uint64(1) << w
 	for _, h := range req.BlockHashes {
 		i := r.active.insert(h)
-		a := &r.active.s[i]
-		if a.mask == 0 {
+		if !r.active.used(i) {
 			r.active.aux[i] = r.newRecord(h)
 		}
 		rec := r.active.aux[i]
-		c := &r.refCount[int(rec)*r.workers+w]
-		*c++
-		if *c == 1 {
-			a.mask |= bit
+		if r.addRef(rec, w) {
+			r.active.setBit(i, w)
 			l.ActiveBlocks++
 		}
 		refs = append(refs, rec)
@@ -279,7 +340,7 @@ func (r *Router) book(w int, req *Request) {
 	r.booked[req.ID] = booking{worker: int32(w), prefilling: true, prefillTokens: pre, refs: refs}
 }
 
-// newRecord returns a zeroed refcount record for block h.
+// newRecord returns a record id for block h.
 func (r *Router) newRecord(h uint64) uint32 {
 	if k := len(r.freeRecs); k > 0 {
 		rec := r.freeRecs[k-1]
@@ -288,6 +349,8 @@ func (r *Router) newRecord(h uint64) uint32 {
 		return rec
 	}
 	r.refHash = append(r.refHash, h)
-	r.refCount = append(r.refCount, make([]uint32, r.workers)...)
+	if r.refCounts == nil {
+		r.denseCounts = append(r.denseCounts, make([]uint32, r.workers)...)
+	}
 	return uint32(len(r.refHash) - 1)
 }

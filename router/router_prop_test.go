@@ -2,6 +2,7 @@ package router
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 	"testing"
 
@@ -142,7 +143,7 @@ func kvEvent(t *rapid.T, workers int, universe []uint64) KVEvent {
 
 func TestIndexerMatchesNaiveModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		workers := rapid.IntRange(1, 5).Draw(t, "workers")
+		workers := fleetSize(t)
 		chains, universe := prefixTree(t)
 		r, err := New(DefaultConfig(), workers, 1)
 		if err != nil {
@@ -169,17 +170,17 @@ func TestIndexerMatchesNaiveModel(t *testing.T) {
 					}
 				}
 				for _, h := range universe {
-					var want uint64
+					want := make([]uint64, (workers+63)/64)
 					for w := range workers {
 						if f.cached[w][h] {
-							want |= 1 << w
+							want[w/64] |= 1 << (w % 64)
 						}
 					}
-					var got uint64
+					got := make([]uint64, len(want))
 					if i := r.cached.find(h); i >= 0 {
-						got = r.cached.s[i].mask
+						got = r.cached.mask(i)
 					}
-					if got != want {
+					if !slices.Equal(got, want) {
 						t.Fatalf("block %d: cached mask %b, naive %b", h, got, want)
 					}
 				}
@@ -191,7 +192,7 @@ func TestIndexerMatchesNaiveModel(t *testing.T) {
 
 func TestBookingMatchesNaiveModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		workers := rapid.IntRange(1, 5).Draw(t, "workers")
+		workers := fleetSize(t)
 		cfg := Config{
 			Mode:               rapid.SampledFrom(Modes()).Draw(t, "mode"),
 			OverlapScoreCredit: rapid.SampledFrom([]float64{0, 0.5, 1}).Draw(t, "credit"),
@@ -206,6 +207,9 @@ func TestBookingMatchesNaiveModel(t *testing.T) {
 		}
 		r.cached.resize(4)
 		r.active.resize(4)
+		if r.refCounts != nil {
+			r.refCounts.resize(4)
+		}
 		f := newNaiveFleet(workers)
 		var nextID int64
 		var ids []int64 // booked ids in booking order, so draws do not depend on map order
@@ -293,19 +297,30 @@ func TestBookingMatchesNaiveModel(t *testing.T) {
 		}
 		f.booked = nil
 		checkSizes(t, r, f)
+		if r.refCounts != nil && r.refCounts.n != 0 {
+			t.Fatalf("after all finished: %d refcounts left", r.refCounts.n)
+		}
 		if r.active.n != 0 || len(r.freeRecs) != len(r.refHash) {
 			t.Fatalf("after all finished: %d active blocks, %d of %d records free", r.active.n, len(r.freeRecs), len(r.refHash))
 		}
 	})
 }
 
+// fleetSize draws a fleet: mostly a few workers (dense sharing of blocks), sometimes
+// around and past one mask word, up to the largest fleet.
+func fleetSize(t *rapid.T) int {
+	return rapid.SampledFrom([]int{1, 2, 3, 5, 5, 63, 64, 65, 130, MaxWorkers}).Draw(t, "workers")
+}
+
 // TestMaskTableMatchesMap drives one table (tiny at first, so probe runs wrap and
-// backward shifts move slots and their payloads) against a Go map.
+// backward shifts move slots and their payloads) against a Go map, with one-word and
+// multi-word masks.
 func TestMaskTableMatchesMap(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		tab := newMaskTable(4, true)
+		words := rapid.SampledFrom([]int{1, 3}).Draw(t, "words")
+		tab := newMaskTable(4, words, true)
 		type val struct {
-			mask uint64
+			mask uint64 // in word words−1, the last one, so emptiness looks past the first
 			aux  uint32
 		}
 		model := map[uint64]val{}
@@ -314,8 +329,14 @@ func TestMaskTableMatchesMap(t *testing.T) {
 			"set": func(t *rapid.T) {
 				h := rapid.SampledFrom(keys).Draw(t, "key")
 				v := val{rapid.Uint64Range(1, 1<<8).Draw(t, "mask"), rapid.Uint32().Draw(t, "aux")}
+				if i := tab.find(h); i >= 0 {
+					tab.del(i)
+				}
 				i := tab.insert(h)
-				tab.s[i].mask, tab.aux[i] = v.mask, v.aux
+				for m := v.mask; m != 0; m &= m - 1 {
+					tab.setBit(i, (words-1)*64+bits.TrailingZeros64(m))
+				}
+				tab.aux[i] = v.aux
 				model[h] = v
 			},
 			"delete": func(t *rapid.T) {
@@ -335,8 +356,8 @@ func TestMaskTableMatchesMap(t *testing.T) {
 					if (i >= 0) != ok {
 						t.Fatalf("key %x: found %v, want %v", h, i >= 0, ok)
 					}
-					if ok && (tab.s[i].mask != want.mask || tab.aux[i] != want.aux) {
-						t.Fatalf("key %x: mask %b aux %d, want %b %d", h, tab.s[i].mask, tab.aux[i], want.mask, want.aux)
+					if ok && (tab.mask(i)[words-1] != want.mask || tab.aux[i] != want.aux) {
+						t.Fatalf("key %x: mask %b aux %d, want %b %d", h, tab.mask(i), tab.aux[i], want.mask, want.aux)
 					}
 				}
 			},

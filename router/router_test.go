@@ -398,7 +398,7 @@ func TestConfigValidate(t *testing.T) {
 			t.Errorf("New accepted %+v", c)
 		}
 	}
-	for _, n := range []int{0, -1, 65} {
+	for _, n := range []int{0, -1, MaxWorkers + 1} {
 		if _, err := New(DefaultConfig(), n, 1); err == nil || !strings.Contains(err.Error(), "workers") {
 			t.Errorf("New with %d workers: error %v, want one naming workers", n, err)
 		}
