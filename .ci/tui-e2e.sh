@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# End-to-end test of the explorer in a real terminal: build routerlab, start it in tmux on the
-# embedded defaults, wait for the first result, press `m`, check from the captured screen
+# End-to-end test of the explorer in a real terminal: build routerlab, start it in tmux at
+# 80×24 on the embedded defaults with 64 workers, wait for the first result, check that the
+# help hint shows and the fleet is grouped to fit, press `m`, check from the captured screen
 # that the router mode and the prefix-reuse figure changed, then quit with `q` and check the
-# exit status is 0.
+# exit status is 0. Then start it at 120×40 on the defaults, press `s` and follow the sweep
+# to its end, checking that its phases showed with their counts and the stop reason.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,9 +22,30 @@ trap cleanup EXIT
 
 go build -o "$work/routerlab" .
 
-# -u: the explorer draws UTF-8 (heatmap shades, ·, ✓) whatever the CI locale says.
-tmux -u -L "$sock" new-session -d -x 100 -y 30 -s e2e \
-	"'$work/routerlab'; echo \$? > '$work/status'"
+# start W H ARGS...: a new explorer session of W×H cells. -u: the explorer draws UTF-8
+# (heatmap shades, ·, ✓) whatever the CI locale says.
+start() {
+	local w=$1 h=$2
+	shift 2
+	rm -f "$work/status"
+	tmux -u -L "$sock" new-session -d -x "$w" -y "$h" -s e2e \
+		"'$work/routerlab' $*; echo \$? > '$work/status'"
+}
+
+# quit presses q and checks the explorer exits with status 0.
+quit() {
+	tmux -L "$sock" send-keys -t e2e q
+	for _ in $(seq 100); do
+		[[ -s "$work/status" ]] && break
+		sleep 0.1
+	done
+	status=$(cat "$work/status" 2>/dev/null || echo "none")
+	if [[ "$status" != 0 ]]; then
+		echo "tui-e2e: explorer exit status $status after q, want 0" >&2
+		exit 1
+	fi
+	tmux -L "$sock" kill-server 2>/dev/null || true
+}
 
 capture() { tmux -L "$sock" capture-pane -p -t e2e 2>/dev/null || true; }
 
@@ -43,8 +66,16 @@ modes='kv_router|round_robin|random|least_loaded'
 mode_of() { grep -oE "Metrics .{1,3} ($modes)" <<<"$1" | head -1 | grep -oE "$modes"; }
 reuse_of() { grep -o 'prefix reuse *[0-9.]*%' <<<"$1" | head -1 | awk '{print $3}'; }
 
+start 80 24 --set gpu_budget=256 --set "'parallel_configs=[{tp: 4, moe_ep: 4, replicas: 64}]'"
 wait_for ' run 1 in '
 before=$(capture)
+for want in '? help' 'q quit' '64 workers, ' '(row max)'; do
+	if ! grep -qF -- "$want" <<<"$before"; then
+		echo "tui-e2e: 64 workers at 80×24: the screen lacks '$want'" >&2
+		echo "$before" >&2
+		exit 1
+	fi
+done
 mode1=$(mode_of "$before")
 reuse1=$(reuse_of "$before")
 
@@ -72,14 +103,39 @@ if ((fail)); then
 	exit 1
 fi
 
-tmux -L "$sock" send-keys -t e2e q
-for _ in $(seq 100); do
-	[[ -s "$work/status" ]] && break
-	sleep 0.1
+quit
+echo "tui-e2e: 64 workers at 80×24 ok (q exited with status 0)"
+
+# The sweep, followed to its end: remember each status line it shows.
+start 120 40
+wait_for ' run 1 in '
+tmux -L "$sock" send-keys -t e2e s
+seen="$work/seen"
+: >"$seen"
+for _ in $(seq 1200); do
+	screen=$(capture)
+	grep -oE '(search round [0-9]+/[0-9]+ · evaluations [0-9]+/[0-9]+|saturation [0-9]+/[0-9]+|validation [0-9]+/3|done · [0-9]+ evaluations · [a-z0-9 ]+)' <<<"$screen" >>"$seen" || true
+	grep -q 'done · ' <<<"$screen" && break
+	sleep 0.05
 done
-status=$(cat "$work/status" 2>/dev/null || echo "none")
-if [[ "$status" != 0 ]]; then
-	echo "tui-e2e: explorer exit status $status after q, want 0" >&2
+echo "tui-e2e: sweep statuses seen:"
+uniq "$seen" | sed 's/^/  /'
+fail=0
+for want in 'search round 1/6 · evaluations' 'validation [0-3]/3' 'done · [0-9]+ evaluations · (converged at round [0-9]+ of 6|budget spent|every configuration evaluated)'; do
+	if ! grep -qE -- "$want" "$seen"; then
+		echo "tui-e2e: the sweep never showed /$want/" >&2
+		fail=1
+	fi
+done
+# The phases come in order: search before validation before done.
+order=$(grep -oE '^(search|saturation|validation|done)' "$seen" | uniq | tr '\n' ' ')
+if ! grep -qE '^search (saturation )?validation done $' <<<"$order"; then
+	echo "tui-e2e: phases in the order '$order', want search, saturation (if seen), validation, done" >&2
+	fail=1
+fi
+if ((fail)); then
+	capture >&2
 	exit 1
 fi
-echo "tui-e2e: ok (q exited with status 0)"
+quit
+echo "tui-e2e: ok (sweep ran to done; q exited with status 0)"

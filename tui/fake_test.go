@@ -134,6 +134,7 @@ func testSpace() Space {
 		Layouts:       []string{"tp4·ep4", "tp4·moe_tp4"},
 		BatchedTokens: []int{8192, 16384, 32768},
 		Seqs:          []int{256, 512, 1024},
+		KVCacheDtypes: []string{"fp8", "bf16"},
 	}
 }
 
@@ -142,7 +143,7 @@ func testSpace() Space {
 func testKnobs(workers int) Knobs {
 	k := routerKnobs("kv_router", 1, 1, 0)
 	k.Concurrency = 32
-	k.Deployment = Deployment{Replicas: workers, Layout: "tp4·ep4", MaxBatchedTokens: 16384, MaxSeqs: 512}
+	k.Deployment = Deployment{Replicas: workers, Layout: "tp4·ep4", MaxBatchedTokens: 16384, MaxSeqs: 512, KVCacheDtype: "fp8"}
 	return k
 }
 

@@ -35,24 +35,32 @@ func drive(tb testing.TB, m tea.Model, cmd tea.Cmd) {
 
 // BenchmarkKnobChange times a knob change on the explorer's default experiment (the seed,
 // first 2,000 requests of the built-in toolagent trace, c=32): from the key press to the
-// updated panes rendered — the whole re-simulation included.
+// updated panes rendered — the whole re-simulation included. A router knob (mode, scale) and
+// a deployment knob (replicas 8 ↔ 16) on the seed's 8 workers, and the mode on 64 workers.
 func BenchmarkKnobChange(b *testing.B) {
 	_, s := smallExperiment(b, 0)
+	j := tea.KeyPressMsg{Code: 'j', Text: "j"}
 	for _, bc := range []struct {
-		name string
-		keys []tea.KeyPressMsg
+		name    string
+		workers int
+		cursor  int  // j presses that put the cursor on the knob
+		mode    bool // the change is `m`; else → and ← alternately
 	}{
-		{"mode", []tea.KeyPressMsg{{Code: 'm', Text: "m"}}},
-		{"prefill_load_scale", []tea.KeyPressMsg{{Code: 'j', Text: "j"}, {Code: 'j', Text: "j"}}},
+		{"mode", 8, 0, true},
+		{"prefill_load_scale", 8, 2, false},
+		{"replicas", 8, 5, false},
+		{"mode/64workers", 64, 0, true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
+			initial := s.Initial()
+			initial.Deployment.Replicas = bc.workers
 			m := tui.New(tui.Options{Title: s.Title(), Space: s.Space(),
-				Initial: s.Initial(), Sim: s, Palettes: []themes.Palette{themes.Dark()}})
+				Initial: initial, Sim: s, Palettes: []themes.Palette{themes.Dark()}})
 			var model tea.Model = m
-			model, _ = model.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+			model, _ = model.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 			drive(b, model, model.Init())
-			for _, k := range bc.keys { // move the cursor to the knob
-				model, _ = model.Update(k)
+			for range bc.cursor {
+				model, _ = model.Update(j)
 			}
 			step := []tea.KeyPressMsg{{Code: tea.KeyRight}, {Code: tea.KeyLeft}}
 			i := 0
@@ -60,7 +68,7 @@ func BenchmarkKnobChange(b *testing.B) {
 			for b.Loop() {
 				var cmd tea.Cmd
 				k := tea.KeyPressMsg{Code: 'm', Text: "m"}
-				if bc.name != "mode" {
+				if !bc.mode {
 					k = step[i%2]
 				}
 				i++

@@ -140,7 +140,7 @@ func (s *Sim) Config(k tui.Knobs) (engine.Config, *model.Worker, error) {
 	cfg.Workers = dk.Replicas
 	d := &cfg.Worker
 	d.TP, d.AttentionDP, d.MoETP, d.MoEEP = l.TP, l.AttentionDP, l.MoETP, l.MoEEP
-	d.MaxNumBatchedTokens, d.MaxNumSeqs, d.AsyncScheduling = dk.MaxBatchedTokens, dk.MaxSeqs, dk.Async
+	d.MaxNumBatchedTokens, d.MaxNumSeqs, d.KVCacheDtype, d.AsyncScheduling = dk.MaxBatchedTokens, dk.MaxSeqs, dk.KVCacheDtype, dk.Async
 	d.NumGPUBlocks = s.exp.File.NumGPUBlocks // 0: derived from memory for this deployment
 	w, err := s.worker(*d)
 	if err != nil {
@@ -341,6 +341,7 @@ func (s *Sim) Space() tui.Space {
 	for _, l := range s.layouts {
 		sp.Layouts = append(sp.Layouts, layoutName(l))
 	}
+	sp.KVCacheDtypes = model.KVCacheDtypes()
 	return sp
 }
 
@@ -372,7 +373,7 @@ func (s *Sim) Initial() tui.Knobs {
 		Concurrency: f.Workload.ReplayConcurrency,
 		Deployment: tui.Deployment{
 			Replicas: s.base.Workers, Layout: layoutName(d.Layout()),
-			MaxBatchedTokens: d.MaxNumBatchedTokens, MaxSeqs: d.MaxNumSeqs, Async: d.AsyncScheduling,
+			MaxBatchedTokens: d.MaxNumBatchedTokens, MaxSeqs: d.MaxNumSeqs, KVCacheDtype: d.KVCacheDtype, Async: d.AsyncScheduling,
 		},
 	}
 }

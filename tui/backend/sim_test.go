@@ -29,7 +29,7 @@ func smallExperiment(t testing.TB, requests int) (*config.Experiment, *Sim) {
 func TestSimulateKVRouterBeatsRoundRobinOnReuse(t *testing.T) {
 	_, s := smallExperiment(t, 300)
 	k := s.Initial()
-	seed := tui.Deployment{Replicas: 8, Layout: "tp4·ep4", MaxBatchedTokens: 16384, MaxSeqs: 512}
+	seed := tui.Deployment{Replicas: 8, Layout: "tp4·ep4", MaxBatchedTokens: 16384, MaxSeqs: 512, KVCacheDtype: "fp8"}
 	if k != (tui.Knobs{Mode: "kv_router", Credit: 1, Scale: 1, Temperature: 0, Concurrency: 32, Deployment: seed}) {
 		t.Fatalf("initial knobs = %+v, want Dynamo's default KV router at c=32 on the seed's deployment", k)
 	}
@@ -155,7 +155,7 @@ func TestSpaceOffersTheSeedValues(t *testing.T) {
 	// Deployment ladders: both embedded expert layouts at the seed's TP 4, replicas up to the
 	// router's limit, the vLLM budgets around the seed's.
 	if !slices.Equal(sp.Layouts, []string{"tp4·ep4", "tp4·moe_tp4"}) || sp.Replicas[0] != 1 || sp.Replicas[len(sp.Replicas)-1] != router.MaxWorkers ||
-		!slices.Contains(sp.BatchedTokens, 16384) || !slices.Contains(sp.Seqs, 512) {
+		!slices.Contains(sp.BatchedTokens, 16384) || !slices.Contains(sp.Seqs, 512) || !slices.Equal(sp.KVCacheDtypes, []string{"fp8", "bf16"}) {
 		t.Errorf("deployment ladders: layouts %v replicas %v tokens %v seqs %v", sp.Layouts, sp.Replicas, sp.BatchedTokens, sp.Seqs)
 	}
 }
@@ -183,6 +183,7 @@ func TestDeploymentKnobsReachTheSimulation(t *testing.T) {
 		func(d *tui.Deployment) { d.Layout = "tp4·moe_tp4" },
 		func(d *tui.Deployment) { d.MaxBatchedTokens = 2048 },
 		func(d *tui.Deployment) { d.Async = true },
+		func(d *tui.Deployment) { d.KVCacheDtype = "bf16" },
 	} {
 		k := base
 		change(&k.Deployment)
@@ -192,7 +193,8 @@ func TestDeploymentKnobsReachTheSimulation(t *testing.T) {
 		}
 		d := cfg.Worker
 		if d.MoETP*d.MoEEP != 4 || (k.Deployment.Layout == "tp4·moe_tp4") != (d.MoETP == 4) ||
-			d.MaxNumBatchedTokens != k.Deployment.MaxBatchedTokens || d.AsyncScheduling != k.Deployment.Async || d.NumGPUBlocks <= 0 {
+			d.MaxNumBatchedTokens != k.Deployment.MaxBatchedTokens || d.AsyncScheduling != k.Deployment.Async ||
+			d.KVCacheDtype != k.Deployment.KVCacheDtype || d.NumGPUBlocks <= 0 {
 			t.Errorf("knobs %+v → deployment %+v", k.Deployment, d)
 		}
 		if r := run(k); r.Metrics == ref.Metrics {

@@ -76,6 +76,7 @@ func (s *Sweeper) File(k tui.Knobs) (*config.File, error) {
 			l.TP, l.AttentionDP, l.MoETP, l.MoEEP, dk.Replicas),
 		fmt.Sprintf("agg_max_num_batched_tokens=[%d]", dk.MaxBatchedTokens),
 		fmt.Sprintf("agg_max_num_seqs=[%d]", dk.MaxSeqs),
+		fmt.Sprintf("%s=[%s]", config.KeyKVCacheDtype, dk.KVCacheDtype),
 		"async_scheduling=" + strconv.FormatBool(dk.Async),
 	}
 	if gpus := dk.Replicas * l.TP * l.AttentionDP; f.GPUBudget > 0 && gpus > f.GPUBudget {

@@ -104,7 +104,7 @@ func TestSweeperSearchesAtTheKnobs(t *testing.T) {
 func TestSweeperFileFixesTheDeployment(t *testing.T) {
 	sim, sw := smallSweeper(t)
 	at := sim.Initial()
-	at.Deployment = tui.Deployment{Replicas: 16, Layout: "tp4·moe_tp4", MaxBatchedTokens: 8192, MaxSeqs: 256, Async: true}
+	at.Deployment = tui.Deployment{Replicas: 16, Layout: "tp4·moe_tp4", MaxBatchedTokens: 8192, MaxSeqs: 256, KVCacheDtype: "bf16", Async: true}
 	f, err := sw.File(at)
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func TestSweeperFileFixesTheDeployment(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := cfg.Worker
-	if cfg.Workers != 16 || d.MoETP != 4 || d.MoEEP != 1 || d.MaxNumBatchedTokens != 8192 || d.MaxNumSeqs != 256 || !d.AsyncScheduling ||
+	if cfg.Workers != 16 || d.MoETP != 4 || d.MoEEP != 1 || d.MaxNumBatchedTokens != 8192 || d.MaxNumSeqs != 256 || !d.AsyncScheduling || d.KVCacheDtype != "bf16" ||
 		f.GPUBudget != 64 || f.Workload.SearchRequests != 150 {
 		t.Fatalf("swept file: %d workers, %+v, budget %d, %d search requests", cfg.Workers, d, f.GPUBudget, f.Workload.SearchRequests)
 	}
