@@ -12,6 +12,7 @@ require (
 	github.com/charmbracelet/x/ansi v0.11.9
 	github.com/charmbracelet/x/exp/teatest/v2 v2.0.0-20260823001701-96af6d2cb5f6
 	github.com/goccy/go-yaml v1.19.2
+	github.com/gofrs/flock v0.13.2
 	github.com/guptarohit/asciigraph v0.10.0
 	github.com/parquet-go/parquet-go v0.32.1
 	github.com/spf13/cobra v1.10.2

@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/spf13/pflag"
 
 	"github.com/routerlab/routerlab/config"
@@ -67,4 +70,36 @@ func quoteYAML(s string) string {
 		}
 	}
 	return string(append(out, '"'))
+}
+
+// experimentArgs returns the flags set on the command line except those named in skip, as
+// arguments that repeat them.
+func experimentArgs(fs *pflag.FlagSet, skip ...string) []string {
+	var args []string
+	fs.Visit(func(fl *pflag.Flag) {
+		if slices.Contains(skip, fl.Name) {
+			return
+		}
+		if sv, ok := fl.Value.(pflag.SliceValue); ok {
+			for _, v := range sv.GetSlice() {
+				args = append(args, "--"+fl.Name, v)
+			}
+			return
+		}
+		args = append(args, "--"+fl.Name, fl.Value.String())
+	})
+	return args
+}
+
+// shellJoin joins args into a command line a POSIX shell reads back as the same arguments.
+func shellJoin(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=,+@") == "" {
+			out[i] = a
+			continue
+		}
+		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(out, " ")
 }

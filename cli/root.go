@@ -58,7 +58,8 @@ and prints its report instead.`,
 				return err
 			}
 			if headless || !isTerminal(stdout) {
-				return runSweep(cmd.Context(), f, sweepOptions{requests: x.requests}, stdout, stderr)
+				o := sweepOptions{requests: x.requests, again: experimentArgs(cmd.Flags(), "headless")}
+				return runSweep(cmd.Context(), f, o, stdout, stderr)
 			}
 			return runExplorer(f, x.requests, stdin, stdout)
 		},

@@ -7,9 +7,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,6 +29,9 @@ type sweepOptions struct {
 	parallel  int    // > 0: sweep.parallel_evals
 	algorithm string // non-empty: sweep.algorithm
 	seed      string // non-empty: sweep.seed
+	// again are the command-line flags that chose the experiment, repeated in the command that
+	// resumes an interrupted sweep (a resume must describe the same experiment).
+	again []string
 }
 
 func newSweepCmd() *cobra.Command {
@@ -54,6 +59,7 @@ and evaluations.csv.`,
 				return err
 			}
 			o.requests = x.requests
+			o.again = experimentArgs(cmd.Flags(), "out", "resume", "parallel")
 			return runSweep(cmd.Context(), f, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -91,23 +97,32 @@ func (o sweepOptions) apply(f *config.File) error {
 	return nil
 }
 
-// runSweep runs a whole sweep of f and prints its report; progress goes to stderr.
+// exitInterrupted is the exit status of a sweep stopped by SIGINT or SIGTERM (128 + SIGINT),
+// as shells report a command ended by Ctrl-C.
+const exitInterrupted = 130
+
+// runSweep runs a whole sweep of f and prints its report; progress goes to stderr. SIGINT or
+// SIGTERM stops it after the ledger lines of finished evaluations, with status 130 and the
+// command that continues it.
 func runSweep(ctx context.Context, f *config.File, o sweepOptions, stdout, stderr io.Writer) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	start := time.Now()
 	if err := o.apply(f); err != nil {
-		return err
-	}
-	out, err := sweepDir(o, start)
-	if err != nil {
 		return err
 	}
 	exp, err := config.NewExperiment(f)
 	if err != nil {
 		return err
 	}
+	out, err := sweepDir(o, start)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "sweep: writing %s\n", out)
 	events := make(chan sweep.Event)
 	printed := make(chan struct{})
 	go func() {
@@ -117,6 +132,13 @@ func runSweep(ctx context.Context, f *config.File, o sweepOptions, stdout, stder
 	res, err := sweep.Run(ctx, f, exp, sweep.Options{Out: out, Resume: o.resume, Experiment: exp.Fingerprint(), Progress: events})
 	close(events)
 	<-printed
+	var stopped *sweep.Interrupted
+	if errors.As(err, &stopped) {
+		again := append([]string{"routerlab", "sweep"}, o.again...)
+		again = append(again, "--out", out, "--resume")
+		return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted after %d evaluations; continue with: %s",
+			stopped.Evaluations, shellJoin(again))}
+	}
 	if err != nil {
 		return err
 	}
@@ -130,8 +152,9 @@ func runSweep(ctx context.Context, f *config.File, o sweepOptions, stdout, stder
 	return nil
 }
 
-// sweepDir returns the output directory: --out, or a new runs/sweep-TIME directory. A
-// resume needs an existing ledger.
+// sweepDir returns the output directory: --out, or a new runs/sweep-TIME directory, created
+// here so that two sweeps started in the same second never share one. A resume needs an
+// existing ledger.
 func sweepDir(o sweepOptions, now time.Time) (string, error) {
 	if o.out != "" {
 		if o.resume {
@@ -144,11 +167,18 @@ func sweepDir(o sweepOptions, now time.Time) (string, error) {
 	if o.resume {
 		return "", errors.New("--resume needs --out DIR naming the sweep to continue")
 	}
+	if err := os.MkdirAll("runs", 0o755); err != nil {
+		return "", err
+	}
 	base := filepath.Join("runs", "sweep-"+now.UTC().Format("20060102-150405"))
 	dir := base
 	for i := 2; ; i++ {
-		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		err := os.Mkdir(dir, 0o755) // fails if the directory exists, atomically
+		if err == nil {
 			return dir, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", err
 		}
 		dir = fmt.Sprintf("%s-%d", base, i)
 	}

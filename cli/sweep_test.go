@@ -75,6 +75,16 @@ func TestSweepCommandWritesOutputsAndResumes(t *testing.T) {
 	if !strings.Contains(stdout, "5 evaluations (5 from the ledger)") {
 		t.Errorf("resumed sweep simulated again:\n%s", stdout)
 	}
+	changed := append(args, "--resume", "--set", "workload.replay_concurrency=8", "--set", "parallel_configs=[{tp: 4, moe_ep: 4, replicas: 4}]",
+		"--trace", "builtin:conversation", "--set", "async_scheduling=true")
+	_, _, err = runSweepCmd(t, changed...)
+	for _, want := range []string{"different experiment", "workload.replay_concurrency: 32 → 8",
+		"search_space.parallel_configs: tp4-dp1-moetp1-ep4-x8 → tp4-dp1-moetp1-ep4-x4", "workload.trace_path: builtin:toolagent → builtin:conversation",
+		"search_space.async_scheduling: false → true"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("resume of a changed experiment: error %v, want it to list %q", err, want)
+		}
+	}
 }
 
 func TestSweepCommandRejectsBadFlags(t *testing.T) {

@@ -36,6 +36,7 @@ type ledger struct {
 	header ledgerHeader
 	mu     sync.Mutex
 	f      *os.File
+	lines  int // evaluations in the file
 }
 
 // openLedger creates the ledger, or with resume reads the evaluations it holds and rewrites
@@ -166,6 +167,7 @@ func (l *ledger) rewrite(evals []Evaluation) error {
 	if err := os.Rename(tmp, l.path); err != nil {
 		return err
 	}
+	l.lines = len(evals)
 	l.f, err = os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND, 0)
 	return err
 }
@@ -189,7 +191,15 @@ func (l *ledger) append(e *Evaluation) error {
 	if _, err := l.f.Write(append(line, '\n')); err != nil {
 		return fmt.Errorf("%s: %w", l.path, err)
 	}
+	l.lines++
 	return nil
+}
+
+// saved is the number of evaluations in the ledger.
+func (l *ledger) saved() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lines
 }
 
 func (l *ledger) close() error {

@@ -8,9 +8,29 @@ import (
 	"github.com/routerlab/routerlab/engine"
 )
 
+// Interrupted is the error of a sweep whose context ended before it finished. Evaluations
+// finished evaluations are in the ledger (each line whole), for a resume to continue from.
+type Interrupted struct {
+	Evaluations int
+	Err         error // the context's error
+}
+
+func (e *Interrupted) Error() string {
+	return fmt.Sprintf("interrupted after %d evaluations: %v", e.Evaluations, e.Err)
+}
+
+func (e *Interrupted) Unwrap() error { return e.Err }
+
 // Run is the whole sweep: search, validation (unless the file turns it off), and the output
-// files when opt.Out is set.
+// files when opt.Out is set, holding the directory's lock (LockDir) throughout.
 func Run(ctx context.Context, f *config.File, sim Simulator, opt Options) (*Result, error) {
+	if opt.Out != "" {
+		lock, err := LockDir(opt.Out)
+		if err != nil {
+			return nil, err
+		}
+		defer lock.Unlock()
+	}
 	s, err := RunSearch(ctx, f, sim, opt)
 	if err != nil {
 		return nil, err
@@ -18,6 +38,9 @@ func Run(ctx context.Context, f *config.File, sim Simulator, opt Options) (*Resu
 	r := &Result{Search: s}
 	if f.Validate.Enabled {
 		if r.Validation, err = Validate(ctx, s, sim, opt); err != nil {
+			if ctx.Err() != nil {
+				return nil, &Interrupted{Evaluations: len(s.Evaluations), Err: ctx.Err()}
+			}
 			return nil, err
 		}
 	}

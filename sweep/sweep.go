@@ -99,7 +99,8 @@ type Search struct {
 func (s *Search) BestEvaluation() *Evaluation { return &s.Evaluations[s.Best] }
 
 // RunSearch runs the search phase: rounds of candidates proposed by the file's algorithm and
-// evaluated on sim, recorded in the ledger when opt.Out is set.
+// evaluated on sim, recorded in the ledger when opt.Out is set (whose lock the caller holds,
+// as Run does). When ctx ends first the error is an *Interrupted.
 func RunSearch(ctx context.Context, f *config.File, sim Simulator, opt Options) (*Search, error) {
 	space, err := NewSpace(f)
 	if err != nil {
@@ -147,6 +148,13 @@ func RunSearch(ctx context.Context, f *config.File, sim Simulator, opt Options) 
 		}
 		evals, resumed, err := s.evaluateRound(ctx, sim, round, picks, prior, led, opt, tr)
 		if err != nil {
+			if ctx.Err() != nil {
+				n := len(s.Evaluations) + resumed
+				if led != nil {
+					n = led.saved()
+				}
+				return nil, &Interrupted{Evaluations: n, Err: ctx.Err()}
+			}
 			return nil, err
 		}
 		s.Resumed += resumed

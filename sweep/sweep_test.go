@@ -536,3 +536,28 @@ func TestScoreAgreesWithRanking(t *testing.T) {
 		}
 	})
 }
+
+// A ledger written by another routerlab version resumes, with a note saying so.
+func TestResumeNotesAnotherVersion(t *testing.T) {
+	f := seedFile(t, "sweep.max_rounds=1")
+	dir := t.TempDir()
+	if _, err := Run(context.Background(), f, newFakeSim(f), Options{Out: dir}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, LedgerName)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strings.Replace(string(data), `"routerlab_version":"`, `"routerlab_version":"v0.0.1-old`, 1)
+	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), f, newFakeSim(f), Options{Out: dir, Resume: true})
+	if err != nil {
+		t.Fatalf("resume of another version's ledger: %v", err)
+	}
+	if len(res.Search.Notes) != 1 || !strings.Contains(res.Search.Notes[0], "written by routerlab v0.0.1-old") {
+		t.Errorf("notes %q, want one naming the ledger's version", res.Search.Notes)
+	}
+}
