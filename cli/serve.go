@@ -36,6 +36,8 @@ type serveOptions struct {
 	handshakeTimeout time.Duration
 	idleTimeout      time.Duration
 	maxSessions      int
+	maxSweeps        int    // server sweeps running at once; more wait in a queue
+	runs             string // parent directory of the server sweeps' run directories
 }
 
 // Defaults of the serve limits, as the README documents them.
@@ -43,6 +45,7 @@ const (
 	defaultHandshakeTimeout = 30 * time.Second
 	defaultIdleTimeout      = 30 * time.Minute
 	defaultMaxSessions      = 64
+	defaultMaxSweeps        = 2
 )
 
 // newServeCmd serves the explorer over SSH to the holders of authorized keys.
@@ -72,7 +75,13 @@ disconnects are logged to stderr.`,
 			if err != nil {
 				return fmt.Errorf("--ssh: %w", err)
 			}
-			srv, err := newExplorerServer(exp, x.requests, o, l.Addr(), logger)
+			jobs, err := newJobs(exp, x.requests, o)
+			if err != nil {
+				l.Close()
+				return err
+			}
+			defer jobs.Shutdown()
+			srv, err := newExplorerServer(exp, x.requests, o, l.Addr(), logger, jobs)
 			if err != nil {
 				l.Close()
 				return err
@@ -93,6 +102,8 @@ disconnects are logged to stderr.`,
 	fl.DurationVar(&o.handshakeTimeout, "handshake-timeout", defaultHandshakeTimeout, "time a client has to authenticate")
 	fl.DurationVar(&o.idleTimeout, "idle-timeout", defaultIdleTimeout, "close a connection with no traffic for this long")
 	fl.IntVar(&o.maxSessions, "max-sessions", defaultMaxSessions, "connections held at once, authenticated or not")
+	fl.IntVar(&o.maxSweeps, "max-sweeps", defaultMaxSweeps, "server sweeps running at once (more are queued)")
+	fl.StringVar(&o.runs, "runs", "runs", "directory under which each server sweep writes its run directory")
 	return cmd
 }
 
@@ -102,6 +113,16 @@ func defaultHostKey() string {
 		dir = "."
 	}
 	return filepath.Join(dir, "routerlab", "ssh_host_ed25519")
+}
+
+// newJobs is the server's sweep registry: sweeps of exp searching on its first `requests`
+// requests (as the explorers do), writing under o.runs.
+func newJobs(exp *config.Experiment, requests int, o serveOptions) (*backend.Jobs, error) {
+	sim, err := backend.NewSim(exp, requests)
+	if err != nil {
+		return nil, err
+	}
+	return backend.NewJobs(backend.NewSweeper(sim), exp.File.Name, o.runs, o.maxSweeps)
 }
 
 // newServeLogger writes one timestamped line per event to w.
@@ -142,7 +163,7 @@ func isLoopback(a net.Addr) bool {
 // newExplorerServer builds the SSH server bound at addr: public-key authentication with
 // roles, the limits, the logs, and one explorer per session sized and coloured for the
 // client's terminal.
-func newExplorerServer(exp *config.Experiment, requests int, o serveOptions, addr net.Addr, logger *log.Logger) (*ssh.Server, error) {
+func newExplorerServer(exp *config.Experiment, requests int, o serveOptions, addr net.Addr, logger *log.Logger, jobs *backend.Jobs) (*ssh.Server, error) {
 	acc, err := o.access(addr)
 	if err != nil {
 		return nil, err
@@ -165,7 +186,12 @@ func newExplorerServer(exp *config.Experiment, requests int, o serveOptions, add
 			wish.Fatalln(s, "routerlab:", err)
 			return nil, nil
 		}
-		m, err := backend.NewExplorer(exp, requests, palettes)
+		r, _ := acc.roleOf(s.PublicKey()) // authentication let only known keys in
+		caller := backend.Caller{Name: s.User(), Operator: r == operator}
+		if k := s.PublicKey(); k != nil {
+			caller.Name += " " + fingerprint(k)
+		}
+		m, err := backend.NewExplorer(exp, requests, palettes, jobs.For(caller))
 		if err != nil {
 			wish.Fatalln(s, "routerlab:", err)
 			return nil, nil

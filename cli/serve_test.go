@@ -16,6 +16,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/tui/backend"
 )
 
 // testKey is a fresh ed25519 client key.
@@ -47,15 +48,22 @@ func writeKeys(t *testing.T, signers ...gossh.Signer) string {
 	return path
 }
 
-// testServer is a serve instance on a loopback port with its log.
+// testServer is a serve instance on a loopback port with its log and sweep registry.
 type testServer struct {
 	addr string
 	log  *syncBuffer
+	jobs *backend.Jobs
 }
 
-// startServer starts the SSH explorer server with o (its address and host key filled in
-// when empty) and stops it at the end of the test.
+// startServer starts the SSH explorer server on the embedded defaults with o (its address,
+// host key and runs directory filled in when empty) and stops it at the end of the test.
 func startServer(t *testing.T, o serveOptions) *testServer {
+	t.Helper()
+	return startServerOn(t, config.Default(), o)
+}
+
+// startServerOn is startServer on the experiment f.
+func startServerOn(t *testing.T, f *config.File, o serveOptions) *testServer {
 	t.Helper()
 	if o.hostKey == "" {
 		o.hostKey = filepath.Join(t.TempDir(), "host_key")
@@ -66,7 +74,7 @@ func startServer(t *testing.T, o serveOptions) *testServer {
 	if o.handshakeTimeout == 0 {
 		o.handshakeTimeout = defaultHandshakeTimeout
 	}
-	exp, err := config.NewExperiment(config.Default())
+	exp, err := config.NewExperiment(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +83,18 @@ func startServer(t *testing.T, o serveOptions) *testServer {
 		t.Fatal(err)
 	}
 	logs := &syncBuffer{}
-	srv, err := newExplorerServer(exp, 200, o, l.Addr(), newServeLogger(logs))
+	if o.runs == "" {
+		o.runs = t.TempDir()
+	}
+	if o.maxSweeps == 0 {
+		o.maxSweeps = defaultMaxSweeps
+	}
+	jobs, err := newJobs(exp, 200, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(jobs.Shutdown)
+	srv, err := newExplorerServer(exp, 200, o, l.Addr(), newServeLogger(logs), jobs)
 	if err != nil {
 		l.Close()
 		t.Fatal(err)
@@ -89,7 +108,7 @@ func startServer(t *testing.T, o serveOptions) *testServer {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	return &testServer{addr: l.Addr().String(), log: logs}
+	return &testServer{addr: l.Addr().String(), log: logs, jobs: jobs}
 }
 
 func dial(addr, user string, auth ...gossh.AuthMethod) (*gossh.Client, error) {

@@ -22,7 +22,7 @@ func runExplorer(f *config.File, requests int, stdin io.Reader, stdout io.Writer
 	if err != nil {
 		return err
 	}
-	m, err := backend.NewExplorer(exp, requests, palettes)
+	m, err := backend.NewExplorer(exp, requests, palettes, nil)
 	if err != nil {
 		return err
 	}

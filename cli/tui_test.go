@@ -7,8 +7,7 @@ import (
 	"testing"
 	"time"
 
-	gossh "golang.org/x/crypto/ssh"
-
+	"github.com/charmbracelet/x/ansi"
 )
 
 // syncBuffer collects a session's output while the test reads it.
@@ -38,46 +37,13 @@ func TestServeExplorerOverSSH(t *testing.T) {
 	}
 	op := testKey(t)
 	srv := startServer(t, serveOptions{authorizedKeys: writeKeys(t, op)})
-	client, err := dial(srv.addr, "tester", gossh.PublicKeys(op))
-	if err != nil {
-		t.Fatal(err)
+	term := openTerminal(t, srv.addr, "tester", op)
+	if out := ansi.Strip(term.out.String()); !strings.Contains(out, "first 200 · embedded defaults") || !strings.Contains(out, "no-colour") {
+		t.Errorf("header does not show the session's experiment and NO_COLOR theme:\n%q", out)
 	}
-	defer client.Close()
-	sess, err := client.NewSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
-	var out syncBuffer
-	sess.Stdout = &out
-	stdin, err := sess.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sess.Setenv("NO_COLOR", "1"); err != nil {
-		t.Fatal(err)
-	}
-	if err := sess.RequestPty("xterm-256color", 30, 100, gossh.TerminalModes{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := sess.Shell(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(out.String(), "run 1 in") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no first result over SSH; output so far:\n%q", out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if !strings.Contains(out.String(), "first 200 · embedded defaults") || !strings.Contains(out.String(), "no-colour") {
-		t.Errorf("header does not show the session's experiment and NO_COLOR theme:\n%q", out.String())
-	}
-	if _, err := stdin.Write([]byte("q")); err != nil {
-		t.Fatal(err)
-	}
+	term.press(t, "q")
 	done := make(chan error, 1)
-	go func() { done <- sess.Wait() }()
+	go func() { done <- term.sess.Wait() }()
 	select {
 	case err := <-done:
 		if err != nil {

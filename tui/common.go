@@ -90,6 +90,8 @@ type KeyMap struct {
 	LoadView key.Binding
 	// Sweep pane
 	RowUp, RowDown, Load key.Binding
+	// server sweeps (routerlab serve): attach in the Sweeps pane, detach anywhere
+	Attach, Detach key.Binding
 }
 
 // DefaultKeyMap is the explorer's key table.
@@ -112,24 +114,26 @@ func DefaultKeyMap() KeyMap {
 		RowUp:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "previous row")),
 		RowDown:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "next row")),
 		Load:        key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "load into knobs")),
+		Attach:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "watch this sweep")),
+		Detach:      key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "stop watching")),
 	}
 }
 
 func (k KeyMap) global() []key.Binding {
-	return []key.Binding{k.Mode, k.Pin, k.StartSweep, k.CancelSweep, k.Focus, k.FocusBack, k.Theme, k.Help, k.Quit}
+	return []key.Binding{k.Mode, k.Pin, k.StartSweep, k.CancelSweep, k.Detach, k.Focus, k.FocusBack, k.Theme, k.Help, k.Quit}
 }
 
 func (k KeyMap) pane() []key.Binding {
-	return []key.Binding{k.Up, k.Down, k.Left, k.Right, k.LoadView, k.RowUp, k.RowDown, k.Load}
+	return []key.Binding{k.Up, k.Down, k.Left, k.Right, k.LoadView, k.RowUp, k.RowDown, k.Load, k.Attach}
 }
 
 // ShortHelp implements help.KeyMap: the focused pane's keys, then the global ones; the
 // explorer's footer adds help and quit at its end, where they are never cut.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return append(k.pane(), k.Mode, k.Pin, k.StartSweep, k.CancelSweep, k.Focus)
+	return append(k.pane(), k.Mode, k.Pin, k.StartSweep, k.CancelSweep, k.Detach, k.Focus)
 }
 
 // FullHelp implements help.KeyMap.
 func (k KeyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{k.pane(), k.global()[:4], k.global()[4:]}
+	return [][]key.Binding{k.pane(), k.global()[:5], k.global()[5:]}
 }

@@ -28,6 +28,9 @@ type Options struct {
 	Sim       Simulator
 	Sweep     Sweeper // nil: the sweep pane says there is none
 	SweepInfo SweepInfo
+	// Jobs, when set (routerlab serve), makes sweeps the server's: s starts one there, a
+	// Sweeps pane lists them all, and the sweep pane watches the one attached.
+	Jobs Jobs
 	// Palettes are the themes `t` cycles through, the first one shown first
 	// (themes.Cycle honours NO_COLOR and ROUTERLAB_THEME).
 	Palettes []themes.Palette
@@ -43,11 +46,11 @@ const (
 	paneMetrics
 	paneFleet
 	paneSweep
-	numPanes
+	paneJobs // only with Options.Jobs
 )
 
 func (id paneID) title() string {
-	return [...]string{"Knobs", "Metrics", "Fleet", "Sweep"}[id]
+	return [...]string{"Knobs", "Metrics", "Fleet", "Sweep", "Sweeps on this server"}[id]
 }
 
 // Model is the explorer's root model.
@@ -64,8 +67,11 @@ type Model struct {
 	metrics *metricsPane
 	fleet   *fleetPane
 	sweep   *sweepPane
+	jobs    *jobsPane // nil without Options.Jobs
 	focus   paneID
-	bottom  paneID // which of Fleet and Sweep the lower half shows
+	bottom  paneID // which of Fleet, Sweep and Sweeps the lower half shows
+	// attached is the server-side sweep the sweep pane watches (0: none).
+	attached int
 
 	// The current run: gen tags it, cancel stops it when the knobs move on.
 	gen       uint64
@@ -94,11 +100,17 @@ func New(o Options) *Model {
 	m.metrics = newMetricsPane(&m.common)
 	m.fleet = newFleetPane(&m.common)
 	m.sweep = newSweepPane(&m.common, o.Sweep, o.SweepInfo, o.Initial)
+	if o.Jobs != nil {
+		m.jobs = newJobsPane(&m.common, o.Jobs)
+	}
 	m.updateKeys()
 	return m
 }
 
 func (m *Model) panes() []Component {
+	if m.jobs != nil {
+		return []Component{m.knobs, m.metrics, m.fleet, m.sweep, m.jobs}
+	}
 	return []Component{m.knobs, m.metrics, m.fleet, m.sweep}
 }
 
@@ -163,6 +175,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd := m.sweep.Update(msg)
 		m.updateKeys()
 		return m, cmd
+	case streamMsg[[]Job], attachMsg, jobStartedMsg, jobCancelMsg:
+		cmd := m.serverSweeps(msg)
+		m.updateKeys()
+		return m, cmd
 	}
 	return m, nil
 }
@@ -203,12 +219,16 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		if m.cancel != nil {
 			m.cancel()
 		}
-		m.sweep.stop()
+		m.sweep.stop() // with server sweeps: detaches, the sweep goes on
+		if m.jobs != nil {
+			m.jobs.stop()
+		}
 		return tea.Quit
 	case key.Matches(msg, keys.Focus):
-		m.setFocus((m.focus + 1) % numPanes)
+		m.setFocus((m.focus + 1) % paneID(len(m.panes())))
 	case key.Matches(msg, keys.FocusBack):
-		m.setFocus((m.focus + numPanes - 1) % numPanes)
+		n := paneID(len(m.panes()))
+		m.setFocus((m.focus + n - 1) % n)
 	case key.Matches(msg, keys.Help):
 		m.help.ShowAll = !m.help.ShowAll
 	case key.Matches(msg, keys.Theme):
@@ -220,9 +240,17 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return m.knobs.cycleMode()
 	case key.Matches(msg, keys.StartSweep):
 		m.setFocus(paneSweep)
+		if m.jobs != nil {
+			return m.startServerSweep()
+		}
 		return m.sweep.start()
 	case key.Matches(msg, keys.CancelSweep):
+		if m.jobs != nil {
+			return m.cancelServerSweep()
+		}
 		m.sweep.stop()
+	case key.Matches(msg, keys.Detach):
+		m.detach()
 	default:
 		return m.panes()[m.focus].Update(msg)
 	}
@@ -231,7 +259,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 
 func (m *Model) setFocus(id paneID) {
 	m.focus = id
-	if id == paneFleet || id == paneSweep {
+	if id == paneFleet || id == paneSweep || id == paneJobs {
 		m.bottom = id
 	}
 }
@@ -246,12 +274,16 @@ func (m *Model) updateKeys() {
 	k.Right.SetEnabled(f == paneKnobs)
 	k.LoadView.SetEnabled(f == paneFleet)
 	rows := len(m.sweep.rows) > 0
-	k.RowUp.SetEnabled(f == paneSweep && rows)
-	k.RowDown.SetEnabled(f == paneSweep && rows)
+	listed := m.jobs != nil && len(m.jobs.list) > 0
+	k.RowUp.SetEnabled((f == paneSweep && rows) || (f == paneJobs && listed))
+	k.RowDown.SetEnabled((f == paneSweep && rows) || (f == paneJobs && listed))
 	k.Load.SetEnabled(f == paneSweep && rows)
+	k.Attach.SetEnabled(f == paneJobs && listed)
+	k.Detach.SetEnabled(m.attached != 0)
 	k.Pin.SetEnabled(m.metrics.cur != nil)
-	k.StartSweep.SetEnabled(m.sweep.canStart())
-	k.CancelSweep.SetEnabled(m.sweep.running())
+	control := m.jobs == nil || m.jobs.jobs.CanControl()
+	k.StartSweep.SetEnabled(m.sweep.canStart() && control)
+	k.CancelSweep.SetEnabled(m.sweep.running() && control)
 	k.Theme.SetEnabled(len(m.palettes) > 1)
 	if m.common.Width > 0 {
 		m.layout() // the full help's height follows the keys it lists
@@ -306,6 +338,9 @@ func (m *Model) layout() {
 	m.metrics.SetSize(w-kw-1, topH-1)
 	m.fleet.SetSize(w, bottomH-1)
 	m.sweep.SetSize(w, bottomH-1)
+	if m.jobs != nil {
+		m.jobs.SetSize(w, bottomH-1)
+	}
 }
 
 func (m *Model) paneView(id paneID, w, h int, extra string) string {
@@ -355,7 +390,9 @@ func (m *Model) render() string {
 		bottom = lipgloss.NewStyle().Width(w).Height(m.fleet.height + 1).MaxHeight(m.fleet.height + 1).
 			Render(title + "\n" + m.metrics.chart(min(w, 100), m.fleet.height))
 	case m.bottom == paneSweep:
-		bottom = m.paneView(paneSweep, w, m.sweep.height+1, "│ Fleet")
+		bottom = m.paneView(paneSweep, w, m.sweep.height+1, m.sweepExtra()+"│ Fleet")
+	case m.bottom == paneJobs:
+		bottom = m.paneView(paneJobs, w, m.jobs.height+1, "")
 	default:
 		bottom = m.paneView(paneFleet, w, m.fleet.height+1, m.fleetExtra()+" │ Sweep")
 	}

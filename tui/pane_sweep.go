@@ -115,6 +115,8 @@ func (p *sweepPane) Update(msg tea.Msg) tea.Cmd {
 		if msg.done {
 			p.cancel()
 			switch {
+			case errors.Is(msg.err, ErrSweepCancelled):
+				p.state, p.progress = sweepCancelled, p.progress.Cancelled()
 			case msg.err != nil && !errors.Is(msg.err, context.Canceled):
 				p.state, p.err = sweepFailed, msg.err
 			default:

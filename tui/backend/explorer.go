@@ -10,8 +10,8 @@ import (
 // file's workload.search_requests) at the file's knobs, with the smart sweep of the same
 // file at the explorer's knobs. palettes are the themes `t` cycles through (themes.Cycle
 // honours NO_COLOR and ROUTERLAB_THEME). exp may be shared by several explorers (one per SSH
-// session).
-func NewExplorer(exp *config.Experiment, requests int, palettes []themes.Palette) (*tui.Model, error) {
+// session); jobs, when set, is the server's sweep registry as this session sees it.
+func NewExplorer(exp *config.Experiment, requests int, palettes []themes.Palette, jobs tui.Jobs) (*tui.Model, error) {
 	sim, err := NewSim(exp, requests)
 	if err != nil {
 		return nil, err
@@ -23,7 +23,7 @@ func NewExplorer(exp *config.Experiment, requests int, palettes []themes.Palette
 	}
 	return tui.New(tui.Options{
 		Title: sim.Title(), Space: sim.Space(), Initial: sim.Initial(),
-		Sim: sim, Sweep: sw, SweepInfo: info,
+		Sim: sim, Sweep: sw, SweepInfo: info, Jobs: jobs,
 		Palettes: palettes,
 	}), nil
 }

@@ -18,11 +18,19 @@ import (
 // deployment, searching the experiment's router knobs.
 type Sweeper struct {
 	sim *Sim
+	out string // run directory ("" = no files)
 }
 
 // NewSweeper sweeps the experiment of sim as `routerlab sweep` would, on the requests sim
 // replays, without writing files.
 func NewSweeper(sim *Sim) *Sweeper { return &Sweeper{sim: sim} }
+
+// WritingTo returns the same sweep writing its run directory (ledger, report) into dir.
+func (s *Sweeper) WritingTo(dir string) *Sweeper {
+	c := *s
+	c.out = dir
+	return &c
+}
 
 // isRouterKey reports whether a search_space key is a router knob: the dimensions the
 // explorer's sweep searches (the deployment is fixed at the knobs).
@@ -142,7 +150,7 @@ func (s *Sweeper) Sweep(ctx context.Context, at tui.Knobs, emit func(tui.SweepEv
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		res, err := sweep.Run(ctx, f, exp, sweep.Options{Progress: progress})
+		res, err := sweep.Run(ctx, f, exp, sweep.Options{Out: s.out, Progress: progress})
 		done <- outcome{res, err}
 	}()
 	for {

@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/sweep"
+	"github.com/routerlab/routerlab/tui"
+	"github.com/routerlab/routerlab/tui/backend"
+)
+
+// terminal is an SSH session with a pty running the explorer.
+type terminal struct {
+	client *gossh.Client
+	sess   *gossh.Session
+	in     io.Writer
+	out    *syncBuffer
+}
+
+func openTerminal(t *testing.T, addr, user string, key gossh.Signer) *terminal {
+	t.Helper()
+	client, err := dial(addr, user, gossh.PublicKeys(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	sess, err := client.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &syncBuffer{}
+	sess.Stdout = out
+	in, err := sess.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sess.Setenv("NO_COLOR", "1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := sess.RequestPty("xterm-256color", 40, 160, gossh.TerminalModes{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sess.Shell(); err != nil {
+		t.Fatal(err)
+	}
+	term := &terminal{client: client, sess: sess, in: in, out: out}
+	term.waitFor(t, "run 1 in")
+	return term
+}
+
+func (term *terminal) press(t *testing.T, keys ...string) {
+	t.Helper()
+	for _, k := range keys {
+		if _, err := term.in.Write([]byte(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// waitFor waits until the session's screen output, escape sequences stripped, has text.
+// The renderer sends only changed cells, so text must be new where it appears (a pane title
+// that extends the previous one would arrive as its tail only).
+func (term *terminal) waitFor(t *testing.T, text string) {
+	t.Helper()
+	eventually(t, "the screen to show "+text, func() bool { return strings.Contains(ansi.Strip(term.out.String()), text) })
+}
+
+// sweepFile is a sweep that runs for about a second: long enough to outlive a disconnect.
+func sweepFile(t *testing.T) *config.File {
+	t.Helper()
+	f := config.Default()
+	for _, s := range []string{"sweep.max_rounds=2", "sweep.candidates_per_round=3", "sweep.parallel_evals=2",
+		"workload.search_requests=500", "validate.requests=4000"} {
+		if err := f.Set(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f
+}
+
+// backendViewer lists the registry in tests.
+var backendViewer = backend.Caller{Name: "test"}
+
+// jobList is the registry's current list.
+func jobList(t *testing.T, srv *testServer) []tui.Job {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var list []tui.Job
+	srv.jobs.For(backendViewer).List(ctx, func(l []tui.Job) { list = l; cancel() })
+	return list
+}
+
+// TestServeSweepOutlivesItsStarter: an operator starts a sweep over SSH and their connection
+// is killed; the sweep goes on, and a viewer who connects afterwards lists it, attaches and
+// watches it finish, but can neither start nor cancel a sweep.
+func TestServeSweepOutlivesItsStarter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a sweep behind an SSH server")
+	}
+	op, view := testKey(t), testKey(t)
+	srv := startServerOn(t, sweepFile(t), serveOptions{authorizedKeys: writeKeys(t, op), viewerKeys: writeKeys(t, view)})
+
+	alice := openTerminal(t, srv.addr, "alice", op)
+	alice.press(t, "s")
+	alice.waitFor(t, "server sweep #1")
+	eventually(t, "the sweep to run", func() bool {
+		l := jobList(t, srv)
+		return len(l) == 1 && l[0].State == tui.JobRunning
+	})
+	alice.client.Close() // the starter's connection dies mid-sweep
+	eventually(t, "alice's disconnect in the log", func() bool { return strings.Count(srv.log.String(), "disconnect remote=") >= 1 })
+	if l := jobList(t, srv); l[0].State != tui.JobRunning {
+		t.Fatalf("sweep %s when its starter disconnected: make the test sweep longer", l[0].State)
+	}
+
+	bob := openTerminal(t, srv.addr, "bob", view)
+	bob.press(t, "s")                    // a viewer's s does nothing
+	bob.press(t, "\t", "\t", "\t", "\t") // Knobs → Metrics → Fleet → Sweep → Sweeps
+	bob.waitFor(t, "alice SHA256:")
+	bob.press(t, "\r")
+	bob.waitFor(t, "server sweep #1")
+	bob.waitFor(t, "default_kv")
+	eventually(t, "the sweep to finish", func() bool { return jobList(t, srv)[0].State == tui.JobDone })
+	bob.waitFor(t, "done ·")
+
+	l := jobList(t, srv)
+	if len(l) != 1 {
+		t.Fatalf("%d sweeps listed, want 1 (the viewer's s must not start one)", len(l))
+	}
+	j := l[0]
+	if j.Starter != "alice "+gossh.FingerprintSHA256(op.PublicKey()) || j.Evaluations == 0 || j.Best == nil {
+		t.Errorf("finished sweep listed as %+v", j)
+	}
+	if _, err := os.Stat(filepath.Join(j.Dir, sweep.LedgerName)); err != nil {
+		t.Errorf("run directory of the finished sweep: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(j.Dir, "summary.json")); err != nil {
+		t.Errorf("run directory of the finished sweep: %v", err)
+	}
+}

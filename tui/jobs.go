@@ -1,0 +1,270 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
+
+// JobState is where a server-side sweep stands.
+type JobState string
+
+// States of a server-side sweep.
+const (
+	JobQueued    JobState = "queued" // waiting for a free sweep slot
+	JobRunning   JobState = "running"
+	JobDone      JobState = "done"
+	JobCancelled JobState = "cancelled"
+	JobFailed    JobState = "failed"
+)
+
+// Finished reports whether the sweep has ended, one way or another.
+func (s JobState) Finished() bool { return s == JobDone || s == JobCancelled || s == JobFailed }
+
+// Job is one server-side sweep as the jobs list shows it.
+type Job struct {
+	ID          int
+	Experiment  string
+	Starter     string // who started it: SSH user and key fingerprint
+	State       JobState
+	At          Knobs  // the starter's knobs: the deployment and load the sweep searches at
+	Phase       string // where it stands: "search round 2/6 · evaluations 14/60", "validation 1/3", …
+	Evaluations int
+	Best        *SweepEval // best configuration so far; nil before the first evaluation
+	Dir         string     // run directory (ledger, report)
+	Err         string     // failed: why
+}
+
+// ErrSweepCancelled ends the watch of a sweep that someone cancelled.
+var ErrSweepCancelled = errors.New("sweep cancelled")
+
+// Jobs is the server's registry of sweeps as one session sees it (routerlab serve): sweeps
+// run on the server and outlive the session that started them, and every session lists them
+// and watches any one. The session's identity and role are bound in: the registry itself
+// refuses what the role may not do.
+type Jobs interface {
+	// CanControl reports whether this session may start and cancel sweeps.
+	CanControl() bool
+	// Start queues a sweep of the server's experiment at knobs at and returns its id.
+	Start(at Knobs) (int, error)
+	// Cancel stops a queued or running sweep (its starter's or an operator's session only).
+	Cancel(id int) error
+	// Watch emits the sweep's events from its first, then live as they land, all in the
+	// order every watcher sees; it returns when the sweep ends (nil, ErrSweepCancelled or its
+	// failure) or ctx.Err() once ctx ends, leaving the sweep running.
+	Watch(ctx context.Context, id int, emit func(SweepEvent)) error
+	// List emits the list of sweeps, oldest first, now and after every change until ctx ends.
+	List(ctx context.Context, emit func([]Job)) error
+}
+
+// watchSweeper watches one server-side sweep through the sweep pane's Sweeper interface:
+// cancelling its context detaches, the sweep goes on.
+type watchSweeper struct {
+	jobs Jobs
+	id   int
+}
+
+func (w watchSweeper) Sweep(ctx context.Context, _ Knobs, emit func(SweepEvent)) error {
+	return w.jobs.Watch(ctx, w.id, emit)
+}
+
+// Messages of the jobs pane and the registry's replies.
+type (
+	attachMsg     struct{ id int } // the user picked a sweep to watch
+	jobStartedMsg struct {
+		id  int
+		err error
+	}
+	jobCancelMsg struct{ err error }
+)
+
+// jobsPane lists the server's sweeps (running, queued and finished) live; enter attaches the
+// sweep pane to the selected one.
+type jobsPane struct {
+	common *Common
+	jobs   Jobs
+	list   []Job
+	cursor int
+	err    error
+	cancel context.CancelFunc
+
+	width, height int
+}
+
+func newJobsPane(c *Common, jobs Jobs) *jobsPane { return &jobsPane{common: c, jobs: jobs} }
+
+// Init subscribes to the registry's list for the life of the session.
+func (p *jobsPane) Init() tea.Cmd {
+	ctx, cancel := context.WithCancel(context.Background())
+	p.cancel = cancel
+	jobs := p.jobs
+	return stream(ctx, 0, func(ctx context.Context, emit func([]Job, bool)) error {
+		return jobs.List(ctx, func(l []Job) { emit(l, false) })
+	})
+}
+
+func (p *jobsPane) stop() {
+	if p.cancel != nil {
+		p.cancel()
+	}
+}
+
+func (p *jobsPane) SetSize(w, h int) { p.width, p.height = w, h }
+
+func (p *jobsPane) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case streamMsg[[]Job]:
+		if msg.done {
+			if msg.err != nil && !errors.Is(msg.err, context.Canceled) {
+				p.err = msg.err
+			}
+			return nil
+		}
+		p.list = msg.item
+		p.cursor = max(0, min(p.cursor, len(p.list)-1))
+		return waitStream(msg.next)
+	case tea.KeyPressMsg:
+		keys := p.common.Keys
+		switch {
+		case key.Matches(msg, keys.RowUp):
+			p.cursor = max(0, p.cursor-1)
+		case key.Matches(msg, keys.RowDown):
+			p.cursor = max(0, min(len(p.list)-1, p.cursor+1))
+		case key.Matches(msg, keys.Attach):
+			if p.cursor < len(p.list) {
+				id := p.list[p.cursor].ID
+				return func() tea.Msg { return attachMsg{id} }
+			}
+		}
+	}
+	return nil
+}
+
+// job returns the listed sweep with id, if any.
+func (p *jobsPane) job(id int) (Job, bool) {
+	for _, j := range p.list {
+		if j.ID == id {
+			return j, true
+		}
+	}
+	return Job{}, false
+}
+
+func (p *jobsPane) View() string {
+	st := p.common.Styles
+	if p.err != nil {
+		return st.Worse.Render("sweeps: " + p.err.Error())
+	}
+	if len(p.list) == 0 {
+		hint := "no sweeps on this server yet"
+		if p.jobs.CanControl() {
+			hint += " · s starts one"
+		}
+		return st.Muted.Render(hint)
+	}
+	lines := []string{st.Muted.Render(truncate(fmt.Sprintf("  %-3s %-9s %-24s %-28s %-30s %s", "#", "state", "started by", "phase", "best so far", "run directory"), p.width))}
+	first := max(0, p.cursor-(p.height-2))
+	for i := first; i < len(p.list) && len(lines) < p.height; i++ {
+		j := p.list[i]
+		best := "–"
+		if j.Best != nil {
+			b := j.Best.Knobs
+			best = fmt.Sprintf("%s %s", formatMS(j.Best.Value), b.Mode)
+			if b.KVKnobsApply() {
+				best += fmt.Sprintf(" %s/%s/%s", formatNum(b.Credit), formatNum(b.Scale), formatNum(b.Temperature))
+			}
+		}
+		phase := j.Phase
+		if j.State == JobFailed {
+			phase = j.Err
+		}
+		line := fmt.Sprintf("%-3d %-9s %-24s %-28s %-30s %s", j.ID, j.State, truncate(j.Starter, 24), truncate(phase, 28), truncate(best, 30), j.Dir)
+		if i == p.cursor {
+			line = st.Selected.Render(truncate("▸ "+line, p.width))
+		} else {
+			line = st.Text.Render(truncate("  "+line, p.width))
+		}
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// serverSweeps handles the Sweeps pane's list and the registry's replies.
+func (m *Model) serverSweeps(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case streamMsg[[]Job]:
+		return m.jobs.Update(msg)
+	case attachMsg:
+		return m.attach(msg.id)
+	case jobStartedMsg:
+		if msg.err != nil {
+			m.err = msg.err
+			return nil
+		}
+		return m.attach(msg.id)
+	case jobCancelMsg:
+		if msg.err != nil {
+			m.err = msg.err
+		}
+	}
+	return nil
+}
+
+// startServerSweep asks the registry for a new sweep; the reply attaches to it.
+func (m *Model) startServerSweep() tea.Cmd {
+	jobs, at := m.jobs.jobs, m.knobs.knobs
+	return func() tea.Msg {
+		id, err := jobs.Start(at)
+		return jobStartedMsg{id, err}
+	}
+}
+
+// cancelServerSweep asks the registry to cancel the attached sweep; the watch then ends
+// with ErrSweepCancelled.
+func (m *Model) cancelServerSweep() tea.Cmd {
+	jobs, id := m.jobs.jobs, m.attached
+	if id == 0 {
+		return nil
+	}
+	return func() tea.Msg { return jobCancelMsg{jobs.Cancel(id)} }
+}
+
+// attach points the sweep pane at server sweep id, replacing what it watched.
+func (m *Model) attach(id int) tea.Cmd {
+	m.detach()
+	m.attached = id
+	m.sweep.sweeper = watchSweeper{m.jobs.jobs, id}
+	m.setFocus(paneSweep)
+	cmd := m.sweep.start()
+	if j, ok := m.jobs.job(id); ok {
+		m.sweep.at = j.At // the sweep runs at its starter's knobs, not this session's
+	}
+	return cmd
+}
+
+// detach stops watching the attached sweep; the sweep itself goes on, on the server.
+func (m *Model) detach() {
+	if m.attached == 0 {
+		return
+	}
+	p := m.sweep
+	p.stop()
+	p.state, p.evals, p.rows, p.bestSoFar, p.validation, p.cursor = sweepIdle, 0, nil, nil, nil, 0
+	m.attached = 0
+}
+
+// sweepExtra names the watched server sweep in the sweep pane's title.
+func (m *Model) sweepExtra() string {
+	if m.jobs == nil || m.attached == 0 {
+		return ""
+	}
+	j, ok := m.jobs.job(m.attached)
+	if !ok {
+		return fmt.Sprintf("· server sweep #%d ", m.attached)
+	}
+	return fmt.Sprintf("· server sweep #%d · %s · started by %s · d stops watching ", j.ID, j.State, j.Starter)
+}
