@@ -252,9 +252,9 @@ type session struct {
 	caller Caller
 }
 
-func (s session) CanControl() bool    { return s.caller.Operator }
+func (s session) CanControl() bool                { return s.caller.Operator }
 func (s session) Start(at tui.Knobs) (int, error) { return s.jobs.start(s.caller, at) }
-func (s session) Cancel(id int) error { return s.jobs.cancel(s.caller, id) }
+func (s session) Cancel(id int) error             { return s.jobs.cancel(s.caller, id) }
 func (s session) Watch(ctx context.Context, id int, emit func(tui.SweepEvent)) error {
 	return s.jobs.watch(ctx, id, emit)
 }
