@@ -1,11 +1,14 @@
 package tui
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"pgregory.net/rapid"
 
 	"github.com/routerlab/routerlab/themes"
 )
@@ -54,6 +57,78 @@ func TestNoColorPaletteEmitsNoColour(t *testing.T) {
 		coloured := strings.Contains(v, "[38;") || strings.Contains(v, "[48;") || strings.Contains(v, ";38;") || strings.Contains(v, ";48;")
 		if coloured != p.HasColor() {
 			t.Errorf("%s palette: colour sequences present = %v", p.Name, coloured)
+		}
+	}
+}
+
+// Any fleet from 1 to 1,024 workers fits any pane height: the rows never outnumber the
+// room, every worker is in exactly one row, in order, and each label names its range.
+func TestFleetGroupingFitsProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		workers := rapid.IntRange(1, 1024).Draw(t, "workers")
+		height := rapid.IntRange(fleetChrome+1, 60).Draw(t, "height")
+		c := Common{Styles: NewStyles(themes.NoColor())}
+		p := newFleetPane(&c)
+		p.SetSize(120, height)
+		p.res = &Result{Fleet: Fleet{ActiveBlocks: make([][]float64, workers)}}
+		per := p.perRow()
+		labels := workerLabels(workers, per)
+		if len(labels) > height-fleetChrome {
+			t.Fatalf("%d workers in %d rows of %d, room for %d", workers, len(labels), per, height-fleetChrome)
+		}
+		if per > 1 && (per-1)*(height-fleetChrome) >= workers {
+			t.Fatalf("groups of %d where %d would fit", per, per-1)
+		}
+		next := 0
+		for _, l := range labels {
+			var lo, hi int
+			if n, _ := fmt.Sscanf(l, "w%d–%d", &lo, &hi); n == 1 {
+				hi = lo
+			}
+			if lo != next || hi < lo || hi-lo+1 > per {
+				t.Fatalf("label %q after worker %d (groups of %d)", l, next-1, per)
+			}
+			next = hi + 1
+		}
+		if next != workers {
+			t.Fatalf("labels end at worker %d of %d", next-1, workers)
+		}
+	})
+	m := [][]float64{{1, math.NaN(), 3}, {5, math.NaN(), 1}, {2, 2, 2}}
+	got := group(m, 2, maxOf)
+	if len(got) != 2 || got[0][0] != 5 || !math.IsNaN(got[0][1]) || got[0][2] != 3 || got[1][1] != 2 {
+		t.Fatalf("grouped by max: %v", got)
+	}
+	if mean := group(m, 3, meanOf); mean[0][0] != 8.0/3 || mean[0][1] != 2 {
+		t.Fatalf("grouped by mean: %v", mean)
+	}
+}
+
+// The load heatmap's scale covers the pinned baseline too, and says so.
+func TestHeatScaleSharedWithBaseline(t *testing.T) {
+	c := Common{Styles: NewStyles(themes.NoColor())}
+	p := newFleetPane(&c)
+	p.SetSize(100, 10)
+	frame := func(load float64) Result {
+		return Result{Final: true, Fleet: Fleet{WindowMS: 1000, ActiveBlocks: [][]float64{{load, load}},
+			QueuedPrefill: [][]float64{{0, 0}}, HitRatio: [][]float64{{0.5, 0.5}}}}
+	}
+	p.Update(resultMsg{frame(900)}) // the first result is the baseline
+	p.Update(resultMsg{frame(300)})
+	if v := p.View(); !strings.Contains(v, "≥900 blocks · same scale as baseline") {
+		t.Fatalf("legend does not give the shared scale:\n%s", v)
+	}
+	p.Update(pinMsg{})
+	if v := p.View(); !strings.Contains(v, "≥300 blocks") || strings.Contains(v, "same scale") {
+		t.Fatalf("after pinning the current run:\n%s", v)
+	}
+}
+
+// Percentages keep their column whatever their size.
+func TestFormatPctWidth(t *testing.T) {
+	for c, want := range map[float64]string{0.042: "  +4.2%", -0.421: " -42.1%", 2.57: "  +257%", 43.614: " +4361%", 441: "   ×442", 1e6: "  ≥×1e5"} {
+		if got := formatPct(c, 7); got != want || ansi.StringWidth(got) != 7 {
+			t.Errorf("formatPct(%v) = %q, want %q", c, got, want)
 		}
 	}
 }

@@ -12,10 +12,17 @@ import (
 	"github.com/routerlab/routerlab/tui"
 )
 
-// smallExperiment is the embedded seed on the first requests of the built-in trace.
-func smallExperiment(t testing.TB, requests int) (*config.Experiment, *Sim) {
+// smallExperiment is the embedded seed, with the --set overrides sets, on the first requests
+// of the built-in trace.
+func smallExperiment(t testing.TB, requests int, sets ...string) (*config.Experiment, *Sim) {
 	t.Helper()
-	exp, err := config.NewExperiment(config.Default())
+	f := config.Default()
+	for _, set := range sets {
+		if err := f.Set(set); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exp, err := config.NewExperiment(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,18 +128,7 @@ func TestSimulateIsDeterministicAndCancellable(t *testing.T) {
 }
 
 func TestSpaceOffersTheSeedValues(t *testing.T) {
-	f := config.Default()
-	if err := f.Set("overlap_score_credit=0.7"); err != nil {
-		t.Fatal(err)
-	}
-	exp, err := config.NewExperiment(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := NewSim(exp, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, s := smallExperiment(t, 10, "overlap_score_credit=0.7")
 	sp := s.Space()
 	if len(sp.Modes) != 4 || sp.Modes[0] != "kv_router" || sp.Modes[1] != "round_robin" {
 		t.Errorf("modes %v", sp.Modes)

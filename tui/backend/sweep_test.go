@@ -14,20 +14,7 @@ import (
 // validating on 150 requests.
 func smallSweeper(t *testing.T) (*Sim, *Sweeper) {
 	t.Helper()
-	f := config.Default()
-	for _, s := range []string{"sweep.max_rounds=2", "sweep.candidates_per_round=3", "sweep.parallel_evals=2", "validate.requests=150"} {
-		if err := f.Set(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	exp, err := config.NewExperiment(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sim, err := NewSim(exp, 150)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, sim := smallExperiment(t, 150, "sweep.max_rounds=2", "sweep.candidates_per_round=3", "sweep.parallel_evals=2", "validate.requests=150")
 	return sim, NewSweeper(sim)
 }
 
