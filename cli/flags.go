@@ -16,6 +16,7 @@ type experimentFlags struct {
 	tracePath  string
 	sets       []string
 	requests   int
+	strict     bool
 }
 
 func (x *experimentFlags) register(fs *pflag.FlagSet, requestsHelp string) {
@@ -23,6 +24,7 @@ func (x *experimentFlags) register(fs *pflag.FlagSet, requestsHelp string) {
 	fs.StringVar(&x.tracePath, "trace", "", "trace file or builtin:toolagent|builtin:conversation (overrides workload.trace_path)")
 	fs.StringArrayVar(&x.sets, "set", nil, "override a key: router_mode=round_robin, workload.replay_concurrency=8 (repeatable)")
 	fs.IntVar(&x.requests, "requests", 0, requestsHelp)
+	fs.BoolVar(&x.strict, "strict", false, "a request the fleet would reject (longer than context_length) is an error naming its line (workload.strict)")
 }
 
 // file loads the experiment file and applies --trace and --set.
@@ -43,6 +45,11 @@ func (x *experimentFlags) file() (*config.File, error) {
 	}
 	for _, s := range x.sets {
 		if err := f.Set(s); err != nil {
+			return nil, err
+		}
+	}
+	if x.strict {
+		if err := f.Set("workload.strict=true"); err != nil {
 			return nil, err
 		}
 	}

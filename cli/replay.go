@@ -92,6 +92,9 @@ func writeSummaryTable(w io.Writer, exp *config.Experiment, point config.Point, 
 		exp.Trace.Name, s.RequestsCompleted, cfg.Workers, cfg.ReplayConcurrency)
 	fmt.Fprintf(w, "router %s  overlap_score_credit %g  prefill_load_scale %g  router_temperature %g\n",
 		r.Mode, r.OverlapScoreCredit, r.PrefillLoadScale, r.Temperature)
+	for _, rj := range s.Rejections {
+		fmt.Fprintf(w, "rejected %d requests before routing: %s (first: %s)\n", rj.Requests, rj.Reason, rj.First)
+	}
 	if dims := exp.File.Dimensions(); len(dims) > 0 {
 		var at []string
 		for i, d := range dims {

@@ -19,7 +19,8 @@ type Experiment struct {
 	// Worker is the worker model of the default point (first value of every list).
 	Worker *model.Worker
 
-	workers map[model.Deployment]*model.Worker
+	workers     map[model.Deployment]*model.Worker
+	deployments []model.Deployment // the keys of workers in search-space order
 }
 
 // NewExperiment loads the file's trace and builds a worker model for every deployment its
@@ -40,6 +41,7 @@ func NewExperiment(f *File) (*Experiment, error) {
 						return nil, fmt.Errorf("%s: search_space: %w", f.Name, err)
 					}
 					e.workers[d] = w
+					e.deployments = append(e.deployments, d)
 				}
 			}
 		}
@@ -117,7 +119,27 @@ func (e *Experiment) EngineConfig(p Point) (engine.Config, error) {
 		ReplayConcurrency:   f.Workload.ReplayConcurrency,
 		ArrivalSpeedupRatio: f.Workload.ArrivalSpeedupRatio,
 		Seed:                f.Workload.Seed,
+		Strict:              f.Workload.Strict,
 	}, nil
+}
+
+// CheckRequests checks, under every deployment of the search space, the first n requests of
+// the trace for each n given (0 = all): an error when all of them would be rejected, or with
+// workload.strict when any would, naming its line. A sweep calls it before its first
+// evaluation, so that its validation cannot fail on the trace after the search.
+func (e *Experiment) CheckRequests(ns ...int) error {
+	for _, d := range e.deployments {
+		if d.NumGPUBlocks == 0 {
+			d.NumGPUBlocks = e.workers[d].Capacity().NumGPUBlocks
+		}
+		cfg := engine.Config{Worker: d, Strict: e.File.Workload.Strict}
+		for _, n := range ns {
+			if _, _, err := cfg.Admit(e.Trace.First(n)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Run replays the first `requests` requests of the experiment's trace (0 = all) under cfg.

@@ -86,6 +86,9 @@ type Workload struct {
 	ArrivalSpeedupRatio float64 // open loop: timestamps are divided by it
 	SearchRequests      int     // first N requests used by the sweep's search phase
 	Seed                uint64
+	// Strict makes a request the fleet would reject (longer than context_length) an error
+	// naming its line instead of a counted rejection.
+	Strict bool
 }
 
 // Goal is what a sweep optimises.
@@ -351,6 +354,8 @@ func (f *File) setNode(path string, n ast.Node) error {
 			return f.integer(path, n, &w.SearchRequests, 0, math.MaxInt32)
 		case "seed":
 			return f.seed(path, n, &w.Seed)
+		case "strict":
+			return f.boolean(path, n, &w.Strict)
 		}
 	case "goal":
 		g := &f.Goal

@@ -256,6 +256,7 @@ func (f *File) fingerprint(tr *trace.Trace, tables string, list func(string) str
 	add("workload.replay_concurrency", strconv.Itoa(w.ReplayConcurrency))
 	add("workload.arrival_speedup_ratio", num(w.ArrivalSpeedupRatio))
 	add("workload.seed", strconv.FormatUint(w.Seed, 10))
+	add("workload.strict", strconv.FormatBool(w.Strict))
 	if replayRequests >= 0 {
 		add("workload.requests", strconv.Itoa(replayRequests))
 		return fp

@@ -25,6 +25,9 @@ type Config struct {
 	Seed                uint64
 	SnapshotEveryUS     int64 // 0: no snapshots
 	RecordRequests      bool  // keep per-request records in the Report
+	// Strict makes a request the fleet must reject (see Admit) an error naming its line,
+	// instead of a rejection counted in the summary.
+	Strict bool
 }
 
 // validate checks the config against the trace and returns the router config to use.
@@ -63,24 +66,83 @@ func (c *Config) validate(timer model.StepTimer, tr *trace.Trace) (router.Config
 	}
 	for i := range tr.Requests {
 		r := &tr.Requests[i]
-		where := func() string { return fmt.Sprintf("%s: request %d", tr.Name, i+1) }
 		switch {
 		case r.InputLength < 1:
-			return rc, fmt.Errorf("%s: input_length: %d must be at least 1", where(), r.InputLength)
+			return rc, fmt.Errorf("%s: input_length: %d must be at least 1", tr.Where(i), r.InputLength)
 		case r.OutputLength < 1:
-			return rc, fmt.Errorf("%s: output_length: %d must be at least 1", where(), r.OutputLength)
+			return rc, fmt.Errorf("%s: output_length: %d must be at least 1", tr.Where(i), r.OutputLength)
 		case len(r.HashIDs) < (r.InputLength+tr.BlockSize-1)/tr.BlockSize:
 			return rc, fmt.Errorf("%s: hash_ids: %d ids cannot cover input_length %d at %d tokens per block",
-				where(), len(r.HashIDs), r.InputLength, tr.BlockSize)
-		case d.ContextLength > 0 && r.InputLength+r.OutputLength > d.ContextLength:
-			return rc, fmt.Errorf("%s: input_length+output_length = %d exceeds context_length %d",
-				where(), r.InputLength+r.OutputLength, d.ContextLength)
+				tr.Where(i), len(r.HashIDs), r.InputLength, tr.BlockSize)
 		}
-		// A request that cannot fit alone in a worker's cache would be preempted forever.
-		if need := (r.InputLength + r.OutputLength + d.BlockSize - 1) / d.BlockSize; need > d.NumGPUBlocks {
-			return rc, fmt.Errorf("%s: needs %d KV blocks of %d tokens, more than num_gpu_blocks %d",
-				where(), need, d.BlockSize, d.NumGPUBlocks)
+	}
+	if c.ReplayConcurrency == 0 && len(tr.Requests) > 0 {
+		// Timestamps do not decrease, so the last one is the latest arrival.
+		last := len(tr.Requests) - 1
+		ratio := c.ArrivalSpeedupRatio
+		if ratio == 0 {
+			ratio = 1
+		}
+		if us := float64(tr.Requests[last].TimestampMS) * 1000 / ratio; us > maxArrivalUS {
+			return rc, fmt.Errorf("%s: timestamp: %d ms / arrival_speedup_ratio %g is beyond the simulation clock's %.0f years",
+				tr.Where(last), tr.Requests[last].TimestampMS, ratio, maxArrivalUS/(365.25*24*3600e6))
 		}
 	}
 	return rc, nil
+}
+
+// maxArrivalUS bounds open-loop arrival times (µs) so that every later time of the run, an
+// arrival plus the run's length, stays far inside int64 (about 146,000 years).
+const maxArrivalUS = float64(1 << 62)
+
+// Rejection counts the requests refused before routing for one reason, as vLLM's API server
+// answers HTTP 400 to a request whose prompt plus max_tokens exceeds max_model_len and serves
+// the rest.
+type Rejection struct {
+	Reason   string `json:"reason"`
+	Requests int    `json:"requests"`
+	First    string `json:"first"` // the first rejected request: file:line
+}
+
+// Admit splits tr's requests into those a worker of c can serve (their indices) and the
+// rejections: input plus output beyond context_length, or more KV blocks than a worker holds
+// (it would be preempted forever). With c.Strict a rejection is an error naming the line; a
+// trace whose every request is rejected is an error too.
+func (c *Config) Admit(tr *trace.Trace) (served []int, rejected []Rejection, err error) {
+	d := c.Worker
+	byReason := map[string]int{}
+	for i := range tr.Requests {
+		r := &tr.Requests[i]
+		var reason, detail string
+		total := r.InputLength + r.OutputLength
+		switch need := (total + d.BlockSize - 1) / max(1, d.BlockSize); {
+		case d.ContextLength > 0 && total > d.ContextLength:
+			reason = fmt.Sprintf("input_length + output_length exceeds context_length %d", d.ContextLength)
+			detail = fmt.Sprintf("input_length %d + output_length %d = %d exceeds context_length %d", r.InputLength, r.OutputLength, total, d.ContextLength)
+		case d.NumGPUBlocks > 0 && need > d.NumGPUBlocks:
+			reason = fmt.Sprintf("needs more KV blocks than a worker's %d", d.NumGPUBlocks)
+			detail = fmt.Sprintf("input_length + output_length = %d needs %d KV blocks of %d tokens, more than num_gpu_blocks %d",
+				total, need, d.BlockSize, d.NumGPUBlocks)
+		default:
+			served = append(served, i)
+			continue
+		}
+		if c.Strict {
+			return nil, nil, fmt.Errorf("%s: %s (strict: a request the fleet would reject is an error)", tr.Where(i), detail)
+		}
+		k, ok := byReason[reason]
+		if !ok {
+			k = len(rejected)
+			byReason[reason] = k
+			rejected = append(rejected, Rejection{Reason: reason, First: tr.Where(i)})
+		}
+		rejected[k].Requests++
+	}
+	if len(served) == 0 {
+		if len(rejected) == 0 {
+			return nil, nil, fmt.Errorf("%s: no requests to replay", tr.Name)
+		}
+		return nil, nil, fmt.Errorf("%s: all %d requests rejected: %s (first: %s)", tr.Name, len(tr.Requests), rejected[0].Reason, rejected[0].First)
+	}
+	return served, rejected, nil
 }

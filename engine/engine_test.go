@@ -317,10 +317,16 @@ func TestConfigErrors(t *testing.T) {
 		{func(c *Config, _ *trace.Trace) { c.Worker.MaxNumSeqs = 0 }, "max_num_seqs"},
 		{func(c *Config, _ *trace.Trace) { c.ArrivalSpeedupRatio = -1 }, "arrival_speedup_ratio"},
 		{func(c *Config, _ *trace.Trace) { c.Router.BlockSize = 32 }, "block_size"},
-		{func(c *Config, _ *trace.Trace) { c.Worker.NumGPUBlocks = 1 }, "x.jsonl: request 1: needs 2 KV blocks"},
-		{func(_ *Config, t *trace.Trace) { t.Requests[0].OutputLength = 0 }, "x.jsonl: request 1: output_length"},
-		{func(_ *Config, t *trace.Trace) { t.Requests[0].HashIDs = nil }, "x.jsonl: request 1: hash_ids"},
-		{func(c *Config, _ *trace.Trace) { c.Worker.ContextLength = 50 }, "context_length"},
+		{func(c *Config, _ *trace.Trace) { c.Worker.NumGPUBlocks = 1 }, "x.jsonl: all 1 requests rejected: needs more KV blocks than a worker's 1 (first: x.jsonl:1)"},
+		{func(_ *Config, t *trace.Trace) { t.Requests[0].OutputLength = 0 }, "x.jsonl:1: output_length"},
+		{func(_ *Config, t *trace.Trace) { t.Requests[0].HashIDs = nil }, "x.jsonl:1: hash_ids"},
+		{func(c *Config, _ *trace.Trace) { c.Worker.ContextLength = 50 }, "all 1 requests rejected: input_length + output_length exceeds context_length 50"},
+		{func(c *Config, _ *trace.Trace) { c.Worker.ContextLength, c.Strict = 50, true },
+			"x.jsonl:1: input_length 100 + output_length 1 = 101 exceeds context_length 50 (strict"},
+		{func(_ *Config, t *trace.Trace) { t.Requests = nil }, "x.jsonl: no requests to replay"},
+		{func(c *Config, t *trace.Trace) { c.ReplayConcurrency, t.Requests[0].TimestampMS = 0, 1<<60 }, "x.jsonl:1: timestamp: 1152921504606846976 ms"},
+		{func(c *Config, t *trace.Trace) { c.ReplayConcurrency, c.ArrivalSpeedupRatio, t.Requests[0].TimestampMS = 0, 1e-12, 1e9 },
+			"x.jsonl:1: timestamp: 1000000000 ms / arrival_speedup_ratio 1e-12 is beyond the simulation clock"},
 	}
 	for _, tc := range cases {
 		c := good
@@ -332,6 +338,42 @@ func TestConfigErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err %v", tc.want, err)
 		}
+	}
+}
+
+// Requests the fleet cannot serve are rejected one by one, as vLLM answers HTTP 400: not
+// routed, not simulated, counted with their reason and first line; the rest replay as if the
+// rejected ones were not in the trace, keeping their trace positions as ids.
+func TestOverLongRequestsAreRejectedNotFatal(t *testing.T) {
+	timer := &fakeTimer{base: 100, perToken: 1}
+	all := []trace.Request{req(0, 100, 2, 1), req(0, 5000, 200, 2, 5, 6, 7, 8, 9, 10, 11, 12, 13), req(0, 100, 3, 3), req(0, 4000, 100, 4, 14, 15, 16, 17, 18, 19, 20)}
+	tr := &trace.Trace{Name: "x.jsonl", BlockSize: 512, Requests: all, Lines: []int{1, 3, 4, 7}}
+	cfg := Config{Workers: 2, Worker: deployment(100, 1024, 1000), ReplayConcurrency: 2, RecordRequests: true, Router: router.DefaultConfig()}
+	cfg.Worker.ContextLength = 4096
+	rep, err := Replay(context.Background(), cfg, timer, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Summary
+	want := []Rejection{{Reason: "input_length + output_length exceeds context_length 4096", Requests: 2, First: "x.jsonl:3"}}
+	if s.RequestsCompleted != 2 || s.RequestsRejected != 2 || !slices.Equal(s.Rejections, want) {
+		t.Errorf("completed %d, rejected %d %+v; want 2, 2 %+v", s.RequestsCompleted, s.RequestsRejected, s.Rejections, want)
+	}
+	if ids := []int{rep.Requests[0].ID, rep.Requests[1].ID}; !slices.Equal(ids, []int{0, 2}) {
+		t.Errorf("record ids %v, want the trace positions 0 and 2", ids)
+	}
+	served := &trace.Trace{Name: "x.jsonl", BlockSize: 512, Requests: []trace.Request{all[0], all[2]}}
+	alone, err := Replay(context.Background(), cfg, timer, served)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if alone.Summary.MeanE2EMS != s.MeanE2EMS || alone.Summary.DurationMS != s.DurationMS {
+		t.Errorf("with rejections e2e %v, duration %v; the served requests alone %v, %v", s.MeanE2EMS, s.DurationMS,
+			alone.Summary.MeanE2EMS, alone.Summary.DurationMS)
+	}
+	cfg.Strict = true
+	if _, err := Replay(context.Background(), cfg, timer, tr); err == nil || !strings.Contains(err.Error(), "x.jsonl:3: input_length 5000 + output_length 200 = 5200 exceeds context_length 4096") {
+		t.Errorf("strict: error %v, want one naming x.jsonl:3", err)
 	}
 }
 
@@ -356,7 +398,7 @@ func TestSummaryKeys(t *testing.T) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
-	keys := []string{"requests_completed", "duration_ms", "wall_time_ms", "output_throughput_tok_s",
+	keys := []string{"requests_completed", "requests_rejected", "duration_ms", "wall_time_ms", "output_throughput_tok_s",
 		"input_throughput_tok_s", "prefix_cache_reused_ratio", "workers"}
 	for _, p := range []string{"mean_", "p50_", "p90_", "p99_"} {
 		for _, k := range []string{"ttft_ms", "tpot_ms", "itl_ms", "e2e_latency_ms"} {

@@ -31,9 +31,12 @@ type Report struct {
 //   - prefix_cache_reused_ratio: Σ prefix-hit tokens at each request's first admission ÷
 //     Σ input tokens (recomputes after preemption are not counted again).
 type Summary struct {
-	RequestsCompleted int     `json:"requests_completed"`
-	DurationMS        float64 `json:"duration_ms"`
-	WallTimeMS        float64 `json:"wall_time_ms"`
+	RequestsCompleted int `json:"requests_completed"`
+	// RequestsRejected were refused before routing (Rejections says why), as vLLM refuses a
+	// request longer than its context.
+	RequestsRejected int     `json:"requests_rejected"`
+	DurationMS       float64 `json:"duration_ms"`
+	WallTimeMS       float64 `json:"wall_time_ms"`
 
 	MeanTTFTMS float64 `json:"mean_ttft_ms"`
 	P50TTFTMS  float64 `json:"p50_ttft_ms"`
@@ -59,7 +62,8 @@ type Summary struct {
 	InputThroughput        float64 `json:"input_throughput_tok_s"`
 	PrefixCacheReusedRatio float64 `json:"prefix_cache_reused_ratio"`
 
-	Workers []WorkerSummary `json:"workers"`
+	Workers    []WorkerSummary `json:"workers"`
+	Rejections []Rejection     `json:"rejections,omitempty"`
 }
 
 // WorkerSummary is one worker's share of the replay.
@@ -122,8 +126,12 @@ func (s *Sim) Report() *Report {
 		outTok += int64(r.out)
 		hitTok += int64(r.cached)
 		if s.cfg.RecordRequests {
+			id := i
+			if s.traceIndex != nil {
+				id = s.traceIndex[i]
+			}
 			recs = append(recs, RequestRecord{
-				ID: i, Worker: int(r.worker), ArrivalMS: ms(float64(r.arrival)),
+				ID: id, Worker: int(r.worker), ArrivalMS: ms(float64(r.arrival)),
 				TTFTMS: ms(float64(t)), E2EMS: ms(float64(e)),
 				InputLength: int(r.isl), OutputLength: int(r.out),
 				CachedTokens: int(r.cached), Preemptions: int(r.preempted),
@@ -132,6 +140,8 @@ func (s *Sim) Report() *Report {
 	}
 	sum := Summary{
 		RequestsCompleted: len(e2e),
+		Rejections:        slices.Clone(s.rejected),
+		RequestsRejected:  rejectedCount(s.rejected),
 		WallTimeMS:        round(float64(s.wall.Microseconds())/1000, 3),
 		Workers:           make([]WorkerSummary, len(s.workers)),
 	}
@@ -250,4 +260,12 @@ func (h *gapHist) stats() (mean, p50, p90, p99 float64) {
 		return 0 // unreachable: the counts sum to n
 	}
 	return ms(float64(h.sum) / float64(h.n)), q(0.5), q(0.9), q(0.99)
+}
+
+func rejectedCount(rs []Rejection) int {
+	n := 0
+	for _, r := range rs {
+		n += r.Requests
+	}
+	return n
 }

@@ -68,6 +68,9 @@ type Sim struct {
 	freeBlock [][]int32
 
 	onKV func(router.KVEvent) // tests: observe every KV event
+
+	traceIndex []int       // position in the caller's trace of each simulated request (nil: the same)
+	rejected   []Rejection // requests refused before routing
 }
 
 // New builds a simulation of cfg replaying tr with step times from timer.
@@ -76,11 +79,25 @@ func New(cfg Config, timer model.StepTimer, tr *trace.Trace) (*Sim, error) {
 	if err != nil {
 		return nil, err
 	}
+	served, rejected, err := cfg.Admit(tr)
+	if err != nil {
+		return nil, err
+	}
 	rt, err := router.New(rc, cfg.Workers, cfg.Seed)
 	if err != nil {
 		return nil, err
 	}
-	return newSim(cfg, timer, tr, rt), nil
+	if len(rejected) == 0 {
+		return newSim(cfg, timer, tr, rt), nil
+	}
+	// Rejected requests are neither routed nor simulated: the fleet replays the others.
+	kept := &trace.Trace{Name: tr.Name, BlockSize: tr.BlockSize, Digest: tr.Digest, Requests: make([]trace.Request, len(served))}
+	for k, i := range served {
+		kept.Requests[k] = tr.Requests[i]
+	}
+	s := newSim(cfg, timer, kept, rt)
+	s.traceIndex, s.rejected = served, rejected
+	return s, nil
 }
 
 // newSim builds the simulation around any router (tests use scripted ones). cfg is valid.

@@ -75,6 +75,8 @@ func loadTableSim(tb testing.TB, f *config.File) *tableSim {
 
 func (t *tableSim) EngineConfig(p config.Point) (engine.Config, error) { return t.fake.EngineConfig(p) }
 
+func (t *tableSim) CheckRequests(...int) error { return nil }
+
 func (t *tableSim) Run(_ context.Context, cfg engine.Config, _ int) (*engine.Report, error) {
 	s, ok := t.table[runKeyOf(cfg.Router, cfg.Seed)]
 	if !ok {

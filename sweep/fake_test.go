@@ -34,6 +34,8 @@ var errInterrupted = errors.New("interrupted")
 
 func newFakeSim(f *config.File) *fakeSim { return &fakeSim{f: f} }
 
+func (s *fakeSim) CheckRequests(...int) error { return nil }
+
 func (s *fakeSim) EngineConfig(p config.Point) (engine.Config, error) {
 	at := func(key string) config.Value {
 		v, err := s.f.At(p, key)

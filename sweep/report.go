@@ -187,6 +187,15 @@ func (r *Result) Markdown() string {
 	return w.String()
 }
 
+// writeRejections says how many of a phase's requests the fleet rejected before routing, and
+// why (the same for every configuration: rejection depends on the deployment, not the router).
+func writeRejections(w *strings.Builder, phase string, s engine.Summary) {
+	for _, rj := range s.Rejections {
+		fmt.Fprintf(w, "Rejected before routing, as vLLM rejects them: %d of the %d %s requests, %s (first: %s).\n\n",
+			rj.Requests, s.RequestsCompleted+s.RequestsRejected, phase, rj.Reason, rj.First)
+	}
+}
+
 // writeExperiment writes the experiment fingerprint as a table: what a reader needs to know
 // to reproduce the sweep, and what --resume compares.
 func (r *Result) writeExperiment(w *strings.Builder) {
@@ -226,6 +235,7 @@ func (r *Result) writeOverview(w *strings.Builder) {
 		}
 	}
 	p("\nOn the search requests: %s %s %s.\n\n", strings.TrimPrefix(s.Objective.String(), "minimise "), ff(b.Value, 2), s.Objective.Unit())
+	writeRejections(w, "search", b.Runs[0])
 
 	if v := r.Validation; v != nil {
 		p("## Validation on %d requests\n\n", v.Requests)
@@ -241,6 +251,7 @@ func (r *Result) writeOverview(w *strings.Builder) {
 			p("| best vs default_kv | %s | %s | %s | %s | %s |\n\n", pct(bm.E2EMS, dm.E2EMS), pct(bm.TTFTMS, dm.TTFTMS),
 				pct(bm.TPOTMS, dm.TPOTMS), pct(bm.OutputTokS, dm.OutputTokS), pct(bm.PrefixReuse, dm.PrefixReuse))
 		}
+		writeRejections(w, "validation", v.Runs[len(v.Runs)-1].Metrics)
 		if d := v.Paired; d != nil {
 			p("Paired per-request e2e difference best − default_kv over the same %d requests: mean %s ms, "+
 				"%.0f %% bootstrap interval [%s, %s] ms (%d resamples).\n\n", d.Requests, ff(d.MeanMS, 1), 100*d.Level, ff(d.LowMS, 1), ff(d.HighMS, 1), d.Resamples)

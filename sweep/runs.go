@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/routerlab/routerlab/config"
 	"github.com/routerlab/routerlab/engine"
@@ -30,6 +31,14 @@ func Run(ctx context.Context, f *config.File, sim Simulator, opt Options) (*Resu
 			return nil, err
 		}
 		defer lock.Unlock()
+	}
+	// Check the search and validation requests first, so that nothing fails after the search.
+	ns := []int{f.Workload.SearchRequests}
+	if f.Validate.Enabled {
+		ns = append(ns, f.Validate.Requests)
+	}
+	if err := sim.CheckRequests(ns...); err != nil {
+		return nil, err
 	}
 	s, err := RunSearch(ctx, f, sim, opt)
 	if err != nil {
@@ -70,19 +79,21 @@ func metricsOf(s engine.Summary) Metrics {
 	}
 }
 
-// e2eByRequest returns the e2e latency of every request of a run that recorded them, indexed
-// by the request's position in the trace.
-func e2eByRequest(rep *engine.Report) ([]float64, error) {
+// e2eByRequest returns the e2e latency of every request of a run that recorded them, in the
+// order of their positions in the trace, with those positions (requests the fleet rejected
+// have none).
+func e2eByRequest(rep *engine.Report) (ids []int, e2e []float64, err error) {
 	if len(rep.Requests) == 0 {
-		return nil, fmt.Errorf("sweep: the validation run kept no per-request records")
+		return nil, nil, fmt.Errorf("sweep: the validation run kept no per-request records")
 	}
-	out := make([]float64, len(rep.Requests))
-	seen := make([]bool, len(rep.Requests))
-	for _, r := range rep.Requests {
-		if r.ID < 0 || r.ID >= len(out) || seen[r.ID] {
-			return nil, fmt.Errorf("sweep: per-request record with id %d (want 0…%d, each once)", r.ID, len(out)-1)
+	recs := slices.Clone(rep.Requests)
+	slices.SortFunc(recs, func(a, b engine.RequestRecord) int { return a.ID - b.ID })
+	for i, r := range recs {
+		if r.ID < 0 || i > 0 && recs[i-1].ID == r.ID {
+			return nil, nil, fmt.Errorf("sweep: per-request record with id %d (want non-negative ids, each once)", r.ID)
 		}
-		out[r.ID], seen[r.ID] = r.E2EMS, true
+		ids = append(ids, r.ID)
+		e2e = append(e2e, r.E2EMS)
 	}
-	return out, nil
+	return ids, e2e, nil
 }

@@ -19,6 +19,9 @@ type Simulator interface {
 	EngineConfig(p config.Point) (engine.Config, error)
 	// Run replays the first `requests` requests of the trace (0 = all) under cfg.
 	Run(ctx context.Context, cfg engine.Config, requests int) (*engine.Report, error)
+	// CheckRequests fails when the first n requests (for each n; 0 = all) cannot be
+	// replayed under some deployment of the space (config.Experiment.CheckRequests).
+	CheckRequests(ns ...int) error
 }
 
 // StochasticSeeds is how many simulation seeds (workload.seed, +1, +2) a stochastic

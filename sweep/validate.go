@@ -126,13 +126,16 @@ func Validate(ctx context.Context, s *Search, sim Simulator, opt Options) (*Vali
 	}
 	v.Saturation = sat
 	v.Requests = reports[2].Summary.RequestsCompleted
-	bestE2E, err1 := e2eByRequest(reports[2])
-	defE2E, err2 := e2eByRequest(reports[1])
+	bestIDs, bestE2E, err1 := e2eByRequest(reports[2])
+	defIDs, defE2E, err2 := e2eByRequest(reports[1])
 	if err1 != nil {
 		return nil, err1
 	}
 	if err2 != nil {
 		return nil, err2
+	}
+	if !slices.Equal(bestIDs, defIDs) {
+		return nil, fmt.Errorf("sweep: best and default_kv completed different requests (%d and %d); cannot pair them", len(bestIDs), len(defIDs))
 	}
 	v.Paired, err = pairedBootstrap(bestE2E, defE2E, f.Sweep.Seed)
 	if err != nil {

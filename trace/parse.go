@@ -52,6 +52,7 @@ func Parse(r io.Reader, name string, blockSize int) (*Trace, error) {
 			}
 			lastTS = req.TimestampMS
 			t.Requests = append(t.Requests, req)
+			t.Lines = append(t.Lines, lineNo)
 		}
 		if err == io.EOF {
 			t.Digest = "sha256:" + hex.EncodeToString(sum.Sum(nil))
@@ -332,5 +333,10 @@ func (t *Trace) First(n int) *Trace {
 	if n <= 0 || n >= len(t.Requests) {
 		n = len(t.Requests)
 	}
-	return &Trace{Name: t.Name, BlockSize: t.BlockSize, Requests: t.Requests[:n:n], Digest: t.Digest}
+	sub := *t
+	sub.Requests = t.Requests[:n:n]
+	if len(t.Lines) >= n {
+		sub.Lines = t.Lines[:n:n]
+	}
+	return &sub
 }

@@ -4,6 +4,8 @@
 // (hash_ids). Two requests share a cached prefix exactly as far as their leading ids agree.
 package trace
 
+import "strconv"
+
 // DefaultBlockSize is the number of prompt tokens behind one hash id in Mooncake traces.
 const DefaultBlockSize = 512
 
@@ -23,4 +25,16 @@ type Trace struct {
 	// Digest identifies the requests' source: "sha256:HEX" of a file's bytes, or the
 	// generator and seed of a synthesized trace.
 	Digest string
+	// Lines are the requests' lines in the file, for messages (nil for a synthesized trace,
+	// whose n-th request is line n of the file `trace synth` writes).
+	Lines []int
+}
+
+// Where names request i for messages: "file:line".
+func (t *Trace) Where(i int) string {
+	line := i + 1
+	if i < len(t.Lines) {
+		line = t.Lines[i]
+	}
+	return t.Name + ":" + strconv.Itoa(line)
 }
