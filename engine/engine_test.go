@@ -325,7 +325,9 @@ func TestConfigErrors(t *testing.T) {
 			"x.jsonl:1: input_length 100 + output_length 1 = 101 exceeds context_length 50 (strict"},
 		{func(_ *Config, t *trace.Trace) { t.Requests = nil }, "x.jsonl: no requests to replay"},
 		{func(c *Config, t *trace.Trace) { c.ReplayConcurrency, t.Requests[0].TimestampMS = 0, 1<<60 }, "x.jsonl:1: timestamp: 1152921504606846976 ms"},
-		{func(c *Config, t *trace.Trace) { c.ReplayConcurrency, c.ArrivalSpeedupRatio, t.Requests[0].TimestampMS = 0, 1e-12, 1e9 },
+		{func(c *Config, t *trace.Trace) {
+			c.ReplayConcurrency, c.ArrivalSpeedupRatio, t.Requests[0].TimestampMS = 0, 1e-12, 1e9
+		},
 			"x.jsonl:1: timestamp: 1000000000 ms / arrival_speedup_ratio 1e-12 is beyond the simulation clock"},
 	}
 	for _, tc := range cases {
