@@ -261,7 +261,7 @@ func (p *sweepPane) View() string {
 			right = append(right, p.validationView(rightW)...)
 		}
 		// The convergence chart stays under the validation when there is room for it.
-		if h := bodyH - len(right); len(p.bestSoFar) >= 2 && h >= 5 {
+		if h := min(bodyH-len(right), chartMaxHeight); len(p.bestSoFar) >= 2 && h >= 5 {
 			if len(right) > 0 {
 				right = append(right, "")
 				h--
