@@ -267,6 +267,11 @@ func TestSweepRunsAtTheKnobsAndEnterKeepsTheRest(t *testing.T) {
 	m.keyAndSettle(t, "l") // 32 → 64
 	m.focusKnob(t, knobReplicas)
 	m.keyAndSettle(t, "l") // 8 → 16
+	m.setFocus(paneSweep)
+	if idle := ansi.Strip(m.render()); !strings.Contains(idle, "press s to search (2 rounds × 3, objective e2e ms): router_mode") ||
+		!strings.Contains(idle, "at c=64 · 200 requests · 16× tp4·ep4") {
+		t.Fatalf("the idle sweep pane does not say what s would search at:\n%s", idle)
+	}
 	m.keyAndSettle(t, "s")
 	view := ansi.Strip(m.render())
 	if !strings.Contains(view, "at c=64 · 200 requests · 16× tp4·ep4") {

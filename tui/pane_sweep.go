@@ -193,8 +193,8 @@ func (p *sweepPane) status() string {
 		if p.sweeper == nil {
 			return st.Muted.Render("no sweep available for this experiment")
 		}
-		return st.Muted.Render(fmt.Sprintf("press s to search %s (%d rounds × %d, objective %s)",
-			strings.Join(p.info.Dims, ", "), p.info.Rounds, p.info.PerRound, p.info.Objective))
+		return st.Muted.Render(fmt.Sprintf("press s to search (%d rounds × %d, objective %s): %s",
+			p.info.Rounds, p.info.PerRound, p.info.Objective, strings.Join(p.info.Dims, ", ")))
 	case sweepFailed:
 		return st.Worse.Render("sweep failed: " + p.err.Error())
 	case sweepCancelled:
