@@ -574,3 +574,46 @@ func TestAsyncScheduling(t *testing.T) {
 		}
 	}
 }
+
+// Twenty 96k-token prompts resident at once (each still decoding when the last one has
+// prefilled) on one seed worker need 1.97 M tokens of KV: more than a BF16 cache holds
+// (1.67 M), less than an FP8 one (3.34 M). With BF16 the worker runs out of blocks and
+// preempts; with FP8 the same replay runs without a single preemption.
+func TestFP8CacheHoldsWhatBF16Cannot(t *testing.T) {
+	const n, isl = 20, 96 * 1024
+	reqs := make([]trace.Request, n)
+	next := int64(0)
+	for i := range reqs {
+		ids := make([]int64, isl/512)
+		for j := range ids {
+			ids[j] = next
+			next++
+		}
+		reqs[i] = req(0, isl, 200, ids...) // long enough that all twenty are decoding at once
+	}
+	tr := &trace.Trace{Name: "long prompts", BlockSize: 512, Requests: reqs}
+	preemptions := map[string]int{}
+	for _, dt := range []string{model.KVFP8, model.KVBF16} {
+		d := model.SeedDeployment()
+		d.KVCacheDtype = dt
+		w, err := model.NewWorker(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.NumGPUBlocks = w.Capacity().NumGPUBlocks
+		if fits := d.NumGPUBlocks*d.BlockSize >= n*isl; fits != (dt == model.KVFP8) {
+			t.Fatalf("%s: %d tokens of cache for %d of prompts: the premise does not hold", dt, d.NumGPUBlocks*d.BlockSize, n*isl)
+		}
+		rep, err := Replay(context.Background(), Config{Workers: 1, Worker: d, Router: router.DefaultConfig(), ReplayConcurrency: n}, w, tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Summary.RequestsCompleted != n {
+			t.Fatalf("%s: %d of %d requests completed", dt, rep.Summary.RequestsCompleted, n)
+		}
+		preemptions[dt] = rep.Summary.Workers[0].Preemptions
+	}
+	if preemptions[model.KVFP8] != 0 || preemptions[model.KVBF16] == 0 {
+		t.Fatalf("preemptions %v: want none with FP8, some with BF16", preemptions)
+	}
+}
