@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -109,4 +111,19 @@ func shellJoin(args []string) string {
 		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
 	return strings.Join(out, " ")
+}
+
+// noNegativeNumbers rejects a negative value of any numeric flag set on the command line: no
+// count, size, ratio or bound of routerlab means anything below zero.
+func noNegativeNumbers(fs *pflag.FlagSet) error {
+	var err error
+	fs.Visit(func(fl *pflag.Flag) {
+		switch fl.Value.Type() {
+		case "int", "int64", "float64":
+			if x, perr := strconv.ParseFloat(fl.Value.String(), 64); perr == nil && x < 0 && err == nil {
+				err = fmt.Errorf("--%s: %s must not be negative", fl.Name, fl.Value)
+			}
+		}
+	})
+	return err
 }

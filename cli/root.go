@@ -49,9 +49,10 @@ With no command it opens the terminal explorer on the embedded defaults (8 × Mi
 TP4/EP4 on B200, the built-in toolagent-like trace, 32 requests in flight). With --headless,
 or when standard output is not a terminal, it runs the smart sweep of the same experiment
 and prints its report instead.`,
-		Args:          cobra.NoArgs,
-		SilenceUsage:  true,
-		SilenceErrors: true,
+		Args:              cobra.NoArgs,
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return noNegativeNumbers(cmd.Flags()) },
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f, err := x.file()
 			if err != nil {

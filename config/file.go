@@ -5,8 +5,10 @@
 package config
 
 import (
+	"bytes"
 	_ "embed"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"slices"
@@ -170,11 +172,23 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s: %s: %s", e.File, e.Key, e.Msg)
 }
 
+// MaxFileBytes bounds an experiment file (1 MiB, hundreds of times the seed's size), so that
+// a path such as /dev/zero ends in an error instead of exhausting memory.
+const MaxFileBytes = 1 << 20
+
 // Load reads and validates an experiment file.
 func Load(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	fh, err := os.Open(path)
 	if err != nil {
 		return nil, err
+	}
+	defer fh.Close()
+	data, err := io.ReadAll(io.LimitReader(fh, MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(data) > MaxFileBytes {
+		return nil, &Error{File: path, Key: "(document)", Msg: fmt.Sprintf("larger than the %d MiB limit of an experiment file", MaxFileBytes>>20)}
 	}
 	return Parse(data, path)
 }
@@ -221,9 +235,10 @@ func newFile(name string) *File {
 	return f
 }
 
-// Parse reads an experiment file's text; name is used in error messages.
+// Parse reads an experiment file's text (a leading UTF-8 byte-order mark is skipped); name is
+// used in error messages.
 func Parse(data []byte, name string) (*File, error) {
-	doc, err := parser.ParseBytes(data, 0)
+	doc, err := parser.ParseBytes(bytes.TrimPrefix(data, []byte{0xef, 0xbb, 0xbf}), 0)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

@@ -24,9 +24,14 @@ type line struct {
 	HashIDs      *[]int64 `json:"hash_ids"`
 }
 
+// MaxLineBytes bounds one line of a trace (64 MiB, over three million hash ids), so that a
+// file without newlines, such as /dev/zero, ends in an error instead of exhausting memory.
+const MaxLineBytes = 64 << 20
+
 // Parse reads a Mooncake JSONL trace, one request per line, validating every line.
-// Blank lines are skipped. Errors read "name:line: field: problem".
-// The input is streamed once; lines of any length are accepted.
+// Blank lines and a leading UTF-8 byte-order mark are skipped; a trace without requests is an
+// error. Errors read "name:line: field: problem". The input is streamed once; lines may be up
+// to MaxLineBytes long.
 func Parse(r io.Reader, name string, blockSize int) (*Trace, error) {
 	if blockSize <= 0 {
 		return nil, fmt.Errorf("%s: block size must be positive, got %d", name, blockSize)
@@ -38,8 +43,14 @@ func Parse(r io.Reader, name string, blockSize int) (*Trace, error) {
 	lastTS := int64(0)
 	for lineNo := 1; ; lineNo++ {
 		raw, err := readLine(br, &buf)
+		if err == errLineTooLong {
+			return nil, fmt.Errorf("%s:%d: line longer than the %d MiB limit (is this a Mooncake JSONL trace?)", name, lineNo, MaxLineBytes>>20)
+		}
 		if err != nil && err != io.EOF {
 			return nil, fmt.Errorf("%s:%d: read: %w", name, lineNo, err)
+		}
+		if lineNo == 1 {
+			raw = bytes.TrimPrefix(raw, utf8BOM)
 		}
 		if len(bytes.TrimSpace(raw)) > 0 {
 			req, perr := parseLine(raw, blockSize)
@@ -55,14 +66,23 @@ func Parse(r io.Reader, name string, blockSize int) (*Trace, error) {
 			t.Lines = append(t.Lines, lineNo)
 		}
 		if err == io.EOF {
+			if len(t.Requests) == 0 {
+				return nil, fmt.Errorf("%s: no requests (the trace is empty)", name)
+			}
 			t.Digest = "sha256:" + hex.EncodeToString(sum.Sum(nil))
 			return t, nil
 		}
 	}
 }
 
+// utf8BOM is the byte-order mark some editors put at the start of a UTF-8 file.
+var utf8BOM = []byte{0xef, 0xbb, 0xbf}
+
+var errLineTooLong = errors.New("line too long")
+
 // readLine returns the next line without its newline, reusing *buf for lines longer than
-// the reader's buffer. It returns io.EOF together with the final (possibly empty) line.
+// the reader's buffer. It returns io.EOF together with the final (possibly empty) line, and
+// errLineTooLong for a line over MaxLineBytes.
 func readLine(br *bufio.Reader, buf *[]byte) ([]byte, error) {
 	frag, err := br.ReadSlice('\n')
 	if err == nil || err == io.EOF {
@@ -73,6 +93,9 @@ func readLine(br *bufio.Reader, buf *[]byte) ([]byte, error) {
 	}
 	*buf = append((*buf)[:0], frag...)
 	for {
+		if len(*buf) > MaxLineBytes {
+			return nil, errLineTooLong
+		}
 		frag, err = br.ReadSlice('\n')
 		*buf = append(*buf, frag...)
 		switch {

@@ -124,7 +124,7 @@ func TestFirst(t *testing.T) {
 }
 
 func genRequests(t *rapid.T, blockSize int) []Request {
-	n := rapid.IntRange(0, 20).Draw(t, "n")
+	n := rapid.IntRange(1, 20).Draw(t, "n")
 	reqs := make([]Request, n)
 	ts := int64(0)
 	for i := range reqs {

@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Hostile or broken input ends in one clear error naming the place (file:line where there is
+// one), never a panic, an out-of-memory crash or a silent success.
+func TestBadInputEndsInANamedError(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	line := func(ts int64) string {
+		return `{"timestamp": ` + strconv.FormatInt(ts, 10) + `, "input_length": 600, "output_length": 20, "hash_ids": [1, 2]}` + "\n"
+	}
+	empty := write("empty.jsonl", "")
+	blank := write("blank.jsonl", "\n  \n\n")
+	huge := write("huge.jsonl", line(0)+line(1e17))
+	late := write("late.jsonl", line(0)+line(5)+line(1e13))
+	broken := write("broken.jsonl", line(0)+"\n"+`{"timestamp": 3, "input_length": 600, "output_length": 20, "hash_ids": [1]}`+"\n")
+	long := write("long.jsonl", line(0)+`{"timestamp": 1, "input_length": 140000, "output_length": 20, "hash_ids": [`+strings.Repeat("7, ", 273)+`7]}`+"\n")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"empty trace", []string{"replay", "--trace", empty}, empty + ": no requests (the trace is empty)"},
+		{"blank-line trace", []string{"trace", "stats", blank}, blank + ": no requests"},
+		{"empty trace in a sweep", []string{"sweep", "--trace", empty, "--out", filepath.Join(dir, "s1")}, empty + ": no requests"},
+		{"timestamp beyond the clock", []string{"replay", "--trace", huge, "--set", "workload.replay_concurrency=0"},
+			huge + ":2: timestamp: 100000000000000000 ms / arrival_speedup_ratio 1 is beyond the simulation clock"},
+		{"tiny speedup ratio", []string{"replay", "--trace", late, "--set", "workload.replay_concurrency=0", "--set", "workload.arrival_speedup_ratio=0.000001"},
+			late + ":3: timestamp: 10000000000000 ms / arrival_speedup_ratio 1e-06"},
+		{"bad line after a blank one", []string{"replay", "--trace", broken}, broken + ":3: hash_ids: has 1 ids"},
+		{"strict over-long request", []string{"replay", "--trace", long, "--strict"}, long + ":2: input_length 140000 + output_length 20 = 140020 exceeds context_length 131072"},
+		{"all requests rejected", []string{"replay", "--trace", long, "--requests", "1", "--set", "context_length=100"},
+			long + ": all 1 requests rejected: input_length + output_length exceeds context_length 100 (first: " + long + ":1)"},
+		{"negative --requests", []string{"replay", "--requests", "-5"}, "--requests: -5 must not be negative"},
+		{"negative --parallel", []string{"sweep", "--parallel", "-2"}, "--parallel: -2 must not be negative"},
+		{"negative --requests of a sweep", []string{"sweep", "--requests", "-1"}, "--requests: -1 must not be negative"},
+		{"negative --first", []string{"trace", "subset", "--first", "-3", empty}, "--first: -3 must not be negative"},
+		{"negative synth --requests", []string{"trace", "synth", "--requests", "-1"}, "--requests: -1 must not be negative"},
+		{"negative --max-ttft-mape", []string{"model", "validate", "--silicon", empty, "--max-ttft-mape", "-1"}, "--max-ttft-mape: -1 must not be negative"},
+		{"negative seed", []string{"sweep", "--seed", "-1"}, "sweep.seed: want a non-negative integer seed"},
+	} {
+		var out, errb bytes.Buffer
+		code := Execute(tc.args, strings.NewReader(""), &out, &errb)
+		if code == 0 || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("%s: exit %d, stderr %q; want an error containing %q", tc.name, code, errb.String(), tc.want)
+		}
+	}
+}
+
+// /dev/zero, a file without a single newline, as a trace or an experiment file ends at the
+// documented size limit with a clear error instead of exhausting memory.
+func TestEndlessInputHitsTheSizeLimit(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero on this system")
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"replay", "--trace", "/dev/zero"}, "/dev/zero:1: line longer than the 64 MiB limit"},
+		{[]string{"replay", "--config", "/dev/zero"}, "/dev/zero: (document): larger than the 1 MiB limit of an experiment file"},
+	} {
+		var out, errb bytes.Buffer
+		if code := Execute(tc.args, strings.NewReader(""), &out, &errb); code == 0 || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %q", tc.args, code, errb.String(), tc.want)
+		}
+	}
+}
+
+// A UTF-8 byte-order mark, as some editors write, is accepted at the start of a trace and of
+// an experiment file.
+func TestByteOrderMarkIsAccepted(t *testing.T) {
+	dir := t.TempDir()
+	bom := "\xef\xbb\xbf"
+	tr := filepath.Join(dir, "bom.jsonl")
+	if err := os.WriteFile(tr, []byte(bom+`{"timestamp": 0, "input_length": 600, "output_length": 20, "hash_ids": [1, 2]}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	seed, err := os.ReadFile("../examples/router-sweep.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "bom.yaml")
+	if err := os.WriteFile(cfg, append([]byte(bom), seed...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := Execute([]string{"replay", "--config", cfg, "--trace", tr, "--format", "json"}, strings.NewReader(""), &out, &errb); code != 0 ||
+		!strings.Contains(out.String(), `"requests_completed": 1`) {
+		t.Errorf("exit %d: %s\n%s", code, errb.String(), out.String())
+	}
+}
