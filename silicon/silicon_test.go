@@ -84,6 +84,8 @@ func TestValidateSmall(t *testing.T) {
 		",4,2026-04-03,0.19.0,fp8,fp8,fp8,256,64,4,4,1,4,1,32.0,8.4\n" +
 		",4,2026-04-03,0.19.0,fp8,fp8,fp8,256,64,4,4,1,1,4,30.0,8.0\n" +
 		"691,16,2026-04-03,0.19.0,fp8,fp8,fp8,256,64,16,4,4,1,16,70.0,10.0\n" +
+		",16,2026-04-03,0.19.0,fp8,fp8,fp8,256,64,4,1,4,1,4,70.0,10.0\n" +
+		"691,16,2026-04-03,0.19.0,fp8,fp8,fp8,256,64,4,4,4,1,16,76.0,10.6\n" +
 		",4,2026-04-03,0.19.0,nvfp4,nvfp4,nvfp4,256,64,4,4,1,4,1,30.0,8.0\n" +
 		",4,2026-04-03,0.11.0,fp8,fp8,fp8,256,64,4,4,1,4,1,30.0,8.0\n"
 	rows, err := Parse(strings.NewReader(in), "s.csv")
@@ -96,7 +98,7 @@ func TestValidateSmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Validated != 3 || rep.Skipped != 3 {
+	if rep.Validated != 4 || rep.Skipped != 4 {
 		t.Fatalf("validated %d skipped %d", rep.Validated, rep.Skipped)
 	}
 	a, b := rep.Rows[0], rep.Rows[1]
@@ -110,12 +112,16 @@ func TestValidateSmall(t *testing.T) {
 	if a.PredTPOTMS < 4 || a.PredTPOTMS > 15 || a.PredTTFTMS < a.PredTPOTMS {
 		t.Fatalf("implausible prediction: TTFT %g ms, TPOT %g ms", a.PredTTFTMS, a.PredTPOTMS)
 	}
-	for i, want := range map[int]string{3: "attention_dp 4", 4: "precision nvfp4", 5: "vllm 0.11.0"} {
+	// Labelled attention_dp 4 on TP-4 attention with batch = concurrency / 4: a TEP run.
+	if c := rep.Rows[5]; c.Skipped != "" || c.ValidatedAs != "TEP" || !strings.Contains(c.Note, "validated as TEP (tp 4, moe_ep 4) at batch = concurrency 16") {
+		t.Fatalf("converted row: %+v", c)
+	}
+	for i, want := range map[int]string{3: "attention_dp 4", 4: "attention_dp 4", 6: "precision nvfp4", 7: "vllm 0.11.0"} {
 		if !strings.Contains(rep.Rows[i].Skipped, want) {
 			t.Fatalf("row %d skipped %q, want %q", i, rep.Rows[i].Skipped, want)
 		}
 	}
-	wantMAPE := (abs(rep.Rows[0].TPOTErrPct) + abs(rep.Rows[1].TPOTErrPct) + abs(rep.Rows[2].TPOTErrPct)) / 3
+	wantMAPE := (abs(rep.Rows[0].TPOTErrPct) + abs(rep.Rows[1].TPOTErrPct) + abs(rep.Rows[2].TPOTErrPct) + abs(rep.Rows[5].TPOTErrPct)) / 4
 	if d := rep.TPOTMAPE - wantMAPE; d > 1e-9 || d < -1e-9 {
 		t.Fatalf("TPOT MAPE %g, want %g", rep.TPOTMAPE, wantMAPE)
 	}

@@ -195,13 +195,14 @@ type Report struct {
 	Concurrencies []ConcurrencyError `json:"concurrencies"`
 }
 
-// convertedDEP reads a row labelled with attention data parallelism whose batch size is its
-// concurrency divided by attention_dp: such labels come from a conversion that computed
-// attention_dp = GPUs / TP and split the batch accordingly, while the run itself was a TEP
-// worker (TP attention, expert-parallel MoE) on TP GPUs serving the whole concurrency — the
-// same runs appear in the same file under TEP labels with the same measurements.
+// convertedDEP reads a row labelled with attention data parallelism on top of tensor-parallel
+// attention (tp > 1) whose batch size is its concurrency divided by attention_dp: such labels
+// come from a conversion that computed attention_dp = GPUs / TP and split the batch
+// accordingly, while the run itself was a TEP worker (TP attention, expert-parallel MoE) on TP
+// GPUs serving the whole concurrency — the same runs appear in the shared file under TEP labels
+// with the same measurements. A classic DEP row (tp 1 per attention rank) is left as it is.
 func convertedDEP(r Row) (Row, string, bool) {
-	if r.AttentionDP <= 1 || r.BatchSize*r.AttentionDP != r.Concurrency {
+	if r.TP <= 1 || r.AttentionDP <= 1 || r.BatchSize*r.AttentionDP != r.Concurrency {
 		return r, "", false
 	}
 	note := fmt.Sprintf("labelled attention_dp %d, moe_ep %d, batch %d: validated as TEP (tp %d, moe_ep %d) at batch = concurrency %d",
