@@ -180,3 +180,26 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkReplayCopies replays the toolagent trace and back-to-back copies of it
+// (builtin:toolagent:xN): per-request time (cpu-µs/request) should not grow with the
+// trace's length. ×100 (2.4 M requests) is measured from the command line instead; see
+// BENCHMARKS.md.
+func BenchmarkReplayCopies(b *testing.B) {
+	for _, spec := range []string{"builtin:toolagent", "builtin:toolagent:x10"} {
+		tr, err := trace.Load(spec, trace.DefaultBlockSize)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(spec, func(b *testing.B) {
+			cfg, mw := seedConfig(b)
+			cpu0 := cpuTime()
+			for b.Loop() {
+				if _, err := Replay(context.Background(), cfg, mw, tr); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N*len(tr.Requests)), "cpu-µs/request")
+		})
+	}
+}

@@ -237,7 +237,7 @@ func TestLRUEvictionOrder(t *testing.T) {
 	}}
 	cfg := Config{Workers: 1, Worker: deployment(4, 1024, 8), ReplayConcurrency: 1, RecordRequests: true}
 	s, rt := runScripted(t, cfg, timer, tr)
-	h := func(ids ...int64) []uint64 { return blockHashes(nil, ids, 64*len(ids), 64, 64) }
+	h := func(ids ...int64) []uint64 { return blockHashes(nil, ids, 0, 64*len(ids), 64, 64) }
 	r0, r1, r2 := h(10, 11), h(20, 21), h(30, 31)
 	want := []router.KVEvent{
 		{Kind: router.BlocksStored, Hashes: r0},
@@ -510,23 +510,23 @@ func TestBlockHashesShareTraceBlocks(t *testing.T) {
 		}
 		return n
 	}
-	a := blockHashes(nil, []int64{1, 2, 3}, 1536, 64, 512)
-	b := blockHashes(nil, []int64{1, 2, 4}, 1536, 64, 512)
+	a := blockHashes(nil, []int64{1, 2, 3}, 0, 1536, 64, 512)
+	b := blockHashes(nil, []int64{1, 2, 4}, 0, 1536, 64, 512)
 	if len(a) != 24 || same(a, b) != 16 {
 		t.Errorf("512/64: %d blocks, %d shared; want 24 and 16", len(a), same(a, b))
 	}
-	if p := blockHashes(nil, []int64{1, 2, 3}, 1000, 64, 512); len(p) != 15 || same(p, a) != 15 {
+	if p := blockHashes(nil, []int64{1, 2, 3}, 0, 1000, 64, 512); len(p) != 15 || same(p, a) != 15 {
 		t.Errorf("partial prompt: %d blocks, %d shared with the full one", len(p), same(p, a))
 	}
 	// Trace blocks of 100 tokens: engine blocks end at tokens 63, 127, 191, 255, i.e. in
 	// trace blocks 0, 1, 1, 2.
-	c := blockHashes(nil, []int64{1, 2, 3}, 300, 64, 100)
-	d := blockHashes(nil, []int64{1, 2, 9}, 300, 64, 100)
+	c := blockHashes(nil, []int64{1, 2, 3}, 0, 300, 64, 100)
+	d := blockHashes(nil, []int64{1, 2, 9}, 0, 300, 64, 100)
 	if len(c) != 4 || same(c, d) != 3 {
 		t.Errorf("100/64: %d blocks, %d shared; want 4 and 3", len(c), same(c, d))
 	}
 	// Same ids at another position are different content.
-	if e := blockHashes(nil, []int64{2, 1}, 1024, 64, 512); same(e, a) != 0 || slices.Contains(a, e[8]) {
+	if e := blockHashes(nil, []int64{2, 1}, 0, 1024, 64, 512); same(e, a) != 0 || slices.Contains(a, e[8]) {
 		t.Error("position-independent hashes")
 	}
 	for _, h := range append(a, c...) {

@@ -25,11 +25,11 @@ func (s *Sim) planFast(w *worker, t int64) bool {
 	var ctx int64
 	for _, ri := range w.running {
 		r := &s.reqs[ri]
-		if r.generated == 0 || r.tokens-r.computed != 1 {
+		if r.fl.generated == 0 || r.fl.tokens-r.fl.computed != 1 {
 			return false
 		}
-		m = min(m, r.out-r.generated)
-		ctx += int64(r.tokens)
+		m = min(m, r.out-r.fl.generated)
+		ctx += int64(r.fl.tokens)
 	}
 	// Keep to steps whose new blocks come from plain free blocks: an eviction would publish
 	// a KV event the router must see at its exact time.
@@ -62,7 +62,7 @@ func (s *Sim) fastBlocks(w *worker, k int32) int {
 	need := 0
 	for _, ri := range w.running {
 		r := &s.reqs[ri]
-		need += max(0, int(s.blocksFor(r.computed+k))-len(r.blocks))
+		need += max(0, int(s.blocksFor(r.fl.computed+k))-len(r.fl.blocks))
 	}
 	return need
 }
@@ -75,14 +75,14 @@ func (s *Sim) applyFast(w *worker, k int) {
 	for _, ri := range w.running {
 		r := &s.reqs[ri]
 		if k > 0 {
-			s.itl.add(w.fastEnds[0]-r.lastTok, 1)
-			r.computed += int32(k)
-			r.generated += int32(k)
-			r.tokens += int32(k)
-			r.lastTok = w.fastEnds[k-1]
+			s.itl.add(w.fastEnds[0]-r.fl.lastTok, 1)
+			r.fl.computed += int32(k)
+			r.fl.generated += int32(k)
+			r.fl.tokens += int32(k)
+			r.fl.lastTok = w.fastEnds[k-1]
 		}
-		for need := int(s.blocksFor(r.computed+1)) - len(r.blocks); need > 0; need-- {
-			r.blocks = append(r.blocks, w.pool.alloc())
+		for need := int(s.blocksFor(r.fl.computed+1)) - len(r.fl.blocks); need > 0; need-- {
+			r.fl.blocks = append(r.fl.blocks, w.pool.alloc())
 		}
 		w.sched = append(w.sched, sched{ri, 1})
 	}

@@ -20,9 +20,9 @@ func mix64(z uint64) uint64 {
 }
 
 // blockHashes appends to dst the chained hashes of the prompt's full engine blocks
-// (input/blockSize of them) and returns it. Hashes are never 0, which the pool uses as
+// (input/blockSize of them), whose trace ids are hashIDs shifted by offset, and returns it. Hashes are never 0, which the pool uses as
 // "no hash".
-func blockHashes(dst []uint64, hashIDs []int64, input, blockSize, traceBlock int) []uint64 {
+func blockHashes(dst []uint64, hashIDs []int64, offset int64, input, blockSize, traceBlock int) []uint64 {
 	n := input / blockSize
 	var h uint64
 	k, sub, next := -1, 0, 0 // next: first token of trace block k+1
@@ -35,7 +35,7 @@ func blockHashes(dst []uint64, hashIDs []int64, input, blockSize, traceBlock int
 		}
 		// One bijective mix per block; two different (previous hash, id, sub-block) inputs
 		// collide only by a 64-bit coincidence.
-		h = mix64(bits.RotateLeft64(h, 29) ^ (uint64(hashIDs[k])*0x9e3779b97f4a7c15 + uint64(sub+1)*0xc2b2ae3d27d4eb4f))
+		h = mix64(bits.RotateLeft64(h, 29) ^ (uint64(hashIDs[k]+offset)*0x9e3779b97f4a7c15 + uint64(sub+1)*0xc2b2ae3d27d4eb4f))
 		if h == 0 {
 			h = 1
 		}

@@ -101,7 +101,7 @@ func checkPool(s *Sim, w *worker, mirror map[uint64]bool) error {
 	inUse, cachedFree, plainFree := 0, 0, 0
 	held := make([]int32, len(p.blk))
 	for _, ri := range w.running {
-		for _, b := range s.reqs[ri].blocks {
+		for _, b := range s.reqs[ri].fl.blocks {
 			held[b]++
 		}
 	}
@@ -193,6 +193,11 @@ func TestInvariantsProperty(t *testing.T) {
 				mirror.sets[w] = map[uint64]bool{}
 			}
 			s.onKV = mirror.apply
+			s.onDone = func(r *request) {
+				if f := r.fl; f.generated != r.out || f.tokens != r.isl+r.out || f.computed != f.tokens-1 {
+					t.Fatalf("request completes with %+v, flight %+v", *r, *f)
+				}
+			}
 			runChecked(t, s, mirror)
 			// Every request completed once with all its tokens.
 			if s.completed != len(tr.Requests) {
@@ -200,7 +205,7 @@ func TestInvariantsProperty(t *testing.T) {
 			}
 			var gaps int64
 			for i, r := range s.reqs {
-				if r.generated != r.out || r.tokens != r.isl+r.out || r.done < r.firstTok || r.firstTok < r.arrival {
+				if !r.finished || r.fl != nil || r.done < r.firstTok || r.firstTok < r.arrival {
 					t.Fatalf("request %d: %+v", i, r)
 				}
 				gaps += int64(r.out - 1)
@@ -253,7 +258,7 @@ func TestRouterIndexerMatchesPools(t *testing.T) {
 		s.settleAll(s.now)
 		for i := range tr.Requests[:min(len(tr.Requests), s.nextReq)] {
 			r := &tr.Requests[i]
-			hashes := blockHashes(nil, r.HashIDs, r.InputLength, 64, tr.BlockSize)
+			hashes := blockHashes(nil, r.HashIDs, r.IDOffset, r.InputLength, 64, tr.BlockSize)
 			rt.Overlaps(hashes, overlaps)
 			for w := range s.workers {
 				if got, want := overlaps[w], cachedPrefix(&s.workers[w].pool, hashes); got != want {

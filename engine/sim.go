@@ -19,19 +19,29 @@ type routerAPI interface {
 	Apply(ev router.KVEvent)
 }
 
-// request is the simulation state of one trace request.
+// request is what the simulation keeps of one trace request for the whole run (56 bytes,
+// so a trace of millions of requests costs little beyond the trace itself). What only an
+// in-flight request needs is its flight, taken at arrival and recycled at completion.
 type request struct {
 	isl, out  int32
+	worker    int32
+	cached    int32 // prefix-hit tokens at first admission
+	preempted int32
+	finished  bool
+
+	arrival, firstTok, done int64
+
+	fl *flight // nil before arrival and after completion
+}
+
+// flight is the state of a request between its arrival and its completion.
+type flight struct {
 	tokens    int32 // prompt plus generated tokens
 	computed  int32 // tokens whose KV is in the worker's cache
 	generated int32
 	stored    int32 // leading prompt blocks registered in (or hit from) the prefix cache
-	worker    int32
-	cached    int32 // prefix-hit tokens at first admission
-	preempted int32
 	admitted  bool
-
-	arrival, firstTok, lastTok, done int64
+	lastTok   int64
 
 	hashes []uint64 // chained hashes of the prompt's full engine blocks
 	blocks []int32  // block table
@@ -63,11 +73,11 @@ type Sim struct {
 	snapFlat  []WorkerSnapshot
 	wall      time.Duration
 
-	rreq      router.Request
-	freeHash  [][]uint64
-	freeBlock [][]int32
+	rreq    router.Request
+	flights []*flight // completed requests' flights, reused with their buffers
 
-	onKV func(router.KVEvent) // tests: observe every KV event
+	onKV   func(router.KVEvent) // tests: observe every KV event
+	onDone func(*request)       // tests: see each request as it completes
 
 	traceIndex []int       // position in the caller's trace of each simulated request (nil: the same)
 	rejected   []Rejection // requests refused before routing
@@ -122,7 +132,7 @@ func newSim(cfg Config, timer model.StepTimer, tr *trace.Trace, rt routerAPI) *S
 	}
 	for i := range tr.Requests {
 		r := &tr.Requests[i]
-		s.reqs[i] = request{isl: int32(r.InputLength), out: int32(r.OutputLength), tokens: int32(r.InputLength), worker: -1}
+		s.reqs[i] = request{isl: int32(r.InputLength), out: int32(r.OutputLength), worker: -1}
 	}
 	n := len(tr.Requests)
 	if cfg.ReplayConcurrency > 0 {
@@ -242,9 +252,9 @@ func (s *Sim) arrive(i int, t int64) {
 	r := &s.reqs[i]
 	tr := &s.tr.Requests[i]
 	r.arrival = t
-	r.hashes = blockHashes(s.takeHashBuf(), tr.HashIDs, tr.InputLength, int(s.blockSize), s.tr.BlockSize)
-	r.blocks = s.takeBlockBuf()
-	s.rreq = router.Request{ID: int64(i), InputLength: tr.InputLength, BlockHashes: r.hashes}
+	r.fl = s.takeFlight(r.isl)
+	r.fl.hashes = blockHashes(r.fl.hashes, tr.HashIDs, tr.IDOffset, tr.InputLength, int(s.blockSize), s.tr.BlockSize)
+	s.rreq = router.Request{ID: int64(i), InputLength: tr.InputLength, BlockHashes: r.fl.hashes}
 	wi := s.rt.Route(&s.rreq)
 	r.worker = int32(wi)
 	w := &s.workers[wi]
@@ -262,11 +272,13 @@ func (s *Sim) arrive(i int, t int64) {
 func (s *Sim) complete(w *worker, ri int32, t int64) {
 	r := &s.reqs[ri]
 	r.done = t
-	w.pool.freeAll(r.blocks)
+	w.pool.freeAll(r.fl.blocks)
 	s.rt.Finished(int64(ri))
-	s.freeHash = append(s.freeHash, r.hashes[:0])
-	s.freeBlock = append(s.freeBlock, r.blocks[:0])
-	r.hashes, r.blocks = nil, nil
+	if s.onDone != nil {
+		s.onDone(r)
+	}
+	s.flights = append(s.flights, r.fl)
+	r.fl, r.finished = nil, true
 	w.requests++
 	s.completed++
 	s.lastDone = t
@@ -276,22 +288,17 @@ func (s *Sim) complete(w *worker, ri int32, t int64) {
 	}
 }
 
-func (s *Sim) takeHashBuf() []uint64 {
-	if k := len(s.freeHash); k > 0 {
-		b := s.freeHash[k-1]
-		s.freeHash = s.freeHash[:k-1]
-		return b
+// takeFlight returns a cleared flight for a prompt of isl tokens, reusing a completed
+// request's flight and its buffers when there is one.
+func (s *Sim) takeFlight(isl int32) *flight {
+	fl := &flight{}
+	if k := len(s.flights); k > 0 {
+		fl = s.flights[k-1]
+		s.flights = s.flights[:k-1]
+		*fl = flight{hashes: fl.hashes[:0], blocks: fl.blocks[:0]}
 	}
-	return nil
-}
-
-func (s *Sim) takeBlockBuf() []int32 {
-	if k := len(s.freeBlock); k > 0 {
-		b := s.freeBlock[k-1]
-		s.freeBlock = s.freeBlock[:k-1]
-		return b
-	}
-	return nil
+	fl.tokens = isl
+	return fl
 }
 
 // emit publishes a KV event to the router (and the test observer).

@@ -35,12 +35,12 @@ func (s *Sim) snapshot(t int64) {
 		var queued int64
 		for j := range w.waiting.len() {
 			r := &s.reqs[w.waiting.at(j)]
-			queued += int64(r.tokens)
+			queued += int64(r.fl.tokens)
 		}
 		for _, ri := range w.running {
 			r := &s.reqs[ri]
-			if r.generated == 0 || r.tokens-r.computed > 1 {
-				queued += int64(r.tokens - r.computed)
+			if r.fl.generated == 0 || r.fl.tokens-r.fl.computed > 1 {
+				queued += int64(r.fl.tokens - r.fl.computed)
 			}
 		}
 		ratio := 0.0

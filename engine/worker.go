@@ -62,8 +62,8 @@ func (s *Sim) startStep(w *worker, t int64) {
 	for i := 0; i < len(w.running) && budget > 0; i++ {
 		ri := w.running[i]
 		r := &s.reqs[ri]
-		n := min(r.tokens-r.computed, budget)
-		need := int(s.blocksFor(r.computed+n)) - len(r.blocks)
+		n := min(r.fl.tokens-r.fl.computed, budget)
+		need := int(s.blocksFor(r.fl.computed+n)) - len(r.fl.blocks)
 		self := false
 		for need > w.pool.available() && !self {
 			// Victims come from the tail, so index i stays valid.
@@ -74,7 +74,7 @@ func (s *Sim) startStep(w *worker, t int64) {
 			break
 		}
 		for range need {
-			r.blocks = append(r.blocks, w.pool.alloc())
+			r.fl.blocks = append(r.fl.blocks, w.pool.alloc())
 		}
 		w.sched = append(w.sched, sched{ri, n})
 		budget -= n
@@ -100,7 +100,7 @@ func (s *Sim) startStep(w *worker, t int64) {
 		}
 		// Prefix hit: the longest run of cached full blocks, leaving at least the last
 		// token to compute.
-		maxHit := min(s.fullBlocks(r.tokens-1), int32(len(r.hashes)))
+		maxHit := min(s.fullBlocks(r.fl.tokens-1), int32(len(r.fl.hashes)))
 		if s.cfg.Worker.NoPrefixCaching {
 			maxHit = 0
 		}
@@ -110,7 +110,7 @@ func (s *Sim) startStep(w *worker, t int64) {
 		rec, sub := int32(-1), int32(0)
 		for j := int32(0); j < maxHit; j++ {
 			if sub == 0 {
-				rec = w.pool.group(r.hashes[j])
+				rec = w.pool.group(r.fl.hashes[j])
 			}
 			b, ok := w.pool.cachedAt(rec, sub)
 			if !ok {
@@ -126,7 +126,7 @@ func (s *Sim) startStep(w *worker, t int64) {
 		}
 		hit := int32(len(w.hit))
 		cachedTok := hit * B
-		n := min(r.tokens-cachedTok, budget)
+		n := min(r.fl.tokens-cachedTok, budget)
 		need := int(s.blocksFor(cachedTok+n) - hit)
 		if need > w.pool.available()-hitFree {
 			break
@@ -135,14 +135,14 @@ func (s *Sim) startStep(w *worker, t int64) {
 		for _, b := range w.hit {
 			w.pool.touch(b)
 		}
-		r.blocks = append(r.blocks, w.hit...)
+		r.fl.blocks = append(r.fl.blocks, w.hit...)
 		for range need {
-			r.blocks = append(r.blocks, w.pool.alloc())
+			r.fl.blocks = append(r.fl.blocks, w.pool.alloc())
 		}
-		r.computed = cachedTok
-		r.stored = hit
-		if !r.admitted {
-			r.admitted = true
+		r.fl.computed = cachedTok
+		r.fl.stored = hit
+		if !r.fl.admitted {
+			r.fl.admitted = true
 			r.cached = cachedTok
 			w.promptTokens += int64(r.isl)
 			w.reusedTokens += int64(cachedTok)
@@ -170,11 +170,11 @@ func (s *Sim) startStep(w *worker, t int64) {
 	b.DecodeContextTokens = 0
 	for _, sc := range w.sched {
 		r := &s.reqs[sc.req]
-		if r.generated > 0 && r.tokens-r.computed == 1 {
+		if r.fl.generated > 0 && r.fl.tokens-r.fl.computed == 1 {
 			b.Decodes++
-			b.DecodeContextTokens += int64(r.tokens)
+			b.DecodeContextTokens += int64(r.fl.tokens)
 		} else {
-			b.Prefill = append(b.Prefill, model.Chunk{NewTokens: int(sc.tokens), CachedTokens: int(r.computed)})
+			b.Prefill = append(b.Prefill, model.Chunk{NewTokens: int(sc.tokens), CachedTokens: int(r.fl.computed)})
 		}
 	}
 	w.lastStart = t
@@ -200,10 +200,10 @@ func (s *Sim) preemptLast(w *worker) int32 {
 	ri := w.running[len(w.running)-1]
 	w.running = w.running[:len(w.running)-1]
 	r := &s.reqs[ri]
-	w.pool.freeAll(r.blocks)
-	r.blocks = r.blocks[:0]
-	r.computed = 0
-	r.stored = 0
+	w.pool.freeAll(r.fl.blocks)
+	r.fl.blocks = r.fl.blocks[:0]
+	r.fl.computed = 0
+	r.fl.stored = 0
 	r.preempted++
 	w.preemptions++
 	w.waiting.pushFront(ri)
@@ -222,36 +222,36 @@ func (s *Sim) finishStep(w *worker, t int64) {
 	doneAny := false
 	for _, sc := range w.sched {
 		r := &s.reqs[sc.req]
-		r.computed += sc.tokens
-		if full := min(s.fullBlocks(r.computed), int32(len(r.hashes))); full > r.stored && !s.cfg.Worker.NoPrefixCaching {
+		r.fl.computed += sc.tokens
+		if full := min(s.fullBlocks(r.fl.computed), int32(len(r.fl.hashes))); full > r.fl.stored && !s.cfg.Worker.NoPrefixCaching {
 			G := w.pool.g
-			rec, sub := int32(-1), r.stored%G
-			for j := r.stored; j < full; j++ {
+			rec, sub := int32(-1), r.fl.stored%G
+			for j := r.fl.stored; j < full; j++ {
 				if rec < 0 || sub == 0 {
-					rec = w.pool.groupRec(r.hashes[j-sub])
+					rec = w.pool.groupRec(r.fl.hashes[j-sub])
 				}
-				if w.pool.store(rec, sub, r.blocks[j], r.hashes[j]) {
-					w.stored = append(w.stored, r.hashes[j])
+				if w.pool.store(rec, sub, r.fl.blocks[j], r.fl.hashes[j]) {
+					w.stored = append(w.stored, r.fl.hashes[j])
 				}
 				if sub++; sub == G {
 					sub = 0
 				}
 			}
-			r.stored = full
+			r.fl.stored = full
 		}
-		if r.computed < r.tokens {
+		if r.fl.computed < r.fl.tokens {
 			continue // partial prefill
 		}
-		r.generated++
-		r.tokens++
-		if r.generated == 1 {
+		r.fl.generated++
+		r.fl.tokens++
+		if r.fl.generated == 1 {
 			r.firstTok = t
 			s.rt.FirstToken(int64(sc.req))
 		} else {
-			s.itl.add(t-r.lastTok, 1)
+			s.itl.add(t-r.fl.lastTok, 1)
 		}
-		r.lastTok = t
-		if r.generated == r.out {
+		r.fl.lastTok = t
+		if r.fl.generated == r.out {
 			doneAny = true
 		}
 	}
@@ -263,7 +263,7 @@ func (s *Sim) finishStep(w *worker, t int64) {
 	}
 	keep := w.running[:0]
 	for _, ri := range w.running {
-		if r := &s.reqs[ri]; r.generated == r.out {
+		if r := &s.reqs[ri]; r.fl.generated == r.out {
 			s.complete(w, ri, t)
 		} else {
 			keep = append(keep, ri)

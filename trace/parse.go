@@ -330,8 +330,9 @@ func goKind(t string) string {
 	return t
 }
 
-// Load reads a trace from a file path, or synthesizes a built-in one for "builtin:NAME".
-// blockSize <= 0 means DefaultBlockSize.
+// Load reads a trace from a file path, or synthesizes a built-in one for "builtin:NAME";
+// "builtin:NAME:xN" is N back-to-back copies of it (see Repeat). blockSize <= 0 means
+// DefaultBlockSize.
 func Load(spec string, blockSize int) (*Trace, error) {
 	if blockSize <= 0 {
 		blockSize = DefaultBlockSize
@@ -340,7 +341,15 @@ func Load(spec string, blockSize int) (*Trace, error) {
 		if blockSize != DefaultBlockSize {
 			return nil, fmt.Errorf("%s: built-in traces use %d-token blocks, not %d", spec, DefaultBlockSize, blockSize)
 		}
-		return Builtin(profile)
+		profile, copies, err := cutCopies(profile)
+		if err != nil {
+			return nil, err
+		}
+		t, err := Builtin(profile)
+		if err != nil || copies == 1 {
+			return t, err
+		}
+		return Repeat(t, copies)
 	}
 	f, err := os.Open(spec)
 	if err != nil {

@@ -24,9 +24,9 @@ func TestParseValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Request{
-		{0, 1000, 5, []int64{0, 1}},
-		{7, 1025, 1, []int64{0, 2, 3}},
-		{7, 512, 2, []int64{9}},
+		{TimestampMS: 0, InputLength: 1000, OutputLength: 5, HashIDs: []int64{0, 1}},
+		{TimestampMS: 7, InputLength: 1025, OutputLength: 1, HashIDs: []int64{0, 2, 3}},
+		{TimestampMS: 7, InputLength: 512, OutputLength: 2, HashIDs: []int64{9}},
 	}
 	if !reflect.DeepEqual(tr.Requests, want) {
 		t.Fatalf("got %+v, want %+v", tr.Requests, want)
@@ -74,7 +74,7 @@ func TestParseLongLine(t *testing.T) {
 	for i := range ids {
 		ids[i] = int64(i) * 1_000_003
 	}
-	reqs := []Request{{0, n * 4, 1, ids}, {1, 4, 1, []int64{1}}}
+	reqs := []Request{{TimestampMS: 0, InputLength: n * 4, OutputLength: 1, HashIDs: ids}, {TimestampMS: 1, InputLength: 4, OutputLength: 1, HashIDs: []int64{1}}}
 	var buf bytes.Buffer
 	if err := Write(&buf, reqs); err != nil {
 		t.Fatal(err)
@@ -93,7 +93,7 @@ func TestParseLongLine(t *testing.T) {
 
 func TestWriteLayout(t *testing.T) {
 	var buf bytes.Buffer
-	if err := Write(&buf, []Request{{0, 6758, 500, []int64{0, 1, 2}}, {3, 1, 1, []int64{7}}}); err != nil {
+	if err := Write(&buf, []Request{{TimestampMS: 0, InputLength: 6758, OutputLength: 500, HashIDs: []int64{0, 1, 2}}, {TimestampMS: 3, InputLength: 1, OutputLength: 1, HashIDs: []int64{7}}}); err != nil {
 		t.Fatal(err)
 	}
 	want := `{"timestamp": 0, "input_length": 6758, "output_length": 500, "hash_ids": [0, 1, 2]}
@@ -105,7 +105,7 @@ func TestWriteLayout(t *testing.T) {
 }
 
 func TestFirst(t *testing.T) {
-	tr := &Trace{Name: "x", BlockSize: 4, Requests: []Request{{0, 1, 1, []int64{0}}, {1, 1, 1, []int64{1}}, {2, 1, 1, []int64{2}}}}
+	tr := &Trace{Name: "x", BlockSize: 4, Requests: []Request{{TimestampMS: 0, InputLength: 1, OutputLength: 1, HashIDs: []int64{0}}, {TimestampMS: 1, InputLength: 1, OutputLength: 1, HashIDs: []int64{1}}, {TimestampMS: 2, InputLength: 1, OutputLength: 1, HashIDs: []int64{2}}}}
 	for _, c := range []struct{ n, want int }{{0, 3}, {-1, 3}, {1, 1}, {2, 2}, {3, 3}, {9, 3}} {
 		s := tr.First(c.n)
 		if len(s.Requests) != c.want || s.Name != "x" || s.BlockSize != 4 {
@@ -134,7 +134,7 @@ func genRequests(t *rapid.T, blockSize int) []Request {
 		for j := range ids {
 			ids[j] = rapid.Int64Range(0, 1<<62).Draw(t, "id")
 		}
-		reqs[i] = Request{ts, in, rapid.IntRange(1, 100000).Draw(t, "out"), ids}
+		reqs[i] = Request{TimestampMS: ts, InputLength: in, OutputLength: rapid.IntRange(1, 100000).Draw(t, "out"), HashIDs: ids}
 	}
 	return reqs
 }

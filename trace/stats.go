@@ -111,7 +111,8 @@ func denseBlocks(reqs []Request) ([][]int32, int) {
 	dense := make([][]int32, len(reqs))
 	for i, r := range reqs {
 		d := make([]int32, len(r.HashIDs))
-		for j, id := range r.HashIDs {
+		for j := range r.HashIDs {
+			id := r.ID(j)
 			k, ok := ids[id]
 			if !ok {
 				k = int32(len(ids))

@@ -18,10 +18,10 @@ import (
 // so r2 hits only 1 2; r3 misses: 4 of 11.
 func handTrace() *Trace {
 	return &Trace{Name: "hand", BlockSize: 4, Requests: []Request{
-		{0, 12, 2, []int64{1, 2, 3}},
-		{10, 10, 4, []int64{1, 2, 4}},
-		{25, 16, 6, []int64{1, 2, 3, 5}},
-		{40, 1, 100, []int64{9}},
+		{TimestampMS: 0, InputLength: 12, OutputLength: 2, HashIDs: []int64{1, 2, 3}},
+		{TimestampMS: 10, InputLength: 10, OutputLength: 4, HashIDs: []int64{1, 2, 4}},
+		{TimestampMS: 25, InputLength: 16, OutputLength: 6, HashIDs: []int64{1, 2, 3, 5}},
+		{TimestampMS: 40, InputLength: 1, OutputLength: 100, HashIDs: []int64{9}},
 	}}
 }
 
@@ -68,10 +68,10 @@ func TestStatsHandTrace(t *testing.T) {
 // new session rather than continuing one.
 func TestStatsSharedPrompt(t *testing.T) {
 	tr := &Trace{Name: "fam", BlockSize: 1, Requests: []Request{
-		{0, 3, 1, []int64{1, 2, 10}},
-		{0, 3, 1, []int64{1, 2, 11}},
-		{0, 3, 1, []int64{1, 2, 12}},
-		{0, 4, 1, []int64{1, 2, 13, 14}},
+		{TimestampMS: 0, InputLength: 3, OutputLength: 1, HashIDs: []int64{1, 2, 10}},
+		{TimestampMS: 0, InputLength: 3, OutputLength: 1, HashIDs: []int64{1, 2, 11}},
+		{TimestampMS: 0, InputLength: 3, OutputLength: 1, HashIDs: []int64{1, 2, 12}},
+		{TimestampMS: 0, InputLength: 4, OutputLength: 1, HashIDs: []int64{1, 2, 13, 14}},
 	}}
 	sh := Stats(tr).Sharing
 	if sh.Sessions != 2 || sh.ContinuationRequests != 2 || sh.SharedPromptStarts != 1 || sh.MeanSharedPromptBlocks != 2 {
@@ -85,7 +85,7 @@ func TestStatsEmpty(t *testing.T) {
 		t.Fatalf("%+v", s)
 	}
 	// Built in code rather than parsed, a request may lack hash ids: no panic, no NaN.
-	s = Stats(&Trace{Name: "no ids", BlockSize: 512, Requests: []Request{{0, 1, 1, nil}}})
+	s = Stats(&Trace{Name: "no ids", BlockSize: 512, Requests: []Request{{TimestampMS: 0, InputLength: 1, OutputLength: 1, HashIDs: nil}}})
 	if s.PrefixCacheRatio != 0 || s.CacheCurve[0].HitRatio != 0 || s.Sharing.DistinctFirstBlocks != 0 {
 		t.Fatalf("%+v", s)
 	}

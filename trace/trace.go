@@ -15,7 +15,13 @@ type Request struct {
 	InputLength  int     `json:"input_length"`
 	OutputLength int     `json:"output_length"`
 	HashIDs      []int64 `json:"hash_ids"`
+	// IDOffset is added to every hash id: copies of a trace (Repeat) share their hash id
+	// arrays and differ only by it. Read ids with ID.
+	IDOffset int64 `json:"-"`
 }
+
+// ID is the request's j-th hash id.
+func (r *Request) ID(j int) int64 { return r.HashIDs[j] + r.IDOffset }
 
 // Trace is a parsed trace: its requests in file order (timestamps non-decreasing).
 type Trace struct {

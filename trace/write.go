@@ -21,11 +21,11 @@ func Write(w io.Writer, reqs []Request) error {
 		b = append(b, `, "output_length": `...)
 		b = strconv.AppendInt(b, int64(r.OutputLength), 10)
 		b = append(b, `, "hash_ids": [`...)
-		for j, id := range r.HashIDs {
+		for j := range r.HashIDs {
 			if j > 0 {
 				b = append(b, ", "...)
 			}
-			b = strconv.AppendInt(b, id, 10)
+			b = strconv.AppendInt(b, r.ID(j), 10)
 		}
 		b = append(b, "]}\n"...)
 		if _, err := bw.Write(b); err != nil {
