@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 
 	"github.com/routerlab/routerlab/config"
@@ -31,6 +32,7 @@ func Run(ctx context.Context, f *config.File, sim Simulator, opt Options) (*Resu
 			return nil, err
 		}
 		defer lock.Unlock()
+		opt.record = &progressFile{path: filepath.Join(opt.Out, ProgressName), target: f.Goal.Target}
 	}
 	// Check the search and validation requests first, so that nothing fails after the search.
 	ns := []int{f.Workload.SearchRequests}
@@ -58,7 +60,7 @@ func Run(ctx context.Context, f *config.File, sim Simulator, opt Options) (*Resu
 			return nil, err
 		}
 	}
-	if err := send(ctx, opt.Progress, Event{Progress: s.Progress(), Unit: s.Objective.Unit()}); err != nil {
+	if err := opt.send(ctx, Event{Progress: s.Progress(), Unit: s.Objective.Unit()}); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -43,6 +43,8 @@ type Options struct {
 	// Progress, when set, receives an Event as each evaluation finishes. Sends block (until
 	// the context ends), so the receiver must keep draining it; Run does not close it.
 	Progress chan<- Event
+
+	record *progressFile // progress.json of Out, set by Run
 }
 
 // Event reports one finished evaluation (or saturation/validation run), for progress
@@ -283,7 +285,7 @@ func (s *Search) evaluateRound(ctx context.Context, sim Simulator, round int, pi
 		}
 	}
 	for _, ev := range events {
-		if err := send(ctx, opt.Progress, ev); err != nil {
+		if err := opt.send(ctx, ev); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -323,7 +325,7 @@ func (s *Search) evaluateRound(ctx context.Context, sim Simulator, round int, pi
 		if err != nil {
 			return err
 		}
-		return send(ctx, opt.Progress, ev)
+		return opt.send(ctx, ev)
 	})
 	if err != nil {
 		return nil, 0, err
@@ -336,18 +338,6 @@ func (s *Search) event(round, cand int, e *Evaluation, tr *tracker, resumed bool
 		Progress:  Progress{Phase: PhaseSearch, Round: round, Rounds: s.Rounds, Done: tr.done, Total: tr.total},
 		Candidate: cand, Key: e.Key, Config: e.Config, Value: e.Value, Unit: s.Objective.Unit(), Resumed: resumed,
 		BestKey: tr.bestKey, BestValue: tr.bestValue,
-	}
-}
-
-func send(ctx context.Context, ch chan<- Event, ev Event) error {
-	if ch == nil {
-		return nil
-	}
-	select {
-	case ch <- ev:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 

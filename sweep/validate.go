@@ -153,7 +153,7 @@ func (s *Search) runPhase(ctx context.Context, sim Simulator, phase Phase, jobs 
 		return nil
 	}
 	tr := &tracker{obj: s.Objective, total: len(jobs)}
-	if err := send(ctx, opt.Progress, Event{Progress: Progress{Phase: phase, Total: len(jobs)}, Unit: s.Objective.Unit()}); err != nil {
+	if err := opt.send(ctx, Event{Progress: Progress{Phase: phase, Total: len(jobs)}, Unit: s.Objective.Unit()}); err != nil {
 		return err
 	}
 	var mu sync.Mutex
@@ -165,7 +165,7 @@ func (s *Search) runPhase(ctx context.Context, sim Simulator, phase Phase, jobs 
 		ev := Event{Progress: Progress{Phase: phase, Done: tr.done, Total: tr.total}, Key: key, Config: cfg,
 			Value: s.Objective.Value(m), Unit: s.Objective.Unit(), BestKey: tr.bestKey, BestValue: tr.bestValue}
 		mu.Unlock()
-		return send(ctx, opt.Progress, ev)
+		return opt.send(ctx, ev)
 	})
 }
 

@@ -211,7 +211,10 @@ func (p *sweepPane) status() string {
 	default:
 		s = pr.String()
 	}
-	return st.Warn.Render(s + " · esc cancels")
+	if p.common.Keys.CancelSweep.Enabled() { // not for viewers and watchers
+		s += " · esc cancels"
+	}
+	return st.Warn.Render(s)
 }
 
 // scope says what the sweep searches at: the concurrency, requests and deployment of the
@@ -220,6 +223,13 @@ func (p *sweepPane) scope() string {
 	k := p.at
 	if p.state == sweepIdle {
 		k = p.knobs
+	}
+	if k == (Knobs{}) { // followed from a run directory: the knobs are the writer's
+		s := "settings as the writer's experiment"
+		if p.info.Requests > 0 {
+			s = fmt.Sprintf("%d search requests · %s", p.info.Requests, s)
+		}
+		return p.common.Styles.Muted.Render(s)
 	}
 	return p.common.Styles.Muted.Render(fmt.Sprintf("at c=%d · %d requests · %s", k.Concurrency, p.info.Requests, k.Deployment))
 }

@@ -45,10 +45,7 @@ func (s *Sweeper) Info() (tui.SweepInfo, error) {
 	if err != nil {
 		return tui.SweepInfo{}, err
 	}
-	name := map[string]string{"e2e_latency": "e2e ms", "ttft": "TTFT ms", "tpot": "TPOT ms"}[obj.Target]
-	if name == "" {
-		name = obj.Unit()
-	}
+	name := objectiveLabel(obj)
 	var dims []string
 	for _, d := range f.Dimensions() {
 		if isRouterKey(d.Key) {
@@ -64,6 +61,14 @@ func (s *Sweeper) Info() (tui.SweepInfo, error) {
 		Rounds: f.Sweep.MaxRounds, PerRound: f.Sweep.CandidatesPerRound,
 		Requests: s.sim.Requests(), ValidationRequests: validation,
 	}, nil
+}
+
+// objectiveLabel titles the objective's column: "e2e ms", "TTFT ms", "TPOT ms", "tok/s".
+func objectiveLabel(obj sweep.Objective) string {
+	if name, ok := map[string]string{"e2e_latency": "e2e ms", "ttft": "TTFT ms", "tpot": "TPOT ms"}[obj.Target]; ok {
+		return name
+	}
+	return obj.Unit()
 }
 
 // File is the experiment file the explorer sweeps at knobs k: the experiment's, with the

@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+
+	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/sweep"
+)
+
+// TestWatchFollowsAKilledAndResumedSweep: routerlab watch DIR, opened on an empty run
+// directory, follows a headless sweep writing it — killed with SIGKILL part-way, then
+// resumed — through to the final best configuration, and leaves in DIR only what the sweep
+// wrote.
+func TestWatchFollowsAKilledAndResumedSweep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a sweep in a subprocess")
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m, err := newWatch(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
+	// The terminal stream carries changed cells only: wait on text that is new where it
+	// appears, and check the final screen from the model itself.
+	shows := func(text string) {
+		t.Helper()
+		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return strings.Contains(ansi.Strip(string(b)), text) },
+			teatest.WithDuration(20*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+	}
+
+	writer, stderr := routerlabProcess(t, killSweepArgs(dir)...)
+	exited := make(chan struct{})
+	go func() { writer.Wait(); close(exited) }()
+	if !waitFor(writer, exited, func() bool { return ledgerLines(dir) >= 5 }) {
+		t.Fatalf("the sweep ended before its fourth evaluation: %s", stderr)
+	}
+	shows("search round 1/")
+	writer.Process.Signal(syscall.SIGKILL)
+	<-exited
+	if _, err := os.Stat(filepath.Join(dir, "summary.json")); err == nil {
+		t.Fatal("the sweep finished before the kill: make the test sweep longer")
+	}
+
+	if _, stderr, err := runSweepCmd(t, append(killSweepArgs(dir)[1:], "--resume")...); err != nil {
+		t.Fatalf("resume: %v\n%s", err, stderr)
+	}
+	shows("done · 10 evaluations")
+	sum, err := sweep.ReadSummary(dir)
+	if err != nil || sum == nil {
+		t.Fatalf("summary of the resumed sweep: %v", err)
+	}
+	best := fmt.Sprintf("best %s credit %s scale %s T %s · %.1f e2e ms", sum.Best.Config[config.KeyRouterMode],
+		oneDecimal(t, sum.Best.Config[config.KeyOverlapScoreCredit]), oneDecimal(t, sum.Best.Config[config.KeyPrefillLoadScale]),
+		oneDecimal(t, sum.Best.Config[config.KeyRouterTemperature]), sum.Best.Value)
+	tm.Type("q")
+	final := ansi.Strip(tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).View().Content)
+	if !strings.Contains(final, best) {
+		t.Errorf("final screen lacks %q:\n%s", best, final)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	want := []string{sweep.LedgerName, "evaluations.csv", sweep.ProgressName, "report.md", "summary.json", sweep.LockName}
+	slices.Sort(want)
+	if !slices.Equal(names, want) {
+		t.Errorf("run directory holds %v, want only the sweep's files %v", names, want)
+	}
+}
+
+// oneDecimal prints a configuration value as the explorer does (1 → "1.0"); a knob the
+// sweep did not search (absent) reads as 0, as this sweep's fixed temperature is.
+func oneDecimal(t *testing.T, v string) string {
+	t.Helper()
+	if v == "" {
+		return "0.0"
+	}
+	var x float64
+	if _, err := fmt.Sscan(v, &x); err != nil {
+		t.Fatalf("configuration value %q: %v", v, err)
+	}
+	return fmt.Sprintf("%.1f", x)
+}
+
+// A missing directory is an error naming it.
+func TestWatchMissingDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "nope")
+	if err := runWatch(context.Background(), dir, strings.NewReader(""), io.Discard); err == nil || !strings.Contains(err.Error(), dir) {
+		t.Errorf("watch of a missing directory: err %v", err)
+	}
+}

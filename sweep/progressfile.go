@@ -1,0 +1,109 @@
+package sweep
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// ProgressName is the progress record beside the ledger in a sweep's output directory.
+const ProgressName = "progress.json"
+
+// ProgressRecord is progress.json: where the sweep writing the directory stands, so that a
+// reader elsewhere (routerlab watch, possibly on another machine over a shared filesystem)
+// sees the phase and its counts as well as the evaluations in the ledger.
+type ProgressRecord struct {
+	Progress
+	Target string `json:"target"` // goal.target: what Value-like figures measure
+	Unit   string `json:"unit"`
+}
+
+// progressFile rewrites progress.json at every event. The write is a temporary file renamed
+// over the record, so a reader never sees half of one; the lock keeps records in event order.
+type progressFile struct {
+	mu     sync.Mutex
+	path   string
+	target string
+}
+
+func (p *progressFile) write(ev Event) error {
+	data, err := json.Marshal(ProgressRecord{Progress: ev.Progress, Target: p.target, Unit: ev.Unit})
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	tmp := p.path + ".tmp"
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, p.path)
+}
+
+// send reports an event: into progress.json when the sweep writes a directory, then to the
+// Progress channel when there is one (blocking until it is taken or ctx ends).
+func (o Options) send(ctx context.Context, ev Event) error {
+	if o.record != nil {
+		if err := o.record.write(ev); err != nil {
+			return fmt.Errorf("sweep: %w", err)
+		}
+	}
+	if o.Progress == nil {
+		return nil
+	}
+	select {
+	case o.Progress <- ev:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// ReadProgress reads dir's progress.json without writing or locking anything; nil when the
+// sweep has not written one.
+func ReadProgress(dir string) (*ProgressRecord, error) { return readJSON[ProgressRecord](dir, ProgressName) }
+
+// ReadSummary reads dir's summary.json; nil while the sweep has not finished.
+func ReadSummary(dir string) (*Summary, error) { return readJSON[Summary](dir, "summary.json") }
+
+// ReadLedger reads the evaluations in dir's ledger without writing or locking anything, as
+// a resume would (a torn last line is left out); nil when there is no ledger yet.
+func ReadLedger(dir string) ([]Evaluation, error) {
+	path, data, err := readOptional(dir, LedgerName)
+	if data == nil || err != nil {
+		return nil, err
+	}
+	_, evals, err := readLedger(path, data)
+	return evals, err
+}
+
+// readJSON decodes dir/name; nil when the file does not exist (yet).
+func readJSON[T any](dir, name string) (*T, error) {
+	path, data, err := readOptional(dir, name)
+	if data == nil || err != nil {
+		return nil, err
+	}
+	var v T
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &v, nil
+}
+
+// readOptional reads dir/name; nil data and no error when the file does not exist.
+func readOptional(dir, name string) (string, []byte, error) {
+	path := filepath.Join(dir, name)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return path, nil, nil
+	}
+	if data == nil && err == nil {
+		data = []byte{} // an empty file is not a missing one
+	}
+	return path, data, err
+}
