@@ -242,6 +242,19 @@ func BenchmarkParseConversation(b *testing.B) {
 	}
 }
 
+// BenchmarkDigestConversation is the share of BenchmarkParseConversation that names the
+// trace's bytes (sha256) for the experiment fingerprint.
+func BenchmarkDigestConversation(b *testing.B) {
+	data, err := os.ReadFile(sharedConversation)
+	if err != nil {
+		b.Skip("../shared/traces/conversation_trace.jsonl not present: ", err)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		sha256.Sum256(data)
+	}
+}
+
 // The fast path agrees with encoding/json on every line it accepts.
 func FuzzScanLine(f *testing.F) {
 	f.Add([]byte(`{"timestamp": 0, "input_length": 6758, "output_length": 500, "hash_ids": [0, 1, 2]}`))
