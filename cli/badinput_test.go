@@ -73,6 +73,7 @@ func TestEndlessInputHitsTheSizeLimit(t *testing.T) {
 	}{
 		{[]string{"replay", "--trace", "/dev/zero"}, "/dev/zero:1: line longer than the 64 MiB limit"},
 		{[]string{"replay", "--config", "/dev/zero"}, "/dev/zero: (document): larger than the 1 MiB limit of an experiment file"},
+		{[]string{"model", "validate", "--silicon", "/dev/zero"}, "/dev/zero: larger than the 16 MiB limit of a silicon CSV"},
 	} {
 		var out, errb bytes.Buffer
 		if code := Execute(tc.args, strings.NewReader(""), &out, &errb); code == 0 || !strings.Contains(errb.String(), tc.want) {

@@ -51,12 +51,23 @@ var columns = []string{"config_id", "concurrency", "measured", "backend_version"
 	"moe_quant_mode", "isl", "osl", "batch_size", "tp_size", "attention_dp_size", "moe_tp_size", "moe_ep_size",
 	"silicon_ttft_ms", "silicon_tpot_ms"}
 
+// MaxFileBytes bounds a silicon CSV (16 MiB, thousands of times a real one), so that a path
+// such as /dev/zero ends in an error instead of exhausting memory.
+const MaxFileBytes = 16 << 20
+
 // Parse reads a silicon CSV (header row naming at least the columns above, any order).
 // Errors name the file, line and field: "name:line: field: problem".
 func Parse(r io.Reader, name string) ([]Row, error) {
-	cr := csv.NewReader(r)
+	lr := &io.LimitedReader{R: r, N: MaxFileBytes + 1}
+	cr := csv.NewReader(lr)
 	cr.FieldsPerRecord = -1
+	tooLarge := func() error {
+		return fmt.Errorf("%s: larger than the %d MiB limit of a silicon CSV", name, MaxFileBytes>>20)
+	}
 	header, err := cr.Read()
+	if lr.N <= 0 {
+		return nil, tooLarge()
+	}
 	if err == io.EOF {
 		return nil, fmt.Errorf("%s:1: empty file, want a header row", name)
 	}
@@ -75,6 +86,9 @@ func Parse(r io.Reader, name string) ([]Row, error) {
 	var rows []Row
 	for {
 		rec, err := cr.Read()
+		if lr.N <= 0 {
+			return nil, tooLarge()
+		}
 		if err == io.EOF {
 			break
 		}
