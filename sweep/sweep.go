@@ -49,7 +49,8 @@ type Options struct {
 
 // Event reports one finished evaluation (or saturation/validation run), for progress
 // displays; an event with an empty Key only says a phase began (Done 0) or the sweep is done.
-// Events arrive in completion order, which differs between runs; results never depend on it.
+// Events arrive in completion order, which differs between runs (results never depend on
+// it); within a phase their Done counts go up by one.
 type Event struct {
 	Progress                    // where the sweep stands after this event
 	Candidate int               // position within the round, 0-based
@@ -321,11 +322,12 @@ func (s *Search) evaluateRound(ctx context.Context, sim Simulator, round int, pi
 		if led != nil {
 			err = led.append(e)
 		}
-		mu.Unlock()
-		if err != nil {
-			return err
+		if err == nil {
+			// Sent under the lock, so events leave in the order of their counts.
+			err = opt.send(ctx, ev)
 		}
-		return opt.send(ctx, ev)
+		mu.Unlock()
+		return err
 	})
 	if err != nil {
 		return nil, 0, err

@@ -164,7 +164,7 @@ func (s *Search) runPhase(ctx context.Context, sim Simulator, phase Phase, jobs 
 		tr.add(key, m)
 		ev := Event{Progress: Progress{Phase: phase, Done: tr.done, Total: tr.total}, Key: key, Config: cfg,
 			Value: s.Objective.Value(m), Unit: s.Objective.Unit(), BestKey: tr.bestKey, BestValue: tr.bestValue}
-		mu.Unlock()
+		defer mu.Unlock() // sent under the lock, so events leave in the order of their counts
 		return opt.send(ctx, ev)
 	})
 }
