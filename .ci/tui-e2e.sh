@@ -5,17 +5,24 @@
 # that the router mode and the prefix-reuse figure changed, then quit with `q` and check the
 # exit status is 0. Then start it at 120×40 on the defaults, press `s` and follow the sweep
 # to its end, checking that its phases showed with their counts and the stop reason.
+# Finally two terminals over a real `ssh`: an operator's session starts a server sweep, a
+# viewer's session attaches to it from the Sweeps pane and shows its progress.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if ! command -v tmux >/dev/null; then
 	apt-get install -y tmux >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y tmux >/dev/null; }
 fi
+if ! command -v ssh >/dev/null || ! command -v ssh-keygen >/dev/null; then
+	apt-get install -y openssh-client >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y openssh-client >/dev/null; }
+fi
 
 work=$(mktemp -d)
 sock="routerlab-e2e-$$"
+server_pid=
 cleanup() {
 	tmux -L "$sock" kill-server 2>/dev/null || true
+	[[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null || true
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -139,3 +146,72 @@ if ((fail)); then
 fi
 quit
 echo "tui-e2e: ok (sweep ran to done; q exited with status 0)"
+
+# Two terminals on one server sweep, over a real ssh client.
+ssh-keygen -q -t ed25519 -N '' -C operator -f "$work/operator_key"
+ssh-keygen -q -t ed25519 -N '' -C viewer -f "$work/viewer_key"
+"$work/routerlab" serve --ssh 127.0.0.1:0 --authorized-keys "$work/operator_key.pub" \
+	--viewer-keys "$work/viewer_key.pub" --host-key "$work/host_key" --runs "$work/runs" \
+	>"$work/serve.out" 2>"$work/serve.log" &
+server_pid=$!
+for _ in $(seq 100); do
+	grep -q 'ssh://' "$work/serve.out" 2>/dev/null && break
+	sleep 0.1
+done
+port=$(grep -oE 'ssh://127\.0\.0\.1:[0-9]+' "$work/serve.out" | grep -oE '[0-9]+$' || true)
+if [[ -z "$port" ]]; then
+	echo "tui-e2e: serve did not start" >&2
+	cat "$work/serve.out" "$work/serve.log" >&2
+	exit 1
+fi
+
+# terminal NAME KEY USER: an ssh session with a terminal, in its own tmux session NAME.
+terminal() {
+	tmux -u -L "$sock" new-session -d -x 120 -y 40 -s "$1" \
+		"ssh -tt -p $port -i '$work/$2' -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=no \
+			-o UserKnownHostsFile='$work/known_hosts' $3@127.0.0.1"
+}
+capture_in() { tmux -L "$sock" capture-pane -p -t "$1" 2>/dev/null || true; }
+# wait_in NAME TEXT: poll terminal NAME's screen until TEXT shows up (60 s at most).
+wait_in() {
+	for _ in $(seq 600); do
+		if capture_in "$1" | grep -qE -- "$2"; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	echo "tui-e2e: terminal $1 timed out waiting for: $2" >&2
+	capture_in "$1" >&2
+	echo "--- serve log" >&2
+	cat "$work/serve.log" >&2
+	exit 1
+}
+
+terminal alice operator_key alice
+wait_in alice ' run 1 in '
+tmux -L "$sock" send-keys -t alice s
+wait_in alice 'server sweep #1'
+
+terminal bob viewer_key bob
+wait_in bob ' run 1 in '
+for _ in 1 2 3 4; do tmux -L "$sock" send-keys -t bob Tab; done
+wait_in bob 'Sweeps on this server'
+wait_in bob 'alice SHA256:'
+tmux -L "$sock" send-keys -t bob Enter
+wait_in bob 'server sweep #1 · (running|done) · started by alice'
+wait_in bob '(search round [0-9]+/[0-9]+ · evaluations [1-9][0-9]*/|saturation [0-9]|validation [0-9]/3|done · [0-9]+ evaluations)'
+echo "tui-e2e: the viewer's terminal shows the operator's sweep:"
+capture_in bob | grep -E 'server sweep #1|search round|saturation|validation|done ·' | head -3 | sed 's/^/  /'
+for want in 'auth accepted.*user=alice.*role=operator' 'auth accepted.*user=bob.*role=viewer'; do
+	if ! grep -qE -- "$want" "$work/serve.log"; then
+		echo "tui-e2e: the serve log lacks /$want/" >&2
+		cat "$work/serve.log" >&2
+		exit 1
+	fi
+done
+tmux -L "$sock" send-keys -t bob q
+tmux -L "$sock" send-keys -t alice q
+kill "$server_pid"
+wait "$server_pid" 2>/dev/null || true
+server_pid=
+echo "tui-e2e: ok (two ssh terminals on one server sweep)"
