@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 }
 
 // routerlabProcess starts routerlab with args in the background.
-func routerlabProcess(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer) {
+func routerlabProcess(t testing.TB, args ...string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), asRouterlab+"=1")

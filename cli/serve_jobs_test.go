@@ -25,7 +25,7 @@ type terminal struct {
 	out    *syncBuffer
 }
 
-func openTerminal(t *testing.T, addr, user string, key gossh.Signer) *terminal {
+func openTerminal(t testing.TB, addr, user string, key gossh.Signer) *terminal {
 	t.Helper()
 	client, err := dial(addr, user, gossh.PublicKeys(key))
 	if err != nil {
@@ -56,7 +56,7 @@ func openTerminal(t *testing.T, addr, user string, key gossh.Signer) *terminal {
 	return term
 }
 
-func (term *terminal) press(t *testing.T, keys ...string) {
+func (term *terminal) press(t testing.TB, keys ...string) {
 	t.Helper()
 	for _, k := range keys {
 		if _, err := term.in.Write([]byte(k)); err != nil {
@@ -68,7 +68,7 @@ func (term *terminal) press(t *testing.T, keys ...string) {
 // waitFor waits until the session's screen output, escape sequences stripped, has text.
 // The renderer sends only changed cells, so text must be new where it appears (a pane title
 // that extends the previous one would arrive as its tail only).
-func (term *terminal) waitFor(t *testing.T, text string) {
+func (term *terminal) waitFor(t testing.TB, text string) {
 	t.Helper()
 	eventually(t, "the screen to show "+text, func() bool { return strings.Contains(ansi.Strip(term.out.String()), text) })
 }

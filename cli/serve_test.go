@@ -20,7 +20,7 @@ import (
 )
 
 // testKey is a fresh ed25519 client key.
-func testKey(t *testing.T) gossh.Signer {
+func testKey(t testing.TB) gossh.Signer {
 	t.Helper()
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
@@ -34,7 +34,7 @@ func testKey(t *testing.T) gossh.Signer {
 }
 
 // writeKeys writes an authorized_keys file listing the signers' public keys.
-func writeKeys(t *testing.T, signers ...gossh.Signer) string {
+func writeKeys(t testing.TB, signers ...gossh.Signer) string {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString("# test keys\n\n")
@@ -119,7 +119,7 @@ func dial(addr, user string, auth ...gossh.AuthMethod) (*gossh.Client, error) {
 
 // eventually polls cond for up to 20 s (a bound for a slow shared machine, not a timing
 // assertion).
-func eventually(t *testing.T, what string, cond func() bool) {
+func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for !cond() {

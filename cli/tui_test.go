@@ -12,14 +12,28 @@ import (
 
 // syncBuffer collects a session's output while the test reads it.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu     sync.Mutex
+	b      bytes.Buffer
+	writes []time.Time // when each write arrived (the draw-delay benchmark reads them)
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.writes = append(s.writes, time.Now())
 	return s.b.Write(p)
+}
+
+// firstWriteAfter is the time of the first write at or after t (zero if none).
+func (s *syncBuffer) firstWriteAfter(t time.Time) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, w := range s.writes {
+		if !w.Before(t) {
+			return w
+		}
+	}
+	return time.Time{}
 }
 
 func (s *syncBuffer) String() string {

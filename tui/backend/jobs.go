@@ -11,6 +11,9 @@ import (
 	"github.com/routerlab/routerlab/tui"
 )
 
+// ListEvery is the least time between two updates of a session's list of sweeps.
+const ListEvery = 250 * time.Millisecond
+
 // Caller is who a session is, for the sweep registry: its name in lists and logs, and
 // whether it may start and cancel sweeps.
 type Caller struct {
@@ -238,6 +241,13 @@ func (j *Jobs) listen(ctx context.Context, emit func([]tui.Job)) error {
 		changed := j.changed
 		j.mu.Unlock()
 		emit(list)
+		// The list is an overview: at most one update per ListEvery, however fast evaluations
+		// land, so fifty idle sessions do not redraw at every one.
+		select {
+		case <-time.After(ListEvery):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 		select {
 		case <-changed:
 		case <-ctx.Done():
