@@ -39,7 +39,7 @@ func TestSweepCommandWritesOutputsAndResumes(t *testing.T) {
 	if err := json.Unmarshal(data, &loose); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"best", "evaluations", "validation", "search_requests"} {
+	for _, k := range []string{"experiment", "best", "evaluations", "validation", "search_requests"} {
 		if _, ok := loose[k]; !ok {
 			t.Errorf("summary.json lacks %q", k)
 		}
@@ -62,6 +62,16 @@ func TestSweepCommandWritesOutputsAndResumes(t *testing.T) {
 	for _, name := range []string{"ledger.jsonl", "report.md", "evaluations.csv"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Error(err)
+		}
+	}
+	if v, _ := sum.Experiment.Get("search_space.parallel_configs"); v != "tp4-dp1-moetp1-ep4-x8" {
+		t.Errorf("summary.json experiment names replicas and layout as %q", v)
+	}
+	report, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	for _, want := range []string{"## Experiment", "| workload | trace_path=builtin:toolagent; ", "; replay_concurrency=32; ",
+		"parallel_configs=tp4-dp1-moetp1-ep4-x8; ", "| sweep | algorithm=grid; max_rounds=6; candidates_per_round=10; seed=3 |"} {
+		if !strings.Contains(string(report), want) {
+			t.Errorf("report.md lacks %q", want)
 		}
 	}
 

@@ -196,12 +196,26 @@ func writeRejections(w *strings.Builder, phase string, s engine.Summary) {
 	}
 }
 
-// writeExperiment writes the experiment fingerprint as a table: what a reader needs to know
-// to reproduce the sweep, and what --resume compares.
+// writeExperiment writes the experiment fingerprint as a short table, one row per section of
+// the experiment file (summary.json has it key by key): what a reader needs to reproduce the
+// sweep, and what --resume compares.
 func (r *Result) writeExperiment(w *strings.Builder) {
-	fmt.Fprintf(w, "## Experiment\n\nEvery setting that changes a result (`--resume` refuses a ledger whose settings differ).\n\n| key | value |\n|---|---|\n")
+	fmt.Fprintf(w, "## Experiment\n\nEvery setting that changes a result (`--resume` refuses a ledger whose settings differ).\n\n| | |\n|---|---|\n")
+	var sections []string
+	rows := map[string][]string{}
 	for _, s := range r.Search.Experiment {
-		fmt.Fprintf(w, "| %s | %s |\n", s.Key, strings.ReplaceAll(s.Value, "|", "\\|"))
+		sec, key, dotted := strings.Cut(s.Key, ".")
+		if _, ok := rows[sec]; !ok {
+			sections = append(sections, sec)
+		}
+		if dotted {
+			rows[sec] = append(rows[sec], key+"="+s.Value)
+		} else {
+			rows[sec] = append(rows[sec], s.Value)
+		}
+	}
+	for _, sec := range sections {
+		fmt.Fprintf(w, "| %s | %s |\n", sec, strings.ReplaceAll(strings.Join(rows[sec], "; "), "|", "\\|"))
 	}
 	w.WriteString("\n")
 }
