@@ -146,3 +146,22 @@ func TestServeSweepOutlivesItsStarter(t *testing.T) {
 		t.Errorf("run directory of the finished sweep: %v", err)
 	}
 }
+
+// TestServeViewerKnobsStayInTheirSession: a viewer may turn knobs; the re-run happens in
+// their session only.
+func TestServeViewerKnobsStayInTheirSession(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs explorer simulations behind an SSH server")
+	}
+	op, view := testKey(t), testKey(t)
+	srv := startServer(t, serveOptions{authorizedKeys: writeKeys(t, op), viewerKeys: writeKeys(t, view)})
+	carol := openTerminal(t, srv.addr, "carol", op)
+	bob := openTerminal(t, srv.addr, "bob", view)
+	bob.press(t, "m")
+	bob.waitFor(t, "run 2 in")
+	carol.press(t, "?") // a key of carol's own, so her terminal has drawn after bob's run
+	carol.waitFor(t, "previous pane")
+	if strings.Contains(ansi.Strip(carol.out.String()), "run 2 in") {
+		t.Error("the viewer's knob change reached the operator's session")
+	}
+}
