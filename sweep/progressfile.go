@@ -66,7 +66,9 @@ func (o Options) send(ctx context.Context, ev Event) error {
 
 // ReadProgress reads dir's progress.json without writing or locking anything; nil when the
 // sweep has not written one.
-func ReadProgress(dir string) (*ProgressRecord, error) { return readJSON[ProgressRecord](dir, ProgressName) }
+func ReadProgress(dir string) (*ProgressRecord, error) {
+	return readJSON[ProgressRecord](dir, ProgressName)
+}
 
 // ReadSummary reads dir's summary.json; nil while the sweep has not finished.
 func ReadSummary(dir string) (*Summary, error) { return readJSON[Summary](dir, "summary.json") }
