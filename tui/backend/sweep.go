@@ -155,7 +155,7 @@ func (s *Sweeper) Sweep(ctx context.Context, at tui.Knobs, emit func(tui.SweepEv
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		res, err := sweep.Run(ctx, f, exp, sweep.Options{Out: s.out, Progress: progress})
+		res, err := sweep.Run(ctx, f, exp, sweep.Options{Out: s.out, Experiment: exp.Fingerprint(), Progress: progress})
 		done <- outcome{res, err}
 	}()
 	for {
