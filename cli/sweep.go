@@ -48,7 +48,12 @@ workload.search_requests requests (default 2000), then replays round_robin, defa
 Algorithms: gp_bandit (Gaussian-process UCB with pure-exploration batches; default),
 random, grid (every canonical configuration). OUT receives ledger.jsonl (one line per
 finished evaluation, so --resume continues an interrupted sweep), summary.json, report.md
-and evaluations.csv.`,
+and evaluations.csv. Each records the experiment's fingerprint; --resume refuses a ledger of
+a different experiment, listing the settings that differ. One sweep at a time writes OUT
+(a second fails naming the first's PID). SIGINT or SIGTERM stops after the finished
+evaluations' ledger lines and prints the command that continues (exit status 130).
+Requests longer than context_length are rejected and counted, as vLLM does; --strict makes
+them an error.`,
 		Example: `  routerlab sweep --config examples/router-sweep.yaml --out runs/seed
   routerlab sweep --algorithm grid --requests 500 --set 'router_temperature=[0.0]'
   routerlab sweep --out runs/seed --resume`,
