@@ -347,3 +347,29 @@ func FuzzParseKeyring(f *testing.F) {
 		}
 	})
 }
+
+// TestServeWarnsOnNonLoopback: binding another address logs a warning saying so.
+func TestServeWarnsOnNonLoopback(t *testing.T) {
+	exp, err := config.NewExperiment(config.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := serveOptions{authorizedKeys: writeKeys(t, testKey(t)), hostKey: filepath.Join(t.TempDir(), "host_key"),
+		maxSessions: 1, maxSweeps: 1, runs: t.TempDir()}
+	jobs, err := newJobs(exp, 200, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		ip   string
+		warn bool
+	}{{"0.0.0.0", true}, {"10.1.2.3", true}, {"127.0.0.1", false}, {"::1", false}} {
+		logs := &syncBuffer{}
+		if _, err := newExplorerServer(exp, 200, o, &net.TCPAddr{IP: net.ParseIP(c.ip), Port: 2222}, newServeLogger(logs), jobs); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(logs.String(), "WARN") && strings.Contains(logs.String(), "non-loopback"); got != c.warn {
+			t.Errorf("%s: warning %v, want %v:\n%s", c.ip, got, c.warn, logs)
+		}
+	}
+}

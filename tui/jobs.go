@@ -85,17 +85,20 @@ type (
 // jobsPane lists the server's sweeps (running, queued and finished) live; enter attaches the
 // sweep pane to the selected one.
 type jobsPane struct {
-	common *Common
-	jobs   Jobs
-	list   []Job
-	cursor int
-	err    error
-	cancel context.CancelFunc
+	common    *Common
+	jobs      Jobs
+	objective string // the best-so-far column's unit, e.g. "e2e ms"
+	list      []Job
+	cursor    int
+	err       error
+	cancel    context.CancelFunc
 
 	width, height int
 }
 
-func newJobsPane(c *Common, jobs Jobs) *jobsPane { return &jobsPane{common: c, jobs: jobs} }
+func newJobsPane(c *Common, jobs Jobs, objective string) *jobsPane {
+	return &jobsPane{common: c, jobs: jobs, objective: objective}
+}
 
 // Init subscribes to the registry's list for the life of the session.
 func (p *jobsPane) Init() tea.Cmd {
@@ -166,9 +169,11 @@ func (p *jobsPane) View() string {
 		}
 		return st.Muted.Render(hint)
 	}
-	lines := []string{st.Muted.Render(truncate(fmt.Sprintf("  %-3s %-9s %-24s %-28s %-30s %s", "#", "state", "started by", "phase", "best so far", "run directory"), p.width))}
-	first := max(0, p.cursor-(p.height-2))
-	for i := first; i < len(p.list) && len(lines) < p.height; i++ {
+	const row = "%-3s %-9s %5s %-30s %-38s %s"
+	lines := []string{st.Muted.Render(truncate(fmt.Sprintf("  "+row, "#", "state", "evals", "best so far ("+p.objective+")", "phase", "started by"), p.width))}
+	shown := max(1, p.height-4) // the header above, a blank line and the selected sweep's details below
+	first := max(0, p.cursor-shown+1)
+	for i := first; i < len(p.list) && i < first+shown; i++ {
 		j := p.list[i]
 		best := "–"
 		if j.Best != nil {
@@ -182,13 +187,19 @@ func (p *jobsPane) View() string {
 		if j.State == JobFailed {
 			phase = j.Err
 		}
-		line := fmt.Sprintf("%-3d %-9s %-24s %-28s %-30s %s", j.ID, j.State, truncate(j.Starter, 24), truncate(phase, 28), truncate(best, 30), j.Dir)
+		line := fmt.Sprintf(row, fmt.Sprint(j.ID), j.State, fmt.Sprint(j.Evaluations), truncate(best, 30), truncate(phase, 38), j.Starter)
 		if i == p.cursor {
 			line = st.Selected.Render(truncate("▸ "+line, p.width))
 		} else {
 			line = st.Text.Render(truncate("  "+line, p.width))
 		}
 		lines = append(lines, line)
+	}
+	if p.cursor < len(p.list) {
+		j := p.list[p.cursor]
+		lines = append(lines, "",
+			st.Muted.Render(truncate(fmt.Sprintf("#%d · %s at c=%d · %s", j.ID, j.Experiment, j.At.Concurrency, j.At.Deployment), p.width)),
+			st.Muted.Render(truncate(fmt.Sprintf("run directory %s · started by %s", j.Dir, j.Starter), p.width)))
 	}
 	return strings.Join(lines, "\n")
 }

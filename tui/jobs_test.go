@@ -87,7 +87,7 @@ func TestServerSweepsViewer(t *testing.T) {
 		m.keyAndSettle(t, "tab")
 	}
 	view := ansi.Strip(m.render())
-	for _, want := range []string{"Sweeps on this server", "alice SHA256:abc", "round 2 · 5 evaluated", "2120.0 kv_router 1.0/16.0/0.0", "runs/serve-1", "enter watch this sweep"} {
+	for _, want := range []string{"Sweeps on this server", "alice SHA256:abc", "round 2 · 5 evaluated", "2120.0 kv_router 1.0/16.0/0.0", "run directory runs/serve-1", "best so far (e2e ms)", "enter watch this sweep"} {
 		if !strings.Contains(view, want) {
 			t.Errorf("Sweeps pane lacks %q:\n%s", want, view)
 		}

@@ -101,7 +101,7 @@ func New(o Options) *Model {
 	m.fleet = newFleetPane(&m.common)
 	m.sweep = newSweepPane(&m.common, o.Sweep, o.SweepInfo, o.Initial)
 	if o.Jobs != nil {
-		m.jobs = newJobsPane(&m.common, o.Jobs)
+		m.jobs = newJobsPane(&m.common, o.Jobs, o.SweepInfo.Objective)
 	}
 	m.updateKeys()
 	return m
