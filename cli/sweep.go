@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/dist"
 	"github.com/routerlab/routerlab/sweep"
 )
 
@@ -29,6 +30,7 @@ type sweepOptions struct {
 	parallel  int    // > 0: sweep.parallel_evals
 	algorithm string // non-empty: sweep.algorithm
 	seed      string // non-empty: sweep.seed
+	nats      natsFlags
 	// again are the command-line flags that chose the experiment, repeated in the command that
 	// resumes an interrupted sweep (a resume must describe the same experiment).
 	again []string
@@ -56,7 +58,8 @@ Requests longer than context_length are rejected and counted, as vLLM does; --st
 them an error.`,
 		Example: `  routerlab sweep --config examples/router-sweep.yaml --out runs/seed
   routerlab sweep --algorithm grid --requests 500 --set 'router_temperature=[0.0]'
-  routerlab sweep --out runs/seed --resume`,
+  routerlab sweep --out runs/seed --resume
+  routerlab sweep --nats nats://10.0.0.5:4222 --out runs/seed     # simulations on 'routerlab worker's`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f, err := x.file()
@@ -75,6 +78,7 @@ them an error.`,
 	fl.IntVar(&o.parallel, "parallel", 0, "simulations run at once (overrides sweep.parallel_evals)")
 	fl.StringVar(&o.algorithm, "algorithm", "", "gp_bandit, random or grid (overrides sweep.algorithm)")
 	fl.StringVar(&o.seed, "seed", "", "search seed (overrides sweep.seed)")
+	o.nats.register(fl, "run the simulations on the workers of this NATS server (routerlab worker) instead of here")
 	return cmd
 }
 
@@ -128,13 +132,22 @@ func runSweep(ctx context.Context, f *config.File, o sweepOptions, stdout, stder
 		return err
 	}
 	fmt.Fprintf(stderr, "sweep: writing %s\n", out)
+	var sim sweep.Simulator = exp
+	if o.nats.c.URL != "" {
+		co, err := dist.NewCoordinator(ctx, o.nats.c, exp, exp.Fingerprint(), dist.CoordinatorOptions{Out: out, Status: stderr})
+		if err != nil {
+			return err
+		}
+		defer co.Close()
+		sim = co
+	}
 	events := make(chan sweep.Event)
 	printed := make(chan struct{})
 	go func() {
 		defer close(printed)
 		progress(stderr, isTerminal(stderr), events)
 	}()
-	res, err := sweep.Run(ctx, f, exp, sweep.Options{Out: out, Resume: o.resume, Experiment: exp.Fingerprint(), Progress: events})
+	res, err := sweep.Run(ctx, f, sim, sweep.Options{Out: out, Resume: o.resume, Experiment: exp.Fingerprint(), Progress: events})
 	close(events)
 	<-printed
 	var stopped *sweep.Interrupted

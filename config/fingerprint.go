@@ -29,6 +29,10 @@ type Setting struct{ Key, Value string }
 // reporting but does not make two experiments different.
 const KeyVersion = "routerlab_version"
 
+// KeyTimingTables is the fingerprint key of the timing tables the experiment's deployments
+// use: their digests (model.Worker.TableDigest), sorted, joined by "; ".
+const KeyTimingTables = "timing_tables"
+
 // Get returns the value of key.
 func (fp Fingerprint) Get(key string) (string, bool) {
 	for _, s := range fp {
@@ -232,7 +236,7 @@ func (f *File) fingerprint(tr *trace.Trace, tables string, list func(string) str
 	}
 	add("workload.trace_block_size", strconv.Itoa(w.TraceBlockSize))
 	if tables != "" {
-		add("timing_tables", tables)
+		add(KeyTimingTables, tables)
 	}
 	add("search_space.model_name", f.ModelName)
 	add("search_space.hardware_sku", f.HardwareSKU)

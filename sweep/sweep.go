@@ -24,6 +24,13 @@ type Simulator interface {
 	CheckRequests(ns ...int) error
 }
 
+// Remote is implemented by a Simulator whose runs use other machines' CPUs (the NATS
+// work queue of package dist): the sweep then keeps up to Slots runs in flight instead of
+// at most one per local CPU. Results and their order do not depend on it.
+type Remote interface {
+	Slots() int
+}
+
 // StochasticSeeds is how many simulation seeds (workload.seed, +1, +2) a stochastic
 // candidate is evaluated over; its metrics are the means. The seeds do not depend on the
 // sweep's own seed, so every algorithm and sweep seed optimises the same function.
@@ -349,9 +356,10 @@ type runJob struct {
 	requests int
 }
 
-// runAll runs jobs on `parallel` goroutines, but never more than GOMAXPROCS: a simulation is
-// single-threaded and CPU-bound, so more at once only adds memory and cache pressure. It
-// calls done(j, report, wall time) as each finishes; the first error cancels the rest.
+// runAll runs jobs on `parallel` goroutines, but never more than GOMAXPROCS: a simulation
+// is single-threaded and CPU-bound, so more at once only adds memory and cache pressure (a
+// Remote simulator's Slots bound it instead). It calls done(j, report, wall time) as each
+// finishes; the first error cancels the rest.
 func runAll(ctx context.Context, sim Simulator, parallel int, jobs []runJob, done func(int, *engine.Report, time.Duration) error) error {
 	if len(jobs) == 0 {
 		return nil
@@ -365,7 +373,11 @@ func runAll(ctx context.Context, sim Simulator, parallel int, jobs []runJob, don
 	fail := func(err error) {
 		once.Do(func() { firstErr = err; cancel() })
 	}
-	for range max(1, min(parallel, len(jobs), runtime.GOMAXPROCS(0))) {
+	n := min(parallel, runtime.GOMAXPROCS(0))
+	if r, ok := sim.(Remote); ok {
+		n = r.Slots()
+	}
+	for range max(1, min(n, len(jobs))) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

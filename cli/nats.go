@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/routerlab/routerlab/dist"
+)
+
+// natsFlags are the standard NATS connection settings of `sweep --nats` and `worker`.
+type natsFlags struct{ c dist.Conn }
+
+func (n *natsFlags) register(fs *pflag.FlagSet, what string) {
+	fs.StringVar(&n.c.URL, "nats", "", what+" (nats://host:4222; user:password@ or a token in the URL, tls:// for TLS)")
+	fs.StringVar(&n.c.Creds, "nats-creds", "", "NATS credentials file (JWT and NKey seed)")
+	fs.StringVar(&n.c.CA, "nats-ca", "", "PEM file of the CA that signed the NATS server's certificate")
+	fs.StringVar(&n.c.Cert, "nats-cert", "", "client certificate (PEM) for a NATS server that verifies clients")
+	fs.StringVar(&n.c.Key, "nats-key", "", "key of --nats-cert (PEM)")
+}
+
+func newWorkerCmd() *cobra.Command {
+	var n natsFlags
+	var opt dist.WorkerOptions
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Run sweep simulations from a NATS JetStream work queue (see sweep --nats)",
+		Long: `worker connects to a NATS server with JetStream, pulls the simulation tasks that
+'routerlab sweep --nats' publishes, runs them (--parallel at once), publishes each result
+and acknowledges the task. A worker that stops mid-task leaves it to be redelivered to
+another after --ack-wait. A task for another routerlab version, or naming timing tables
+this build does not have, is refused with a message here and at the sweep. Logs one line
+per task on stderr; stop it with ctrl+c.`,
+		Example: `  routerlab worker --nats nats://10.0.0.5:4222 --parallel 8
+  routerlab worker --nats tls://nats.example.com:4222 --nats-creds worker.creds`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if n.c.URL == "" {
+				return errors.New("--nats: the NATS server's URL is required")
+			}
+			if opt.Parallel < 1 {
+				return fmt.Errorf("--parallel: %d must be at least 1", opt.Parallel)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			opt.Log = cmd.ErrOrStderr()
+			return dist.RunWorker(ctx, n.c, opt)
+		},
+	}
+	n.register(cmd.Flags(), "NATS server to take tasks from")
+	fl := cmd.Flags()
+	fl.IntVar(&opt.Parallel, "parallel", 1, "simulations run at once (one per core is right for a dedicated machine)")
+	fl.StringVar(&opt.Name, "name", "", "worker name in logs and at the sweep (default host-pid)")
+	fl.DurationVar(&opt.AckWait, "ack-wait", dist.DefaultAckWait, "how long a silent worker's task waits before it goes to another worker")
+	return cmd
+}

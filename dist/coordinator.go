@@ -1,0 +1,279 @@
+package dist
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/engine"
+)
+
+// Coordinator is a sweep.Simulator whose runs are tasks on the NATS work queue. Point
+// lookups and request checks stay local (they need only the experiment file).
+type Coordinator struct {
+	exp   *config.Experiment
+	fp    config.Fingerprint
+	ref   TraceRef
+	sweep string
+	nc    *nats.Conn
+	js    jetstream.JetStream
+	sub   *nats.Subscription
+	cc    jetstream.ConsumeContext
+
+	mu       sync.Mutex
+	waiting  map[string]chan Result // tasks published and not answered
+	arrived  map[string]Result      // answers nobody waits for yet (a resumed sweep's)
+	workers  map[string]time.Time   // last heartbeat of each worker
+	done     int
+	status   io.Writer
+	lastLine string
+	stop     chan struct{}
+	stopped  sync.WaitGroup
+}
+
+// CoordinatorOptions configure NewCoordinator.
+type CoordinatorOptions struct {
+	// Out is the sweep's run directory; with the experiment it names the sweep's subjects,
+	// so a resumed sweep finds the results of the run it continues.
+	Out string
+	// Status receives a line whenever the number of connected workers or tasks in flight
+	// changes (at most once a second); nil discards.
+	Status io.Writer
+}
+
+// NewCoordinator connects to the server at c, makes sure the streams exist, and puts the
+// experiment's trace in the object store unless it is built in or already there.
+func NewCoordinator(ctx context.Context, c Conn, exp *config.Experiment, fp config.Fingerprint, opt CoordinatorOptions) (*Coordinator, error) {
+	out, err := filepath.Abs(opt.Out)
+	if err != nil {
+		return nil, err
+	}
+	nc, js, err := c.dial("routerlab sweep")
+	if err != nil {
+		return nil, err
+	}
+	co := &Coordinator{exp: exp, fp: fp, ref: refOf(exp.Trace), sweep: sweepID(fp, out), nc: nc, js: js,
+		waiting: map[string]chan Result{}, arrived: map[string]Result{}, workers: map[string]time.Time{},
+		status: opt.Status, stop: make(chan struct{})}
+	if co.status == nil {
+		co.status = io.Discard
+	}
+	if err := co.start(ctx); err != nil {
+		co.Close()
+		return nil, err
+	}
+	return co, nil
+}
+
+func (co *Coordinator) start(ctx context.Context) error {
+	if err := setup(ctx, co.js); err != nil {
+		return err
+	}
+	if !co.ref.Builtin {
+		if err := co.uploadTrace(ctx); err != nil {
+			return err
+		}
+	}
+	var err error
+	co.sub, err = co.nc.Subscribe(heartbeatSubject, func(m *nats.Msg) {
+		var hb heartbeat
+		if json.Unmarshal(m.Data, &hb) == nil && hb.Worker != "" {
+			co.mu.Lock()
+			co.workers[hb.Worker] = time.Now()
+			co.mu.Unlock()
+		}
+	})
+	if err != nil {
+		return err
+	}
+	// Every result of this sweep from the start: a resumed sweep's earlier tasks included.
+	cons, err := co.js.OrderedConsumer(ctx, ResultStream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{resultSubject + co.sweep}, DeliverPolicy: jetstream.DeliverAllPolicy,
+	})
+	if err != nil {
+		return fmt.Errorf("nats: results of sweep %s: %w", co.sweep, err)
+	}
+	if co.cc, err = cons.Consume(co.receive); err != nil {
+		return fmt.Errorf("nats: results of sweep %s: %w", co.sweep, err)
+	}
+	co.stopped.Go(co.report)
+	return nil
+}
+
+// uploadTrace stores the trace file's bytes under their SHA-256, checking they are still
+// the bytes the experiment loaded.
+func (co *Coordinator) uploadTrace(ctx context.Context) error {
+	store, err := co.js.ObjectStore(ctx, TraceBucket)
+	if err != nil {
+		return err
+	}
+	if _, err := store.GetInfo(ctx, co.ref.object()); err == nil {
+		return nil // a worker fleet has it already
+	}
+	b, err := os.ReadFile(co.ref.Name)
+	if err != nil {
+		return err
+	}
+	if sum := sha256.Sum256(b); "sha256:"+hex.EncodeToString(sum[:]) != co.ref.Digest {
+		return fmt.Errorf("%s changed since the experiment loaded it", co.ref.Name)
+	}
+	if _, err := store.PutBytes(ctx, co.ref.object(), b); err != nil {
+		return fmt.Errorf("nats: storing trace %s: %w", co.ref.Name, err)
+	}
+	return nil
+}
+
+// receive takes one result from the stream: to its waiting run, or kept for a run that
+// will ask for it. A second result for a key (a redelivered task) is dropped.
+func (co *Coordinator) receive(m jetstream.Msg) {
+	var res Result
+	if err := json.Unmarshal(m.Data(), &res); err != nil || res.Key == "" {
+		fmt.Fprintf(co.status, "nats: dropped a malformed result: %v\n", err)
+		return
+	}
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if ch, ok := co.waiting[res.Key]; ok {
+		delete(co.waiting, res.Key)
+		co.done++
+		ch <- res
+		return
+	}
+	if _, ok := co.arrived[res.Key]; !ok {
+		co.arrived[res.Key] = res
+	}
+}
+
+// Slots lets the sweep keep every run of a round in flight: the work queue, not this
+// process's CPUs, bounds how many simulate at once.
+func (co *Coordinator) Slots() int { return 1 << 16 }
+
+// EngineConfig is the experiment's.
+func (co *Coordinator) EngineConfig(p config.Point) (engine.Config, error) {
+	return co.exp.EngineConfig(p)
+}
+
+// CheckRequests is the experiment's.
+func (co *Coordinator) CheckRequests(ns ...int) error { return co.exp.CheckRequests(ns...) }
+
+// Run publishes the simulation as a task and waits for its result.
+func (co *Coordinator) Run(ctx context.Context, cfg engine.Config, requests int) (*engine.Report, error) {
+	task := Task{Sweep: co.sweep, Experiment: co.fp, Trace: co.ref, Requests: requests, Config: cfg}
+	task.Key = taskKey(co.fp, co.ref, requests, cfg)
+	ch := make(chan Result, 1)
+	co.mu.Lock()
+	res, ok := co.arrived[task.Key]
+	if ok {
+		delete(co.arrived, task.Key)
+	} else {
+		co.waiting[task.Key] = ch
+	}
+	co.mu.Unlock()
+	if !ok {
+		b, _ := json.Marshal(task)
+		if _, err := co.js.Publish(ctx, taskSubject+co.sweep, b); err != nil {
+			co.forget(task.Key)
+			return nil, fmt.Errorf("nats: publishing a task: %w", err)
+		}
+		select {
+		case res = <-ch:
+		case <-ctx.Done():
+			co.forget(task.Key)
+			return nil, ctx.Err()
+		}
+	}
+	switch {
+	case res.Refused != "":
+		return nil, fmt.Errorf("worker %s refused task %s: %s", res.Worker, res.Key, res.Refused)
+	case res.Error != "":
+		return nil, fmt.Errorf("worker %s: task %s: %s", res.Worker, res.Key, res.Error)
+	case res.Object != "":
+		return co.fetchReport(ctx, res)
+	case res.Report == nil:
+		return nil, fmt.Errorf("worker %s: task %s: result without a report", res.Worker, res.Key)
+	}
+	return res.Report, nil
+}
+
+func (co *Coordinator) forget(key string) {
+	co.mu.Lock()
+	delete(co.waiting, key)
+	co.mu.Unlock()
+}
+
+func (co *Coordinator) fetchReport(ctx context.Context, res Result) (*engine.Report, error) {
+	store, err := co.js.ObjectStore(ctx, ReportBucket)
+	if err != nil {
+		return nil, err
+	}
+	b, err := store.GetBytes(ctx, res.Object)
+	if err != nil {
+		return nil, fmt.Errorf("nats: report of task %s: %w", res.Key, err)
+	}
+	var rep engine.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return nil, fmt.Errorf("nats: report of task %s: %w", res.Key, err)
+	}
+	return &rep, nil
+}
+
+// workerTimeout is how long a silent worker still counts as connected.
+const workerTimeout = 3 * heartbeatEvery
+
+// report writes the status line when it changes, at most once a second.
+func (co *Coordinator) report() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-co.stop:
+			return
+		case <-t.C:
+		}
+		co.mu.Lock()
+		live := 0
+		for w, seen := range co.workers {
+			if time.Since(seen) < workerTimeout {
+				live++
+			} else {
+				delete(co.workers, w)
+			}
+		}
+		line := fmt.Sprintf("nats: %d workers connected, %d tasks in flight, %d results", live, len(co.waiting), co.done)
+		if line != co.lastLine {
+			co.lastLine = line
+			fmt.Fprintln(co.status, line)
+		}
+		co.mu.Unlock()
+	}
+}
+
+// Close stops consuming results and closes the connection. Tasks still queued stay in the
+// work queue; their results wait in the stream for a resumed sweep.
+func (co *Coordinator) Close() {
+	select {
+	case <-co.stop:
+		return
+	default:
+	}
+	close(co.stop)
+	co.stopped.Wait()
+	if co.cc != nil {
+		co.cc.Stop()
+	}
+	if co.sub != nil {
+		_ = co.sub.Unsubscribe()
+	}
+	co.nc.Close()
+}

@@ -1,0 +1,305 @@
+package dist
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/sweep"
+)
+
+// startServer runs an embedded NATS server with JetStream on a loopback port.
+func startServer(t *testing.T) Conn {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats server did not start")
+	}
+	t.Cleanup(s.Shutdown)
+	return Conn{URL: s.ClientURL()}
+}
+
+// experiment is the seed experiment cut down so that a sweep takes a second: 150 search
+// requests, two rounds of five candidates (temperature 0.5 makes some stochastic: three
+// seeds, so three tasks), validation on 500 requests.
+func experiment(t *testing.T) (*config.File, *config.Experiment) {
+	t.Helper()
+	f := config.Default()
+	for _, s := range []string{"workload.search_requests=150", "sweep.max_rounds=2", "sweep.candidates_per_round=5",
+		"validate.requests=500", "router_temperature=[0.0, 0.5]", "prefill_load_scale=[1.0, 8.0]"} {
+		if err := f.Set(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exp, err := config.NewExperiment(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, exp
+}
+
+// startWorkers runs n workers, each with its own connection, until the test ends.
+func startWorkers(t *testing.T, c Conn, n int, ackWait time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			err := RunWorker(ctx, c, WorkerOptions{Name: "w" + string(rune('0'+i)), AckWait: ackWait})
+			if err != nil && ctx.Err() == nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(func() { cancel(); wg.Wait() })
+}
+
+// distributed runs the sweep of f into out through a coordinator on c.
+func distributed(ctx context.Context, t *testing.T, c Conn, f *config.File, exp *config.Experiment, out string, resume bool, progress chan<- sweep.Event) (*sweep.Result, error) {
+	t.Helper()
+	co, err := NewCoordinator(ctx, c, exp, exp.Fingerprint(), CoordinatorOptions{Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer co.Close()
+	return sweep.Run(ctx, f, co, sweep.Options{Out: out, Resume: resume, Experiment: exp.Fingerprint(), Progress: progress})
+}
+
+// outputs reads a run directory's files; JSON ones without their wall times, the only
+// fields allowed to differ.
+func outputs(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, name := range []string{"summary.json", "report.md", "evaluations.csv", sweep.LedgerName} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".jsonl") {
+			b = stripWall(t, b)
+		}
+		out[name] = string(b)
+	}
+	return out
+}
+
+func stripWall(t *testing.T, data []byte) []byte {
+	t.Helper()
+	var lines [][]byte
+	docs := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
+	if !json.Valid(docs[0]) {
+		docs = [][]byte{data} // one document over several lines
+	}
+	for _, d := range docs {
+		var v any
+		if err := json.Unmarshal(d, &v); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(dropWall(v))
+		lines = append(lines, b)
+	}
+	return bytes.Join(lines, []byte("\n"))
+}
+
+func dropWall(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		delete(x, "wall_time_ms")
+		for k := range x {
+			x[k] = dropWall(x[k])
+		}
+	case []any:
+		for i := range x {
+			x[i] = dropWall(x[i])
+		}
+	}
+	return v
+}
+
+func localSweep(t *testing.T, f *config.File, exp *config.Experiment) map[string]string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "local")
+	if _, err := sweep.Run(context.Background(), f, exp, sweep.Options{Out: dir, Experiment: exp.Fingerprint()}); err != nil {
+		t.Fatal(err)
+	}
+	return outputs(t, dir)
+}
+
+func sameOutputs(t *testing.T, got, want map[string]string) {
+	t.Helper()
+	for name, w := range want {
+		if got[name] != w {
+			t.Errorf("%s differs from the local sweep's:\n%s\n--- local:\n%s", name, got[name], w)
+		}
+	}
+	// Each evaluation recorded once.
+	seen := map[string]bool{}
+	for _, line := range strings.Split(got[sweep.LedgerName], "\n")[1:] {
+		var e struct{ Key string }
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatal(err)
+		}
+		if seen[e.Key] {
+			t.Errorf("ledger records %s twice", e.Key)
+		}
+		seen[e.Key] = true
+	}
+}
+
+func TestDistributedSweepMatchesLocal(t *testing.T) {
+	f, exp := experiment(t)
+	want := localSweep(t, f, exp)
+	c := startServer(t)
+	startWorkers(t, c, 3, DefaultAckWait)
+	out := filepath.Join(t.TempDir(), "nats")
+	if _, err := distributed(context.Background(), t, c, f, exp, out, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	sameOutputs(t, outputs(t, out), want)
+}
+
+// A worker that takes a task and dies before acknowledging it: the task is redelivered
+// after the ack wait, and the sweep ends as the local one does.
+func TestDistributedSweepSurvivesAKilledWorker(t *testing.T) {
+	f, exp := experiment(t)
+	want := localSweep(t, f, exp)
+	c := startServer(t)
+	const ackWait = time.Second
+	ctx := context.Background()
+	errc := make(chan error, 1)
+	out := filepath.Join(t.TempDir(), "nats")
+	go func() {
+		_, err := distributed(ctx, t, c, f, exp, out, false, nil)
+		errc <- err
+	}()
+
+	nc, js, err := c.dial("dying worker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := setup(ctx, js); err != nil {
+		t.Fatal(err)
+	}
+	cons, err := workQueue(ctx, js, ackWait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := cons.Next(jetstream.FetchMaxWait(10 * time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meta, err := msg.Metadata(); err != nil || meta.NumDelivered != 1 {
+		t.Fatalf("first task: %+v, %v", meta, err)
+	}
+	nc.Close() // killed mid-task: no result, no ack
+
+	startWorkers(t, c, 2, ackWait)
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	sameOutputs(t, outputs(t, out), want)
+}
+
+// A coordinator stopped after a few evaluations and resumed: the resumed sweep takes the
+// ledger's evaluations and the results that finished meanwhile, and ends as the local one.
+func TestDistributedSweepResumesAfterTheCoordinatorStops(t *testing.T) {
+	f, exp := experiment(t)
+	want := localSweep(t, f, exp)
+	c := startServer(t)
+	startWorkers(t, c, 3, DefaultAckWait)
+	out := filepath.Join(t.TempDir(), "nats")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	progress := make(chan sweep.Event)
+	go func() {
+		n := 0
+		for ev := range progress {
+			if ev.Phase == sweep.PhaseSearch && ev.Key != "" {
+				if n++; n == 3 {
+					cancel() // the coordinator is stopped with tasks in flight
+				}
+			}
+		}
+	}()
+	_, err := distributed(ctx, t, c, f, exp, out, false, progress)
+	close(progress)
+	if err == nil || !errors.Is(err, context.Canceled) {
+		t.Fatalf("stopped sweep: error %v, want it cancelled", err)
+	}
+	res, err := distributed(context.Background(), t, c, f, exp, out, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Search.Resumed < 3 {
+		t.Errorf("resumed sweep took %d evaluations from the ledger, want at least the 3 recorded before the stop", res.Search.Resumed)
+	}
+	sameOutputs(t, outputs(t, out), want)
+}
+
+// A worker of another routerlab version refuses the task; the coordinator's error and the
+// worker's log both say why.
+func TestWorkerRefusesAnotherVersion(t *testing.T) {
+	_, exp := experiment(t)
+	c := startServer(t)
+	var log syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = RunWorker(ctx, c, WorkerOptions{Name: "old", Log: &log}) }()
+	defer func() { cancel(); <-done }()
+
+	fp := exp.Fingerprint()
+	for i := range fp {
+		if fp[i].Key == config.KeyVersion {
+			fp[i].Value = "v9.9.9"
+		}
+	}
+	co, err := NewCoordinator(ctx, c, exp, fp, CoordinatorOptions{Out: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer co.Close()
+	cfg, err := exp.EngineConfig(exp.File.DefaultPoint())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = co.Run(ctx, cfg, 50)
+	want := "the task is for routerlab v9.9.9, this worker runs " + config.Version()
+	if err == nil || !strings.Contains(err.Error(), "worker old refused task") || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %v, want a refusal saying %q", err, want)
+	}
+	if !strings.Contains(log.String(), "refused: "+want) {
+		t.Errorf("worker log lacks the refusal:\n%s", log.String())
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

@@ -1,0 +1,90 @@
+package dist
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Conn holds the standard NATS connection settings beyond the URL (which may itself carry
+// user:password@ or a token, and tls:// for TLS).
+type Conn struct {
+	URL   string
+	Creds string // credentials file (JWT + NKey seed), as issued by nsc
+	CA    string // PEM file of the CA that signed the server's certificate
+	Cert  string // client certificate and key (PEM) for servers that verify clients
+	Key   string
+}
+
+// dial connects as name and returns the connection and its JetStream context.
+func (c Conn) dial(name string) (*nats.Conn, jetstream.JetStream, error) {
+	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second)}
+	if c.Creds != "" {
+		opts = append(opts, nats.UserCredentials(c.Creds))
+	}
+	if c.CA != "" {
+		opts = append(opts, nats.RootCAs(c.CA))
+	}
+	if c.Cert != "" || c.Key != "" {
+		opts = append(opts, nats.ClientCert(c.Cert, c.Key))
+	}
+	nc, err := nats.Connect(c.URL, opts...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("nats: connect to %s: %w", c.URL, err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("nats: %w", err)
+	}
+	return nc, js, nil
+}
+
+// DefaultAckWait is how long a task may go without word from its worker before it is
+// delivered to another. Busy workers report progress every third of it.
+const DefaultAckWait = 30 * time.Second
+
+// setup creates (or updates) the streams and the object stores; coordinator and workers
+// both call it, so either may start first.
+func setup(ctx context.Context, js jetstream.JetStream) error {
+	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name: TaskStream, Subjects: []string{taskSubject + ">"}, Retention: jetstream.WorkQueuePolicy,
+	}); err != nil {
+		return fmt.Errorf("nats: stream %s (is JetStream enabled? start the server with -js): %w", TaskStream, err)
+	}
+	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name: ResultStream, Subjects: []string{resultSubject + ">"}, MaxAge: 24 * time.Hour,
+	}); err != nil {
+		return fmt.Errorf("nats: stream %s: %w", ResultStream, err)
+	}
+	for _, cfg := range []jetstream.ObjectStoreConfig{{Bucket: TraceBucket}, {Bucket: ReportBucket, TTL: 24 * time.Hour}} {
+		if _, err := js.CreateOrUpdateObjectStore(ctx, cfg); err != nil {
+			return fmt.Errorf("nats: object store %s: %w", cfg.Bucket, err)
+		}
+	}
+	return nil
+}
+
+// workQueue is the workers' shared pull consumer of the task stream.
+func workQueue(ctx context.Context, js jetstream.JetStream, ackWait time.Duration) (jetstream.Consumer, error) {
+	cons, err := js.CreateOrUpdateConsumer(ctx, TaskStream, jetstream.ConsumerConfig{
+		Durable: WorkersConsumer, AckPolicy: jetstream.AckExplicitPolicy, AckWait: ackWait,
+		FilterSubject: taskSubject + ">", MaxAckPending: -1,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("nats: consumer %s: %w", WorkersConsumer, err)
+	}
+	return cons, nil
+}
+
+// heartbeat is what a worker announces every heartbeatEvery on heartbeatSubject.
+type heartbeat struct {
+	Worker   string `json:"worker"`
+	Parallel int    `json:"parallel"`
+	Busy     int    `json:"busy"`
+}
+
+const heartbeatEvery = time.Second

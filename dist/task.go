@@ -1,0 +1,118 @@
+// Package dist runs a sweep's simulations on a NATS JetStream work queue. The sweep's
+// process is the coordinator: its Simulator publishes one task per simulation (the
+// experiment's fingerprint, the candidate's engine configuration with its seed, the request
+// count, a reference to the trace) and waits for the result, while the sweep itself — the
+// proposals, the ledger, resume, the report — runs exactly as it does locally. Workers on
+// any machine pull tasks, simulate, publish the result and only then acknowledge the task.
+//
+// Delivery is at least once: a task whose worker dies is redelivered after the ack wait,
+// and every result carries the task's key (a hash of everything the result depends on), so
+// a second result for a key is recognised and dropped. Results are kept in a stream, so a
+// coordinator that is stopped and resumed picks up what finished while it was away.
+//
+// The trace travels once: a file's bytes go into a JetStream object store under the SHA-256
+// of those bytes (built-in traces are rebuilt by name and seed), and workers keep the traces
+// they have loaded.
+package dist
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/engine"
+	"github.com/routerlab/routerlab/trace"
+)
+
+// Names on the NATS server. Subjects end in a sweep id, so sweeps of different
+// experiments (or run directories) share the streams without seeing each other's results.
+const (
+	TaskStream      = "ROUTERLAB_TASKS"   // work queue: each task is delivered to one worker at a time
+	ResultStream    = "ROUTERLAB_RESULTS" // results, kept for a day so a resumed coordinator finds them
+	TraceBucket     = "routerlab_traces"  // object store: trace files by SHA-256
+	ReportBucket    = "routerlab_reports" // object store: results too large for one message
+	WorkersConsumer = "routerlab-workers" // the workers' shared pull consumer
+
+	taskSubject      = "routerlab.tasks."
+	resultSubject    = "routerlab.results."
+	heartbeatSubject = "routerlab.workers"
+)
+
+// TraceRef says which trace a task replays: a built-in one by name (the worker rebuilds
+// it), or a file by the SHA-256 of its bytes (the worker fetches it from TraceBucket).
+type TraceRef struct {
+	Name      string `json:"name"`   // builtin:NAME[:xN], or the coordinator's file path (for messages)
+	Digest    string `json:"digest"` // trace.Trace.Digest: "sha256:HEX" of a file, or the generator and seed
+	BlockSize int    `json:"block_size"`
+	Builtin   bool   `json:"builtin"`
+}
+
+// refOf describes tr for workers.
+func refOf(tr *trace.Trace) TraceRef {
+	return TraceRef{Name: tr.Name, Digest: tr.Digest, BlockSize: tr.BlockSize, Builtin: strings.HasPrefix(tr.Name, trace.BuiltinPrefix)}
+}
+
+// object is the trace's name in TraceBucket: the hex SHA-256 of the file.
+func (r TraceRef) object() string { return strings.TrimPrefix(r.Digest, "sha256:") }
+
+// Task is one simulation: the first Requests requests of the trace under Config (whose Seed
+// is the run's seed).
+type Task struct {
+	Key        string             `json:"key"`
+	Sweep      string             `json:"sweep"` // the coordinator's sweep id: results go to its subject
+	Experiment config.Fingerprint `json:"experiment"`
+	Trace      TraceRef           `json:"trace"`
+	Requests   int                `json:"requests"`
+	Config     engine.Config      `json:"config"`
+}
+
+// Result is a worker's answer to a task: the replay's report, or why there is none.
+type Result struct {
+	Key    string         `json:"key"`
+	Worker string         `json:"worker"`
+	Report *engine.Report `json:"report,omitempty"`
+	// Object names the report in ReportBucket when it did not fit in one message (per-request
+	// records of a long validation replay).
+	Object string `json:"object,omitempty"`
+	// Refused says why the worker would not run the task (another routerlab version, timing
+	// tables it does not have); Error why the simulation failed.
+	Refused string `json:"refused,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+// taskKey is the hash of everything a result depends on: the experiment, the trace, the
+// request count and the engine configuration (seed included).
+func taskKey(exp config.Fingerprint, ref TraceRef, requests int, cfg engine.Config) string {
+	b, _ := json.Marshal(struct {
+		Experiment string
+		Trace      TraceRef
+		Requests   int
+		Config     engine.Config
+	}{exp.Digest(), ref, requests, cfg})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
+}
+
+// sweepID names a sweep's subjects: its experiment and run directory, so a resumed sweep
+// (same directory) sees the results of the run it continues and a new one starts afresh.
+func sweepID(exp config.Fingerprint, out string) string {
+	sum := sha256.Sum256([]byte(exp.Digest() + "\x00" + out))
+	return hex.EncodeToString(sum[:8])
+}
+
+// refusal is why this build cannot run a task of experiment exp with timing table digest
+// table, or "" when it can.
+func refusal(exp config.Fingerprint, table string) string {
+	v, _ := exp.Get(config.KeyVersion)
+	if mine := config.Version(); v != mine {
+		return "the task is for routerlab " + v + ", this worker runs " + mine
+	}
+	tables, _ := exp.Get(config.KeyTimingTables)
+	if !slices.Contains(strings.Split(tables, "; "), table) {
+		return "the task's timing tables are " + tables + "; this worker's table for its deployment is " + table
+	}
+	return ""
+}

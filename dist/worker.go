@@ -1,0 +1,264 @@
+package dist
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/routerlab/routerlab/engine"
+	"github.com/routerlab/routerlab/model"
+	"github.com/routerlab/routerlab/trace"
+)
+
+// WorkerOptions configure RunWorker.
+type WorkerOptions struct {
+	Parallel int           // simulations at once (default 1)
+	Name     string        // how coordinators and logs name this worker (default host-pid)
+	AckWait  time.Duration // redelivery delay of a silent worker's task (default DefaultAckWait)
+	Log      io.Writer     // one line per task; nil discards
+}
+
+// worker is one RunWorker: its connection, its caches and its counters.
+type worker struct {
+	opt  WorkerOptions
+	js   jetstream.JetStream
+	busy atomic.Int32
+
+	mu     sync.Mutex
+	traces map[string]*trace.Trace            // by TraceRef.Digest
+	models map[model.Deployment]*model.Worker // timing models, by deployment
+	logMu  sync.Mutex
+}
+
+// RunWorker serves tasks from the NATS server at c until ctx ends: Parallel loops each
+// pull one task, simulate it, publish the result and acknowledge the task.
+func RunWorker(ctx context.Context, c Conn, opt WorkerOptions) error {
+	if opt.Parallel < 1 {
+		opt.Parallel = 1
+	}
+	if opt.AckWait <= 0 {
+		opt.AckWait = DefaultAckWait
+	}
+	if opt.Name == "" {
+		host, _ := os.Hostname()
+		opt.Name = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	if opt.Log == nil {
+		opt.Log = io.Discard
+	}
+	nc, js, err := c.dial("routerlab worker " + opt.Name)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	if err := setup(ctx, js); err != nil {
+		return err
+	}
+	cons, err := workQueue(ctx, js, opt.AckWait)
+	if err != nil {
+		return err
+	}
+	w := &worker{opt: opt, js: js, traces: map[string]*trace.Trace{}, models: map[model.Deployment]*model.Worker{}}
+	w.logf("worker %s: serving %s with %d simulation(s) at once", opt.Name, c.URL, opt.Parallel)
+	var wg sync.WaitGroup
+	wg.Go(func() { // heartbeats: how coordinators count connected workers
+		t := time.NewTicker(heartbeatEvery)
+		defer t.Stop()
+		for {
+			b, _ := json.Marshal(heartbeat{Worker: opt.Name, Parallel: opt.Parallel, Busy: int(w.busy.Load())})
+			_ = nc.Publish(heartbeatSubject, b)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	})
+	for range opt.Parallel {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				msg, err := cons.Next(jetstream.FetchMaxWait(time.Second))
+				if err != nil {
+					continue // no task within the wait, or a reconnect: ask again
+				}
+				w.serve(ctx, msg)
+			}
+		})
+	}
+	wg.Wait()
+	return nil
+}
+
+func (w *worker) logf(format string, args ...any) {
+	w.logMu.Lock()
+	defer w.logMu.Unlock()
+	fmt.Fprintf(w.opt.Log, format+"\n", args...)
+}
+
+// serve runs one task. The task is acknowledged only once its result is stored; a worker
+// stopped before that leaves it to be redelivered.
+func (w *worker) serve(ctx context.Context, msg jetstream.Msg) {
+	w.busy.Add(1)
+	defer w.busy.Add(-1)
+	var task Task
+	if err := json.Unmarshal(msg.Data(), &task); err != nil || task.Key == "" || task.Sweep == "" {
+		w.logf("dropped a malformed task on %s: %v", msg.Subject(), err)
+		_ = msg.Term()
+		return
+	}
+	// Tell the server the task is alive while it runs, so it is not handed to another worker.
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		t := time.NewTicker(w.opt.AckWait / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				_ = msg.InProgress()
+			}
+		}
+	}()
+	start := time.Now()
+	res := w.run(ctx, &task)
+	if ctx.Err() != nil {
+		return // stopping: the task goes to another worker
+	}
+	switch { // before the result goes out, so the log says it first
+	case res.Refused != "":
+		w.logf("task %s refused: %s", task.Key, res.Refused)
+	case res.Error != "":
+		w.logf("task %s failed: %s", task.Key, res.Error)
+	}
+	if err := w.publish(ctx, &task, &res); err != nil {
+		w.logf("task %s: publishing the result: %v", task.Key, err)
+		return // not acknowledged: redelivered
+	}
+	_ = msg.Ack()
+	if res.Report != nil {
+		w.logf("task %s done in %.2f s (%d requests)", task.Key, time.Since(start).Seconds(), res.Report.Summary.RequestsCompleted)
+	}
+}
+
+// run simulates a task, or says why not.
+func (w *worker) run(ctx context.Context, task *Task) Result {
+	res := Result{Key: task.Key, Worker: w.opt.Name}
+	m, err := w.model(task.Config.Worker)
+	if err != nil {
+		res.Refused = "no timing table for the task's deployment: " + err.Error()
+		return res
+	}
+	if why := refusal(task.Experiment, m.TableDigest()); why != "" {
+		res.Refused = why
+		return res
+	}
+	tr, err := w.trace(ctx, task.Trace)
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	rep, err := engine.Replay(ctx, task.Config, m, tr.First(task.Requests))
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	res.Report = rep
+	return res
+}
+
+// publish stores the result in the result stream, the report in ReportBucket when it is too
+// large for one message.
+func (w *worker) publish(ctx context.Context, task *Task, res *Result) error {
+	b, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	if limit := w.js.Conn().MaxPayload(); int64(len(b)) > limit-1024 {
+		rep, _ := json.Marshal(res.Report)
+		store, err := w.js.ObjectStore(ctx, ReportBucket)
+		if err != nil {
+			return err
+		}
+		if _, err := store.PutBytes(ctx, task.Key, rep); err != nil {
+			return err
+		}
+		small := *res
+		small.Report, small.Object = nil, task.Key
+		if b, err = json.Marshal(small); err != nil {
+			return err
+		}
+	}
+	_, err = w.js.Publish(ctx, resultSubject+task.Sweep, b)
+	return err
+}
+
+// model returns the timing model of deployment d, built once per worker.
+func (w *worker) model(d model.Deployment) (*model.Worker, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if m, ok := w.models[d]; ok {
+		return m, nil
+	}
+	m, err := model.NewWorker(d)
+	if err != nil {
+		return nil, err
+	}
+	w.models[d] = m
+	return m, nil
+}
+
+// trace returns the task's trace: from the cache, rebuilt (built-in), or fetched from the
+// object store and checked against its digest.
+func (w *worker) trace(ctx context.Context, ref TraceRef) (*trace.Trace, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock() // one fetch per trace, even with parallel loops
+	if tr, ok := w.traces[ref.Digest]; ok {
+		return tr, nil
+	}
+	var tr *trace.Trace
+	var err error
+	if ref.Builtin {
+		tr, err = trace.Load(ref.Name, ref.BlockSize)
+	} else {
+		tr, err = w.fetch(ctx, ref)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if tr.Digest != ref.Digest {
+		return nil, fmt.Errorf("trace %s: this worker builds %q, the task names %q", ref.Name, tr.Digest, ref.Digest)
+	}
+	w.traces[ref.Digest] = tr
+	return tr, nil
+}
+
+func (w *worker) fetch(ctx context.Context, ref TraceRef) (*trace.Trace, error) {
+	store, err := w.js.ObjectStore(ctx, TraceBucket)
+	if err != nil {
+		return nil, err
+	}
+	b, err := store.GetBytes(ctx, ref.object())
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return nil, fmt.Errorf("trace %s: not in object store %s as %s", ref.Name, TraceBucket, ref.object())
+	}
+	if err != nil {
+		return nil, err
+	}
+	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != ref.object() {
+		return nil, fmt.Errorf("trace %s: object %s does not hash to its name", ref.Name, ref.object())
+	}
+	return trace.Parse(bytes.NewReader(b), ref.Name, ref.BlockSize)
+}
