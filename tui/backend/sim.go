@@ -345,31 +345,22 @@ func (s *Sim) Space() tui.Space {
 	return sp
 }
 
-// Initial is where the explorer starts: the file's first router_mode, concurrency and
-// deployment, and for each KV knob Dynamo's default (credit 1, scale 1, T 0) when the file's
-// list offers it (a list is a search range), else its first value.
+// Initial is where the explorer starts: Dynamo's default point, as `routerlab replay` and the
+// sweep's default_kv run it (kv_router, credit 1, scale 1, T 0 where the file's lists offer
+// them, every other list its first value), at the file's concurrency and deployment.
 func (s *Sim) Initial() tui.Knobs {
 	f := s.exp.File
-	def := router.DefaultConfig()
-	pick := func(key string, dflt float64) float64 {
-		vals := f.Values(key)
-		for _, v := range vals {
-			if len(vals) > 1 && v.Num == dflt {
-				return v.Num
-			}
-		}
-		return vals[0].Num
-	}
-	mode, err := router.ParseMode(f.Values(config.KeyRouterMode)[0].Text)
-	if err != nil {
-		mode = def.Mode // config validated the value; keep the explorer usable regardless
+	p := f.DefaultPoint()
+	val := func(key string) config.Value {
+		v, _ := f.At(p, key) // DefaultPoint is a valid point of f
+		return v
 	}
 	d := s.base.Worker
 	return tui.Knobs{
-		Mode:        string(mode),
-		Credit:      pick(config.KeyOverlapScoreCredit, def.OverlapScoreCredit),
-		Scale:       pick(config.KeyPrefillLoadScale, def.PrefillLoadScale),
-		Temperature: pick(config.KeyRouterTemperature, def.Temperature),
+		Mode:        val(config.KeyRouterMode).Text,
+		Credit:      val(config.KeyOverlapScoreCredit).Num,
+		Scale:       val(config.KeyPrefillLoadScale).Num,
+		Temperature: val(config.KeyRouterTemperature).Num,
 		Concurrency: f.Workload.ReplayConcurrency,
 		Deployment: tui.Deployment{
 			Replicas: s.base.Workers, Layout: layoutName(d.Layout()),

@@ -203,3 +203,14 @@ func TestDeploymentKnobsReachTheSimulation(t *testing.T) {
 		t.Error("unknown layout accepted")
 	}
 }
+
+// The explorer opens where `routerlab replay` runs: Dynamo's default point when the lists
+// offer it (kv_router even when listed second, credit 1, scale 1, T 0), else the first value.
+func TestInitialIsReplaysDefaultPoint(t *testing.T) {
+	_, s := smallExperiment(t, 50, "router_mode=[round_robin, kv_router]", "overlap_score_credit=[0.0, 0.5, 1.0]",
+		"prefill_load_scale=[0.0, 2.0]", "router_temperature=[0.5, 0.0]")
+	k := s.Initial()
+	if k.Mode != "kv_router" || k.Credit != 1 || k.Scale != 0 || k.Temperature != 0 {
+		t.Fatalf("initial knobs %+v, want kv_router, credit 1, scale 0 (1 not offered), T 0", k)
+	}
+}
