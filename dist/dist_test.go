@@ -303,3 +303,19 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// A worker runs a task only with the task's routerlab version and a timing table the task's
+// experiment lists.
+func TestRefusalNamesVersionAndTables(t *testing.T) {
+	fp := config.Fingerprint{{Key: config.KeyVersion, Value: config.Version()}, {Key: config.KeyTimingTables, Value: "a.json sha256:1; b.json sha256:2"}}
+	if why := refusal(fp, "b.json sha256:2"); why != "" {
+		t.Errorf("refused a listed table: %s", why)
+	}
+	if why := refusal(fp, "c.json sha256:3"); !strings.Contains(why, "the task's timing tables are a.json sha256:1; b.json sha256:2; this worker's table for its deployment is c.json sha256:3") {
+		t.Errorf("unlisted table: %q", why)
+	}
+	fp[0].Value = "v0.0.1"
+	if why := refusal(fp, "b.json sha256:2"); why != "the task is for routerlab v0.0.1, this worker runs "+config.Version() {
+		t.Errorf("other version: %q", why)
+	}
+}

@@ -49,8 +49,9 @@ func cutCopies(spec string) (name string, copies int, err error) {
 	if i < 0 {
 		return spec, 1, nil
 	}
-	n, err := strconv.Atoi(spec[i+2:])
-	if err != nil || n < 1 || n > MaxCopies {
+	digits := spec[i+2:]
+	n, err := strconv.Atoi(digits)
+	if err != nil || n < 1 || n > MaxCopies || digits != strconv.Itoa(n) {
 		return "", 0, fmt.Errorf("%s%s: copies: want :xN with N in 1..%d after the trace name", BuiltinPrefix, spec, MaxCopies)
 	}
 	return spec[:i], n, nil

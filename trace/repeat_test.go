@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -85,4 +86,31 @@ func TestLoadBuiltinCopies(t *testing.T) {
 	if _, err := Load("builtin:nosuch:x2", 0); err == nil || !strings.Contains(err.Error(), "nosuch") {
 		t.Errorf("unknown profile with copies: error %v", err)
 	}
+}
+
+// The ":xN" suffix of a built-in name: accepted exactly when N is a plain count in range,
+// and then it round-trips.
+func FuzzCutCopies(f *testing.F) {
+	for _, s := range []string{"toolagent", "toolagent:x100", "toolagent:x0", "a:xb:x2", ":x", "toolagent:x+5", "toolagent:x10001"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		name, n, err := cutCopies(spec)
+		if err != nil {
+			if !strings.Contains(err.Error(), "copies: want :xN") {
+				t.Fatalf("%q: error %v does not say what is wanted", spec, err)
+			}
+			return
+		}
+		if n < 1 || n > MaxCopies {
+			t.Fatalf("%q: %d copies accepted", spec, n)
+		}
+		want := spec
+		if n == 1 && !strings.Contains(spec, ":x") {
+			want = spec + ":x1"
+		}
+		if again := fmt.Sprintf("%s:x%d", name, n); again != want {
+			t.Fatalf("%q: cut to %q × %d, which reads back as %q", spec, name, n, again)
+		}
+	})
 }
