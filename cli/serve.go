@@ -225,15 +225,16 @@ func newExplorerServer(exp *config.Experiment, requests int, o serveOptions, add
 }
 
 // connectionLimits caps the connections held at once (counted from accept, so
-// unauthenticated ones count too) and logs each connection, failed handshake and
-// disconnect.
+// unauthenticated ones count too) and logs each connection opened, failed handshake and
+// connection closed (the logging middleware adds a line as each terminal session starts and
+// ends, with its user and terminal).
 func connectionLimits(maxConns int, logger *log.Logger) ssh.Option {
 	slots := make(chan struct{}, maxConns)
 	return func(s *ssh.Server) error {
 		s.ConnCallback = func(_ ssh.Context, c net.Conn) net.Conn {
 			select {
 			case slots <- struct{}{}:
-				logger.Info("connect", "remote", c.RemoteAddr())
+				logger.Info("connection opened", "remote", c.RemoteAddr())
 				return c
 			default:
 				logger.Warn("connection refused: session cap reached", "remote", c.RemoteAddr(), "max_sessions", maxConns)
@@ -245,7 +246,7 @@ func connectionLimits(maxConns int, logger *log.Logger) ssh.Option {
 		}
 		s.ConnectionCloseCallback = func(c net.Conn) {
 			<-slots
-			logger.Info("disconnect", "remote", c.RemoteAddr())
+			logger.Info("connection closed", "remote", c.RemoteAddr())
 		}
 		return nil
 	}

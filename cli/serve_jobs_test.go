@@ -116,7 +116,7 @@ func TestServeSweepOutlivesItsStarter(t *testing.T) {
 		return len(l) == 1 && l[0].State == tui.JobRunning
 	})
 	alice.client.Close() // the starter's connection dies mid-sweep
-	eventually(t, "alice's disconnect in the log", func() bool { return strings.Count(srv.log.String(), "disconnect remote=") >= 1 })
+	eventually(t, "alice's disconnect in the log", func() bool { return strings.Count(srv.log.String(), "connection closed remote=") >= 1 })
 	if l := jobList(t, srv); l[0].State != tui.JobRunning {
 		t.Fatalf("sweep %s when its starter disconnected: make the test sweep longer", l[0].State)
 	}

@@ -103,6 +103,15 @@ func startServerOn(t *testing.T, f *config.File, o serveOptions) *testServer {
 	served := make(chan error, 1)
 	go func() { served <- serveUntil(ctx, srv, l) }()
 	t.Cleanup(func() {
+		// The test's clients are closed by now (their cleanups ran first). Let the server see
+		// every connection close before shutting down: charm.land/ssh's Shutdown races with a
+		// handshake still finishing (a WaitGroup Add during its Wait).
+		closedAll := func() bool {
+			return strings.Count(logs.String(), "connection opened") == strings.Count(logs.String(), "connection closed")
+		}
+		for deadline := time.Now().Add(5 * time.Second); !closedAll() && time.Now().Before(deadline); {
+			time.Sleep(5 * time.Millisecond)
+		}
 		stop()
 		if err := <-served; err != nil {
 			t.Errorf("serve: %v", err)
@@ -174,7 +183,7 @@ func TestServeAuthenticatesByKey(t *testing.T) {
 		return strings.Contains(srv.log.String(), "auth refused: unknown key") &&
 			strings.Contains(srv.log.String(), "key="+gossh.FingerprintSHA256(stranger.PublicKey()))
 	})
-	for _, want := range []string{"connect remote=127.0.0.1:", "disconnect remote=127.0.0.1:", "handshake failed"} {
+	for _, want := range []string{"connection opened remote=127.0.0.1:", "connection closed remote=127.0.0.1:", "handshake failed"} {
 		eventually(t, "a log line with "+want, func() bool { return strings.Contains(srv.log.String(), want) })
 	}
 }
@@ -302,7 +311,7 @@ func TestServeSessionCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer raw.Close()
-	eventually(t, "both connections logged", func() bool { return strings.Count(srv.log.String(), "connect remote=") >= 2 })
+	eventually(t, "both connections logged", func() bool { return strings.Count(srv.log.String(), "connection opened remote=") >= 2 })
 	over, err := net.Dial("tcp", srv.addr)
 	if err != nil {
 		t.Fatal(err)
