@@ -25,6 +25,7 @@ type Coordinator struct {
 	exp   *config.Experiment
 	fp    config.Fingerprint
 	ref   TraceRef
+	url   string
 	sweep string
 	nc    *nats.Conn
 	js    jetstream.JetStream
@@ -63,7 +64,7 @@ func NewCoordinator(ctx context.Context, c Conn, exp *config.Experiment, fp conf
 	if err != nil {
 		return nil, err
 	}
-	co := &Coordinator{exp: exp, fp: fp, ref: refOf(exp.Trace), sweep: sweepID(fp, out), nc: nc, js: js,
+	co := &Coordinator{exp: exp, fp: fp, ref: refOf(exp.Trace), url: c.URL, sweep: sweepID(fp, out), nc: nc, js: js,
 		waiting: map[string]chan Result{}, arrived: map[string]Result{}, workers: map[string]time.Time{},
 		status: opt.Status, stop: make(chan struct{})}
 	if co.status == nil {
@@ -251,6 +252,9 @@ func (co *Coordinator) report() {
 			}
 		}
 		line := fmt.Sprintf("nats: %d workers connected, %d tasks in flight, %d results", live, len(co.waiting), co.done)
+		if live == 0 && len(co.waiting) > 0 {
+			line += " (no worker: start routerlab worker --nats " + co.url + ")"
+		}
 		if line != co.lastLine {
 			co.lastLine = line
 			fmt.Fprintln(co.status, line)

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/routerlab/routerlab/engine"
@@ -89,8 +90,15 @@ func RunWorker(ctx context.Context, c Conn, opt WorkerOptions) error {
 		wg.Go(func() {
 			for ctx.Err() == nil {
 				msg, err := cons.Next(jetstream.FetchMaxWait(time.Second))
-				if err != nil {
-					continue // no task within the wait, or a reconnect: ask again
+				if errors.Is(err, nats.ErrTimeout) {
+					continue // no task within the wait
+				}
+				if err != nil { // the server is away: ask again once it may be back
+					select {
+					case <-ctx.Done():
+					case <-time.After(time.Second):
+					}
+					continue
 				}
 				w.serve(ctx, msg)
 			}
