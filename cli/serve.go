@@ -54,7 +54,7 @@ func newServeCmd() *cobra.Command {
 	o := serveOptions{}
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the explorer over SSH to operators and viewers with authorized keys",
+		Short: "Serve the explorer and its sweeps over SSH to operators and viewers with authorized keys",
 		Long: `Serve listens for SSH connections and opens the explorer in each session, so a sweep can
 be watched live from another machine: ssh -p 2222 localhost.
 
@@ -63,9 +63,16 @@ Clients authenticate with a public key. Keys in --authorized-keys (default
 and watch but not start or cancel sweeps. --no-auth lets anyone in as an operator and is
 refused unless the address is a loopback one. The host key is kept in --host-key (created
 once, mode 0600) so clients' known_hosts stay valid. Connections, authentication results and
-disconnects are logged to stderr.`,
+disconnects are logged to stderr.
+
+Sweeps belong to the server: one started with s keeps running when its session ends, every
+session lists them in the Sweeps pane (tab) and watches one with enter. At most --max-sweeps
+run at once, the rest queue; each writes a run directory under --runs.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.check(); err != nil {
+				return err
+			}
 			exp, err := x.experiment()
 			if err != nil {
 				return err
@@ -113,6 +120,27 @@ func defaultHostKey() string {
 		dir = "."
 	}
 	return filepath.Join(dir, "routerlab", "ssh_host_ed25519")
+}
+
+// check refuses limits that would switch a protection off or allow nothing.
+func (o serveOptions) check() error {
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"--handshake-timeout", o.handshakeTimeout}, {"--idle-timeout", o.idleTimeout}} {
+		if d.v <= 0 {
+			return fmt.Errorf("%s %v: want a positive duration", d.flag, d.v)
+		}
+	}
+	for _, n := range []struct {
+		flag string
+		v    int
+	}{{"--max-sessions", o.maxSessions}, {"--max-sweeps", o.maxSweeps}} {
+		if n.v < 1 {
+			return fmt.Errorf("%s %d: want at least 1", n.flag, n.v)
+		}
+	}
+	return nil
 }
 
 // newJobs is the server's sweep registry: sweeps of exp searching on its first `requests`
@@ -176,9 +204,6 @@ func newExplorerServer(exp *config.Experiment, requests int, o serveOptions, add
 	}
 	if err := os.MkdirAll(filepath.Dir(o.hostKey), 0o700); err != nil {
 		return nil, fmt.Errorf("--host-key: %w", err)
-	}
-	if o.maxSessions < 1 {
-		return nil, fmt.Errorf("--max-sessions %d: want at least 1", o.maxSessions)
 	}
 	handler := func(s ssh.Session) (tea.Model, []tea.ProgramOption) {
 		palettes, err := themes.Cycle(sessionEnv(s))
