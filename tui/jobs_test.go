@@ -46,8 +46,8 @@ func serverExplorer(t *testing.T, control bool) (*Model, fakeJobs) {
 }
 
 // TestServerSweepsOperator: with a registry, s starts a server sweep and attaches to it, the
-// sweep pane's title names it, d detaches (clearing the pane) and enter in the Sweeps pane
-// attaches again.
+// sweep pane's title names it, d detaches (clearing the pane), enter in the Sweeps pane
+// attaches again and q leaves without cancelling.
 func TestServerSweepsOperator(t *testing.T) {
 	m, jobs := serverExplorer(t, true)
 	m.keyAndSettle(t, "s")
@@ -70,6 +70,10 @@ func TestServerSweepsOperator(t *testing.T) {
 	if m.attached != 1 || m.focus != paneSweep {
 		t.Fatalf("enter in Sweeps: attached %d, focus %v", m.attached, m.focus)
 	}
+	m.keyAndSettle(t, "q") // leaving detaches; the sweep is the server's
+	if len(*jobs.cancelled) != 0 {
+		t.Errorf("quitting cancelled server sweeps %v", *jobs.cancelled)
+	}
 }
 
 // TestServerSweepsViewer: a viewer's explorer offers neither s nor esc, lists the server's
@@ -83,9 +87,13 @@ func TestServerSweepsViewer(t *testing.T) {
 	if *jobs.started != 0 {
 		t.Fatal("a viewer's s started a sweep")
 	}
-	for range 4 {
-		m.keyAndSettle(t, "tab")
+	m.keyAndSettle(t, "tab")
+	m.keyAndSettle(t, "tab")
+	m.keyAndSettle(t, "tab") // the Sweep pane
+	if view := ansi.Strip(m.render()); !strings.Contains(view, "operators start sweeps; tab to the Sweeps pane") {
+		t.Errorf("a viewer's idle Sweep pane does not say how to watch:\n%s", view)
 	}
+	m.keyAndSettle(t, "tab")
 	view := ansi.Strip(m.render())
 	for _, want := range []string{"Sweeps on this server", "alice SHA256:abc", "round 2 · 5 evaluated", "2120.0 kv_router 1.0/16.0/0.0", "run directory runs/serve-1", "best so far (e2e ms)", "enter watch this sweep"} {
 		if !strings.Contains(view, want) {

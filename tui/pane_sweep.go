@@ -193,6 +193,9 @@ func (p *sweepPane) status() string {
 		if p.sweeper == nil {
 			return st.Muted.Render("no sweep available for this experiment")
 		}
+		if !p.common.Keys.StartSweep.Enabled() { // a viewer of routerlab serve
+			return st.Muted.Render("operators start sweeps; tab to the Sweeps pane and press enter to watch one")
+		}
 		return st.Muted.Render(fmt.Sprintf("press s to search (%d rounds × %d, objective %s): %s",
 			p.info.Rounds, p.info.PerRound, p.info.Objective, strings.Join(p.info.Dims, ", ")))
 	case sweepFailed:

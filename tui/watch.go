@@ -89,7 +89,7 @@ func (w *Watch) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // best is the best configuration so far, in words.
 func (w *Watch) best() string {
 	if len(w.sweep.rows) == 0 {
-		return "no evaluation yet"
+		return "no evaluation yet: waiting for the sweep to write its ledger"
 	}
 	r := w.sweep.rows[0]
 	s := "best " + r.knobs.Mode
