@@ -17,7 +17,7 @@ const ListEvery = 250 * time.Millisecond
 // Caller is who a session is, for the sweep registry: its name in lists and logs, and
 // whether it may start and cancel sweeps.
 type Caller struct {
-	Name     string // e.g. "alice (SHA256:…)"
+	Name     string // e.g. "alice SHA256:…": SSH user and key fingerprint
 	Operator bool
 }
 
@@ -35,7 +35,6 @@ type Jobs struct {
 	experiment string
 	runs       string // parent of the run directories
 	slots      int
-	now        func() time.Time
 
 	wg      sync.WaitGroup // running sweeps' goroutines
 	mu      sync.Mutex
@@ -58,7 +57,7 @@ func NewJobs(sw *Sweeper, experiment, runs string, slots int) (*Jobs, error) {
 	if slots < 1 {
 		return nil, fmt.Errorf("sweep slots %d: want at least 1", slots)
 	}
-	return &Jobs{sweeper: sw, experiment: experiment, runs: runs, slots: slots, now: time.Now, changed: make(chan struct{})}, nil
+	return &Jobs{sweeper: sw, experiment: experiment, runs: runs, slots: slots, changed: make(chan struct{})}, nil
 }
 
 // changedLocked wakes everyone waiting on the registry; j.mu is held.
@@ -90,7 +89,7 @@ func (j *Jobs) start(c Caller, at tui.Knobs) (int, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	id := len(j.list) + 1
-	stamp := j.now().UTC().Format("20060102-150405")
+	stamp := time.Now().UTC().Format("20060102-150405")
 	jb := &job{starter: c, info: tui.Job{
 		ID: id, Experiment: j.experiment, Starter: c.Name, State: tui.JobQueued, At: at, Phase: "queued",
 		Dir: filepath.Join(j.runs, fmt.Sprintf("serve-%s-%d", stamp, id)),
