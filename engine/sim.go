@@ -291,13 +291,13 @@ func (s *Sim) complete(w *worker, ri int32, t int64) {
 // takeFlight returns a cleared flight for a prompt of isl tokens, reusing a completed
 // request's flight and its buffers when there is one.
 func (s *Sim) takeFlight(isl int32) *flight {
-	fl := &flight{}
-	if k := len(s.flights); k > 0 {
-		fl = s.flights[k-1]
-		s.flights = s.flights[:k-1]
-		*fl = flight{hashes: fl.hashes[:0], blocks: fl.blocks[:0]}
+	k := len(s.flights)
+	if k == 0 {
+		return &flight{tokens: isl}
 	}
-	fl.tokens = isl
+	fl := s.flights[k-1]
+	s.flights = s.flights[:k-1]
+	*fl = flight{tokens: isl, hashes: fl.hashes[:0], blocks: fl.blocks[:0]}
 	return fl
 }
 

@@ -72,28 +72,16 @@ func (t *maskTable) mask(i int) []uint64 { return t.s[i*t.stride+t.head : (i+1)*
 // used reports whether slot i holds a key: its one mask word, or its bit count, is nonzero.
 func (t *maskTable) used(i int) bool { return t.s[i*t.stride+1] != 0 }
 
-// find returns the slot holding h, or -1. The one-word probe loop (every lookup up to 64
-// workers) is kept small enough to inline.
+// find returns the slot holding h, or -1. It is every lookup's probe loop, kept small
+// enough to inline: offset 1 of a slot is its one mask word or its bit count, nonzero
+// exactly when the slot is used.
 func (t *maskTable) find(h uint64) int {
-	if t.words != 1 {
-		return t.findWide(h)
-	}
 	for i := t.home(h); ; i = (i + 1) & t.last {
-		if t.s[2*i+1] == 0 {
+		k := i * t.stride
+		if t.s[k+1] == 0 {
 			return -1
 		}
-		if t.s[2*i] == h {
-			return i
-		}
-	}
-}
-
-func (t *maskTable) findWide(h uint64) int {
-	for i := t.home(h); ; i = (i + 1) & t.last {
-		if !t.used(i) {
-			return -1
-		}
-		if t.key(i) == h {
+		if t.s[k] == h {
 			return i
 		}
 	}
@@ -103,17 +91,9 @@ func (t *maskTable) findWide(h uint64) int {
 // must then set a bit of the slot's mask before the next call.
 func (t *maskTable) insert(h uint64) int {
 	i := t.home(h)
-	if t.words == 1 {
-		for ; t.s[2*i+1] != 0; i = (i + 1) & t.last {
-			if t.s[2*i] == h {
-				return i
-			}
-		}
-	} else {
-		for ; t.used(i); i = (i + 1) & t.last {
-			if t.key(i) == h {
-				return i
-			}
+	for ; t.used(i); i = (i + 1) & t.last {
+		if t.key(i) == h {
+			return i
 		}
 	}
 	if maxLoadDen*(t.n+1) > maxLoadNum*t.slots() {
