@@ -2,6 +2,7 @@ package dist
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -22,15 +23,16 @@ import (
 // Coordinator is a sweep.Simulator whose runs are tasks on the NATS work queue. Point
 // lookups and request checks stay local (they need only the experiment file).
 type Coordinator struct {
-	exp   *config.Experiment
-	fp    config.Fingerprint
-	ref   TraceRef
-	url   string
-	sweep string
-	nc    *nats.Conn
-	js    jetstream.JetStream
-	sub   *nats.Subscription
-	cc    jetstream.ConsumeContext
+	exp     *config.Experiment
+	fp      config.Fingerprint
+	ref     TraceRef
+	url     string
+	sweep   string
+	session string
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	sub     *nats.Subscription
+	cc      jetstream.ConsumeContext
 
 	mu       sync.Mutex
 	waiting  map[string]chan Result // tasks published and not answered
@@ -64,7 +66,7 @@ func NewCoordinator(ctx context.Context, c Conn, exp *config.Experiment, fp conf
 	if err != nil {
 		return nil, err
 	}
-	co := &Coordinator{exp: exp, fp: fp, ref: refOf(exp.Trace), url: c.URL, sweep: sweepID(fp, out), nc: nc, js: js,
+	co := &Coordinator{exp: exp, fp: fp, ref: refOf(exp.Trace), url: c.URL, sweep: sweepID(fp, out), session: rand.Text(), nc: nc, js: js,
 		waiting: map[string]chan Result{}, arrived: map[string]Result{}, workers: map[string]time.Time{},
 		status: opt.Status, stop: make(chan struct{})}
 	if co.status == nil {
@@ -136,11 +138,15 @@ func (co *Coordinator) uploadTrace(ctx context.Context) error {
 }
 
 // receive takes one result from the stream: to its waiting run, or kept for a run that
-// will ask for it. A second result for a key (a redelivered task) is dropped.
+// will ask for it. A second result for a key (a redelivered task) is dropped, and so is a
+// refusal or failure of another session's task: it says nothing about this fleet.
 func (co *Coordinator) receive(m jetstream.Msg) {
 	var res Result
 	if err := json.Unmarshal(m.Data(), &res); err != nil || res.Key == "" {
 		fmt.Fprintf(co.status, "nats: dropped a malformed result: %v\n", err)
+		return
+	}
+	if (res.Refused != "" || res.Error != "") && res.Session != co.session {
 		return
 	}
 	co.mu.Lock()
@@ -170,7 +176,7 @@ func (co *Coordinator) CheckRequests(ns ...int) error { return co.exp.CheckReque
 
 // Run publishes the simulation as a task and waits for its result.
 func (co *Coordinator) Run(ctx context.Context, cfg engine.Config, requests int) (*engine.Report, error) {
-	task := Task{Sweep: co.sweep, Experiment: co.fp, Trace: co.ref, Requests: requests, Config: cfg}
+	task := Task{Sweep: co.sweep, Session: co.session, Experiment: co.fp, Trace: co.ref, Requests: requests, Config: cfg}
 	task.Key = taskKey(co.fp, co.ref, requests, cfg)
 	ch := make(chan Result, 1)
 	co.mu.Lock()

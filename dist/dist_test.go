@@ -319,3 +319,29 @@ func TestRefusalNamesVersionAndTables(t *testing.T) {
 		t.Errorf("other version: %q", why)
 	}
 }
+
+// A refusal stored by an earlier session (a fleet since fixed) does not fail the task for
+// a coordinator that runs it again; a successful result of any session would count.
+func TestOldRefusalsDoNotCount(t *testing.T) {
+	_, exp := experiment(t)
+	c := startServer(t)
+	ctx := context.Background()
+	co, err := NewCoordinator(ctx, c, exp, exp.Fingerprint(), CoordinatorOptions{Out: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer co.Close()
+	cfg, err := exp.EngineConfig(exp.File.DefaultPoint())
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, _ := json.Marshal(Result{Key: taskKey(co.fp, co.ref, 50, cfg), Session: "earlier", Worker: "old", Refused: "the task is for routerlab v0"})
+	if _, err := co.js.Publish(ctx, resultSubject+co.sweep, old); err != nil {
+		t.Fatal(err)
+	}
+	startWorkers(t, c, 1, DefaultAckWait)
+	rep, err := co.Run(ctx, cfg, 50)
+	if err != nil || rep.Summary.RequestsCompleted != 50 {
+		t.Fatalf("run after an old refusal: %v", err)
+	}
+}

@@ -61,8 +61,11 @@ func (r TraceRef) object() string { return strings.TrimPrefix(r.Digest, "sha256:
 // Task is one simulation: the first Requests requests of the trace under Config (whose Seed
 // is the run's seed).
 type Task struct {
-	Key        string             `json:"key"`
-	Sweep      string             `json:"sweep"` // the coordinator's sweep id: results go to its subject
+	Key   string `json:"key"`
+	Sweep string `json:"sweep"` // the coordinator's sweep id: results go to its subject
+	// Session is the publishing coordinator process: a refusal or failure speaks for that
+	// session only, so a sweep resumed after the fleet is fixed does not read old ones.
+	Session    string             `json:"session"`
 	Experiment config.Fingerprint `json:"experiment"`
 	Trace      TraceRef           `json:"trace"`
 	Requests   int                `json:"requests"`
@@ -71,9 +74,10 @@ type Task struct {
 
 // Result is a worker's answer to a task: the replay's report, or why there is none.
 type Result struct {
-	Key    string         `json:"key"`
-	Worker string         `json:"worker"`
-	Report *engine.Report `json:"report,omitempty"`
+	Key     string         `json:"key"`
+	Session string         `json:"session"` // the task's
+	Worker  string         `json:"worker"`
+	Report  *engine.Report `json:"report,omitempty"`
 	// Object names the report in ReportBucket when it did not fit in one message (per-request
 	// records of a long validation replay).
 	Object string `json:"object,omitempty"`

@@ -34,6 +34,7 @@ type WorkerOptions struct {
 type worker struct {
 	opt  WorkerOptions
 	js   jetstream.JetStream
+	cons jetstream.Consumer
 	busy atomic.Int32
 
 	mu     sync.Mutex
@@ -70,7 +71,7 @@ func RunWorker(ctx context.Context, c Conn, opt WorkerOptions) error {
 	if err != nil {
 		return err
 	}
-	w := &worker{opt: opt, js: js, traces: map[string]*trace.Trace{}, models: map[model.Deployment]*model.Worker{}}
+	w := &worker{opt: opt, js: js, cons: cons, traces: map[string]*trace.Trace{}, models: map[model.Deployment]*model.Worker{}}
 	w.logf("worker %s: serving %s with %d simulation(s) at once", opt.Name, c.URL, opt.Parallel)
 	var wg sync.WaitGroup
 	wg.Go(func() { // heartbeats: how coordinators count connected workers
@@ -128,8 +129,12 @@ func (w *worker) serve(ctx context.Context, msg jetstream.Msg) {
 	// Tell the server the task is alive while it runs, so it is not handed to another worker.
 	stop := make(chan struct{})
 	defer close(stop)
+	ackWait := w.opt.AckWait
+	if info := w.cons.CachedInfo(); info != nil && info.Config.AckWait > 0 {
+		ackWait = min(ackWait, info.Config.AckWait) // another worker may have set it shorter
+	}
 	go func() {
-		t := time.NewTicker(w.opt.AckWait / 3)
+		t := time.NewTicker(ackWait / 3)
 		defer t.Stop()
 		for {
 			select {
@@ -163,7 +168,7 @@ func (w *worker) serve(ctx context.Context, msg jetstream.Msg) {
 
 // run simulates a task, or says why not.
 func (w *worker) run(ctx context.Context, task *Task) Result {
-	res := Result{Key: task.Key, Worker: w.opt.Name}
+	res := Result{Key: task.Key, Session: task.Session, Worker: w.opt.Name}
 	m, err := w.model(task.Config.Worker)
 	if err != nil {
 		res.Refused = "no timing table for the task's deployment: " + err.Error()
