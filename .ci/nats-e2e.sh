@@ -34,7 +34,7 @@ for w in a b; do
 	pids+=($!)
 done
 
-args=(--requests 400 --set validate.requests=3000)
+args=(--requests 1000 --set validate.requests=8000)
 "$tmp/bin/routerlab" sweep "${args[@]}" --nats "$url" --out "$tmp/nats" >/dev/null 2>"$tmp/sweep-nats.log"
 "$tmp/bin/routerlab" sweep "${args[@]}" --out "$tmp/local" >/dev/null 2>"$tmp/sweep-local.log"
 

@@ -238,34 +238,41 @@ func (co *Coordinator) fetchReport(ctx context.Context, res Result) (*engine.Rep
 // workerTimeout is how long a silent worker still counts as connected.
 const workerTimeout = 3 * heartbeatEvery
 
-// report writes the status line when it changes, at most once a second.
+// report writes the status line when it changes (checked four times a second), and once
+// more when the coordinator closes.
 func (co *Coordinator) report() {
-	t := time.NewTicker(time.Second)
+	t := time.NewTicker(time.Second / 4)
 	defer t.Stop()
 	for {
 		select {
 		case <-co.stop:
+			co.writeStatus(true)
 			return
 		case <-t.C:
+			co.writeStatus(false)
 		}
-		co.mu.Lock()
-		live := 0
-		for w, seen := range co.workers {
-			if time.Since(seen) < workerTimeout {
-				live++
-			} else {
-				delete(co.workers, w)
-			}
+	}
+}
+
+// writeStatus writes the status line if it changed, or always when final.
+func (co *Coordinator) writeStatus(final bool) {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	live := 0
+	for w, seen := range co.workers {
+		if time.Since(seen) < workerTimeout {
+			live++
+		} else {
+			delete(co.workers, w)
 		}
-		line := fmt.Sprintf("nats: %d workers connected, %d tasks in flight, %d results", live, len(co.waiting), co.done)
-		if live == 0 && len(co.waiting) > 0 {
-			line += " (no worker: start routerlab worker --nats " + co.url + ")"
-		}
-		if line != co.lastLine {
-			co.lastLine = line
-			fmt.Fprintln(co.status, line)
-		}
-		co.mu.Unlock()
+	}
+	line := fmt.Sprintf("nats: %d workers connected, %d tasks in flight, %d results", live, len(co.waiting), co.done)
+	if live == 0 && len(co.waiting) > 0 {
+		line += " (no worker: start routerlab worker --nats " + co.url + ")"
+	}
+	if line != co.lastLine || final {
+		co.lastLine = line
+		fmt.Fprintln(co.status, line)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/engine"
 	"github.com/routerlab/routerlab/sweep"
 )
 
@@ -72,7 +74,13 @@ func startWorkers(t *testing.T, c Conn, n int, ackWait time.Duration) {
 // distributed runs the sweep of f into out through a coordinator on c.
 func distributed(ctx context.Context, t *testing.T, c Conn, f *config.File, exp *config.Experiment, out string, resume bool, progress chan<- sweep.Event) (*sweep.Result, error) {
 	t.Helper()
-	co, err := NewCoordinator(ctx, c, exp, exp.Fingerprint(), CoordinatorOptions{Out: out})
+	return distributedStatus(ctx, t, c, f, exp, out, resume, progress, nil)
+}
+
+func distributedStatus(ctx context.Context, t *testing.T, c Conn, f *config.File, exp *config.Experiment, out string, resume bool,
+	progress chan<- sweep.Event, status io.Writer) (*sweep.Result, error) {
+	t.Helper()
+	co, err := NewCoordinator(ctx, c, exp, exp.Fingerprint(), CoordinatorOptions{Out: out, Status: status})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,6 +148,18 @@ func localSweep(t *testing.T, f *config.File, exp *config.Experiment) map[string
 	return outputs(t, dir)
 }
 
+// arena runs the local sweep of f (its files are what the distributed one must write),
+// starts a NATS server and `workers` workers, and names a run directory for the sweep.
+func arena(t *testing.T, f *config.File, exp *config.Experiment, workers int, ackWait time.Duration) (want map[string]string, c Conn, out string) {
+	t.Helper()
+	want = localSweep(t, f, exp)
+	c = startServer(t)
+	if workers > 0 {
+		startWorkers(t, c, workers, ackWait)
+	}
+	return want, c, filepath.Join(t.TempDir(), "nats")
+}
+
 func sameOutputs(t *testing.T, got, want map[string]string) {
 	t.Helper()
 	for name, w := range want {
@@ -172,26 +192,27 @@ func TestDistributedSweepMatchesLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := localSweep(t, f, exp)
-	c := startServer(t)
-	startWorkers(t, c, 3, DefaultAckWait)
-	out := filepath.Join(t.TempDir(), "nats")
-	if _, err := distributed(context.Background(), t, c, f, exp, out, false, nil); err != nil {
+	want, c, out := arena(t, f, exp, 3, DefaultAckWait)
+	var status syncBuffer
+	if _, err := distributedStatus(context.Background(), t, c, f, exp, out, false, nil, &status); err != nil {
 		t.Fatal(err)
 	}
 	sameOutputs(t, outputs(t, out), want)
+	// The last status line: every worker seen, nothing left in flight.
+	lines := strings.Split(strings.TrimSpace(status.String()), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "nats: 3 workers connected, 0 tasks in flight, ") {
+		t.Errorf("last status line %q, want 3 workers and nothing in flight:\n%s", last, status.String())
+	}
 }
 
 // A worker that takes a task and dies before acknowledging it: the task is redelivered
 // after the ack wait, and the sweep ends as the local one does.
 func TestDistributedSweepSurvivesAKilledWorker(t *testing.T) {
 	f, exp := experiment(t)
-	want := localSweep(t, f, exp)
-	c := startServer(t)
 	const ackWait = time.Second
+	want, c, out := arena(t, f, exp, 0, ackWait)
 	ctx := context.Background()
 	errc := make(chan error, 1)
-	out := filepath.Join(t.TempDir(), "nats")
 	go func() {
 		_, err := distributed(ctx, t, c, f, exp, out, false, nil)
 		errc <- err
@@ -228,11 +249,7 @@ func TestDistributedSweepSurvivesAKilledWorker(t *testing.T) {
 // ledger's evaluations and the results that finished meanwhile, and ends as the local one.
 func TestDistributedSweepResumesAfterTheCoordinatorStops(t *testing.T) {
 	f, exp := experiment(t)
-	want := localSweep(t, f, exp)
-	c := startServer(t)
-	startWorkers(t, c, 3, DefaultAckWait)
-	out := filepath.Join(t.TempDir(), "nats")
-
+	want, c, out := arena(t, f, exp, 3, DefaultAckWait)
 	ctx, cancel := context.WithCancel(context.Background())
 	progress := make(chan sweep.Event)
 	go func() {
@@ -277,16 +294,8 @@ func TestWorkerRefusesAnotherVersion(t *testing.T) {
 			fp[i].Value = "v9.9.9"
 		}
 	}
-	co, err := NewCoordinator(ctx, c, exp, fp, CoordinatorOptions{Out: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer co.Close()
-	cfg, err := exp.EngineConfig(exp.File.DefaultPoint())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = co.Run(ctx, cfg, 50)
+	co, cfg := coordinator(ctx, t, c, exp, fp)
+	_, err := co.Run(ctx, cfg, 50)
 	want := "the task is for routerlab v9.9.9, this worker runs " + config.Version()
 	if err == nil || !strings.Contains(err.Error(), "worker old refused task") || !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %v, want a refusal saying %q", err, want)
@@ -294,6 +303,22 @@ func TestWorkerRefusesAnotherVersion(t *testing.T) {
 	if !strings.Contains(log.String(), "refused: "+want) {
 		t.Errorf("worker log lacks the refusal:\n%s", log.String())
 	}
+}
+
+// coordinator connects a coordinator of exp (fingerprint fp) for the test's duration and
+// returns it with the engine configuration of the experiment's default point.
+func coordinator(ctx context.Context, t *testing.T, c Conn, exp *config.Experiment, fp config.Fingerprint) (*Coordinator, engine.Config) {
+	t.Helper()
+	co, err := NewCoordinator(ctx, c, exp, fp, CoordinatorOptions{Out: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(co.Close)
+	cfg, err := exp.EngineConfig(exp.File.DefaultPoint())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return co, cfg
 }
 
 type syncBuffer struct {
@@ -335,15 +360,7 @@ func TestOldRefusalsDoNotCount(t *testing.T) {
 	_, exp := experiment(t)
 	c := startServer(t)
 	ctx := context.Background()
-	co, err := NewCoordinator(ctx, c, exp, exp.Fingerprint(), CoordinatorOptions{Out: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer co.Close()
-	cfg, err := exp.EngineConfig(exp.File.DefaultPoint())
-	if err != nil {
-		t.Fatal(err)
-	}
+	co, cfg := coordinator(ctx, t, c, exp, exp.Fingerprint())
 	old, _ := json.Marshal(Result{Key: taskKey(co.fp, co.ref, 50, cfg), Session: "earlier", Worker: "old", Refused: "the task is for routerlab v0"})
 	if _, err := co.js.Publish(ctx, resultSubject+co.sweep, old); err != nil {
 		t.Fatal(err)
