@@ -3,6 +3,8 @@ package dist
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -19,6 +21,7 @@ import (
 	"github.com/routerlab/routerlab/config"
 	"github.com/routerlab/routerlab/engine"
 	"github.com/routerlab/routerlab/sweep"
+	"github.com/routerlab/routerlab/trace"
 )
 
 // startServer runs an embedded NATS server with JetStream on a loopback port.
@@ -369,5 +372,56 @@ func TestOldRefusalsDoNotCount(t *testing.T) {
 	rep, err := co.Run(ctx, cfg, 50)
 	if err != nil || rep.Summary.RequestsCompleted != 50 {
 		t.Fatalf("run after an old refusal: %v", err)
+	}
+}
+
+// A trace file travels once, as an object named by the SHA-256 of its bytes; a worker's
+// replay of it equals the coordinator's own.
+func TestFileTraceTravelsByDigest(t *testing.T) {
+	tr, err := trace.Synthesize("conversation", 5, 400)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := trace.Write(&buf, tr.Requests); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "conv.jsonl")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := config.Default()
+	if err := f.Set("workload.trace_path=" + path); err != nil {
+		t.Fatal(err)
+	}
+	exp, err := config.NewExperiment(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := startServer(t)
+	ctx := context.Background()
+	co, cfg := coordinator(ctx, t, c, exp, exp.Fingerprint())
+	store, err := co.js.ObjectStore(ctx, TraceBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	if _, err := store.GetInfo(ctx, hex.EncodeToString(sum[:])); err != nil {
+		t.Fatalf("trace not stored under its SHA-256: %v", err)
+	}
+	startWorkers(t, c, 1, DefaultAckWait)
+	got, err := co.Run(ctx, cfg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := exp.Run(ctx, cfg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Summary.WallTimeMS, want.Summary.WallTimeMS = 0, 0
+	g, _ := json.Marshal(got.Summary)
+	w, _ := json.Marshal(want.Summary)
+	if !bytes.Equal(g, w) || got.Summary.RequestsCompleted != 400 {
+		t.Errorf("worker's replay of the file:\n%s\nlocal:\n%s", g, w)
 	}
 }
