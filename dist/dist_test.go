@@ -20,6 +20,7 @@ import (
 
 	"github.com/routerlab/routerlab/config"
 	"github.com/routerlab/routerlab/engine"
+	"github.com/routerlab/routerlab/internal/walltime"
 	"github.com/routerlab/routerlab/sweep"
 	"github.com/routerlab/routerlab/trace"
 )
@@ -102,44 +103,14 @@ func outputs(t *testing.T, dir string) map[string]string {
 			t.Fatal(err)
 		}
 		if strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".jsonl") {
-			b = stripWall(t, b)
+			var err error
+			if b, err = walltime.Strip(b); err != nil {
+				t.Fatal(err)
+			}
 		}
 		out[name] = string(b)
 	}
 	return out
-}
-
-func stripWall(t *testing.T, data []byte) []byte {
-	t.Helper()
-	var lines [][]byte
-	docs := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
-	if !json.Valid(docs[0]) {
-		docs = [][]byte{data} // one document over several lines
-	}
-	for _, d := range docs {
-		var v any
-		if err := json.Unmarshal(d, &v); err != nil {
-			t.Fatal(err)
-		}
-		b, _ := json.Marshal(dropWall(v))
-		lines = append(lines, b)
-	}
-	return bytes.Join(lines, []byte("\n"))
-}
-
-func dropWall(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		delete(x, "wall_time_ms")
-		for k := range x {
-			x[k] = dropWall(x[k])
-		}
-	case []any:
-		for i := range x {
-			x[i] = dropWall(x[i])
-		}
-	}
-	return v
 }
 
 func localSweep(t *testing.T, f *config.File, exp *config.Experiment) map[string]string {

@@ -1,7 +1,6 @@
 package sweep
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +15,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/internal/walltime"
 	"github.com/routerlab/routerlab/router"
 )
 
@@ -184,42 +184,6 @@ func TestGPBanditFindsSyntheticOptimumWithinBudget(t *testing.T) {
 	}
 }
 
-// stripWallTime removes every "wall_time_ms" key of a JSON document (or of every line of a
-// JSONL one): the only fields allowed to differ between identical sweeps.
-func stripWallTime(t *testing.T, data []byte) string {
-	t.Helper()
-	var out []string
-	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
-		var v any
-		if err := json.Unmarshal(line, &v); err != nil {
-			// not one document a line: the whole file is one document
-			if err := json.Unmarshal(data, &v); err != nil {
-				t.Fatal(err)
-			}
-			b, _ := json.Marshal(strip(v))
-			return string(b)
-		}
-		b, _ := json.Marshal(strip(v))
-		out = append(out, string(b))
-	}
-	return strings.Join(out, "\n")
-}
-
-func strip(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		delete(x, "wall_time_ms")
-		for k := range x {
-			x[k] = strip(x[k])
-		}
-	case []any:
-		for i := range x {
-			x[i] = strip(x[i])
-		}
-	}
-	return v
-}
-
 func readOut(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -229,7 +193,11 @@ func readOut(t *testing.T, dir string) map[string]string {
 			t.Fatal(err)
 		}
 		if strings.HasSuffix(name, "json") || strings.HasSuffix(name, "jsonl") {
-			out[name] = stripWallTime(t, data)
+			b, err := walltime.Strip(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[name] = string(b)
 		} else {
 			out[name] = string(data)
 		}
