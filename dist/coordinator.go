@@ -254,10 +254,28 @@ func (co *Coordinator) report() {
 	}
 }
 
+// Status is the fleet's status line; sweep progress events carry it (sweep.Remote), so the
+// explorer's watch view and progress.json show it beside the phase.
+func (co *Coordinator) Status() string {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	return co.statusLine()
+}
+
 // writeStatus writes the status line if it changed, or always when final.
 func (co *Coordinator) writeStatus(final bool) {
 	co.mu.Lock()
 	defer co.mu.Unlock()
+	line := co.statusLine()
+	if line != co.lastLine || final {
+		co.lastLine = line
+		fmt.Fprintln(co.status, line)
+	}
+}
+
+// statusLine counts the workers heard from lately (forgetting silent ones) and the tasks in
+// flight; co.mu is held.
+func (co *Coordinator) statusLine() string {
 	live := 0
 	for w, seen := range co.workers {
 		if time.Since(seen) < workerTimeout {
@@ -270,10 +288,7 @@ func (co *Coordinator) writeStatus(final bool) {
 	if live == 0 && len(co.waiting) > 0 {
 		line += " (no worker: start routerlab worker --nats " + co.url + ")"
 	}
-	if line != co.lastLine || final {
-		co.lastLine = line
-		fmt.Fprintln(co.status, line)
-	}
+	return line
 }
 
 // Close stops consuming results and closes the connection. Tasks still queued stay in the

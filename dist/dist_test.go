@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -26,6 +27,10 @@ import (
 )
 
 // startServer runs an embedded NATS server with JetStream on a loopback port.
+// The coordinator is a remote simulator: the sweep keeps a round in flight and its events
+// carry the fleet's status.
+var _ sweep.Remote = (*Coordinator)(nil)
+
 func startServer(t *testing.T) Conn {
 	t.Helper()
 	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
@@ -168,10 +173,33 @@ func TestDistributedSweepMatchesLocal(t *testing.T) {
 	}
 	want, c, out := arena(t, f, exp, 3, DefaultAckWait)
 	var status syncBuffer
-	if _, err := distributedStatus(context.Background(), t, c, f, exp, out, false, nil, &status); err != nil {
+	events := make(chan sweep.Event)
+	remotes := make(chan []string)
+	go func() {
+		var r []string
+		for ev := range events {
+			r = append(r, ev.Progress.Remote)
+		}
+		remotes <- r
+	}()
+	if _, err := distributedStatus(context.Background(), t, c, f, exp, out, false, events, &status); err != nil {
 		t.Fatal(err)
 	}
+	close(events)
 	sameOutputs(t, outputs(t, out), want)
+	// Every progress event carries the fleet's status, and progress.json with it.
+	all := <-remotes
+	if len(all) == 0 || !slices.ContainsFunc(all, func(r string) bool { return strings.HasPrefix(r, "nats: 3 workers connected") }) {
+		t.Errorf("no progress event saw the three workers: %q", all)
+	}
+	for _, r := range all {
+		if !strings.HasPrefix(r, "nats: ") {
+			t.Fatalf("progress event without the fleet's status: %q", r)
+		}
+	}
+	if rec, err := sweep.ReadProgress(out); err != nil || rec == nil || !strings.HasPrefix(rec.Remote, "nats: ") {
+		t.Errorf("progress.json: %+v, %v; want the fleet's status", rec, err)
+	}
 	// The last status line: every worker seen, nothing left in flight.
 	lines := strings.Split(strings.TrimSpace(status.String()), "\n")
 	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "nats: 3 workers connected, 0 tasks in flight, ") {

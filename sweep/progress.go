@@ -31,6 +31,9 @@ type Progress struct {
 	Done   int    `json:"done"`
 	Total  int    `json:"total"`
 	Stop   string `json:"stop,omitempty"` // done: why the search ended
+	// Remote is the status of the remote fleet running the simulations (Remote.Status), when
+	// there is one: connected workers and tasks in flight.
+	Remote string `json:"remote,omitempty"`
 }
 
 // Cancelled is the progress of a sweep stopped by its caller after reaching p.
@@ -41,14 +44,19 @@ func (p Progress) Cancelled() Progress {
 // String is a one-line status: "search round 3/6 · evaluations 24/60", "saturation 2/5",
 // "validation 1/3", "done · converged at round 3 of 6".
 func (p Progress) String() string {
+	var s string
 	switch p.Phase {
 	case PhaseSearch:
-		return fmt.Sprintf("search round %d/%d · evaluations %d/%d", p.Round, p.Rounds, p.Done, p.Total)
+		s = fmt.Sprintf("search round %d/%d · evaluations %d/%d", p.Round, p.Rounds, p.Done, p.Total)
 	case PhaseDone:
-		return "done · " + p.Stop
+		s = "done · " + p.Stop
 	default:
-		return fmt.Sprintf("%s %d/%d", p.Phase, p.Done, p.Total)
+		s = fmt.Sprintf("%s %d/%d", p.Phase, p.Done, p.Total)
 	}
+	if p.Remote != "" && p.Phase != PhaseDone {
+		s += " · " + p.Remote
+	}
+	return s
 }
 
 // converged is the stop reason of a search that stopped early after round r of R.

@@ -48,6 +48,9 @@ func (p *progressFile) write(ev Event) error {
 // send reports an event: into progress.json when the sweep writes a directory, then to the
 // Progress channel when there is one (blocking until it is taken or ctx ends).
 func (o Options) send(ctx context.Context, ev Event) error {
+	if o.remote != nil {
+		ev.Progress.Remote = o.remote.Status()
+	}
 	if o.record != nil {
 		if err := o.record.write(ev); err != nil {
 			return fmt.Errorf("sweep: %w", err)

@@ -26,6 +26,7 @@ func (e *Interrupted) Unwrap() error { return e.Err }
 // Run is the whole sweep: search, validation (unless the file turns it off), and the output
 // files when opt.Out is set, holding the directory's lock (LockDir) throughout.
 func Run(ctx context.Context, f *config.File, sim Simulator, opt Options) (*Result, error) {
+	opt = opt.withRemote(sim)
 	if opt.Out != "" {
 		lock, err := LockDir(opt.Out)
 		if err != nil {

@@ -29,6 +29,9 @@ type Simulator interface {
 // at most one per local CPU. Results and their order do not depend on it.
 type Remote interface {
 	Slots() int
+	// Status is one line on the remote fleet ("nats: 2 workers connected, 20 tasks in
+	// flight, 18 results"), carried in every progress event of the sweep.
+	Status() string
 }
 
 // StochasticSeeds is how many simulation seeds (workload.seed, +1, +2) a stochastic
@@ -52,6 +55,13 @@ type Options struct {
 	Progress chan<- Event
 
 	record *progressFile // progress.json of Out, set by Run
+	remote Remote        // the simulator when its runs are remote, set by Run, RunSearch, Validate
+}
+
+// withRemote notes whether sim's runs are remote, so that events carry its status.
+func (o Options) withRemote(sim Simulator) Options {
+	o.remote, _ = sim.(Remote)
+	return o
 }
 
 // Event reports one finished evaluation (or saturation/validation run), for progress
@@ -115,6 +125,7 @@ func (s *Search) BestEvaluation() *Evaluation { return &s.Evaluations[s.Best] }
 // evaluated on sim, recorded in the ledger when opt.Out is set (whose lock the caller holds,
 // as Run does). When ctx ends first the error is an *Interrupted.
 func RunSearch(ctx context.Context, f *config.File, sim Simulator, opt Options) (*Search, error) {
+	opt = opt.withRemote(sim)
 	space, err := NewSpace(f)
 	if err != nil {
 		return nil, err

@@ -70,6 +70,7 @@ const (
 // difference best − default_kv; and fills the prefill_load_scale saturation table on the
 // search requests, simulating only the values the search did not evaluate.
 func Validate(ctx context.Context, s *Search, sim Simulator, opt Options) (*Validation, error) {
+	opt = opt.withRemote(sim)
 	f := s.File
 	best := s.BestEvaluation()
 	bestIdx, _ := s.Space.Index(best.Key)
