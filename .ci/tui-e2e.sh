@@ -124,7 +124,8 @@ sweep_start=$SECONDS
 while ((SECONDS - sweep_start < 300)); do
 	screen=$(capture)
 	grep -oE '(search round [0-9]+/[0-9]+ · evaluations [0-9]+/[0-9]+|saturation [0-9]+/[0-9]+|validation [0-9]+/3|done · [0-9]+ evaluations · [a-z0-9 ]+)' <<<"$screen" >>"$seen" || true
-	grep -q 'done · ' <<<"$screen" && break
+	# A capture can catch a line half drawn ("done · 20 evaluations · conv"): stop on a whole one.
+	grep -qE 'done · [0-9]+ evaluations · (converged at round [0-9]+ of 6|budget spent|every configuration evaluated)' <<<"$screen" && break
 	sleep 0.05
 done
 echo "tui-e2e: sweep statuses seen ($((SECONDS - sweep_start)) s):"
