@@ -92,7 +92,7 @@ func TestProgressStopReasons(t *testing.T) {
 	c := Progress{Phase: PhaseSearch, Round: 2, Rounds: 6, Done: 14, Total: 60}
 	if c.String() != "search round 2/6 · evaluations 14/60" || c.Cancelled().String() != "done · cancelled" {
 		t.Errorf("%s / %s", c, c.Cancelled())
-	}	// A remote fleet's status follows the phase while the sweep runs.
+	} // A remote fleet's status follows the phase while the sweep runs.
 	c.Remote = "nats: 2 workers connected, 8 tasks in flight, 14 results"
 	if c.String() != "search round 2/6 · evaluations 14/60 · nats: 2 workers connected, 8 tasks in flight, 14 results" ||
 		c.Cancelled().String() != "done · cancelled" {
