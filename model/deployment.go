@@ -1,6 +1,10 @@
 package model
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Deployment is one worker's hardware, parallel layout and vLLM engine arguments: everything
 // the step-time and KV-capacity models depend on.
@@ -89,8 +93,8 @@ func (d Deployment) Validate() error {
 		return fmt.Errorf("deployment: gpu_memory_utilization must be in (0, 1] (have %g)", d.GPUMemoryUtilization)
 	case d.ContextLength < 0:
 		return fmt.Errorf("deployment: context_length must be >= 0 (0: unchecked; have %d)", d.ContextLength)
-	case d.KVCacheDtype != KVFP8 && d.KVCacheDtype != KVBF16:
-		return fmt.Errorf("deployment: kv_cache_dtype %q is not supported (want %s or %s)", d.KVCacheDtype, KVFP8, KVBF16)
+	case !slices.Contains(KVCacheDtypes(), d.KVCacheDtype):
+		return fmt.Errorf("deployment: kv_cache_dtype %q is not supported (want one of %s)", d.KVCacheDtype, strings.Join(KVCacheDtypes(), ", "))
 	case d.NumGPUBlocks < 0:
 		return fmt.Errorf("deployment: num_gpu_blocks must be >= 0 (have %d)", d.NumGPUBlocks)
 	}

@@ -226,7 +226,11 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 		ttft, tpot float64
 		blocks     int
 	}
-	done := map[model.Deployment]map[[3]int]pred{} // identical rows (repeated measurements) share one replay
+	type key struct {
+		d              model.Deployment
+		conc, isl, osl int
+	}
+	done := map[key]pred{} // identical rows (repeated measurements) share one replay
 	rep := &Report{Benchmark: b}
 	for _, r := range rows {
 		res := Result{Row: r}
@@ -245,8 +249,8 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 			res.Skipped = fmt.Sprintf("concurrency %d exceeds max_num_seqs %d", r.Concurrency, d.MaxNumSeqs)
 		}
 		if res.Skipped == "" {
-			k := [3]int{r.Concurrency, r.ISL, r.OSL}
-			p, ok := done[d][k]
+			k := key{d, r.Concurrency, r.ISL, r.OSL}
+			p, ok := done[k]
 			if !ok {
 				ttft, tpot, blocks, err := replay(ctx, d, sim, b, o.Seed)
 				if err != nil {
@@ -257,10 +261,7 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 				}
 				p = pred{ttft, tpot, blocks}
 				if err == nil {
-					if done[d] == nil {
-						done[d] = map[[3]int]pred{}
-					}
-					done[d][k] = p
+					done[k] = p
 				}
 			}
 			if res.Skipped == "" {
@@ -276,7 +277,9 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 }
 
 // replay runs one row's benchmark on one simulated worker: the warm-up requests to
-// completion, then the timed ones from an idle worker, as the client's two phases do.
+// completion, then the timed ones from an idle worker, as the client's two phases do. Each
+// phase starts with an empty cache: exact with prefix caching off (the inferencex profile);
+// with it on, a real worker would still hold the warm-up prompt for the first timed request.
 func replay(ctx context.Context, d model.Deployment, r Row, b Benchmark, seed uint64) (ttft, tpot float64, blocks int, err error) {
 	w, err := model.NewWorker(d)
 	if err != nil {
