@@ -106,7 +106,17 @@ func newModelImportCmd() *cobra.Command {
 		Long: `import reads AIConfigurator's operator tables (gemm, moe, attention, custom all-reduce
 parquet files, the system YAML and the model's config.json) under --aic and writes one derived
 table per layout plus PROVENANCE.md into --out. Writing into model/tables and rebuilding embeds
-them; the importer is deterministic, so re-running it on the same data reproduces the files.`,
+them; the importer is deterministic, so re-running it on the same data reproduces the files.
+
+The experts of this block-FP8 checkpoint run FlashInfer's TRT-LLM block-scale MoE, which
+AIConfigurator measures only in its vLLM 0.24 data (not in ../shared/aic). The embedded tables
+were derived with
+
+  routerlab model import --aic ../shared/aic --out model/tables \
+    --moe-aic <aiconfigurator checkout>/aic-core/src/aiconfigurator_core/systems/data
+
+--moe-kernel vllm_fused_moe --moe-version 0.19.0 --moe-aic "" prices the Triton kernel of the
+0.19 tables instead.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if aic == "" || out == "" {
@@ -142,8 +152,17 @@ them; the importer is deterministic, so re-running it on the same data reproduce
 	fs.StringVar(&o.HardwareSKU, "sku", o.HardwareSKU, "system name")
 	fs.StringVar(&o.BackendVersion, "backend-version", o.BackendVersion, "vLLM version directory")
 	fs.StringVar(&o.GEMMQuant, "gemm-quant", o.GEMMQuant, "gemm_dtype of the projection GEMM rows")
-	fs.StringVar(&o.MoEQuant, "moe-quant", o.MoEQuant, "moe_dtype of the expert rows")
-	fs.StringArrayVar(&layouts, "layout", []string{"4,1,4", "4,4,1"}, "tp,moe_tp,moe_ep of a layout to derive (repeatable)")
+	fs.StringVar(&o.MoE.Dir, "moe-aic", "", "AIConfigurator data directory holding the expert rows (default: --aic); the default FlashInfer TRT-LLM rows are in AIConfigurator's aic-core/src/aiconfigurator_core/systems/data")
+	fs.StringVar(&o.MoE.Version, "moe-version", o.MoE.Version, "vLLM version directory of the expert rows")
+	fs.StringVar(&o.MoE.Source, "moe-kernel", o.MoE.Source, "kernel_source of the expert rows (vllm_fused_moe: Triton)")
+	fs.StringVar(&o.MoE.Quant, "moe-quant", o.MoE.Quant, "moe_dtype of the expert rows")
+	fs.StringVar(&o.MoE.Origin, "moe-origin", o.MoE.Origin, "where --moe-aic comes from, recorded in PROVENANCE.md")
+	fs.Float64Var(&o.FP32TFLOPS, "fp32-tflops", 0, "the GPU's FP32 (CUDA-core) peak, for the FP32 router gate (default: the datasheet figure of a known --sku)")
+	var defaults []string
+	for _, l := range o.Layouts {
+		defaults = append(defaults, fmt.Sprintf("%d,%d,%d", l.TP, l.MoETP, l.MoEEP))
+	}
+	fs.StringArrayVar(&layouts, "layout", defaults, "tp,moe_tp,moe_ep of a layout to derive (repeatable)")
 	return cmd
 }
 

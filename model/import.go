@@ -3,6 +3,7 @@ package model
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,28 +13,70 @@ import (
 
 // ImportOptions selects what Import derives.
 type ImportOptions struct {
-	Model          string   // e.g. MiniMaxAI/MiniMax-M2.5 (config file: MiniMaxAI--MiniMax-M2.5_config.json)
-	HardwareSKU    string   // e.g. b200_sxm (system file b200_sxm.yaml, data under b200_sxm/)
-	Backend        string   // vllm
-	BackendVersion string   // e.g. 0.19.0
-	GEMMQuant      string   // gemm_dtype of the attention projections' rows, e.g. fp8
-	MoEQuant       string   // moe_dtype of the expert rows, e.g. fp8
-	Layouts        []Layout // parallel layouts to derive
+	Model          string // e.g. MiniMaxAI/MiniMax-M2.5 (config file: MiniMaxAI--MiniMax-M2.5_config.json)
+	HardwareSKU    string // e.g. b200_sxm (system file b200_sxm.yaml, data under b200_sxm/)
+	Backend        string // vllm
+	BackendVersion string // e.g. 0.19.0
+	GEMMQuant      string // gemm_dtype of the attention projections' rows, e.g. fp8_block
+	// MoE names the measured fused-expert kernel that prices the experts.
+	MoE MoEKernel
+	// FP32TFLOPS is the GPU's peak FP32 (CUDA-core) throughput, which prices the router gate:
+	// vLLM runs MiniMax-M2's gate as an FP32 GEMM, which no operator table measures.
+	// 0 takes the datasheet figure of a known SKU (see fp32PeakTFLOPS).
+	FP32TFLOPS float64
+	Layouts    []Layout // parallel layouts to derive
 }
 
+// MoEKernel selects the fused-expert rows of an AIConfigurator moe_perf table.
+type MoEKernel struct {
+	Dir     string // AIConfigurator data directory holding <sku>/moe/...; "" = the main one
+	Version string // backend version directory of the rows; "" = the deployment's
+	Source  string // kernel_source of the rows
+	Quant   string // moe_dtype of the rows
+	Origin  string // where Dir comes from, for PROVENANCE.md ("" = the main data directory)
+}
+
+// The expert kernel vLLM runs for a block-FP8 checkpoint on Blackwell is FlashInfer's TRT-LLM
+// block-scale MoE: vLLM's FP8 MoE oracle tries FLASHINFER_TRTLLM first, and the InferenceX
+// script of the measured rows (bddbf403) no longer disables FlashInfer MoE. AIConfigurator
+// measures that kernel only with its vLLM 0.24 collector, which builds the layer through vLLM's
+// own backend selection and records the class it picked; its vLLM 0.19 table holds only Triton
+// fused_moe rows (kernel_source vllm_fused_moe), which vLLM does not select for this checkpoint.
+const (
+	trtllmMoEKernel = "vllm_fp8moe_flashinfer_trtllm_trtllmfp8expertsmonolithic"
+	trtllmMoEOrigin = "ai-dynamo/aiconfigurator@095f58a5 aic-core/src/aiconfigurator_core/systems/data (Apache-2.0)"
+)
+
 // DefaultImportOptions derives the embedded default: MiniMax-M2.5 on B200 under vLLM 0.19.0
-// in the TEP layout (attention TP 4, experts EP 4: the seed) and the TP layout (experts TP 4),
-// with the FP8 GEMM and MoE kernels the silicon runs of this deployment are labelled with
-// (gemm_quant_mode fp8, moe_quant_mode fp8).
+// in the TEP layout (attention TP 4, experts EP 4: the seed), the TP layout (experts TP 4) and
+// their two-GPU counterparts (the layouts the published benchmarks also ran).
+// The checkpoint is block-FP8 (weight_block_size [128, 128]), so its projections run vLLM's
+// block-scaled linear kernels (AIConfigurator's fp8_block rows, measured through vLLM's own
+// linear layer) and its experts FlashInfer's TRT-LLM block-scale MoE. The MoE rows come from a
+// second AIConfigurator data directory (MoE.Dir); ../shared/aic does not hold them.
 func DefaultImportOptions() ImportOptions {
 	return ImportOptions{
 		Model: "MiniMaxAI/MiniMax-M2.5", HardwareSKU: "b200_sxm", Backend: "vllm", BackendVersion: "0.19.0",
-		GEMMQuant: "fp8", MoEQuant: "fp8",
+		GEMMQuant: "fp8_block",
+		MoE:       MoEKernel{Version: "0.24.0", Source: trtllmMoEKernel, Quant: "fp8_block", Origin: trtllmMoEOrigin},
 		Layouts: []Layout{
 			{TP: 4, AttentionDP: 1, MoETP: 1, MoEEP: 4},
 			{TP: 4, AttentionDP: 1, MoETP: 4, MoEEP: 1},
+			{TP: 2, AttentionDP: 1, MoETP: 1, MoEEP: 2},
+			{TP: 2, AttentionDP: 1, MoETP: 2, MoEEP: 1},
 		},
 	}
+}
+
+// fp32PeakTFLOPS is the FP32 (non-tensor-core) peak of the SKUs whose system files lack it:
+// B200 (HGX, 1,000 W) 80 TFLOPS, from NVIDIA's Blackwell datasheet, the source b200_sxm.yaml
+// cites for its other figures.
+func fp32PeakTFLOPS(sku string) (float64, bool) {
+	switch sku {
+	case "b200_sxm":
+		return 80, true
+	}
+	return 0, false
 }
 
 // Axis extents of the derived grids (octaves above 1).
@@ -45,7 +88,6 @@ const (
 	decodeOctaves     = 10 // decoding requests 1..1024
 	decodeCtxOctaves  = 18 // decode context 1..262144
 	moeDistribution   = "power_law_1.2"
-	moeKernel         = "vllm_fused_moe"
 	allreduceMode     = "vllm_graph"
 	unquantGEMMDtype  = "bfloat16"
 	attentionDtype    = "bfloat16"
@@ -80,10 +122,38 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	moeRel := filepath.Join(dir("moe"), "moe_perf.parquet")
-	moes, err := readParquet[moeRow](aicDir, moeRel, &common)
+	moeDir, moeVersion := aicDir, o.BackendVersion
+	if o.MoE.Dir != "" {
+		moeDir = o.MoE.Dir
+	}
+	if o.MoE.Version != "" {
+		moeVersion = o.MoE.Version
+	}
+	moeRel := filepath.Join(o.HardwareSKU, "moe", o.Backend, moeVersion, "moe_perf.parquet")
+	moeSrcs := &common
+	if o.MoE.Dir != "" {
+		moeSrcs = new([]Source) // recorded under its origin below, not as a file of aicDir
+	}
+	moes, err := readParquet[moeRow](moeDir, moeRel, moeSrcs)
 	if err != nil {
+		if errors.Is(err, os.ErrNotExist) && o.MoE.Origin != "" && o.MoE.Dir == "" {
+			return nil, fmt.Errorf("%w\n(the %s rows are in %s: pass that directory as --moe-aic)", err, o.MoE.Source, o.MoE.Origin)
+		}
 		return nil, err
+	}
+	if o.MoE.Dir != "" {
+		src := (*moeSrcs)[0]
+		if o.MoE.Origin != "" {
+			src.Path = o.MoE.Origin + ": " + src.Path
+		}
+		common = append(common, src)
+	}
+	fp32 := o.FP32TFLOPS
+	if fp32 == 0 {
+		var ok bool
+		if fp32, ok = fp32PeakTFLOPS(o.HardwareSKU); !ok {
+			return nil, fmt.Errorf("model import: no FP32 peak known for %s (its router gate runs in FP32): pass --fp32-tflops", o.HardwareSKU)
+		}
 	}
 	ctxRel := filepath.Join(dir("attention"), "context_attention_perf.parquet")
 	ctxs, err := readParquet[attentionRow](aicDir, ctxRel, &common)
@@ -110,9 +180,9 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 			return nil, fmt.Errorf("model import: layout %s: tp×attention_dp must equal moe_tp×moe_ep and divide %d heads", l, llm.Heads)
 		}
 		t := &Table{Format: tableFormat, Model: o.Model, HardwareSKU: o.HardwareSKU, Backend: o.Backend,
-			BackendVersion: o.BackendVersion, GEMMQuant: o.GEMMQuant, MoEQuant: o.MoEQuant, Layout: l, LLM: llm, GPU: gpu,
+			BackendVersion: o.BackendVersion, GEMMQuant: o.GEMMQuant, MoEQuant: o.MoE.Quant, Layout: l, LLM: llm, GPU: gpu,
 			Sources: common}
-		if err := derive(t, gemms, moes, ctxs, gens, ars, gemmRel, moeRel, ctxRel, genRel, arRel); err != nil {
+		if err := derive(t, o.MoE, fp32*1e12, gemms, moes, ctxs, gens, ars, gemmRel, moeRel, ctxRel, genRel, arRel); err != nil {
 			return nil, fmt.Errorf("model import: layout %s: %w", l, err)
 		}
 		out = append(out, t)
@@ -139,16 +209,23 @@ func gemmCurve(rows []gemmRow, dtype string, n, k int) (func(m float64) float64,
 	}
 	sort.Slice(ns, func(i, j int) bool { return ns[i] < ns[j] })
 	i := sort.Search(len(ns), func(i int) bool { return ns[i] > int64(n) })
-	if i == 0 || i == len(ns) {
+	if i == 0 {
 		return nil, missing("gemm_perf", fmt.Sprintf("%s n=%d k=%d (measured n at this k: %v)", dtype, n, k, ns))
+	}
+	if i == len(ns) {
+		// Above the widest measured n the measured utilisation is held, as on the other axes:
+		// the work (and the weight bytes) grow as n.
+		top := ns[len(ns)-1]
+		s, r := newSeries(byN[top]), float64(n)/float64(top)
+		return func(m float64) float64 { return s.at(m, 1) * r }, nil
 	}
 	lo, hi := newSeries(byN[ns[i-1]]), newSeries(byN[ns[i]])
 	w := float64(int64(n)-ns[i-1]) / float64(ns[i]-ns[i-1])
 	return func(m float64) float64 { a := lo.at(m, 1); return a + (hi.at(m, 1)-a)*w }, nil
 }
 
-func derive(t *Table, gemms []gemmRow, moes []moeRow, ctxs, gens []attentionRow, ars []allreduceRow,
-	gemmRel, moeRel, ctxRel, genRel, arRel string) error {
+func derive(t *Table, mk MoEKernel, fp32FLOPS float64, gemms []gemmRow, moes []moeRow, ctxs, gens []attentionRow,
+	ars []allreduceRow, gemmRel, moeRel, ctxRel, genRel, arRel string) error {
 	s, l := t.LLM, t.Layout
 	layers := float64(s.Layers)
 	headsPerGPU := s.Heads / l.TP
@@ -164,10 +241,6 @@ func derive(t *Table, gemms []gemmRow, moes []moeRow, ctxs, gens []attentionRow,
 	if err != nil {
 		return err
 	}
-	router, err := gemmCurve(gemms, unquantGEMMDtype, s.Experts, h)
-	if err != nil {
-		return err
-	}
 	logits, err := gemmCurve(gemms, unquantGEMMDtype, s.Vocab/l.TP, h)
 	if err != nil {
 		return err
@@ -175,7 +248,7 @@ func derive(t *Table, gemms []gemmRow, moes []moeRow, ctxs, gens []attentionRow,
 
 	var moePts []point
 	for _, r := range moes {
-		if r.Kernel == moeKernel && r.Dtype == t.MoEQuant && r.Hidden == int64(h) && r.Inter == int64(s.ExpertInter) &&
+		if r.Kernel == mk.Source && r.Dtype == mk.Quant && r.Hidden == int64(h) && r.Inter == int64(s.ExpertInter) &&
 			r.TopK == int64(s.TopK) && r.Experts == int64(s.Experts) && r.MoETP == int64(l.MoETP) &&
 			r.MoEEP == int64(l.MoEEP) && r.Distribution == moeDistribution {
 			moePts = append(moePts, point{float64(r.Tokens), msToUS(r.Latency)})
@@ -183,7 +256,7 @@ func derive(t *Table, gemms []gemmRow, moes []moeRow, ctxs, gens []attentionRow,
 	}
 	if len(moePts) == 0 {
 		return missing("moe_perf", fmt.Sprintf("%s %s hidden %d inter %d top-%d of %d experts moe_tp %d moe_ep %d %s",
-			moeKernel, t.MoEQuant, h, s.ExpertInter, s.TopK, s.Experts, l.MoETP, l.MoEEP, moeDistribution))
+			mk.Source, mk.Quant, h, s.ExpertInter, s.TopK, s.Experts, l.MoETP, l.MoEEP, moeDistribution))
 	}
 	moe := newSeries(moePts)
 
@@ -224,7 +297,7 @@ func derive(t *Table, gemms []gemmRow, moes []moeRow, ctxs, gens []attentionRow,
 
 	nt := axisNodes(tokenOctaves)
 	t.GEMM = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 {
-		return layers * (qkv(x) + proj(x) + router(x))
+		return layers * (qkv(x) + proj(x) + fp32GateUS(x, s.Experts, h, fp32FLOPS, t.GPU))
 	}))}
 	t.MoE = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 { return layers * moe.at(x, 1) }))}
 	t.Collective = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 { return layers * allreduce(x) }))}
@@ -280,17 +353,38 @@ func derive(t *Table, gemms []gemmRow, moes []moeRow, ctxs, gens []attentionRow,
 	}
 	sort.Slice(t.Attention, func(i, j int) bool { return t.Attention[i].KVCacheDtype < t.Attention[j].KVCacheDtype })
 
+	moeFrom := moeRel
+	if mk.Origin != "" && mk.Dir != "" {
+		moeFrom = mk.Origin + ": " + moeRel
+	}
 	t.Kernels = []string{
-		fmt.Sprintf("%s: %s GEMM qkv n=%d k=%d, proj n=%d k=%d; %s router n=%d k=%d, logits n=%d k=%d (n interpolated)",
-			gemmRel, t.GEMMQuant, qkvN, h, h, headsPerGPU*s.HeadDim, unquantGEMMDtype, s.Experts, h, s.Vocab/l.TP, h),
+		fmt.Sprintf("%s: %s GEMM qkv n=%d k=%d, proj n=%d k=%d; %s logits n=%d k=%d (n interpolated)",
+			gemmRel, t.GEMMQuant, qkvN, h, h, headsPerGPU*s.HeadDim, unquantGEMMDtype, s.Vocab/l.TP, h),
+		fmt.Sprintf("router gate: FP32 GEMM n=%d k=%d on its roofline (FP32 peak %.0f TFLOPS, mem_bw × mem_bw_empirical_scaling_factor) + mem_empirical_constant_latency, plus the FP32 copy of its input",
+			s.Experts, h, fp32FLOPS/1e12),
 		fmt.Sprintf("%s: %s %s hidden %d inter %d top-%d/%d moe_tp %d moe_ep %d %s",
-			moeRel, moeKernel, t.MoEQuant, h, s.ExpertInter, s.TopK, s.Experts, l.MoETP, l.MoEEP, moeDistribution),
+			moeFrom, mk.Source, mk.Quant, h, s.ExpertInter, s.TopK, s.Experts, l.MoETP, l.MoEEP, moeDistribution),
 		fmt.Sprintf("%s, %s: %d heads / %d KV heads per GPU, head_dim %d, %s attention; KV cache %s (kv_cache_dtype %s) and fp8 (kv_cache_dtype %s, levelled to at most the %s price)",
 			ctxRel, genRel, headsPerGPU, kvPerGPU, s.HeadDim, attentionDtype, attentionDtype, KVBF16, KVFP8, attentionDtype),
 		fmt.Sprintf("%s: %s %s all-reduce over %d GPUs, 2 per layer of tokens×%d elements", arRel, allreduceMode, allreduceElemType, l.TP, h),
 		"element-wise (2 add+RMSNorm, QK-norm, RoPE, KV write per layer; embedding): bytes / (mem_bw × mem_bw_empirical_scaling_factor) + mem_empirical_constant_latency",
 	}
 	return nil
+}
+
+// fp32GateUS prices one layer's MoE router gate at a step of tokens. vLLM's MiniMax-M2 gate is
+// a replicated FP32 linear layer fed an FP32 copy of the hidden state (models/minimax_m2.py:
+// params_dtype float32, hidden_states.to(float32)); FP32 matmuls run on CUDA cores unless TF32
+// is enabled, which the measured runs did not do. No operator table measures it, so it is
+// priced on its roofline: FLOPs at the FP32 peak or bytes at the effective bandwidth, whichever
+// is longer, plus a launch. The cast is element-wise work torch.compile fuses into the RMSNorm
+// before it, so it adds only its FP32 write.
+func fp32GateUS(tokens float64, experts, hidden int, fp32FLOPS float64, g GPUSpec) float64 {
+	bw := g.MemBW * g.MemBWScaling / 1e6 // bytes per µs
+	e, h := float64(experts), float64(hidden)
+	flops := 2 * tokens * e * h
+	bytes := 4 * (e*h + tokens*h + tokens*e)
+	return max(flops/fp32FLOPS*1e6, bytes/bw) + g.MemConstantUS + 4*tokens*h/bw
 }
 
 // MarshalTable renders a table as the stable JSON the embedded files hold.

@@ -2,29 +2,60 @@ package model
 
 import (
 	"bytes"
+	"encoding/json"
+	"math"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"pgregory.net/rapid"
 )
 
 const sharedAIC = "../../shared/aic"
 
-// The embedded tables are exactly what the importer derives from the shared operator data.
-func TestImportRoundTrip(t *testing.T) {
+// aicMoEDir is the AIConfigurator data directory holding the FlashInfer TRT-LLM expert rows
+// of the embedded tables (aic-core/src/aiconfigurator_core/systems/data of a checkout), which
+// ../shared/aic lacks; tests that re-derive the MoE grid need it in ROUTERLAB_AIC_MOE_DIR.
+func aicMoEDir(t *testing.T) string {
+	t.Helper()
 	if _, err := os.Stat(sharedAIC); err != nil {
 		t.Skip("../shared/aic not present: cannot re-derive the embedded tables")
 	}
-	if testing.Short() {
-		t.Skip("re-import reads ~1.4 MB of parquet; skipped in -short")
+	d := os.Getenv("ROUTERLAB_AIC_MOE_DIR")
+	if d == "" {
+		t.Skip("ROUTERLAB_AIC_MOE_DIR not set: it names AIConfigurator's systems/data directory, which holds the TRT-LLM MoE rows ../shared lacks")
 	}
-	tables, err := Import(sharedAIC, DefaultImportOptions())
+	return d
+}
+
+func embeddedTable(t *testing.T, name string) *Table {
+	t.Helper()
+	b, err := fs.ReadFile(tablesFS, "tables/"+name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tables) != 2 {
-		t.Fatalf("%d tables", len(tables))
+	var tb Table
+	if err := json.Unmarshal(b, &tb); err != nil {
+		t.Fatal(err)
+	}
+	return &tb
+}
+
+// The embedded tables are exactly what the importer derives from the operator data.
+func TestImportRoundTrip(t *testing.T) {
+	o := DefaultImportOptions()
+	o.MoE.Dir = aicMoEDir(t)
+	if testing.Short() {
+		t.Skip("re-import reads ~2 MB of parquet; skipped in -short")
+	}
+	tables, err := Import(sharedAIC, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tables) != len(o.Layouts) {
+		t.Fatalf("%d tables for %d layouts", len(tables), len(o.Layouts))
 	}
 	for _, tb := range tables {
 		got, err := MarshalTable(tb)
@@ -48,6 +79,95 @@ func TestImportRoundTrip(t *testing.T) {
 	}
 }
 
+// Everything of the embedded tables that comes from ../shared/aic re-derives exactly from it;
+// only the MoE grid needs the second data directory (TestImportRoundTrip checks it).
+func TestImportRoundTripSharedParts(t *testing.T) {
+	if _, err := os.Stat(sharedAIC); err != nil {
+		t.Skip("../shared/aic not present: cannot re-derive the embedded tables")
+	}
+	if testing.Short() {
+		t.Skip("re-import reads ~1.4 MB of parquet; skipped in -short")
+	}
+	o := DefaultImportOptions()
+	o.MoE = MoEKernel{Source: "vllm_fused_moe", Quant: "fp8_block"} // the 0.19 Triton rows, from ../shared
+	tables, err := Import(sharedAIC, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, got := range tables {
+		want := embeddedTable(t, TableFileName(got))
+		for _, g := range []struct {
+			name      string
+			got, want any
+		}{
+			{"gemm", got.GEMM, want.GEMM}, {"collective", got.Collective, want.Collective},
+			{"elementwise", got.Elementwise, want.Elementwise}, {"logits", got.Logits, want.Logits},
+			{"attention", got.Attention, want.Attention}, {"llm", got.LLM, want.LLM}, {"gpu", got.GPU, want.GPU},
+		} {
+			a, _ := json.Marshal(g.got)
+			b, _ := json.Marshal(g.want)
+			if !bytes.Equal(a, b) {
+				t.Fatalf("%s: %s differs from a fresh import of ../shared/aic", TableFileName(got), g.name)
+			}
+		}
+		shared := map[string]string{}
+		for _, src := range got.Sources {
+			shared[src.Path] = src.SHA256
+		}
+		n := 0
+		for _, src := range want.Sources {
+			if d, ok := shared[src.Path]; ok {
+				n++
+				if d != src.SHA256 {
+					t.Fatalf("%s: %s digest %s, ../shared has %s", TableFileName(got), src.Path, src.SHA256, d)
+				}
+			} else if !strings.Contains(src.Path, "aiconfigurator@") || !strings.Contains(src.Path, "moe_perf.parquet") {
+				t.Fatalf("%s: source %s is neither in ../shared/aic nor the recorded MoE origin", TableFileName(got), src.Path)
+			}
+		}
+		if n != len(want.Sources)-1 {
+			t.Fatalf("%s: %d of %d sources are ../shared files, want all but the MoE table", TableFileName(got), n, len(want.Sources))
+		}
+	}
+}
+
+// The router gate runs in FP32 on CUDA cores: memory-bound at decode sizes (its 3 MB of FP32
+// weights), compute-bound at prefill sizes, where it costs far more than a BF16 GEMM would.
+func TestFP32Gate(t *testing.T) {
+	g := GPUSpec{MemBW: 7.7e12, MemBWScaling: 0.8, MemConstantUS: 3}
+	bw := 7.7e12 * 0.8 / 1e6
+	one := fp32GateUS(1, 256, 3072, 80e12, g)
+	if want := 4*(256*3072+3072+256)/bw + 3 + 4*3072/bw; math.Abs(one-want) > 1e-9 {
+		t.Fatalf("1 token: %g µs, want the weight read %g µs", one, want)
+	}
+	big := fp32GateUS(8192, 256, 3072, 80e12, g)
+	if want := 2*8192*256*3072/80e12*1e6 + 3 + 4*8192*3072/bw; math.Abs(big-want) > 1e-9 {
+		t.Fatalf("8192 tokens: %g µs, want the FP32 compute bound %g µs", big, want)
+	}
+	if big < 150 || big > 200 {
+		t.Fatalf("8192 tokens: %g µs per layer", big)
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		a := rapid.Float64Range(1, 32768).Draw(t, "a")
+		b := rapid.Float64Range(a, 65536).Draw(t, "b")
+		if fp32GateUS(b, 256, 3072, 80e12, g) < fp32GateUS(a, 256, 3072, 80e12, g) {
+			t.Fatalf("more tokens priced cheaper: %g < %g", b, a)
+		}
+	})
+}
+
+// Without the second data directory the default import names what it needs and where it is.
+func TestImportMoEDirHint(t *testing.T) {
+	if _, err := os.Stat(sharedAIC); err != nil {
+		t.Skip("../shared/aic not present")
+	}
+	_, err := Import(sharedAIC, DefaultImportOptions())
+	if err == nil || !strings.Contains(err.Error(), "0.24.0/moe_perf.parquet") || !strings.Contains(err.Error(), "--moe-aic") ||
+		!strings.Contains(err.Error(), "aiconfigurator") {
+		t.Fatalf("default import without --moe-aic: %v", err)
+	}
+}
+
 func TestImportMissingData(t *testing.T) {
 	dir := t.TempDir()
 	_, err := Import(dir, DefaultImportOptions())
@@ -58,6 +178,7 @@ func TestImportMissingData(t *testing.T) {
 		return
 	}
 	o := DefaultImportOptions()
+	o.MoE = MoEKernel{Source: "vllm_fused_moe", Quant: "fp8_block"}
 	o.Layouts = []Layout{{TP: 4, AttentionDP: 4, MoETP: 1, MoEEP: 16}}
 	if _, err := Import(sharedAIC, o); err == nil || !strings.Contains(err.Error(), "attention_dp") {
 		t.Fatalf("DEP layout: %v", err)
