@@ -3,8 +3,8 @@ package model
 import (
 	"bytes"
 	"encoding/json"
-	"math"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
