@@ -18,7 +18,8 @@ func newModelCmd() *cobra.Command {
 		Short: "Inspect, import and validate the worker timing model",
 		Long: `The timing model prices every engine step of a worker from silicon-measured operator
 tables (NVIDIA AIConfigurator, embedded for MiniMax-M2.5 on B200 under vLLM 0.19.0 in the
-TEP and TP layouts) and sizes its KV cache from memory arithmetic.`,
+four- and two-GPU TEP and TP layouts, priced as the kernels this block-FP8 checkpoint runs)
+and sizes its KV cache from memory arithmetic.`,
 	}
 	cmd.AddCommand(newModelInfoCmd(), newModelImportCmd(), newModelValidateCmd())
 	return cmd
@@ -69,7 +70,7 @@ func writeModelInfo(out io.Writer, w *model.Worker) error {
 		d.Backend, d.BackendVersion, d.Layout())
 	fmt.Fprintf(&b, "engine     max_num_batched_tokens %d, max_num_seqs %d, block %d, gpu_memory_utilization %.2f, kv_cache_dtype %s\n",
 		d.MaxNumBatchedTokens, d.MaxNumSeqs, d.BlockSize, d.GPUMemoryUtilization, d.KVCacheDtype)
-	fmt.Fprintf(&b, "kernels    GEMM %s, MoE %s (%s)\n\n", t.GEMMQuant, t.MoEQuant, model.TableFileName(t))
+	fmt.Fprintf(&b, "kernels    projections %s, experts %s %s, router gate FP32 (%s)\n\n", t.GEMMQuant, t.MoEKernel, t.MoEQuant, model.TableFileName(t))
 	b.WriteString(w.Capacity().String())
 	b.WriteString("\nstep time of typical batches (µs)\n")
 	fmt.Fprintf(&b, "%-44s %8s %8s %7s %8s %8s %9s\n", "batch", "tokens", "non-attn", "logits", "ctx-attn", "dec-attn", "total")

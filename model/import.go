@@ -180,7 +180,7 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 			return nil, fmt.Errorf("model import: layout %s: tp×attention_dp must equal moe_tp×moe_ep and divide %d heads", l, llm.Heads)
 		}
 		t := &Table{Format: tableFormat, Model: o.Model, HardwareSKU: o.HardwareSKU, Backend: o.Backend,
-			BackendVersion: o.BackendVersion, GEMMQuant: o.GEMMQuant, MoEQuant: o.MoE.Quant, Layout: l, LLM: llm, GPU: gpu,
+			BackendVersion: o.BackendVersion, GEMMQuant: o.GEMMQuant, MoEQuant: o.MoE.Quant, MoEKernel: o.MoE.Source, Layout: l, LLM: llm, GPU: gpu,
 			Sources: common}
 		if err := derive(t, o.MoE, fp32*1e12, gemms, moes, ctxs, gens, ars, gemmRel, moeRel, ctxRel, genRel, arRel); err != nil {
 			return nil, fmt.Errorf("model import: layout %s: %w", l, err)

@@ -17,7 +17,7 @@ import (
 var tablesFS embed.FS
 
 // tableFormat is bumped whenever the JSON layout of a Table changes.
-const tableFormat = 2
+const tableFormat = 3
 
 // Layout is a worker's parallel layout: the four sizes the operator tables are keyed on.
 type Layout struct {
@@ -82,7 +82,8 @@ type Table struct {
 	Backend        string   `json:"backend"`
 	BackendVersion string   `json:"backend_version"`
 	GEMMQuant      string   `json:"gemm_quant_mode"` // kernels of the attention projections
-	MoEQuant       string   `json:"moe_quant_mode"`  // kernels of the experts
+	MoEQuant       string   `json:"moe_quant_mode"`  // moe_dtype of the expert rows
+	MoEKernel      string   `json:"moe_kernel"`      // kernel_source of the expert rows
 	Layout         Layout   `json:"layout"`
 	LLM            LLMSpec  `json:"llm"`
 	GPU            GPUSpec  `json:"gpu"`
