@@ -43,6 +43,8 @@ func (f *deploymentFlags) register(cmd *cobra.Command, base model.Deployment, la
 	fs.IntVar(&f.d.BlockSize, "block-size", f.d.BlockSize, "KV block size in tokens")
 	fs.Float64Var(&f.d.GPUMemoryUtilization, "gpu-memory-utilization", f.d.GPUMemoryUtilization, "share of GPU memory vLLM may use")
 	fs.StringVar(&f.d.KVCacheDtype, "kv-cache-dtype", f.d.KVCacheDtype, "KV cache dtype: fp8 or bf16 (sets KV bytes per token, block count and attention price)")
+	fs.StringVar(&f.d.Float32MatmulPrecision, "float32-matmul-precision", model.PrecisionHighest,
+		"vLLM's VLLM_FLOAT32_MATMUL_PRECISION: highest (the FP32 router gate on CUDA cores) or high (TF32 tensor cores)")
 }
 
 func newModelInfoCmd() *cobra.Command {
@@ -158,7 +160,8 @@ were derived with
 	fs.StringVar(&o.MoE.Source, "moe-kernel", o.MoE.Source, "kernel_source of the expert rows (vllm_fused_moe: Triton)")
 	fs.StringVar(&o.MoE.Quant, "moe-quant", o.MoE.Quant, "moe_dtype of the expert rows")
 	fs.StringVar(&o.MoE.Origin, "moe-origin", o.MoE.Origin, "where --moe-aic comes from, recorded in PROVENANCE.md")
-	fs.Float64Var(&o.FP32TFLOPS, "fp32-tflops", 0, "the GPU's FP32 (CUDA-core) peak, for the FP32 router gate (default: the datasheet figure of a known --sku)")
+	fs.Float64Var(&o.FP32TFLOPS, "fp32-tflops", 0, "the GPU's dense FP32 (CUDA-core) peak, for the FP32 router gate (default: the datasheet figure of a known --sku)")
+	fs.Float64Var(&o.TF32TFLOPS, "tf32-tflops", 0, "the GPU's dense TF32 (tensor-core) peak, for the router gate under VLLM_FLOAT32_MATMUL_PRECISION=high (default: the datasheet figure of a known --sku)")
 	var defaults []string
 	for _, l := range o.Layouts {
 		defaults = append(defaults, fmt.Sprintf("%d,%d,%d", l.TP, l.MoETP, l.MoEEP))
@@ -168,7 +171,7 @@ were derived with
 }
 
 func newModelValidateCmd() *cobra.Command {
-	var path, format, profile, kvDtype string
+	var path, format, profile, kvDtype, fp32 string
 	var perSlot, warmup, batched, seqs, block int
 	var rangeRatio, maxTTFT, maxTPOT float64
 	var async, prefix bool
@@ -233,6 +236,9 @@ single settings of the chosen benchmark.`,
 			if fl.Changed("kv-cache-dtype") {
 				b.KVCacheDtype = kvDtype
 			}
+			if fl.Changed("float32-matmul-precision") {
+				b.Float32MatmulPrecision = fp32
+			}
 			if fl.Changed("async-scheduling") {
 				b.AsyncScheduling = async
 			}
@@ -287,6 +293,7 @@ single settings of the chosen benchmark.`,
 	fs.IntVar(&seqs, "max-num-seqs", 0, "running requests at most (default: the benchmark's, 1024)")
 	fs.IntVar(&block, "block-size", 0, "KV block size in tokens (default: the benchmark's)")
 	fs.StringVar(&kvDtype, "kv-cache-dtype", "", "KV cache dtype: fp8 or bf16 (default: the benchmark's, fp8)")
+	fs.StringVar(&fp32, "float32-matmul-precision", "", "VLLM_FLOAT32_MATMUL_PRECISION of every row: highest or high (default: the benchmark's; InferenceX: high in runs from 2026-04-22, when its script set it)")
 	fs.BoolVar(&async, "async-scheduling", false, "vLLM's async scheduling: a request arriving during a step joins the step after next (default: the benchmark's)")
 	fs.BoolVar(&prefix, "prefix-caching", false, "vLLM's prefix caching (default: the benchmark's)")
 	fs.Float64Var(&maxTTFT, "max-ttft-mape", 0, "exit 2 when the TTFT MAPE exceeds this percentage (0: no check)")

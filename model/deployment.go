@@ -32,6 +32,10 @@ type Deployment struct {
 	// NoPrefixCaching is vLLM's --no-enable-prefix-caching: no prompt block is looked up in
 	// or published to the prefix cache (no hits, no KV events).
 	NoPrefixCaching bool
+	// Float32MatmulPrecision is vLLM's VLLM_FLOAT32_MATMUL_PRECISION (torch's float32 matmul
+	// precision): PrecisionHighest runs FP32 matmuls — MiniMax-M2's router gate — on CUDA
+	// cores, PrecisionHigh on TF32 tensor cores. "" means vLLM's default, highest.
+	Float32MatmulPrecision string
 	// AsyncScheduling is vLLM's --async-scheduling (the default from v0.14): a busy engine
 	// schedules step N+1 when step N starts, so a request arriving meanwhile waits for the
 	// step after. Off: the step-synchronous V1 scheduler, which the replays use.
@@ -46,6 +50,23 @@ const (
 
 // KVCacheDtypes lists the supported KV-cache dtypes.
 func KVCacheDtypes() []string { return []string{KVFP8, KVBF16} }
+
+// Float32 matmul precisions (the values of VLLM_FLOAT32_MATMUL_PRECISION routerlab models).
+const (
+	PrecisionHighest = "highest"
+	PrecisionHigh    = "high"
+)
+
+// Float32MatmulPrecisions lists the supported float32 matmul precisions.
+func Float32MatmulPrecisions() []string { return []string{PrecisionHighest, PrecisionHigh} }
+
+// float32Precision is the precision d runs its FP32 matmuls at.
+func (d Deployment) float32Precision() string {
+	if d.Float32MatmulPrecision == "" {
+		return PrecisionHighest
+	}
+	return d.Float32MatmulPrecision
+}
 
 // Layout is the deployment's parallel layout.
 func (d Deployment) Layout() Layout {
@@ -97,6 +118,9 @@ func (d Deployment) Validate() error {
 		return fmt.Errorf("deployment: kv_cache_dtype %q is not supported (want one of %s)", d.KVCacheDtype, strings.Join(KVCacheDtypes(), ", "))
 	case d.NumGPUBlocks < 0:
 		return fmt.Errorf("deployment: num_gpu_blocks must be >= 0 (have %d)", d.NumGPUBlocks)
+	case !slices.Contains(Float32MatmulPrecisions(), d.float32Precision()):
+		return fmt.Errorf("deployment: float32_matmul_precision %q is not supported (want one of %s)",
+			d.Float32MatmulPrecision, strings.Join(Float32MatmulPrecisions(), ", "))
 	}
 	return nil
 }

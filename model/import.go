@@ -2,6 +2,7 @@ package model
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,11 +21,12 @@ type ImportOptions struct {
 	GEMMQuant      string // gemm_dtype of the attention projections' rows, e.g. fp8_block
 	// MoE names the measured fused-expert kernel that prices the experts.
 	MoE MoEKernel
-	// FP32TFLOPS is the GPU's peak FP32 (CUDA-core) throughput, which prices the router gate:
-	// vLLM runs MiniMax-M2's gate as an FP32 GEMM, which no operator table measures.
-	// 0 takes the datasheet figure of a known SKU (see fp32PeakTFLOPS).
-	FP32TFLOPS float64
-	Layouts    []Layout // parallel layouts to derive
+	// FP32TFLOPS and TF32TFLOPS are the GPU's dense FP32 (CUDA-core) and TF32 (tensor-core)
+	// peaks, which price the router gate: vLLM runs MiniMax-M2's gate as an FP32 GEMM (on CUDA
+	// cores, or TF32 tensor cores under VLLM_FLOAT32_MATMUL_PRECISION=high), which no operator
+	// table measures. 0 takes the datasheet figure of a known SKU (see fp32PeakTFLOPS).
+	FP32TFLOPS, TF32TFLOPS float64
+	Layouts                []Layout // parallel layouts to derive
 }
 
 // MoEKernel selects the fused-expert rows of an AIConfigurator moe_perf table.
@@ -68,15 +70,15 @@ func DefaultImportOptions() ImportOptions {
 	}
 }
 
-// fp32PeakTFLOPS is the FP32 (non-tensor-core) peak of the SKUs whose system files lack it:
-// B200 (HGX, 1,000 W) 80 TFLOPS, from NVIDIA's Blackwell datasheet, the source b200_sxm.yaml
-// cites for its other figures.
-func fp32PeakTFLOPS(sku string) (float64, bool) {
+// fp32PeakTFLOPS gives the dense FP32 (CUDA-core) and TF32 (tensor-core) peaks of the SKUs
+// whose system files lack them: B200 (HGX, 1,000 W) 80 and 1,100 TFLOPS (2.2 PFLOPS with
+// sparsity), from NVIDIA's Blackwell datasheet, the source b200_sxm.yaml cites for its figures.
+func fp32PeakTFLOPS(sku string) (fp32, tf32 float64, ok bool) {
 	switch sku {
 	case "b200_sxm":
-		return 80, true
+		return 80, 1100, true
 	}
-	return 0, false
+	return 0, 0, false
 }
 
 // Axis extents of the derived grids (octaves above 1).
@@ -148,12 +150,13 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 		}
 		common = append(common, src)
 	}
-	fp32 := o.FP32TFLOPS
-	if fp32 == 0 {
-		var ok bool
-		if fp32, ok = fp32PeakTFLOPS(o.HardwareSKU); !ok {
-			return nil, fmt.Errorf("model import: no FP32 peak known for %s (its router gate runs in FP32): pass --fp32-tflops", o.HardwareSKU)
+	fp32, tf32 := o.FP32TFLOPS, o.TF32TFLOPS
+	if fp32 == 0 || tf32 == 0 {
+		f, t, ok := fp32PeakTFLOPS(o.HardwareSKU)
+		if !ok {
+			return nil, fmt.Errorf("model import: no FP32/TF32 peak known for %s (its router gate runs in FP32): pass --fp32-tflops and --tf32-tflops", o.HardwareSKU)
 		}
+		fp32, tf32 = cmp.Or(fp32, f), cmp.Or(tf32, t)
 	}
 	ctxRel := filepath.Join(dir("attention"), "context_attention_perf.parquet")
 	ctxs, err := readParquet[attentionRow](aicDir, ctxRel, &common)
@@ -182,7 +185,7 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 		t := &Table{Format: tableFormat, Model: o.Model, HardwareSKU: o.HardwareSKU, Backend: o.Backend,
 			BackendVersion: o.BackendVersion, GEMMQuant: o.GEMMQuant, MoEQuant: o.MoE.Quant, MoEKernel: o.MoE.Source, Layout: l, LLM: llm, GPU: gpu,
 			Sources: common}
-		if err := derive(t, o.MoE, fp32*1e12, gemms, moes, ctxs, gens, ars, gemmRel, moeRel, ctxRel, genRel, arRel); err != nil {
+		if err := derive(t, o.MoE, gatePeaks{fp32 * 1e12, tf32 * 1e12}, gemms, moes, ctxs, gens, ars, gemmRel, moeRel, ctxRel, genRel, arRel); err != nil {
 			return nil, fmt.Errorf("model import: layout %s: %w", l, err)
 		}
 		out = append(out, t)
@@ -224,7 +227,10 @@ func gemmCurve(rows []gemmRow, dtype string, n, k int) (func(m float64) float64,
 	return func(m float64) float64 { a := lo.at(m, 1); return a + (hi.at(m, 1)-a)*w }, nil
 }
 
-func derive(t *Table, mk MoEKernel, fp32FLOPS float64, gemms []gemmRow, moes []moeRow, ctxs, gens []attentionRow,
+// gatePeaks are the FLOP/s an FP32 GEMM runs at under each float32 matmul precision.
+type gatePeaks struct{ fp32, tf32 float64 }
+
+func derive(t *Table, mk MoEKernel, peaks gatePeaks, gemms []gemmRow, moes []moeRow, ctxs, gens []attentionRow,
 	ars []allreduceRow, gemmRel, moeRel, ctxRel, genRel, arRel string) error {
 	s, l := t.LLM, t.Layout
 	layers := float64(s.Layers)
@@ -297,8 +303,15 @@ func derive(t *Table, mk MoEKernel, fp32FLOPS float64, gemms []gemmRow, moes []m
 
 	nt := axisNodes(tokenOctaves)
 	t.GEMM = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 {
-		return layers * (qkv(x) + proj(x) + fp32GateUS(x, s.Experts, h, fp32FLOPS, t.GPU))
+		return layers * (qkv(x) + proj(x))
 	}))}
+	for _, g := range []struct {
+		precision string
+		flops     float64
+	}{{PrecisionHighest, peaks.fp32}, {PrecisionHigh, peaks.tf32}} {
+		t.RouterGate = append(t.RouterGate, RouterGate{Float32MatmulPrecision: g.precision, Grid: Grid{Cols: nt,
+			Values: round(sample(nt, func(x float64) float64 { return layers * fp32GateUS(x, s.Experts, h, g.flops, t.GPU) }))}})
+	}
 	t.MoE = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 { return layers * moe.at(x, 1) }))}
 	t.Collective = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 { return layers * allreduce(x) }))}
 	t.Elementwise = Grid{Cols: nt, Values: round(sample(nt, elementwise))}
@@ -360,8 +373,8 @@ func derive(t *Table, mk MoEKernel, fp32FLOPS float64, gemms []gemmRow, moes []m
 	t.Kernels = []string{
 		fmt.Sprintf("%s: %s GEMM qkv n=%d k=%d, proj n=%d k=%d; %s logits n=%d k=%d (n interpolated)",
 			gemmRel, t.GEMMQuant, qkvN, h, h, headsPerGPU*s.HeadDim, unquantGEMMDtype, s.Vocab/l.TP, h),
-		fmt.Sprintf("router gate: FP32 GEMM n=%d k=%d on its roofline (FP32 peak %.0f TFLOPS, mem_bw × mem_bw_empirical_scaling_factor) + mem_empirical_constant_latency, plus the FP32 copy of its input",
-			s.Experts, h, fp32FLOPS/1e12),
+		fmt.Sprintf("router gate: FP32 GEMM n=%d k=%d on its roofline (float32_matmul_precision highest: FP32 CUDA cores, %.0f TFLOPS; high: TF32 tensor cores, %.0f TFLOPS; mem_bw × mem_bw_empirical_scaling_factor) + mem_empirical_constant_latency, plus the FP32 copy of its input",
+			s.Experts, h, peaks.fp32/1e12, peaks.tf32/1e12),
 		fmt.Sprintf("%s: %s %s hidden %d inter %d top-%d/%d moe_tp %d moe_ep %d %s",
 			moeFrom, mk.Source, mk.Quant, h, s.ExpertInter, s.TopK, s.Experts, l.MoETP, l.MoEEP, moeDistribution),
 		fmt.Sprintf("%s, %s: %d heads / %d KV heads per GPU, head_dim %d, %s attention; KV cache %s (kv_cache_dtype %s) and fp8 (kv_cache_dtype %s, levelled to at most the %s price)",

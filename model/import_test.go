@@ -100,7 +100,7 @@ func TestImportRoundTripSharedParts(t *testing.T) {
 			name      string
 			got, want any
 		}{
-			{"gemm", got.GEMM, want.GEMM}, {"collective", got.Collective, want.Collective},
+			{"gemm", got.GEMM, want.GEMM}, {"router gate", got.RouterGate, want.RouterGate}, {"collective", got.Collective, want.Collective},
 			{"elementwise", got.Elementwise, want.Elementwise}, {"logits", got.Logits, want.Logits},
 			{"attention", got.Attention, want.Attention}, {"llm", got.LLM, want.LLM}, {"gpu", got.GPU, want.GPU},
 		} {

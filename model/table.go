@@ -17,7 +17,7 @@ import (
 var tablesFS embed.FS
 
 // tableFormat is bumped whenever the JSON layout of a Table changes.
-const tableFormat = 3
+const tableFormat = 4
 
 // Layout is a worker's parallel layout: the four sizes the operator tables are keyed on.
 type Layout struct {
@@ -91,10 +91,12 @@ type Table struct {
 	Sources        []Source `json:"sources"`
 
 	// Non-attention work, functions of the step's total scheduled tokens.
-	GEMM        Grid `json:"gemm"`        // qkv + output projection + router, all layers
+	GEMM        Grid `json:"gemm"`        // qkv + output projection, all layers
 	MoE         Grid `json:"moe"`         // fused experts, all layers
 	Collective  Grid `json:"collective"`  // all-reduces of the layout, all layers
 	Elementwise Grid `json:"elementwise"` // norms/residual adds (all layers) + embedding
+	// RouterGate prices the MoE router gate, all layers, once per float32 matmul precision.
+	RouterGate []RouterGate `json:"router_gate"`
 	// Logits is the LM head, a function of the number of sequences in the step.
 	Logits Grid `json:"logits"`
 	// Attention holds one entry per KV-cache dtype, sorted by dtype.
@@ -112,6 +114,26 @@ type Attention struct {
 	KVCacheDtype string `json:"kv_cache_dtype"` // KVFP8 or KVBF16
 	Context      Grid   `json:"context"`
 	Decode       Grid   `json:"decode"`
+}
+
+// RouterGate is the price of the FP32 router gate at one float32 matmul precision, a function
+// of the step's total scheduled tokens.
+type RouterGate struct {
+	Float32MatmulPrecision string `json:"float32_matmul_precision"` // PrecisionHighest or PrecisionHigh
+	Grid
+}
+
+// RouterGateFor returns the router gate grid of a float32 matmul precision.
+func (t *Table) RouterGateFor(precision string) (*RouterGate, error) {
+	var have []string
+	for i := range t.RouterGate {
+		if t.RouterGate[i].Float32MatmulPrecision == precision {
+			return &t.RouterGate[i], nil
+		}
+		have = append(have, t.RouterGate[i].Float32MatmulPrecision)
+	}
+	return nil, fmt.Errorf("model: table %s has no router gate prices for float32_matmul_precision %q (have %s; re-run model import)",
+		TableFileName(t), precision, strings.Join(have, ", "))
 }
 
 // AttentionFor returns the attention grids of a KV-cache dtype.

@@ -11,7 +11,7 @@ type Worker struct {
 	d     Deployment
 	table *Table
 
-	nonAttention curve // GEMM + MoE + collectives + element-wise, by step tokens
+	nonAttention curve // GEMM + router gate + MoE + collectives + element-wise, by step tokens
 	logits       curve // LM head, by sequences in the step
 	context      surface
 	decode       surface
@@ -43,6 +43,13 @@ func newWorker(d Deployment, t *Table) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	gate, err := t.RouterGateFor(d.float32Precision())
+	if err != nil {
+		return nil, err
+	}
+	if len(gate.Values) != n {
+		return nil, fmt.Errorf("model: table %s: %s router_gate has %d values, gemm %d", TableFileName(t), gate.Float32MatmulPrecision, len(gate.Values), n)
+	}
 	for _, g := range []struct {
 		name string
 		g    Grid
@@ -56,7 +63,7 @@ func newWorker(d Deployment, t *Table) (*Worker, error) {
 	}
 	sum := make([]float64, n)
 	for i := range sum {
-		sum[i] = t.GEMM.Values[i] + t.MoE.Values[i] + t.Collective.Values[i] + t.Elementwise.Values[i]
+		sum[i] = t.GEMM.Values[i] + gate.Values[i] + t.MoE.Values[i] + t.Collective.Values[i] + t.Elementwise.Values[i]
 	}
 	return &Worker{
 		d:            d,

@@ -74,7 +74,11 @@ func TestStepTimeOnGridNodes(t *testing.T) {
 		if float64(tokens) != axisNode(i) {
 			continue
 		}
-		want := tb.GEMM.Values[i] + tb.MoE.Values[i] + tb.Collective.Values[i] + tb.Elementwise.Values[i]
+		gate, err := tb.RouterGateFor(PrecisionHighest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := tb.GEMM.Values[i] + gate.Values[i] + tb.MoE.Values[i] + tb.Collective.Values[i] + tb.Elementwise.Values[i]
 		br := w.Breakdown(&Batch{Decodes: tokens, DecodeContextTokens: int64(tokens)})
 		if math.Abs(br.NonAttentionUS-want) > 1e-9 {
 			t.Fatalf("%d tokens: non-attention %g, want table sum %g", tokens, br.NonAttentionUS, want)
@@ -99,7 +103,11 @@ func TestStepTimeBetweenGridNodes(t *testing.T) {
 	tb := w.Table()
 	// 9 tokens is halfway between nodes 8 (index 12) and 10 (index 13).
 	want := 0.0
-	for _, g := range []Grid{tb.GEMM, tb.MoE, tb.Collective, tb.Elementwise} {
+	gate, err := tb.RouterGateFor(PrecisionHighest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []Grid{tb.GEMM, gate.Grid, tb.MoE, tb.Collective, tb.Elementwise} {
 		want += (g.Values[12] + g.Values[13]) / 2
 	}
 	got := w.Breakdown(&Batch{Prefill: []Chunk{{NewTokens: 9}}}).NonAttentionUS
@@ -224,6 +232,7 @@ func TestDeploymentValidate(t *testing.T) {
 		{func(d *Deployment) { d.GPUMemoryUtilization = 1.5 }, "gpu_memory_utilization"},
 		{func(d *Deployment) { d.ContextLength = -1 }, "context_length"},
 		{func(d *Deployment) { d.NumGPUBlocks = -3 }, "num_gpu_blocks"},
+		{func(d *Deployment) { d.Float32MatmulPrecision = "medium" }, "float32_matmul_precision"},
 	} {
 		d := SeedDeployment()
 		c.edit(&d)
@@ -275,6 +284,40 @@ func TestFP8AttentionNeverDearer(t *testing.T) {
 		x, y := fp8.Breakdown(&batch), bf16.Breakdown(&batch)
 		if x.ContextAttnUS > y.ContextAttnUS+1e-9 || x.DecodeAttnUS > y.DecodeAttnUS+1e-9 || x.TotalUS > y.TotalUS {
 			t.Fatalf("FP8 dearer than BF16: %+v vs %+v", x, y)
+		}
+	})
+}
+
+// VLLM_FLOAT32_MATMUL_PRECISION=high moves the FP32 router gate onto TF32 tensor cores: never
+// dearer, the same where the gate is memory-bound (decode batches), several milliseconds
+// cheaper on a long prefill where 80 TFLOPS of CUDA cores bound it.
+func TestTF32GateNeverDearer(t *testing.T) {
+	d := SeedDeployment()
+	highest, err := NewWorker(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Float32MatmulPrecision = PrecisionHigh
+	high, err := NewWorker(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decode := &Batch{Decodes: 8, DecodeContextTokens: 8 * 2000}
+	if a, b := highest.StepTimeUS(decode), high.StepTimeUS(decode); a != b {
+		t.Fatalf("8 decodes: %d µs highest, %d µs high; a memory-bound gate costs the same", a, b)
+	}
+	prefill := &Batch{Prefill: []Chunk{{NewTokens: 8192}}}
+	if saved := highest.StepTimeUS(prefill) - high.StepTimeUS(prefill); saved < 5000 || saved > 12000 {
+		t.Fatalf("8k-token prefill: TF32 saves %d µs, want the FP32 compute bound's 5–12 ms", saved)
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		b := &Batch{Decodes: rapid.IntRange(0, 512).Draw(t, "decodes")}
+		b.DecodeContextTokens = int64(b.Decodes) * int64(rapid.IntRange(1, 100000).Draw(t, "ctx"))
+		if n := rapid.IntRange(0, 16384).Draw(t, "prefill"); n > 0 {
+			b.Prefill = []Chunk{{NewTokens: n}}
+		}
+		if high.StepTimeUS(b) > highest.StepTimeUS(b) {
+			t.Fatalf("%+v: TF32 gate dearer than FP32", b)
 		}
 	})
 }

@@ -33,11 +33,22 @@ type Row struct {
 	MoEEP          int     `json:"moe_ep_size"`
 	TTFTMS         float64 `json:"silicon_ttft_ms"`
 	TPOTMS         float64 `json:"silicon_tpot_ms"`
+
+	// Rows of AIConfigurator's published sample name what they measured; empty in the
+	// shared format, whose rows are all the seed's checkpoint on B200 under vLLM.
+	Model   string `json:"model_path,omitempty"`
+	System  string `json:"system,omitempty"`
+	Backend string `json:"backend,omitempty"`
+	// Unsupported is why a row of the sample cannot be replayed at all (a disaggregated or
+	// pipeline-parallel run); such a row carries only its shape and latencies.
+	Unsupported string `json:"unsupported,omitempty"`
 }
 
 // Layout names the row's parallel layout the way the serving literature does.
 func (r Row) Layout() string {
 	switch {
+	case r.TP == 0:
+		return "-"
 	case r.AttentionDP > 1:
 		return "DEP"
 	case r.MoEEP > 1:
@@ -51,12 +62,21 @@ var columns = []string{"config_id", "concurrency", "measured", "backend_version"
 	"moe_quant_mode", "isl", "osl", "batch_size", "tp_size", "attention_dp_size", "moe_tp_size", "moe_ep_size",
 	"silicon_ttft_ms", "silicon_tpot_ms"}
 
+// sampleColumns are those of AIConfigurator's published silicon sample
+// (aic-core/src/aiconfigurator_core/systems/silicon_sample.csv), which keeps the run's id,
+// concurrency and date in silicon_data_source ("…; config_id=691; silicon_concurrency=256;
+// measured=2026-04-22T00:00:00.000Z; …") and covers many models, systems and backends.
+var sampleColumns = []string{"silicon_data_source", "backend", "backend_version", "model_path", "system", "precision",
+	"mode", "isl", "osl", "gemm_quant_mode", "moe_quant_mode", "batch_size", "tp_size", "pp_size", "attention_dp_size",
+	"moe_tp_size", "moe_ep_size", "silicon_ttft_ms", "silicon_tpot_ms"}
+
 // MaxFileBytes bounds a silicon CSV (16 MiB, thousands of times a real one), so that a path
 // such as /dev/zero ends in an error instead of exhausting memory.
 const MaxFileBytes = 16 << 20
 
-// Parse reads a silicon CSV (header row naming at least the columns above, any order).
-// Errors name the file, line and field: "name:line: field: problem".
+// Parse reads a silicon CSV: the shared format (a header row naming at least the columns
+// above, any order) or AIConfigurator's published sample (recognised by its
+// silicon_data_source column). Errors name the file, line and field: "name:line: field: problem".
 func Parse(r io.Reader, name string) ([]Row, error) {
 	lr := &io.LimitedReader{R: r, N: MaxFileBytes + 1}
 	cr := csv.NewReader(lr)
@@ -78,7 +98,14 @@ func Parse(r io.Reader, name string) ([]Row, error) {
 	for i, h := range header {
 		col[strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))] = i
 	}
-	for _, c := range columns {
+	_, hasSource := col["silicon_data_source"]
+	_, hasID := col["config_id"]
+	sample := hasSource && !hasID
+	want := columns
+	if sample {
+		want = sampleColumns
+	}
+	for _, c := range want {
 		if _, ok := col[c]; !ok {
 			return nil, fmt.Errorf("%s:1: %s: missing column", name, c)
 		}
@@ -104,26 +131,18 @@ func Parse(r io.Reader, name string) ([]Row, error) {
 			return nil, fmt.Errorf("%s:%d: row has %d fields, header %d", name, line, len(rec), len(header))
 		}
 		p := rowParser{rec: rec, col: col, name: name, line: line}
-		row := Row{
-			Line:           line,
-			ConfigID:       p.str("config_id"),
-			Measured:       p.str("measured"),
-			BackendVersion: p.str("backend_version"),
-			Precision:      p.str("precision"),
-			GEMMQuantMode:  p.str("gemm_quant_mode"),
-			MoEQuantMode:   p.str("moe_quant_mode"),
-			Concurrency:    p.positive("concurrency"),
-			ISL:            p.positive("isl"),
-			OSL:            p.positive("osl"),
-			BatchSize:      p.positive("batch_size"),
-			TP:             p.positive("tp_size"),
-			AttentionDP:    p.positive("attention_dp_size"),
-			MoETP:          p.positive("moe_tp_size"),
-			MoEEP:          p.positive("moe_ep_size"),
-			TTFTMS:         p.latency("silicon_ttft_ms"),
-			TPOTMS:         p.latency("silicon_tpot_ms"),
-		}
-		if p.err != nil {
+		var row Row
+		if sample {
+			// The published sample mixes many collections; a row it cannot describe is
+			// skipped with the problem (file:line: field), not the whole file rejected.
+			if row = p.sampleRow(); p.err != nil {
+				row = Row{Line: line, ConfigID: row.ConfigID, Concurrency: row.Concurrency, BackendVersion: "unrecorded",
+					Model: row.Model, System: row.System, Backend: row.Backend, Unsupported: p.err.Error()}
+				if v := p.str("backend_version"); v != "" {
+					row.BackendVersion = v
+				}
+			}
+		} else if row = p.sharedRow(); p.err != nil {
 			return nil, p.err
 		}
 		if row.BackendVersion == "" {
@@ -135,6 +154,87 @@ func Parse(r io.Reader, name string) ([]Row, error) {
 		return nil, fmt.Errorf("%s: no data rows", name)
 	}
 	return rows, nil
+}
+
+func (p *rowParser) sharedRow() Row {
+	return Row{
+		Line:           p.line,
+		ConfigID:       p.str("config_id"),
+		Measured:       p.str("measured"),
+		BackendVersion: p.str("backend_version"),
+		Precision:      p.str("precision"),
+		GEMMQuantMode:  p.str("gemm_quant_mode"),
+		MoEQuantMode:   p.str("moe_quant_mode"),
+		Concurrency:    p.positive("concurrency"),
+		ISL:            p.positive("isl"),
+		OSL:            p.positive("osl"),
+		BatchSize:      p.positive("batch_size"),
+		TP:             p.positive("tp_size"),
+		AttentionDP:    p.positive("attention_dp_size"),
+		MoETP:          p.positive("moe_tp_size"),
+		MoEEP:          p.positive("moe_ep_size"),
+		TTFTMS:         p.latency("silicon_ttft_ms"),
+		TPOTMS:         p.latency("silicon_tpot_ms"),
+	}
+}
+
+// sampleRow reads a row of AIConfigurator's sample. Aggregated single-stage runs become
+// ordinary rows; a disaggregated or pipeline-parallel one keeps only its shape and latencies
+// and says why it cannot be replayed.
+func (p *rowParser) sampleRow() Row {
+	src := map[string]string{}
+	for _, kv := range strings.Split(p.str("silicon_data_source"), ";") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(kv), "="); ok {
+			src[k] = strings.TrimSpace(v)
+		}
+	}
+	cs, hasConc := src["silicon_concurrency"]
+	conc, err := strconv.Atoi(cs)
+	if hasConc && (err != nil || conc < 1) {
+		p.fail("silicon_data_source", "silicon_concurrency=%q is not a positive integer", cs)
+	}
+	measured := src["measured"]
+	if len(measured) > 10 {
+		measured = measured[:10] // the date of an ISO timestamp
+	}
+	r := Row{
+		Line: p.line, ConfigID: src["config_id"], Concurrency: conc, Measured: measured,
+		BackendVersion: p.str("backend_version"), Precision: p.str("precision"),
+		GEMMQuantMode: p.str("gemm_quant_mode"), MoEQuantMode: p.str("moe_quant_mode"),
+		Model: p.str("model_path"), System: p.str("system"), Backend: p.str("backend"),
+		ISL: p.positive("isl"), OSL: p.positive("osl"),
+		TTFTMS: p.latency("silicon_ttft_ms"), TPOTMS: p.latency("silicon_tpot_ms"),
+	}
+	if !hasConc {
+		r.Unsupported = "silicon_concurrency not recorded in silicon_data_source: the load is unknown"
+		if r.BackendVersion == "" {
+			r.BackendVersion = "unrecorded"
+		}
+		return r
+	}
+	if r.BackendVersion == "" {
+		// Part of the sample predates version tracking; the tables are per version.
+		r.BackendVersion = "unrecorded"
+		r.Unsupported = "backend_version not recorded: the step-time tables are per version"
+		return r
+	}
+	if mode := p.str("mode"); mode != "agg" {
+		r.Unsupported = fmt.Sprintf("mode %s: only aggregated serving is replayed", mode)
+		return r
+	}
+	for _, c := range []string{"batch_size", "tp_size", "pp_size", "attention_dp_size", "moe_tp_size", "moe_ep_size"} {
+		if p.str(c) == "" {
+			r.Unsupported = c + " not recorded: the layout is unknown"
+			return r
+		}
+	}
+	if pp := p.positive("pp_size"); pp > 1 {
+		r.Unsupported = fmt.Sprintf("pp_size %d: pipeline parallelism is not modelled", pp)
+		return r
+	}
+	r.BatchSize, r.TP = p.positive("batch_size"), p.positive("tp_size")
+	r.AttentionDP, r.MoETP, r.MoEEP = p.positive("attention_dp_size"), p.positive("moe_tp_size"), p.positive("moe_ep_size")
+	return r
 }
 
 // rowParser converts the fields of one record, keeping the first error.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/routerlab/routerlab/model"
 	"pgregory.net/rapid"
 )
 
@@ -59,6 +60,9 @@ func TestParseErrors(t *testing.T) {
 
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(header + "634,8,2026-04-22,0.19.0,fp8,fp8,fp8,1024,1024,8,4,1,4,1,67.5,8.79\n"))
+	f.Add([]byte(sampleHeader + sampleAgg))
+	f.Add([]byte(sampleHeader + sampleDisagg))
+	f.Add([]byte(sampleHeader + "x,\"silicon_concurrency=-1\",vllm,0.19.0,m,s,fp8,agg,1,1,fp8,fp8,1,1,1,0,1,1,1,1\n"))
 	f.Add([]byte(header + "634,8,\"x\n"))
 	f.Add([]byte("a,b\n1,2\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -70,11 +74,97 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		for _, r := range rows {
-			if r.Concurrency < 1 || r.ISL < 1 || r.OSL < 1 || r.TP < 1 || !(r.TTFTMS > 0) || !(r.TPOTMS > 0) || r.Line < 2 {
+			if r.Line < 2 || r.BackendVersion == "" {
+				t.Fatalf("row without a line or version: %+v", r)
+			}
+			if r.Unsupported != "" {
+				continue // a sample row the validator skips, with its reason
+			}
+			if r.Concurrency < 1 || r.ISL < 1 || r.OSL < 1 || r.TP < 1 || r.AttentionDP < 1 || r.MoETP < 1 || r.MoEEP < 1 ||
+				r.BatchSize < 1 || !(r.TTFTMS > 0) || !(r.TPOTMS > 0) {
 				t.Fatalf("accepted an invalid row: %+v", r)
 			}
 		}
 	})
+}
+
+// The columns of AIConfigurator's published sample (aic-core/.../systems/silicon_sample.csv).
+const sampleHeader = "id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,prefill_batch_size,decode_batch_size,silicon_ttft_ms,silicon_tpot_ms\n"
+
+const (
+	sampleAgg    = "r1,\"db-dump/2026-04-27; config_id=634; silicon_concurrency=8; measured=2026-04-22T00:00:00.000Z\",vllm,0.19.0,MiniMaxAI/MiniMax-M2.5,b200_sxm,fp8,agg,1024,1024,fp8,fp8,8,4,1,1,4,1,,,67.5,8.79\n"
+	sampleDisagg = "r2,\"config_id=9; silicon_concurrency=64; measured=2026-03-01\",trtllm,1.2.0,deepseek-ai/DeepSeek-R1,gb200,fp4,disagg,8192,1024,nvfp4,nvfp4,,,,,,,4,64,900.5,30.1\n"
+)
+
+// AIConfigurator's sample is read as it is published: the run's id, concurrency and date come
+// out of silicon_data_source, aggregated rows become ordinary rows naming their checkpoint,
+// and a row that cannot be replayed (disaggregated, pipeline-parallel, a field missing or
+// invalid) is kept with its reason instead of failing the file.
+func TestParseSample(t *testing.T) {
+	in := sampleHeader + sampleAgg + sampleDisagg +
+		"r3,\"source_file=x.csv; measured=2026-01-23\",trtllm,1.2.0,deepseek-ai/DeepSeek-R1,gb200,fp8,agg,1024,1024,fp8,fp8,8,4,1,1,4,1,,,50,9\n" +
+		"r4,\"silicon_concurrency=16; measured=2026-04-01\",vllm,0.19.0,MiniMaxAI/MiniMax-M2.5,b200_sxm,fp8,agg,1024,1024,fp8,fp8,16,4,2,1,4,1,,,70,9\n" +
+		"r5,\"silicon_concurrency=abc\",vllm,0.19.0,MiniMaxAI/MiniMax-M2.5,b200_sxm,fp8,agg,1024,1024,fp8,fp8,16,4,1,1,4,1,,,70,9\n" +
+		"r6,\"silicon_concurrency=8\",sglang,,deepseek-ai/DeepSeek-V3,b200_sxm,fp4,agg,1024,8192,nvfp4,nvfp4,16,4,1,1,4,1,,,595,14\n" +
+		"r7,\"silicon_concurrency=8\",vllm,0.19.0,MiniMaxAI/MiniMax-M2.5,b200_sxm,fp8,agg,1024,1024,fp8,fp8,8,4,1,0,4,1,,,67,8\n"
+	rows, err := Parse(strings.NewReader(in), "sample.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 7 {
+		t.Fatalf("%d rows, want all 7", len(rows))
+	}
+	a := rows[0]
+	if a.Unsupported != "" || a.ConfigID != "634" || a.Concurrency != 8 || a.Measured != "2026-04-22" || a.Model != "MiniMaxAI/MiniMax-M2.5" ||
+		a.System != "b200_sxm" || a.Backend != "vllm" || a.TP != 4 || a.MoETP != 4 || a.BatchSize != 8 || a.TTFTMS != 67.5 || a.Layout() != "TP" {
+		t.Fatalf("aggregated row %+v", a)
+	}
+	for i, want := range []string{
+		"", "mode disagg", "silicon_concurrency not recorded", "pp_size 2", `sample.csv:6: silicon_data_source: silicon_concurrency="abc"`,
+		"backend_version not recorded", `sample.csv:8: attention_dp_size: "0" is not a positive integer`,
+	} {
+		if got := rows[i].Unsupported; (want == "") != (got == "") || !strings.Contains(got, want) {
+			t.Fatalf("row %d: unsupported %q, want %q", i+2, got, want)
+		}
+	}
+	// The shared format stays strict: a bad field is an error naming file, line and field.
+	if _, err := Parse(strings.NewReader(header+"634,abc,2026-04-22,0.19.0,fp8,fp8,fp8,1024,1024,8,4,1,4,1,67.5,8.79\n"), "s.csv"); err == nil ||
+		!strings.Contains(err.Error(), "s.csv:2: concurrency") {
+		t.Fatalf("shared format, bad concurrency: %v", err)
+	}
+	rep, err := Validate(context.Background(), rows[:3], Options{Benchmark: Benchmark{Name: "tiny", KVCacheDtype: model.KVFP8,
+		BlockSize: 32, GPUMemoryUtilization: 0.9, BatchedTokensPerISL: 2, MaxNumSeqs: 1024, Float32MatmulPrecision: model.PrecisionHigh,
+		RangeRatio: 1, RequestsPerSlot: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Validated != 1 || rep.Skipped != 2 || !strings.Contains(rep.Rows[1].Skipped, "mode disagg") ||
+		!strings.Contains(rep.Rows[2].Skipped, "silicon_concurrency not recorded") {
+		t.Fatalf("validated %d skipped %d: %+v", rep.Validated, rep.Skipped, rep.Rows)
+	}
+}
+
+// InferenceX's script set VLLM_FLOAT32_MATMUL_PRECISION=high from 2026-04-21 (commit
+// 41ed82dc1): the rows measured from the next day are replayed with the TF32 gate, earlier
+// and undated ones with vLLM's default; an explicit precision applies to every row.
+func TestFloat32PrecisionByDate(t *testing.T) {
+	b := InferenceX()
+	for _, c := range []struct{ measured, want string }{
+		{"2026-04-22", model.PrecisionHigh}, {"2026-05-01T10:00:00Z", model.PrecisionHigh},
+		{"2026-04-21", model.PrecisionHighest}, {"2026-04-03", model.PrecisionHighest}, {"", model.PrecisionHighest}, {"soon", model.PrecisionHighest},
+	} {
+		if got := b.deployment(Row{Measured: c.measured, TP: 4, AttentionDP: 1, MoETP: 1, MoEEP: 4, ISL: 1024, OSL: 1024}).Float32MatmulPrecision; got != c.want {
+			t.Fatalf("measured %q: %s, want %s", c.measured, got, c.want)
+		}
+	}
+	b.Float32MatmulPrecision = model.PrecisionHighest
+	if got := b.deployment(Row{Measured: "2026-04-22", TP: 4, AttentionDP: 1, MoETP: 1, MoEEP: 4}).Float32MatmulPrecision; got != model.PrecisionHighest {
+		t.Fatalf("explicit highest: %s", got)
+	}
+	b.Float32MatmulPrecision = "medium"
+	if err := b.check(); err == nil || !strings.Contains(err.Error(), "float32_matmul_precision") {
+		t.Fatalf("medium: %v", err)
+	}
 }
 
 // A short closed-loop replay: predictions exist, identical rows share one replay, unsupported
@@ -192,6 +282,15 @@ func TestValidateSharedSilicon(t *testing.T) {
 	}
 	if notes != 8 {
 		t.Fatalf("%d rows carry a conversion note, want the 8 labelled attention_dp 4", notes)
+	}
+	high := 0
+	for _, r := range rep.Rows {
+		if r.Float32MatmulPrecision == model.PrecisionHigh {
+			high++
+		}
+	}
+	if high != 8 {
+		t.Fatalf("%d rows replayed with VLLM_FLOAT32_MATMUL_PRECISION=high, want the 8 measured on 2026-04-22", high)
 	}
 	t.Logf("TTFT MAPE %.1f%%, TPOT MAPE %.1f%%", rep.TTFTMAPE, rep.TPOTMAPE)
 	if rep.TTFTMAPE > TTFTMAPEBound || rep.TPOTMAPE > TPOTMAPEBound {

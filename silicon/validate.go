@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/routerlab/routerlab/engine"
 	"github.com/routerlab/routerlab/model"
@@ -35,6 +36,11 @@ type Benchmark struct {
 	PrefixCaching       bool `json:"prefix_caching"`
 	// ExtraModelLen sets max_model_len to ISL + OSL + this (0: the seed's context length).
 	ExtraModelLen int `json:"extra_model_len,omitempty"`
+	// Float32MatmulPrecision is VLLM_FLOAT32_MATMUL_PRECISION for every row (model.Precision*);
+	// "" takes it from the row's date: rows measured on or after HighPrecisionSince (YYYY-MM-DD)
+	// ran with "high", earlier ones (and undated ones) with vLLM's default "highest".
+	Float32MatmulPrecision string `json:"float32_matmul_precision,omitempty"`
+	HighPrecisionSince     string `json:"high_float32_matmul_precision_since,omitempty"`
 	// Client: lengths uniform on the integers [⌊L × RangeRatio⌋, L] for the row's ISL and OSL
 	// (1: exactly ISL/OSL); WarmupPerSlot × concurrency warm-up requests run to completion
 	// first and are not measured; then RequestsPerSlot × concurrency timed requests, all
@@ -54,12 +60,15 @@ type Benchmark struct {
 // scheduler (since v0.14), max_model_len ISL + OSL + 200; its client
 // (utils/bench_serving/benchmark_serving.py via benchmark_lib.sh) uses --random-range-ratio
 // 0.8, --ignore-eos, --request-rate inf with --max-concurrency CONC, --num-warmups 2 × CONC
-// and --num-prompts 10 × CONC.
+// and --num-prompts 10 × CONC. The script's one later change that reaches the kernels,
+// commit 41ed82dc1 (2026-04-21 17:00 PDT), exports VLLM_FLOAT32_MATMUL_PRECISION=high: runs
+// from 2026-04-22 on compute the FP32 router gate on TF32 tensor cores.
 func InferenceX() Benchmark {
 	return Benchmark{
 		Name: "inferencex", KVCacheDtype: model.KVFP8, BlockSize: 32, GPUMemoryUtilization: 0.9,
 		BatchedTokensPerISL: 2, MaxNumSeqs: 1024, AsyncScheduling: true, PrefixCaching: false,
-		ExtraModelLen: 200, RangeRatio: InferenceXRangeRatio, WarmupPerSlot: 2, RequestsPerSlot: 10,
+		ExtraModelLen: 200, HighPrecisionSince: "2026-04-22",
+		RangeRatio: InferenceXRangeRatio, WarmupPerSlot: 2, RequestsPerSlot: 10,
 	}
 }
 
@@ -70,7 +79,8 @@ func Ideal() Benchmark {
 	d := model.SeedDeployment()
 	return Benchmark{
 		Name: "ideal", KVCacheDtype: d.KVCacheDtype, BlockSize: d.BlockSize, GPUMemoryUtilization: d.GPUMemoryUtilization,
-		MaxNumBatchedTokens: 8192, MaxNumSeqs: 1024, PrefixCaching: true, RangeRatio: 1, RequestsPerSlot: 10,
+		MaxNumBatchedTokens: 8192, MaxNumSeqs: 1024, PrefixCaching: true, Float32MatmulPrecision: model.PrecisionHighest,
+		RangeRatio: 1, RequestsPerSlot: 10,
 	}
 }
 
@@ -106,14 +116,46 @@ func (b Benchmark) check() error {
 		return fmt.Errorf("silicon: benchmark %s: kv_cache_dtype %q (want one of %s)", b.Name, b.KVCacheDtype, strings.Join(model.KVCacheDtypes(), ", "))
 	case b.MaxNumBatchedTokens == 0 && b.BatchedTokensPerISL == 0:
 		return fmt.Errorf("silicon: benchmark %s: neither max_num_batched_tokens nor a multiple of ISL is set", b.Name)
+	case b.Float32MatmulPrecision != "" && !slices.Contains(model.Float32MatmulPrecisions(), b.Float32MatmulPrecision):
+		return fmt.Errorf("silicon: benchmark %s: float32_matmul_precision %q (want one of %s)", b.Name, b.Float32MatmulPrecision,
+			strings.Join(model.Float32MatmulPrecisions(), ", "))
+	case b.Float32MatmulPrecision == "" && !isDate(b.HighPrecisionSince):
+		return fmt.Errorf("silicon: benchmark %s: neither a float32_matmul_precision nor a YYYY-MM-DD date from which runs used high", b.Name)
 	}
 	return nil
+}
+
+func isDate(s string) bool {
+	_, err := time.Parse(time.DateOnly, s)
+	return err == nil
+}
+
+// float32Precision is the VLLM_FLOAT32_MATMUL_PRECISION row r ran with under this benchmark.
+func (b Benchmark) float32Precision(r Row) string {
+	if b.Float32MatmulPrecision != "" {
+		return b.Float32MatmulPrecision
+	}
+	if len(r.Measured) >= 10 && isDate(r.Measured[:10]) && r.Measured[:10] >= b.HighPrecisionSince {
+		return model.PrecisionHigh
+	}
+	return model.PrecisionHighest
 }
 
 // deployment is the worker serving row r under this benchmark.
 func (b Benchmark) deployment(r Row) model.Deployment {
 	d := model.SeedDeployment()
 	d.BackendVersion, d.TP, d.AttentionDP, d.MoETP, d.MoEEP = r.BackendVersion, r.TP, r.AttentionDP, r.MoETP, r.MoEEP
+	// A row that names its checkpoint, system or backend (AIConfigurator's sample) is replayed
+	// on that one's tables; a combination without tables is skipped with the loader's reason.
+	if r.Model != "" {
+		d.ModelName = r.Model
+	}
+	if r.System != "" {
+		d.HardwareSKU = r.System
+	}
+	if r.Backend != "" {
+		d.Backend = r.Backend
+	}
 	d.KVCacheDtype, d.BlockSize, d.GPUMemoryUtilization = b.KVCacheDtype, b.BlockSize, b.GPUMemoryUtilization
 	d.MaxNumBatchedTokens, d.MaxNumSeqs = b.MaxNumBatchedTokens, b.MaxNumSeqs
 	if b.BatchedTokensPerISL > 0 {
@@ -123,6 +165,7 @@ func (b Benchmark) deployment(r Row) model.Deployment {
 		d.ContextLength = r.ISL + r.OSL + b.ExtraModelLen
 	}
 	d.AsyncScheduling, d.NoPrefixCaching = b.AsyncScheduling, !b.PrefixCaching
+	d.Float32MatmulPrecision = b.float32Precision(r)
 	return d
 }
 
@@ -142,8 +185,12 @@ func (b Benchmark) String() string {
 	if b.BatchedTokensPerISL > 0 {
 		tokens = fmt.Sprintf("max_num_batched_tokens %d × ISL", b.BatchedTokensPerISL)
 	}
-	return fmt.Sprintf("%s: %s KV cache, block %d, %s, max_num_seqs %d, %s scheduling, %s; %s, %d warm-up + %d timed requests per slot",
-		b.Name, b.KVCacheDtype, b.BlockSize, tokens, b.MaxNumSeqs, sched, cache, lengths, b.WarmupPerSlot, b.RequestsPerSlot)
+	fp32 := "float32 matmuls " + b.Float32MatmulPrecision
+	if b.Float32MatmulPrecision == "" {
+		fp32 = fmt.Sprintf("float32 matmuls highest, high in runs from %s", b.HighPrecisionSince)
+	}
+	return fmt.Sprintf("%s: %s KV cache, block %d, %s, max_num_seqs %d, %s scheduling, %s, %s; %s, %d warm-up + %d timed requests per slot",
+		b.Name, b.KVCacheDtype, b.BlockSize, tokens, b.MaxNumSeqs, sched, cache, fp32, lengths, b.WarmupPerSlot, b.RequestsPerSlot)
 }
 
 // Options shape the validation.
@@ -156,14 +203,16 @@ type Options struct {
 // Note says how the row was read when its labels were not taken at face value.
 type Result struct {
 	Row
-	PredTTFTMS   float64 `json:"pred_ttft_ms"`
-	PredTPOTMS   float64 `json:"pred_tpot_ms"`
-	TTFTErrPct   float64 `json:"ttft_err_pct"` // (pred − silicon) / silicon × 100
-	TPOTErrPct   float64 `json:"tpot_err_pct"`
-	Skipped      string  `json:"skipped,omitempty"`
-	Note         string  `json:"note,omitempty"`
-	ValidatedAs  string  `json:"validated_as"` // the layout replayed (see Note when it differs from the labels)
-	NumGPUBlocks int     `json:"num_gpu_blocks,omitempty"`
+	PredTTFTMS  float64 `json:"pred_ttft_ms"`
+	PredTPOTMS  float64 `json:"pred_tpot_ms"`
+	TTFTErrPct  float64 `json:"ttft_err_pct"` // (pred − silicon) / silicon × 100
+	TPOTErrPct  float64 `json:"tpot_err_pct"`
+	Skipped     string  `json:"skipped,omitempty"`
+	Note        string  `json:"note,omitempty"`
+	ValidatedAs string  `json:"validated_as"` // the layout replayed (see Note when it differs from the labels)
+	// Float32MatmulPrecision is the VLLM_FLOAT32_MATMUL_PRECISION the row was replayed with.
+	Float32MatmulPrecision string `json:"float32_matmul_precision,omitempty"`
+	NumGPUBlocks           int    `json:"num_gpu_blocks,omitempty"`
 }
 
 // LayoutMAPE is the error over the validated rows of one layout.
@@ -239,8 +288,10 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 			sim, res.Note = c, note
 		}
 		d := b.deployment(sim)
-		res.ValidatedAs = sim.Layout()
+		res.ValidatedAs, res.Float32MatmulPrecision = sim.Layout(), d.Float32MatmulPrecision
 		switch {
+		case r.Unsupported != "":
+			res.Skipped = r.Unsupported
 		case !strings.EqualFold(r.Precision, "fp8"):
 			res.Skipped = fmt.Sprintf("precision %s: only FP8 tables are embedded", r.Precision)
 		case sim.AttentionDP > 1:
