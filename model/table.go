@@ -125,28 +125,26 @@ type RouterGate struct {
 
 // RouterGateFor returns the router gate grid of a float32 matmul precision.
 func (t *Table) RouterGateFor(precision string) (*RouterGate, error) {
-	var have []string
-	for i := range t.RouterGate {
-		if t.RouterGate[i].Float32MatmulPrecision == precision {
-			return &t.RouterGate[i], nil
-		}
-		have = append(have, t.RouterGate[i].Float32MatmulPrecision)
-	}
-	return nil, fmt.Errorf("model: table %s has no router gate prices for float32_matmul_precision %q (have %s; re-run model import)",
-		TableFileName(t), precision, strings.Join(have, ", "))
+	return entryFor(t, t.RouterGate, func(g *RouterGate) string { return g.Float32MatmulPrecision },
+		precision, "router gate", "float32_matmul_precision")
 }
 
 // AttentionFor returns the attention grids of a KV-cache dtype.
 func (t *Table) AttentionFor(kvDtype string) (*Attention, error) {
+	return entryFor(t, t.Attention, func(a *Attention) string { return a.KVCacheDtype }, kvDtype, "attention", "kv_cache_dtype")
+}
+
+// entryFor finds the entry of a per-setting list whose setting is want, or names what the table has.
+func entryFor[T any](t *Table, entries []T, setting func(*T) string, want, prices, name string) (*T, error) {
 	var have []string
-	for i := range t.Attention {
-		if t.Attention[i].KVCacheDtype == kvDtype {
-			return &t.Attention[i], nil
+	for i := range entries {
+		if setting(&entries[i]) == want {
+			return &entries[i], nil
 		}
-		have = append(have, t.Attention[i].KVCacheDtype)
+		have = append(have, setting(&entries[i]))
 	}
-	return nil, fmt.Errorf("model: table %s has no attention prices for kv_cache_dtype %q (have %s; re-run model import)",
-		TableFileName(t), kvDtype, strings.Join(have, ", "))
+	return nil, fmt.Errorf("model: table %s has no %s prices for %s %q (have %s; re-run model import)",
+		TableFileName(t), prices, name, want, strings.Join(have, ", "))
 }
 
 // tableFileName is the embedded file holding the table of a combination.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -16,18 +17,25 @@ import (
 
 const header = "config_id,concurrency,measured,backend_version,precision,gemm_quant_mode,moe_quant_mode,isl,osl,batch_size,tp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n"
 
+// mustParse parses in and wants n rows.
+func mustParse(t *testing.T, in, name string, n int) []Row {
+	t.Helper()
+	rows, err := Parse(strings.NewReader(in), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != n {
+		t.Fatalf("%s: %d rows, want %d", name, len(rows), n)
+	}
+	return rows
+}
+
 func TestParse(t *testing.T) {
 	in := header +
 		"634,8,2026-04-22,0.19.0,fp8,fp8,fp8,1024,1024,8,4,1,4,1,67.5,8.79\n" +
 		",16,2026-04-03,0.19.0,fp8,fp8,fp8,1024,1024,16,4,1,1,4,76.0,10.75\n" +
 		"691,64,2026-04-03,0.19.0,fp8,fp8,fp8,1024,1024,16,4,4,1,16,146.9,16.2\n"
-	rows, err := Parse(strings.NewReader(in), "s.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rows) != 3 {
-		t.Fatalf("%d rows", len(rows))
-	}
+	rows := mustParse(t, in, "s.csv", 3)
 	r := rows[0]
 	if r.Line != 2 || r.ConfigID != "634" || r.Concurrency != 8 || r.ISL != 1024 || r.MoETP != 4 || r.TTFTMS != 67.5 || r.TPOTMS != 8.79 {
 		t.Fatalf("row: %+v", r)
@@ -107,13 +115,7 @@ func TestParseSample(t *testing.T) {
 		"r5,\"silicon_concurrency=abc\",vllm,0.19.0,MiniMaxAI/MiniMax-M2.5,b200_sxm,fp8,agg,1024,1024,fp8,fp8,16,4,1,1,4,1,,,70,9\n" +
 		"r6,\"silicon_concurrency=8\",sglang,,deepseek-ai/DeepSeek-V3,b200_sxm,fp4,agg,1024,8192,nvfp4,nvfp4,16,4,1,1,4,1,,,595,14\n" +
 		"r7,\"silicon_concurrency=8\",vllm,0.19.0,MiniMaxAI/MiniMax-M2.5,b200_sxm,fp8,agg,1024,1024,fp8,fp8,8,4,1,0,4,1,,,67,8\n"
-	rows, err := Parse(strings.NewReader(in), "sample.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rows) != 7 {
-		t.Fatalf("%d rows, want all 7", len(rows))
-	}
+	rows := mustParse(t, in, "sample.csv", 7)
 	a := rows[0]
 	if a.Unsupported != "" || a.ConfigID != "634" || a.Concurrency != 8 || a.Measured != "2026-04-22" || a.Model != "MiniMaxAI/MiniMax-M2.5" ||
 		a.System != "b200_sxm" || a.Backend != "vllm" || a.TP != 4 || a.MoETP != 4 || a.BatchSize != 8 || a.TTFTMS != 67.5 || a.Layout() != "TP" {
@@ -248,6 +250,20 @@ func abs(x float64) float64 {
 	return x
 }
 
+// validateFile parses a silicon CSV and replays it under the default benchmark.
+func validateFile(t *testing.T, r io.Reader, path string) ([]Row, *Report) {
+	t.Helper()
+	rows, err := Parse(r, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Validate(context.Background(), rows, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows, rep
+}
+
 // The shared silicon rows: the accuracy the README reports, guarded against regressions.
 func TestValidateSharedSilicon(t *testing.T) {
 	const path = "../../shared/aic/silicon_minimax_m2.5_b200_vllm_isl1024_tp4.csv"
@@ -259,14 +275,7 @@ func TestValidateSharedSilicon(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays 34 closed-loop benchmarks; skipped in -short")
 	}
-	rows, err := Parse(f, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Validate(context.Background(), rows, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows, rep := validateFile(t, f, path)
 	// The 8 rows labelled attention_dp 4 are TEP runs (converted labels): none is skipped.
 	if rep.Validated != 34 || rep.Skipped != 0 || rep.Benchmark.Name != "inferencex" {
 		t.Fatalf("%s: validated %d, skipped %d; want all 34", rep.Benchmark.Name, rep.Validated, rep.Skipped)
@@ -453,14 +462,7 @@ func TestValidateOtherShapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	rows, err := Parse(f, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Validate(context.Background(), rows, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, rep := validateFile(t, f, path)
 	if rep.Validated != 28 || rep.Skipped != 0 {
 		t.Fatalf("validated %d, skipped %d; want all 28", rep.Validated, rep.Skipped)
 	}
