@@ -478,3 +478,34 @@ func TestValidateOtherShapes(t *testing.T) {
 		t.Fatalf("TTFT MAPE %.1f%% (bound %g), TPOT MAPE %.1f%% (bound %g)", rep.TTFTMAPE, TTFTMAPEBound, rep.TPOTMAPE, TPOTMAPEBound)
 	}
 }
+
+// A file of thousands of other rows (AIConfigurator's whole sample) would bury the table in
+// skipped lines: past listSkipped they are counted by reason, without the row's own details.
+func TestTableGroupsManySkippedRows(t *testing.T) {
+	rep := &Report{Benchmark: InferenceX()}
+	for i := 0; i < 50; i++ {
+		reason := fmt.Sprintf("sample.csv:%d: tp_size: \"x\" is not a positive integer", i+2)
+		if i%5 == 0 {
+			reason = "model: no step-time table for A on b with vllm 1, layout tp1 (want embedded tables/a.json; have …)"
+		}
+		rep.Rows = append(rep.Rows, Result{Row: Row{Line: i + 2}, Skipped: reason})
+	}
+	rep.summarise()
+	var buf bytes.Buffer
+	if err := rep.WriteTable(&buf); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{
+		"(50 skipped)", "skipped rows by reason",
+		"    40  tp_size: \"x\" is not a positive integer (first: line 3)",
+		"    10  model: no step-time table for A on b with vllm 1, layout tp1 (first: line 2)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "skipped: ") {
+		t.Fatalf("skipped rows listed one by one past %d:\n%s", listSkipped, out)
+	}
+}

@@ -441,6 +441,44 @@ func (rep *Report) WriteJSON(w io.Writer) error {
 }
 
 // WriteTable prints one line per row, then the MAPE per layout and overall.
+// listSkipped is how many skipped rows the table lists one by one; more (a file such as
+// AIConfigurator's whole sample, thousands of rows of other models) are counted by reason.
+const listSkipped = 40
+
+type skipGroup struct {
+	reason      string
+	rows, first int
+}
+
+// skippedByReason groups the skipped rows by their reason without the row's own details: a
+// "file:line: " prefix and anything from " (" on (a missing table's list of the embedded ones),
+// most frequent first.
+func (rep *Report) skippedByReason() []skipGroup {
+	idx := map[string]int{}
+	var out []skipGroup
+	for _, r := range rep.Rows {
+		if r.Skipped == "" {
+			continue
+		}
+		reason := r.Skipped
+		if file, rest, ok := strings.Cut(reason, ": "); ok {
+			if _, line, ok := strings.Cut(file, ":"); ok && line != "" && strings.Trim(line, "0123456789") == "" {
+				reason = rest
+			}
+		}
+		reason, _, _ = strings.Cut(reason, " (")
+		i, ok := idx[reason]
+		if !ok {
+			i = len(out)
+			idx[reason] = i
+			out = append(out, skipGroup{reason: reason, first: r.Line})
+		}
+		out[i].rows++
+	}
+	slices.SortStableFunc(out, func(a, b skipGroup) int { return b.rows - a.rows })
+	return out
+}
+
 func (rep *Report) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%5s %-6s %5s %5s %5s │ %9s %9s %7s │ %8s %8s %7s\n",
@@ -449,6 +487,9 @@ func (rep *Report) WriteTable(w io.Writer) error {
 		layout := r.ValidatedAs
 		if layout == "" {
 			layout = r.Layout()
+		}
+		if r.Skipped != "" && rep.Skipped > listSkipped {
+			continue // summarised by reason below
 		}
 		fmt.Fprintf(&b, "%5d %-6s %5d %5d %5d │ %9.1f ", r.Line, layout, r.Concurrency, r.ISL, r.OSL, r.TTFTMS)
 		if r.Skipped != "" {
@@ -463,6 +504,12 @@ func (rep *Report) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "all    %3d rows   TTFT MAPE %5.1f%%   TPOT MAPE %5.1f%%   (%d skipped)\n",
 		rep.Validated, rep.TTFTMAPE, rep.TPOTMAPE, rep.Skipped)
+	if rep.Skipped > listSkipped {
+		b.WriteString("\nskipped rows by reason (--format json lists each)\n")
+		for _, g := range rep.skippedByReason() {
+			fmt.Fprintf(&b, "%6d  %s (first: line %d)\n", g.rows, g.reason, g.first)
+		}
+	}
 	b.WriteString("\nby concurrency   rows   TTFT gap (measured − pred)   TTFT err   TPOT err\n")
 	for _, c := range rep.Concurrencies {
 		fmt.Fprintf(&b, "%14d   %4d   %21.1f ms   %+7.1f%%   %+7.1f%%\n", c.Concurrency, c.Rows, c.TTFTGapMS, c.TTFTErrPct, c.TPOTErrPct)
