@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -66,7 +67,7 @@ func (f *File) deployment(pc ParallelConfig, maxBatchedTokens, maxSeqs int, kvDt
 		MaxNumBatchedTokens: maxBatchedTokens, MaxNumSeqs: maxSeqs,
 		BlockSize: f.BlockSize, GPUMemoryUtilization: util,
 		ContextLength: f.ContextLength, NumGPUBlocks: f.NumGPUBlocks, AsyncScheduling: f.AsyncScheduling,
-		KVCacheDtype: kvDtype,
+		KVCacheDtype: kvDtype, Float32MatmulPrecision: f.float32Precision(),
 	}
 }
 
@@ -152,4 +153,9 @@ func (e *Experiment) Run(ctx context.Context, cfg engine.Config, requests int) (
 		}
 	}
 	return engine.Replay(ctx, cfg, w, e.Trace.First(requests))
+}
+
+// float32Precision is the file's float32 matmul precision, vLLM's default when unset.
+func (f *File) float32Precision() string {
+	return cmp.Or(f.Float32MatmulPrecision, model.PrecisionHighest)
 }

@@ -30,6 +30,8 @@ const (
 	KeyRouterTemperature  = "router_temperature"
 	// KeyKVCacheDtype is vLLM's --kv-cache-dtype, a deployment key that may be listed.
 	KeyKVCacheDtype = "kv_cache_dtype"
+	// KeyFloat32MatmulPrecision is vLLM's VLLM_FLOAT32_MATMUL_PRECISION, a deployment setting.
+	KeyFloat32MatmulPrecision = "float32_matmul_precision"
 )
 
 // seedYAML is the seed experiment file, the same text as examples/router-sweep.yaml.
@@ -132,6 +134,9 @@ type File struct {
 	NumGPUBlocks         int
 	BlockSize            int
 	AsyncScheduling      bool // vLLM --async-scheduling (off: step-synchronous)
+	// Float32MatmulPrecision is VLLM_FLOAT32_MATMUL_PRECISION: highest (vLLM's default; the FP32
+	// router gate on CUDA cores) or high (TF32 tensor cores). "" means highest.
+	Float32MatmulPrecision string
 
 	// lists holds every list-capable search_space key in canonical order.
 	lists []list
@@ -444,6 +449,15 @@ func (f *File) setSearch(path, key string, n ast.Node) error {
 		return f.integer(path, n, &f.BlockSize, 1, 1<<16)
 	case "async_scheduling":
 		return f.boolean(path, n, &f.AsyncScheduling)
+	case KeyFloat32MatmulPrecision:
+		if err := f.str(path, n, &f.Float32MatmulPrecision); err != nil {
+			return err
+		}
+		if !slices.Contains(model.Float32MatmulPrecisions(), f.Float32MatmulPrecision) {
+			return f.errAt(n, path, "unsupported value %q (want one of %s)", f.Float32MatmulPrecision,
+				strings.Join(model.Float32MatmulPrecisions(), ", "))
+		}
+		return nil
 	case "parallel_configs":
 		return f.setParallel(path, n)
 	}

@@ -2,11 +2,14 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/routerlab/routerlab/model"
 )
 
 func TestExampleIsTheEmbeddedSeed(t *testing.T) {
@@ -83,6 +86,7 @@ func TestParseErrorsNameFileLineAndKey(t *testing.T) {
 		{"budget", "gpu_budget: 32", "gpu_budget: 16", "parallel_configs: tp4-dp1-moetp1-ep4-x8 needs 32 GPUs, more than gpu_budget 16"},
 		{"layout", "{tp: 4, moe_ep: 4, replicas: 8}", "{tp: 4, moe_ep: 2, replicas: 8}", "moe_tp × moe_ep (2) must equal tp × attention_dp (4)"},
 		{"async flag", "  gpu_budget: 32", "  gpu_budget: 32\n  async_scheduling: maybe", `x.yaml:10: search_space.async_scheduling: want true or false, got "maybe"`},
+		{"fp32 precision", "  gpu_budget: 32", "  gpu_budget: 32\n  float32_matmul_precision: medium", `x.yaml:10: search_space.float32_matmul_precision: unsupported value "medium" (want one of highest, high)`},
 		{"too many replicas", "replicas: 8}", "replicas: 1025}", "x.yaml:12: search_space.parallel_configs.replicas: want an integer in [1, 1024], got \"1025\""},
 		{"kv dtype", "kv_cache_dtype: [fp8]", "kv_cache_dtype: [fp8, int4]", `x.yaml:15: search_space.kv_cache_dtype: unsupported value "int4" (want one of fp8, bf16, auto)`},
 		{"algorithm", "parallel_evals: 10", "parallel_evals: 10\n  algorithm: annealing", `sweep.algorithm: unknown algorithm "annealing"`},
@@ -268,5 +272,46 @@ func TestDefaultPointIsDynamosWhereTheListOffersIt(t *testing.T) {
 		if v, err := f.At(p, key); err != nil || v.Text != want {
 			t.Errorf("%s at the default point = %q (%v), want %q", key, v.Text, err, want)
 		}
+	}
+}
+
+// search_space.float32_matmul_precision reaches the workers and the fingerprint: with high
+// (TF32) the FP32 router gate of every prefill is cheaper, so the same 400 requests see a
+// shorter mean TTFT; unset is vLLM's default, highest.
+func TestFloat32MatmulPrecisionKey(t *testing.T) {
+	ttft := func(set ...string) (float64, Fingerprint) {
+		f := Default()
+		for _, s := range set {
+			if err := f.Set(s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e, err := NewExperiment(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := e.EngineConfig(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := cmp.Or(f.Float32MatmulPrecision, model.PrecisionHighest); cfg.Worker.Float32MatmulPrecision != want {
+			t.Fatalf("worker float32_matmul_precision %q, want %q", cfg.Worker.Float32MatmulPrecision, want)
+		}
+		rep, err := e.Run(context.Background(), cfg, 400)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep.Summary.MeanTTFTMS, f.Fingerprint()
+	}
+	highest, fpHighest := ttft()
+	high, fpHigh := ttft("float32_matmul_precision=high")
+	if !(high < highest) {
+		t.Fatalf("mean TTFT highest %.2f ms, high %.2f ms: want TF32 shorter", highest, high)
+	}
+	if d := Diff(fpHighest, fpHigh); len(d) != 1 || d[0] != (Change{"search_space.float32_matmul_precision", "highest", "high"}) {
+		t.Fatalf("fingerprint diff %v, want only the precision, highest → high", d)
+	}
+	if got, _ := ttft("float32_matmul_precision=highest"); got != highest {
+		t.Fatalf("explicit highest %.3f ms, default %.3f ms", got, highest)
 	}
 }
