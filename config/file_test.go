@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/routerlab/routerlab/engine"
 	"github.com/routerlab/routerlab/model"
 )
 
@@ -167,32 +168,40 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
+// seedRun builds the embedded seed with sets applied and replays its first 400 requests,
+// returning the file, the worker it built and the run's mean TTFT.
+func seedRun(t *testing.T, set ...string) (*File, engine.Config, float64) {
+	t.Helper()
+	f := Default()
+	for _, s := range set {
+		if err := f.Set(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e, err := NewExperiment(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := e.EngineConfig(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := e.Run(context.Background(), cfg, 400)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, cfg, rep.Summary.MeanTTFTMS
+}
+
 // search_space.async_scheduling reaches the workers: with it a busy worker's arrivals wait
 // one more step, so the same 400 requests see a longer mean TTFT.
 func TestAsyncSchedulingKey(t *testing.T) {
 	ttft := func(set ...string) float64 {
-		f := Default()
-		for _, s := range set {
-			if err := f.Set(s); err != nil {
-				t.Fatal(err)
-			}
-		}
-		e, err := NewExperiment(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := e.EngineConfig(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		f, cfg, ttft := seedRun(t, set...)
 		if cfg.Worker.AsyncScheduling != f.AsyncScheduling {
 			t.Fatalf("worker async_scheduling %v, file %v", cfg.Worker.AsyncScheduling, f.AsyncScheduling)
 		}
-		rep, err := e.Run(context.Background(), cfg, 400)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rep.Summary.MeanTTFTMS
+		return ttft
 	}
 	sync, async := ttft(), ttft("async_scheduling=true")
 	if !(async > sync) {
@@ -280,28 +289,11 @@ func TestDefaultPointIsDynamosWhereTheListOffersIt(t *testing.T) {
 // shorter mean TTFT; unset is vLLM's default, highest.
 func TestFloat32MatmulPrecisionKey(t *testing.T) {
 	ttft := func(set ...string) (float64, Fingerprint) {
-		f := Default()
-		for _, s := range set {
-			if err := f.Set(s); err != nil {
-				t.Fatal(err)
-			}
-		}
-		e, err := NewExperiment(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := e.EngineConfig(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		f, cfg, ttft := seedRun(t, set...)
 		if want := cmp.Or(f.Float32MatmulPrecision, model.PrecisionHighest); cfg.Worker.Float32MatmulPrecision != want {
 			t.Fatalf("worker float32_matmul_precision %q, want %q", cfg.Worker.Float32MatmulPrecision, want)
 		}
-		rep, err := e.Run(context.Background(), cfg, 400)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rep.Summary.MeanTTFTMS, f.Fingerprint()
+		return ttft, f.Fingerprint()
 	}
 	highest, fpHighest := ttft()
 	high, fpHigh := ttft("float32_matmul_precision=high")
