@@ -132,24 +132,18 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 		moeVersion = o.MoE.Version
 	}
 	moeRel := filepath.Join(o.HardwareSKU, "moe", o.Backend, moeVersion, "moe_perf.parquet")
-	moeSrcs := &common
-	if o.MoE.Dir != "" {
-		moeSrcs = new([]Source) // recorded under its origin below, not as a file of aicDir
-	}
-	moes, err := readParquet[moeRow](moeDir, moeRel, moeSrcs)
+	var moeSrc []Source
+	moes, err := readParquet[moeRow](moeDir, moeRel, &moeSrc)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) && o.MoE.Origin != "" && o.MoE.Dir == "" {
 			return nil, fmt.Errorf("%w\n(the %s rows are in %s: pass that directory as --moe-aic)", err, o.MoE.Source, o.MoE.Origin)
 		}
 		return nil, err
 	}
-	if o.MoE.Dir != "" {
-		src := (*moeSrcs)[0]
-		if o.MoE.Origin != "" {
-			src.Path = o.MoE.Origin + ": " + src.Path
-		}
-		common = append(common, src)
+	if o.MoE.Dir != "" && o.MoE.Origin != "" {
+		moeSrc[0].Path = o.MoE.Origin + ": " + moeSrc[0].Path // not a file of aicDir: say where it is from
 	}
+	common = append(common, moeSrc...)
 	fp32, tf32 := o.FP32TFLOPS, o.TF32TFLOPS
 	if fp32 == 0 || tf32 == 0 {
 		f, t, ok := fp32PeakTFLOPS(o.HardwareSKU)

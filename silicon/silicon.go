@@ -136,11 +136,11 @@ func Parse(r io.Reader, name string) ([]Row, error) {
 			// The published sample mixes many collections; a row it cannot describe is
 			// skipped with the problem (file:line: field), not the whole file rejected.
 			if row = p.sampleRow(); p.err != nil {
-				row = Row{Line: line, ConfigID: row.ConfigID, Concurrency: row.Concurrency, BackendVersion: "unrecorded",
+				row = Row{Line: line, ConfigID: row.ConfigID, Concurrency: row.Concurrency, BackendVersion: row.BackendVersion,
 					Model: row.Model, System: row.System, Backend: row.Backend, Unsupported: p.err.Error()}
-				if v := p.str("backend_version"); v != "" {
-					row.BackendVersion = v
-				}
+			}
+			if row.BackendVersion == "" {
+				row.BackendVersion = "unrecorded" // part of the sample predates version tracking
 			}
 		} else if row = p.sharedRow(); p.err != nil {
 			return nil, p.err
@@ -207,14 +207,9 @@ func (p *rowParser) sampleRow() Row {
 	}
 	if !hasConc {
 		r.Unsupported = "silicon_concurrency not recorded in silicon_data_source: the load is unknown"
-		if r.BackendVersion == "" {
-			r.BackendVersion = "unrecorded"
-		}
 		return r
 	}
 	if r.BackendVersion == "" {
-		// Part of the sample predates version tracking; the tables are per version.
-		r.BackendVersion = "unrecorded"
 		r.Unsupported = "backend_version not recorded: the step-time tables are per version"
 		return r
 	}
