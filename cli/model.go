@@ -112,14 +112,12 @@ table per layout plus PROVENANCE.md into --out. Writing into model/tables and re
 them; the importer is deterministic, so re-running it on the same data reproduces the files.
 
 The experts of this block-FP8 checkpoint run FlashInfer's TRT-LLM block-scale MoE, which
-AIConfigurator measures only in its vLLM 0.24 data (not in ../shared/aic). The embedded tables
-were derived with
+AIConfigurator measures only in its vLLM 0.24 data. The embedded tables were derived with
 
-  routerlab model import --aic ../shared/aic --out model/tables \
-    --moe-aic <aiconfigurator checkout>/aic-core/src/aiconfigurator_core/systems/data
+  routerlab model import --aic ../shared/aic --out model/tables
 
---moe-kernel vllm_fused_moe --moe-version 0.19.0 --moe-aic "" prices the Triton kernel of the
-0.19 tables instead.`,
+--moe-kernel vllm_fused_moe --moe-version 0.19.0 prices the Triton kernel of the 0.19 tables
+instead.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if aic == "" || out == "" {
@@ -155,11 +153,9 @@ were derived with
 	fs.StringVar(&o.HardwareSKU, "sku", o.HardwareSKU, "system name")
 	fs.StringVar(&o.BackendVersion, "backend-version", o.BackendVersion, "vLLM version directory")
 	fs.StringVar(&o.GEMMQuant, "gemm-quant", o.GEMMQuant, "gemm_dtype of the projection GEMM rows")
-	fs.StringVar(&o.MoE.Dir, "moe-aic", "", "AIConfigurator data directory holding the expert rows (default: --aic); the default FlashInfer TRT-LLM rows are in AIConfigurator's aic-core/src/aiconfigurator_core/systems/data")
 	fs.StringVar(&o.MoE.Version, "moe-version", o.MoE.Version, "vLLM version directory of the expert rows")
 	fs.StringVar(&o.MoE.Source, "moe-kernel", o.MoE.Source, "kernel_source of the expert rows (vllm_fused_moe: Triton)")
 	fs.StringVar(&o.MoE.Quant, "moe-quant", o.MoE.Quant, "moe_dtype of the expert rows")
-	fs.StringVar(&o.MoE.Origin, "moe-origin", o.MoE.Origin, "where --moe-aic comes from, recorded in PROVENANCE.md")
 	fs.Float64Var(&o.FP32TFLOPS, "fp32-tflops", 0, "the GPU's dense FP32 (CUDA-core) peak, for the FP32 router gate (default: the datasheet figure of a known --sku)")
 	fs.Float64Var(&o.TF32TFLOPS, "tf32-tflops", 0, "the GPU's dense TF32 (tensor-core) peak, for the router gate under VLLM_FLOAT32_MATMUL_PRECISION=high (default: the datasheet figure of a known --sku)")
 	var defaults []string

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,11 +30,9 @@ type ImportOptions struct {
 
 // MoEKernel selects the fused-expert rows of an AIConfigurator moe_perf table.
 type MoEKernel struct {
-	Dir     string // AIConfigurator data directory holding <sku>/moe/...; "" = the main one
 	Version string // backend version directory of the rows; "" = the deployment's
 	Source  string // kernel_source of the rows
 	Quant   string // moe_dtype of the rows
-	Origin  string // where Dir comes from, for PROVENANCE.md ("" = the main data directory)
 }
 
 // The expert kernel vLLM runs for a block-FP8 checkpoint on Blackwell is FlashInfer's TRT-LLM
@@ -44,23 +41,19 @@ type MoEKernel struct {
 // measures that kernel only with its vLLM 0.24 collector, which builds the layer through vLLM's
 // own backend selection and records the class it picked; its vLLM 0.19 table holds only Triton
 // fused_moe rows (kernel_source vllm_fused_moe), which vLLM does not select for this checkpoint.
-const (
-	trtllmMoEKernel = "vllm_fp8moe_flashinfer_trtllm_trtllmfp8expertsmonolithic"
-	trtllmMoEOrigin = "ai-dynamo/aiconfigurator@095f58a5 aic-core/src/aiconfigurator_core/systems/data (Apache-2.0)"
-)
+const trtllmMoEKernel = "vllm_fp8moe_flashinfer_trtllm_trtllmfp8expertsmonolithic"
 
 // DefaultImportOptions derives the embedded default: MiniMax-M2.5 on B200 under vLLM 0.19.0
 // in the TEP layout (attention TP 4, experts EP 4: the seed), the TP layout (experts TP 4) and
 // their two-GPU counterparts (the layouts the published benchmarks also ran).
 // The checkpoint is block-FP8 (weight_block_size [128, 128]), so its projections run vLLM's
 // block-scaled linear kernels (AIConfigurator's fp8_block rows, measured through vLLM's own
-// linear layer) and its experts FlashInfer's TRT-LLM block-scale MoE. The MoE rows come from a
-// second AIConfigurator data directory (MoE.Dir); ../shared/aic does not hold them.
+// linear layer) and its experts FlashInfer's TRT-LLM block-scale MoE (the 0.24.0 rows).
 func DefaultImportOptions() ImportOptions {
 	return ImportOptions{
 		Model: "MiniMaxAI/MiniMax-M2.5", HardwareSKU: "b200_sxm", Backend: "vllm", BackendVersion: "0.19.0",
 		GEMMQuant: "fp8_block",
-		MoE:       MoEKernel{Version: "0.24.0", Source: trtllmMoEKernel, Quant: "fp8_block", Origin: trtllmMoEOrigin},
+		MoE:       MoEKernel{Version: "0.24.0", Source: trtllmMoEKernel, Quant: "fp8_block"},
 		Layouts: []Layout{
 			{TP: 4, AttentionDP: 1, MoETP: 1, MoEEP: 4},
 			{TP: 4, AttentionDP: 1, MoETP: 4, MoEEP: 1},
@@ -124,26 +117,11 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	moeDir, moeVersion := aicDir, o.BackendVersion
-	if o.MoE.Dir != "" {
-		moeDir = o.MoE.Dir
-	}
-	if o.MoE.Version != "" {
-		moeVersion = o.MoE.Version
-	}
-	moeRel := filepath.Join(o.HardwareSKU, "moe", o.Backend, moeVersion, "moe_perf.parquet")
-	var moeSrc []Source
-	moes, err := readParquet[moeRow](moeDir, moeRel, &moeSrc)
+	moeRel := filepath.Join(o.HardwareSKU, "moe", o.Backend, cmp.Or(o.MoE.Version, o.BackendVersion), "moe_perf.parquet")
+	moes, err := readParquet[moeRow](aicDir, moeRel, &common)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) && o.MoE.Origin != "" && o.MoE.Dir == "" {
-			return nil, fmt.Errorf("%w\n(the %s rows are in %s: pass that directory as --moe-aic)", err, o.MoE.Source, o.MoE.Origin)
-		}
 		return nil, err
 	}
-	if o.MoE.Dir != "" && o.MoE.Origin != "" {
-		moeSrc[0].Path = o.MoE.Origin + ": " + moeSrc[0].Path // not a file of aicDir: say where it is from
-	}
-	common = append(common, moeSrc...)
 	fp32, tf32 := o.FP32TFLOPS, o.TF32TFLOPS
 	if fp32 == 0 || tf32 == 0 {
 		f, t, ok := fp32PeakTFLOPS(o.HardwareSKU)
@@ -360,17 +338,13 @@ func derive(t *Table, mk MoEKernel, peaks gatePeaks, gemms []gemmRow, moes []moe
 	}
 	sort.Slice(t.Attention, func(i, j int) bool { return t.Attention[i].KVCacheDtype < t.Attention[j].KVCacheDtype })
 
-	moeFrom := moeRel
-	if mk.Origin != "" && mk.Dir != "" {
-		moeFrom = mk.Origin + ": " + moeRel
-	}
 	t.Kernels = []string{
 		fmt.Sprintf("%s: %s GEMM qkv n=%d k=%d, proj n=%d k=%d; %s logits n=%d k=%d (n interpolated)",
 			gemmRel, t.GEMMQuant, qkvN, h, h, headsPerGPU*s.HeadDim, unquantGEMMDtype, s.Vocab/l.TP, h),
 		fmt.Sprintf("router gate: FP32 GEMM n=%d k=%d on its roofline (float32_matmul_precision highest: FP32 CUDA cores, %.0f TFLOPS; high: TF32 tensor cores, %.0f TFLOPS; mem_bw × mem_bw_empirical_scaling_factor) + mem_empirical_constant_latency, plus the FP32 copy of its input",
 			s.Experts, h, peaks.fp32/1e12, peaks.tf32/1e12),
 		fmt.Sprintf("%s: %s %s hidden %d inter %d top-%d/%d moe_tp %d moe_ep %d %s",
-			moeFrom, mk.Source, mk.Quant, h, s.ExpertInter, s.TopK, s.Experts, l.MoETP, l.MoEEP, moeDistribution),
+			moeRel, mk.Source, mk.Quant, h, s.ExpertInter, s.TopK, s.Experts, l.MoETP, l.MoEEP, moeDistribution),
 		fmt.Sprintf("%s, %s: %d heads / %d KV heads per GPU, head_dim %d, %s attention; KV cache %s (kv_cache_dtype %s) and fp8 (kv_cache_dtype %s, levelled to at most the %s price)",
 			ctxRel, genRel, headsPerGPU, kvPerGPU, s.HeadDim, attentionDtype, attentionDtype, KVBF16, KVFP8, attentionDtype),
 		fmt.Sprintf("%s: %s %s all-reduce over %d GPUs, 2 per layer of tokens×%d elements", arRel, allreduceMode, allreduceElemType, l.TP, h),

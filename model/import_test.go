@@ -2,6 +2,8 @@ package model
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io/fs"
 	"math"
@@ -15,19 +17,13 @@ import (
 
 const sharedAIC = "../../shared/aic"
 
-// aicMoEDir is the AIConfigurator data directory holding the FlashInfer TRT-LLM expert rows
-// of the embedded tables (aic-core/src/aiconfigurator_core/systems/data of a checkout), which
-// ../shared/aic lacks; tests that re-derive the MoE grid need it in ROUTERLAB_AIC_MOE_DIR.
-func aicMoEDir(t *testing.T) string {
+// sharedAICDir returns ../shared/aic, skipping the test when it is absent.
+func sharedAICDir(t *testing.T) string {
 	t.Helper()
 	if _, err := os.Stat(sharedAIC); err != nil {
 		t.Skip("../shared/aic not present: cannot re-derive the embedded tables")
 	}
-	d := os.Getenv("ROUTERLAB_AIC_MOE_DIR")
-	if d == "" {
-		t.Skip("ROUTERLAB_AIC_MOE_DIR not set: it names AIConfigurator's systems/data directory, which holds the TRT-LLM MoE rows ../shared lacks")
-	}
-	return d
+	return sharedAIC
 }
 
 func embeddedTable(t *testing.T, name string) *Table {
@@ -45,12 +41,12 @@ func embeddedTable(t *testing.T, name string) *Table {
 
 // The embedded tables are exactly what the importer derives from the operator data.
 func TestImportRoundTrip(t *testing.T) {
-	o := DefaultImportOptions()
-	o.MoE.Dir = aicMoEDir(t)
+	dir := sharedAICDir(t)
 	if testing.Short() {
 		t.Skip("re-import reads ~2 MB of parquet; skipped in -short")
 	}
-	tables, err := Import(sharedAIC, o)
+	o := DefaultImportOptions()
+	tables, err := Import(dir, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,58 +75,6 @@ func TestImportRoundTrip(t *testing.T) {
 	}
 }
 
-// Everything of the embedded tables that comes from ../shared/aic re-derives exactly from it;
-// only the MoE grid needs the second data directory (TestImportRoundTrip checks it).
-func TestImportRoundTripSharedParts(t *testing.T) {
-	if _, err := os.Stat(sharedAIC); err != nil {
-		t.Skip("../shared/aic not present: cannot re-derive the embedded tables")
-	}
-	if testing.Short() {
-		t.Skip("re-import reads ~1.4 MB of parquet; skipped in -short")
-	}
-	o := DefaultImportOptions()
-	o.MoE = MoEKernel{Source: "vllm_fused_moe", Quant: "fp8_block"} // the 0.19 Triton rows, from ../shared
-	tables, err := Import(sharedAIC, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, got := range tables {
-		want := embeddedTable(t, TableFileName(got))
-		for _, g := range []struct {
-			name      string
-			got, want any
-		}{
-			{"gemm", got.GEMM, want.GEMM}, {"router gate", got.RouterGate, want.RouterGate}, {"collective", got.Collective, want.Collective},
-			{"elementwise", got.Elementwise, want.Elementwise}, {"logits", got.Logits, want.Logits},
-			{"attention", got.Attention, want.Attention}, {"llm", got.LLM, want.LLM}, {"gpu", got.GPU, want.GPU},
-		} {
-			a, _ := json.Marshal(g.got)
-			b, _ := json.Marshal(g.want)
-			if !bytes.Equal(a, b) {
-				t.Fatalf("%s: %s differs from a fresh import of ../shared/aic", TableFileName(got), g.name)
-			}
-		}
-		shared := map[string]string{}
-		for _, src := range got.Sources {
-			shared[src.Path] = src.SHA256
-		}
-		n := 0
-		for _, src := range want.Sources {
-			if d, ok := shared[src.Path]; ok {
-				n++
-				if d != src.SHA256 {
-					t.Fatalf("%s: %s digest %s, ../shared has %s", TableFileName(got), src.Path, src.SHA256, d)
-				}
-			} else if !strings.Contains(src.Path, "aiconfigurator@") || !strings.Contains(src.Path, "moe_perf.parquet") {
-				t.Fatalf("%s: source %s is neither in ../shared/aic nor the recorded MoE origin", TableFileName(got), src.Path)
-			}
-		}
-		if n != len(want.Sources)-1 {
-			t.Fatalf("%s: %d of %d sources are ../shared files, want all but the MoE table", TableFileName(got), n, len(want.Sources))
-		}
-	}
-}
-
 // The router gate runs in FP32 on CUDA cores: memory-bound at decode sizes (its 3 MB of FP32
 // weights), compute-bound at prefill sizes, where it costs far more than a BF16 GEMM would.
 func TestFP32Gate(t *testing.T) {
@@ -156,15 +100,23 @@ func TestFP32Gate(t *testing.T) {
 	})
 }
 
-// Without the second data directory the default import names what it needs and where it is.
-func TestImportMoEDirHint(t *testing.T) {
-	if _, err := os.Stat(sharedAIC); err != nil {
-		t.Skip("../shared/aic not present")
-	}
-	_, err := Import(sharedAIC, DefaultImportOptions())
-	if err == nil || !strings.Contains(err.Error(), "0.24.0/moe_perf.parquet") || !strings.Contains(err.Error(), "--moe-aic") ||
-		!strings.Contains(err.Error(), "aiconfigurator") {
-		t.Fatalf("default import without --moe-aic: %v", err)
+// Every source of the embedded tables is a file of ../shared/aic with the digest recorded.
+func TestEmbeddedSourcesInShared(t *testing.T) {
+	dir := sharedAICDir(t)
+	for _, name := range []string{"minimax-m2.5_b200_sxm_vllm-0.19.0_tp4-adp1-moetp1-moeep4.json", "minimax-m2.5_b200_sxm_vllm-0.19.0_tp2-adp1-moetp2-moeep1.json"} {
+		tb := embeddedTable(t, name)
+		if len(tb.Sources) < 7 {
+			t.Fatalf("%s: %d sources", name, len(tb.Sources))
+		}
+		for _, src := range tb.Sources {
+			b, err := os.ReadFile(filepath.Join(dir, src.Path))
+			if err != nil {
+				t.Fatalf("%s: source %s: %v", name, src.Path, err)
+			}
+			if d := sha256.Sum256(b); hex.EncodeToString(d[:]) != src.SHA256 {
+				t.Fatalf("%s: %s digest %s, ../shared has %x", name, src.Path, src.SHA256, d)
+			}
+		}
 	}
 }
 
