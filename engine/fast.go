@@ -33,7 +33,7 @@ func (s *Sim) planFast(w *worker, t int64) bool {
 	}
 	// Keep to steps whose new blocks come from plain free blocks: an eviction would publish
 	// a KV event the router must see at its exact time.
-	if free := len(w.pool.plain); s.fastBlocks(w, m) > free {
+	if free := w.pool.plainFree(); s.fastBlocks(w, m) > free {
 		m = int32(sort.Search(int(m), func(k int) bool { return s.fastBlocks(w, int32(k)) > free })) - 1
 	}
 	if m < 2 {

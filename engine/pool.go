@@ -19,7 +19,11 @@ package engine
 // serves G engine blocks; the entries themselves stay per engine block, with exactly the
 // semantics of a table keyed by engine-block hash (the two keys are in bijection).
 type blockPool struct {
+	// blk holds the blocks handed out so far, ids 0…len(blk)-1; the rest of the n blocks
+	// are plain free and untouched. A pool allocates as it is used, not at its capacity, so a
+	// fleet of 1,024 workers that each use a few hundred of their 52k blocks costs megabytes.
 	blk []blockMeta
+	n   int32
 
 	// LRU order of cached free blocks: a FIFO of (block, release stamp) in release order.
 	// A hit does not unlink its block; the entry just goes stale (the block is in use or
@@ -30,7 +34,7 @@ type blockPool struct {
 	lruLen int // cached free blocks
 	stamp  uint32
 
-	plain []int32 // stack of plain free blocks
+	plain []int32 // stack of plain free blocks released so far (above the untouched ones)
 	inUse int
 
 	g         int32 // sub-blocks per group
@@ -57,35 +61,27 @@ type lruEntry struct {
 }
 
 func newBlockPool(n int, g int32) blockPool {
-	groups := max(n/int(g), 1)
-	p := blockPool{
-		blk:       make([]blockMeta, n),
-		plain:     make([]int32, n),
-		g:         g,
-		groups:    newHashTable(groups),
-		lru:       make([]lruEntry, 0, min(2*n, 1<<16)),
-		recMask:   make([]uint32, 0, groups),
-		recKey:    make([]uint64, 0, groups),
-		recBlocks: make([]int32, 0, groups*int(g)),
-		recHash:   make([]uint64, 0, groups*int(g)),
-	}
-	// Pop order 0, 1, 2, … only to make block ids readable in tests.
-	for i := range n {
-		p.plain[i] = int32(n - 1 - i)
-	}
-	return p
+	return blockPool{n: int32(n), g: g, groups: newHashTable(0), lru: make([]lruEntry, 0, min(2*n, 1024))}
 }
 
+// plainFree is how many plain free blocks there are: released ones and untouched ones.
+func (p *blockPool) plainFree() int { return len(p.plain) + int(p.n) - len(p.blk) }
+
 // available is how many blocks an allocation could obtain right now (plain + evictable).
-func (p *blockPool) available() int { return len(p.plain) + p.lruLen }
+func (p *blockPool) available() int { return p.plainFree() + p.lruLen }
 
 // alloc returns a block with refs = 1 and no cache entry, evicting the LRU cached block if
 // needed. The caller has checked available() > 0.
 func (p *blockPool) alloc() int32 {
 	var b int32
+	// Released plain blocks first, then untouched ones in id order (0, 1, 2, …), as a stack
+	// holding every block from the start would give them.
 	if k := len(p.plain); k > 0 {
 		b = p.plain[k-1]
 		p.plain = p.plain[:k-1]
+	} else if len(p.blk) < int(p.n) {
+		b = int32(len(p.blk))
+		p.blk = append(p.blk, blockMeta{})
 	} else {
 		b = p.lruPop()
 		p.removed = append(p.removed, p.hashOf(b))
