@@ -24,12 +24,13 @@ type experimentFlags struct {
 func (x *experimentFlags) register(fs *pflag.FlagSet, requestsHelp string) {
 	fs.StringVar(&x.configPath, "config", "", "experiment YAML (default: the embedded seed experiment, examples/router-sweep.yaml)")
 	fs.StringVar(&x.tracePath, "trace", "", "trace file or builtin:toolagent|builtin:conversation (overrides workload.trace_path)")
-	fs.StringArrayVar(&x.sets, "set", nil, "override a key: router_mode=round_robin, workload.replay_concurrency=8 (repeatable)")
+	fs.StringArrayVar(&x.sets, "set", nil, "override a key: router_mode=round_robin, replicas=64, layout=tp4·ep4, workload.replay_concurrency=8 (repeatable; the explorer's knob names work)")
 	fs.IntVar(&x.requests, "requests", 0, requestsHelp)
 	fs.BoolVar(&x.strict, "strict", false, "a request the fleet would reject (longer than context_length) is an error naming its line (workload.strict)")
 }
 
-// file loads the experiment file and applies --trace and --set.
+// file loads the experiment file and applies --trace, --set and --strict together, so their
+// order never matters and the experiment is checked once.
 func (x *experimentFlags) file() (*config.File, error) {
 	var f *config.File
 	if x.configPath == "" {
@@ -40,20 +41,16 @@ func (x *experimentFlags) file() (*config.File, error) {
 			return nil, err
 		}
 	}
+	var sets []string
 	if x.tracePath != "" {
-		if err := f.Set("workload.trace_path=" + quoteYAML(x.tracePath)); err != nil {
-			return nil, err
-		}
+		sets = append(sets, "workload.trace_path="+quoteYAML(x.tracePath))
 	}
-	for _, s := range x.sets {
-		if err := f.Set(s); err != nil {
-			return nil, err
-		}
-	}
+	sets = append(sets, x.sets...)
 	if x.strict {
-		if err := f.Set("workload.strict=true"); err != nil {
-			return nil, err
-		}
+		sets = append(sets, "workload.strict=true")
+	}
+	if err := f.Apply(sets); err != nil {
+		return nil, err
 	}
 	return f, nil
 }

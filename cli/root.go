@@ -7,15 +7,17 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
+	"github.com/agnivade/levenshtein"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 )
 
 // Execute runs routerlab with the given arguments and returns the process exit status.
 func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := newRootCmd(stdin, stdout, stderr)
-	root.SetArgs(args)
+	root := newRootCmd(args, stdin, stdout, stderr)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(stderr, "routerlab:", err)
 		var exit *exitError
@@ -36,7 +38,7 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
-func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+func newRootCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	var x experimentFlags
 	var headless bool
 	root := &cobra.Command{
@@ -46,10 +48,11 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 replays Mooncake traces through it, and tunes the router's knobs.
 
 With no command it opens the terminal explorer on the embedded defaults (8 × MiniMax-M2.5
-TP4/EP4 on B200, the built-in toolagent-like trace, 32 requests in flight). With --headless,
-or when standard output is not a terminal, it runs the smart sweep of the same experiment
-and prints its report instead.`,
-		Args:              cobra.NoArgs,
+TP4/EP4 on B200, the built-in toolagent-like trace, 32 requests in flight). With --headless
+it runs the smart sweep of the same experiment and prints its report instead. When standard
+output is not a terminal it refuses (exit status 2) rather than start a whole sweep nobody
+asked for: say 'routerlab sweep' or 'routerlab --headless'.`,
+		Args:              unknownCommand,
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return noNegativeNumbers(cmd.Flags()) },
@@ -58,13 +61,20 @@ and prints its report instead.`,
 			if err != nil {
 				return err
 			}
-			if headless || !isTerminal(stdout) {
+			if headless {
 				o := sweepOptions{requests: x.requests, again: experimentArgs(cmd.Flags(), "headless")}
 				return runSweep(cmd.Context(), f, o, stdout, stderr)
+			}
+			if !isTerminal(stdout) {
+				return &exitError{code: 2, err: errors.New("standard output is not a terminal, so there is no explorer to open; " +
+					"run 'routerlab sweep' (or 'routerlab --headless') for the headless sweep and its report, 'routerlab replay' for one run")}
 			}
 			return runExplorer(f, x.requests, stdin, stdout)
 		},
 	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return flagError(root, c, args, err) })
+	root.SuggestionsMinimumDistance = 2
+	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -77,4 +87,46 @@ and prints its report instead.`,
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// unknownCommand is the root's argument check: it takes none, and a word that is not a
+// command gets the nearest command names.
+func unknownCommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	return fmt.Errorf("unknown command %q for %q%s", args[0], cmd.CommandPath(), didYouMean(cmd.SuggestionsFor(args[0])))
+}
+
+// flagError explains a flag the command does not have: when the first word was meant as a
+// command but misspelt ("swep --out x"), the misspelt command, else the nearest flag names.
+func flagError(root, c *cobra.Command, args []string, err error) error {
+	name, unknown := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !unknown {
+		return err
+	}
+	if c == root {
+		for _, a := range args {
+			if strings.HasPrefix(a, "-") {
+				break
+			}
+			if s := root.SuggestionsFor(a); len(s) > 0 {
+				return fmt.Errorf("unknown command %q for %q%s", a, root.CommandPath(), didYouMean(s))
+			}
+		}
+	}
+	var near []string
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if d := levenshtein.ComputeDistance(name, f.Name); d <= max(1, len(name)/3) || strings.HasPrefix(f.Name, name) {
+			near = append(near, "--"+f.Name)
+		}
+	})
+	return fmt.Errorf("%w%s", err, didYouMean(near))
+}
+
+func didYouMean(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return " (did you mean " + strings.Join(s, " or ") + "?)"
 }

@@ -98,12 +98,7 @@ func (o sweepOptions) apply(f *config.File) error {
 	if o.seed != "" {
 		sets = append(sets, "sweep.seed="+o.seed)
 	}
-	for _, s := range sets {
-		if err := f.Set(s); err != nil {
-			return err
-		}
-	}
-	return nil
+	return f.Apply(sets)
 }
 
 // exitInterrupted is the exit status of a sweep stopped by SIGINT or SIGTERM (128 + SIGINT),

@@ -312,39 +312,6 @@ func keyText(mv *ast.MappingValueNode) string {
 	return mv.Key.GetToken().Value
 }
 
-// Set applies one --set override "key=value". A bare key names a search_space key
-// (router_mode=round_robin); other sections are dotted (workload.replay_concurrency=8).
-// The value is YAML: a scalar or a flow list such as [0.5,1.0].
-func (f *File) Set(assign string) error {
-	key, val, ok := strings.Cut(assign, "=")
-	key = strings.TrimSpace(key)
-	if !ok || key == "" {
-		return &Error{File: "--set", Key: assign, Msg: "want key=value"}
-	}
-	if !strings.Contains(key, ".") {
-		key = "search_space." + key
-	}
-	doc, err := parser.ParseBytes([]byte("v: "+val), 0)
-	if err != nil || len(doc.Docs) != 1 {
-		return &Error{File: "--set", Key: key, Msg: fmt.Sprintf("cannot read value %q", val)}
-	}
-	m, ok := doc.Docs[0].Body.(*ast.MappingNode)
-	if !ok || len(m.Values) != 1 {
-		return &Error{File: "--set", Key: key, Msg: fmt.Sprintf("cannot read value %q", val)}
-	}
-	saved := f.Name
-	f.Name = "--set"
-	err = f.setNode(key, m.Values[0].Value)
-	if err == nil {
-		err = f.check()
-	}
-	f.Name = saved
-	if e, ok := err.(*Error); ok {
-		e.Line = 0
-	}
-	return err
-}
-
 // setNode assigns one key from its YAML node.
 func (f *File) setNode(path string, n ast.Node) error {
 	sec, key, _ := strings.Cut(path, ".")
@@ -530,7 +497,6 @@ func (f *File) setParallel(path string, n ast.Node) error {
 		return f.errAt(n, path, "want a non-empty list of {tp, moe_ep, replicas, ...}")
 	}
 	var pcs []ParallelConfig
-	var vals []Value
 	for _, item := range seq.Values {
 		m, ok := item.(*ast.MappingNode)
 		if !ok {
@@ -567,14 +533,18 @@ func (f *File) setParallel(path string, n ast.Node) error {
 			return f.errAt(item, path, "moe_tp × moe_ep (%d) must equal tp × attention_dp (%d)", pc.MoETP*pc.MoEEP, pc.TP*pc.AttentionDP)
 		}
 		pcs = append(pcs, pc)
-		vals = append(vals, Value{Text: pc.String()})
 	}
-	for i := range f.lists {
-		if f.lists[i].key == "parallel_configs" {
-			f.lists[i].parallel, f.lists[i].values = pcs, vals
-		}
-	}
+	f.setParallelConfigs(pcs)
 	return nil
+}
+
+// setParallelConfigs replaces search_space.parallel_configs with pcs, checked by the caller.
+func (f *File) setParallelConfigs(pcs []ParallelConfig) {
+	l := f.list("parallel_configs")
+	l.parallel, l.values = pcs, make([]Value, len(pcs))
+	for i, pc := range pcs {
+		l.values[i] = Value{Text: pc.String()}
+	}
 }
 
 // check validates relations between keys after a whole file (or a --set) is applied.

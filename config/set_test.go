@@ -1,0 +1,106 @@
+package config
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// The issue's example: the explorer's names work, and the GPU budget follows the fleet as
+// in the explorer unless it is set too.
+func TestSetExplorerNames(t *testing.T) {
+	f := Default()
+	if err := f.Apply([]string{"replicas=64", "layout=tp4·moe_tp4", "batched_tokens=8192", "max_num_seqs=256", "replay_concurrency=64"}); err != nil {
+		t.Fatal(err)
+	}
+	pcs := f.list("parallel_configs").parallel
+	want := ParallelConfig{TP: 4, AttentionDP: 1, MoETP: 4, MoEEP: 1, Replicas: 64}
+	if len(pcs) != 1 || pcs[0] != want {
+		t.Fatalf("parallel_configs = %+v, want %+v", pcs, want)
+	}
+	if f.GPUBudget != 256 || f.Workload.ReplayConcurrency != 64 ||
+		f.Values("agg_max_num_batched_tokens")[0].Num != 8192 || f.Values("agg_max_num_seqs")[0].Num != 256 {
+		t.Fatalf("budget %d, concurrency %d, tokens %v, seqs %v", f.GPUBudget, f.Workload.ReplayConcurrency,
+			f.Values("agg_max_num_batched_tokens"), f.Values("agg_max_num_seqs"))
+	}
+	// A budget given with the fleet is a bound, not raised.
+	err := Default().Apply([]string{"replicas=64", "gpu_budget=128"})
+	if err == nil || !strings.Contains(err.Error(), "needs 256 GPUs, more than gpu_budget 128") {
+		t.Fatalf("error = %v", err)
+	}
+	// Lists give every combination.
+	g := Default()
+	if err := g.Apply([]string{"replicas=[8, 16]", "layout=[tp4·ep4, tp4·moe_tp4]"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(g.Values("parallel_configs")); n != 4 || g.GPUBudget != 64 {
+		t.Fatalf("%d parallel configs, budget %d; want 4, 64", n, g.GPUBudget)
+	}
+}
+
+func TestSetErrors(t *testing.T) {
+	for _, c := range []struct {
+		sets []string
+		want string
+	}{
+		{[]string{"replica=64"}, "--set: search_space.replica: unknown key (did you mean replicas?)"},
+		{[]string{"workload.replay_concurency=3"}, "--set: workload.replay_concurency: unknown key (did you mean workload.replay_concurrency?)"},
+		{[]string{"router_mod=kv_router"}, "(did you mean router_mode?)"},
+		{[]string{"concurrency=8", "workload.replay_concurrency=16"}, "--set: workload.replay_concurrency: set twice"},
+		{[]string{"layout=tp4·ep2"}, "moe_tp × moe_ep (2) must equal tp × dp (4)"},
+		{[]string{"layout=tp4·xx2"}, `unknown part "xx2"`},
+		{[]string{"replicas=0"}, "want an integer in [1, 1024]"},
+		{[]string{"replicas=2000"}, "want an integer in [1, 1024]"},
+	} {
+		f := Default()
+		before := f.Fingerprint()
+		err := f.Apply(c.sets)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Apply(%q) error = %v, want %q", c.sets, err, c.want)
+		}
+		if d := Diff(before, f.Fingerprint()); len(d) > 0 || f.Name != "embedded defaults" {
+			t.Errorf("Apply(%q) failed but changed the file: %v", c.sets, d)
+		}
+	}
+}
+
+// The order of --set overrides never matters: every permutation of any subset of these gives
+// the same experiment or, for the subsets that fail, the same error. The issue's own example
+// (gpu_budget before parallel_configs worked, after it failed) is among them.
+func TestSetOrderNeverMatters(t *testing.T) {
+	all := []string{
+		"gpu_budget=256", "parallel_configs=[{tp: 4, moe_ep: 4, replicas: 64}]", "replicas=[16, 32]",
+		"layout=tp4·moe_tp4", "router_mode=round_robin", "batched_tokens=[8192, 16384]",
+		"workload.replay_concurrency=8", "prefill_load_scale=[1, 32]", "gpu_budget=64", "replicas=128",
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(1, len(all)).Draw(t, "n")
+		subset := rapid.Permutation(all).Draw(t, "subset")[:n]
+		slices.Sort(subset)
+		ref := Default()
+		refErr := ref.Apply(subset)
+		perm := rapid.Permutation(subset).Draw(t, "order")
+		f := Default()
+		err := f.Apply(perm)
+		if (err == nil) != (refErr == nil) {
+			t.Fatalf("%q: error %v; sorted %q: error %v", perm, err, subset, refErr)
+		}
+		if err != nil {
+			if !strings.Contains(err.Error(), "set twice") && err.Error() != refErr.Error() {
+				t.Fatalf("%q: %v; sorted: %v", perm, err, refErr)
+			}
+			return
+		}
+		if d := Diff(ref.Fingerprint(), f.Fingerprint()); len(d) > 0 || f.GPUBudget != ref.GPUBudget {
+			t.Fatalf("%q differs from %q: %v, budget %d vs %d", perm, subset, d, f.GPUBudget, ref.GPUBudget)
+		}
+	})
+	// The issue's report, both orders.
+	for _, sets := range [][]string{{all[0], all[1]}, {all[1], all[0]}} {
+		if err := Default().Apply(sets); err != nil {
+			t.Errorf("%q: %v", sets, err)
+		}
+	}
+}
