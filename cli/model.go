@@ -45,6 +45,8 @@ func (f *deploymentFlags) register(cmd *cobra.Command, base model.Deployment, la
 	fs.StringVar(&f.d.KVCacheDtype, "kv-cache-dtype", f.d.KVCacheDtype, "KV cache dtype: fp8 or bf16 (sets KV bytes per token, block count and attention price)")
 	fs.StringVar(&f.d.Float32MatmulPrecision, "float32-matmul-precision", model.PrecisionHighest,
 		"vLLM's VLLM_FLOAT32_MATMUL_PRECISION: highest (the FP32 router gate on CUDA cores) or high (TF32 tensor cores)")
+	fs.StringVar(&f.d.TimingReference, "timing-reference", model.ReferenceSilicon,
+		"how steps are priced and scheduled: silicon (vLLM's one forward pass per step) or dynosim (Dynamo's mocker with AIConfigurator's forward-pass model)")
 }
 
 func newModelInfoCmd() *cobra.Command {
@@ -72,7 +74,8 @@ func writeModelInfo(out io.Writer, w *model.Worker) error {
 		d.Backend, d.BackendVersion, d.Layout())
 	fmt.Fprintf(&b, "engine     max_num_batched_tokens %d, max_num_seqs %d, block %d, gpu_memory_utilization %.2f, kv_cache_dtype %s\n",
 		d.MaxNumBatchedTokens, d.MaxNumSeqs, d.BlockSize, d.GPUMemoryUtilization, d.KVCacheDtype)
-	fmt.Fprintf(&b, "kernels    projections %s, experts %s %s, router gate FP32 (%s)\n\n", t.GEMMQuant, t.MoEKernel, t.MoEQuant, model.TableFileName(t))
+	fmt.Fprintf(&b, "kernels    projections %s, experts %s %s, router gate FP32 (%s)\n", t.GEMMQuant, t.MoEKernel, t.MoEQuant, model.TableFileName(t))
+	fmt.Fprintf(&b, "timing     %s\n\n", timingLine(d))
 	b.WriteString(w.Capacity().String())
 	b.WriteString("\nstep time of typical batches (µs)\n")
 	fmt.Fprintf(&b, "%-44s %8s %8s %7s %8s %8s %9s\n", "batch", "tokens", "non-attn", "logits", "ctx-attn", "dec-attn", "total")
@@ -97,6 +100,14 @@ func writeModelInfo(out io.Writer, w *model.Worker) error {
 	}
 	_, err := io.WriteString(out, b.String())
 	return err
+}
+
+// timingLine says how the worker's steps are priced and scheduled.
+func timingLine(d model.Deployment) string {
+	if d.Dynosim() {
+		return "dynosim: Dynamo's mocker — prefill pass, then a separate decode pass (≥ 1 ms) for every token the step emits; blocks visible to the router at pass start (total below; columns are one pass)"
+	}
+	return "silicon: one forward pass over the whole batch per step"
 }
 
 func newModelImportCmd() *cobra.Command {

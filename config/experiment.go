@@ -36,13 +36,15 @@ func NewExperiment(f *File) (*Experiment, error) {
 		for _, mbt := range f.Values("agg_max_num_batched_tokens") {
 			for _, seqs := range f.Values("agg_max_num_seqs") {
 				for _, kv := range f.Values(KeyKVCacheDtype) {
-					d := f.deployment(pc, int(mbt.Num), int(seqs.Num), kvCacheDtype(kv))
-					w, err := model.NewWorker(d)
-					if err != nil {
-						return nil, fmt.Errorf("%s: search_space: %w", f.Name, err)
+					for _, ref := range f.Values(KeyTimingReference) {
+						d := f.deployment(pc, int(mbt.Num), int(seqs.Num), kvCacheDtype(kv), ref.Text)
+						w, err := model.NewWorker(d)
+						if err != nil {
+							return nil, fmt.Errorf("%s: search_space: %w", f.Name, err)
+						}
+						e.workers[d] = w
+						e.deployments = append(e.deployments, d)
 					}
-					e.workers[d] = w
-					e.deployments = append(e.deployments, d)
 				}
 			}
 		}
@@ -55,7 +57,7 @@ func NewExperiment(f *File) (*Experiment, error) {
 	return e, nil
 }
 
-func (f *File) deployment(pc ParallelConfig, maxBatchedTokens, maxSeqs int, kvDtype string) model.Deployment {
+func (f *File) deployment(pc ParallelConfig, maxBatchedTokens, maxSeqs int, kvDtype, timingReference string) model.Deployment {
 	util := f.GPUMemoryUtilization
 	if util == 0 {
 		util = 0.9
@@ -67,7 +69,7 @@ func (f *File) deployment(pc ParallelConfig, maxBatchedTokens, maxSeqs int, kvDt
 		MaxNumBatchedTokens: maxBatchedTokens, MaxNumSeqs: maxSeqs,
 		BlockSize: f.BlockSize, GPUMemoryUtilization: util,
 		ContextLength: f.ContextLength, NumGPUBlocks: f.NumGPUBlocks, AsyncScheduling: f.AsyncScheduling,
-		KVCacheDtype: kvDtype, Float32MatmulPrecision: f.float32Precision(),
+		KVCacheDtype: kvDtype, Float32MatmulPrecision: f.float32Precision(), TimingReference: timingReference,
 	}
 }
 
@@ -99,7 +101,7 @@ func (e *Experiment) EngineConfig(p Point) (engine.Config, error) {
 			pc = pl.parallel[i]
 		}
 	}
-	d := f.deployment(pc, int(val("agg_max_num_batched_tokens").Num), int(val("agg_max_num_seqs").Num), kvCacheDtype(val(KeyKVCacheDtype)))
+	d := f.deployment(pc, int(val("agg_max_num_batched_tokens").Num), int(val("agg_max_num_seqs").Num), kvCacheDtype(val(KeyKVCacheDtype)), val(KeyTimingReference).Text)
 	w, ok := e.workers[d]
 	if !ok {
 		return engine.Config{}, fmt.Errorf("config: no worker model for %+v", d)

@@ -32,6 +32,9 @@ const (
 	KeyKVCacheDtype = "kv_cache_dtype"
 	// KeyFloat32MatmulPrecision is vLLM's VLLM_FLOAT32_MATMUL_PRECISION, a deployment setting.
 	KeyFloat32MatmulPrecision = "float32_matmul_precision"
+	// KeyTimingReference is how steps are priced and scheduled (model.ReferenceSilicon or
+	// model.ReferenceDynosim), a key that may be listed.
+	KeyTimingReference = "timing_reference"
 )
 
 // seedYAML is the seed experiment file, the same text as examples/router-sweep.yaml.
@@ -158,7 +161,7 @@ type list struct {
 // dimensions are reported.
 var listKeys = []string{
 	"backend", "deployment_mode", "parallel_configs",
-	"agg_max_num_batched_tokens", "agg_max_num_seqs", KeyKVCacheDtype, "planner_scaling_policy",
+	"agg_max_num_batched_tokens", "agg_max_num_seqs", KeyKVCacheDtype, KeyTimingReference, "planner_scaling_policy",
 	KeyRouterMode, KeyOverlapScoreCredit, KeyPrefillLoadScale, KeyRouterTemperature,
 }
 
@@ -223,7 +226,7 @@ func newFile(name string) *File {
 	defaults := map[string][]string{
 		"backend": {"vllm"}, "deployment_mode": {"agg"},
 		"agg_max_num_batched_tokens": {"16384"}, "agg_max_num_seqs": {"512"}, KeyKVCacheDtype: {model.KVFP8},
-		"planner_scaling_policy": {"disabled"}, KeyRouterMode: {"kv_router"},
+		KeyTimingReference: {model.ReferenceSilicon}, "planner_scaling_policy": {"disabled"}, KeyRouterMode: {"kv_router"},
 		KeyOverlapScoreCredit: {"1.0"}, KeyPrefillLoadScale: {"1.0"}, KeyRouterTemperature: {"0.0"},
 	}
 	for _, k := range listKeys {
@@ -477,6 +480,8 @@ func (f *File) checkKnob(path, key string, v Value, n ast.Node) error {
 		return oneOf("kv_router", "round_robin", "random", "least_loaded")
 	case KeyKVCacheDtype:
 		return oneOf(model.KVFP8, model.KVBF16, kvAuto)
+	case KeyTimingReference:
+		return oneOf(model.TimingReferences()...)
 	case "agg_max_num_batched_tokens":
 		return numIn(1, 1<<22, true)
 	case "agg_max_num_seqs":

@@ -307,3 +307,26 @@ func TestFloat32MatmulPrecisionKey(t *testing.T) {
 		t.Fatalf("explicit highest %.3f ms, default %.3f ms", got, highest)
 	}
 }
+
+// search_space.timing_reference reaches the workers and the fingerprint; dynosim prices the
+// mocker's two passes per mixed step, so the same 400 requests see a longer mean TTFT.
+func TestTimingReferenceKey(t *testing.T) {
+	f0, cfg0, silicon := seedRun(t)
+	if cfg0.Worker.TimingReference != model.ReferenceSilicon {
+		t.Fatalf("default timing_reference %q, want silicon", cfg0.Worker.TimingReference)
+	}
+	f1, cfg1, dynosim := seedRun(t, "timing_reference=dynosim")
+	if !cfg1.Worker.Dynosim() {
+		t.Fatalf("worker timing_reference %q, want dynosim", cfg1.Worker.TimingReference)
+	}
+	if !(dynosim > silicon) {
+		t.Fatalf("mean TTFT silicon %.2f ms, dynosim %.2f ms: want dynosim longer", silicon, dynosim)
+	}
+	if d := Diff(f0.Fingerprint(), f1.Fingerprint()); len(d) != 1 || d[0] != (Change{"search_space.timing_reference", "silicon", "dynosim"}) {
+		t.Fatalf("fingerprint diff %v, want only the timing reference, silicon → dynosim", d)
+	}
+	f := Default()
+	if err := f.Set("timing_reference=mocker"); err == nil || !strings.Contains(err.Error(), "timing_reference") || !strings.Contains(err.Error(), "dynosim") {
+		t.Fatalf("--set timing_reference=mocker: %v", err)
+	}
+}

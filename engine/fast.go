@@ -42,6 +42,7 @@ func (s *Sim) planFast(w *worker, t int64) bool {
 	b := &w.batch
 	b.Prefill = b.Prefill[:0]
 	b.Decodes = n
+	b.FirstTokens, b.FirstTokenContextTokens = 0, 0
 	w.fastEnds = w.fastEnds[:0]
 	w.fastDur = w.fastDur[:0]
 	end := t

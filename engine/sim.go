@@ -67,6 +67,7 @@ type Sim struct {
 	lastDone  int64
 
 	stepwise bool // tests: disable the decode fast path
+	dynosim  bool // schedule as Dynamo's mocker (model.ReferenceDynosim)
 
 	itl       gapHist
 	snapshots []Snapshot
@@ -122,6 +123,7 @@ func newSim(cfg Config, timer model.StepTimer, tr *trace.Trace, rt routerAPI) *S
 		blockShift: -1,
 		reqs:       make([]request, len(tr.Requests)),
 		workers:    make([]worker, cfg.Workers),
+		dynosim:    d.Dynosim(),
 	}
 	if d.BlockSize&(d.BlockSize-1) == 0 {
 		s.blockShift = int8(bits.TrailingZeros(uint(d.BlockSize)))

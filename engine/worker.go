@@ -168,6 +168,8 @@ func (s *Sim) startStep(w *worker, t int64) {
 	b.Prefill = b.Prefill[:0]
 	b.Decodes = 0
 	b.DecodeContextTokens = 0
+	b.FirstTokens = 0
+	b.FirstTokenContextTokens = 0
 	for _, sc := range w.sched {
 		r := &s.reqs[sc.req]
 		if r.fl.generated > 0 && r.fl.tokens-r.fl.computed == 1 {
@@ -175,6 +177,21 @@ func (s *Sim) startStep(w *worker, t int64) {
 			b.DecodeContextTokens += int64(r.fl.tokens)
 		} else {
 			b.Prefill = append(b.Prefill, model.Chunk{NewTokens: int(sc.tokens), CachedTokens: int(r.fl.computed)})
+			if r.fl.computed+sc.tokens == r.fl.tokens {
+				b.FirstTokens++
+				b.FirstTokenContextTokens += int64(r.fl.tokens)
+			}
+		}
+	}
+	if s.dynosim {
+		// Dynamo's mocker caches a pass's blocks when it allocates them and its replay shows
+		// the router that pass's KV events at the pass's start (RouterEventVisibility::PassStart).
+		w.stored = w.stored[:0]
+		for _, sc := range w.sched {
+			s.storeFull(w, &s.reqs[sc.req], s.reqs[sc.req].fl.computed+sc.tokens)
+		}
+		if len(w.stored) > 0 {
+			s.emit(w.id, router.BlocksStored, w.stored)
 		}
 	}
 	w.lastStart = t
@@ -223,22 +240,7 @@ func (s *Sim) finishStep(w *worker, t int64) {
 	for _, sc := range w.sched {
 		r := &s.reqs[sc.req]
 		r.fl.computed += sc.tokens
-		if full := min(s.fullBlocks(r.fl.computed), int32(len(r.fl.hashes))); full > r.fl.stored && !s.cfg.Worker.NoPrefixCaching {
-			G := w.pool.g
-			rec, sub := int32(-1), r.fl.stored%G
-			for j := r.fl.stored; j < full; j++ {
-				if rec < 0 || sub == 0 {
-					rec = w.pool.groupRec(r.fl.hashes[j-sub])
-				}
-				if w.pool.store(rec, sub, r.fl.blocks[j], r.fl.hashes[j]) {
-					w.stored = append(w.stored, r.fl.hashes[j])
-				}
-				if sub++; sub == G {
-					sub = 0
-				}
-			}
-			r.fl.stored = full
-		}
+		s.storeFull(w, r, r.fl.computed)
 		if r.fl.computed < r.fl.tokens {
 			continue // partial prefill
 		}
@@ -270,6 +272,29 @@ func (s *Sim) finishStep(w *worker, t int64) {
 		}
 	}
 	w.running = keep
+}
+
+// storeFull registers r's prompt blocks that computed tokens fill, beyond those already
+// registered, in w's prefix cache and lists the newly cached ones in w.stored.
+func (s *Sim) storeFull(w *worker, r *request, computed int32) {
+	full := min(s.fullBlocks(computed), int32(len(r.fl.hashes)))
+	if full <= r.fl.stored || s.cfg.Worker.NoPrefixCaching {
+		return
+	}
+	G := w.pool.g
+	rec, sub := int32(-1), r.fl.stored%G
+	for j := r.fl.stored; j < full; j++ {
+		if rec < 0 || sub == 0 {
+			rec = w.pool.groupRec(r.fl.hashes[j-sub])
+		}
+		if w.pool.store(rec, sub, r.fl.blocks[j], r.fl.hashes[j]) {
+			w.stored = append(w.stored, r.fl.hashes[j])
+		}
+		if sub++; sub == G {
+			sub = 0
+		}
+	}
+	r.fl.stored = full
 }
 
 // deque is a FIFO of request ids with push-front (for preempted requests), as a ring.

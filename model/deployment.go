@@ -40,6 +40,10 @@ type Deployment struct {
 	// schedules step N+1 when step N starts, so a request arriving meanwhile waits for the
 	// step after. Off: the step-synchronous V1 scheduler, which the replays use.
 	AsyncScheduling bool
+	// TimingReference is how steps are priced and scheduled: ReferenceSilicon ("" too), the
+	// validated model of vLLM's forward pass, or ReferenceDynosim, Dynamo's mocker with
+	// AIConfigurator's forward-pass model (see reference.go).
+	TimingReference string
 }
 
 // KV-cache dtypes (the values of --kv-cache-dtype routerlab models).
@@ -118,6 +122,8 @@ func (d Deployment) Validate() error {
 		return fmt.Errorf("deployment: kv_cache_dtype %q is not supported (want one of %s)", d.KVCacheDtype, strings.Join(KVCacheDtypes(), ", "))
 	case d.NumGPUBlocks < 0:
 		return fmt.Errorf("deployment: num_gpu_blocks must be >= 0 (have %d)", d.NumGPUBlocks)
+	case !slices.Contains(TimingReferences(), d.timingReference()):
+		return fmt.Errorf("deployment: timing_reference %q is not supported (want one of %s)", d.TimingReference, strings.Join(TimingReferences(), ", "))
 	case !slices.Contains(Float32MatmulPrecisions(), d.float32Precision()):
 		return fmt.Errorf("deployment: float32_matmul_precision %q is not supported (want one of %s)",
 			d.Float32MatmulPrecision, strings.Join(Float32MatmulPrecisions(), ", "))

@@ -20,6 +20,12 @@ type Batch struct {
 	// DecodeContextTokens is the sum over decoding requests of their context length
 	// (prompt plus tokens generated so far) at the start of the step.
 	DecodeContextTokens int64
+	// FirstTokens is how many prefill chunks complete their prompt in this step (their
+	// request samples its first token at the step's end), and FirstTokenContextTokens the
+	// sum of those prompts' lengths. The silicon reference prices them inside the chunks;
+	// the dynosim reference adds them to its separate decode pass, as Dynamo's mocker does.
+	FirstTokens             int
+	FirstTokenContextTokens int64
 }
 
 // StepTimer returns the wall duration of one engine step in integer microseconds (>= 1).

@@ -8,8 +8,9 @@ import (
 // Worker prices engine steps and sizes the KV cache of one deployment. It is immutable after
 // NewWorker, so one Worker may serve many simulations concurrently.
 type Worker struct {
-	d     Deployment
-	table *Table
+	d       Deployment
+	table   *Table
+	dynosim bool // price as Dynamo's mocker (reference.go)
 
 	nonAttention curve // GEMM + router gate + MoE + collectives + element-wise, by step tokens
 	logits       curve // LM head, by sequences in the step
@@ -68,6 +69,7 @@ func newWorker(d Deployment, t *Table) (*Worker, error) {
 	return &Worker{
 		d:            d,
 		table:        t,
+		dynosim:      d.Dynosim(),
 		nonAttention: newCurve(sum, 1),
 		logits:       newCurve(t.Logits.Values, 1),
 		context:      newSurface(attn.Context.Values, attn.Context.Rows, attn.Context.Cols, 1, 2),
@@ -99,6 +101,9 @@ type StepBreakdown struct {
 // in one pass, the LM head for its sequences, context attention for its prefill chunks and
 // decode attention for its decoding requests. It never allocates.
 func (w *Worker) StepTimeUS(b *Batch) int64 {
+	if w.dynosim {
+		return w.dynosimStepUS(b)
+	}
 	tokens := b.Decodes
 	var work float64 // Σ (full² − cached²): causal attention FLOPs of the chunks, up to a constant
 	for i := range b.Prefill {

@@ -1,0 +1,110 @@
+package model
+
+import (
+	"math"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+func dynosimWorker(t testing.TB) *Worker {
+	t.Helper()
+	d := SeedDeployment()
+	d.TimingReference = ReferenceDynosim
+	w, err := NewWorker(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// The mocker prices a mixed pass as two forward passes one after the other: the prefill
+// prediction of its chunks, then the decode prediction of every request that emits a token
+// (decodes and the prompt the pass completes), each paying its own non-attention work.
+func TestDynosimPricesPrefillThenDecode(t *testing.T) {
+	sil, dyn := seedWorker(t), dynosimWorker(t)
+	prefillOnly := &Batch{Prefill: []Chunk{{NewTokens: 4096, CachedTokens: 2048}}}
+	decodes := &Batch{Decodes: 8, DecodeContextTokens: 8 * 6000}
+	// The silicon price of the prefill alone is the mocker's prefill pass (one chunk: the mean
+	// is the chunk), so a pass that also decodes costs exactly both predictions.
+	if got, want := dyn.StepTimeUS(prefillOnly), sil.StepTimeUS(prefillOnly); got != want {
+		t.Fatalf("prefill pass %d µs, silicon %d µs: one chunk is its own mean", got, want)
+	}
+	mixed := &Batch{Prefill: prefillOnly.Prefill, Decodes: 8, DecodeContextTokens: 8 * 6000}
+	pre := dyn.nonAttention.at(4096) + dyn.logits.at(1) + dyn.context.at(1, math.Sqrt(6144*6144-2048*2048))
+	dec := dyn.nonAttention.at(8) + dyn.logits.at(8) + dyn.decode.at(8, 6001)
+	if got, want := dyn.StepTimeUS(mixed), int64(math.Ceil(pre+dec)); got != want {
+		t.Fatalf("mixed pass %d µs, want prefill + decode = %d µs", got, want)
+	}
+	if dyn.StepTimeUS(mixed) <= sil.StepTimeUS(mixed) {
+		t.Fatalf("mixed pass: dynosim %d µs not above silicon's one pass %d µs", dyn.StepTimeUS(mixed), sil.StepTimeUS(mixed))
+	}
+	// A completed prompt decodes in the same pass: its first token waits for the decode pass.
+	first := &Batch{Prefill: prefillOnly.Prefill, FirstTokens: 1, FirstTokenContextTokens: 6144}
+	if dyn.StepTimeUS(first) <= dyn.StepTimeUS(prefillOnly)+mockerDecodeFloorUS-1 {
+		t.Fatalf("completing prefill %d µs, prefill alone %d µs: want a decode pass of at least 1 ms on top", dyn.StepTimeUS(first), dyn.StepTimeUS(prefillOnly))
+	}
+	// A pure decode pass is the same forward pass at context + 1 (AIConfigurator's s = isl + 1).
+	if s, d := sil.StepTimeUS(decodes), dyn.StepTimeUS(decodes); d < s || d > s+2 {
+		t.Fatalf("pure decode: silicon %d µs, dynosim %d µs", s, d)
+	}
+}
+
+// The decode prediction is floored at 1 ms (perf_model.rs); a pass without work costs 1 µs.
+func TestDynosimDecodeFloor(t *testing.T) {
+	d := SeedDeployment()
+	d.TimingReference = ReferenceDynosim
+	w := dynosimWorker(t)
+	// A synthetic table whose decode costs nothing shows the floor.
+	tb := *w.Table()
+	zero := func(g Grid) Grid { g.Values = make([]float64, len(g.Values)); return g }
+	tb.GEMM, tb.MoE, tb.Collective, tb.Elementwise, tb.Logits = zero(tb.GEMM), zero(tb.MoE), zero(tb.Collective), zero(tb.Elementwise), zero(tb.Logits)
+	tb.RouterGate = append([]RouterGate(nil), tb.RouterGate...)
+	for i := range tb.RouterGate {
+		tb.RouterGate[i].Grid = zero(tb.RouterGate[i].Grid)
+	}
+	tb.Attention = append([]Attention(nil), tb.Attention...)
+	for i := range tb.Attention {
+		tb.Attention[i].Decode = zero(tb.Attention[i].Decode)
+	}
+	free, err := newWorker(d, &tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := free.StepTimeUS(&Batch{Decodes: 3, DecodeContextTokens: 300}); got != mockerDecodeFloorUS {
+		t.Fatalf("free decode %d µs, want the 1 ms floor", got)
+	}
+	if got := free.StepTimeUS(&Batch{}); got != 1 {
+		t.Fatalf("empty pass %d µs, want 1", got)
+	}
+}
+
+// Dynosim never prices a pass below silicon's one forward pass over the same batch by more
+// than rounding: it pays the decode batch's non-attention work a second time.
+func TestDynosimNotCheaperThanOnePass(t *testing.T) {
+	sil, dyn := seedWorker(t), dynosimWorker(t)
+	rapid.Check(t, func(t *rapid.T) {
+		new := rapid.IntRange(1, 16384).Draw(t, "new")
+		cached := rapid.IntRange(0, 65536).Draw(t, "cached")
+		dec := rapid.IntRange(0, 256).Draw(t, "decodes")
+		ctx := rapid.IntRange(1, 32768).Draw(t, "ctx")
+		b := &Batch{Prefill: []Chunk{{NewTokens: new, CachedTokens: cached}}, Decodes: dec, DecodeContextTokens: int64(dec * ctx)}
+		if d, s := dyn.StepTimeUS(b), sil.StepTimeUS(b); d+1 < s {
+			t.Fatalf("%+v: dynosim %d µs < silicon %d µs", b, d, s)
+		}
+	})
+}
+
+func TestTimingReferenceValidate(t *testing.T) {
+	d := SeedDeployment()
+	d.TimingReference = "mocker"
+	if err := d.Validate(); err == nil {
+		t.Fatal("timing_reference mocker accepted")
+	}
+	for _, ref := range append(TimingReferences(), "") {
+		d.TimingReference = ref
+		if err := d.Validate(); err != nil {
+			t.Fatalf("timing_reference %q: %v", ref, err)
+		}
+	}
+}
