@@ -32,13 +32,13 @@ func TestHeatCellsShadeWithoutColour(t *testing.T) {
 	p := newFleetPane(&c)
 	var b strings.Builder
 	for _, v := range []float64{math.NaN(), 0, 0.25, 0.5, 0.75, 1} {
-		b.WriteString(p.cell(v))
+		b.WriteString(p.cell(level(v, 1)))
 	}
 	if got := b.String(); got != " ·░▒▓█" {
 		t.Fatalf("cells %q", got)
 	}
 	dark := Common{Styles: NewStyles(themes.Dark())}
-	if cell := newFleetPane(&dark).cell(1); cell == "█" || !strings.Contains(cell, "█") {
+	if cell := newFleetPane(&dark).cell(heatLevels - 1); cell == "█" || !strings.Contains(cell, "█") {
 		t.Fatalf("dark theme cell %q should be a coloured █", cell)
 	}
 }
@@ -104,23 +104,38 @@ func TestFleetGroupingFitsProperty(t *testing.T) {
 	}
 }
 
-// The load heatmap's scale covers the pinned baseline too, and says so.
+// The load heatmap's scale covers a pinned baseline of other knobs too, and says so, as
+// long as the current map keeps its contrast on it; a map that would go flat keeps its own
+// scale and the legend says why.
 func TestHeatScaleSharedWithBaseline(t *testing.T) {
 	c := Common{Styles: NewStyles(themes.NoColor())}
 	p := newFleetPane(&c)
-	p.SetSize(100, 10)
-	frame := func(load float64) Result {
-		return Result{Final: true, Fleet: Fleet{WindowMS: 1000, ActiveBlocks: [][]float64{{load, load}},
-			QueuedPrefill: [][]float64{{0, 0}}, HitRatio: [][]float64{{0.5, 0.5}}}}
+	p.SetSize(200, 10)
+	frame := func(credit float64, load ...float64) Result {
+		n := len(load)
+		return Result{Final: true, Knobs: Knobs{Mode: "kv_router", Credit: credit}, SimMS: float64(n) * 1000,
+			Fleet: Fleet{WindowMS: 1000, ActiveBlocks: [][]float64{load},
+				QueuedPrefill: [][]float64{make([]float64, n)}, HitRatio: [][]float64{make([]float64, n)}}}
 	}
-	p.Update(resultMsg{frame(900)}) // the first result is the baseline
-	p.Update(resultMsg{frame(300)})
+	p.Update(resultMsg{frame(1, 900, 900)}) // the first result is the baseline
+	p.Update(resultMsg{frame(0.5, 300, 300)})
 	if v := p.View(); !strings.Contains(v, "≥900 blocks · same scale as baseline") {
 		t.Fatalf("legend does not give the shared scale:\n%s", v)
 	}
 	p.Update(pinMsg{})
-	if v := p.View(); !strings.Contains(v, "≥300 blocks") || strings.Contains(v, "same scale") {
+	if v := p.View(); !strings.Contains(v, "≥300 blocks") || strings.Contains(v, "scale") {
 		t.Fatalf("after pinning the current run:\n%s", v)
+	}
+	// A baseline 30× hotter would draw this run in one shade: it keeps its own scale.
+	p.Update(resultMsg{frame(1, 9000, 9000)})
+	p.Update(pinMsg{})
+	p.Update(resultMsg{frame(0, 0, 100, 200, 300, 400)})
+	v := p.View()
+	if !strings.Contains(v, "≥300 blocks · own scale (baseline's ≥9000 would flatten it)") {
+		t.Fatalf("legend of a run that would go flat on the baseline's scale:\n%s", v)
+	}
+	if got := strings.Count(strings.Split(v, "\n")[1], "█"); got == 0 {
+		t.Fatalf("own scale: the hottest cells are not drawn hottest:\n%s", v)
 	}
 }
 

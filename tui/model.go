@@ -74,15 +74,14 @@ type Model struct {
 	attached int
 
 	// The current run: gen tags it, cancel stops it when the knobs move on.
-	gen       uint64
-	cancel    context.CancelFunc
-	running   bool
-	progress  float64 // simulated ms reached by the latest frame
-	started   time.Time
-	lastWall  time.Duration
-	lastSimMS float64
-	err       error
-	results   int // final results received (the e2e test waits on the header's count)
+	gen      uint64
+	cancel   context.CancelFunc
+	running  bool
+	progress float64 // simulated ms reached by the latest frame
+	started  time.Time
+	lastWall time.Duration
+	err      error
+	results  int // final results received (the e2e test waits on the header's count)
 }
 
 // New builds an explorer; Init starts the first run.
@@ -139,7 +138,7 @@ func (m *Model) startRun(k Knobs) tea.Cmd {
 	ctx, cancel := context.WithCancel(context.Background())
 	m.cancel, m.running, m.progress, m.err = cancel, true, 0, nil
 	m.started = m.now()
-	sim, run := m.sim, Run{Knobs: k, DurationHintMS: m.lastSimMS}
+	sim, run := m.sim, Run{Knobs: k}
 	return stream(ctx, m.gen, func(ctx context.Context, emit func(Result, bool)) error {
 		res, err := sim.Simulate(ctx, run, func(r Result) { emit(r, true) })
 		if err == nil {
@@ -202,7 +201,6 @@ func (m *Model) simulated(msg streamMsg[Result]) tea.Cmd {
 	if r.Final {
 		m.running = false
 		m.lastWall = m.now().Sub(m.started)
-		m.lastSimMS = r.SimMS
 		m.results++
 	}
 	m.metrics.Update(resultMsg{r})
@@ -261,6 +259,9 @@ func (m *Model) setFocus(id paneID) {
 	m.focus = id
 	if id == paneFleet || id == paneSweep || id == paneJobs {
 		m.bottom = id
+	}
+	if m.common.Width > 0 {
+		m.layout() // the lower half's pane decides how the height is split
 	}
 }
 
@@ -331,6 +332,16 @@ func (m *Model) layout() {
 	avail := h - 1 - lipgloss.Height(m.helpView())
 	need := 1 + m.metrics.tableHeight()
 	topH := max(need, min(avail/2, 1+chartMaxHeight))
+	if workers := m.fleet.workers(); workers > 0 {
+		// The fleet drawn one worker a row, if the chart can give up the room; then the lines
+		// a small fleet cannot use (its rows grown to their cap) go back to the chart.
+		if want := 1 + fleetChrome + workers; avail-topH < want {
+			topH = max(need, avail-want)
+		}
+		if bottom := avail - topH - 1; bottom > 0 && m.bottom == paneFleet {
+			topH += bottom - linesFor(workers, bottom)
+		}
+	}
 	topH = max(2, min(topH, avail-minBottom))
 	bottomH := avail - topH
 	kw := max(24, min(knobsWidth, w-metricsTableWidth-2))

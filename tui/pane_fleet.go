@@ -27,7 +27,15 @@ type fleetPane struct {
 
 func newFleetPane(c *Common) *fleetPane { return &fleetPane{common: c} }
 
-func (p *fleetPane) Init() tea.Cmd    { return nil }
+func (p *fleetPane) Init() tea.Cmd { return nil }
+
+// workers is the fleet size of the frame shown (0 before the first).
+func (p *fleetPane) workers() int {
+	if p.res == nil {
+		return 0
+	}
+	return p.res.Fleet.Workers()
+}
 func (p *fleetPane) SetSize(w, h int) { p.width, p.height = w, h }
 
 func (p *fleetPane) Update(msg tea.Msg) tea.Cmd {
@@ -67,36 +75,111 @@ func (p *fleetPane) load(r *Result) ([][]float64, string, string) {
 	return r.Fleet.ActiveBlocks, "load: active KV blocks", "blocks"
 }
 
+// maxRowLines caps how tall one worker's row grows on a tall screen; lines the fleet cannot
+// use go to the upper half (see Model.layout).
+const maxRowLines = 4
+
+// minContrast is how many distinct shades the current run's load heatmap must keep on the
+// scale it shares with the pinned baseline; with fewer, it draws on its own scale.
+const minContrast = 3
+
 func (p *fleetPane) View() string {
 	st := p.common.Styles
 	if p.res == nil || p.res.Fleet.Workers() == 0 {
 		return st.Muted.Render("no snapshots yet")
 	}
 	f := p.res.Fleet
-	load, loadName, loadUnit := p.load(p.res)
-	loadMax := heatScale(load)
-	shared := ""
-	if p.base != nil && p.base != p.last {
-		baseLoad, _, _ := p.load(p.base)
-		loadMax = max(loadMax, heatScale(baseLoad))
-		shared = " · same scale as baseline"
-	}
-	per := p.perRow()
-	hitName := "prefix-hit ratio per window"
-	if per > 1 {
-		loadName += " (row max)"
-		hitName += " (row mean)"
-	}
-	labels := workerLabels(f.Workers(), per)
+	per, lines := p.perRow(), p.rowLines()
 	half := (p.width - 1) / 2
-	left := p.heatmap(loadName, group(load, per, maxOf), labels, loadMax, half,
-		fmt.Sprintf("0 %s ≥%s %s%s", p.legend(), formatCount(loadMax), loadUnit, shared))
-	hitLegend := fmt.Sprintf("0 %s 1", p.legend())
-	if hasNaN(f.HitRatio) {
-		hitLegend += "   blank: no admissions"
+	labels := workerLabels(f.Workers(), per)
+	loadName, loadLegend, load, loadMax := p.loadView(half-labelWidth(labels), half)
+	hitName := "prefix-hit ratio per window"
+	var notes [][2]string
+	if per > 1 {
+		hitName += " (row mean)"
+		notes = append(notes, [2]string{fmt.Sprintf("cell: mean of %d workers", per), fmt.Sprintf("mean of %d", per)})
 	}
-	right := p.heatmap(hitName, group(f.HitRatio, per, meanOf), labels, 1, p.width-1-half, hitLegend)
+	if hasNaN(f.HitRatio) {
+		notes = append(notes, [2]string{"blank: no admissions", "blank: none"})
+	}
+	hitLegend := fitLegend(fmt.Sprintf("0 %s 1", p.legend()), notes, p.width-1-half)
+	left := p.heatmap(loadName, load, labels, loadMax, half, lines, loadLegend)
+	right := p.heatmap(hitName, group(f.HitRatio, per, meanOf), labels, 1, p.width-1-half, lines, hitLegend)
 	return lipgloss.JoinHorizontal(lipgloss.Top, left, " ", right)
+}
+
+// loadView is the load heatmap of the current frame as drawn into cols columns (width
+// cells with its labels): its title, legend, matrix (grouped rows: the group's maximum)
+// and the value drawn hottest. The scale comes from the same grouped matrix; it is shared
+// with a pinned baseline of other knobs (grouped the same way) only while the current map
+// keeps minContrast shades on it.
+func (p *fleetPane) loadView(cols, width int) (name, legend string, m [][]float64, scale float64) {
+	per := p.perRow()
+	raw, name, unit := p.load(p.res)
+	m = group(raw, per, maxOf)
+	scale = heatScale(m)
+	var notes [][2]string // long and short wording; the legend takes the longest that fits
+	if per > 1 {
+		name += " (row max)"
+		notes = append(notes, [2]string{fmt.Sprintf("cell: max of %d workers", per), fmt.Sprintf("max of %d", per)})
+	}
+	if p.base != nil && p.base.Knobs != p.res.Knobs && p.base.Fleet.Workers() > 0 {
+		baseRaw, _, _ := p.load(p.base)
+		baseScale := heatScale(group(baseRaw, p.groupSize(p.base.Fleet.Workers()), maxOf))
+		same := [2]string{"same scale as baseline", "baseline's scale"}
+		switch shared := max(scale, baseScale); {
+		case shared == scale:
+			notes = append(notes, same)
+		case shades(m, cols, shared) >= min(minContrast, shades(m, cols, scale)):
+			scale = shared
+			notes = append(notes, same)
+		default:
+			notes = append(notes, [2]string{fmt.Sprintf("own scale (baseline's ≥%s would flatten it)", formatCount(baseScale)), "own scale"})
+		}
+	}
+	return name, fitLegend(fmt.Sprintf("0 %s ≥%s %s", p.legend(), formatCount(scale), unit), notes, width), m, scale
+}
+
+// fitLegend is head followed by each note, in its long wording where the width allows.
+func fitLegend(head string, notes [][2]string, width int) string {
+	for long := len(notes); long >= 0; long-- {
+		s := head
+		for i, n := range notes {
+			if i < long {
+				s += " · " + n[0]
+			} else {
+				s += " · " + n[1]
+			}
+		}
+		if lipgloss.Width(s) <= width || long == 0 {
+			return s
+		}
+	}
+	return head
+}
+
+// level is the shade (0…heatLevels-1) of value v on scale; -1 for NaN (blank).
+func level(v, scale float64) int {
+	if math.IsNaN(v) {
+		return -1
+	}
+	if scale <= 0 {
+		return 0
+	}
+	return min(heatLevels-1, int(math.Min(1, v/scale)*float64(heatLevels-1)+0.5))
+}
+
+// shades counts the distinct shades of m drawn into cols columns on scale.
+func shades(m [][]float64, cols int, scale float64) int {
+	seen := map[int]bool{}
+	for _, row := range m {
+		for _, v := range resample(row, cols) {
+			if l := level(v, scale); l >= 0 {
+				seen[l] = true
+			}
+		}
+	}
+	return len(seen)
 }
 
 // perRow is how many workers a heatmap row shows: 1 when the fleet fits the pane, else
@@ -105,8 +188,40 @@ func (p *fleetPane) perRow() int {
 	if p.res == nil {
 		return 1
 	}
+	return p.groupSize(p.res.Fleet.Workers())
+}
+
+// groupSize is how many of a fleet's workers share a row at the pane's height.
+func (p *fleetPane) groupSize(workers int) int {
 	rows := max(1, p.height-fleetChrome)
-	return max(1, (p.res.Fleet.Workers()+rows-1)/rows)
+	return max(1, (workers+rows-1)/rows)
+}
+
+// rowLines is how many lines each heatmap row takes: rows grow to fill the pane's height
+// (up to maxRowLines) before any workers are grouped.
+func (p *fleetPane) rowLines() int {
+	if p.res == nil || p.res.Fleet.Workers() == 0 {
+		return 1
+	}
+	rows := (p.res.Fleet.Workers() + p.perRow() - 1) / p.perRow()
+	return max(1, min(maxRowLines, (p.height-fleetChrome)/rows))
+}
+
+// linesFor is how many lines the pane draws for a fleet of workers at height h: what the
+// layout hands back to the upper half when a small fleet cannot use a tall pane.
+func linesFor(workers, h int) int {
+	rows := max(1, h-fleetChrome)
+	per := max(1, (workers+rows-1)/rows)
+	groups := (workers + per - 1) / per
+	return fleetChrome + groups*max(1, min(maxRowLines, rows/groups))
+}
+
+func labelWidth(labels []string) int {
+	w := 0
+	for _, l := range labels {
+		w = max(w, lipgloss.Width(l)+1)
+	}
+	return w
 }
 
 // workerLabels names the rows of workers grouped per to a row: w3, or w8–15.
@@ -163,56 +278,53 @@ func meanOf(v []float64) float64 {
 
 func (p *fleetPane) legend() string {
 	var b strings.Builder
-	for i := range heatLevels {
-		b.WriteString(p.cell(float64(i) / float64(heatLevels-1)))
+	for l := range heatLevels {
+		b.WriteString(p.cell(l))
 	}
 	return b.String()
 }
 
-// cell renders one value in [0,1] (NaN: blank).
-func (p *fleetPane) cell(v float64) string {
-	if math.IsNaN(v) {
+// cell renders shade l (-1: blank).
+func (p *fleetPane) cell(l int) string {
+	if l < 0 {
 		return " "
 	}
-	g := string([]rune(heatGlyphs)[min(heatLevels-1, int(v*float64(heatLevels-1)+0.5))])
+	g := string([]rune(heatGlyphs)[l])
 	if heat := p.common.Styles.Heat; len(heat) > 0 {
-		return heat[min(len(heat)-1, int(v*float64(len(heat)-1)+0.5))].Render(g)
+		return heat[min(len(heat)-1, l*(len(heat)-1)/(heatLevels-1))].Render(g)
 	}
 	return g
 }
 
-// heatmap renders one matrix [row][window] into width columns: a title, one labelled line
-// per row, the time axis and the legend.
-func (p *fleetPane) heatmap(title string, m [][]float64, labels []string, scale float64, width int, legend string) string {
+// heatmap renders one matrix [row][window] into width columns: a title, each row labelled
+// and lines tall, the time axis (0 to the simulated time the pane's title names) and the
+// legend.
+func (p *fleetPane) heatmap(title string, m [][]float64, labels []string, scale float64, width, lines int, legend string) string {
 	st := p.common.Styles
-	label := 0
-	for _, l := range labels {
-		label = max(label, lipgloss.Width(l)+1)
-	}
+	label := labelWidth(labels)
 	cols := max(1, width-label)
 	windows := 0
 	if len(m) > 0 {
 		windows = len(m[0])
 	}
-	lines := []string{st.Bold.Render(truncate(title, width))}
+	out := []string{st.Bold.Render(truncate(title, width))}
 	for i, row := range m {
 		var b strings.Builder
-		b.WriteString(st.Muted.Render(labels[i] + strings.Repeat(" ", label-lipgloss.Width(labels[i]))))
 		for _, v := range resample(row, cols) {
-			if scale > 0 && !math.IsNaN(v) {
-				v = math.Min(1, v/scale)
-			} else if !math.IsNaN(v) {
-				v = 0
-			}
-			b.WriteString(p.cell(v))
+			b.WriteString(p.cell(level(v, scale)))
 		}
-		lines = append(lines, b.String())
+		for j := range lines {
+			name := ""
+			if j == 0 {
+				name = labels[i]
+			}
+			out = append(out, st.Muted.Render(name+strings.Repeat(" ", label-lipgloss.Width(name)))+b.String())
+		}
 	}
-	simS := float64(windows) * p.res.Fleet.WindowMS / 1000
-	end := fmt.Sprintf("%.0fs", simS)
+	end := fmt.Sprintf("%.0fs", p.res.SimMS/1000)
 	axis := strings.Repeat(" ", label) + "0s" + strings.Repeat(" ", max(1, min(cols, windows)-2-len(end))) + end
-	lines = append(lines, st.Muted.Render(truncate(axis, width)), st.Muted.Render(truncate(legend, width)))
-	return lipgloss.NewStyle().Width(width).Render(strings.Join(lines, "\n"))
+	out = append(out, st.Muted.Render(truncate(axis, width)), st.Muted.Render(truncate(legend, width)))
+	return lipgloss.NewStyle().Width(width).Render(strings.Join(out, "\n"))
 }
 
 // resample maps a row of windows onto cols columns: each column averages the windows it

@@ -98,7 +98,9 @@ func (p *metricsPane) View() string {
 	// The chart goes right of the table when there is room, else below it, else the root
 	// shows it in the lower half while this pane has focus.
 	if w := p.width - metricsTableWidth - 2; w >= 24 && p.height >= 8 {
-		return lipgloss.JoinHorizontal(lipgloss.Top, lipgloss.NewStyle().Width(metricsTableWidth+2).Render(table), p.chart(w, min(p.height, chartMaxHeight)))
+		// The layout caps the pane near chartMaxHeight unless the lower half has no use for
+		// more: the chart takes the whole height it is given.
+		return lipgloss.JoinHorizontal(lipgloss.Top, lipgloss.NewStyle().Width(metricsTableWidth+2).Render(table), p.chart(w, p.height))
 	}
 	if h := p.height - len(lines); h >= 5 && p.width >= 24 {
 		return table + "\n" + p.chart(min(p.width, 80), min(h, chartMaxHeight))
@@ -124,7 +126,9 @@ func (p *metricsPane) chartInline() bool {
 func (p *metricsPane) delta(v, base float64, higherIsBetter bool, width int) string {
 	st := p.common.Styles
 	c := relChange(v, base)
-	if p.cur == p.base || math.IsNaN(c) {
+	// The same knobs are the same run (the simulator is deterministic): no change to show,
+	// whether the baseline is the first run or a pinned copy of this one.
+	if p.cur.Knobs == p.base.Knobs || math.IsNaN(c) {
 		return st.Muted.Render(fmt.Sprintf("%*s", width, "·"))
 	}
 	s := formatPct(c, width)

@@ -45,9 +45,6 @@ type Result struct {
 // Run is one request to the simulator.
 type Run struct {
 	Knobs Knobs
-	// DurationHintMS is the simulated duration of the previous run (0 at first): the
-	// simulator sizes its snapshot window from it so the heatmaps get enough columns.
-	DurationHintMS float64
 }
 
 // Simulator runs the explorer's workload. Simulate may call partial with progress frames

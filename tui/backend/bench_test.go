@@ -50,6 +50,7 @@ func BenchmarkKnobChange(b *testing.B) {
 		{"prefill_load_scale", 8, 2, false},
 		{"replicas", 8, 5, false},
 		{"mode/64workers", 64, 0, true},
+		{"mode/1024workers", 1024, 0, true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			initial := s.Initial()

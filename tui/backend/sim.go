@@ -22,12 +22,14 @@ import (
 // Columns is how many time windows the heatmaps and the TTFT chart get at most.
 const Columns = 120
 
-// firstWindowUS sizes the snapshots of the first run, before any duration is known; later
-// runs take the previous run's duration ÷ Columns.
-const firstWindowUS = 500_000
+// decodeGuessUS is what the snapshot window's estimate of a closed-loop run's length takes
+// one output token to cost: a typical TPOT. It only sizes the windows (see window).
+const decodeGuessUS = 10_000
 
-// frameEvery is the wall time between progress frames of a run.
-const frameEvery = 25 * time.Millisecond
+// frameEvery is the wall time between progress frames of a run: a frame copies every
+// snapshot so far, so frames come seldom enough that a 1,024-worker run spends its CPU on
+// simulating.
+const frameEvery = 100 * time.Millisecond
 
 // Sim runs the explorer's points on an experiment. It is safe for concurrent use, so the
 // tui may run a new point while a cancelled one unwinds.
@@ -159,10 +161,7 @@ func (s *Sim) Simulate(ctx context.Context, run tui.Run, partial func(tui.Result
 	if err != nil {
 		return tui.Result{}, err
 	}
-	cfg.SnapshotEveryUS = firstWindowUS
-	if run.DurationHintMS > 0 {
-		cfg.SnapshotEveryUS = max(1000, int64(run.DurationHintMS*1000/Columns))
-	}
+	cfg.SnapshotEveryUS = s.window(cfg)
 	sim, err := engine.New(cfg, w, s.trace)
 	if err != nil {
 		return tui.Result{}, err
@@ -184,6 +183,36 @@ func (s *Sim) Simulate(ctx context.Context, run tui.Run, partial func(tui.Result
 	res.Final = true
 	res.Metrics = metrics(rep.Summary)
 	return res, nil
+}
+
+// window is the snapshot interval of a run at cfg: a function of the run alone, never of
+// the runs before it, so the same knobs draw the same heatmaps and chart however the
+// explorer got there. It aims at about 4·Columns snapshots from an estimate of the run's
+// simulated length — the trace's span for an open loop, Σ output tokens × a typical TPOT ÷
+// concurrency for a closed one — rounded down to 1, 2 or 5 × a power of ten milliseconds;
+// result then merges adjacent windows into at most Columns columns.
+func (s *Sim) window(cfg engine.Config) int64 {
+	var estUS float64
+	reqs := s.trace.Requests
+	if cfg.ReplayConcurrency > 0 {
+		out := 0
+		for _, r := range reqs {
+			out += r.OutputLength
+		}
+		estUS = float64(out) * decodeGuessUS / float64(cfg.ReplayConcurrency)
+	} else if len(reqs) > 0 {
+		estUS = float64(reqs[len(reqs)-1].TimestampMS-reqs[0].TimestampMS) * 1000 / max(cfg.ArrivalSpeedupRatio, 1e-9)
+	}
+	want := estUS / (4 * Columns)
+	every := int64(1000)
+	for mag := int64(1000); mag <= 1e9; mag *= 10 {
+		for _, step := range []int64{1, 2, 5} {
+			if v := mag * step; float64(v) <= want {
+				every = v
+			}
+		}
+	}
+	return every
 }
 
 // result converts snapshots and the requests completed so far into the explorer's values,

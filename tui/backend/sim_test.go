@@ -45,7 +45,7 @@ func TestSimulateKVRouterBeatsRoundRobinOnReuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	k.Mode = "round_robin"
-	rr, err := s.Simulate(context.Background(), tui.Run{Knobs: k, DurationHintMS: kv.SimMS}, nil)
+	rr, err := s.Simulate(context.Background(), tui.Run{Knobs: k}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
