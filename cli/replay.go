@@ -115,8 +115,14 @@ func writeSummaryTable(w io.Writer, exp *config.Experiment, point config.Point, 
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\noutput %.0f tok/s  input %.0f tok/s  prefix reuse %.3f  simulated %.1f s  wall %.0f ms\n\n",
-		s.OutputThroughput, s.InputThroughput, s.PrefixCacheReusedRatio, s.DurationMS/1000, s.WallTimeMS)
+	fmt.Fprintf(w, "\n%.2f req/s  output %.0f tok/s  input %.0f tok/s  prefix reuse %.3f  simulated %.1f s  wall %.0f ms\n",
+		s.RequestThroughput, s.OutputThroughput, s.InputThroughput, s.PrefixCacheReusedRatio, s.DurationMS/1000, s.WallTimeMS)
+	if g := s.Goodput; g != nil {
+		fmt.Fprintf(w, "SLO %s: %d of %d requests met it (%.1f %%, %s), goodput %.2f req/s\n",
+			exp.File.Goal.SLAText(), g.Good, s.RequestsCompleted, 100*g.Attainment,
+			map[bool]string{true: "attained", false: "missed"}[100*g.Attainment >= exp.File.Goal.SLAPercentile], g.RequestsPerS)
+	}
+	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "worker\trequests\tprompt tokens\treused tokens\tpeak blocks\tpreemptions\t")
 	for i, ws := range s.Workers {

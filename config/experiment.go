@@ -123,6 +123,7 @@ func (e *Experiment) EngineConfig(p Point) (engine.Config, error) {
 		ArrivalSpeedupRatio: f.Workload.ArrivalSpeedupRatio,
 		Seed:                f.Workload.Seed,
 		Strict:              f.Workload.Strict,
+		SLO:                 f.Goal.SLA,
 	}, nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 
+	"github.com/routerlab/routerlab/engine"
 	"github.com/routerlab/routerlab/model"
 	"github.com/routerlab/routerlab/router"
 )
@@ -98,6 +99,24 @@ type Workload struct {
 	Strict bool
 }
 
+// SLAText describes goal.sla, e.g. "TTFT ≤ 2000 ms, TPOT ≤ 50 ms for 90 % of requests"; ""
+// when there is none.
+func (g Goal) SLAText() string {
+	var c []string
+	for _, b := range [...]struct {
+		name  string
+		bound float64
+	}{{"TTFT", g.SLA.TTFTMS}, {"TPOT", g.SLA.TPOTMS}, {"e2e latency", g.SLA.E2EMS}} {
+		if b.bound > 0 {
+			c = append(c, fmt.Sprintf("%s ≤ %g ms", b.name, b.bound))
+		}
+	}
+	if len(c) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s for %g %% of requests", strings.Join(c, ", "), g.SLAPercentile)
+}
+
 // Goal is what a sweep optimises.
 type Goal struct {
 	Target string // e2e_latency | ttft | tpot | throughput
@@ -106,6 +125,10 @@ type Goal struct {
 	MaxTTFTMS float64
 	MaxTPOTMS float64
 	MaxE2EMS  float64
+	// SLA is a per-request objective (goal.sla): every replay reports the share of requests
+	// meeting it and the goodput, and SLAPercentile is the share (in %) that must.
+	SLA           engine.SLO
+	SLAPercentile float64
 }
 
 // SweepSettings shape the search.
@@ -219,7 +242,7 @@ func newFile(name string) *File {
 			TracePath: "builtin:toolagent", TraceFormat: "mooncake", TraceBlockSize: 512,
 			ReplayConcurrency: 32, ArrivalSpeedupRatio: 1, SearchRequests: 2000, Seed: 42,
 		},
-		Goal:     Goal{Target: "e2e_latency"},
+		Goal:     Goal{Target: "e2e_latency", SLAPercentile: 90},
 		Sweep:    SweepSettings{MaxRounds: 6, CandidatesPerRound: 10, ParallelEvals: 10, Algorithm: "gp_bandit", Seed: 1},
 		Validate: ValidateSettings{Enabled: true},
 	}
@@ -365,6 +388,25 @@ func (f *File) setNode(path string, n ast.Node) error {
 			return f.number(path, n, &g.MaxTPOTMS, 0, math.MaxFloat64)
 		case "max_e2e_latency_ms":
 			return f.number(path, n, &g.MaxE2EMS, 0, math.MaxFloat64)
+		case "sla":
+			m, ok := n.(*ast.MappingNode)
+			if !ok {
+				return f.errAt(n, path, "want a mapping like {ttft_ms: 2000, tpot_ms: 50, percentile: 90}")
+			}
+			for _, kv := range m.Values {
+				if err := f.setNode(path+"."+keyText(kv), kv.Value); err != nil {
+					return err
+				}
+			}
+			return nil
+		case "sla.ttft_ms":
+			return f.number(path, n, &g.SLA.TTFTMS, 0, math.MaxFloat64)
+		case "sla.tpot_ms":
+			return f.number(path, n, &g.SLA.TPOTMS, 0, math.MaxFloat64)
+		case "sla.e2e_latency_ms":
+			return f.number(path, n, &g.SLA.E2EMS, 0, math.MaxFloat64)
+		case "sla.percentile":
+			return f.number(path, n, &g.SLAPercentile, 1, 100)
 		}
 	case "sweep":
 		s := &f.Sweep

@@ -262,6 +262,12 @@ func (f *File) fingerprint(tr *trace.Trace, tables string, list func(string) str
 	add("workload.arrival_speedup_ratio", num(w.ArrivalSpeedupRatio))
 	add("workload.seed", strconv.FormatUint(w.Seed, 10))
 	add("workload.strict", strconv.FormatBool(w.Strict))
+	if g := f.Goal; g.SLA.Set() { // listed only when given, so earlier experiments keep their fingerprint
+		add("goal.sla.ttft_ms", num(g.SLA.TTFTMS))
+		add("goal.sla.tpot_ms", num(g.SLA.TPOTMS))
+		add("goal.sla.e2e_latency_ms", num(g.SLA.E2EMS))
+		add("goal.sla.percentile", num(g.SLAPercentile))
+	}
 	if replayRequests >= 0 {
 		add("workload.requests", strconv.Itoa(replayRequests))
 		return fp

@@ -243,7 +243,8 @@ func closest(s string, candidates []string) string {
 // knownKeys are the keys --set accepts, full (search_space.router_mode) and short
 // (router_mode, replicas): the fingerprint's keys, the settings outside it, and the aliases.
 func knownKeys() []string {
-	keys := []string{"search_space.gpu_budget", "workload.trace_format", "sweep.parallel_evals"}
+	keys := []string{"search_space.gpu_budget", "workload.trace_format", "sweep.parallel_evals",
+		"goal.sla.ttft_ms", "goal.sla.tpot_ms", "goal.sla.e2e_latency_ms", "goal.sla.percentile"}
 	for _, s := range Default().Fingerprint() {
 		if strings.Contains(s.Key, ".") {
 			keys = append(keys, s.Key)

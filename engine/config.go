@@ -28,6 +28,26 @@ type Config struct {
 	// Strict makes a request the fleet must reject (see Admit) an error naming its line,
 	// instead of a rejection counted in the summary.
 	Strict bool
+	// SLO, when it has a bound, adds goodput to the summary.
+	SLO SLO
+}
+
+// SLO is a per-request service-level objective in milliseconds (0: no bound): a request is
+// good when its TTFT, TPOT and e2e latency are all within the bounds given, as vLLM's
+// benchmark_serving counts goodput (a request with one output token has TPOT 0).
+type SLO struct {
+	TTFTMS float64 `json:"ttft_ms,omitempty"`
+	TPOTMS float64 `json:"tpot_ms,omitempty"`
+	E2EMS  float64 `json:"e2e_latency_ms,omitempty"`
+}
+
+// Set reports whether the objective has any bound.
+func (o SLO) Set() bool { return o.TTFTMS > 0 || o.TPOTMS > 0 || o.E2EMS > 0 }
+
+// Good reports whether a request with these latencies meets every bound.
+func (o SLO) Good(ttftMS, tpotMS, e2eMS float64) bool {
+	within := func(x, bound float64) bool { return bound <= 0 || x <= bound }
+	return within(ttftMS, o.TTFTMS) && within(tpotMS, o.TPOTMS) && within(e2eMS, o.E2EMS)
 }
 
 // validate checks the config against the trace and returns the router config to use.

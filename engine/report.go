@@ -58,12 +58,27 @@ type Summary struct {
 	P90E2EMS  float64 `json:"p90_e2e_latency_ms"`
 	P99E2EMS  float64 `json:"p99_e2e_latency_ms"`
 
+	// RequestThroughput is completed requests ÷ duration.
+	RequestThroughput      float64 `json:"request_throughput_req_s"`
 	OutputThroughput       float64 `json:"output_throughput_tok_s"`
 	InputThroughput        float64 `json:"input_throughput_tok_s"`
 	PrefixCacheReusedRatio float64 `json:"prefix_cache_reused_ratio"`
 
+	// Goodput is set when the replay had an SLO.
+	Goodput *Goodput `json:"goodput,omitempty"`
+
 	Workers    []WorkerSummary `json:"workers"`
 	Rejections []Rejection     `json:"rejections,omitempty"`
+}
+
+// Goodput is how many completed requests met the SLO, as vLLM's benchmark_serving reports
+// it: Good of the completed requests met every bound; Attainment = Good ÷ completed;
+// RequestsPerS = Good ÷ duration.
+type Goodput struct {
+	SLO          SLO     `json:"slo"`
+	Good         int     `json:"good_requests"`
+	Attainment   float64 `json:"slo_attainment"`
+	RequestsPerS float64 `json:"request_goodput_req_s"`
 }
 
 // WorkerSummary is one worker's share of the replay.
@@ -104,6 +119,7 @@ func WriteRequests(w io.Writer, recs []RequestRecord) error {
 func (s *Sim) Report() *Report {
 	tpot := make([]float64, 0, s.completed)
 	var inTok, outTok, hitTok int64
+	good := 0
 	var firstArrival int64 = math.MaxInt64
 	var recs []RequestRecord
 	for i := range s.reqs {
@@ -115,8 +131,13 @@ func (s *Sim) Report() *Report {
 			continue
 		}
 		t, e := r.firstTok-r.arrival, r.done-r.arrival
+		var tp float64 // microseconds; 0 with one output token, as vLLM counts it
 		if r.out >= 2 {
-			tpot = append(tpot, float64(e-t)/float64(r.out-1))
+			tp = float64(e-t) / float64(r.out-1)
+			tpot = append(tpot, tp)
+		}
+		if s.cfg.SLO.Good(ms(float64(t)), ms(tp), ms(float64(e))) {
+			good++
 		}
 		inTok += int64(r.isl)
 		outTok += int64(r.out)
@@ -145,11 +166,18 @@ func (s *Sim) Report() *Report {
 		dur := s.lastDone - firstArrival
 		sum.DurationMS = ms(float64(dur))
 		if dur > 0 {
+			sum.RequestThroughput = round(float64(s.completed)*1e6/float64(dur), 3)
 			sum.OutputThroughput = round(float64(outTok)*1e6/float64(dur), 3)
 			sum.InputThroughput = round(float64(inTok)*1e6/float64(dur), 3)
 		}
 		if inTok > 0 {
 			sum.PrefixCacheReusedRatio = round(float64(hitTok)/float64(inTok), 6)
+		}
+		if s.cfg.SLO.Set() {
+			sum.Goodput = &Goodput{SLO: s.cfg.SLO, Good: good, Attainment: round(float64(good)/float64(s.completed), 6)}
+			if dur > 0 {
+				sum.Goodput.RequestsPerS = round(float64(good)*1e6/float64(dur), 3)
+			}
 		}
 	}
 	// TTFT and e2e take turns in one buffer: on a trace of millions of requests the

@@ -253,17 +253,35 @@ func (r *Result) writeOverview(w *strings.Builder) {
 
 	if v := r.Validation; v != nil {
 		p("## Validation on %d requests\n\n", v.Requests)
-		p("| configuration | mean e2e ms | mean TTFT ms | mean TPOT ms | output tok/s | prefix reuse |\n|---|---:|---:|---:|---:|---:|\n")
+		sla := f.Goal.SLAText()
+		head, rule := "", ""
+		if sla != "" {
+			head, rule = " SLO met | goodput req/s |", "---:|---:|"
+		}
+		p("| configuration | mean e2e ms | mean TTFT ms | mean TPOT ms | req/s | output tok/s | prefix reuse |%s\n|---|---:|---:|---:|---:|---:|---:|%s\n", head, rule)
 		ms := make([]Metrics, len(v.Runs))
 		for i, run := range v.Runs {
 			ms[i] = metricsOf(run.Metrics)
 			m := ms[i]
-			p("| %s | %s | %s | %s | %s | %s |\n", run.Name, ff(m.E2EMS, 1), ff(m.TTFTMS, 1), ff(m.TPOTMS, 2), ff(m.OutputTokS, 0), ff(m.PrefixReuse, 3))
+			p("| %s | %s | %s | %s | %s | %s | %s |", run.Name, ff(m.E2EMS, 1), ff(m.TTFTMS, 1), ff(m.TPOTMS, 2),
+				ff(run.Metrics.RequestThroughput, 2), ff(m.OutputTokS, 0), ff(m.PrefixReuse, 3))
+			if g := run.Metrics.Goodput; g != nil {
+				p(" %s %% | %s |", ff(100*g.Attainment, 1), ff(g.RequestsPerS, 2))
+			}
+			p("\n")
 		}
 		if len(ms) == 3 {
 			bm, dm := ms[2], ms[1]
-			p("| best vs default_kv | %s | %s | %s | %s | %s |\n\n", pct(bm.E2EMS, dm.E2EMS), pct(bm.TTFTMS, dm.TTFTMS),
-				pct(bm.TPOTMS, dm.TPOTMS), pct(bm.OutputTokS, dm.OutputTokS), pct(bm.PrefixReuse, dm.PrefixReuse))
+			p("| best vs default_kv | %s | %s | %s | %s | %s | %s |", pct(bm.E2EMS, dm.E2EMS), pct(bm.TTFTMS, dm.TTFTMS),
+				pct(bm.TPOTMS, dm.TPOTMS), pct(v.Runs[2].Metrics.RequestThroughput, v.Runs[1].Metrics.RequestThroughput),
+				pct(bm.OutputTokS, dm.OutputTokS), pct(bm.PrefixReuse, dm.PrefixReuse))
+			if bg, dg := v.Runs[2].Metrics.Goodput, v.Runs[1].Metrics.Goodput; bg != nil && dg != nil {
+				p(" %+.1f pt | %s |", 100*(bg.Attainment-dg.Attainment), pct(bg.RequestsPerS, dg.RequestsPerS))
+			}
+			p("\n\n")
+		}
+		if sla != "" {
+			p("SLO: %s (goal.sla); SLO met is the share of requests within every bound, goodput the requests per second that were, as vLLM's benchmark_serving counts them.\n\n", sla)
 		}
 		writeRejections(w, "validation", v.Runs[len(v.Runs)-1].Metrics)
 		if d := v.Paired; d != nil {
