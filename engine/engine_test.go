@@ -400,7 +400,7 @@ func TestSummaryKeys(t *testing.T) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
-	keys := []string{"requests_completed", "requests_rejected", "duration_ms", "wall_time_ms", "output_throughput_tok_s",
+	keys := []string{"requests_completed", "requests_rejected", "duration_ms", "wall_time_ms", "request_throughput_req_s", "output_throughput_tok_s",
 		"input_throughput_tok_s", "prefix_cache_reused_ratio", "workers"}
 	for _, p := range []string{"mean_", "p50_", "p90_", "p99_"} {
 		for _, k := range []string{"ttft_ms", "tpot_ms", "itl_ms", "e2e_latency_ms"} {
