@@ -52,6 +52,13 @@ func TestBadInputEndsInANamedError(t *testing.T) {
 		{"negative synth --requests", []string{"trace", "synth", "--requests", "-1"}, "--requests: -1 must not be negative"},
 		{"negative --max-ttft-mape", []string{"model", "validate", "--silicon", empty, "--max-ttft-mape", "-1"}, "--max-ttft-mape: -1 must not be negative"},
 		{"negative seed", []string{"sweep", "--seed", "-1"}, "sweep.seed: want a non-negative integer seed"},
+		{"ack wait of 1ns", []string{"worker", "--nats", "nats://127.0.0.1:1", "--ack-wait", "1ns"}, "--ack-wait: 1ns must be at least 1s"},
+		{"ack wait of 0s", []string{"worker", "--nats", "nats://127.0.0.1:1", "--ack-wait", "0s"}, "--ack-wait: 0s must be at least 1s"},
+		{"negative ack wait", []string{"worker", "--nats", "nats://127.0.0.1:1", "--ack-wait", "-5s"}, "--ack-wait: -5s must not be negative"},
+		{"worker --parallel 100000", []string{"worker", "--nats", "nats://127.0.0.1:1", "--parallel", "100000"}, "--parallel: 100000 must be between 1 and 1024"},
+		{"NaN --fp32-tflops", []string{"model", "import", "--fp32-tflops", "NaN"}, "--fp32-tflops: NaN is not a finite number"},
+		{"NaN --max-ttft-mape", []string{"model", "validate", "--silicon", empty, "--max-ttft-mape", "NaN"}, "--max-ttft-mape: NaN is not a finite number"},
+		{"infinite --max-tpot-mape", []string{"model", "validate", "--silicon", empty, "--max-tpot-mape", "+Inf"}, "--max-tpot-mape: +Inf is not a finite number"},
 	} {
 		var out, errb bytes.Buffer
 		code := Execute(tc.args, strings.NewReader(""), &out, &errb)

@@ -2,13 +2,16 @@ package cli
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/dist"
 )
 
 // experimentFlags are the flags every command that simulates shares: which experiment file,
@@ -79,7 +82,8 @@ func quoteYAML(s string) string {
 }
 
 // experimentArgs returns the flags set on the command line except those named in skip, as
-// arguments that repeat them.
+// arguments that repeat them; credentials in a URL (--nats user:password@) are redacted, as
+// the arguments are printed.
 func experimentArgs(fs *pflag.FlagSet, skip ...string) []string {
 	var args []string
 	fs.Visit(func(fl *pflag.Flag) {
@@ -92,7 +96,7 @@ func experimentArgs(fs *pflag.FlagSet, skip ...string) []string {
 			}
 			return
 		}
-		args = append(args, "--"+fl.Name, fl.Value.String())
+		args = append(args, "--"+fl.Name, dist.Redact(fl.Value.String()))
 	})
 	return args
 }
@@ -110,14 +114,24 @@ func shellJoin(args []string) string {
 	return strings.Join(out, " ")
 }
 
-// noNegativeNumbers rejects a negative value of any numeric flag set on the command line: no
-// count, size, ratio or bound of routerlab means anything below zero.
+// noNegativeNumbers rejects a negative, NaN or infinite value of any numeric flag set on the
+// command line: no count, size, ratio, duration or bound of routerlab means anything below
+// zero, and a NaN would silently disable any bound it is compared with.
 func noNegativeNumbers(fs *pflag.FlagSet) error {
 	var err error
 	fs.Visit(func(fl *pflag.Flag) {
 		switch fl.Value.Type() {
 		case "int", "int64", "float64":
-			if x, perr := strconv.ParseFloat(fl.Value.String(), 64); perr == nil && x < 0 && err == nil {
+			x, perr := strconv.ParseFloat(fl.Value.String(), 64)
+			switch {
+			case perr != nil || err != nil:
+			case math.IsNaN(x) || math.IsInf(x, 0):
+				err = fmt.Errorf("--%s: %s is not a finite number", fl.Name, fl.Value)
+			case x < 0:
+				err = fmt.Errorf("--%s: %s must not be negative", fl.Name, fl.Value)
+			}
+		case "duration":
+			if d, perr := time.ParseDuration(fl.Value.String()); perr == nil && d < 0 && err == nil {
 				err = fmt.Errorf("--%s: %s must not be negative", fl.Name, fl.Value)
 			}
 		}

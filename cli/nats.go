@@ -33,9 +33,10 @@ func newWorkerCmd() *cobra.Command {
 		Long: `worker connects to a NATS server with JetStream, pulls the simulation tasks that
 'routerlab sweep --nats' publishes, runs them (--parallel at once), publishes each result
 and acknowledges the task. A worker that stops mid-task leaves it to be redelivered to
-another after --ack-wait. A task for another routerlab version, or naming timing tables
-this build does not have, is refused with a message here and at the sweep. Logs one line
-per task on stderr; stop it with ctrl+c.`,
+another after --ack-wait. A worker takes only the tasks of sweeps whose simulator digest
+(routerlab --version) is its own: a build from other code is refused by the sweep, which
+names it in its status line and carries on with the workers that match. Logs one line per
+task on stderr; stop it with ctrl+c.`,
 		Example: `  routerlab worker --nats nats://10.0.0.5:4222 --parallel 8
   routerlab worker --nats tls://nats.example.com:4222 --nats-creds worker.creds`,
 		Args: cobra.NoArgs,
@@ -44,7 +45,13 @@ per task on stderr; stop it with ctrl+c.`,
 				return errors.New("--nats: the NATS server's URL is required")
 			}
 			if opt.Parallel < 1 {
-				return fmt.Errorf("--parallel: %d must be at least 1", opt.Parallel)
+				return fmt.Errorf("--parallel: %d must be between 1 and %d", opt.Parallel, dist.MaxParallel)
+			}
+			if opt.AckWait < dist.MinAckWait {
+				return fmt.Errorf("--ack-wait: %s must be at least %s", opt.AckWait, dist.MinAckWait)
+			}
+			if err := opt.Check(); err != nil {
+				return err
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -54,8 +61,8 @@ per task on stderr; stop it with ctrl+c.`,
 	}
 	n.register(cmd.Flags(), "NATS server to take tasks from")
 	fl := cmd.Flags()
-	fl.IntVar(&opt.Parallel, "parallel", 1, "simulations run at once (one per core is right for a dedicated machine)")
+	fl.IntVar(&opt.Parallel, "parallel", 1, fmt.Sprintf("simulations run at once (one per core is right for a dedicated machine; at most %d)", dist.MaxParallel))
 	fl.StringVar(&opt.Name, "name", "", "worker name in logs and at the sweep (default host-pid)")
-	fl.DurationVar(&opt.AckWait, "ack-wait", dist.DefaultAckWait, "how long a silent worker's task waits before it goes to another worker")
+	fl.DurationVar(&opt.AckWait, "ack-wait", dist.DefaultAckWait, "how long a silent worker's task waits before it goes to another worker (at least 1s)")
 	return cmd
 }

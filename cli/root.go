@@ -7,12 +7,17 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"strings"
 
 	"github.com/agnivade/levenshtein"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
+
+	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/model"
 )
 
 // Execute runs routerlab with the given arguments and returns the process exit status.
@@ -40,7 +45,7 @@ func (e *exitError) Unwrap() error { return e.err }
 
 func newRootCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	var x experimentFlags
-	var headless bool
+	var headless, version bool
 	root := &cobra.Command{
 		Use:   "routerlab",
 		Short: "Simulate and tune the KV-aware router of an LLM serving fleet",
@@ -57,6 +62,10 @@ asked for: say 'routerlab sweep' or 'routerlab --headless'.`,
 		SilenceErrors:     true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return noNegativeNumbers(cmd.Flags()) },
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if version {
+				_, err := io.WriteString(stdout, versionText())
+				return err
+			}
 			f, err := x.file()
 			if err != nil {
 				return err
@@ -75,6 +84,7 @@ asked for: say 'routerlab sweep' or 'routerlab --headless'.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return flagError(root, c, args, err) })
 	root.SuggestionsMinimumDistance = 2
 	root.SetArgs(args)
+	root.Flags().BoolVar(&version, "version", false, "print the version, commit, simulator digest and embedded timing tables")
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -129,4 +139,37 @@ func didYouMean(s []string) string {
 		return ""
 	}
 	return " (did you mean " + strings.Join(s, " or ") + "?)"
+}
+
+// versionText is what --version prints: the version string, the commit the build was made
+// from, and the simulator digest with the embedded tables behind it. Two builds that print
+// the same digest simulate alike; the version and commit alone cannot say so (every local
+// build is "devel", every dirty one of a commit looks the same).
+func versionText() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "routerlab %s\n", config.Version())
+	rev, at, dirty := "unknown (built without VCS information)", "", false
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.time":
+				at = " (" + s.Value + ")"
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+	}
+	if dirty {
+		at += ", with uncommitted changes"
+	}
+	fmt.Fprintf(&b, "commit    %s%s\n", rev, at)
+	fmt.Fprintf(&b, "simulator %s\n", config.SimulatorDigest())
+	fmt.Fprintf(&b, "tables\n")
+	for _, t := range model.EmbeddedTableDigests() {
+		fmt.Fprintf(&b, "  %s\n", t)
+	}
+	fmt.Fprintf(&b, "go        %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return b.String()
 }

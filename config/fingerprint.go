@@ -226,7 +226,7 @@ func num(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 // list gives a list-capable search_space key's value; replayRequests >= 0 describes a replay
 // of that many requests instead of a sweep.
 func (f *File) fingerprint(tr *trace.Trace, tables string, list func(string) string, replayRequests int) Fingerprint {
-	fp := Fingerprint{{KeyVersion, Version()}}
+	fp := Fingerprint{{KeyVersion, Version()}, {KeySimulator, SimulatorDigest()}}
 	add := func(key, value string) { fp = append(fp, Setting{key, value}) }
 	w := f.Workload
 	add("workload.trace_path", w.TracePath)

@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,7 +28,8 @@ type Coordinator struct {
 	exp     *config.Experiment
 	fp      config.Fingerprint
 	ref     TraceRef
-	url     string
+	url     string // redacted: it is shown
+	sim     string // the experiment's simulator digest: its tasks' subject
 	sweep   string
 	session string
 	nc      *nats.Conn
@@ -35,9 +38,9 @@ type Coordinator struct {
 	cc      jetstream.ConsumeContext
 
 	mu       sync.Mutex
-	waiting  map[string]chan Result // tasks published and not answered
-	arrived  map[string]Result      // answers nobody waits for yet (a resumed sweep's)
-	workers  map[string]time.Time   // last heartbeat of each worker
+	waiting  map[string]chan Result   // tasks published and not answered
+	arrived  map[string]Result        // answers nobody waits for yet (a resumed sweep's)
+	workers  map[string]heartbeatSeen // last heartbeat of each worker
 	done     int
 	status   io.Writer
 	lastLine string
@@ -66,8 +69,9 @@ func NewCoordinator(ctx context.Context, c Conn, exp *config.Experiment, fp conf
 	if err != nil {
 		return nil, err
 	}
-	co := &Coordinator{exp: exp, fp: fp, ref: refOf(exp.Trace), url: c.URL, sweep: sweepID(fp, out), session: rand.Text(), nc: nc, js: js,
-		waiting: map[string]chan Result{}, arrived: map[string]Result{}, workers: map[string]time.Time{},
+	sim, _ := fp.Get(config.KeySimulator)
+	co := &Coordinator{exp: exp, fp: fp, ref: refOf(exp.Trace), url: Redact(c.URL), sim: sim, sweep: sweepID(fp, out), session: rand.Text(), nc: nc, js: js,
+		waiting: map[string]chan Result{}, arrived: map[string]Result{}, workers: map[string]heartbeatSeen{},
 		status: opt.Status, stop: make(chan struct{})}
 	if co.status == nil {
 		co.status = io.Discard
@@ -93,7 +97,7 @@ func (co *Coordinator) start(ctx context.Context) error {
 		var hb heartbeat
 		if json.Unmarshal(m.Data, &hb) == nil && hb.Worker != "" {
 			co.mu.Lock()
-			co.workers[hb.Worker] = time.Now()
+			co.workers[hb.Worker] = heartbeatSeen{time.Now(), hb.Simulator}
 			co.mu.Unlock()
 		}
 	})
@@ -176,7 +180,7 @@ func (co *Coordinator) CheckRequests(ns ...int) error { return co.exp.CheckReque
 
 // Run publishes the simulation as a task and waits for its result.
 func (co *Coordinator) Run(ctx context.Context, cfg engine.Config, requests int) (*engine.Report, error) {
-	task := Task{Sweep: co.sweep, Session: co.session, Experiment: co.fp, Trace: co.ref, Requests: requests, Config: cfg}
+	task := Task{Sweep: co.sweep, Session: co.session, Simulator: co.sim, Experiment: co.fp, Trace: co.ref, Requests: requests, Config: cfg}
 	task.Key = taskKey(co.fp, co.ref, requests, cfg)
 	ch := make(chan Result, 1)
 	co.mu.Lock()
@@ -189,7 +193,7 @@ func (co *Coordinator) Run(ctx context.Context, cfg engine.Config, requests int)
 	co.mu.Unlock()
 	if !ok {
 		b, _ := json.Marshal(task)
-		if _, err := co.js.Publish(ctx, taskSubject+co.sweep, b); err != nil {
+		if _, err := co.js.Publish(ctx, taskSubjectOf(co.sim, co.sweep), b); err != nil {
 			co.forget(task.Key)
 			return nil, fmt.Errorf("nats: publishing a task: %w", err)
 		}
@@ -205,6 +209,8 @@ func (co *Coordinator) Run(ctx context.Context, cfg engine.Config, requests int)
 		return nil, fmt.Errorf("worker %s refused task %s: %s", res.Worker, res.Key, res.Refused)
 	case res.Error != "":
 		return nil, fmt.Errorf("worker %s: task %s: %s", res.Worker, res.Key, res.Error)
+	case res.Simulator != co.sim:
+		return nil, fmt.Errorf("worker %s: task %s: answered by simulator %s, this sweep's is %s", res.Worker, res.Key, res.Simulator, co.sim)
 	case res.Object != "":
 		return co.fetchReport(ctx, res)
 	case res.Report == nil:
@@ -273,20 +279,40 @@ func (co *Coordinator) writeStatus(final bool) {
 	}
 }
 
+// heartbeatSeen is when a worker was last heard from and its simulator digest.
+type heartbeatSeen struct {
+	at  time.Time
+	sim string
+}
+
 // statusLine counts the workers heard from lately (forgetting silent ones) and the tasks in
-// flight; co.mu is held.
+// flight; workers of another simulator digest are named as refused: they never get this
+// sweep's tasks. co.mu is held.
 func (co *Coordinator) statusLine() string {
 	live := 0
+	var refused []string
 	for w, seen := range co.workers {
-		if time.Since(seen) < workerTimeout {
-			live++
-		} else {
+		switch {
+		case time.Since(seen.at) >= workerTimeout:
 			delete(co.workers, w)
+		case seen.sim == co.sim:
+			live++
+		default:
+			sim := seen.sim
+			if sim == "" {
+				sim = "none"
+			}
+			refused = append(refused, w+" ("+sim+")")
 		}
 	}
 	line := fmt.Sprintf("nats: %d workers connected, %d tasks in flight, %d results", live, len(co.waiting), co.done)
+	if len(refused) > 0 {
+		slices.Sort(refused)
+		line += fmt.Sprintf("; refused %d built from other code: %s; this sweep's simulator is %s",
+			len(refused), strings.Join(refused, ", "), co.sim)
+	}
 	if live == 0 && len(co.waiting) > 0 {
-		line += " (no worker: start routerlab worker --nats " + co.url + ")"
+		line += " (no worker: start routerlab worker --nats " + co.url + ", built from this code)"
 	}
 	return line
 }

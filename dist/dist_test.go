@@ -227,7 +227,7 @@ func TestDistributedSweepSurvivesAKilledWorker(t *testing.T) {
 	if err := setup(ctx, js); err != nil {
 		t.Fatal(err)
 	}
-	cons, err := workQueue(ctx, js, ackWait)
+	cons, err := workQueue(ctx, js, config.SimulatorDigest(), ackWait)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,31 +279,75 @@ func TestDistributedSweepResumesAfterTheCoordinatorStops(t *testing.T) {
 	sameOutputs(t, outputs(t, out), want)
 }
 
-// A worker of another routerlab version refuses the task; the coordinator's error and the
-// worker's log both say why.
-func TestWorkerRefusesAnotherVersion(t *testing.T) {
+// A task of another simulator digest reaches no worker of this build: it is filed under
+// its digest. Published by hand on this build's subject, it is refused, and the coordinator's
+// error and the worker's log both say why.
+func TestWorkerRefusesAnotherSimulator(t *testing.T) {
 	_, exp := experiment(t)
 	c := startServer(t)
 	var log syncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); _ = RunWorker(ctx, c, WorkerOptions{Name: "old", Log: &log}) }()
+	go func() { defer close(done); _ = RunWorker(ctx, c, WorkerOptions{Name: "other", Log: &log}) }()
 	defer func() { cancel(); <-done }()
 
-	fp := exp.Fingerprint()
+	fp := slices.Clone(exp.Fingerprint())
 	for i := range fp {
-		if fp[i].Key == config.KeyVersion {
-			fp[i].Value = "v9.9.9"
+		if fp[i].Key == config.KeySimulator {
+			fp[i].Value = "sim-0123456789abcdef"
 		}
 	}
 	co, cfg := coordinator(ctx, t, c, exp, fp)
-	_, err := co.Run(ctx, cfg, 50)
-	want := "the task is for routerlab v9.9.9, this worker runs " + config.Version()
-	if err == nil || !strings.Contains(err.Error(), "worker old refused task") || !strings.Contains(err.Error(), want) {
+	short, stop := context.WithTimeout(ctx, 3*time.Second)
+	_, err := co.Run(short, cfg, 50)
+	stop()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a task of another simulator: %v, want no worker to take it", err)
+	}
+
+	co.sim = config.SimulatorDigest() // as a coordinator that lies about its digest would file it
+	_, err = co.Run(ctx, cfg, 50)
+	want := "the task is for simulator sim-0123456789abcdef, this worker's is " + config.SimulatorDigest() + " (built from other code)"
+	if err == nil || !strings.Contains(err.Error(), "worker other refused task") || !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %v, want a refusal saying %q", err, want)
 	}
 	if !strings.Contains(log.String(), "refused: "+want) {
 		t.Errorf("worker log lacks the refusal:\n%s", log.String())
+	}
+}
+
+// A worker of another simulator digest among matching ones is refused by name in the status
+// line, and the sweep finishes on the others with the local sweep's outputs.
+func TestMixedFleetLeavesOtherSimulatorOut(t *testing.T) {
+	f, exp := experiment(t)
+	want, c, out := arena(t, f, exp, 1, DefaultAckWait)
+	nc, _, err := c.dial("impostor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	stop := make(chan struct{})
+	var beats sync.WaitGroup
+	beats.Go(func() { // the heartbeats of a worker built from other code
+		b, _ := json.Marshal(heartbeat{Worker: "skewed", Simulator: "sim-fedcba9876543210", Parallel: 1})
+		for {
+			_ = nc.Publish(heartbeatSubject, b)
+			select {
+			case <-stop:
+				return
+			case <-time.After(heartbeatEvery / 4):
+			}
+		}
+	})
+	defer func() { close(stop); beats.Wait() }()
+	var status syncBuffer
+	if _, err := distributedStatus(context.Background(), t, c, f, exp, out, false, nil, &status); err != nil {
+		t.Fatal(err)
+	}
+	sameOutputs(t, outputs(t, out), want)
+	line := "refused 1 built from other code: skewed (sim-fedcba9876543210); this sweep's simulator is " + config.SimulatorDigest()
+	if !strings.Contains(status.String(), line) {
+		t.Errorf("status lines lack %q:\n%s", line, status.String())
 	}
 }
 
@@ -340,19 +384,32 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// A worker runs a task only with the task's routerlab version and a timing table the task's
-// experiment lists.
-func TestRefusalNamesVersionAndTables(t *testing.T) {
-	fp := config.Fingerprint{{Key: config.KeyVersion, Value: config.Version()}, {Key: config.KeyTimingTables, Value: "a.json sha256:1; b.json sha256:2"}}
-	if why := refusal(fp, "b.json sha256:2"); why != "" {
-		t.Errorf("refused a listed table: %s", why)
+// A worker runs a task only of its own simulator digest, whatever the version strings say.
+func TestRefusalNamesSimulator(t *testing.T) {
+	fp := config.Fingerprint{{Key: config.KeyVersion, Value: "v0.0.1"}, {Key: config.KeySimulator, Value: config.SimulatorDigest()}}
+	if why := refusal(fp); why != "" {
+		t.Errorf("refused its own digest under another version: %s", why)
 	}
-	if why := refusal(fp, "c.json sha256:3"); !strings.Contains(why, "the task's timing tables are a.json sha256:1; b.json sha256:2; this worker's table for its deployment is c.json sha256:3") {
-		t.Errorf("unlisted table: %q", why)
+	fp[1].Value = "sim-1"
+	if why := refusal(fp); why != "the task is for simulator sim-1, this worker's is "+config.SimulatorDigest()+" (built from other code)" {
+		t.Errorf("other digest: %q", why)
 	}
-	fp[0].Value = "v0.0.1"
-	if why := refusal(fp, "b.json sha256:2"); why != "the task is for routerlab v0.0.1, this worker runs "+config.Version() {
-		t.Errorf("other version: %q", why)
+}
+
+// Credentials in a NATS URL are never shown.
+func TestRedact(t *testing.T) {
+	for in, want := range map[string]string{
+		"nats://alice:s3cretPW@10.0.0.5:4222": "nats://alice:xxxxx@10.0.0.5:4222",
+		"nats://t0ken@host:4222":              "nats://xxxxx@host:4222",
+		"tls://a:b@h1:4222,nats://c:d@h2":     "tls://a:xxxxx@h1:4222,nats://c:xxxxx@h2",
+		"nats://10.0.0.5:4222":                "nats://10.0.0.5:4222",
+		"alice:pw@host:4222":                  "alice:xxxxx@host:4222",
+		"nats://u:p@ss@host":                  "nats://u:xxxxx@host",
+		"builtin:toolagent":                   "builtin:toolagent",
+	} {
+		if got := Redact(in); got != want || strings.Contains(got, "s3cret") {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
 
@@ -363,7 +420,7 @@ func TestOldRefusalsDoNotCount(t *testing.T) {
 	c := startServer(t)
 	ctx := context.Background()
 	co, cfg := coordinator(ctx, t, c, exp, exp.Fingerprint())
-	old, _ := json.Marshal(Result{Key: taskKey(co.fp, co.ref, 50, cfg), Session: "earlier", Worker: "old", Refused: "the task is for routerlab v0"})
+	old, _ := json.Marshal(Result{Key: taskKey(co.fp, co.ref, 50, cfg), Session: "earlier", Worker: "old", Refused: "the task is for simulator sim-0"})
 	if _, err := co.js.Publish(ctx, resultSubject+co.sweep, old); err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package dist
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -33,7 +34,7 @@ func (c Conn) dial(name string) (*nats.Conn, jetstream.JetStream, error) {
 	}
 	nc, err := nats.Connect(c.URL, opts...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("nats: connect to %s: %w", c.URL, err)
+		return nil, nil, fmt.Errorf("nats: connect to %s: %w", Redact(c.URL), err)
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -68,23 +69,49 @@ func setup(ctx context.Context, js jetstream.JetStream) error {
 	return nil
 }
 
-// workQueue is the workers' shared pull consumer of the task stream.
-func workQueue(ctx context.Context, js jetstream.JetStream, ackWait time.Duration) (jetstream.Consumer, error) {
+// workQueue is the pull consumer shared by the workers of simulator sim: it delivers only
+// that digest's tasks. The server forgets a digest's consumer a day after its last worker.
+func workQueue(ctx context.Context, js jetstream.JetStream, sim string, ackWait time.Duration) (jetstream.Consumer, error) {
+	name := WorkersConsumer + sim
 	cons, err := js.CreateOrUpdateConsumer(ctx, TaskStream, jetstream.ConsumerConfig{
-		Durable: WorkersConsumer, AckPolicy: jetstream.AckExplicitPolicy, AckWait: ackWait,
-		FilterSubject: taskSubject + ">", MaxAckPending: -1,
+		Durable: name, AckPolicy: jetstream.AckExplicitPolicy, AckWait: ackWait,
+		FilterSubject: taskSubject + sim + ".>", MaxAckPending: -1, InactiveThreshold: 24 * time.Hour,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("nats: consumer %s: %w", WorkersConsumer, err)
+		return nil, fmt.Errorf("nats: consumer %s: %w", name, err)
 	}
 	return cons, nil
 }
 
 // heartbeat is what a worker announces every heartbeatEvery on heartbeatSubject.
 type heartbeat struct {
-	Worker   string `json:"worker"`
-	Parallel int    `json:"parallel"`
-	Busy     int    `json:"busy"`
+	Worker    string `json:"worker"`
+	Simulator string `json:"simulator"` // the worker's simulator digest
+	Parallel  int    `json:"parallel"`
+	Busy      int    `json:"busy"`
 }
 
 const heartbeatEvery = time.Second
+
+// Redact hides the credentials of a NATS URL (or a comma-separated list of them) so it can be
+// shown: user:password@ becomes user:xxxxx@ and a token@ becomes xxxxx@. Everything else is
+// kept, so the redacted URL still says which server.
+func Redact(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, p := range parts {
+		start := 0
+		if j := strings.Index(p, "://"); j >= 0 {
+			start = j + 3
+		}
+		at := strings.LastIndex(p, "@")
+		if at < start {
+			continue
+		}
+		user := "xxxxx"
+		if name, _, ok := strings.Cut(p[start:at], ":"); ok {
+			user = name + ":xxxxx"
+		}
+		parts[i] = p[:start] + user + p[at:]
+	}
+	return strings.Join(parts, ",")
+}

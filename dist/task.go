@@ -10,6 +10,12 @@
 // a second result for a key is recognised and dropped. Results are kept in a stream, so a
 // coordinator that is stopped and resumed picks up what finished while it was away.
 //
+// Tasks are filed under the simulator digest of the coordinator's build (config.
+// SimulatorDigest), and each build's workers pull only their own digest's tasks, so a worker
+// built from other code never runs one: the coordinator counts it as refused in its status
+// line and the sweep carries on with the workers that match. A build older than this layout
+// reads another stream and sees no task at all.
+//
 // The trace travels once: a file's bytes go into a JetStream object store under the SHA-256
 // of those bytes (built-in traces are rebuilt by name and seed), and workers keep the traces
 // they have loaded.
@@ -19,7 +25,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"slices"
 	"strings"
 
 	"github.com/routerlab/routerlab/config"
@@ -30,16 +35,21 @@ import (
 // Names on the NATS server. Subjects end in a sweep id, so sweeps of different
 // experiments (or run directories) share the streams without seeing each other's results.
 const (
-	TaskStream      = "ROUTERLAB_TASKS"   // work queue: each task is delivered to one worker at a time
-	ResultStream    = "ROUTERLAB_RESULTS" // results, kept for a day so a resumed coordinator finds them
-	TraceBucket     = "routerlab_traces"  // object store: trace files by SHA-256
-	ReportBucket    = "routerlab_reports" // object store: results too large for one message
-	WorkersConsumer = "routerlab-workers" // the workers' shared pull consumer
+	TaskStream   = "ROUTERLAB_WORK"    // work queue: each task is delivered to one worker at a time
+	ResultStream = "ROUTERLAB_RESULTS" // results, kept for a day so a resumed coordinator finds them
+	TraceBucket  = "routerlab_traces"  // object store: trace files by SHA-256
+	ReportBucket = "routerlab_reports" // object store: results too large for one message
+	// WorkersConsumer and a simulator digest name the pull consumer shared by the workers of
+	// that digest.
+	WorkersConsumer = "routerlab-workers-"
 
-	taskSubject      = "routerlab.tasks."
+	taskSubject      = "routerlab.work." // + simulator digest + "." + sweep id
 	resultSubject    = "routerlab.results."
 	heartbeatSubject = "routerlab.workers"
 )
+
+// taskSubjectOf is where the tasks of sweep for simulator sim go.
+func taskSubjectOf(sim, sweep string) string { return taskSubject + sim + "." + sweep }
 
 // TraceRef says which trace a task replays: a built-in one by name (the worker rebuilds
 // it), or a file by the SHA-256 of its bytes (the worker fetches it from TraceBucket).
@@ -65,7 +75,10 @@ type Task struct {
 	Sweep string `json:"sweep"` // the coordinator's sweep id: results go to its subject
 	// Session is the publishing coordinator process: a refusal or failure speaks for that
 	// session only, so a sweep resumed after the fleet is fixed does not read old ones.
-	Session    string             `json:"session"`
+	Session string `json:"session"`
+	// Simulator is the coordinator's simulator digest (also in Experiment): only a worker
+	// of the same digest runs the task.
+	Simulator  string             `json:"simulator"`
 	Experiment config.Fingerprint `json:"experiment"`
 	Trace      TraceRef           `json:"trace"`
 	Requests   int                `json:"requests"`
@@ -74,15 +87,17 @@ type Task struct {
 
 // Result is a worker's answer to a task: the replay's report, or why there is none.
 type Result struct {
-	Key     string         `json:"key"`
-	Session string         `json:"session"` // the task's
-	Worker  string         `json:"worker"`
-	Report  *engine.Report `json:"report,omitempty"`
+	Key     string `json:"key"`
+	Session string `json:"session"` // the task's
+	Worker  string `json:"worker"`
+	// Simulator is the worker's simulator digest: a result of another digest is dropped.
+	Simulator string         `json:"simulator"`
+	Report    *engine.Report `json:"report,omitempty"`
 	// Object names the report in ReportBucket when it did not fit in one message (per-request
 	// records of a long validation replay).
 	Object string `json:"object,omitempty"`
-	// Refused says why the worker would not run the task (another routerlab version, timing
-	// tables it does not have); Error why the simulation failed.
+	// Refused says why the worker would not run the task (another simulator digest, a
+	// deployment it has no timing table for); Error why the simulation failed.
 	Refused string `json:"refused,omitempty"`
 	Error   string `json:"error,omitempty"`
 }
@@ -107,16 +122,13 @@ func sweepID(exp config.Fingerprint, out string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// refusal is why this build cannot run a task of experiment exp with timing table digest
-// table, or "" when it can.
-func refusal(exp config.Fingerprint, table string) string {
-	v, _ := exp.Get(config.KeyVersion)
-	if mine := config.Version(); v != mine {
-		return "the task is for routerlab " + v + ", this worker runs " + mine
-	}
-	tables, _ := exp.Get(config.KeyTimingTables)
-	if !slices.Contains(strings.Split(tables, "; "), table) {
-		return "the task's timing tables are " + tables + "; this worker's table for its deployment is " + table
+// refusal is why this build cannot run a task of experiment exp, or "" when it can: the
+// task's simulator digest must be this build's. Version strings are not compared: equal
+// digests simulate alike whatever the builds call themselves.
+func refusal(exp config.Fingerprint) string {
+	sim, _ := exp.Get(config.KeySimulator)
+	if mine := config.SimulatorDigest(); sim != mine {
+		return "the task is for simulator " + sim + ", this worker's is " + mine + " (built from other code)"
 	}
 	return ""
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/routerlab/routerlab/config"
 	"github.com/routerlab/routerlab/engine"
 	"github.com/routerlab/routerlab/model"
 	"github.com/routerlab/routerlab/trace"
@@ -24,15 +25,35 @@ import (
 
 // WorkerOptions configure RunWorker.
 type WorkerOptions struct {
-	Parallel int           // simulations at once (default 1)
+	Parallel int           // simulations at once (default 1, at most MaxParallel)
 	Name     string        // how coordinators and logs name this worker (default host-pid)
-	AckWait  time.Duration // redelivery delay of a silent worker's task (default DefaultAckWait)
+	AckWait  time.Duration // redelivery delay of a silent worker's task (default DefaultAckWait, at least MinAckWait)
 	Log      io.Writer     // one line per task; nil discards
+}
+
+// MaxParallel bounds a worker's simulations at once: each holds a replay's memory (tens of
+// MB for a search-sized one), so more than this is a typo, not a machine.
+const MaxParallel = 1024
+
+// MinAckWait is the shortest redelivery delay: a busy worker reports progress every third
+// of it, and a shorter one would hand every running task to a second worker.
+const MinAckWait = time.Second
+
+// Check says what is wrong with the options, naming the limits.
+func (o WorkerOptions) Check() error {
+	switch {
+	case o.Parallel < 0 || o.Parallel > MaxParallel:
+		return fmt.Errorf("--parallel: %d must be between 1 and %d", o.Parallel, MaxParallel)
+	case o.AckWait != 0 && o.AckWait < MinAckWait:
+		return fmt.Errorf("--ack-wait: %s must be at least %s", o.AckWait, MinAckWait)
+	}
+	return nil
 }
 
 // worker is one RunWorker: its connection, its caches and its counters.
 type worker struct {
 	opt  WorkerOptions
+	sim  string // config.SimulatorDigest
 	js   jetstream.JetStream
 	cons jetstream.Consumer
 	busy atomic.Int32
@@ -46,6 +67,9 @@ type worker struct {
 // RunWorker serves tasks from the NATS server at c until ctx ends: Parallel loops each
 // pull one task, simulate it, publish the result and acknowledge the task.
 func RunWorker(ctx context.Context, c Conn, opt WorkerOptions) error {
+	if err := opt.Check(); err != nil {
+		return err
+	}
 	if opt.Parallel < 1 {
 		opt.Parallel = 1
 	}
@@ -67,18 +91,19 @@ func RunWorker(ctx context.Context, c Conn, opt WorkerOptions) error {
 	if err := setup(ctx, js); err != nil {
 		return err
 	}
-	cons, err := workQueue(ctx, js, opt.AckWait)
+	sim := config.SimulatorDigest()
+	cons, err := workQueue(ctx, js, sim, opt.AckWait)
 	if err != nil {
 		return err
 	}
-	w := &worker{opt: opt, js: js, cons: cons, traces: map[string]*trace.Trace{}, models: map[model.Deployment]*model.Worker{}}
-	w.logf("worker %s: serving %s with %d simulation(s) at once", opt.Name, c.URL, opt.Parallel)
+	w := &worker{opt: opt, sim: sim, js: js, cons: cons, traces: map[string]*trace.Trace{}, models: map[model.Deployment]*model.Worker{}}
+	w.logf("worker %s: serving %s with %d simulation(s) at once; simulator %s", opt.Name, Redact(c.URL), opt.Parallel, sim)
 	var wg sync.WaitGroup
 	wg.Go(func() { // heartbeats: how coordinators count connected workers
 		t := time.NewTicker(heartbeatEvery)
 		defer t.Stop()
 		for {
-			b, _ := json.Marshal(heartbeat{Worker: opt.Name, Parallel: opt.Parallel, Busy: int(w.busy.Load())})
+			b, _ := json.Marshal(heartbeat{Worker: opt.Name, Simulator: sim, Parallel: opt.Parallel, Busy: int(w.busy.Load())})
 			_ = nc.Publish(heartbeatSubject, b)
 			select {
 			case <-ctx.Done():
@@ -131,7 +156,8 @@ func (w *worker) serve(ctx context.Context, msg jetstream.Msg) {
 	defer close(stop)
 	ackWait := w.opt.AckWait
 	if info := w.cons.CachedInfo(); info != nil && info.Config.AckWait > 0 {
-		ackWait = min(ackWait, info.Config.AckWait) // another worker may have set it shorter
+		// Another worker may have set it shorter (never below MinAckWait: it checked too).
+		ackWait = max(MinAckWait, min(ackWait, info.Config.AckWait))
 	}
 	go func() {
 		t := time.NewTicker(ackWait / 3)
@@ -168,14 +194,14 @@ func (w *worker) serve(ctx context.Context, msg jetstream.Msg) {
 
 // run simulates a task, or says why not.
 func (w *worker) run(ctx context.Context, task *Task) Result {
-	res := Result{Key: task.Key, Session: task.Session, Worker: w.opt.Name}
+	res := Result{Key: task.Key, Session: task.Session, Worker: w.opt.Name, Simulator: w.sim}
+	if why := refusal(task.Experiment); why != "" {
+		res.Refused = why
+		return res
+	}
 	m, err := w.model(task.Config.Worker)
 	if err != nil {
 		res.Refused = "no timing table for the task's deployment: " + err.Error()
-		return res
-	}
-	if why := refusal(task.Experiment, m.TableDigest()); why != "" {
-		res.Refused = why
 		return res
 	}
 	tr, err := w.trace(ctx, task.Trace)

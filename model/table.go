@@ -191,3 +191,15 @@ func EmbeddedTables() []string {
 	sort.Strings(out)
 	return out
 }
+
+// EmbeddedTableDigests names every embedded table file with the SHA-256 of its bytes
+// ("file sha256:HEX"), sorted: the data side of a build's identity.
+func EmbeddedTableDigests() []string {
+	var out []string
+	for _, name := range EmbeddedTables() {
+		b, _ := fs.ReadFile(tablesFS, "tables/"+name)
+		sum := sha256.Sum256(b)
+		out = append(out, name+" sha256:"+hex.EncodeToString(sum[:]))
+	}
+	return out
+}

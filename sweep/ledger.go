@@ -121,7 +121,11 @@ func sameExperiment(path string, old, now config.Fingerprint) (notes []string, e
 			notes = append(notes, fmt.Sprintf("%s was written by routerlab %s; this is %s", path, c.Old, c.New))
 			continue
 		}
-		refuse = append(refuse, "  "+c.String())
+		line := "  " + c.String()
+		if c.Key == config.KeySimulator {
+			line += " (a build from other code: its results differ)"
+		}
+		refuse = append(refuse, line)
 	}
 	if len(refuse) > 0 {
 		return nil, fmt.Errorf("%s:1: cannot resume: the ledger is of a different experiment (ledger → now):\n%s",

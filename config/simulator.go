@@ -1,0 +1,108 @@
+package config
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"hash"
+	"sync"
+
+	"github.com/routerlab/routerlab/engine"
+	"github.com/routerlab/routerlab/model"
+	"github.com/routerlab/routerlab/router"
+	"github.com/routerlab/routerlab/trace"
+)
+
+// KeySimulator is the fingerprint key of the simulator digest: two builds with different
+// digests are different experiments, whatever their version strings say.
+const KeySimulator = "simulator"
+
+// SimulatorDigest names what this build's simulator does: "sim-" and 16 hex digits of the
+// SHA-256 of the embedded timing tables' digests and of the reports of a small canonical
+// simulation. A build whose code or data changes any result changes its digest; a version
+// string cannot fake it, because it is computed by running the simulator (once, on first
+// use; a few milliseconds).
+func SimulatorDigest() string { return simulatorDigest() }
+
+var simulatorDigest = sync.OnceValue(func() string {
+	h := sha256.New()
+	for _, t := range model.EmbeddedTableDigests() {
+		fmt.Fprintln(h, t)
+	}
+	if err := canonicalSimulation(h); err != nil {
+		// Deterministic and distinct: a build that cannot simulate matches no other.
+		fmt.Fprintln(h, "error:", err)
+	}
+	return "sim-" + hex.EncodeToString(h.Sum(nil))[:16]
+})
+
+// canonicalSimulation writes into h the reports of replays that together exercise what
+// decides a sweep's numbers: both synthetic trace generators, every router mode, both KV
+// dtypes, both float32 matmul precisions, async scheduling, open and closed loop, a KV cache
+// small enough to preempt, and the KV-capacity arithmetic of the seed worker.
+func canonicalSimulation(h hash.Hash) error {
+	agent, err := trace.Synthesize("toolagent", 1, 80)
+	if err != nil {
+		return err
+	}
+	conv, err := trace.Synthesize("conversation", 1, 40)
+	if err != nil {
+		return err
+	}
+	seed := model.SeedDeployment()
+	w, err := model.NewWorker(seed)
+	if err != nil {
+		return err
+	}
+	if err := json.NewEncoder(h).Encode(w.Capacity()); err != nil {
+		return err
+	}
+	type run struct {
+		tr     *trace.Trace
+		mode   router.Mode
+		credit float64
+		temp   float64
+		edit   func(*model.Deployment)
+		inLoop int // replay concurrency; 0: open loop at 4× speed
+	}
+	runs := []run{
+		{agent, router.ModeKV, 1, 0, func(*model.Deployment) {}, 8},
+		{agent, router.ModeRoundRobin, 1, 0, func(d *model.Deployment) { d.KVCacheDtype = model.KVBF16 }, 8},
+		{agent, router.ModeKV, 0.5, 0.5, func(d *model.Deployment) { d.Float32MatmulPrecision = model.PrecisionHigh }, 8},
+		{agent, router.ModeRandom, 1, 0, func(d *model.Deployment) { d.AsyncScheduling = true }, 8},
+		{conv, router.ModeLeastLoaded, 1, 0, func(d *model.Deployment) { d.NumGPUBlocks = 256 }, 16}, // preempts
+		{conv, router.ModeKV, 1, 0, func(d *model.Deployment) { d.MoETP, d.MoEEP = 4, 1 }, 0},
+	}
+	timers := map[model.Deployment]*model.Worker{unresolved(seed): w}
+	for i, r := range runs {
+		d := seed
+		// A cache far smaller than the derived one (no run comes near it) keeps the block
+		// pools, and so the start-up cost, small.
+		d.NumGPUBlocks = 4096
+		r.edit(&d)
+		key := unresolved(d)
+		key.AsyncScheduling = false // a setting of the engine, not of the step timer
+		m, ok := timers[key]
+		if !ok {
+			if m, err = model.NewWorker(d); err != nil {
+				return err
+			}
+			timers[key] = m
+		}
+		rc := router.DefaultConfig()
+		rc.Mode, rc.OverlapScoreCredit, rc.Temperature = r.mode, r.credit, r.temp
+		cfg := engine.Config{Workers: 4, Worker: d, Router: rc, ReplayConcurrency: r.inLoop, ArrivalSpeedupRatio: 4,
+			Seed: uint64(i + 1), RecordRequests: true}
+		rep, err := engine.Replay(context.Background(), cfg, m, r.tr)
+		if err != nil {
+			return err
+		}
+		rep.Summary.WallTimeMS = 0 // the one field that differs between identical runs
+		if err := json.NewEncoder(h).Encode(rep); err != nil {
+			return err
+		}
+	}
+	return nil
+}
