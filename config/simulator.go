@@ -40,8 +40,9 @@ var simulatorDigest = sync.OnceValue(func() string {
 
 // canonicalSimulation writes into h the reports of replays that together exercise what
 // decides a sweep's numbers: both synthetic trace generators, every router mode, both KV
-// dtypes, both float32 matmul precisions, async scheduling, open and closed loop, a KV cache
-// small enough to preempt, and the KV-capacity arithmetic of the seed worker.
+// dtypes, both float32 matmul precisions, both timing references, async scheduling, open and
+// closed loop, a KV cache small enough to preempt, and the KV-capacity arithmetic of the
+// seed worker.
 func canonicalSimulation(h hash.Hash) error {
 	agent, err := trace.Synthesize("toolagent", 1, 80)
 	if err != nil {
@@ -74,6 +75,7 @@ func canonicalSimulation(h hash.Hash) error {
 		{agent, router.ModeRandom, 1, 0, func(d *model.Deployment) { d.AsyncScheduling = true }, 8},
 		{conv, router.ModeLeastLoaded, 1, 0, func(d *model.Deployment) { d.NumGPUBlocks = 256 }, 16}, // preempts
 		{conv, router.ModeKV, 1, 0, func(d *model.Deployment) { d.MoETP, d.MoEEP = 4, 1 }, 0},
+		{agent, router.ModeKV, 1, 0, func(d *model.Deployment) { d.TimingReference = model.ReferenceDynosim }, 8},
 	}
 	timers := map[model.Deployment]*model.Worker{unresolved(seed): w}
 	for i, r := range runs {
