@@ -187,7 +187,7 @@ func (p *jobsPane) View() string {
 		if j.State == JobFailed {
 			phase = j.Err
 		}
-		line := fmt.Sprintf(row, fmt.Sprint(j.ID), j.State, fmt.Sprint(j.Evaluations), truncate(best, 30), truncate(phase, 38), j.Starter)
+		line := fmt.Sprintf(row, fmt.Sprint(j.ID), j.State, fmt.Sprint(j.Evaluations), truncate(best, 30), truncate(phase, 38), shortKey(j.Starter))
 		if i == p.cursor {
 			line = st.Selected.Render(truncate("▸ "+line, p.width))
 		} else {
@@ -269,13 +269,28 @@ func (m *Model) detach() {
 }
 
 // sweepExtra names the watched server sweep in the sweep pane's title.
+// It names the winner (or the best so far) first, so a narrow title never cuts it.
 func (m *Model) sweepExtra() string {
+	s := ""
+	if w := m.sweep.winner(); w != "" {
+		s = "· " + w + " "
+	}
 	if m.jobs == nil || m.attached == 0 {
-		return ""
+		return s
 	}
 	j, ok := m.jobs.job(m.attached)
 	if !ok {
-		return fmt.Sprintf("· server sweep #%d ", m.attached)
+		return s + fmt.Sprintf("· server sweep #%d ", m.attached)
 	}
-	return fmt.Sprintf("· server sweep #%d · %s · started by %s · d stops watching ", j.ID, j.State, j.Starter)
+	return s + fmt.Sprintf("· server sweep #%d · %s · started by %s · d stops watching ", j.ID, j.State, shortKey(j.Starter))
+}
+
+// shortKey shortens the key fingerprint in "user SHA256:…" to its first 8 characters, so a
+// title is not cut by 43 characters of base64.
+func shortKey(starter string) string {
+	user, fp, ok := strings.Cut(starter, " SHA256:")
+	if !ok || len(fp) <= 8 {
+		return starter
+	}
+	return user + " SHA256:" + fp[:8] + "…"
 }

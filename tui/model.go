@@ -82,6 +82,9 @@ type Model struct {
 	lastWall time.Duration
 	err      error
 	results  int // final results received (the e2e test waits on the header's count)
+	// notice is the status line's message — what a key did or why it did nothing — shown
+	// in place of the key help until the next key.
+	notice string
 }
 
 // New builds an explorer; Init starts the first run.
@@ -161,8 +164,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case knobsChangedMsg:
 		m.sweep.knobs = msg.knobs
 		return m, m.startRun(msg.knobs)
-	case loadRouterMsg:
-		k := m.knobs.knobs.WithRouter(msg.router)
+	case loadRowMsg:
+		k := m.loadRow(msg.row)
 		m.knobs.set(k)
 		m.sweep.knobs = k
 		m.focus = paneKnobs
@@ -209,8 +212,24 @@ func (m *Model) simulated(msg streamMsg[Result]) tea.Cmd {
 	return waitStream(msg.next)
 }
 
+// loadRow is the point a sweep row loads: its router knobs at the explorer's concurrency and
+// deployment, or, for a row of a sweep run at another concurrency or deployment (a server
+// sweep started elsewhere), the row's whole point; the status line says which.
+func (m *Model) loadRow(row Knobs) Knobs {
+	cur := m.knobs.knobs
+	k := cur.WithRouter(row)
+	if row.Deployment.Replicas > 0 && (row.Deployment != cur.Deployment || row.Concurrency != cur.Concurrency) {
+		k = row
+		m.notice = fmt.Sprintf("loaded %s: the sweep's deployment, not the knobs' (%s)", k.Against(cur), cur.Deployment)
+		return k
+	}
+	m.notice = fmt.Sprintf("loaded %s at c=%d · %s", k.Router(), k.Concurrency, k.Deployment)
+	return k
+}
+
 func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	keys := m.common.Keys
+	m.notice = ""
 	defer m.updateKeys()
 	switch {
 	case key.Matches(msg, keys.Quit):
@@ -309,6 +328,12 @@ func (m *Model) tooSmall() bool { return m.common.Width < minWidth || m.common.H
 // width, with how to get the full help and how to quit.
 func (m *Model) helpView() string {
 	keys := m.common.Keys
+	if m.notice != "" && !m.help.ShowAll {
+		m.help.SetWidth(0)
+		tail := m.help.ShortHelpView([]key.Binding{keys.Help, keys.Quit})
+		sep := m.common.Styles.Muted.Render(" • ")
+		return m.common.Styles.Warn.Render(truncate(m.notice, m.common.Width-lipgloss.Width(tail)-lipgloss.Width(sep))) + sep + tail
+	}
 	if m.help.ShowAll {
 		m.help.SetWidth(m.common.Width)
 		return m.help.View(keys)

@@ -259,8 +259,8 @@ func (m *Model) focusKnob(t *testing.T, k knob) {
 }
 
 // A sweep started after concurrency and replicas changed runs at them (the pane says so),
-// and `enter` on a row loads only its router knobs: concurrency and deployment changed after
-// the sweep stay.
+// and `enter` on a row loads the row's point: with the knobs moved to another concurrency
+// and deployment since, the sweep's come back too, and the status line says so.
 func TestSweepRunsAtTheKnobsAndEnterKeepsTheRest(t *testing.T) {
 	m := started(t, fakeSim{workers: 8, windows: 30}, fakeSweeper{})
 	m.focusKnob(t, knobConcurrency)
@@ -294,11 +294,25 @@ func TestSweepRunsAtTheKnobsAndEnterKeepsTheRest(t *testing.T) {
 	m.keyAndSettle(t, "enter")
 	row := m.sweep.rows[1].knobs
 	got := m.knobs.knobs
-	if got != now.WithRouter(row) || got.Concurrency != 32 || !got.Deployment.Async || got.Deployment.Replicas != 16 || got.Scale != row.Scale {
-		t.Fatalf("enter loaded %+v; want the row's router knobs (%s) and the rest as they were (%+v)", got, row.Router(), now)
+	if got != row || got.Concurrency != 64 || got.Deployment.Async || got.Deployment.Replicas != 16 || got == now.WithRouter(row) {
+		t.Fatalf("enter loaded %+v; want the row's whole point %+v (the knobs were %+v)", got, row, now)
 	}
 	if m.metrics.cur.Knobs != got {
 		t.Fatalf("the re-run shows %+v, want %+v", m.metrics.cur.Knobs, got)
+	}
+	status := ansi.Strip(m.helpView())
+	if !strings.Contains(status, "loaded kv_router credit=0.5 scale=8.0 T=0.0 c=64 async_scheduling=false: the swe") {
+		t.Fatalf("the status line does not say the sweep's deployment was loaded: %q", status)
+	}
+	// On the sweep's own deployment, enter loads the router knobs and says so.
+	m.setFocus(paneSweep)
+	m.updateKeys()
+	m.keyAndSettle(t, "enter")
+	if got := m.knobs.knobs; got != row {
+		t.Fatalf("second enter loaded %+v", got)
+	}
+	if status := ansi.Strip(m.helpView()); !strings.Contains(status, "loaded kv_router credit=0.5 scale=8.0 T=0.0 at c=64") {
+		t.Fatalf("status after loading on the same deployment: %q", status)
 	}
 }
 

@@ -15,9 +15,9 @@ import (
 	"github.com/routerlab/routerlab/sweep"
 )
 
-// loadRouterMsg asks the root to load a sweep row's router knobs into the knobs, keeping the
-// rest, and re-run.
-type loadRouterMsg struct{ router Knobs }
+// loadRowMsg asks the root to load a sweep row into the knobs and re-run: its router knobs,
+// and its concurrency and deployment too when the sweep ran on another fleet.
+type loadRowMsg struct{ row Knobs }
 
 // sweepRow is one distinct evaluated configuration with n, the simulation runs (trials)
 // averaged into its value.
@@ -58,7 +58,9 @@ type sweepPane struct {
 	bestSoFar  []float64
 	validation []ValidationRow
 	cursor     int
-	picked     bool // the user moved the cursor: it follows its row as the table re-sorts
+	// chosen is the configuration the user loaded with enter: the cursor follows it as the
+	// table re-sorts. Otherwise the cursor stays on its row index.
+	chosen *Knobs
 
 	width, height int
 }
@@ -84,7 +86,7 @@ func (p *sweepPane) start() tea.Cmd {
 	p.cancel = cancel
 	p.state, p.err, p.at = sweepRunning, nil, p.knobs
 	p.progress = sweep.Progress{Phase: sweep.PhaseSearch, Round: 1, Rounds: p.info.Rounds, Total: p.info.Rounds * p.info.PerRound}
-	p.evals, p.rows, p.bestSoFar, p.validation, p.cursor, p.picked = 0, nil, nil, nil, 0, false
+	p.evals, p.rows, p.bestSoFar, p.validation, p.cursor, p.chosen = 0, nil, nil, nil, 0, nil
 	sw, at := p.sweeper, p.at
 	return stream(ctx, p.gen, func(ctx context.Context, emit func(SweepEvent, bool)) error {
 		return sw.Sweep(ctx, at, func(ev SweepEvent) { emit(ev, false) })
@@ -130,13 +132,14 @@ func (p *sweepPane) Update(msg tea.Msg) tea.Cmd {
 		keys := p.common.Keys
 		switch {
 		case key.Matches(msg, keys.RowUp):
-			p.cursor, p.picked = max(0, p.cursor-1), true
+			p.cursor, p.chosen = max(0, p.cursor-1), nil
 		case key.Matches(msg, keys.RowDown):
-			p.cursor, p.picked = max(0, min(len(p.rows)-1, p.cursor+1)), true
+			p.cursor, p.chosen = max(0, min(len(p.rows)-1, p.cursor+1)), nil
 		case key.Matches(msg, keys.Load):
 			if p.cursor < len(p.rows) {
 				k := p.rows[p.cursor].knobs
-				return func() tea.Msg { return loadRouterMsg{k} }
+				p.chosen = &k
+				return func() tea.Msg { return loadRowMsg{k} }
 			}
 		}
 	}
@@ -166,13 +169,9 @@ func (p *sweepPane) apply(ev SweepEvent) {
 	if !found {
 		p.rows = append(p.rows, sweepRow{knobs: e.Knobs, value: e.Value, n: runs})
 	}
-	var selected Knobs
-	if p.cursor < len(p.rows) {
-		selected = p.rows[p.cursor].knobs
-	}
 	sort.SliceStable(p.rows, func(i, j int) bool { return p.better(p.rows[i].value, p.rows[j].value) })
 	for i := range p.rows {
-		if p.picked && p.rows[i].knobs == selected {
+		if p.chosen != nil && p.rows[i].knobs == *p.chosen {
 			p.cursor = i
 		}
 	}
@@ -181,6 +180,24 @@ func (p *sweepPane) apply(ev SweepEvent) {
 		best = p.bestSoFar[len(p.bestSoFar)-1]
 	}
 	p.bestSoFar = append(p.bestSoFar, best)
+}
+
+// winner names the best configuration so far ("" before the first evaluation): "winner"
+// once the sweep is done, "best so far" while it runs or after it stopped early.
+func (p *sweepPane) winner() string {
+	if len(p.rows) == 0 {
+		return ""
+	}
+	r := p.rows[0]
+	s := "best so far "
+	if p.state == sweepDone {
+		s = "winner "
+	}
+	s += r.knobs.Mode
+	if r.knobs.KVKnobsApply() {
+		s += fmt.Sprintf(" credit %s scale %s T %s", formatNum(r.knobs.Credit), formatNum(r.knobs.Scale), formatNum(r.knobs.Temperature))
+	}
+	return s + fmt.Sprintf(" · %s %s", formatMS(r.value), p.info.Objective)
 }
 
 // status is the sweep's phase with its counts: search round r/R and evaluations k/N,
@@ -239,19 +256,69 @@ func (p *sweepPane) scope() string {
 
 const sweepTableWidth = 43
 
+// tableLine is one line of the sweep table: a row (index, best first), or a marker of
+// more rows scrolled away above or below.
+type tableLine struct {
+	row   int // -1: a marker
+	more  int
+	above bool
+}
+
+// tableWindow is which rows of an n-row table, best first, fit in room lines with the
+// cursor on screen. The winner (row 0) is always shown; rows scrolled away are counted by
+// a marker line: those between the winner and the window after the winner, those below at
+// the end.
+func tableWindow(n, cursor, room int) []tableLine {
+	var out []tableLine
+	rows := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out = append(out, tableLine{row: i})
+		}
+	}
+	switch {
+	case n <= room:
+		rows(0, n)
+	case room < 4: // no room for markers: the cursor's row alone
+		rows(cursor, cursor+1)
+	case cursor < room-1: // the top of the table, then a marker of the rest
+		rows(0, room-1)
+		out = append(out, tableLine{row: -1, more: n - (room - 1)})
+	default:
+		// The winner, a marker, then a window ending on the cursor or, near the end, the last
+		// row (no marker below: one more row).
+		w := room - 3
+		first := cursor - w + 1
+		if first+w >= n-1 {
+			w = room - 2
+			first = n - w
+		}
+		rows(0, 1)
+		out = append(out, tableLine{row: -1, more: first - 1, above: true})
+		rows(first, first+w)
+		if below := n - (first + w); below > 0 {
+			out = append(out, tableLine{row: -1, more: below})
+		}
+	}
+	return out
+}
+
 func (p *sweepPane) View() string {
 	st := p.common.Styles
 	lines := []string{truncate(p.status(), p.width), truncate(p.scope(), p.width)}
-	rowsShown := max(1, p.height-len(lines)-1)
-	first := 0
-	if p.cursor >= rowsShown {
-		first = p.cursor - rowsShown + 1
-	}
 	var table []string
 	if len(p.rows) > 0 {
 		table = append(table, st.Muted.Render(fmt.Sprintf("  %-12s %4s %5s %3s %8s %4s", "router_mode", "cred", "scale", "T", p.info.Objective, "runs")))
 	}
-	for i := first; i < len(p.rows) && i < first+rowsShown; i++ {
+	for _, tl := range tableWindow(len(p.rows), p.cursor, max(1, p.height-len(lines)-1)) {
+		if tl.row < 0 {
+			arrow := "↓"
+			if tl.above {
+				arrow = "↑"
+			}
+			table = append(table, st.Muted.Render(fmt.Sprintf("  %s %d more", arrow, tl.more)))
+			continue
+		}
+		i := tl.row
 		r := p.rows[i]
 		cred, scale, temp := "–", "–", "–"
 		if r.knobs.KVKnobsApply() {

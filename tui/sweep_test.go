@@ -6,6 +6,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"pgregory.net/rapid"
 )
 
 // At 80 columns the validation table drops its TTFT column instead of wrapping.
@@ -49,5 +50,69 @@ func TestViewFitsWindow(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// The sweep table fits its room with the cursor's row on screen, always shows the winner
+// (row 0) when there is room for markers, and accounts for every row: shown or counted by a
+// marker.
+func TestSweepTableWindowProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(1, 200).Draw(t, "rows")
+		room := rapid.IntRange(1, 40).Draw(t, "room")
+		cursor := rapid.IntRange(0, n-1).Draw(t, "cursor")
+		lines := tableWindow(n, cursor, room)
+		if len(lines) > room {
+			t.Fatalf("%d lines in room for %d", len(lines), room)
+		}
+		shown, counted, sawCursor, sawWinner, last := 0, 0, false, false, -1
+		for _, l := range lines {
+			if l.row < 0 {
+				counted += l.more
+				continue
+			}
+			if l.row <= last {
+				t.Fatalf("rows out of order: %v", lines)
+			}
+			last = l.row
+			shown++
+			sawCursor = sawCursor || l.row == cursor
+			sawWinner = sawWinner || l.row == 0
+		}
+		if !sawCursor {
+			t.Fatalf("cursor row %d not shown: %v", cursor, lines)
+		}
+		if room >= 4 && !sawWinner {
+			t.Fatalf("winner not shown: %v", lines)
+		}
+		if room >= 4 && shown+counted != n {
+			t.Fatalf("%d shown + %d counted of %d rows: %v", shown, counted, n, lines)
+		}
+	})
+}
+
+// During a sweep `j` moves the cursor to a row index; as evaluations land and the table
+// re-sorts it stays on that index (it follows a configuration only once enter loaded one),
+// and at the end the winner is on screen and named in the pane's title.
+func TestSweepCursorStaysOnItsRow(t *testing.T) {
+	block := make(chan struct{})
+	m := started(t, fakeSim{workers: 8, windows: 30}, fakeSweeper{block: block})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 24})
+	_, cmd := m.Update(press("s"))
+	for range 3 { // the evaluations before the sweeper waits on block
+		_, cmd = m.Update(cmd())
+	}
+	m.Update(press("j"))
+	close(block)
+	drive(t, m, cmd)
+	if m.sweep.state != sweepDone || m.sweep.cursor != 1 {
+		t.Fatalf("state %v, cursor %d: want done with the cursor still on row 1", m.sweep.state, m.sweep.cursor)
+	}
+	view := ansi.Strip(m.render())
+	if !strings.Contains(view, "Sweep · winner kv_router credit 1.0 scale 16.0 T 0.0 · 2122.0 e2e ms") {
+		t.Fatalf("the title does not name the winner:\n%s", view)
+	}
+	if !strings.Contains(view, "  kv_router     1.0  16.0 0.0   2122.0") {
+		t.Fatalf("the winner's row is not on screen:\n%s", view)
 	}
 }

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"fmt"
 	"strings"
 
 	"charm.land/bubbles/v2/help"
@@ -91,12 +90,7 @@ func (w *Watch) best() string {
 	if len(w.sweep.rows) == 0 {
 		return "no evaluation yet: waiting for the sweep to write its ledger"
 	}
-	r := w.sweep.rows[0]
-	s := "best " + r.knobs.Mode
-	if r.knobs.KVKnobsApply() {
-		s += fmt.Sprintf(" credit %s scale %s T %s", formatNum(r.knobs.Credit), formatNum(r.knobs.Scale), formatNum(r.knobs.Temperature))
-	}
-	return s + fmt.Sprintf(" · %s %s", formatMS(r.value), w.sweep.info.Objective)
+	return w.sweep.winner()
 }
 
 // View renders the header (what is watched, the best so far), the sweep pane and the keys.
