@@ -45,7 +45,26 @@ type blockPool struct {
 	recHash   []uint64 // per group record: G engine-block hashes
 	recFree   []int32
 
-	removed []uint64 // evicted hashes not yet published as a KV event
+	removed kvBlocks // evicted blocks not yet published as a KV event
+}
+
+// kvBlocks are the blocks of one KV event: engine-block hashes and, for each, the key of
+// its trace block (group) and its sub-block there.
+type kvBlocks struct {
+	hashes, keys []uint64
+	subs         []uint8
+}
+
+func (k *kvBlocks) len() int { return len(k.hashes) }
+
+func (k *kvBlocks) add(h, key uint64, sub int32) {
+	k.hashes = append(k.hashes, h)
+	k.keys = append(k.keys, key)
+	k.subs = append(k.subs, uint8(sub))
+}
+
+func (k *kvBlocks) reset() {
+	k.hashes, k.keys, k.subs = k.hashes[:0], k.keys[:0], k.subs[:0]
 }
 
 // blockMeta is 12 bytes so that the pool's per-block traffic stays in cache.
@@ -84,7 +103,8 @@ func (p *blockPool) alloc() int32 {
 		p.blk = append(p.blk, blockMeta{})
 	} else {
 		b = p.lruPop()
-		p.removed = append(p.removed, p.hashOf(b))
+		e := p.blk[b].entry
+		p.removed.add(p.hashOf(b), p.recKey[e>>5-1], e&31)
 		p.uncache(b)
 	}
 	p.blk[b].refs = 1

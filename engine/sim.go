@@ -94,7 +94,7 @@ func New(cfg Config, timer model.StepTimer, tr *trace.Trace) (*Sim, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt, err := router.New(rc, cfg.Workers, cfg.Seed)
+	rt, err := router.NewGrouped(rc, cfg.Workers, int(groupSize(cfg.Worker.BlockSize, tr.BlockSize)), cfg.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -303,9 +303,10 @@ func (s *Sim) takeFlight(isl int32) *flight {
 	return fl
 }
 
-// emit publishes a KV event to the router (and the test observer).
-func (s *Sim) emit(w int, kind router.KVEventKind, hashes []uint64) {
-	ev := router.KVEvent{Worker: w, Kind: kind, Hashes: hashes}
+// emit publishes a KV event to the router (and the test observer): the blocks' hashes and
+// where each sits in its trace block.
+func (s *Sim) emit(w int, kind router.KVEventKind, b *kvBlocks) {
+	ev := router.KVEvent{Worker: w, Kind: kind, Hashes: b.hashes, Keys: b.keys, Subs: b.subs}
 	s.rt.Apply(ev)
 	if s.onKV != nil {
 		s.onKV(ev)

@@ -20,7 +20,7 @@ type worker struct {
 	lastStart    int64   // start of the step in progress (or the last one)
 	batch        model.Batch
 	hit          []int32 // admission scratch: prefix-hit blocks
-	stored       []uint64
+	stored       kvBlocks
 
 	// Decode fast path (see planFast): the steps in flight, not yet applied.
 	fast     bool
@@ -154,9 +154,9 @@ func (s *Sim) startStep(w *worker, t int64) {
 		budget -= n
 	}
 
-	if len(w.pool.removed) > 0 {
-		s.emit(w.id, router.BlocksRemoved, w.pool.removed)
-		w.pool.removed = w.pool.removed[:0]
+	if w.pool.removed.len() > 0 {
+		s.emit(w.id, router.BlocksRemoved, &w.pool.removed)
+		w.pool.removed.reset()
 	}
 	if len(w.sched) == 0 {
 		w.busy = false
@@ -186,12 +186,12 @@ func (s *Sim) startStep(w *worker, t int64) {
 	if s.dynosim {
 		// Dynamo's mocker caches a pass's blocks when it allocates them and its replay shows
 		// the router that pass's KV events at the pass's start (RouterEventVisibility::PassStart).
-		w.stored = w.stored[:0]
+		w.stored.reset()
 		for _, sc := range w.sched {
 			s.storeFull(w, &s.reqs[sc.req], s.reqs[sc.req].fl.computed+sc.tokens)
 		}
-		if len(w.stored) > 0 {
-			s.emit(w.id, router.BlocksStored, w.stored)
+		if w.stored.len() > 0 {
+			s.emit(w.id, router.BlocksStored, &w.stored)
 		}
 	}
 	w.lastStart = t
@@ -235,7 +235,7 @@ func (s *Sim) finishStep(w *worker, t int64) {
 	if w.fast {
 		s.applyFast(w, len(w.fastEnds)-1)
 	}
-	w.stored = w.stored[:0]
+	w.stored.reset()
 	doneAny := false
 	for _, sc := range w.sched {
 		r := &s.reqs[sc.req]
@@ -257,8 +257,8 @@ func (s *Sim) finishStep(w *worker, t int64) {
 			doneAny = true
 		}
 	}
-	if len(w.stored) > 0 {
-		s.emit(w.id, router.BlocksStored, w.stored)
+	if w.stored.len() > 0 {
+		s.emit(w.id, router.BlocksStored, &w.stored)
 	}
 	if !doneAny {
 		return
@@ -288,7 +288,7 @@ func (s *Sim) storeFull(w *worker, r *request, computed int32) {
 			rec = w.pool.groupRec(r.fl.hashes[j-sub])
 		}
 		if w.pool.store(rec, sub, r.fl.blocks[j], r.fl.hashes[j]) {
-			w.stored = append(w.stored, r.fl.hashes[j])
+			w.stored.add(r.fl.hashes[j], w.pool.recKey[rec], sub)
 		}
 		if sub++; sub == G {
 			sub = 0

@@ -30,11 +30,11 @@ import "math/bits"
 // Wide masks (more than one word) carry the count of their set bits after the key, so
 // the probe loop tests one word whatever the fleet size.
 type maskTable struct {
-	s      []uint64 // slots of stride words: key, [bit count,] mask; slots a power of two
+	s      []uint64 // slots of stride words: key, [bit count,] mask, [second mask]; slots a power of two
 	aux    []uint32 // payload of each slot, moved along with it; nil if unused
 	words  int      // mask words per slot
 	head   int      // offset of the mask in a slot: 1, or 2 with a bit count
-	stride int      // head + words
+	stride int      // head + words, or head + 2·words with a second mask
 	shift  uint     // 64 − log2(slots)
 	last   int      // slots − 1, the probe wrap mask
 	n      int      // occupied slots
@@ -46,12 +46,18 @@ const (
 	maxLoadDen = 4
 )
 
-func newMaskTable(size, words int, withAux bool) *maskTable {
+// newMaskTable builds a table of masks of words words; withSecond adds a second mask of
+// as many words to each slot (its bits are the caller's; only the first mask says whether
+// a slot is used).
+func newMaskTable(size, words int, withAux, withSecond bool) *maskTable {
 	head := 1
 	if words > 1 {
 		head = 2
 	}
 	t := &maskTable{words: words, head: head, stride: head + words}
+	if withSecond {
+		t.stride += words
+	}
 	if withAux {
 		t.aux = []uint32{}
 	}
@@ -67,7 +73,16 @@ func (t *maskTable) home(h uint64) int { return int((h * 0x9e3779b97f4a7c15) >> 
 
 // key and mask are slot i's key and mask words.
 func (t *maskTable) key(i int) uint64    { return t.s[i*t.stride] }
-func (t *maskTable) mask(i int) []uint64 { return t.s[i*t.stride+t.head : (i+1)*t.stride] }
+func (t *maskTable) mask(i int) []uint64 {
+	k := i*t.stride + t.head
+	return t.s[k : k+t.words]
+}
+
+// second is slot i's second mask (tables built withSecond).
+func (t *maskTable) second(i int) []uint64 {
+	k := i*t.stride + t.head + t.words
+	return t.s[k : k+t.words]
+}
 
 // used reports whether slot i holds a key: its one mask word, or its bit count, is nonzero.
 func (t *maskTable) used(i int) bool { return t.s[i*t.stride+1] != 0 }
@@ -149,7 +164,7 @@ func (t *maskTable) del(i int) {
 		}
 		hole = j
 	}
-	if t.words == 1 {
+	if t.stride == 2 {
 		t.s[2*hole], t.s[2*hole+1] = 0, 0
 	} else {
 		clear(t.s[hole*t.stride : (hole+1)*t.stride])
@@ -159,7 +174,7 @@ func (t *maskTable) del(i int) {
 
 // move copies slot j over slot i.
 func (t *maskTable) move(i, j int) {
-	if t.words == 1 {
+	if t.stride == 2 {
 		t.s[2*i], t.s[2*i+1] = t.s[2*j], t.s[2*j+1]
 		return
 	}
@@ -187,3 +202,8 @@ func (t *maskTable) clearBit(i, w int) (empty bool) {
 	*m &^= b
 	return !t.used(i)
 }
+
+// setSecond and clearSecond change worker w's bit in slot i's second mask.
+func (t *maskTable) setSecond(i, w int) { t.s[i*t.stride+t.head+t.words+w>>6] |= 1 << (w & 63) }
+
+func (t *maskTable) clearSecond(i, w int) { t.s[i*t.stride+t.head+t.words+w>>6] &^= 1 << (w & 63) }

@@ -32,7 +32,12 @@ const (
 type KVEvent struct {
 	Worker int
 	Kind   KVEventKind
-	Hashes []uint64
+	Hashes []uint64 // engine-block hashes
+	// Keys and Subs place each block in its trace block, for a router built with
+	// NewGrouped: Hashes[i] is sub-block Subs[i] of the trace block whose first engine
+	// block hashes to Keys[i]. Nil for an ungrouped router.
+	Keys []uint64
+	Subs []uint8
 }
 
 // MaxWorkers bounds the fleet: the indexer keeps one bit per worker per cached block, so a
@@ -53,7 +58,6 @@ type Router struct {
 	workers int
 	policy  policy
 	rng     *rand.Rand
-	cached  *maskTable // hash → workers caching the block
 	active  *maskTable // hash → workers with the block in an in-flight prompt; aux: record
 	load    []WorkerLoad
 	booked  map[int64]booking
@@ -68,6 +72,17 @@ type Router struct {
 	denseCounts []uint32
 	refCounts   *maskTable
 	freeRecs    []uint32
+
+	// The prefix-cache index, one entry per trace block of g engine blocks (cached.go).
+	g          int
+	wholeSubs  uint32     // all g sub-blocks
+	cached     *maskTable // trace-block key → workers caching any of it; second: all of it; aux: record
+	subs       []uint32   // up to 64 workers: sub-blocks of record rec on worker w, at rec·workers + w
+	subsWide   *maskTable // wider fleets: refKey(rec, w) → its sub-blocks
+	holders    []uint32   // workers caching sub-block s of record rec, at rec·g + s
+	cachedN    int        // distinct engine blocks cached on some worker
+	cachedRecs int
+	freeCached []uint32
 
 	// Worker masks of ⌈workers/64⌉ words: all workers, and scan's two walking sets.
 	all, liveCached, liveActive, none []uint64
@@ -89,6 +104,17 @@ type booking struct {
 // New builds a router for a fleet of workers (1..MaxWorkers). The seed drives tie-breaking,
 // temperature sampling and the random policy.
 func New(cfg Config, workers int, seed uint64) (*Router, error) {
+	return NewGrouped(cfg, workers, 1, seed)
+}
+
+// NewGrouped builds a router whose requests' engine blocks come in trace blocks of
+// subBlocks (1..32): engine block j is sub-block j mod subBlocks of the trace block keyed
+// by BlockHashes[j − j mod subBlocks], and KV events say so (KVEvent.Keys, Subs). Its
+// index then keeps one entry per trace block.
+func NewGrouped(cfg Config, workers, subBlocks int, seed uint64) (*Router, error) {
+	if subBlocks < 1 || subBlocks > 32 {
+		return nil, fmt.Errorf("sub-blocks per trace block: %d out of range (1..32)", subBlocks)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -107,8 +133,10 @@ func New(cfg Config, workers int, seed uint64) (*Router, error) {
 		workers:    workers,
 		policy:     def.build(),
 		rng:        rand.New(rand.NewPCG(seed, 0x726f75746572)), // "router"
-		cached:     newMaskTable(1<<16, words, false),
-		active:     newMaskTable(1<<14, words, true),
+		g:          subBlocks,
+		wholeSubs:  uint32(1)<<subBlocks - 1,
+		cached:     newMaskTable(1<<13, words, true, true),
+		active:     newMaskTable(1<<14, words, true, false),
 		load:       make([]WorkerLoad, workers),
 		booked:     make(map[int64]booking, 1024),
 		all:        all,
@@ -120,7 +148,8 @@ func New(cfg Config, workers int, seed uint64) (*Router, error) {
 		cost:       make([]float64, workers),
 	}
 	if words > 1 {
-		r.refCounts = newMaskTable(1<<14, 1, false)
+		r.refCounts = newMaskTable(1<<14, 1, false, false)
+		r.subsWide = newMaskTable(1<<13, 1, false, false)
 	}
 	return r, nil
 }
@@ -161,7 +190,7 @@ func (r *Router) Load(w int) WorkerLoad { return r.load[w] }
 
 // CachedBlocks is the number of distinct blocks cached on at least one worker, as the
 // indexer knows from KV events.
-func (r *Router) CachedBlocks() int { return r.cached.n }
+func (r *Router) CachedBlocks() int { return r.cachedN }
 
 // Route chooses a worker for req and books it there: its uncached prompt tokens join the
 // worker's prefill load and its prompt blocks join the worker's active blocks. The router
@@ -230,18 +259,15 @@ func (r *Router) Apply(ev KVEvent) {
 	if ev.Worker < 0 || ev.Worker >= r.workers {
 		return
 	}
-	t := r.cached
-	switch ev.Kind {
-	case BlocksStored:
-		for _, h := range ev.Hashes {
-			t.setBit(t.insert(h), ev.Worker)
+	for i := 0; i < len(ev.Hashes); {
+		j := ev.runEnd(i)
+		switch ev.Kind {
+		case BlocksStored:
+			r.store(&ev, i, j)
+		case BlocksRemoved:
+			r.remove(&ev, i, j)
 		}
-	case BlocksRemoved:
-		for _, h := range ev.Hashes {
-			if i := t.find(h); i >= 0 && t.clearBit(i, ev.Worker) {
-				t.del(i)
-			}
-		}
+		i = j
 	}
 }
 
@@ -252,50 +278,34 @@ func (r *Router) Overlaps(hashes []uint64, out []int) {
 	copy(out, r.overlap)
 }
 
-// scan walks hashes from the front once and fills r.overlap (cached prefix per worker)
-// and r.newBlocks (blocks not already active per worker). Active blocks are prefix-closed
-// too (an in-flight prompt holding block i holds its whole prefix), so the count of the
-// request's blocks already active on w is the length of w's active prefix. The walk stops
-// as soon as no worker matches any more; a step costs one probe per table and one pass
-// over the mask words.
+// scan fills r.overlap (cached prefix per worker, scanCached) and r.newBlocks (blocks not
+// already active per worker). Active blocks are prefix-closed (an in-flight prompt holding
+// block i holds its whole prefix), so the count of the request's blocks already active on
+// w is the length of w's active prefix. The walk stops as soon as no worker matches any
+// more; a step costs one probe and one pass over the mask words.
 func (r *Router) scan(hashes []uint64) {
-	cached, active := r.liveCached, r.liveActive
-	copy(cached, r.all)
+	r.scanCached(hashes)
+	active := r.liveActive
 	copy(active, r.all)
-	anyCached, anyActive := true, true
+	anyActive := true
 	i := 0
-	for ; i < len(hashes) && (anyCached || anyActive); i++ {
-		c, a := r.none, r.none
-		if anyCached {
-			if k := r.cached.find(hashes[i]); k >= 0 {
-				c = r.cached.mask(k)
-			}
+	for ; i < len(hashes) && anyActive; i++ {
+		a := r.none
+		if k := r.active.find(hashes[i]); k >= 0 {
+			a = r.active.mask(k)
 		}
-		if anyActive {
-			if k := r.active.find(hashes[i]); k >= 0 {
-				a = r.active.mask(k)
-			}
-		}
-		anyCached, anyActive = false, false
-		for j := range cached {
+		anyActive = false
+		for j := range active {
 			base := j << 6
-			for lost := cached[j] &^ c[j]; lost != 0; lost &= lost - 1 {
-				r.overlap[base+bits.TrailingZeros64(lost)] = i
-			}
 			for lost := active[j] &^ a[j]; lost != 0; lost &= lost - 1 {
 				r.newBlocks[base+bits.TrailingZeros64(lost)] = len(hashes) - i
 			}
-			cached[j] &= c[j]
 			active[j] &= a[j]
-			anyCached = anyCached || cached[j] != 0
 			anyActive = anyActive || active[j] != 0
 		}
 	}
-	for j := range cached {
+	for j := range active {
 		base := j << 6
-		for m := cached[j]; m != 0; m &= m - 1 {
-			r.overlap[base+bits.TrailingZeros64(m)] = i
-		}
 		for m := active[j]; m != 0; m &= m - 1 {
 			r.newBlocks[base+bits.TrailingZeros64(m)] = 0
 		}

@@ -318,7 +318,7 @@ func fleetSize(t *rapid.T) int {
 func TestMaskTableMatchesMap(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		words := rapid.SampledFrom([]int{1, 3}).Draw(t, "words")
-		tab := newMaskTable(4, words, true)
+		tab := newMaskTable(4, words, true, false)
 		type val struct {
 			mask uint64 // in word words−1, the last one, so emptiness looks past the first
 			aux  uint32

@@ -1,0 +1,190 @@
+package router
+
+import "math/bits"
+
+// The prefix-cache index per trace block. A trace names prompts in trace blocks of G engine
+// blocks (512 tokens against 64 for the seed), and two prompts share engine block j exactly
+// when they share the trace blocks up to the one j ends in. So the index keeps one entry
+// per trace block — keyed by its first engine block's hash, which names the whole prefix
+// through that trace block — instead of G: a worker mask of the workers caching any of its
+// sub-blocks, a second mask of those caching all G, and per (entry, worker) a mask of the
+// cached sub-blocks. Route's walk then probes once per trace block and looks at a worker's
+// sub-block mask only where the worker holds part of the block, and a KV event probes once
+// per trace block it touches.
+//
+// The sub-block masks keep every hole exactly: evictions may leave sub-block s out while
+// s+1 stays (an engine frees a request's blocks tail first, so within one request the
+// cached part of a trace block stays a prefix, but a block computed twice concurrently
+// breaks that), and the overlap of a worker is still the first missing engine block,
+// wherever it is. The index answers exactly what a table keyed by engine-block hash would
+// (TestGroupedIndexerMatchesNaiveModel).
+
+// cachedSubs returns the sub-block mask of record rec on worker w (0: none cached).
+func (r *Router) cachedSubs(rec uint32, w int) uint32 {
+	if r.subsWide == nil {
+		return r.subs[int(rec)*r.workers+w]
+	}
+	if i := r.subsWide.find(refKey(rec, w)); i >= 0 {
+		return uint32(*r.subsWide.word(i))
+	}
+	return 0
+}
+
+// setCachedSubs stores the sub-block mask of record rec on worker w.
+func (r *Router) setCachedSubs(rec uint32, w int, m uint32) {
+	if r.subsWide == nil {
+		r.subs[int(rec)*r.workers+w] = m
+		return
+	}
+	t := r.subsWide
+	if m == 0 {
+		if i := t.find(refKey(rec, w)); i >= 0 {
+			t.del(i)
+		}
+		return
+	}
+	*t.word(t.insert(refKey(rec, w))) = uint64(m)
+}
+
+// newCachedRecord returns a record for a trace block entering the index; its sub-block
+// masks and holder counts are all zero.
+func (r *Router) newCachedRecord() uint32 {
+	if k := len(r.freeCached); k > 0 {
+		rec := r.freeCached[k-1]
+		r.freeCached = r.freeCached[:k-1]
+		return rec
+	}
+	rec := uint32(r.cachedRecs)
+	r.cachedRecs++
+	r.holders = append(r.holders, make([]uint32, r.g)...)
+	if r.subsWide == nil {
+		r.subs = append(r.subs, make([]uint32, r.workers)...)
+	}
+	return rec
+}
+
+// blockAt is the trace-block key and sub-block of an event's i-th block.
+func (ev *KVEvent) blockAt(i int) (uint64, uint32) {
+	if ev.Keys == nil {
+		return ev.Hashes[i], 0
+	}
+	return ev.Keys[i], uint32(ev.Subs[i])
+}
+
+// runEnd is the end of the run of blocks from i on that share i's trace block.
+func (ev *KVEvent) runEnd(i int) int {
+	if ev.Keys == nil {
+		return i + 1
+	}
+	j := i + 1
+	for j < len(ev.Keys) && ev.Keys[j] == ev.Keys[i] {
+		j++
+	}
+	return j
+}
+
+// store adds the sub-blocks of ev's blocks [i, j), all of one trace block, to worker w.
+func (r *Router) store(ev *KVEvent, i, j int) {
+	w := ev.Worker
+	key, _ := ev.blockAt(i)
+	t := r.cached
+	k := t.insert(key)
+	if !t.used(k) {
+		t.aux[k] = r.newCachedRecord()
+	}
+	rec := t.aux[k]
+	m := r.cachedSubs(rec, w)
+	for ; i < j; i++ {
+		_, sub := ev.blockAt(i)
+		if b := uint32(1) << sub; m&b == 0 {
+			m |= b
+			h := &r.holders[int(rec)*r.g+int(sub)]
+			if *h == 0 {
+				r.cachedN++
+			}
+			*h++
+		}
+	}
+	r.setCachedSubs(rec, w, m)
+	t.setBit(k, w)
+	if m == r.wholeSubs {
+		t.setSecond(k, w)
+	}
+}
+
+// remove drops the sub-blocks of ev's blocks [i, j), all of one trace block, from worker w.
+// Blocks the index does not hold on w are ignored.
+func (r *Router) remove(ev *KVEvent, i, j int) {
+	w := ev.Worker
+	key, _ := ev.blockAt(i)
+	t := r.cached
+	k := t.find(key)
+	if k < 0 {
+		return
+	}
+	rec := t.aux[k]
+	m := r.cachedSubs(rec, w)
+	if m == 0 {
+		return
+	}
+	for ; i < j; i++ {
+		_, sub := ev.blockAt(i)
+		if b := uint32(1) << sub; m&b != 0 {
+			m &^= b
+			h := &r.holders[int(rec)*r.g+int(sub)]
+			if *h--; *h == 0 {
+				r.cachedN--
+			}
+		}
+	}
+	r.setCachedSubs(rec, w, m)
+	t.clearSecond(k, w)
+	if m == 0 && t.clearBit(k, w) {
+		t.del(k)
+		r.freeCached = append(r.freeCached, rec)
+	}
+}
+
+// scanCached walks hashes one trace block at a time and fills r.overlap: each worker's
+// count of leading engine blocks in its prefix cache. The walk stops when no worker
+// matches any more.
+func (r *Router) scanCached(hashes []uint64) {
+	live := r.liveCached
+	copy(live, r.all)
+	n, g := len(hashes), r.g
+	base, any := 0, true
+	for ; base < n && any; base += g {
+		k := r.cached.find(hashes[base])
+		if k < 0 {
+			break
+		}
+		present, whole := r.cached.mask(k), r.cached.second(k)
+		rec := r.cached.aux[k]
+		need := uint32(1)<<min(g, n-base) - 1 // the request's sub-blocks of this trace block
+		any = false
+		for j := range live {
+			wb := j << 6
+			for lost := live[j] &^ present[j]; lost != 0; lost &= lost - 1 {
+				r.overlap[wb+bits.TrailingZeros64(lost)] = base
+			}
+			keep := live[j] & present[j]
+			// Workers holding only part of the trace block: their cached prefix may end in it.
+			for part := keep &^ whole[j]; part != 0; part &= part - 1 {
+				w := wb + bits.TrailingZeros64(part)
+				if m := r.cachedSubs(rec, w); m&need != need {
+					r.overlap[w] = base + bits.TrailingZeros32(^m)
+					keep &^= 1 << (w & 63)
+				}
+			}
+			live[j] = keep
+			any = any || keep != 0
+		}
+	}
+	end := min(base, n)
+	for j := range live {
+		wb := j << 6
+		for m := live[j]; m != 0; m &= m - 1 {
+			r.overlap[wb+bits.TrailingZeros64(m)] = end
+		}
+	}
+}
