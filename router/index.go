@@ -72,7 +72,7 @@ func (t *maskTable) slots() int { return t.last + 1 }
 func (t *maskTable) home(h uint64) int { return int((h * 0x9e3779b97f4a7c15) >> t.shift) }
 
 // key and mask are slot i's key and mask words.
-func (t *maskTable) key(i int) uint64    { return t.s[i*t.stride] }
+func (t *maskTable) key(i int) uint64 { return t.s[i*t.stride] }
 func (t *maskTable) mask(i int) []uint64 {
 	k := i*t.stride + t.head
 	return t.s[k : k+t.words]
