@@ -4,7 +4,6 @@ package router
 
 import (
 	"fmt"
-	"math/bits"
 	"math/rand/v2"
 )
 
@@ -58,18 +57,20 @@ type Router struct {
 	workers int
 	policy  policy
 	rng     *rand.Rand
-	active  *maskTable // hash → workers with the block in an in-flight prompt; aux: record
+	active  *maskTable // trace-block key → workers with any of it in an in-flight prompt; second: all of it; aux: record
 	load    []WorkerLoad
 	booked  map[int64]booking
 	spare   [][]uint32 // refs slices of finished bookings, reused by the next ones
 
-	// Records of active blocks: record r is block refHash[r], used by refCount(r, w)
-	// in-flight requests on worker w. Up to 64 workers the counts are a dense slab
-	// (denseCounts[r*workers+w], one array index on the hot path); wider fleets key them by
-	// (record, worker) in refCounts, so memory follows what is in flight rather than
-	// records × workers.
-	refHash     []uint64
+	// Records of active trace blocks (active.go): record r is the trace block keyed
+	// activeKey[r]; refCount(r·g + s, w) in-flight requests on worker w hold its sub-block s.
+	// Up to 64 workers the counts are a dense slab (denseCounts[(r·g+s)·workers + w], one
+	// array index on the hot path) beside activeLen[r·workers + w], the number of the trace
+	// block's sub-blocks active on w; wider fleets key the counts by (r·g + s, worker) in
+	// refCounts, so memory follows what is in flight rather than records × workers.
+	activeKey   []uint64
 	denseCounts []uint32
+	activeLen   []uint32
 	refCounts   *maskTable
 	freeRecs    []uint32
 
@@ -98,7 +99,7 @@ type booking struct {
 	worker        int32
 	prefilling    bool
 	prefillTokens int64
-	refs          []uint32 // refcount records of the prompt blocks
+	refs          []uint32 // per trace block of the prompt: record << 5 | (its sub-blocks − 1)
 }
 
 // New builds a router for a fleet of workers (1..MaxWorkers). The seed drives tie-breaking,
@@ -136,7 +137,7 @@ func NewGrouped(cfg Config, workers, subBlocks int, seed uint64) (*Router, error
 		g:          subBlocks,
 		wholeSubs:  uint32(1)<<subBlocks - 1,
 		cached:     newMaskTable(1<<13, words, true, true),
-		active:     newMaskTable(1<<14, words, true, false),
+		active:     newMaskTable(1<<12, words, true, true),
 		load:       make([]WorkerLoad, workers),
 		booked:     make(map[int64]booking, 1024),
 		all:        all,
@@ -152,27 +153,6 @@ func NewGrouped(cfg Config, workers, subBlocks int, seed uint64) (*Router, error
 		r.subsWide = newMaskTable(1<<13, 1, false, false)
 	}
 	return r, nil
-}
-
-// addSparseRef counts one more in-flight request on worker w using record rec and reports
-// whether it is the first; dropSparseRef counts one fewer and reports whether it was the
-// last. book and Finished count in the dense slab themselves when there is one: the
-// extra call per block was a measurable share of a route.
-func (r *Router) addSparseRef(rec uint32, w int) bool {
-	n := r.refCounts.word(r.refCounts.insert(refKey(rec, w)))
-	*n++
-	return *n == 1
-}
-
-func (r *Router) dropSparseRef(rec uint32, w int) bool {
-	t := r.refCounts
-	k := t.find(refKey(rec, w))
-	n := t.word(k)
-	if *n--; *n != 0 {
-		return false
-	}
-	t.del(k)
-	return true
 }
 
 // refKey is the refcount table's key of record rec on worker w: the worker in the high
@@ -231,24 +211,8 @@ func (r *Router) Finished(id int64) {
 		l.PrefillTokens -= b.prefillTokens
 	}
 	l.InFlight--
-	for _, rec := range b.refs {
-		var last bool
-		if r.refCounts == nil {
-			c := &r.denseCounts[int(rec)*r.workers+w]
-			*c--
-			last = *c == 0
-		} else {
-			last = r.dropSparseRef(rec, w)
-		}
-		if !last {
-			continue
-		}
-		l.ActiveBlocks--
-		i := r.active.find(r.refHash[rec])
-		if r.active.clearBit(i, w) {
-			r.active.del(i)
-			r.freeRecs = append(r.freeRecs, rec)
-		}
+	for _, ref := range b.refs {
+		r.unbook(w, ref>>5, int(ref&31)+1)
 	}
 	r.spare = append(r.spare, b.refs[:0])
 }
@@ -279,37 +243,10 @@ func (r *Router) Overlaps(hashes []uint64, out []int) {
 }
 
 // scan fills r.overlap (cached prefix per worker, scanCached) and r.newBlocks (blocks not
-// already active per worker). Active blocks are prefix-closed (an in-flight prompt holding
-// block i holds its whole prefix), so the count of the request's blocks already active on
-// w is the length of w's active prefix. The walk stops as soon as no worker matches any
-// more; a step costs one probe and one pass over the mask words.
+// already active per worker, scanActive).
 func (r *Router) scan(hashes []uint64) {
 	r.scanCached(hashes)
-	active := r.liveActive
-	copy(active, r.all)
-	anyActive := true
-	i := 0
-	for ; i < len(hashes) && anyActive; i++ {
-		a := r.none
-		if k := r.active.find(hashes[i]); k >= 0 {
-			a = r.active.mask(k)
-		}
-		anyActive = false
-		for j := range active {
-			base := j << 6
-			for lost := active[j] &^ a[j]; lost != 0; lost &= lost - 1 {
-				r.newBlocks[base+bits.TrailingZeros64(lost)] = len(hashes) - i
-			}
-			active[j] &= a[j]
-			anyActive = anyActive || active[j] != 0
-		}
-	}
-	for j := range active {
-		base := j << 6
-		for m := active[j]; m != 0; m &= m - 1 {
-			r.newBlocks[base+bits.TrailingZeros64(m)] = 0
-		}
-	}
+	r.scanActive(hashes)
 }
 
 // book records req on worker w, using the overlap found by the last scan.
@@ -326,40 +263,11 @@ func (r *Router) book(w int, req *Request) {
 		refs = r.spare[k-1]
 		r.spare = r.spare[:k-1]
 	}
-	for _, h := range req.BlockHashes {
-		i := r.active.insert(h)
-		if !r.active.used(i) {
-			r.active.aux[i] = r.newRecord(h)
-		}
-		rec := r.active.aux[i]
-		var first bool
-		if r.refCounts == nil {
-			c := &r.denseCounts[int(rec)*r.workers+w]
-			*c++
-			first = *c == 1
-		} else {
-			first = r.addSparseRef(rec, w)
-		}
-		if first {
-			r.active.setBit(i, w)
-			l.ActiveBlocks++
-		}
-		refs = append(refs, rec)
+	n, g := len(req.BlockHashes), r.g
+	for base := 0; base < n; base += g {
+		nk := min(g, n-base)
+		rec := r.bookBlocks(w, req.BlockHashes[base], nk)
+		refs = append(refs, rec<<5|uint32(nk-1))
 	}
 	r.booked[req.ID] = booking{worker: int32(w), prefilling: true, prefillTokens: pre, refs: refs}
-}
-
-// newRecord returns a record id for block h.
-func (r *Router) newRecord(h uint64) uint32 {
-	if k := len(r.freeRecs); k > 0 {
-		rec := r.freeRecs[k-1]
-		r.freeRecs = r.freeRecs[:k-1]
-		r.refHash[rec] = h
-		return rec
-	}
-	r.refHash = append(r.refHash, h)
-	if r.refCounts == nil {
-		r.denseCounts = append(r.denseCounts, make([]uint32, r.workers)...)
-	}
-	return uint32(len(r.refHash) - 1)
 }

@@ -300,8 +300,8 @@ func TestBookingMatchesNaiveModel(t *testing.T) {
 		if r.refCounts != nil && r.refCounts.n != 0 {
 			t.Fatalf("after all finished: %d refcounts left", r.refCounts.n)
 		}
-		if r.active.n != 0 || len(r.freeRecs) != len(r.refHash) {
-			t.Fatalf("after all finished: %d active blocks, %d of %d records free", r.active.n, len(r.freeRecs), len(r.refHash))
+		if r.active.n != 0 || len(r.freeRecs) != len(r.activeKey) {
+			t.Fatalf("after all finished: %d active blocks, %d of %d records free", r.active.n, len(r.freeRecs), len(r.activeKey))
 		}
 	})
 }
