@@ -74,7 +74,11 @@ func writeModelInfo(out io.Writer, w *model.Worker) error {
 		d.Backend, d.BackendVersion, d.Layout())
 	fmt.Fprintf(&b, "engine     max_num_batched_tokens %d, max_num_seqs %d, block %d, gpu_memory_utilization %.2f, kv_cache_dtype %s\n",
 		d.MaxNumBatchedTokens, d.MaxNumSeqs, d.BlockSize, d.GPUMemoryUtilization, d.KVCacheDtype)
-	fmt.Fprintf(&b, "kernels    projections %s, experts %s %s, router gate FP32 (%s)\n", t.GEMMQuant, t.MoEKernel, t.MoEQuant, model.TableFileName(t))
+	gate := "FP32"
+	if d.Dynosim() {
+		gate = "BF16 GEMM as AIConfigurator prices it"
+	}
+	fmt.Fprintf(&b, "kernels    projections %s, experts %s %s, router gate %s (%s)\n", t.GEMMQuant, t.MoEKernel, t.MoEQuant, gate, model.TableFileName(t))
 	fmt.Fprintf(&b, "timing     %s\n\n", timingLine(d))
 	b.WriteString(w.Capacity().String())
 	b.WriteString("\nstep time of typical batches (µs)\n")
@@ -111,7 +115,7 @@ func timingLine(d model.Deployment) string {
 }
 
 func newModelImportCmd() *cobra.Command {
-	var aic, out string
+	var aic, out, ref string
 	var layouts []string
 	o := model.DefaultImportOptions()
 	cmd := &cobra.Command{
@@ -128,11 +132,31 @@ AIConfigurator measures only in its vLLM 0.24 data. The embedded tables were der
   routerlab model import --aic ../shared/aic --out model/tables
 
 --moe-kernel vllm_fused_moe --moe-version 0.19.0 prices the Triton kernel of the 0.19 tables
-instead.`,
+instead. The dynosim reference's tables (AIConfigurator's own operator choice: Triton fused_moe
+experts from its vLLM 0.19.0 table, the router gate as a BF16 GEMM) were derived with
+
+  routerlab model import --aic ../shared/aic --out model/tables --timing-reference dynosim`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if aic == "" || out == "" {
 				return fmt.Errorf("model import: --aic and --out are required")
+			}
+			switch ref {
+			case model.ReferenceSilicon:
+			case model.ReferenceDynosim:
+				// AIConfigurator's own expert rows, unless chosen by flag.
+				d := model.DynosimImportOptions()
+				o.TimingReference = d.TimingReference
+				for _, f := range []struct {
+					flag      string
+					dst, from *string
+				}{{"moe-version", &o.MoE.Version, &d.MoE.Version}, {"moe-kernel", &o.MoE.Source, &d.MoE.Source}, {"moe-quant", &o.MoE.Quant, &d.MoE.Quant}} {
+					if !cmd.Flags().Changed(f.flag) {
+						*f.dst = *f.from
+					}
+				}
+			default:
+				return fmt.Errorf("model import: --timing-reference %q: want one of %s", ref, strings.Join(model.TimingReferences(), ", "))
 			}
 			o.Layouts = nil
 			for _, l := range layouts {
@@ -153,13 +177,14 @@ instead.`,
 			for _, t := range tables {
 				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s/%s\n", out, model.TableFileName(t))
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s/PROVENANCE.md\n", out)
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s/%s\n", out, model.ProvenanceFileName(o.TimingReference))
 			return nil
 		},
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&aic, "aic", "", "AIConfigurator data directory (holds <sku>.yaml, <org>--<model>_config.json, <sku>/...)")
 	fs.StringVar(&out, "out", "", "directory to write the derived tables into")
+	fs.StringVar(&ref, "timing-reference", model.ReferenceSilicon, "the reference the tables price for: silicon (the kernels vLLM runs) or dynosim (AIConfigurator's own operator choice, files *_dynosim.json)")
 	fs.StringVar(&o.Model, "model-name", o.Model, "model name (config file <org>--<name>_config.json)")
 	fs.StringVar(&o.HardwareSKU, "sku", o.HardwareSKU, "system name")
 	fs.StringVar(&o.BackendVersion, "backend-version", o.BackendVersion, "vLLM version directory")

@@ -26,6 +26,11 @@ type ImportOptions struct {
 	// table measures. 0 takes the datasheet figure of a known SKU (see fp32PeakTFLOPS).
 	FP32TFLOPS, TF32TFLOPS float64
 	Layouts                []Layout // parallel layouts to derive
+	// TimingReference is the reference the tables price for: ReferenceSilicon ("") derives
+	// the kernels vLLM runs; ReferenceDynosim the operators AIConfigurator itself prices for
+	// this deployment, as Dynamo's mocker sees them (DynosimImportOptions), into files of
+	// their own.
+	TimingReference string
 }
 
 // MoEKernel selects the fused-expert rows of an AIConfigurator moe_perf table.
@@ -62,6 +67,22 @@ func DefaultImportOptions() ImportOptions {
 		},
 	}
 }
+
+// DynosimImportOptions derives the tables of the dynosim reference: the operators
+// AIConfigurator's own vLLM 0.19.0 model prices for this checkpoint (ai-dynamo/aiconfigurator
+// aic-core sdk/models: fp8_block projections for a checkpoint with weight_block_size; the
+// experts from its vLLM 0.19.0 moe table, whose only kernel is Triton fused_moe; the router
+// gate as a BF16 GEMM — blocks/moe.py emits "router_gemm" with GEMMQuantMode.bfloat16 —
+// whatever VLLM_FLOAT32_MATMUL_PRECISION says).
+func DynosimImportOptions() ImportOptions {
+	o := DefaultImportOptions()
+	o.TimingReference = ReferenceDynosim
+	o.MoE = MoEKernel{Version: "0.19.0", Source: tritonMoEKernel, Quant: "fp8_block"}
+	return o
+}
+
+// tritonMoEKernel is the kernel_source of Triton fused_moe rows.
+const tritonMoEKernel = "vllm_fused_moe"
 
 // fp32PeakTFLOPS gives the dense FP32 (CUDA-core) and TF32 (tensor-core) peaks of the SKUs
 // whose system files lack them: B200 (HGX, 1,000 W) 80 and 1,100 TFLOPS (2.2 PFLOPS with
@@ -157,6 +178,9 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 		t := &Table{Format: tableFormat, Model: o.Model, HardwareSKU: o.HardwareSKU, Backend: o.Backend,
 			BackendVersion: o.BackendVersion, GEMMQuant: o.GEMMQuant, MoEQuant: o.MoE.Quant, MoEKernel: o.MoE.Source, Layout: l, LLM: llm, GPU: gpu,
 			Sources: common}
+		if o.TimingReference == ReferenceDynosim {
+			t.TimingReference = ReferenceDynosim
+		}
 		if err := derive(t, o.MoE, gatePeaks{fp32 * 1e12, tf32 * 1e12}, gemms, moes, ctxs, gens, ars, gemmRel, moeRel, ctxRel, genRel, arRel); err != nil {
 			return nil, fmt.Errorf("model import: layout %s: %w", l, err)
 		}
@@ -277,12 +301,25 @@ func derive(t *Table, mk MoEKernel, peaks gatePeaks, gemms []gemmRow, moes []moe
 	t.GEMM = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 {
 		return layers * (qkv(x) + proj(x))
 	}))}
-	for _, g := range []struct {
-		precision string
-		flops     float64
-	}{{PrecisionHighest, peaks.fp32}, {PrecisionHigh, peaks.tf32}} {
-		t.RouterGate = append(t.RouterGate, RouterGate{Float32MatmulPrecision: g.precision, Grid: Grid{Cols: nt,
-			Values: round(sample(nt, func(x float64) float64 { return layers * fp32GateUS(x, s.Experts, h, g.flops, t.GPU) }))}})
+	if t.TimingReference == ReferenceDynosim {
+		// AIConfigurator prices the gate as a BF16 GEMM (hidden → experts) from its gemm
+		// table, under either float32 matmul precision.
+		gate, err := gemmCurve(gemms, unquantGEMMDtype, s.Experts, h)
+		if err != nil {
+			return err
+		}
+		g := round(sample(nt, func(x float64) float64 { return layers * gate(x) }))
+		for _, p := range []string{PrecisionHighest, PrecisionHigh} {
+			t.RouterGate = append(t.RouterGate, RouterGate{Float32MatmulPrecision: p, Grid: Grid{Cols: nt, Values: g}})
+		}
+	} else {
+		for _, g := range []struct {
+			precision string
+			flops     float64
+		}{{PrecisionHighest, peaks.fp32}, {PrecisionHigh, peaks.tf32}} {
+			t.RouterGate = append(t.RouterGate, RouterGate{Float32MatmulPrecision: g.precision, Grid: Grid{Cols: nt,
+				Values: round(sample(nt, func(x float64) float64 { return layers * fp32GateUS(x, s.Experts, h, g.flops, t.GPU) }))}})
+		}
 	}
 	t.MoE = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 { return layers * moe.at(x, 1) }))}
 	t.Collective = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 { return layers * allreduce(x) }))}
@@ -338,11 +375,15 @@ func derive(t *Table, mk MoEKernel, peaks gatePeaks, gemms []gemmRow, moes []moe
 	}
 	sort.Slice(t.Attention, func(i, j int) bool { return t.Attention[i].KVCacheDtype < t.Attention[j].KVCacheDtype })
 
+	gateKernel := fmt.Sprintf("router gate: FP32 GEMM n=%d k=%d on its roofline (float32_matmul_precision highest: FP32 CUDA cores, %.0f TFLOPS; high: TF32 tensor cores, %.0f TFLOPS; mem_bw × mem_bw_empirical_scaling_factor) + mem_empirical_constant_latency, plus the FP32 copy of its input",
+		s.Experts, h, peaks.fp32/1e12, peaks.tf32/1e12)
+	if t.TimingReference == ReferenceDynosim {
+		gateKernel = fmt.Sprintf("router gate: %s: %s GEMM n=%d k=%d, as AIConfigurator prices it (either float32_matmul_precision)", gemmRel, unquantGEMMDtype, s.Experts, h)
+	}
 	t.Kernels = []string{
 		fmt.Sprintf("%s: %s GEMM qkv n=%d k=%d, proj n=%d k=%d; %s logits n=%d k=%d (n interpolated)",
 			gemmRel, t.GEMMQuant, qkvN, h, h, headsPerGPU*s.HeadDim, unquantGEMMDtype, s.Vocab/l.TP, h),
-		fmt.Sprintf("router gate: FP32 GEMM n=%d k=%d on its roofline (float32_matmul_precision highest: FP32 CUDA cores, %.0f TFLOPS; high: TF32 tensor cores, %.0f TFLOPS; mem_bw × mem_bw_empirical_scaling_factor) + mem_empirical_constant_latency, plus the FP32 copy of its input",
-			s.Experts, h, peaks.fp32/1e12, peaks.tf32/1e12),
+		gateKernel,
 		fmt.Sprintf("%s: %s %s hidden %d inter %d top-%d/%d moe_tp %d moe_ep %d %s",
 			moeRel, mk.Source, mk.Quant, h, s.ExpertInter, s.TopK, s.Experts, l.MoETP, l.MoEEP, moeDistribution),
 		fmt.Sprintf("%s, %s: %d heads / %d KV heads per GPU, head_dim %d, %s attention; KV cache %s (kv_cache_dtype %s) and fp8 (kv_cache_dtype %s, levelled to at most the %s price)",
@@ -381,7 +422,15 @@ func MarshalTable(t *Table) ([]byte, error) {
 
 // TableFileName is the file a table is stored under.
 func TableFileName(t *Table) string {
-	return tableFileName(t.Model, t.HardwareSKU, t.Backend, t.BackendVersion, t.Layout)
+	return tableFileName(t.Model, t.HardwareSKU, t.Backend, t.BackendVersion, t.Layout, t.TimingReference)
+}
+
+// ProvenanceFileName is the provenance file written beside the tables of a timing reference.
+func ProvenanceFileName(timingReference string) string {
+	if timingReference == ReferenceDynosim {
+		return "PROVENANCE-dynosim.md"
+	}
+	return "PROVENANCE.md"
 }
 
 // Provenance renders the PROVENANCE.md written beside the tables.
@@ -411,7 +460,8 @@ func Provenance(tables []*Table) []byte {
 	return b.Bytes()
 }
 
-// WriteTables writes each table and PROVENANCE.md into dir.
+// WriteTables writes each table and its provenance file (ProvenanceFileName) into dir; the
+// tables are of one timing reference.
 func WriteTables(dir string, tables []*Table) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -425,5 +475,9 @@ func WriteTables(dir string, tables []*Table) error {
 			return err
 		}
 	}
-	return os.WriteFile(filepath.Join(dir, "PROVENANCE.md"), Provenance(tables), 0o644)
+	ref := ""
+	if len(tables) > 0 {
+		ref = tables[0].TimingReference
+	}
+	return os.WriteFile(filepath.Join(dir, ProvenanceFileName(ref)), Provenance(tables), 0o644)
 }

@@ -45,33 +45,34 @@ func TestImportRoundTrip(t *testing.T) {
 	if testing.Short() {
 		t.Skip("re-import reads ~2 MB of parquet; skipped in -short")
 	}
-	o := DefaultImportOptions()
-	tables, err := Import(dir, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(tables) != len(o.Layouts) {
-		t.Fatalf("%d tables for %d layouts", len(tables), len(o.Layouts))
-	}
-	for _, tb := range tables {
-		got, err := MarshalTable(tb)
+	for _, o := range []ImportOptions{DefaultImportOptions(), DynosimImportOptions()} {
+		tables, err := Import(dir, o)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := fs.ReadFile(tablesFS, "tables/"+TableFileName(tb))
+		if len(tables) != len(o.Layouts) {
+			t.Fatalf("%d tables for %d layouts", len(tables), len(o.Layouts))
+		}
+		for _, tb := range tables {
+			got, err := MarshalTable(tb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := fs.ReadFile(tablesFS, "tables/"+TableFileName(tb))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("embedded %s differs from a fresh import; re-run `routerlab model import`", TableFileName(tb))
+			}
+		}
+		prov, err := os.ReadFile(filepath.Join("tables", ProvenanceFileName(o.TimingReference)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(got, want) {
-			t.Fatalf("embedded %s differs from a fresh import; re-run `routerlab model import`", TableFileName(tb))
+		if !bytes.Equal(prov, Provenance(tables)) {
+			t.Fatalf("tables/%s differs from a fresh import", ProvenanceFileName(o.TimingReference))
 		}
-	}
-	prov, err := os.ReadFile(filepath.Join("tables", "PROVENANCE.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(prov, Provenance(tables)) {
-		t.Fatal("tables/PROVENANCE.md differs from a fresh import")
 	}
 }
 

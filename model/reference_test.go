@@ -2,6 +2,8 @@ package model
 
 import (
 	"math"
+	"slices"
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -18,11 +20,46 @@ func dynosimWorker(t testing.TB) *Worker {
 	return w
 }
 
+// siliconOver prices one forward pass per step over w's table, to compare compositions.
+func siliconOver(t testing.TB, w *Worker) *Worker {
+	t.Helper()
+	d := w.Deployment()
+	d.TimingReference = ReferenceSilicon
+	s, err := newWorker(d, w.Table())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// The dynosim tables price what AIConfigurator prices for this deployment: Triton fused_moe
+// experts from its vLLM 0.19.0 table and a BF16 router GEMM, the same under either float32
+// matmul precision; the silicon tables keep vLLM's kernels.
+func TestDynosimTablesAreAIConfiguratorsChoice(t *testing.T) {
+	dyn, sil := dynosimWorker(t).Table(), seedWorker(t).Table()
+	if dyn.MoEKernel != tritonMoEKernel || dyn.TimingReference != ReferenceDynosim || !strings.HasSuffix(TableFileName(dyn), "_dynosim.json") {
+		t.Fatalf("dynosim table %s: experts %s, reference %q", TableFileName(dyn), dyn.MoEKernel, dyn.TimingReference)
+	}
+	if sil.MoEKernel != trtllmMoEKernel || sil.TimingReference != "" {
+		t.Fatalf("silicon table %s: experts %s, reference %q", TableFileName(sil), sil.MoEKernel, sil.TimingReference)
+	}
+	hi, _ := dyn.RouterGateFor(PrecisionHigh)
+	lo, _ := dyn.RouterGateFor(PrecisionHighest)
+	if !slices.Equal(hi.Values, lo.Values) {
+		t.Fatal("dynosim router gate differs by float32 matmul precision; AIConfigurator prices one BF16 GEMM")
+	}
+	// Triton's block-FP8 experts are dearer than TRT-LLM's at prefill sizes.
+	if !(dynosimWorker(t).StepTimeUS(&Batch{Prefill: []Chunk{{NewTokens: 8192}}}) > seedWorker(t).StepTimeUS(&Batch{Prefill: []Chunk{{NewTokens: 8192}}})) {
+		t.Fatal("dynosim 8k prefill not dearer than silicon's")
+	}
+}
+
 // The mocker prices a mixed pass as two forward passes one after the other: the prefill
 // prediction of its chunks, then the decode prediction of every request that emits a token
 // (decodes and the prompt the pass completes), each paying its own non-attention work.
 func TestDynosimPricesPrefillThenDecode(t *testing.T) {
-	sil, dyn := seedWorker(t), dynosimWorker(t)
+	dyn := dynosimWorker(t)
+	sil := siliconOver(t, dyn)
 	prefillOnly := &Batch{Prefill: []Chunk{{NewTokens: 4096, CachedTokens: 2048}}}
 	decodes := &Batch{Decodes: 8, DecodeContextTokens: 8 * 6000}
 	// The silicon price of the prefill alone is the mocker's prefill pass (one chunk: the mean
@@ -82,7 +119,8 @@ func TestDynosimDecodeFloor(t *testing.T) {
 // Dynosim never prices a pass below silicon's one forward pass over the same batch by more
 // than rounding: it pays the decode batch's non-attention work a second time.
 func TestDynosimNotCheaperThanOnePass(t *testing.T) {
-	sil, dyn := seedWorker(t), dynosimWorker(t)
+	dyn := dynosimWorker(t)
+	sil := siliconOver(t, dyn)
 	rapid.Check(t, func(t *rapid.T) {
 		new := rapid.IntRange(1, 16384).Draw(t, "new")
 		cached := rapid.IntRange(0, 65536).Draw(t, "cached")

@@ -76,19 +76,22 @@ type Grid struct {
 // once from the operator tables by Import. All times are microseconds per engine step, summed
 // over the model's layers where the operator repeats per layer.
 type Table struct {
-	Format         int      `json:"format"`
-	Model          string   `json:"model"`
-	HardwareSKU    string   `json:"hardware_sku"`
-	Backend        string   `json:"backend"`
-	BackendVersion string   `json:"backend_version"`
-	GEMMQuant      string   `json:"gemm_quant_mode"` // kernels of the attention projections
-	MoEQuant       string   `json:"moe_quant_mode"`  // moe_dtype of the expert rows
-	MoEKernel      string   `json:"moe_kernel"`      // kernel_source of the expert rows
-	Layout         Layout   `json:"layout"`
-	LLM            LLMSpec  `json:"llm"`
-	GPU            GPUSpec  `json:"gpu"`
-	Kernels        []string `json:"kernels"` // which measured rows were used, in words
-	Sources        []Source `json:"sources"`
+	Format         int     `json:"format"`
+	Model          string  `json:"model"`
+	HardwareSKU    string  `json:"hardware_sku"`
+	Backend        string  `json:"backend"`
+	BackendVersion string  `json:"backend_version"`
+	GEMMQuant      string  `json:"gemm_quant_mode"` // kernels of the attention projections
+	MoEQuant       string  `json:"moe_quant_mode"`  // moe_dtype of the expert rows
+	MoEKernel      string  `json:"moe_kernel"`      // kernel_source of the expert rows
+	Layout         Layout  `json:"layout"`
+	LLM            LLMSpec `json:"llm"`
+	GPU            GPUSpec `json:"gpu"`
+	// TimingReference is ReferenceDynosim for the tables of that reference (AIConfigurator's
+	// own operator choice); empty for the silicon tables.
+	TimingReference string   `json:"timing_reference,omitempty"`
+	Kernels         []string `json:"kernels"` // which measured rows were used, in words
+	Sources         []Source `json:"sources"`
 
 	// Non-attention work, functions of the step's total scheduled tokens.
 	GEMM        Grid `json:"gemm"`        // qkv + output projection, all layers
@@ -147,19 +150,28 @@ func entryFor[T any](t *Table, entries []T, setting func(*T) string, want, price
 		TableFileName(t), prices, name, want, strings.Join(have, ", "))
 }
 
-// tableFileName is the embedded file holding the table of a combination.
-func tableFileName(model, sku, backend, version string, l Layout) string {
+// tableFileName is the embedded file holding the table of a combination; the dynosim
+// reference's tables carry a "_dynosim" suffix.
+func tableFileName(model, sku, backend, version string, l Layout, timingReference string) string {
 	m := strings.ToLower(model)
 	if i := strings.LastIndex(m, "/"); i >= 0 {
 		m = m[i+1:]
 	}
-	return fmt.Sprintf("%s_%s_%s-%s_%s.json", m, sku, backend, version, l)
+	suffix := ""
+	if timingReference == ReferenceDynosim {
+		suffix = "_" + ReferenceDynosim
+	}
+	return fmt.Sprintf("%s_%s_%s-%s_%s%s.json", m, sku, backend, version, l, suffix)
 }
 
 // loadTable finds the embedded table of d's combination or says what is missing.
 func loadTable(d Deployment) (*Table, error) {
 	l := d.Layout()
-	name := tableFileName(d.ModelName, d.HardwareSKU, d.Backend, d.BackendVersion, l)
+	ref := ""
+	if d.Dynosim() {
+		ref = ReferenceDynosim
+	}
+	name := tableFileName(d.ModelName, d.HardwareSKU, d.Backend, d.BackendVersion, l, ref)
 	b, err := fs.ReadFile(tablesFS, "tables/"+name)
 	if err != nil {
 		return nil, fmt.Errorf("model: no step-time table for %s on %s with %s %s, layout %s (want embedded tables/%s; have %s); "+
