@@ -78,7 +78,7 @@ asked for: say 'routerlab sweep' or 'routerlab --headless'.`,
 				return &exitError{code: 2, err: errors.New("standard output is not a terminal, so there is no explorer to open; " +
 					"run 'routerlab sweep' (or 'routerlab --headless') for the headless sweep and its report, 'routerlab replay' for one run")}
 			}
-			return runExplorer(f, x.requests, stdin, stdout)
+			return runExplorer(f, x.requests, experimentOnly(experimentArgs(cmd.Flags())), stdin, stdout)
 		},
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return flagError(root, c, args, err) })

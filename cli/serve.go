@@ -38,6 +38,9 @@ type serveOptions struct {
 	maxSessions      int
 	maxSweeps        int    // server sweeps running at once; more wait in a queue
 	runs             string // parent directory of the server sweeps' run directories
+	// experimentArgs are the flags that made the experiment (config, trace, overrides), for
+	// the replay command an explorer's `y` copies.
+	experimentArgs []string
 }
 
 // Defaults of the serve limits, as the README documents them.
@@ -73,6 +76,7 @@ run at once, the rest queue; each writes a run directory under --runs.`,
 			if err := o.check(); err != nil {
 				return err
 			}
+			o.experimentArgs = experimentOnly(experimentArgs(cmd.Flags()))
 			exp, err := x.experiment()
 			if err != nil {
 				return err
@@ -216,7 +220,7 @@ func newExplorerServer(exp *config.Experiment, requests int, o serveOptions, add
 		if k := s.PublicKey(); k != nil {
 			caller.Name += " " + fingerprint(k)
 		}
-		m, err := backend.NewExplorer(exp, requests, palettes, jobs.For(caller))
+		m, err := backend.NewExplorer(exp, requests, palettes, jobs.For(caller), replayCommand(o.experimentArgs))
 		if err != nil {
 			wish.Fatalln(s, "routerlab:", err)
 			return nil, nil

@@ -65,7 +65,7 @@ func TestWatchFollowsAKilledAndResumedSweep(t *testing.T) {
 	if err != nil || sum == nil {
 		t.Fatalf("summary of the resumed sweep: %v", err)
 	}
-	best := fmt.Sprintf("best %s credit %s scale %s T %s · %.1f e2e ms", sum.Best.Config[config.KeyRouterMode],
+	best := fmt.Sprintf("winner %s credit %s scale %s T %s · %.1f e2e ms", sum.Best.Config[config.KeyRouterMode],
 		oneDecimal(t, sum.Best.Config[config.KeyOverlapScoreCredit]), oneDecimal(t, sum.Best.Config[config.KeyPrefillLoadScale]),
 		oneDecimal(t, sum.Best.Config[config.KeyRouterTemperature]), sum.Best.Value)
 	tm.Type("q")

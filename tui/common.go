@@ -83,7 +83,7 @@ func NewStyles(p themes.Palette) Styles {
 // and state, so help lists only keys that do something now.
 type KeyMap struct {
 	// global
-	Quit, Focus, FocusBack, Help, Theme, Pin, Mode, StartSweep, CancelSweep key.Binding
+	Quit, Focus, FocusBack, Help, Theme, Pin, Mode, StartSweep, CancelSweep, Copy key.Binding
 	// Knobs pane
 	Up, Down, Left, Right key.Binding
 	// Fleet pane
@@ -106,6 +106,7 @@ func DefaultKeyMap() KeyMap {
 		Mode:        key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "cycle router_mode")),
 		StartSweep:  key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "start sweep")),
 		CancelSweep: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel sweep")),
+		Copy:        key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy as replay command")),
 		Up:          key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "previous knob")),
 		Down:        key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "next knob")),
 		Left:        key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "lower value")),
@@ -120,7 +121,7 @@ func DefaultKeyMap() KeyMap {
 }
 
 func (k KeyMap) global() []key.Binding {
-	return []key.Binding{k.Mode, k.Pin, k.StartSweep, k.CancelSweep, k.Detach, k.Focus, k.FocusBack, k.Theme, k.Help, k.Quit}
+	return []key.Binding{k.Mode, k.Pin, k.StartSweep, k.CancelSweep, k.Detach, k.Copy, k.Focus, k.FocusBack, k.Theme, k.Help, k.Quit}
 }
 
 func (k KeyMap) pane() []key.Binding {
@@ -135,5 +136,5 @@ func (k KeyMap) ShortHelp() []key.Binding {
 
 // FullHelp implements help.KeyMap.
 func (k KeyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{k.pane(), k.global()[:5], k.global()[5:]}
+	return [][]key.Binding{k.pane(), k.global()[:6], k.global()[6:]}
 }

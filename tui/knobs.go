@@ -126,6 +126,23 @@ func (k knob) key() string {
 		"kv_cache_dtype", "async_scheduling"}[k]
 }
 
+// about is the help line of knob k: what it is in Dynamo or vLLM, and its unit.
+func (k knob) about() string {
+	return [...]string{
+		"Dynamo's router policy: kv_router routes by a KV-cache-aware cost; the round robin, random and least loaded policies ignore the cache",
+		"Dynamo KV router (unitless, 0–1): a worker's prompt blocks already cached count against its prefill cost × this credit",
+		"Dynamo KV router (unitless): weight of a worker's prefill blocks (queued + this prompt's uncached) against its decode blocks",
+		"Dynamo KV router (unitless): 0 picks the cheapest worker; above 0 samples a softmax of the normalised costs",
+		"benchmark client (requests): kept in flight, a new one as one finishes; open loop replays the trace's timestamps",
+		"vLLM workers (engine instances) behind the router; each takes the layout's GPUs",
+		"vLLM parallelism of one worker: tp GPUs; MoE experts split by expert (ep) or tensor (moe_tp) parallelism",
+		"vLLM --max-num-batched-tokens (tokens): most tokens one step schedules, prefill chunks and decodes together",
+		"vLLM --max-num-seqs (sequences): most requests running at once on a worker",
+		"vLLM --kv-cache-dtype: fp8 holds twice the tokens of bf16 in the same memory and prices attention lower",
+		"vLLM --async-scheduling: a busy worker schedules each step as the previous one starts; an arrival waits a step more",
+	}[k]
+}
+
 // knobs lists the knob rows of this space: every knob but kv_cache_dtype when the
 // experiment has none.
 func (s Space) knobs() []knob {

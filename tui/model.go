@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/routerlab/routerlab/themes"
 )
@@ -36,6 +38,8 @@ type Options struct {
 	Palettes []themes.Palette
 	// Now is the wall clock for the "updated in" figure; nil means time.Now.
 	Now func() time.Time
+	// Command, when set, is the headless command that replays a point (`y` copies it).
+	Command func(Knobs) (string, error)
 }
 
 // pane ids, in tab order.
@@ -84,7 +88,8 @@ type Model struct {
 	results  int // final results received (the e2e test waits on the header's count)
 	// notice is the status line's message — what a key did or why it did nothing — shown
 	// in place of the key help until the next key.
-	notice string
+	notice  string
+	command func(Knobs) (string, error) // nil: no `y`
 }
 
 // New builds an explorer; Init starts the first run.
@@ -95,7 +100,7 @@ func New(o Options) *Model {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	m := &Model{palettes: o.Palettes, now: o.Now, title: o.Title, sim: o.Sim, help: help.New(), bottom: paneFleet}
+	m := &Model{palettes: o.Palettes, now: o.Now, title: o.Title, sim: o.Sim, help: help.New(), bottom: paneFleet, command: o.Command}
 	m.common = Common{Keys: DefaultKeyMap()}
 	m.setTheme(0)
 	m.knobs = newKnobsPane(&m.common, o.Space, o.Initial)
@@ -253,6 +258,9 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, keys.Pin):
 		m.metrics.Update(pinMsg{})
 		m.fleet.Update(pinMsg{})
+		m.notice = "pinned " + m.metrics.cur.Knobs.String() + " as the baseline of the % changes and the heat scale"
+	case key.Matches(msg, keys.Copy):
+		return m.copyCommand()
 	case key.Matches(msg, keys.Mode):
 		return m.knobs.cycleMode()
 	case key.Matches(msg, keys.StartSweep):
@@ -269,9 +277,57 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, keys.Detach):
 		m.detach()
 	default:
+		m.notice = m.refused(msg)
 		return m.panes()[m.focus].Update(msg)
 	}
 	return nil
+}
+
+// copyCommand puts the command that replays the knobs shown on the clipboard (OSC 52, which
+// terminals may refuse or ignore) and on the status line, where it can be selected.
+func (m *Model) copyCommand() tea.Cmd {
+	cmd, err := m.command(m.knobs.knobs)
+	if err != nil {
+		m.notice = "y: " + err.Error()
+		return nil
+	}
+	m.notice = "copied (if the terminal allows OSC 52): " + cmd
+	return tea.SetClipboard(cmd)
+}
+
+// refused says why a key of the explorer's does nothing now ("" for keys it does not know or
+// that work in the focused pane): its binding is off in this state.
+func (m *Model) refused(msg tea.KeyPressMsg) string {
+	k := m.common.Keys
+	is := func(b key.Binding) bool { return !b.Enabled() && slices.Contains(b.Keys(), msg.String()) }
+	viewer := m.jobs != nil && !m.jobs.jobs.CanControl()
+	switch {
+	case is(k.Pin):
+		return "b: nothing to pin until the first run has finished"
+	case is(k.StartSweep) && viewer:
+		return "s: viewers watch sweeps; only operators start them (tab to the Sweeps pane, enter watches one)"
+	case is(k.StartSweep) && m.sweep.running():
+		return "s: a sweep is already running (esc cancels it)"
+	case is(k.StartSweep):
+		return "s: no sweep is available for this experiment"
+	case is(k.CancelSweep) && viewer:
+		return "esc: only the sweep's starter or an operator can cancel it"
+	case is(k.CancelSweep):
+		return "esc: no sweep is running"
+	case is(k.Copy):
+		return "y: no replay command for this explorer"
+	case is(k.Detach):
+		return "d: not watching a server sweep"
+	case is(k.LoadView):
+		return "v: switches the Fleet pane's load heatmap; tab to Fleet first"
+	case is(k.Load) && m.focus == paneSweep:
+		return "enter: no sweep row to load yet"
+	case (is(k.RowUp) || is(k.RowDown)) && m.focus == paneSweep:
+		return msg.String() + ": no sweep rows yet"
+	case is(k.Left) || is(k.Right):
+		return msg.String() + ": steps a knob; tab to the Knobs pane first"
+	}
+	return ""
 }
 
 func (m *Model) setFocus(id paneID) {
@@ -305,6 +361,7 @@ func (m *Model) updateKeys() {
 	k.StartSweep.SetEnabled(m.sweep.canStart() && control)
 	k.CancelSweep.SetEnabled(m.sweep.running() && control)
 	k.Theme.SetEnabled(len(m.palettes) > 1)
+	k.Copy.SetEnabled(m.command != nil)
 	if m.common.Width > 0 {
 		m.layout() // the full help's height follows the keys it lists
 	}
@@ -328,11 +385,17 @@ func (m *Model) tooSmall() bool { return m.common.Width < minWidth || m.common.H
 // width, with how to get the full help and how to quit.
 func (m *Model) helpView() string {
 	keys := m.common.Keys
+	about := ""
+	if m.focus == paneKnobs && !m.help.ShowAll {
+		k := m.knobs.cursor
+		about = m.common.Styles.Muted.Render(truncate(k.key()+": "+k.about(), m.common.Width)) + "\n"
+	}
 	if m.notice != "" && !m.help.ShowAll {
+		// The whole message, wrapped: a copied command must be selectable in full.
 		m.help.SetWidth(0)
 		tail := m.help.ShortHelpView([]key.Binding{keys.Help, keys.Quit})
-		sep := m.common.Styles.Muted.Render(" • ")
-		return m.common.Styles.Warn.Render(truncate(m.notice, m.common.Width-lipgloss.Width(tail)-lipgloss.Width(sep))) + sep + tail
+		text := ansi.Wrap(m.notice+" • "+ansi.Strip(tail), m.common.Width, " ")
+		return about + m.common.Styles.Warn.Render(text)
 	}
 	if m.help.ShowAll {
 		m.help.SetWidth(m.common.Width)
@@ -344,9 +407,9 @@ func (m *Model) helpView() string {
 	m.help.SetWidth(m.common.Width - lipgloss.Width(tail) - lipgloss.Width(sep))
 	head := m.help.ShortHelpView(keys.ShortHelp())
 	if head == "" {
-		return tail
+		return about + tail
 	}
-	return head + sep + tail
+	return about + head + sep + tail
 }
 
 func (m *Model) layout() {

@@ -477,3 +477,67 @@ func TestMetricsChartPlacement(t *testing.T) {
 		t.Fatalf("120×40 should draw the chart inline and keep the Fleet pane:\n%s", v)
 	}
 }
+
+// Every key the explorer knows says why when it does nothing now, on the status line, and
+// the next key clears it; `b` says what it pinned.
+func TestRefusedKeysSayWhy(t *testing.T) {
+	block := make(chan struct{})
+	m := New(testOptions(fakeSim{workers: 8, windows: 30, block: block}, fakeSweeper{}))
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	cmd := m.Init()
+	m.Update(press("b")) // the first run has not finished
+	if got := ansi.Strip(m.helpView()); !strings.Contains(got, "b: nothing to pin until the first run has finished") {
+		t.Fatalf("b before any result: %q", got)
+	}
+	close(block)
+	drive(t, m, cmd)
+	m.keyAndSettle(t, "b")
+	if got := ansi.Strip(m.helpView()); !strings.Contains(got, "pinned kv_router credit=1.0 scale=1.0 T=0.0 c=32 as the baseline") {
+		t.Fatalf("b: %q", got)
+	}
+	m.keyAndSettle(t, "esc")
+	if got := ansi.Strip(m.helpView()); !strings.Contains(got, "esc: no sweep is running") {
+		t.Fatalf("esc without a sweep: %q", got)
+	}
+	m.keyAndSettle(t, "v")
+	if got := ansi.Strip(m.helpView()); !strings.Contains(got, "v: switches the Fleet pane's load heatmap; tab to Fleet first") {
+		t.Fatalf("v in the Knobs pane: %q", got)
+	}
+	m.keyAndSettle(t, "j")
+	if got := ansi.Strip(m.helpView()); strings.Contains(got, "v:") || !strings.Contains(got, "overlap_score_credit: Dynamo KV router (unitless, 0–1)") {
+		t.Fatalf("after j: the notice stays or the knob's help line is missing: %q", got)
+	}
+
+	viewer, _ := serverExplorer(t, false)
+	for k, want := range map[string]string{"s": "s: viewers watch sweeps; only operators start them", "esc": "esc: only the sweep's starter or an operator can cancel it"} {
+		viewer.keyAndSettle(t, k)
+		if got := ansi.Strip(viewer.helpView()); !strings.Contains(got, want) {
+			t.Errorf("viewer's %s: %q", k, got)
+		}
+	}
+}
+
+// `y` copies the knobs shown as a replay command: on the clipboard (OSC 52) and, whole, on
+// the status line.
+func TestCopyReplayCommand(t *testing.T) {
+	o := testOptions(fakeSim{workers: 8, windows: 30}, fakeSweeper{})
+	o.Command = func(k Knobs) (string, error) { return "routerlab replay --set router_mode=[" + k.Mode + "]", nil }
+	m := New(o)
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	drive(t, m, m.Init())
+	m.keyAndSettle(t, "m")
+	_, cmd := m.Update(press("y"))
+	if cmd == nil {
+		t.Fatal("y set no clipboard")
+	}
+	if got := strings.Join(strings.Fields(ansi.Strip(m.helpView())), " "); !strings.Contains(got, "routerlab replay --set router_mode=[round_robin]") {
+		t.Fatalf("status line after y: %q", got)
+	}
+	plain := New(testOptions(fakeSim{workers: 8, windows: 30}, fakeSweeper{}))
+	plain.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	drive(t, plain, plain.Init())
+	plain.keyAndSettle(t, "y")
+	if got := ansi.Strip(plain.helpView()); !strings.Contains(got, "y: no replay command") {
+		t.Fatalf("y without a command: %q", got)
+	}
+}

@@ -15,7 +15,7 @@ import (
 // `m` switches to round robin with a lower prefix reuse — the e2e test's check, in process.
 func TestExplorerModeChangeOnTheEngine(t *testing.T) {
 	exp, _ := smallExperiment(t, 0)
-	m, err := NewExplorer(exp, 300, []themes.Palette{themes.NoColor()}, nil)
+	m, err := NewExplorer(exp, 300, []themes.Palette{themes.NoColor()}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,31 +76,55 @@ func objectiveLabel(obj sweep.Objective) string {
 // budget raised if k's fleet needs more).
 func (s *Sweeper) File(k tui.Knobs) (*config.File, error) {
 	f := s.sim.exp.File.Clone()
+	sets, err := s.sim.deploymentSets(k)
+	if err != nil {
+		return nil, err
+	}
+	sets = append(sets, "workload.search_requests="+strconv.Itoa(s.sim.Requests()))
+	if err := f.Apply(sets); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// deploymentSets are the --set overrides that put the experiment at k's concurrency and
+// deployment, in the experiment file's own keys (what every routerlab command accepts).
+func (s *Sim) deploymentSets(k tui.Knobs) ([]string, error) {
 	dk := k.Deployment
-	i := slices.IndexFunc(s.sim.layouts, func(l model.Layout) bool { return layoutName(l) == dk.Layout })
+	i := slices.IndexFunc(s.layouts, func(l model.Layout) bool { return layoutName(l) == dk.Layout })
 	if i < 0 {
 		return nil, fmt.Errorf("explorer: unknown parallel layout %q", dk.Layout)
 	}
-	l := s.sim.layouts[i]
-	sets := []string{
-		"workload.replay_concurrency=" + strconv.Itoa(k.Concurrency),
-		"workload.search_requests=" + strconv.Itoa(s.sim.Requests()),
+	l := s.layouts[i]
+	var sets []string
+	if gpus := dk.Replicas * l.TP * l.AttentionDP; s.exp.File.GPUBudget > 0 && gpus > s.exp.File.GPUBudget {
+		sets = append(sets, "gpu_budget="+strconv.Itoa(gpus))
+	}
+	sets = append(sets,
+		"workload.replay_concurrency="+strconv.Itoa(k.Concurrency),
 		fmt.Sprintf("parallel_configs=[{tp: %d, attention_dp: %d, moe_tp: %d, moe_ep: %d, replicas: %d}]",
 			l.TP, l.AttentionDP, l.MoETP, l.MoEEP, dk.Replicas),
 		fmt.Sprintf("agg_max_num_batched_tokens=[%d]", dk.MaxBatchedTokens),
 		fmt.Sprintf("agg_max_num_seqs=[%d]", dk.MaxSeqs),
-		fmt.Sprintf("%s=[%s]", config.KeyKVCacheDtype, dk.KVCacheDtype),
-		"async_scheduling=" + strconv.FormatBool(dk.Async),
+	)
+	if dk.KVCacheDtype != "" {
+		sets = append(sets, fmt.Sprintf("%s=[%s]", config.KeyKVCacheDtype, dk.KVCacheDtype))
 	}
-	if gpus := dk.Replicas * l.TP * l.AttentionDP; f.GPUBudget > 0 && gpus > f.GPUBudget {
-		sets = append([]string{"gpu_budget=" + strconv.Itoa(gpus)}, sets...)
+	return append(sets, "async_scheduling="+strconv.FormatBool(dk.Async)), nil
+}
+
+// ReplaySets are the --set overrides with which `routerlab replay --requests N` on the same
+// experiment runs point k: the deployment's, and each router knob as a one-value list.
+func (s *Sim) ReplaySets(k tui.Knobs) ([]string, error) {
+	sets, err := s.deploymentSets(k)
+	if err != nil {
+		return nil, err
 	}
-	for _, set := range sets {
-		if err := f.Set(set); err != nil {
-			return nil, err
-		}
-	}
-	return f, nil
+	return append(sets,
+		fmt.Sprintf("%s=[%s]", config.KeyRouterMode, k.Mode),
+		fmt.Sprintf("%s=[%s]", config.KeyOverlapScoreCredit, strconv.FormatFloat(k.Credit, 'g', -1, 64)),
+		fmt.Sprintf("%s=[%s]", config.KeyPrefillLoadScale, strconv.FormatFloat(k.Scale, 'g', -1, 64)),
+		fmt.Sprintf("%s=[%s]", config.KeyRouterTemperature, strconv.FormatFloat(k.Temperature, 'g', -1, 64))), nil
 }
 
 // knobs reads a sweep configuration (search-dimension values by key) as explorer knobs, the
