@@ -45,6 +45,8 @@ func (f *deploymentFlags) register(cmd *cobra.Command, base model.Deployment, la
 	fs.StringVar(&f.d.KVCacheDtype, "kv-cache-dtype", f.d.KVCacheDtype, "KV cache dtype: fp8 or bf16 (sets KV bytes per token, block count and attention price)")
 	fs.StringVar(&f.d.Float32MatmulPrecision, "float32-matmul-precision", model.PrecisionHighest,
 		"vLLM's VLLM_FLOAT32_MATMUL_PRECISION: highest (the FP32 router gate on CUDA cores) or high (TF32 tensor cores)")
+	fs.IntVar(&f.d.APIServerTokenizeNS, "api-server-tokenize-ns", 0,
+		"the API server's tokenisation cost per prompt token (ns) for text prompts sent straight to vLLM; 0: token ids (Dynamo's frontend)")
 	fs.StringVar(&f.d.TimingReference, "timing-reference", model.ReferenceSilicon,
 		"how steps are priced and scheduled: silicon (vLLM's one forward pass per step) or dynosim (Dynamo's mocker with AIConfigurator's forward-pass model)")
 }
@@ -79,7 +81,13 @@ func writeModelInfo(out io.Writer, w *model.Worker) error {
 		gate = "BF16 GEMM as AIConfigurator prices it"
 	}
 	fmt.Fprintf(&b, "kernels    projections %s, experts %s %s, router gate %s (%s)\n", t.GEMMQuant, t.MoEKernel, t.MoEQuant, gate, model.TableFileName(t))
-	fmt.Fprintf(&b, "timing     %s\n\n", timingLine(d))
+	fmt.Fprintf(&b, "timing     %s\n", timingLine(d))
+	if d.APIServerTokenizeNS > 0 {
+		fmt.Fprintf(&b, "requests   text prompts tokenised by the API server at %d ns/token before the engine sees them (8,192 tokens: %.1f ms)\n\n",
+			d.APIServerTokenizeNS, float64(d.APIServerTokenizeNS)*8192/1e6)
+	} else {
+		b.WriteString("requests   token ids: no API-server tokenisation (Dynamo's frontend tokenises)\n\n")
+	}
 	b.WriteString(w.Capacity().String())
 	b.WriteString("\nstep time of typical batches (µs)\n")
 	fmt.Fprintf(&b, "%-44s %8s %8s %7s %8s %8s %9s\n", "batch", "tokens", "non-attn", "logits", "ctx-attn", "dec-attn", "total")
@@ -204,7 +212,7 @@ experts from its vLLM 0.19.0 table, the router gate as a BF16 GEMM) were derived
 
 func newModelValidateCmd() *cobra.Command {
 	var path, format, profile, kvDtype, fp32 string
-	var perSlot, warmup, batched, seqs, block int
+	var perSlot, warmup, batched, seqs, block, tokenizeNS int
 	var rangeRatio, maxTTFT, maxTPOT float64
 	var async, prefix bool
 	cmd := &cobra.Command{
@@ -250,7 +258,8 @@ single settings of the chosen benchmark.`,
 				min  int
 				dst  *int
 			}{{"requests-per-slot", perSlot, 1, &b.RequestsPerSlot}, {"warmup-per-slot", warmup, 0, &b.WarmupPerSlot},
-				{"max-num-seqs", seqs, 1, &b.MaxNumSeqs}, {"block-size", block, 1, &b.BlockSize}} {
+				{"max-num-seqs", seqs, 1, &b.MaxNumSeqs}, {"block-size", block, 1, &b.BlockSize},
+				{"api-tokenize-ns", tokenizeNS, 0, &b.APIServerTokenizeNS}} {
 				if !fl.Changed(c.flag) {
 					continue
 				}
@@ -320,6 +329,7 @@ single settings of the chosen benchmark.`,
 	// shows a default of its own: the benchmark's (inferencex or ideal) is the default.
 	fs.IntVar(&perSlot, "requests-per-slot", 0, "timed requests per concurrency slot (default: the benchmark's, 10)")
 	fs.IntVar(&warmup, "warmup-per-slot", 0, "warm-up requests per concurrency slot, not measured (default: the benchmark's)")
+	fs.IntVar(&tokenizeNS, "api-tokenize-ns", 0, fmt.Sprintf("the API server's tokenisation cost per prompt token, ns; 0: prompts sent as token ids (default: the benchmark's, InferenceX %d from vllm#19334)", silicon.VLLMTokenizeNS))
 	fs.Float64Var(&rangeRatio, "range-ratio", 0, fmt.Sprintf("draw input and output lengths uniformly from [ratio × len, len]; 1: fixed (default: the benchmark's, InferenceX %g)", silicon.InferenceXRangeRatio))
 	fs.IntVar(&batched, "max-num-batched-tokens", 0, "token budget of one step (default: the benchmark's; InferenceX 2 × ISL)")
 	fs.IntVar(&seqs, "max-num-seqs", 0, "running requests at most (default: the benchmark's, 1024)")

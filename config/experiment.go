@@ -69,7 +69,8 @@ func (f *File) deployment(pc ParallelConfig, maxBatchedTokens, maxSeqs int, kvDt
 		MaxNumBatchedTokens: maxBatchedTokens, MaxNumSeqs: maxSeqs,
 		BlockSize: f.BlockSize, GPUMemoryUtilization: util,
 		ContextLength: f.ContextLength, NumGPUBlocks: f.NumGPUBlocks, AsyncScheduling: f.AsyncScheduling,
-		KVCacheDtype: kvDtype, Float32MatmulPrecision: f.float32Precision(), TimingReference: timingReference,
+		APIServerTokenizeNS: f.APIServerTokenizeNS,
+		KVCacheDtype:        kvDtype, Float32MatmulPrecision: f.float32Precision(), TimingReference: timingReference,
 	}
 }
 

@@ -160,6 +160,10 @@ type File struct {
 	NumGPUBlocks         int
 	BlockSize            int
 	AsyncScheduling      bool // vLLM --async-scheduling (off: step-synchronous)
+	// APIServerTokenizeNS is the API server's tokenisation cost per prompt token (ns) when
+	// clients send text straight to vLLM; 0 (the default): Dynamo's frontend hands the
+	// workers token ids.
+	APIServerTokenizeNS int
 	// Float32MatmulPrecision is VLLM_FLOAT32_MATMUL_PRECISION: highest (vLLM's default; the FP32
 	// router gate on CUDA cores) or high (TF32 tensor cores). "" means highest.
 	Float32MatmulPrecision string
@@ -461,6 +465,8 @@ func (f *File) setSearch(path, key string, n ast.Node) error {
 		return f.integer(path, n, &f.BlockSize, 1, 1<<16)
 	case "async_scheduling":
 		return f.boolean(path, n, &f.AsyncScheduling)
+	case "api_server_tokenize_ns":
+		return f.integer(path, n, &f.APIServerTokenizeNS, 0, 1e6)
 	case KeyFloat32MatmulPrecision:
 		if err := f.str(path, n, &f.Float32MatmulPrecision); err != nil {
 			return err

@@ -330,3 +330,22 @@ func TestTimingReferenceKey(t *testing.T) {
 		t.Fatalf("--set timing_reference=mocker: %v", err)
 	}
 }
+
+// search_space.api_server_tokenize_ns reaches the workers and the fingerprint: text prompts
+// wait for the API server's tokeniser, so the same requests see a longer mean TTFT.
+func TestAPIServerTokenizeKey(t *testing.T) {
+	f0, _, base := seedRun(t)
+	f1, cfg, tok := seedRun(t, "api_server_tokenize_ns=1340")
+	if cfg.Worker.APIServerTokenizeNS != 1340 {
+		t.Fatalf("worker api_server_tokenize_ns %d, want 1340", cfg.Worker.APIServerTokenizeNS)
+	}
+	if !(tok > base) {
+		t.Fatalf("mean TTFT %.2f ms with tokenisation, %.2f without", tok, base)
+	}
+	if d := Diff(f0.Fingerprint(), f1.Fingerprint()); len(d) != 1 || d[0] != (Change{"search_space.api_server_tokenize_ns", "0", "1340"}) {
+		t.Fatalf("fingerprint diff %v", d)
+	}
+	if err := Default().Set("api_server_tokenize_ns=-1"); err == nil {
+		t.Fatal("negative api_server_tokenize_ns accepted")
+	}
+}

@@ -3,8 +3,9 @@ package engine
 // Event phases at one instant, in processing order. Everything that happens at time t is
 // ordered (t, phase, id): first every step that ends at t finishes (tokens, completions,
 // KV "stored"), then requests arriving at t are routed — so routing sees all of t's
-// completions and first tokens — then idle or finished workers start their next step — so a
-// step starting at t sees every request that arrived by t — and last the snapshot.
+// completions and first tokens — then requests whose tokenisation ends at t reach their
+// engine, then idle or finished workers start their next step — so a step starting at t sees
+// every request that arrived by t — and last the snapshot.
 //
 // The id breaks remaining ties without a global sequence number: the worker for step
 // events, the trace index for arrivals. Ties therefore do not depend on how the loop got
@@ -12,6 +13,7 @@ package engine
 const (
 	phaseStepEnd uint8 = iota
 	phaseArrival
+	phaseTokenized
 	phaseStepStart
 	phaseSnapshot
 )

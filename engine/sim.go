@@ -42,6 +42,7 @@ type flight struct {
 	stored    int32 // leading prompt blocks registered in (or hit from) the prefix cache
 	admitted  bool
 	lastTok   int64
+	queued    int64 // when the engine received it: arrival, or the end of its tokenisation
 
 	hashes []uint64 // chained hashes of the prompt's full engine blocks
 	blocks []int32  // block table
@@ -68,6 +69,9 @@ type Sim struct {
 
 	stepwise bool // tests: disable the decode fast path
 	dynosim  bool // schedule as Dynamo's mocker (model.ReferenceDynosim)
+	// tokenizeNS is the API server's tokenisation cost per prompt token (ns); 0: prompts
+	// reach the engine as tokens (apiserver.go).
+	tokenizeNS int64
 
 	itl       gapHist
 	snapshots []Snapshot
@@ -124,6 +128,7 @@ func newSim(cfg Config, timer model.StepTimer, tr *trace.Trace, rt routerAPI) *S
 		reqs:       make([]request, len(tr.Requests)),
 		workers:    make([]worker, cfg.Workers),
 		dynosim:    d.Dynosim(),
+		tokenizeNS: int64(d.APIServerTokenizeNS),
 	}
 	if d.BlockSize&(d.BlockSize-1) == 0 {
 		s.blockShift = int8(bits.TrailingZeros(uint(d.BlockSize)))
@@ -222,6 +227,8 @@ func (s *Sim) process(e event) {
 		s.startNext(w, e.time)
 	case phaseArrival:
 		s.arrive(int(e.id), e.time)
+	case phaseTokenized:
+		s.enqueue(int(e.id), e.time)
 	case phaseStepStart:
 		w := &s.workers[e.id]
 		w.startPending = false
@@ -259,6 +266,18 @@ func (s *Sim) arrive(i int, t int64) {
 	s.rreq = router.Request{ID: int64(i), InputLength: tr.InputLength, BlockHashes: r.fl.hashes}
 	wi := s.rt.Route(&s.rreq)
 	r.worker = int32(wi)
+	if s.tokenizeNS > 0 {
+		s.tokenize(i, t)
+		return
+	}
+	s.enqueue(i, t)
+}
+
+// enqueue hands request i to its worker's engine at t.
+func (s *Sim) enqueue(i int, t int64) {
+	r := &s.reqs[i]
+	r.fl.queued = t
+	wi := int(r.worker)
 	w := &s.workers[wi]
 	w.waiting.pushBack(int32(i))
 	switch {

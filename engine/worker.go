@@ -95,7 +95,7 @@ func (s *Sim) startStep(w *worker, t int64) {
 	for !preempted && w.waiting.len() > 0 && budget > 0 && len(w.running) < s.cfg.Worker.MaxNumSeqs {
 		ri := w.waiting.front()
 		r := &s.reqs[ri]
-		if r.arrival >= visibleBefore {
+		if r.fl.queued >= visibleBefore {
 			break
 		}
 		// Prefix hit: the longest run of cached full blocks, leaving at least the last

@@ -44,6 +44,10 @@ type Deployment struct {
 	// validated model of vLLM's forward pass, or ReferenceDynosim, Dynamo's mocker with
 	// AIConfigurator's forward-pass model (see reference.go).
 	TimingReference string
+	// APIServerTokenizeNS is the API server's tokenisation cost in nanoseconds per prompt
+	// token, paid before the engine sees a request sent as text; 0: requests arrive as
+	// token ids (Dynamo's frontend tokenises; its replay sends tokens).
+	APIServerTokenizeNS int
 }
 
 // KV-cache dtypes (the values of --kv-cache-dtype routerlab models).
@@ -120,6 +124,8 @@ func (d Deployment) Validate() error {
 		return fmt.Errorf("deployment: context_length must be >= 0 (0: unchecked; have %d)", d.ContextLength)
 	case !slices.Contains(KVCacheDtypes(), d.KVCacheDtype):
 		return fmt.Errorf("deployment: kv_cache_dtype %q is not supported (want one of %s)", d.KVCacheDtype, strings.Join(KVCacheDtypes(), ", "))
+	case d.APIServerTokenizeNS < 0 || d.APIServerTokenizeNS > 1e6:
+		return fmt.Errorf("deployment: api_server_tokenize_ns %d must be in [0, 1000000] ns per prompt token", d.APIServerTokenizeNS)
 	case d.NumGPUBlocks < 0:
 		return fmt.Errorf("deployment: num_gpu_blocks must be >= 0 (have %d)", d.NumGPUBlocks)
 	case !slices.Contains(TimingReferences(), d.timingReference()):

@@ -427,7 +427,7 @@ func TestInferenceXProfile(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	if err := rep.WriteTable(&buf); err != nil || !strings.Contains(buf.String(), "benchmark inferencex: fp8 KV cache, block 32, max_num_batched_tokens 2 × ISL") ||
-		!strings.Contains(buf.String(), "lengths uniform in [0.8 × ISL/OSL, ISL/OSL], 2 warm-up + 10 timed requests per slot") {
+		!strings.Contains(buf.String(), "lengths uniform in [0.8 × ISL/OSL, ISL/OSL], prompts sent as token ids, 2 warm-up + 10 timed requests per slot") {
 		t.Fatalf("table: %v\n%s", err, buf.String())
 	}
 	for _, bad := range []func(*Benchmark){

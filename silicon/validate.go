@@ -50,7 +50,16 @@ type Benchmark struct {
 	RangeRatio      float64 `json:"range_ratio"`
 	WarmupPerSlot   int     `json:"warmup_per_slot"`
 	RequestsPerSlot int     `json:"requests_per_slot"`
+	// APIServerTokenizeNS is what the server spends tokenising a text prompt, in ns per prompt
+	// token, before the engine sees the request (0: the client sends token ids).
+	APIServerTokenizeNS int `json:"api_server_tokenize_ns"`
 }
+
+// VLLMTokenizeNS is the published upper bound on vLLM's API-server tokenisation, 1,340 ns
+// per prompt token: vllm#19334 measured 100 completions of 10,000-token text prompts with
+// max_tokens 1 at 1.338 s before microbatched tokenisation, everything included (the GPU's
+// prefill too), so tokenisation took at most that.
+const VLLMTokenizeNS = 1340
 
 // InferenceX is the benchmark the shared silicon rows come from (SemiAnalysis InferenceX,
 // benchmarks/single_node/minimaxm2.5_fp8_b200.sh at commit bddbf403, image
@@ -108,6 +117,8 @@ func (b Benchmark) check() error {
 		return fmt.Errorf("silicon: benchmark %s: range ratio %g is not in (0, 1]", b.Name, b.RangeRatio)
 	case b.RequestsPerSlot < 1:
 		return fmt.Errorf("silicon: benchmark %s: requests per slot %d, want >= 1", b.Name, b.RequestsPerSlot)
+	case b.APIServerTokenizeNS < 0:
+		return fmt.Errorf("silicon: benchmark %s: api_server_tokenize_ns %d, want >= 0", b.Name, b.APIServerTokenizeNS)
 	case b.WarmupPerSlot < 0:
 		return fmt.Errorf("silicon: benchmark %s: warm-up requests per slot %d, want >= 0", b.Name, b.WarmupPerSlot)
 	case b.MaxNumBatchedTokens < 0 || b.BatchedTokensPerISL < 0 || b.ExtraModelLen < 0:
@@ -166,6 +177,7 @@ func (b Benchmark) deployment(r Row) model.Deployment {
 	}
 	d.AsyncScheduling, d.NoPrefixCaching = b.AsyncScheduling, !b.PrefixCaching
 	d.Float32MatmulPrecision = b.float32Precision(r)
+	d.APIServerTokenizeNS = b.APIServerTokenizeNS
 	return d
 }
 
@@ -189,8 +201,12 @@ func (b Benchmark) String() string {
 	if b.Float32MatmulPrecision == "" {
 		fp32 = fmt.Sprintf("float32 matmuls highest, high in runs from %s", b.HighPrecisionSince)
 	}
-	return fmt.Sprintf("%s: %s KV cache, block %d, %s, max_num_seqs %d, %s scheduling, %s, %s; %s, %d warm-up + %d timed requests per slot",
-		b.Name, b.KVCacheDtype, b.BlockSize, tokens, b.MaxNumSeqs, sched, cache, fp32, lengths, b.WarmupPerSlot, b.RequestsPerSlot)
+	prompts := "prompts sent as token ids"
+	if b.APIServerTokenizeNS > 0 {
+		prompts = fmt.Sprintf("text prompts tokenised by the API server at %d ns/token", b.APIServerTokenizeNS)
+	}
+	return fmt.Sprintf("%s: %s KV cache, block %d, %s, max_num_seqs %d, %s scheduling, %s, %s; %s, %s, %d warm-up + %d timed requests per slot",
+		b.Name, b.KVCacheDtype, b.BlockSize, tokens, b.MaxNumSeqs, sched, cache, fp32, lengths, prompts, b.WarmupPerSlot, b.RequestsPerSlot)
 }
 
 // Options shape the validation.
