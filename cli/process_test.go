@@ -165,6 +165,10 @@ func TestInterruptedSweepSaysHowToContinue(t *testing.T) {
 		if !strings.HasPrefix(stderr.String(), "sweep: writing "+dir+"\n") {
 			t.Errorf("the output directory is not printed first:\n%s", stderr)
 		}
+		// progress.json no longer says the sweep is searching: a reader sees it stopped, and why.
+		if rec, err := sweep.ReadProgress(dir); err != nil || rec == nil || rec.Phase != sweep.PhaseInterrupted || !strings.Contains(rec.Stop, "signal") {
+			t.Errorf("%v: progress.json %+v (%v), want interrupted by the signal", sig, rec, err)
+		}
 	}
 	if _, stderr, err := runSweepCmd(t, append(killSweepArgs(dir)[1:], "--resume")...); err != nil {
 		t.Fatalf("resume: %v\n%s", err, stderr)

@@ -20,9 +20,11 @@ import (
 	wishtea "charm.land/wish/v2/bubbletea"
 	"charm.land/wish/v2/logging"
 	"github.com/spf13/cobra"
+	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/routerlab/routerlab/config"
 	"github.com/routerlab/routerlab/themes"
+	"github.com/routerlab/routerlab/tui"
 	"github.com/routerlab/routerlab/tui/backend"
 )
 
@@ -91,16 +93,26 @@ run at once, the rest queue; each writes a run directory under --runs.`,
 				l.Close()
 				return err
 			}
-			defer jobs.Shutdown()
 			srv, err := newExplorerServer(exp, x.requests, o, l.Addr(), logger, jobs)
 			if err != nil {
 				l.Close()
+				jobs.Shutdown()
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "routerlab: explorer on ssh://%s (ctrl+c stops)\n", l.Addr())
+			start, err := startLine(o, l.Addr())
+			if err != nil {
+				l.Close()
+				jobs.Shutdown()
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "routerlab: explorer on "+start+" (ctrl+c stops)")
+			logger.Info("listening", "addr", "ssh://"+l.Addr().String(), "host_key", hostKeyFingerprint(o.hostKey))
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return serveUntil(ctx, srv, l)
+			err = serveUntil(ctx, srv, l)
+			stopped := jobs.Shutdown()
+			shutdownReport(logger, cmd.OutOrStdout(), stopped, o.experimentArgs, jobs)
+			return err
 		},
 	}
 	x.register(cmd.Flags(), "requests each explorer simulates (default: workload.search_requests, 2000)")
@@ -157,9 +169,69 @@ func newJobs(exp *config.Experiment, requests int, o serveOptions) (*backend.Job
 	return backend.NewJobs(backend.NewSweeper(sim), exp.File.Name, o.runs, o.maxSweeps)
 }
 
-// newServeLogger writes one timestamped line per event to w.
+// newServeLogger writes one timestamped line per event to w. It is also made charm log's
+// default, so what wish and its middleware log comes out in the same format.
 func newServeLogger(w io.Writer) *log.Logger {
-	return log.NewWithOptions(w, log.Options{ReportTimestamp: true, TimeFormat: time.RFC3339, Prefix: "serve"})
+	l := log.NewWithOptions(w, log.Options{ReportTimestamp: true, TimeFormat: time.RFC3339, Prefix: "serve"})
+	log.SetDefault(l)
+	return l
+}
+
+// startLine is the server's start-up line: the address, the host key's fingerprint, and how
+// many operator and viewer keys it accepts.
+func startLine(o serveOptions, addr net.Addr) (string, error) {
+	keys := "no authentication: every client is an operator"
+	if !o.noAuth {
+		acc, err := o.access(addr)
+		if err != nil {
+			return "", err
+		}
+		keys = fmt.Sprintf("%s, %s", plural(len(acc.operators), "operator key"), plural(len(acc.viewers), "viewer key"))
+	}
+	return fmt.Sprintf("ssh://%s · host key %s · %s", addr, hostKeyFingerprint(o.hostKey), keys), nil
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// hostKeyFingerprint is the SHA256 fingerprint clients see for the host key at path (the
+// server has created it by now), or why there is none.
+func hostKeyFingerprint(path string) string {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return "unreadable (" + err.Error() + ")"
+	}
+	signer, err := gossh.ParsePrivateKey(pem)
+	if err != nil {
+		return "unreadable (" + err.Error() + ")"
+	}
+	return gossh.FingerprintSHA256(signer.PublicKey())
+}
+
+// shutdownReport says, in the log and on standard output, that the server stopped, which
+// running sweeps that cancelled and the command that resumes each.
+func shutdownReport(logger *log.Logger, w io.Writer, stopped []tui.Job, args []string, jobs *backend.Jobs) {
+	if len(stopped) == 0 {
+		logger.Info("stopped: no sweep was running")
+		return
+	}
+	for _, j := range stopped {
+		resume := "(cannot rebuild its experiment)"
+		if sets, err := jobs.ResumeSets(j.At); err == nil {
+			cmd := append([]string{"routerlab", "sweep"}, args...)
+			for _, s := range sets {
+				cmd = append(cmd, "--set", s)
+			}
+			resume = shellJoin(append(cmd, "--out", j.Dir, "--resume"))
+		}
+		logger.Warn("stopped: sweep cancelled", "sweep", j.ID, "started_by", j.Starter, "evaluations", j.Evaluations, "dir", j.Dir, "resume", resume)
+		fmt.Fprintf(w, "routerlab: cancelled server sweep #%d (%s, %d evaluations) in %s; resume with:\n  %s\n",
+			j.ID, j.Starter, j.Evaluations, j.Dir, resume)
+	}
 }
 
 // access reads the key files the options name, or none with --no-auth, which only a

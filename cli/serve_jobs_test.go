@@ -168,3 +168,63 @@ func TestServeViewerKnobsStayInTheirSession(t *testing.T) {
 		t.Error("the viewer's knob change reached the operator's session")
 	}
 }
+
+// Stopping the server cancels its running sweeps and says, in the log and on standard
+// output, which and how to resume each; the printed command resumes the sweep's own
+// experiment (its ledger refuses any other) at the starter's knobs.
+func TestServeShutdownSaysHowToResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a server sweep")
+	}
+	exp, err := config.NewExperiment(config.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := t.TempDir()
+	o := serveOptions{maxSweeps: 1, runs: runs}
+	jobs, err := newJobs(exp, 200, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, err := backend.NewSim(exp, 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := sim.Initial()
+	at.Concurrency, at.Deployment.Replicas = 16, 12
+	alice := jobs.For(backend.Caller{Name: "alice SHA256:abc", Operator: true})
+	id, err := alice.Start(at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "two evaluations", func() bool {
+		ctx, cancel := context.WithCancel(context.Background())
+		var l []tui.Job
+		alice.List(ctx, func(got []tui.Job) { l = got; cancel() })
+		return l[0].Evaluations >= 2
+	})
+	stopped := jobs.Shutdown()
+	if len(stopped) != 1 || stopped[0].ID != id {
+		t.Fatalf("shutdown cancelled %+v, want sweep #%d", stopped, id)
+	}
+	logs, out := &syncBuffer{}, &syncBuffer{}
+	shutdownReport(newServeLogger(logs), out, stopped, nil, jobs)
+	dir := stopped[0].Dir
+	if !strings.Contains(logs.String(), "stopped: sweep cancelled") || !strings.Contains(out.String(), "cancelled server sweep #1 (alice SHA256:abc") {
+		t.Fatalf("shutdown report:\n%s\n%s", logs, out)
+	}
+	if rec, err := sweep.ReadProgress(dir); err != nil || rec == nil || rec.Phase != sweep.PhaseInterrupted || rec.Stop != backend.ErrServerStopped.Error() {
+		t.Fatalf("progress.json of the cancelled sweep: %+v, %v", rec, err)
+	}
+	_, line, _ := strings.Cut(out.String(), "resume with:\n  ")
+	args := shellSplit(t, strings.TrimSpace(line))
+	if len(args) < 4 || args[1] != "sweep" || args[len(args)-1] != "--resume" {
+		t.Fatalf("resume command %q", line)
+	}
+	if _, stderr, err := runSweepCmd(t, args[2:]...); err != nil {
+		t.Fatalf("%s: %v\n%s", line, err, stderr)
+	}
+	if sum, err := sweep.ReadSummary(dir); err != nil || sum == nil {
+		t.Fatalf("the resumed sweep did not finish: %v", err)
+	}
+}

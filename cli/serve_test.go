@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/pem"
 	"errors"
 	"io"
 	"net"
@@ -93,7 +94,7 @@ func startServerOn(t *testing.T, f *config.File, o serveOptions) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(jobs.Shutdown)
+	t.Cleanup(func() { jobs.Shutdown() })
 	srv, err := newExplorerServer(exp, 200, o, l.Addr(), newServeLogger(logs), jobs)
 	if err != nil {
 		l.Close()
@@ -391,5 +392,35 @@ func TestServeRefusesBadLimits(t *testing.T) {
 		if code == 0 || !strings.Contains(stderr.String(), args[0]) {
 			t.Errorf("serve %v: status %d, stderr %q; want an error naming %s", args, code, stderr.String(), args[0])
 		}
+	}
+}
+
+// The start-up line names the address, the host key's fingerprint (as clients will see it)
+// and how many operator and viewer keys the server accepts.
+func TestServeStartLine(t *testing.T) {
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := gossh.MarshalPrivateKey(priv, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostKey := filepath.Join(t.TempDir(), "host_key")
+	if err := os.WriteFile(hostKey, pem.EncodeToMemory(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	signer, err := gossh.NewSignerFromKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := serveOptions{hostKey: hostKey, authorizedKeys: writeKeys(t, testKey(t), testKey(t)), viewerKeys: writeKeys(t, testKey(t))}
+	addr := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 2222}
+	line, err := startLine(o, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "ssh://127.0.0.1:2222 · host key " + gossh.FingerprintSHA256(signer.PublicKey()) + " · 2 operator keys, 1 viewer key"; line != want {
+		t.Fatalf("start line %q, want %q", line, want)
 	}
 }

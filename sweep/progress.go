@@ -12,7 +12,14 @@ const (
 	PhaseSaturation Phase = "saturation" // prefill_load_scale values the search did not evaluate
 	PhaseValidation Phase = "validation" // round_robin, default_kv and the winner on the validation requests
 	PhaseDone       Phase = "done"
+	// A sweep that stopped before done: its last record says where and why (Stop). The ledger
+	// keeps its finished evaluations for --resume.
+	PhaseInterrupted Phase = "interrupted" // its context ended: SIGINT/SIGTERM, a server stopping, a cancel
+	PhaseFailed      Phase = "failed"      // an error or a crash (panic)
 )
+
+// Ended reports whether a sweep in phase p has stopped writing: done, interrupted or failed.
+func (p Phase) Ended() bool { return p == PhaseDone || p == PhaseInterrupted || p == PhaseFailed }
 
 // Stop reasons of a finished sweep (Progress.Stop), besides "converged at round r of R".
 const (
@@ -30,7 +37,7 @@ type Progress struct {
 	Rounds int    `json:"rounds,omitempty"` // round budget
 	Done   int    `json:"done"`
 	Total  int    `json:"total"`
-	Stop   string `json:"stop,omitempty"` // done: why the search ended
+	Stop   string `json:"stop,omitempty"` // done: why the search ended; interrupted, failed: why the sweep did
 	// Remote is the status of the remote fleet running the simulations (Remote.Status), when
 	// there is one: connected workers and tasks in flight.
 	Remote string `json:"remote,omitempty"`
@@ -48,12 +55,12 @@ func (p Progress) String() string {
 	switch p.Phase {
 	case PhaseSearch:
 		s = fmt.Sprintf("search round %d/%d · evaluations %d/%d", p.Round, p.Rounds, p.Done, p.Total)
-	case PhaseDone:
-		s = "done · " + p.Stop
+	case PhaseDone, PhaseInterrupted, PhaseFailed:
+		s = string(p.Phase) + " · " + p.Stop
 	default:
 		s = fmt.Sprintf("%s %d/%d", p.Phase, p.Done, p.Total)
 	}
-	if p.Remote != "" && p.Phase != PhaseDone {
+	if p.Remote != "" && !p.Phase.Ended() {
 		s += " · " + p.Remote
 	}
 	return s

@@ -2,8 +2,10 @@ package sweep
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -97,5 +99,48 @@ func TestProgressStopReasons(t *testing.T) {
 	if c.String() != "search round 2/6 · evaluations 14/60 · nats: 2 workers connected, 8 tasks in flight, 14 results" ||
 		c.Cancelled().String() != "done · cancelled" {
 		t.Errorf("%s / %s", c, c.Cancelled())
+	}
+}
+
+// A sweep stopped before done says so in progress.json, with the reason, keeping its counts:
+// interrupted by a cancel (with its cause), failed by an error.
+func TestProgressRecordsInterruptedAndFailed(t *testing.T) {
+	f := seedFile(t, "validate.requests=100")
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	ch := make(chan Event)
+	go func() {
+		n := 0
+		for ev := range ch {
+			if ev.Key != "" {
+				if n++; n == 5 {
+					cancel(errors.New("the server stopped"))
+				}
+			}
+		}
+	}()
+	_, err := Run(ctx, f, newFakeSim(f), Options{Out: dir, Progress: ch})
+	close(ch)
+	var stopped *Interrupted
+	if !errors.As(err, &stopped) {
+		t.Fatalf("Run: %v, want interrupted", err)
+	}
+	rec, err := ReadProgress(dir)
+	if err != nil || rec == nil {
+		t.Fatalf("progress.json: %v", err)
+	}
+	if rec.Phase != PhaseInterrupted || rec.Stop != "the server stopped" || rec.Done < 5 || rec.Target != "e2e_latency" ||
+		rec.String() != "interrupted · the server stopped" {
+		t.Fatalf("progress.json after the cancel: %+v (%s)", rec, rec.Progress)
+	}
+
+	failing := t.TempDir()
+	sim := newFakeSim(f)
+	sim.failAfter = 3
+	if _, err := Run(context.Background(), f, sim, Options{Out: failing}); err == nil {
+		t.Fatal("Run of a failing simulator succeeded")
+	}
+	if rec, err := ReadProgress(failing); err != nil || rec == nil || rec.Phase != PhaseFailed || !strings.Contains(rec.Stop, errInterrupted.Error()) {
+		t.Fatalf("progress.json after a failure: %+v, %v", rec, err)
 	}
 }

@@ -29,15 +29,40 @@ type progressFile struct {
 	mu     sync.Mutex
 	path   string
 	target string
+	last   ProgressRecord // the record written last
+	ended  bool           // end was written: evaluations still unwinding write nothing more
 }
 
 func (p *progressFile) write(ev Event) error {
-	data, err := json.Marshal(ProgressRecord{Progress: ev.Progress, Target: p.target, Unit: ev.Unit})
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ended {
+		return nil
+	}
+	return p.writeLocked(ProgressRecord{Progress: ev.Progress, Target: p.target, Unit: ev.Unit})
+}
+
+// end records that the sweep stopped before done: the last record's counts, with phase
+// interrupted or failed and the reason.
+func (p *progressFile) end(phase Phase, reason string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	rec := p.last
+	rec.Target = p.target
+	if rec.Phase != PhaseSearch {
+		rec.Round, rec.Rounds = 0, 0
+	}
+	rec.Phase, rec.Stop, rec.Remote = phase, reason, ""
+	p.ended = true
+	return p.writeLocked(rec)
+}
+
+func (p *progressFile) writeLocked(rec ProgressRecord) error {
+	p.last = rec
+	data, err := json.Marshal(rec)
 	if err != nil {
 		return err
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	tmp := p.path + ".tmp"
 	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
 		return err

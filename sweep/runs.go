@@ -25,15 +25,34 @@ func (e *Interrupted) Unwrap() error { return e.Err }
 
 // Run is the whole sweep: search, validation (unless the file turns it off), and the output
 // files when opt.Out is set, holding the directory's lock (LockDir) throughout.
-func Run(ctx context.Context, f *config.File, sim Simulator, opt Options) (*Result, error) {
+//
+// A sweep that stops before done leaves its reason in progress.json, so no reader takes a
+// dead sweep for a live one: phase interrupted when ctx ended (the reason is ctx's cause:
+// "interrupt signal received" from signal.NotifyContext, or the cause its canceller gave),
+// failed on an error or a panic (which then goes on).
+func Run(ctx context.Context, f *config.File, sim Simulator, opt Options) (res *Result, err error) {
 	opt = opt.withRemote(sim)
 	if opt.Out != "" {
-		lock, err := LockDir(opt.Out)
-		if err != nil {
-			return nil, err
+		lock, lockErr := LockDir(opt.Out)
+		if lockErr != nil {
+			return nil, lockErr
 		}
 		defer lock.Unlock()
-		opt.record = &progressFile{path: filepath.Join(opt.Out, ProgressName), target: f.Goal.Target}
+		rec := &progressFile{path: filepath.Join(opt.Out, ProgressName), target: f.Goal.Target}
+		opt.record = rec
+		defer func() {
+			if p := recover(); p != nil {
+				rec.end(PhaseFailed, fmt.Sprint("crashed: ", p))
+				panic(p)
+			}
+			switch {
+			case err == nil:
+			case ctx.Err() != nil:
+				rec.end(PhaseInterrupted, context.Cause(ctx).Error())
+			default:
+				rec.end(PhaseFailed, err.Error())
+			}
+		}()
 	}
 	// Check the search and validation requests first, so that nothing fails after the search.
 	ns := []int{f.Workload.SearchRequests}

@@ -37,6 +37,7 @@ type Job struct {
 	Best        *SweepEval // best configuration so far; nil before the first evaluation
 	Dir         string     // run directory (ledger, report)
 	Err         string     // failed: why
+	Mine        bool       // started by the session that lists it (same user and key)
 }
 
 // ErrSweepCancelled ends the watch of a sweep that someone cancelled.
@@ -89,6 +90,7 @@ type jobsPane struct {
 	jobs      Jobs
 	objective string // the best-so-far column's unit, e.g. "e2e ms"
 	list      []Job
+	announced bool // the session's own running sweeps were announced (on the first list)
 	cursor    int
 	err       error
 	cancel    context.CancelFunc
@@ -208,7 +210,12 @@ func (p *jobsPane) View() string {
 func (m *Model) serverSweeps(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case streamMsg[[]Job]:
-		return m.jobs.Update(msg)
+		cmd := m.jobs.Update(msg)
+		if !m.jobs.announced && !msg.done {
+			m.jobs.announced = true
+			m.announceMine()
+		}
+		return cmd
 	case attachMsg:
 		return m.attach(msg.id)
 	case jobStartedMsg:
@@ -223,6 +230,24 @@ func (m *Model) serverSweeps(msg tea.Msg) tea.Cmd {
 		}
 	}
 	return nil
+}
+
+// announceMine tells a session that reconnects which of its own sweeps still run on the
+// server, and how to watch them.
+func (m *Model) announceMine() {
+	var mine []string
+	for _, j := range m.jobs.list {
+		if j.Mine && !j.State.Finished() {
+			mine = append(mine, fmt.Sprintf("#%d (%s)", j.ID, j.Phase))
+		}
+	}
+	switch len(mine) {
+	case 0:
+	case 1:
+		m.notice = "your sweep " + mine[0] + " is still running on the server: tab to Sweeps on this server, enter watches it"
+	default:
+		m.notice = "your sweeps " + strings.Join(mine, ", ") + " are still running on the server: tab to Sweeps on this server, enter watches one"
+	}
 }
 
 // startServerSweep asks the registry for a new sweep; the reply attaches to it.

@@ -30,7 +30,8 @@ func (f fakeJobs) Watch(ctx context.Context, _ int, emit func(SweepEvent)) error
 }
 func (f fakeJobs) List(_ context.Context, emit func([]Job)) error {
 	emit([]Job{{ID: 1, Experiment: "test", Starter: "alice SHA256:abc", State: JobRunning, Phase: "round 2 · 5 evaluated",
-		Evaluations: 5, Best: &SweepEval{Round: 2, Knobs: Knobs{Mode: "kv_router", Credit: 1, Scale: 16, Concurrency: 32}, Value: 2120}, Dir: "runs/serve-1"}})
+		Evaluations: 5, Best: &SweepEval{Round: 2, Knobs: Knobs{Mode: "kv_router", Credit: 1, Scale: 16, Concurrency: 32}, Value: 2120}, Dir: "runs/serve-1",
+		Mine: f.control}})
 	return nil
 }
 
@@ -110,5 +111,18 @@ func TestServerSweepsViewer(t *testing.T) {
 	m.keyAndSettle(t, "esc")
 	if len(*jobs.cancelled) != 0 {
 		t.Error("a viewer's esc asked to cancel")
+	}
+}
+
+// An operator who reconnects is told which of their sweeps still run and how to watch them;
+// a session that did not start them is not.
+func TestServerSweepsAnnouncedOnReconnect(t *testing.T) {
+	op, _ := serverExplorer(t, true)
+	if got := ansi.Strip(op.helpView()); !strings.Contains(got, "your sweep #1 (round 2 · 5 evaluated) is still running on the server") {
+		t.Fatalf("the starter's session: %q", got)
+	}
+	viewer, _ := serverExplorer(t, false)
+	if got := ansi.Strip(viewer.helpView()); strings.Contains(got, "your sweep") {
+		t.Fatalf("another session: %q", got)
 	}
 }

@@ -46,9 +46,9 @@ type Jobs struct {
 type job struct {
 	info    tui.Job
 	starter Caller
-	events  []tui.SweepEvent // append-only
-	cancel  context.CancelFunc
-	err     error // when finished: nil, tui.ErrSweepCancelled or the failure
+	events  []tui.SweepEvent        // append-only
+	cancel  context.CancelCauseFunc // the cause is the reason progress.json records
+	err     error                   // when finished: nil, tui.ErrSweepCancelled or the failure
 }
 
 // NewJobs builds the registry for sweeps of sw's experiment (named experiment in lists),
@@ -69,18 +69,32 @@ func (j *Jobs) changedLocked() {
 // For returns the registry as the session of c sees it.
 func (j *Jobs) For(c Caller) tui.Jobs { return session{j, c} }
 
-// Shutdown cancels every queued and running sweep (the server is stopping) and waits for
-// the running ones to close their files.
-func (j *Jobs) Shutdown() {
+// ErrServerStopped is why the sweeps a stopping server cancels stopped, as their
+// progress.json records it.
+var ErrServerStopped = errors.New("routerlab serve stopped")
+
+// Shutdown cancels every queued and running sweep (the server is stopping), waits for the
+// running ones to close their files, and returns those it cancelled while running: their
+// run directories hold ledgers that `sweep --resume` continues.
+func (j *Jobs) Shutdown() []tui.Job {
 	j.mu.Lock()
+	var stopped []tui.Job
 	for _, jb := range j.list {
 		if !jb.info.State.Finished() {
-			j.cancelLocked(jb)
+			if jb.info.State == tui.JobRunning {
+				stopped = append(stopped, jb.info)
+			}
+			j.cancelLocked(jb, ErrServerStopped)
 		}
 	}
 	j.mu.Unlock()
 	j.wg.Wait()
+	return stopped
 }
+
+// ResumeSets are the --set overrides that make the experiment of a sweep started at knobs
+// at, for `routerlab sweep --resume` of its run directory.
+func (j *Jobs) ResumeSets(at tui.Knobs) ([]string, error) { return j.sweeper.ResumeSets(at) }
 
 func (j *Jobs) start(c Caller, at tui.Knobs) (int, error) {
 	if !c.Operator {
@@ -109,7 +123,7 @@ func (j *Jobs) launchLocked() {
 		if jb.info.State != tui.JobQueued {
 			continue
 		}
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancelCause(context.Background())
 		jb.cancel = cancel
 		jb.info.State, jb.info.Phase = tui.JobRunning, "starting"
 		j.running++
@@ -138,7 +152,7 @@ func (j *Jobs) run(ctx context.Context, jb *job) {
 	})
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	jb.cancel()
+	jb.cancel(nil)
 	switch {
 	case jb.info.State == tui.JobCancelled:
 		jb.err = tui.ErrSweepCancelled
@@ -181,21 +195,21 @@ func (j *Jobs) cancel(c Caller, id int) error {
 	if jb.info.State.Finished() {
 		return nil
 	}
-	j.cancelLocked(jb)
+	j.cancelLocked(jb, fmt.Errorf("cancelled by %s", c.Name))
 	j.changedLocked()
 	return nil
 }
 
 // cancelLocked stops a sweep: a queued one ends at once, a running one when its goroutine
 // returns (which then frees its slot).
-func (j *Jobs) cancelLocked(jb *job) {
+func (j *Jobs) cancelLocked(jb *job, cause error) {
 	queued := jb.info.State == tui.JobQueued
 	jb.info.State, jb.info.Phase = tui.JobCancelled, "cancelled after "+fmt.Sprint(jb.info.Evaluations)+" evaluations"
 	if queued {
 		jb.err = tui.ErrSweepCancelled
 		return
 	}
-	jb.cancel()
+	jb.cancel(cause)
 }
 
 func (j *Jobs) watch(ctx context.Context, id int, emit func(tui.SweepEvent)) error {
@@ -230,12 +244,13 @@ func (j *Jobs) watch(ctx context.Context, id int, emit func(tui.SweepEvent)) err
 	}
 }
 
-func (j *Jobs) listen(ctx context.Context, emit func([]tui.Job)) error {
+func (j *Jobs) listen(ctx context.Context, c Caller, emit func([]tui.Job)) error {
 	for {
 		j.mu.Lock()
 		list := make([]tui.Job, len(j.list))
 		for i, jb := range j.list {
 			list[i] = jb.info
+			list[i].Mine = jb.starter == c
 		}
 		changed := j.changed
 		j.mu.Unlock()
@@ -268,5 +283,5 @@ func (s session) Watch(ctx context.Context, id int, emit func(tui.SweepEvent)) e
 	return s.jobs.watch(ctx, id, emit)
 }
 func (s session) List(ctx context.Context, emit func([]tui.Job)) error {
-	return s.jobs.listen(ctx, emit)
+	return s.jobs.listen(ctx, s.caller, emit)
 }

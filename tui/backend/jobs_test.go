@@ -23,7 +23,7 @@ func testJobs(t *testing.T, slots int) (*Jobs, tui.Knobs) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(j.Shutdown)
+	t.Cleanup(func() { j.Shutdown() })
 	return j, sim.Initial()
 }
 

@@ -76,15 +76,25 @@ func objectiveLabel(obj sweep.Objective) string {
 // budget raised if k's fleet needs more).
 func (s *Sweeper) File(k tui.Knobs) (*config.File, error) {
 	f := s.sim.exp.File.Clone()
-	sets, err := s.sim.deploymentSets(k)
+	sets, err := s.ResumeSets(k)
 	if err != nil {
 		return nil, err
 	}
-	sets = append(sets, "workload.search_requests="+strconv.Itoa(s.sim.Requests()))
 	if err := f.Apply(sets); err != nil {
 		return nil, err
 	}
 	return f, nil
+}
+
+// ResumeSets are the --set overrides that make File(at) of the experiment: with the flags
+// that made the experiment, `routerlab sweep --out DIR --resume` continues a sweep the
+// explorer started at knobs at (its ledger refuses any other experiment).
+func (s *Sweeper) ResumeSets(at tui.Knobs) ([]string, error) {
+	sets, err := s.sim.deploymentSets(at)
+	if err != nil {
+		return nil, err
+	}
+	return append(sets, "workload.search_requests="+strconv.Itoa(s.sim.Requests())), nil
 }
 
 // deploymentSets are the --set overrides that put the experiment at k's concurrency and
