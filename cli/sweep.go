@@ -18,6 +18,7 @@ import (
 
 	"github.com/routerlab/routerlab/config"
 	"github.com/routerlab/routerlab/dist"
+	"github.com/routerlab/routerlab/report"
 	"github.com/routerlab/routerlab/sweep"
 )
 
@@ -30,6 +31,7 @@ type sweepOptions struct {
 	parallel  int    // > 0: sweep.parallel_evals
 	algorithm string // non-empty: sweep.algorithm
 	seed      string // non-empty: sweep.seed
+	plots     string // non-empty: also write every chart as OUT/plots/NAME.svg or .png
 	nats      natsFlags
 	// again are the command-line flags that chose the experiment, repeated in the command that
 	// resumes an interrupted sweep (a resume must describe the same experiment).
@@ -49,8 +51,9 @@ workload.search_requests requests (default 2000), then replays round_robin, defa
 
 Algorithms: gp_bandit (Gaussian-process UCB with pure-exploration batches; default),
 random, grid (every canonical configuration). OUT receives ledger.jsonl (one line per
-finished evaluation, so --resume continues an interrupted sweep), summary.json, report.md
-and evaluations.csv. Each records the experiment's fingerprint; --resume refuses a ledger of
+finished evaluation, so --resume continues an interrupted sweep), summary.json, report.md,
+report.html (the report with its charts, one self-contained file) and evaluations.csv;
+--plots svg|png also writes each chart to OUT/plots/. Each records the experiment's fingerprint; --resume refuses a ledger of
 a different experiment, listing the settings that differ. One sweep at a time writes OUT
 (a second fails naming the first's PID). SIGINT or SIGTERM stops after the finished
 evaluations' ledger lines and prints the command that continues (exit status 130).
@@ -78,6 +81,7 @@ them an error.`,
 	fl.IntVar(&o.parallel, "parallel", 0, "simulations run at once (overrides sweep.parallel_evals)")
 	fl.StringVar(&o.algorithm, "algorithm", "", "gp_bandit, random or grid (overrides sweep.algorithm)")
 	fl.StringVar(&o.seed, "seed", "", "search seed (overrides sweep.seed)")
+	fl.StringVar(&o.plots, "plots", "", "also write each chart of report.html to OUT/plots/ as svg or png, for slides")
 	o.nats.register(fl, "run the simulations on the workers of this NATS server (routerlab worker) instead of here")
 	return cmd
 }
@@ -155,12 +159,21 @@ func runSweep(ctx context.Context, f *config.File, o sweepOptions, stdout, stder
 	if err != nil {
 		return err
 	}
+	if o.plots != "" {
+		figs, err := res.Figures()
+		if err == nil {
+			err = report.WriteFigures(filepath.Join(out, "plots"), o.plots, figs)
+		}
+		if err != nil {
+			return err
+		}
+	}
 	s := res.Search
 	for _, n := range s.Notes {
 		fmt.Fprintln(stderr, "note:", n)
 	}
 	fmt.Fprint(stdout, res.Terminal())
-	fmt.Fprintf(stdout, "%d evaluations (%d from the ledger) in %.1f s; wrote %s: summary.json, report.md, evaluations.csv, %s\n",
+	fmt.Fprintf(stdout, "%d evaluations (%d from the ledger) in %.1f s; wrote %s: summary.json, report.md, report.html, evaluations.csv, %s\n",
 		len(s.Evaluations), s.Resumed, time.Since(start).Seconds(), out, sweep.LedgerName)
 	return nil
 }

@@ -115,9 +115,13 @@ func (s *Search) Chart(width int) string {
 		asciigraph.Caption(fmt.Sprintf("best %s (%s) vs evaluations (1…%d)", name, s.Objective.Unit(), len(s.Evaluations))))
 }
 
-// WriteFiles writes summary.json, report.md and evaluations.csv into dir.
+// WriteFiles writes summary.json, report.md, evaluations.csv and report.html into dir.
 func (r *Result) WriteFiles(dir string) error {
 	sum, err := json.MarshalIndent(r.Summary(), "", "  ")
+	if err != nil {
+		return err
+	}
+	html, err := r.HTML()
 	if err != nil {
 		return err
 	}
@@ -128,6 +132,7 @@ func (r *Result) WriteFiles(dir string) error {
 		{"summary.json", append(sum, '\n')},
 		{"report.md", []byte(r.Markdown())},
 		{"evaluations.csv", r.CSV()},
+		{"report.html", html},
 	}
 	for _, f := range files {
 		if err := os.WriteFile(filepath.Join(dir, f.name), f.data, 0o644); err != nil {

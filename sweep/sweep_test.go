@@ -187,7 +187,7 @@ func TestGPBanditFindsSyntheticOptimumWithinBudget(t *testing.T) {
 func readOut(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for _, name := range []string{LedgerName, "summary.json", "report.md", "evaluations.csv"} {
+	for _, name := range []string{LedgerName, "summary.json", "report.md", "evaluations.csv", "report.html"} {
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -26,6 +27,16 @@ type Validated struct {
 	Name    string            `json:"name"`
 	Config  map[string]string `json:"config"`
 	Metrics engine.Summary    `json:"metrics"`
+	// MeanE2E is the percentile bootstrap interval of the mean e2e latency over the requests.
+	MeanE2E *Interval `json:"mean_e2e_latency_interval,omitempty"`
+}
+
+// Interval is a mean with its percentile bootstrap interval at Level.
+type Interval struct {
+	MeanMS float64 `json:"mean_ms"`
+	LowMS  float64 `json:"low_ms"`
+	HighMS float64 `json:"high_ms"`
+	Level  float64 `json:"level"`
 }
 
 // PairedDiff is the mean per-request e2e latency difference best − default_kv over the same
@@ -55,7 +66,14 @@ type Validation struct {
 	Runs       []Validated // round_robin, default_kv, best
 	Paired     *PairedDiff // nil when per-request records could not be paired
 	Saturation []SaturationRow
+	// Reports are the runs' whole reports (per-request records, snapshots of the fleet), in
+	// Runs' order, for the charts of report.html; they are not written to summary.json.
+	Reports []*engine.Report
 }
+
+// snapshotsPerRun is about how many fleet snapshots a validation run keeps for the heatmaps
+// of report.html: enough columns for a page, few enough for any fleet size.
+const snapshotsPerRun = 200
 
 // Bootstrap settings of the paired interval.
 const (
@@ -80,6 +98,16 @@ func Validate(ctx context.Context, s *Search, sim Simulator, opt Options) (*Vali
 	}
 	base.Seed = f.Workload.Seed
 	base.RecordRequests = true
+	// Snapshot interval from the winner's search run, scaled to the validation requests
+	// (snapshots do not change a result; they only record the fleet).
+	if sr := best.Runs[0]; sr.RequestsCompleted > 0 {
+		n := f.Validate.Requests
+		if v, ok := s.Experiment.Get("workload.trace_requests"); ok && n == 0 {
+			n, _ = strconv.Atoi(v)
+		}
+		est := sr.DurationMS * 1000 * float64(max(n, sr.RequestsCompleted)) / float64(sr.RequestsCompleted)
+		base.SnapshotEveryUS = max(100_000, int64(est/snapshotsPerRun))
+	}
 	rr, def := base, base
 	rr.Router.Mode = router.ModeRoundRobin
 	def.Router.Mode, def.Router.OverlapScoreCredit, def.Router.PrefillLoadScale, def.Router.Temperature = router.ModeKV, 1, 1, 0
@@ -142,6 +170,21 @@ func Validate(ctx context.Context, s *Search, sim Simulator, opt Options) (*Vali
 	if err != nil {
 		return nil, err
 	}
+	var wg sync.WaitGroup
+	for j, rep := range reports {
+		wg.Go(func() {
+			e2e := make([]float64, len(rep.Requests))
+			for i, r := range rep.Requests {
+				e2e[i] = r.E2EMS
+			}
+			if len(e2e) > 0 {
+				mean, lo, hi := bootstrapMean(e2e, f.Sweep.Seed+uint64(j)+1)
+				v.Runs[j].MeanE2E = &Interval{MeanMS: mean, LowMS: lo, HighMS: hi, Level: bootstrapLevel}
+			}
+		})
+	}
+	wg.Wait()
+	v.Reports = reports
 	return v, nil
 }
 
@@ -224,12 +267,23 @@ func pairedBootstrap(a, b []float64, seed uint64) (*PairedDiff, error) {
 	if len(a) != len(b) || len(a) == 0 {
 		return nil, fmt.Errorf("sweep: cannot pair %d with %d per-request latencies", len(a), len(b))
 	}
-	n := len(a)
-	d := make([]float64, n)
-	var mean float64
+	d := make([]float64, len(a))
 	for i := range d {
 		d[i] = a[i] - b[i]
-		mean += d[i]
+	}
+	mean, lo, hi := bootstrapMean(d, seed)
+	return &PairedDiff{MeanMS: mean, LowMS: lo, HighMS: hi, Level: bootstrapLevel, Requests: len(d), Resamples: bootstrapResamples}, nil
+}
+
+// PairedBootstrap is the mean of a[i] − b[i] over paired values with its percentile
+// bootstrap interval, as the validation computes best − default_kv.
+func PairedBootstrap(a, b []float64, seed uint64) (*PairedDiff, error) { return pairedBootstrap(a, b, seed) }
+
+// bootstrapMean is the mean of d and its percentile bootstrap interval at bootstrapLevel.
+func bootstrapMean(d []float64, seed uint64) (mean, lo, hi float64) {
+	n := len(d)
+	for _, x := range d {
+		mean += x
 	}
 	mean /= float64(n)
 	rng := rand.New(rand.NewPCG(seed, bootstrapStream))
@@ -250,7 +304,5 @@ func pairedBootstrap(a, b []float64, seed uint64) (*PairedDiff, error) {
 	}
 	slices.Sort(means)
 	tail := (1 - bootstrapLevel) / 2
-	lo := means[int(tail*float64(bootstrapResamples))]
-	hi := means[int((1-tail)*float64(bootstrapResamples))-1]
-	return &PairedDiff{MeanMS: mean, LowMS: lo, HighMS: hi, Level: bootstrapLevel, Requests: n, Resamples: bootstrapResamples}, nil
+	return mean, means[int(tail*float64(bootstrapResamples))], means[int((1-tail)*float64(bootstrapResamples))-1]
 }

@@ -1,0 +1,313 @@
+package sweep
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot/vg"
+
+	"github.com/routerlab/routerlab/engine"
+	"github.com/routerlab/routerlab/report"
+)
+
+// HTML is report.html: the report's tables with its charts inline as SVG, one self-contained
+// file. Like report.md it depends only on the result, so identical sweeps give identical files.
+func (r *Result) HTML() ([]byte, error) {
+	figs, err := r.Figures()
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]report.Figure{}
+	for _, f := range figs {
+		byName[f.Name] = f
+	}
+	s := r.Search
+	f := s.File
+	b := s.BestEvaluation()
+	pg := &report.Page{Title: "routerlab sweep: " + f.Name}
+	fig := func(names ...string) error {
+		for _, n := range names {
+			if x, ok := byName[n]; ok {
+				if err := pg.Figure(x); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	pg.Para("Goal: %s. Algorithm %s, seed %d; at most %d rounds × %d candidates. Search: first %d requests of %s; %d of %d canonical configurations evaluated; stop: %s.",
+		s.Objective, f.Sweep.Algorithm, f.Sweep.Seed, s.Rounds, f.Sweep.CandidatesPerRound, b.Runs[0].RequestsCompleted,
+		f.Workload.TracePath, len(s.Evaluations), len(s.Space.Candidates), s.Stop)
+
+	pg.Heading("Best configuration")
+	var rows [][]string
+	for _, d := range s.Space.Dims {
+		if v, ok := b.Config[d.Key]; ok {
+			rows = append(rows, []string{d.Key, v})
+		}
+	}
+	pg.Table([]string{"knob", "value"}, rows)
+	pg.Para("On the search requests: %s %s %s.", strings.TrimPrefix(s.Objective.String(), "minimise "), ff(b.Value, 2), s.Objective.Unit())
+
+	if v := r.Validation; v != nil {
+		pg.Heading(fmt.Sprintf("Validation on %d requests", v.Requests))
+		head := []string{"configuration", "mean e2e ms", "95 % interval", "mean TTFT ms", "mean TPOT ms", "req/s", "output tok/s", "prefix reuse"}
+		sla := f.Goal.SLAText()
+		if sla != "" {
+			head = append(head, "SLO met", "goodput req/s")
+		}
+		rows = nil
+		for _, run := range v.Runs {
+			m := run.Metrics
+			ci := "–"
+			if run.MeanE2E != nil {
+				ci = fmt.Sprintf("[%s, %s]", ff(run.MeanE2E.LowMS, 1), ff(run.MeanE2E.HighMS, 1))
+			}
+			row := []string{run.Name, ff(m.MeanE2EMS, 1), ci, ff(m.MeanTTFTMS, 1), ff(m.MeanTPOTMS, 2), ff(m.RequestThroughput, 2),
+				ff(m.OutputThroughput, 0), ff(m.PrefixCacheReusedRatio, 3)}
+			if g := m.Goodput; g != nil {
+				row = append(row, ff(100*g.Attainment, 1)+" %", ff(g.RequestsPerS, 2))
+			}
+			rows = append(rows, row)
+		}
+		pg.Table(head, rows)
+		if d := v.Paired; d != nil {
+			pg.Para("Paired per-request e2e difference best − default_kv over the same %d requests: mean %s ms, %.0f %% bootstrap interval [%s, %s] ms (%d resamples).",
+				d.Requests, ff(d.MeanMS, 1), 100*d.Level, ff(d.LowMS, 1), ff(d.HighMS, 1), d.Resamples)
+		}
+		if sla != "" {
+			pg.Para("SLO: %s (goal.sla). SLO met: the share of requests within every bound; goodput: those requests per second, as vLLM's benchmark_serving counts them.", sla)
+		}
+		if err := fig("validation", "cdf-ttft", "cdf-tpot", "cdf-e2e"); err != nil {
+			return nil, err
+		}
+		for _, run := range v.Runs {
+			if err := fig("load-"+run.Name, "prefix-hit-"+run.Name); err != nil {
+				return nil, err
+			}
+		}
+		if len(v.Saturation) > 0 {
+			pg.Heading("prefill_load_scale saturation")
+			pg.Para("Search requests, other knobs at the winner's values.")
+			rows = nil
+			for _, row := range v.Saturation {
+				from := "added"
+				if row.Searched {
+					from = "search"
+				}
+				m := row.Metrics
+				rows = append(rows, []string{row.PrefillLoadScale, ff(m.E2EMS, 1), ff(m.TTFTMS, 1), ff(m.TPOTMS, 2), ff(m.PrefixReuse, 3), strconv.Itoa(row.Runs), from})
+			}
+			pg.Table([]string{"prefill_load_scale", "mean e2e ms", "mean TTFT ms", "mean TPOT ms", "prefix reuse", "n", "from"}, rows)
+			if err := fig("saturation"); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	pg.Heading("Convergence")
+	if err := fig("convergence"); err != nil {
+		return nil, err
+	}
+
+	pg.Heading("Experiment")
+	pg.Para("Every setting that changes a result (--resume refuses a ledger whose settings differ); fingerprint digest %s.", s.Experiment.Digest()[:16])
+	rows = nil
+	for _, st := range s.Experiment {
+		rows = append(rows, []string{st.Key, st.Value})
+	}
+	pg.Table([]string{"setting", "value"}, rows)
+
+	pg.Heading("All evaluations, best first")
+	rows = nil
+	for rank, i := range s.Ranked() {
+		e := &s.Evaluations[i]
+		m := e.Metrics
+		rows = append(rows, []string{strconv.Itoa(rank + 1), e.Key, ff(e.Value, 2), ff(m.E2EMS, 1), ff(m.TTFTMS, 1), ff(m.TPOTMS, 2),
+			ff(m.OutputTokS, 0), ff(m.PrefixReuse, 3), strconv.Itoa(len(e.Runs)), strconv.Itoa(e.Round)})
+	}
+	pg.Table([]string{"rank", "configuration", s.Objective.Target + " " + s.Objective.Unit(), "mean e2e ms", "mean TTFT ms",
+		"mean TPOT ms", "output tok/s", "prefix reuse", "n", "round"}, rows)
+	return pg.HTML()
+}
+
+// Figures are the report's charts: convergence, saturation, validation bars, latency CDFs
+// and fleet heatmaps per validation run (those the result has data for).
+func (r *Result) Figures() ([]report.Figure, error) {
+	s := r.Search
+	var figs []report.Figure
+	values := make([]float64, len(s.Evaluations))
+	for i, e := range s.Evaluations {
+		values[i] = e.Value
+	}
+	unit := fmt.Sprintf("%s (%s)", objectiveName(s.Objective), s.Objective.Unit())
+	p, err := report.Convergence(values, s.BestSoFar(), unit)
+	if err != nil {
+		return nil, err
+	}
+	figs = append(figs, report.Figure{Name: "convergence", Plot: p,
+		Caption: fmt.Sprintf("Every evaluation's %s on the search requests and the best so far, over %d evaluations.", objectiveName(s.Objective), len(values))})
+	v := r.Validation
+	if v == nil {
+		return figs, nil
+	}
+	if len(v.Saturation) > 0 {
+		var x, y []float64
+		labels := map[float64]string{}
+		for i, row := range v.Saturation {
+			x = append(x, float64(i))
+			labels[float64(i)] = row.PrefillLoadScale
+			y = append(y, s.Objective.Value(row.Metrics))
+		}
+		p, err := report.Lines("prefill_load_scale saturation", "prefill_load_scale (other knobs at the winner's)", unit,
+			[]report.Series{{X: x, Y: y}}, false, labels)
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, report.Figure{Name: "saturation", Plot: p,
+			Caption: fmt.Sprintf("The goal's %s on the search requests at each prefill_load_scale, evenly spaced.", objectiveName(s.Objective))})
+	}
+	var bars []report.Bar
+	for _, run := range v.Runs {
+		b := report.Bar{Name: run.Name, Value: run.Metrics.MeanE2EMS}
+		if run.MeanE2E != nil {
+			b.Low, b.High = run.MeanE2E.LowMS, run.MeanE2E.HighMS
+		}
+		bars = append(bars, b)
+	}
+	p, err = report.Bars(fmt.Sprintf("Validation on %d requests", v.Requests), "mean e2e latency (ms)", bars)
+	if err != nil {
+		return nil, err
+	}
+	figs = append(figs, report.Figure{Name: "validation", Plot: p, Width: 12 * vg.Centimeter, Height: 8 * vg.Centimeter,
+		Caption: fmt.Sprintf("Mean e2e latency of each validation run with its %.0f %% bootstrap interval over requests.", 100*bootstrapLevel)})
+	if len(v.Reports) != len(v.Runs) {
+		return figs, nil
+	}
+	names := make([]string, len(v.Runs))
+	for i, run := range v.Runs {
+		names[i] = run.Name
+	}
+	cdfs, err := LatencyCDFs(names, v.Reports)
+	if err != nil {
+		return nil, err
+	}
+	figs = append(figs, cdfs...)
+	for i, rep := range v.Reports {
+		hs, err := FleetHeatmaps(names[i], rep)
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, hs...)
+	}
+	return figs, nil
+}
+
+func objectiveName(o Objective) string {
+	return map[string]string{"e2e_latency": "mean e2e latency", "ttft": "mean TTFT", "tpot": "mean TPOT", "throughput": "output throughput"}[o.Target]
+}
+
+// LatencyCDFs draws the TTFT, TPOT and e2e distributions of runs with per-request records,
+// one line per run.
+func LatencyCDFs(names []string, reps []*engine.Report) ([]report.Figure, error) {
+	var figs []report.Figure
+	for _, m := range []struct{ name, title, label string }{
+		{"ttft", "TTFT", "TTFT (ms)"}, {"tpot", "TPOT", "TPOT (ms)"}, {"e2e", "e2e latency", "e2e latency (ms)"},
+	} {
+		samples := make([][]float64, len(reps))
+		for i, rep := range reps {
+			for _, rr := range rep.Requests {
+				switch m.name {
+				case "ttft":
+					samples[i] = append(samples[i], rr.TTFTMS)
+				case "tpot":
+					if rr.OutputLength > 1 {
+						samples[i] = append(samples[i], (rr.E2EMS-rr.TTFTMS)/float64(rr.OutputLength-1))
+					}
+				default:
+					samples[i] = append(samples[i], rr.E2EMS)
+				}
+			}
+		}
+		p, err := report.CDF(m.title+" distribution", m.label+", log scale", names, samples)
+		if err != nil {
+			return nil, err
+		}
+		if p == nil {
+			continue
+		}
+		figs = append(figs, report.Figure{Name: "cdf-" + m.name, Plot: p, Caption: "Share of requests with " + m.title + " at most x."})
+	}
+	return figs, nil
+}
+
+// heatmapRows and heatmapCols bound a heatmap's cells: larger fleets are grouped into
+// consecutive workers, longer runs into time bins.
+const heatmapRows, heatmapCols = 64, 160
+
+// FleetHeatmaps draws a run's per-worker load (active KV blocks) and prefix-hit ratio over
+// time from its snapshots; none when it kept none.
+func FleetHeatmaps(name string, rep *engine.Report) ([]report.Figure, error) {
+	sn := rep.Snapshots
+	if len(sn) < 2 || len(sn[0].Workers) == 0 {
+		return nil, nil
+	}
+	workers := len(sn[0].Workers)
+	per := (workers + heatmapRows - 1) / heatmapRows
+	rows := (workers + per - 1) / per
+	bin := (len(sn) + heatmapCols - 1) / heatmapCols
+	cols := (len(sn) + bin - 1) / bin
+	load, hit := make([][]float64, rows), make([][]float64, rows)
+	labels := make([]string, rows)
+	hiLoad := 0.0
+	for r := range rows {
+		load[r], hit[r] = make([]float64, cols), make([]float64, cols)
+		lo, hi := r*per, min(workers, (r+1)*per)
+		labels[r] = "w" + strconv.Itoa(lo)
+		if hi-lo > 1 {
+			labels[r] += "–" + strconv.Itoa(hi-1)
+		}
+		for c := range cols {
+			var maxLoad, hitSum float64
+			var hitN int
+			for k := c * bin; k < min(len(sn), (c+1)*bin); k++ {
+				for w := lo; w < hi; w++ {
+					ws := sn[k].Workers[w]
+					maxLoad = math.Max(maxLoad, float64(ws.ActiveBlocks))
+					if ws.PrefixHitRatio > 0 || ws.Running > 0 {
+						hitSum += ws.PrefixHitRatio
+						hitN++
+					}
+				}
+			}
+			load[r][c] = maxLoad
+			hiLoad = math.Max(hiLoad, maxLoad)
+			if hitN > 0 {
+				hit[r][c] = hitSum / float64(hitN)
+			}
+		}
+	}
+	dx := float64(sn[1].TimeUS-sn[0].TimeUS) * float64(bin) / 1e6
+	x0 := float64(sn[0].TimeUS) / 1e6
+	group := ""
+	if per > 1 {
+		group = fmt.Sprintf(" (%d workers a row: the maximum load, the mean hit ratio)", per)
+	}
+	pl, err := report.Heatmap(name+": active KV blocks per worker", "simulated time (s)", report.Grid{Z: load, X0: x0, DX: dx, Rows: labels}, 0, hiLoad)
+	if err != nil {
+		return nil, err
+	}
+	ph, err := report.Heatmap(name+": prefix-hit ratio per worker", "simulated time (s)", report.Grid{Z: hit, X0: x0, DX: dx, Rows: labels}, 0, 1)
+	if err != nil {
+		return nil, err
+	}
+	h := vg.Length(max(5, min(12, 2+rows/3))) * vg.Centimeter
+	return []report.Figure{
+		{Name: "load-" + name, Plot: pl, Height: h, Width: 17 * vg.Centimeter,
+			Caption: fmt.Sprintf("%s: KV blocks held by running requests, white 0 to black %.0f%s.", name, hiLoad, group)},
+		{Name: "prefix-hit-" + name, Plot: ph, Height: h, Width: 17 * vg.Centimeter,
+			Caption: fmt.Sprintf("%s: prefix-hit tokens ÷ prompt tokens of the requests admitted in each interval, white 0 to black 1%s.", name, group)},
+	}, nil
+}
