@@ -155,7 +155,7 @@ func Convergence(values, best []float64, yLabel string) (*plot.Plot, error) {
 
 // Bar is one bar with an optional interval (Low ≤ Value ≤ High; both 0: none).
 type Bar struct {
-	Name            string
+	Name             string
 	Value, Low, High float64
 }
 

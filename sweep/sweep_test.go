@@ -371,7 +371,7 @@ func TestPairedBootstrap(t *testing.T) {
 		b[i] = 100 + float64(i%17)
 		a[i] = b[i] - 5 + float64(i%5) - 2 // differences −7…−3, mean −5, sd √2
 	}
-	d, err := pairedBootstrap(a, b, 1)
+	d, err := PairedBootstrap(a, b, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,7 +382,7 @@ func TestPairedBootstrap(t *testing.T) {
 	if half := (d.HighMS - d.LowMS) / 2; half < 0.035 || half > 0.053 || d.LowMS > -5 || d.HighMS < -5 {
 		t.Errorf("interval [%.4f, %.4f], want about −5 ± 0.044", d.LowMS, d.HighMS)
 	}
-	if _, err := pairedBootstrap(a, b[:10], 1); err == nil {
+	if _, err := PairedBootstrap(a, b[:10], 1); err == nil {
 		t.Error("unpaired lengths: want an error")
 	}
 }

@@ -166,7 +166,7 @@ func Validate(ctx context.Context, s *Search, sim Simulator, opt Options) (*Vali
 	if !slices.Equal(bestIDs, defIDs) {
 		return nil, fmt.Errorf("sweep: best and default_kv completed different requests (%d and %d); cannot pair them", len(bestIDs), len(defIDs))
 	}
-	v.Paired, err = pairedBootstrap(bestE2E, defE2E, f.Sweep.Seed)
+	v.Paired, err = PairedBootstrap(bestE2E, defE2E, f.Sweep.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -261,9 +261,9 @@ func saturationPlan(s *Search, sim Simulator) ([]SaturationRow, []runJob, []int,
 	return rows, jobs, owner, nil
 }
 
-// pairedBootstrap resamples the per-request differences a−b (same requests) with a seeded
+// PairedBootstrap resamples the per-request differences a−b (same requests) with a seeded
 // generator and returns the mean difference with its percentile interval.
-func pairedBootstrap(a, b []float64, seed uint64) (*PairedDiff, error) {
+func PairedBootstrap(a, b []float64, seed uint64) (*PairedDiff, error) {
 	if len(a) != len(b) || len(a) == 0 {
 		return nil, fmt.Errorf("sweep: cannot pair %d with %d per-request latencies", len(a), len(b))
 	}
@@ -274,10 +274,6 @@ func pairedBootstrap(a, b []float64, seed uint64) (*PairedDiff, error) {
 	mean, lo, hi := bootstrapMean(d, seed)
 	return &PairedDiff{MeanMS: mean, LowMS: lo, HighMS: hi, Level: bootstrapLevel, Requests: len(d), Resamples: bootstrapResamples}, nil
 }
-
-// PairedBootstrap is the mean of a[i] − b[i] over paired values with its percentile
-// bootstrap interval, as the validation computes best − default_kv.
-func PairedBootstrap(a, b []float64, seed uint64) (*PairedDiff, error) { return pairedBootstrap(a, b, seed) }
 
 // bootstrapMean is the mean of d and its percentile bootstrap interval at bootstrapLevel.
 func bootstrapMean(d []float64, seed uint64) (mean, lo, hi float64) {
