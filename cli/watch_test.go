@@ -81,7 +81,7 @@ func TestWatchFollowsAKilledAndResumedSweep(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	want := []string{sweep.LedgerName, "evaluations.csv", sweep.ProgressName, "report.md", "summary.json", sweep.LockName}
+	want := []string{sweep.LedgerName, "evaluations.csv", sweep.ProgressName, "report.html", "report.md", "summary.json", sweep.LockName}
 	slices.Sort(want)
 	if !slices.Equal(names, want) {
 		t.Errorf("run directory holds %v, want only the sweep's files %v", names, want)
