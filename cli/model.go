@@ -211,7 +211,7 @@ experts from its vLLM 0.19.0 table, the router gate as a BF16 GEMM) were derived
 }
 
 func newModelValidateCmd() *cobra.Command {
-	var path, format, profile, kvDtype, fp32 string
+	var path, format, profile, kvDtype, fp32, ref string
 	var perSlot, warmup, batched, seqs, block, tokenizeNS int
 	var rangeRatio, maxTTFT, maxTPOT float64
 	var async, prefix bool
@@ -246,6 +246,9 @@ single settings of the chosen benchmark.`,
 				return fmt.Errorf("model validate: --benchmark: %w", err)
 			}
 			fl := cmd.Flags()
+			if fl.Changed("timing-reference") {
+				b.TimingReference = ref
+			}
 			if fl.Changed("range-ratio") {
 				if !(rangeRatio > 0 && rangeRatio <= 1) {
 					return fmt.Errorf("model validate: --range-ratio %g: want a ratio in (0, 1]", rangeRatio)
@@ -329,6 +332,7 @@ single settings of the chosen benchmark.`,
 	// shows a default of its own: the benchmark's (inferencex or ideal) is the default.
 	fs.IntVar(&perSlot, "requests-per-slot", 0, "timed requests per concurrency slot (default: the benchmark's, 10)")
 	fs.IntVar(&warmup, "warmup-per-slot", 0, "warm-up requests per concurrency slot, not measured (default: the benchmark's)")
+	fs.StringVar(&ref, "timing-reference", model.ReferenceSilicon, "price the replays as silicon (vLLM's kernels, one pass per step) or dynosim (Dynamo's mocker with AIConfigurator's pricing)")
 	fs.IntVar(&tokenizeNS, "api-tokenize-ns", 0, fmt.Sprintf("the API server's tokenisation cost per prompt token, ns; 0: prompts sent as token ids (default: the benchmark's, InferenceX %d from vllm#19334)", silicon.VLLMTokenizeNS))
 	fs.Float64Var(&rangeRatio, "range-ratio", 0, fmt.Sprintf("draw input and output lengths uniformly from [ratio × len, len]; 1: fixed (default: the benchmark's, InferenceX %g)", silicon.InferenceXRangeRatio))
 	fs.IntVar(&batched, "max-num-batched-tokens", 0, "token budget of one step (default: the benchmark's; InferenceX 2 × ISL)")

@@ -53,6 +53,9 @@ type Benchmark struct {
 	// APIServerTokenizeNS is what the server spends tokenising a text prompt, in ns per prompt
 	// token, before the engine sees the request (0: the client sends token ids).
 	APIServerTokenizeNS int `json:"api_server_tokenize_ns"`
+	// TimingReference prices the replay (model.ReferenceSilicon when empty; dynosim shows how
+	// Dynamo's mocker with AIConfigurator's pricing fares against the measurements).
+	TimingReference string `json:"timing_reference,omitempty"`
 }
 
 // VLLMTokenizeNS is the published upper bound on vLLM's API-server tokenisation, 1,340 ns
@@ -117,6 +120,8 @@ func (b Benchmark) check() error {
 		return fmt.Errorf("silicon: benchmark %s: range ratio %g is not in (0, 1]", b.Name, b.RangeRatio)
 	case b.RequestsPerSlot < 1:
 		return fmt.Errorf("silicon: benchmark %s: requests per slot %d, want >= 1", b.Name, b.RequestsPerSlot)
+	case b.TimingReference != "" && !slices.Contains(model.TimingReferences(), b.TimingReference):
+		return fmt.Errorf("silicon: benchmark %s: timing_reference %q (want one of %s)", b.Name, b.TimingReference, strings.Join(model.TimingReferences(), ", "))
 	case b.APIServerTokenizeNS < 0:
 		return fmt.Errorf("silicon: benchmark %s: api_server_tokenize_ns %d, want >= 0", b.Name, b.APIServerTokenizeNS)
 	case b.WarmupPerSlot < 0:
@@ -178,6 +183,7 @@ func (b Benchmark) deployment(r Row) model.Deployment {
 	d.AsyncScheduling, d.NoPrefixCaching = b.AsyncScheduling, !b.PrefixCaching
 	d.Float32MatmulPrecision = b.float32Precision(r)
 	d.APIServerTokenizeNS = b.APIServerTokenizeNS
+	d.TimingReference = b.TimingReference
 	return d
 }
 
@@ -200,6 +206,9 @@ func (b Benchmark) String() string {
 	fp32 := "float32 matmuls " + b.Float32MatmulPrecision
 	if b.Float32MatmulPrecision == "" {
 		fp32 = fmt.Sprintf("float32 matmuls highest, high in runs from %s", b.HighPrecisionSince)
+	}
+	if b.TimingReference == model.ReferenceDynosim {
+		sched += " (timing reference dynosim)"
 	}
 	prompts := "prompts sent as token ids"
 	if b.APIServerTokenizeNS > 0 {
