@@ -22,7 +22,7 @@ import "math/bits"
 // cachedSubs returns the sub-block mask of record rec on worker w (0: none cached).
 func (r *Router) cachedSubs(rec uint32, w int) uint32 {
 	if r.subsWide == nil {
-		return r.subs[int(rec)*r.workers+w]
+		return r.recs[int(rec)*r.recStride+r.g+w]
 	}
 	if i := r.subsWide.find(refKey(rec, w)); i >= 0 {
 		return uint32(*r.subsWide.word(i))
@@ -33,7 +33,7 @@ func (r *Router) cachedSubs(rec uint32, w int) uint32 {
 // setCachedSubs stores the sub-block mask of record rec on worker w.
 func (r *Router) setCachedSubs(rec uint32, w int, m uint32) {
 	if r.subsWide == nil {
-		r.subs[int(rec)*r.workers+w] = m
+		r.recs[int(rec)*r.recStride+r.g+w] = m
 		return
 	}
 	t := r.subsWide
@@ -56,10 +56,7 @@ func (r *Router) newCachedRecord() uint32 {
 	}
 	rec := uint32(r.cachedRecs)
 	r.cachedRecs++
-	r.holders = append(r.holders, make([]uint32, r.g)...)
-	if r.subsWide == nil {
-		r.subs = append(r.subs, make([]uint32, r.workers)...)
-	}
+	r.recs = append(r.recs, make([]uint32, r.recStride)...)
 	return rec
 }
 
@@ -98,7 +95,7 @@ func (r *Router) store(ev *KVEvent, i, j int) {
 		_, sub := ev.blockAt(i)
 		if b := uint32(1) << sub; m&b == 0 {
 			m |= b
-			h := &r.holders[int(rec)*r.g+int(sub)]
+			h := &r.recs[int(rec)*r.recStride+int(sub)]
 			if *h == 0 {
 				r.cachedN++
 			}
@@ -131,7 +128,7 @@ func (r *Router) remove(ev *KVEvent, i, j int) {
 		_, sub := ev.blockAt(i)
 		if b := uint32(1) << sub; m&b != 0 {
 			m &^= b
-			h := &r.holders[int(rec)*r.g+int(sub)]
+			h := &r.recs[int(rec)*r.recStride+int(sub)]
 			if *h--; *h == 0 {
 				r.cachedN--
 			}

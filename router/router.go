@@ -78,9 +78,13 @@ type Router struct {
 	g          int
 	wholeSubs  uint32     // all g sub-blocks
 	cached     *maskTable // trace-block key → workers caching any of it; second: all of it; aux: record
-	subs       []uint32   // up to 64 workers: sub-blocks of record rec on worker w, at rec·workers + w
-	subsWide   *maskTable // wider fleets: refKey(rec, w) → its sub-blocks
-	holders    []uint32   // workers caching sub-block s of record rec, at rec·g + s
+	// Record rec is recs[rec·recStride:][:recStride]: g counts of the workers caching each
+	// sub-block, then (up to 64 workers) each worker's mask of cached sub-blocks, so one
+	// record is one or two cache lines. Wider fleets key the masks by (rec, worker) in
+	// subsWide instead.
+	recs       []uint32
+	recStride  int
+	subsWide   *maskTable
 	cachedN    int        // distinct engine blocks cached on some worker
 	cachedRecs int
 	freeCached []uint32
@@ -151,6 +155,10 @@ func NewGrouped(cfg Config, workers, subBlocks int, seed uint64) (*Router, error
 	if words > 1 {
 		r.refCounts = newMaskTable(1<<14, 1, false, false)
 		r.subsWide = newMaskTable(1<<13, 1, false, false)
+	}
+	r.recStride = subBlocks
+	if r.subsWide == nil {
+		r.recStride += workers
 	}
 	return r, nil
 }
