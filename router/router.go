@@ -75,9 +75,9 @@ type Router struct {
 	freeRecs    []uint32
 
 	// The prefix-cache index, one entry per trace block of g engine blocks (cached.go).
-	g          int
-	wholeSubs  uint32     // all g sub-blocks
-	cached     *maskTable // trace-block key → workers caching any of it; second: all of it; aux: record
+	g         int
+	wholeSubs uint32     // all g sub-blocks
+	cached    *maskTable // trace-block key → workers caching any of it; second: all of it; aux: record
 	// Record rec is recs[rec·recStride:][:recStride]: g counts of the workers caching each
 	// sub-block, then (up to 64 workers) each worker's mask of cached sub-blocks, so one
 	// record is one or two cache lines. Wider fleets key the masks by (rec, worker) in
@@ -85,7 +85,7 @@ type Router struct {
 	recs       []uint32
 	recStride  int
 	subsWide   *maskTable
-	cachedN    int        // distinct engine blocks cached on some worker
+	cachedN    int // distinct engine blocks cached on some worker
 	cachedRecs int
 	freeCached []uint32
 
