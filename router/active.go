@@ -8,45 +8,48 @@ import "math/bits"
 // second worker mask of the trace blocks wholly active lets Route's walk skip the
 // per-worker look-up for them.
 
-// addRef counts one more in-flight request on worker w holding sub-block sub of record
-// rec and reports whether it is the first.
-func (r *Router) addRef(rec uint32, sub, w int) bool {
-	i := int(rec)*r.g + sub
+// counts returns the g refcounts of record rec on worker w — how many in-flight requests
+// on w hold each sub-block — or nil when none does. Up to 64 workers they are a row of the
+// dense slab; wider fleets find their row through refCounts, one probe per trace block.
+func (r *Router) counts(rec uint32, w int) []uint32 {
 	if r.refCounts == nil {
-		c := &r.denseCounts[i*r.workers+w]
-		*c++
-		return *c == 1
+		i := (int(rec)*r.workers + w) * r.g
+		return r.denseCounts[i : i+r.g]
 	}
-	n := r.refCounts.word(r.refCounts.insert(refKey(uint32(i), w)))
-	*n++
-	return *n == 1
+	k := r.refCounts.find(refKey(rec, w))
+	if k < 0 {
+		return nil
+	}
+	i := int(*r.refCounts.word(k)-1) * r.g
+	return r.wideCounts[i : i+r.g]
 }
 
-// dropRef counts one fewer and reports whether it was the last.
-func (r *Router) dropRef(rec uint32, sub, w int) bool {
-	i := int(rec)*r.g + sub
-	if r.refCounts == nil {
-		c := &r.denseCounts[i*r.workers+w]
-		*c--
-		return *c == 0
+// newCounts returns the refcounts of record rec on worker w, giving a wider fleet's pair
+// a zeroed row first if it has none.
+func (r *Router) newCounts(rec uint32, w int) []uint32 {
+	if c := r.counts(rec, w); c != nil {
+		return c
 	}
-	t := r.refCounts
-	k := t.find(refKey(uint32(i), w))
-	n := t.word(k)
-	if *n--; *n != 0 {
-		return false
+	var row int
+	if k := len(r.freeRows); k > 0 {
+		row = int(r.freeRows[k-1])
+		r.freeRows = r.freeRows[:k-1]
+	} else {
+		row = len(r.wideCounts) / r.g
+		r.wideCounts = append(r.wideCounts, make([]uint32, r.g)...)
 	}
-	t.del(k)
-	return true
+	*r.refCounts.word(r.refCounts.insert(refKey(rec, w))) = uint64(row) + 1
+	return r.wideCounts[row*r.g : (row+1)*r.g]
 }
 
-// held reports whether some in-flight request on w holds sub-block sub of record rec.
-func (r *Router) held(rec uint32, sub, w int) bool {
-	i := int(rec)*r.g + sub
+// dropCounts gives back a wider fleet's row of record rec on worker w, all zero now.
+func (r *Router) dropCounts(rec uint32, w int) {
 	if r.refCounts == nil {
-		return r.denseCounts[i*r.workers+w] != 0
+		return
 	}
-	return r.refCounts.find(refKey(uint32(i), w)) >= 0
+	k := r.refCounts.find(refKey(rec, w))
+	r.freeRows = append(r.freeRows, uint32(*r.refCounts.word(k)-1))
+	r.refCounts.del(k)
 }
 
 // bookBlocks books the first nk sub-blocks of the trace block keyed key for a request on
@@ -58,9 +61,10 @@ func (r *Router) bookBlocks(w int, key uint64, nk int) uint32 {
 		t.aux[k] = r.newRecord(key)
 	}
 	rec := t.aux[k]
+	c := r.newCounts(rec, w)
 	grew := 0
 	for s := range nk {
-		if r.addRef(rec, s, w) {
+		if c[s]++; c[s] == 1 {
 			grew++
 		}
 	}
@@ -77,9 +81,10 @@ func (r *Router) bookBlocks(w int, key uint64, nk int) uint32 {
 // unbook releases what bookBlocks booked. The sub-blocks no longer held on w are the last
 // ones of its active prefix, since the requests left all hold prefixes.
 func (r *Router) unbook(w int, rec uint32, nk int) {
+	c := r.counts(rec, w)
 	dropped := 0
 	for s := range nk {
-		if r.dropRef(rec, s, w) {
+		if c[s]--; c[s] == 0 {
 			dropped++
 		}
 	}
@@ -90,7 +95,11 @@ func (r *Router) unbook(w int, rec uint32, nk int) {
 	t := r.active
 	k := t.find(r.activeKey[rec])
 	t.clearSecond(k, w)
-	if !r.held(rec, 0, w) && t.clearBit(k, w) {
+	if c[0] != 0 {
+		return
+	}
+	r.dropCounts(rec, w)
+	if t.clearBit(k, w) {
 		t.del(k)
 		r.freeRecs = append(r.freeRecs, rec)
 	}
@@ -137,8 +146,8 @@ func (r *Router) scanActive(hashes []uint64) {
 			// Workers with only part of the trace block active: their active prefix may end in it.
 			for part := keep &^ whole[j]; part != 0; part &= part - 1 {
 				w := wb + bits.TrailingZeros64(part)
-				a := 0
-				for a < nk && r.held(rec, a, w) {
+				a, c := 0, r.counts(rec, w)
+				for a < nk && c[a] != 0 {
 					a++
 				}
 				if a < nk {

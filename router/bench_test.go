@@ -9,8 +9,9 @@ import (
 )
 
 // The benchmarks mimic the replay the engine drives: prompts of 134 engine blocks (the
-// toolagent trace's 8,596-token mean) drawn from a few hundred shared prefixes (system
-// prompt + tool context) with a private tail, 4 requests in flight per worker (the seed's
+// toolagent trace's 8,596-token mean) in trace blocks of 8 (512 tokens), drawn from a few
+// hundred shared prefixes of whole trace blocks (system prompt + tool context) with a
+// private tail, 4 requests in flight per worker (the seed's
 // 32 on 8), and each worker's prefix cache bounded with oldest-first eviction: at 8
 // workers to the seed deployment's 26,937 blocks each, so the indexer settles at ~170k
 // blocks as in a real run. Larger fleets share the same total cache (26,937 × 8 blocks),
@@ -27,20 +28,29 @@ const (
 	benchWarmReqs     = 20000
 	benchBlockSize    = 64
 	benchSeedReplicas = 8
+	benchSubBlocks    = 8 // engine blocks per trace block
 )
+
+// cachedBlock is one block of a worker's cache in the benchmark fleet, with the trace
+// block its KV events name.
+type cachedBlock struct {
+	hash, key uint64
+	sub       uint8
+}
 
 type benchFleet struct {
 	r        *Router
 	inFlight int64
 	reqs     []Request
 	rng      *rand.Rand
-	fifo     []ring   // per worker: cached blocks, oldest first, up to capacity
-	gone     []uint64 // scratch for eviction events
+	fifo     []ring        // per worker: cached blocks, oldest first, up to capacity
+	ev       KVEvent       // scratch for events
+	add      []cachedBlock // scratch: blocks a request stores
 	fam      [][]uint64
 }
 
 func newBenchFleet(b *testing.B, workers int) *benchFleet {
-	r, err := New(DefaultConfig(), workers, 1)
+	r, err := NewGrouped(DefaultConfig(), workers, benchSubBlocks, 1)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -64,11 +74,11 @@ func newBenchFleet(b *testing.B, workers int) *benchFleet {
 }
 
 // next redraws request slot id%benchReqs as a new prompt: a shared family prefix of
-// 20..110 blocks and a private tail.
+// 3..13 trace blocks and a private tail.
 func (f *benchFleet) next(id int64) *Request {
 	req := &f.reqs[id%benchReqs]
 	fam := f.fam[f.rng.IntN(benchFamilies)]
-	shared := 20 + f.rng.IntN(benchPrefix-20)
+	shared := benchSubBlocks * (3 + f.rng.IntN(benchPrefix/benchSubBlocks-2))
 	copy(req.BlockHashes, fam[:shared])
 	for j := shared; j < benchBlocks; j++ {
 		req.BlockHashes[j] = f.rng.Uint64()
@@ -82,32 +92,46 @@ func (f *benchFleet) next(id int64) *Request {
 // overlap from that Route) and evicts the oldest beyond capacity, as the engine's KV events
 // would.
 func (f *benchFleet) cache(w int, req *Request) {
-	stored := req.BlockHashes[f.r.overlap[w]:]
-	f.r.Apply(KVEvent{Worker: w, Kind: BlocksStored, Hashes: stored})
+	stored := f.event(w, BlocksStored)
+	add := f.add[:0]
+	for j := f.r.overlap[w]; j < len(req.BlockHashes); j++ {
+		sub := j % benchSubBlocks
+		b := cachedBlock{req.BlockHashes[j], req.BlockHashes[j-sub], uint8(sub)}
+		stored.Hashes, stored.Keys, stored.Subs = append(stored.Hashes, b.hash), append(stored.Keys, b.key), append(stored.Subs, b.sub)
+		add = append(add, b)
+	}
+	f.r.Apply(*stored)
 	q := &f.fifo[w]
-	f.gone = f.gone[:0]
-	for _, h := range stored {
-		if old, full := q.push(h); full {
-			f.gone = append(f.gone, old)
+	gone := f.event(w, BlocksRemoved)
+	for _, b := range add {
+		if old, full := q.push(b); full {
+			gone.Hashes, gone.Keys, gone.Subs = append(gone.Hashes, old.hash), append(gone.Keys, old.key), append(gone.Subs, old.sub)
 		}
 	}
-	if len(f.gone) > 0 {
-		f.r.Apply(KVEvent{Worker: w, Kind: BlocksRemoved, Hashes: f.gone})
+	if len(gone.Hashes) > 0 {
+		f.r.Apply(*gone)
 	}
+	f.add = add
+}
+
+// event clears the scratch event for worker w.
+func (f *benchFleet) event(w int, kind KVEventKind) *KVEvent {
+	f.ev = KVEvent{Worker: w, Kind: kind, Hashes: f.ev.Hashes[:0], Keys: f.ev.Keys[:0], Subs: f.ev.Subs[:0]}
+	return &f.ev
 }
 
 // ring is a fixed-capacity FIFO of a worker's cached blocks.
 type ring struct {
-	buf      []uint64
+	buf      []cachedBlock
 	head     int
 	capacity int
 }
 
 // push appends h; when the ring is full it drops and returns the oldest block.
-func (q *ring) push(h uint64) (old uint64, full bool) {
+func (q *ring) push(h cachedBlock) (old cachedBlock, full bool) {
 	if len(q.buf) < q.capacity {
 		q.buf = append(q.buf, h)
-		return 0, false
+		return cachedBlock{}, false
 	}
 	old = q.buf[q.head]
 	q.buf[q.head] = h

@@ -63,15 +63,15 @@ type Router struct {
 	spare   [][]uint32 // refs slices of finished bookings, reused by the next ones
 
 	// Records of active trace blocks (active.go): record r is the trace block keyed
-	// activeKey[r]; refCount(r·g + s, w) in-flight requests on worker w hold its sub-block s.
-	// Up to 64 workers the counts are a dense slab (denseCounts[(r·g+s)·workers + w], one
-	// array index on the hot path) beside activeLen[r·workers + w], the number of the trace
-	// block's sub-blocks active on w; wider fleets key the counts by (r·g + s, worker) in
-	// refCounts, so memory follows what is in flight rather than records × workers.
+	// activeKey[r]; per worker w, g refcounts say how many in-flight requests on w hold each
+	// of its sub-blocks. Up to 64 workers the counts are a dense slab (row r·workers + w of
+	// denseCounts, one array index on the hot path); wider fleets key a row of wideCounts by
+	// (r, w) in refCounts, so memory follows what is in flight rather than records × workers.
 	activeKey   []uint64
 	denseCounts []uint32
-	activeLen   []uint32
 	refCounts   *maskTable
+	wideCounts  []uint32
+	freeRows    []uint32
 	freeRecs    []uint32
 
 	// The prefix-cache index, one entry per trace block of g engine blocks (cached.go).
