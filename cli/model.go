@@ -17,11 +17,11 @@ func newModelCmd() *cobra.Command {
 		Use:   "model",
 		Short: "Inspect, import and validate the worker timing model",
 		Long: `The timing model prices every engine step of a worker from silicon-measured operator
-tables (NVIDIA AIConfigurator, embedded for MiniMax-M2.5 on B200 under vLLM 0.19.0 in the
-four- and two-GPU TEP and TP layouts, priced as the kernels this block-FP8 checkpoint runs)
-and sizes its KV cache from memory arithmetic.`,
+tables (NVIDIA AIConfigurator) composed for the model's architecture (its config.json: dense or
+mixture-of-experts, heads, KV heads, sizes, quantisation), the GPU and the parallel layout, and
+sizes its KV cache from memory arithmetic. ` + "`model list`" + ` shows what is embedded.`,
 	}
-	cmd.AddCommand(newModelInfoCmd(), newModelImportCmd(), newModelValidateCmd())
+	cmd.AddCommand(newModelListCmd(), newModelInfoCmd(), newModelImportCmd(), newModelValidateCmd())
 	return cmd
 }
 
@@ -34,6 +34,9 @@ func (f *deploymentFlags) register(cmd *cobra.Command, base model.Deployment, la
 	f.d = base
 	fs := cmd.Flags()
 	if layout {
+		fs.StringVar(&f.d.ModelName, "model-name", f.d.ModelName, "model (Hugging Face id; see model list)")
+		fs.StringVar(&f.d.HardwareSKU, "sku", f.d.HardwareSKU, "GPU (see model list)")
+		fs.StringVar(&f.d.Quantization, "quantization", f.d.Quantization, "serving precision other than the checkpoint's (see model list)")
 		fs.IntVar(&f.d.TP, "tp", f.d.TP, "tensor parallel size")
 		fs.IntVar(&f.d.MoETP, "moe-tp", f.d.MoETP, "expert tensor parallel size")
 		fs.IntVar(&f.d.MoEEP, "moe-ep", f.d.MoEEP, "expert parallel size")
@@ -49,6 +52,46 @@ func (f *deploymentFlags) register(cmd *cobra.Command, base model.Deployment, la
 		"the API server's tokenisation cost per prompt token (ns) for text prompts sent straight to vLLM; 0: token ids (Dynamo's frontend)")
 	fs.StringVar(&f.d.TimingReference, "timing-reference", model.ReferenceSilicon,
 		"how steps are priced and scheduled: silicon (vLLM's one forward pass per step) or dynosim (Dynamo's mocker with AIConfigurator's forward-pass model)")
+}
+
+func newModelListCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the embedded models, GPUs, precisions, vLLM versions and layouts",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ts, err := model.Embedded()
+			if err != nil {
+				return err
+			}
+			var b strings.Builder
+			fmt.Fprintf(&b, "%-34s %-9s %-9s %-12s %-7s %s\n", "model_name", "hardware", "precision", "architecture", "vllm", "layouts (tp-moe_tp-moe_ep)")
+			type key struct{ model, sku, quant, arch, version string }
+			var order []key
+			layouts := map[key][]string{}
+			for _, t := range ts {
+				q := t.Quantization
+				if q == "" {
+					q = t.GEMMQuant + "*"
+				}
+				arch := t.LLM.Architecture
+				if t.LLM.MoE() {
+					arch += " MoE"
+				}
+				k := key{t.Model, t.HardwareSKU, q, arch, t.BackendVersion}
+				if _, ok := layouts[k]; !ok {
+					order = append(order, k)
+				}
+				layouts[k] = append(layouts[k], fmt.Sprintf("%d-%d-%d", t.Layout.TP, t.Layout.MoETP, t.Layout.MoEEP))
+			}
+			for _, k := range order {
+				fmt.Fprintf(&b, "%-34s %-9s %-9s %-12s %-7s %s\n", k.model, k.sku, k.quant, k.arch, k.version, strings.Join(layouts[k], " "))
+			}
+			b.WriteString("\n* the checkpoint's own precision (search_space.quantization unset); others are set with search_space.quantization\n")
+			_, err = io.WriteString(cmd.OutOrStdout(), b.String())
+			return err
+		},
+	}
 }
 
 func newModelInfoCmd() *cobra.Command {
@@ -76,18 +119,35 @@ func writeModelInfo(out io.Writer, w *model.Worker) error {
 		d.Backend, d.BackendVersion, d.Layout())
 	fmt.Fprintf(&b, "engine     max_num_batched_tokens %d, max_num_seqs %d, block %d, gpu_memory_utilization %.2f, kv_cache_dtype %s\n",
 		d.MaxNumBatchedTokens, d.MaxNumSeqs, d.BlockSize, d.GPUMemoryUtilization, d.KVCacheDtype)
-	gate := "FP32"
-	if d.Dynosim() {
-		gate = "BF16 GEMM as AIConfigurator prices it"
+	arch := "dense"
+	if t.LLM.MoE() {
+		arch = fmt.Sprintf("MoE, %d experts top-%d", t.LLM.Experts, t.LLM.TopK)
 	}
-	fmt.Fprintf(&b, "kernels    projections %s, experts %s %s, router gate %s (%s)\n", t.GEMMQuant, t.MoEKernel, t.MoEQuant, gate, model.TableFileName(t))
+	fmt.Fprintf(&b, "model      %s (%s): %d layers, hidden %d, %d heads / %d KV heads × %d, checkpoint %s\n", t.LLM.Architecture, arch,
+		t.LLM.Layers, t.LLM.Hidden, t.LLM.Heads, t.LLM.KVHeads, t.LLM.HeadDim, t.LLM.WeightQuant)
+	fmt.Fprintf(&b, "kernels    projections %s", t.GEMMQuant)
+	if t.LLM.MoE() {
+		gate := "BF16"
+		if t.LLM.FP32RouterGate {
+			gate = "FP32"
+		}
+		fmt.Fprintf(&b, ", experts %s %s, router gate %s", t.MoEKernel, t.MoEQuant, gate)
+	}
+	if t.LLM.MoE() && d.Dynosim() {
+		b.WriteString(" as AIConfigurator prices it")
+	}
+	fmt.Fprintf(&b, " (%s)\n", model.TableFileName(t))
 	fmt.Fprintf(&b, "timing     %s\n", timingLine(d))
 	if d.APIServerTokenizeNS > 0 {
-		fmt.Fprintf(&b, "requests   text prompts tokenised by the API server at %d ns/token before the engine sees them (8,192 tokens: %.1f ms)\n\n",
+		fmt.Fprintf(&b, "requests   text prompts tokenised by the API server at %d ns/token before the engine sees them (8,192 tokens: %.1f ms)\n",
 			d.APIServerTokenizeNS, float64(d.APIServerTokenizeNS)*8192/1e6)
 	} else {
-		b.WriteString("requests   token ids: no API-server tokenisation (Dynamo's frontend tokenises)\n\n")
+		b.WriteString("requests   token ids: no API-server tokenisation (Dynamo's frontend tokenises)\n")
 	}
+	for _, x := range t.Extrapolated {
+		fmt.Fprintf(&b, "beyond the measured shapes, on purpose: %s\n", x)
+	}
+	b.WriteString("\n")
 	b.WriteString(w.Capacity().String())
 	b.WriteString("\nstep time of typical batches (µs)\n")
 	fmt.Fprintf(&b, "%-44s %8s %8s %7s %8s %8s %9s\n", "batch", "tokens", "non-attn", "logits", "ctx-attn", "dec-attn", "total")
@@ -130,78 +190,87 @@ func newModelImportCmd() *cobra.Command {
 		Use:   "import",
 		Short: "Derive the step-time tables from AIConfigurator operator data",
 		Long: `import reads AIConfigurator's operator tables (gemm, moe, attention, custom all-reduce
-parquet files, the system YAML and the model's config.json) under --aic and writes one derived
-table per layout plus PROVENANCE.md into --out. Writing into model/tables and rebuilding embeds
-them; the importer is deterministic, so re-running it on the same data reproduces the files.
+parquet files, the system YAML and the model's config.json, at the top of --aic or in its
+model_configs/) under --aic and writes one derived table per layout into --out, with a
+PROVENANCE.md over every table there. Writing into model/tables and rebuilding embeds them;
+the importer is deterministic, so re-running it on the same data reproduces the files.
 
-The experts of this block-FP8 checkpoint run FlashInfer's TRT-LLM block-scale MoE, which
-AIConfigurator measures only in its vLLM 0.24 data. The embedded tables were derived with
+Without --model-name, --sku or --layout it derives everything the binary embeds:
 
   routerlab model import --aic ../shared/aic --out model/tables
 
---moe-kernel vllm_fused_moe --moe-version 0.19.0 prices the Triton kernel of the 0.19 tables
-instead. The dynosim reference's tables (AIConfigurator's own operator choice: Triton fused_moe
-experts from its vLLM 0.19.0 table, the router gate as a BF16 GEMM) were derived with
+With them it derives one model on one GPU, e.g.
 
-  routerlab model import --aic ../shared/aic --out model/tables --timing-reference dynosim`,
+  routerlab model import --aic ../shared/aic --out model/tables \
+    --model-name meta-llama/Llama-3.1-70B --sku h200_sxm --quantization fp8 --gemm-quant fp8 --layout 2,2,1
+
+--moe-kernel vllm_fused_moe --moe-version 0.19.0 prices the seed's experts with the Triton
+kernel of the 0.19 tables instead of FlashInfer's TRT-LLM MoE. With --timing-reference dynosim
+it derives AIConfigurator's own operator choice for the seed instead (Triton fused_moe experts
+from its vLLM 0.19.0 table, the router gate as a BF16 GEMM), which the whole import includes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if aic == "" || out == "" {
 				return fmt.Errorf("model import: --aic and --out are required")
 			}
-			switch ref {
-			case model.ReferenceSilicon:
-			case model.ReferenceDynosim:
-				// AIConfigurator's own expert rows, unless chosen by flag.
-				d := model.DynosimImportOptions()
-				o.TimingReference = d.TimingReference
-				for _, f := range []struct {
-					flag      string
-					dst, from *string
-				}{{"moe-version", &o.MoE.Version, &d.MoE.Version}, {"moe-kernel", &o.MoE.Source, &d.MoE.Source}, {"moe-quant", &o.MoE.Quant, &d.MoE.Quant}} {
-					if !cmd.Flags().Changed(f.flag) {
-						*f.dst = *f.from
-					}
-				}
-			default:
+			if ref != model.ReferenceSilicon && ref != model.ReferenceDynosim {
 				return fmt.Errorf("model import: --timing-reference %q: want one of %s", ref, strings.Join(model.TimingReferences(), ", "))
 			}
-			o.Layouts = nil
-			for _, l := range layouts {
-				var x model.Layout
-				if _, err := fmt.Sscanf(l, "%d,%d,%d", &x.TP, &x.MoETP, &x.MoEEP); err != nil {
-					return fmt.Errorf("model import: --layout %q: want tp,moe_tp,moe_ep (e.g. 4,1,4)", l)
+			imports := model.EmbeddedImports()
+			if f := cmd.Flags(); f.Changed("model-name") || f.Changed("sku") || f.Changed("layout") || f.Changed("quantization") || f.Changed("timing-reference") {
+				if ref == model.ReferenceDynosim {
+					// AIConfigurator's own expert rows, unless chosen by flag.
+					d := model.DynosimImportOptions()
+					o.TimingReference = d.TimingReference
+					for _, f := range []struct {
+						flag      string
+						dst, from *string
+					}{{"moe-version", &o.MoE.Version, &d.MoE.Version}, {"moe-kernel", &o.MoE.Source, &d.MoE.Source}, {"moe-quant", &o.MoE.Quant, &d.MoE.Quant}} {
+						if !cmd.Flags().Changed(f.flag) {
+							*f.dst = *f.from
+						}
+					}
 				}
-				x.AttentionDP = 1
-				o.Layouts = append(o.Layouts, x)
+				o.Layouts = nil
+				for _, s := range layouts {
+					l, err := model.ParseLayout(s)
+					if err != nil {
+						return err
+					}
+					o.Layouts = append(o.Layouts, l)
+				}
+				imports = []model.ImportOptions{o}
 			}
-			tables, err := model.Import(aic, o)
-			if err != nil {
-				return err
+			for _, o := range imports {
+				tables, err := model.Import(aic, o)
+				if err != nil {
+					return fmt.Errorf("%s on %s: %w", o.Model, o.HardwareSKU, err)
+				}
+				if err := model.WriteTables(out, tables); err != nil {
+					return err
+				}
+				for _, t := range tables {
+					fmt.Fprintf(cmd.OutOrStdout(), "wrote %s/%s\n", out, model.TableFileName(t))
+				}
 			}
-			if err := model.WriteTables(out, tables); err != nil {
-				return err
-			}
-			for _, t := range tables {
-				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s/%s\n", out, model.TableFileName(t))
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s/%s\n", out, model.ProvenanceFileName(o.TimingReference))
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s/PROVENANCE*.md\n", out)
 			return nil
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&aic, "aic", "", "AIConfigurator data directory (holds <sku>.yaml, <org>--<model>_config.json, <sku>/...)")
+	fs.StringVar(&aic, "aic", "", "AIConfigurator data directory (holds <sku>.yaml, <sku>/..., the model's <org>--<model>_config.json at the top or in model_configs/)")
 	fs.StringVar(&out, "out", "", "directory to write the derived tables into")
 	fs.StringVar(&ref, "timing-reference", model.ReferenceSilicon, "the reference the tables price for: silicon (the kernels vLLM runs) or dynosim (AIConfigurator's own operator choice, files *_dynosim.json)")
 	fs.StringVar(&o.Model, "model-name", o.Model, "model name (config file <org>--<name>_config.json)")
 	fs.StringVar(&o.HardwareSKU, "sku", o.HardwareSKU, "system name")
 	fs.StringVar(&o.BackendVersion, "backend-version", o.BackendVersion, "vLLM version directory")
-	fs.StringVar(&o.GEMMQuant, "gemm-quant", o.GEMMQuant, "gemm_dtype of the projection GEMM rows")
-	fs.StringVar(&o.MoE.Version, "moe-version", o.MoE.Version, "vLLM version directory of the expert rows")
-	fs.StringVar(&o.MoE.Source, "moe-kernel", o.MoE.Source, "kernel_source of the expert rows (vllm_fused_moe: Triton)")
+	fs.StringVar(&o.Quantization, "quantization", o.Quantization, "serving precision other than the checkpoint's, naming the table (e.g. fp8, nvfp4)")
+	fs.StringVar(&o.GEMMQuant, "gemm-quant", o.GEMMQuant, "gemm_dtype of the projection and dense MLP rows (default: the checkpoint's)")
+	fs.StringVar(&o.MoE.Version, "moe-version", o.MoE.Version, "vLLM version directory of the expert rows (default: the kernel's)")
+	fs.StringVar(&o.MoE.Source, "moe-kernel", o.MoE.Source, "kernel_source of the expert rows (default: the one vLLM selects for the quantisation and GPU; vllm_fused_moe: Triton)")
 	fs.StringVar(&o.MoE.Quant, "moe-quant", o.MoE.Quant, "moe_dtype of the expert rows")
-	fs.Float64Var(&o.FP32TFLOPS, "fp32-tflops", 0, "the GPU's dense FP32 (CUDA-core) peak, for the FP32 router gate (default: the datasheet figure of a known --sku)")
-	fs.Float64Var(&o.TF32TFLOPS, "tf32-tflops", 0, "the GPU's dense TF32 (tensor-core) peak, for the router gate under VLLM_FLOAT32_MATMUL_PRECISION=high (default: the datasheet figure of a known --sku)")
+	fs.Float64Var(&o.FP32TFLOPS, "fp32-tflops", 0, "the GPU's dense FP32 (CUDA-core) peak, for an FP32 router gate (default: the datasheet figure of a known --sku)")
+	fs.Float64Var(&o.TF32TFLOPS, "tf32-tflops", 0, "the GPU's dense TF32 (tensor-core) peak, for an FP32 router gate under VLLM_FLOAT32_MATMUL_PRECISION=high (default: the datasheet figure of a known --sku)")
 	var defaults []string
 	for _, l := range o.Layouts {
 		defaults = append(defaults, fmt.Sprintf("%d,%d,%d", l.TP, l.MoETP, l.MoEEP))

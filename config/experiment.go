@@ -63,7 +63,7 @@ func (f *File) deployment(pc ParallelConfig, maxBatchedTokens, maxSeqs int, kvDt
 		util = 0.9
 	}
 	return model.Deployment{
-		ModelName: f.ModelName, HardwareSKU: f.HardwareSKU,
+		ModelName: f.ModelName, HardwareSKU: f.HardwareSKU, Quantization: f.Quantization,
 		Backend: f.Values("backend")[0].Text, BackendVersion: f.BackendVersion,
 		TP: pc.TP, AttentionDP: pc.AttentionDP, MoETP: pc.MoETP, MoEEP: pc.MoEEP,
 		MaxNumBatchedTokens: maxBatchedTokens, MaxNumSeqs: maxSeqs,

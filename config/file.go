@@ -150,8 +150,11 @@ type ValidateSettings struct {
 type File struct {
 	Name string // path, or "embedded defaults"
 
-	ModelName      string
-	HardwareSKU    string
+	ModelName   string
+	HardwareSKU string
+	// Quantization is the serving precision when it is not the checkpoint's (vLLM's
+	// --quantization, e.g. fp8 for a BF16 checkpoint); "" serves the checkpoint as it is.
+	Quantization   string
 	BackendVersion string
 	GPUBudget      int
 	ContextLength  int
@@ -451,6 +454,8 @@ func (f *File) setSearch(path, key string, n ast.Node) error {
 		return f.str(path, n, &f.ModelName)
 	case "hardware_sku":
 		return f.str(path, n, &f.HardwareSKU)
+	case "quantization":
+		return f.str(path, n, &f.Quantization)
 	case "backend_version":
 		return f.str(path, n, &f.BackendVersion)
 	case "gpu_budget":
@@ -555,7 +560,7 @@ func (f *File) setParallel(path string, n ast.Node) error {
 		if !ok {
 			return f.errAt(item, path, "want a mapping like {tp: 4, moe_ep: 4, replicas: 8}")
 		}
-		pc := ParallelConfig{TP: 1, AttentionDP: 1, MoETP: 1, MoEEP: 1, Replicas: 1}
+		pc := ParallelConfig{TP: 1, AttentionDP: 1, Replicas: 1} // moe_tp, moe_ep: 0 until given
 		for _, kv := range m.Values {
 			k := keyText(kv)
 			p := path + "." + k
@@ -581,6 +586,19 @@ func (f *File) setParallel(path string, n ast.Node) error {
 			if err := f.integer(p, kv.Value, dst, 1, hi); err != nil {
 				return err
 			}
+		}
+		// Without expert parallelism vLLM shards every expert over all tp × attention_dp GPUs
+		// (a dense model's layout); one of the two MoE keys implies the other.
+		gpus := pc.TP * pc.AttentionDP
+		switch {
+		case pc.MoETP == 0 && pc.MoEEP == 0:
+			pc.MoETP, pc.MoEEP = gpus, 1
+		case pc.MoETP == 0 && gpus%pc.MoEEP == 0:
+			pc.MoETP = gpus / pc.MoEEP
+		case pc.MoEEP == 0 && gpus%pc.MoETP == 0:
+			pc.MoEEP = gpus / pc.MoETP
+		case pc.MoETP == 0 || pc.MoEEP == 0:
+			return f.errAt(item, path, "moe_tp × moe_ep must equal tp × attention_dp (%d): %d does not divide it", gpus, max(pc.MoETP, pc.MoEEP))
 		}
 		if pc.MoETP*pc.MoEEP != pc.TP*pc.AttentionDP {
 			return f.errAt(item, path, "moe_tp × moe_ep (%d) must equal tp × attention_dp (%d)", pc.MoETP*pc.MoEEP, pc.TP*pc.AttentionDP)

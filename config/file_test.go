@@ -85,7 +85,8 @@ func TestParseErrorsNameFileLineAndKey(t *testing.T) {
 		{"target", "target: e2e_latency", "target: speed", `x.yaml:26: goal.target: unknown target "speed"`},
 		{"duplicate value", "[0.0, 0.2, 0.5, 1.0]", "[0.0, 0.2, 0.2, 1.0]", `search_space.router_temperature: value "0.2" listed twice`},
 		{"budget", "gpu_budget: 32", "gpu_budget: 16", "parallel_configs: tp4-dp1-moetp1-ep4-x8 needs 32 GPUs, more than gpu_budget 16"},
-		{"layout", "{tp: 4, moe_ep: 4, replicas: 8}", "{tp: 4, moe_ep: 2, replicas: 8}", "moe_tp × moe_ep (2) must equal tp × attention_dp (4)"},
+		{"layout", "{tp: 4, moe_ep: 4, replicas: 8}", "{tp: 4, moe_tp: 4, moe_ep: 2, replicas: 8}", "moe_tp × moe_ep (8) must equal tp × attention_dp (4)"},
+		{"layout indivisible", "{tp: 4, moe_ep: 4, replicas: 8}", "{tp: 4, moe_ep: 3, replicas: 8}", "moe_tp × moe_ep must equal tp × attention_dp (4): 3 does not divide it"},
 		{"async flag", "  gpu_budget: 32", "  gpu_budget: 32\n  async_scheduling: maybe", `x.yaml:10: search_space.async_scheduling: want true or false, got "maybe"`},
 		{"fp32 precision", "  gpu_budget: 32", "  gpu_budget: 32\n  float32_matmul_precision: medium", `x.yaml:10: search_space.float32_matmul_precision: unsupported value "medium" (want one of highest, high)`},
 		{"too many replicas", "replicas: 8}", "replicas: 1025}", "x.yaml:12: search_space.parallel_configs.replicas: want an integer in [1, 1024], got \"1025\""},
@@ -347,5 +348,23 @@ func TestAPIServerTokenizeKey(t *testing.T) {
 	}
 	if err := Default().Set("api_server_tokenize_ns=-1"); err == nil {
 		t.Fatal("negative api_server_tokenize_ns accepted")
+	}
+}
+
+// A layout without MoE keys is vLLM's default: experts (if any) sharded over every GPU; one
+// MoE key implies the other.
+func TestParallelConfigMoEDefaults(t *testing.T) {
+	for _, c := range []struct{ set, want string }{
+		{"parallel_configs=[{tp: 4, replicas: 8}]", "tp4-dp1-moetp4-ep1-x8"},
+		{"parallel_configs=[{tp: 4, moe_ep: 2}]", "tp4-dp1-moetp2-ep2-x1"},
+		{"parallel_configs=[{tp: 8, moe_tp: 1}]", "tp8-dp1-moetp1-ep8-x1"},
+	} {
+		f := Default()
+		if err := f.Set(c.set); err != nil {
+			t.Fatalf("%s: %v", c.set, err)
+		}
+		if got := f.list("parallel_configs").values[0].Text; got != c.want {
+			t.Fatalf("%s: %s, want %s", c.set, got, c.want)
+		}
 	}
 }

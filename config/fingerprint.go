@@ -240,6 +240,9 @@ func (f *File) fingerprint(tr *trace.Trace, tables string, list func(string) str
 	}
 	add("search_space.model_name", f.ModelName)
 	add("search_space.hardware_sku", f.HardwareSKU)
+	if f.Quantization != "" { // absent from the checkpoint's own precision, as before the key existed
+		add("search_space.quantization", f.Quantization)
+	}
 	add("search_space.backend_version", f.BackendVersion)
 	for _, l := range f.lists {
 		add("search_space."+l.key, list(l.key))

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/goccy/go-yaml"
@@ -102,45 +104,121 @@ func digestFile(aicDir, rel string, srcs *[]Source) ([]byte, error) {
 	return b, nil
 }
 
-// hfConfig is the part of a Hugging Face config.json the model needs.
+// hfConfig is the part of a Hugging Face config.json the model needs. Families spell the
+// same fact differently (num_local_experts, num_experts, n_routed_experts); each alias is read.
 type hfConfig struct {
-	Layers      int `json:"num_hidden_layers"`
-	Hidden      int `json:"hidden_size"`
-	Heads       int `json:"num_attention_heads"`
-	KVHeads     int `json:"num_key_value_heads"`
-	HeadDim     int `json:"head_dim"`
-	ExpertInter int `json:"intermediate_size"`
-	Vocab       int `json:"vocab_size"`
-	TopK        int `json:"num_experts_per_tok"`
-	Experts     int `json:"num_local_experts"`
+	ModelType   string   `json:"model_type"`
+	Layers      int      `json:"num_hidden_layers"`
+	Hidden      int      `json:"hidden_size"`
+	Heads       int      `json:"num_attention_heads"`
+	KVHeads     int      `json:"num_key_value_heads"`
+	HeadDim     int      `json:"head_dim"`
+	Inter       int      `json:"intermediate_size"`
+	MoEInter    int      `json:"moe_intermediate_size"`
+	Vocab       int      `json:"vocab_size"`
+	TopK        int      `json:"num_experts_per_tok"`
+	LocalExp    int      `json:"num_local_experts"`
+	NumExperts  int      `json:"num_experts"`
+	Routed      int      `json:"n_routed_experts"`
+	SharedInter int      `json:"shared_intermediate_size"`
+	SharedExp   int      `json:"shared_expert_intermediate_size"`
+	NShared     int      `json:"n_shared_experts"`
+	SparseStep  int      `json:"decoder_sparse_step"`
+	MLPOnly     []int    `json:"mlp_only_layers"`
+	FirstDense  int      `json:"first_k_dense_replace"`
+	KVLoRARank  int      `json:"kv_lora_rank"`
+	QKNorm      bool     `json:"use_qk_norm"`
+	SlidingWin  bool     `json:"use_sliding_window"`
+	LayerTypes  []string `json:"layer_types"`
 	Quant       struct {
 		Method    string `json:"quant_method"`
+		QuantAlgo string `json:"quant_algo"`
 		BlockSize []int  `json:"weight_block_size"`
 	} `json:"quantization_config"`
 }
 
+// qkNormFamilies have an RMSNorm on q and k of every head in every layer (Qwen3's attention).
+var qkNormFamilies = []string{"qwen3", "qwen3_moe"}
+
+// fp32GateFamilies build the MoE router gate as an FP32 linear layer (vLLM's MiniMaxM2MoE:
+// params_dtype float32, hidden_states.to(float32)).
+var fp32GateFamilies = []string{"minimax_m2"}
+
 func parseLLMSpec(path string, b []byte) (LLMSpec, error) {
+	var wrap struct {
+		Text json.RawMessage `json:"text_config"` // a multimodal checkpoint's language model
+	}
+	if err := json.Unmarshal(b, &wrap); err != nil {
+		return LLMSpec{}, fmt.Errorf("model import: %s: %w", path, err)
+	}
+	if len(wrap.Text) > 0 && string(wrap.Text) != "null" {
+		b = wrap.Text
+	}
 	var c hfConfig
 	if err := json.Unmarshal(b, &c); err != nil {
 		return LLMSpec{}, fmt.Errorf("model import: %s: %w", path, err)
 	}
+	bad := func(field, format string, a ...any) (LLMSpec, error) {
+		return LLMSpec{}, fmt.Errorf("model import: %s: field %s: %s", path, field, fmt.Sprintf(format, a...))
+	}
+	if c.KVHeads == 0 {
+		c.KVHeads = c.Heads // multi-head attention
+	}
+	if c.HeadDim == 0 && c.Heads > 0 {
+		c.HeadDim = c.Hidden / c.Heads
+	}
+	experts := cmp.Or(c.LocalExp, c.NumExperts, c.Routed)
 	for _, f := range []struct {
 		name string
 		v    int
 	}{{"num_hidden_layers", c.Layers}, {"hidden_size", c.Hidden}, {"num_attention_heads", c.Heads},
-		{"num_key_value_heads", c.KVHeads}, {"head_dim", c.HeadDim}, {"intermediate_size", c.ExpertInter},
-		{"vocab_size", c.Vocab}, {"num_experts_per_tok", c.TopK}, {"num_local_experts", c.Experts}} {
+		{"num_key_value_heads", c.KVHeads}, {"head_dim", c.HeadDim}, {"intermediate_size", c.Inter},
+		{"vocab_size", c.Vocab}} {
 		if f.v <= 0 {
-			return LLMSpec{}, fmt.Errorf("model import: %s: field %s: missing or not positive", path, f.name)
+			return bad(f.name, "missing or not positive")
 		}
 	}
-	if c.Quant.Method != "fp8" || len(c.Quant.BlockSize) != 2 || c.Quant.BlockSize[0] <= 0 {
-		return LLMSpec{}, fmt.Errorf("model import: %s: field quantization_config: want fp8 with weight_block_size [n, n], have %q %v",
-			path, c.Quant.Method, c.Quant.BlockSize)
+	switch {
+	case c.KVLoRARank > 0:
+		return bad("kv_lora_rank", "multi-head latent attention (MLA) is not priced: it needs AIConfigurator's mla tables, which model import does not derive yet")
+	case c.SlidingWin || slices.Contains(c.LayerTypes, "sliding_attention"):
+		return bad("layer_types", "sliding-window attention is not priced: model import derives full-attention tables only")
+	case c.Heads%c.KVHeads != 0:
+		return bad("num_key_value_heads", "%d does not divide num_attention_heads %d", c.KVHeads, c.Heads)
+	case experts < 0 || c.TopK < 0 || c.MoEInter < 0:
+		return bad("num_experts", "negative")
 	}
-	return LLMSpec{Layers: c.Layers, Hidden: c.Hidden, Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
-		Experts: c.Experts, TopK: c.TopK, ExpertInter: c.ExpertInter, Vocab: c.Vocab,
-		WeightBlock: c.Quant.BlockSize[0], KVCacheBytes: 2, WeightBytes: 1, UnquantBytes: 2, ActivationBytes: 2}, nil
+	s := LLMSpec{Architecture: c.ModelType, Layers: c.Layers, Hidden: c.Hidden, Heads: c.Heads, KVHeads: c.KVHeads,
+		HeadDim: c.HeadDim, Inter: c.Inter, Vocab: c.Vocab, KVCacheBytes: 2, UnquantBytes: 2, ActivationBytes: 2,
+		QKNorm: c.QKNorm || slices.Contains(qkNormFamilies, c.ModelType)}
+	if experts > 0 {
+		switch {
+		case c.TopK <= 0 || c.TopK > experts:
+			return bad("num_experts_per_tok", "want 1..%d experts per token, have %d", experts, c.TopK)
+		case c.FirstDense > 0 || len(c.MLPOnly) > 0 || c.SparseStep > 1:
+			return bad("mlp_only_layers", "dense layers between MoE layers are not priced (first_k_dense_replace %d, mlp_only_layers %v, decoder_sparse_step %d)",
+				c.FirstDense, c.MLPOnly, c.SparseStep)
+		}
+		s.Experts, s.TopK = experts, c.TopK
+		s.ExpertInter = cmp.Or(c.MoEInter, c.Inter)
+		s.Inter = 0 // every layer's MLP is the MoE
+		s.SharedInter = cmp.Or(c.SharedInter, c.SharedExp, c.NShared*s.ExpertInter)
+		s.FP32RouterGate = slices.Contains(fp32GateFamilies, c.ModelType)
+	}
+	switch q := c.Quant; {
+	case q.Method == "":
+		s.WeightQuant = "bfloat16"
+	case q.Method == "fp8" && len(q.BlockSize) == 2 && q.BlockSize[0] > 0 && q.BlockSize[0] == q.BlockSize[1]:
+		s.WeightQuant, s.WeightBlock = "fp8_block", q.BlockSize[0]
+	case q.Method == "fp8" && len(q.BlockSize) == 0, q.Method == "modelopt" && q.QuantAlgo == "FP8":
+		s.WeightQuant = "fp8"
+	case q.Method == "modelopt" && q.QuantAlgo == "NVFP4":
+		s.WeightQuant = "nvfp4"
+	default:
+		return bad("quantization_config", "quant_method %q (weight_block_size %v) is not priced (want none, fp8 per-tensor or with square weight_block_size, or modelopt FP8/NVFP4)",
+			q.Method, q.BlockSize)
+	}
+	return s, nil
 }
 
 // systemFile is the part of an AIConfigurator system YAML the model needs.

@@ -37,6 +37,26 @@ type Capacity struct {
 	layers, kvHeadsPerGPU, headDim int64 // the per-token arithmetic's factors, for String
 }
 
+// quantBytes is the storage of a rows×cols weight matrix in a GEMM dtype: FP8 one byte per
+// weight (fp8_block adds one FP32 scale per block×block tile; per-tensor FP8 one scale in all),
+// NVFP4 half a byte plus an FP8 scale per 16 weights, MXFP4 half a byte plus an E8M0 scale per
+// 32, BF16 two bytes.
+func quantBytes(dtype string, rows, cols int64, block int, unquant int64) int64 {
+	n := rows * cols
+	switch dtype {
+	case "fp8_block":
+		b := int64(block)
+		return n + ((rows+b-1)/b)*((cols+b-1)/b)*4
+	case "fp8":
+		return n + 4
+	case "nvfp4":
+		return n/2 + n/16
+	case "w4a16_mxfp4":
+		return n/2 + n/32
+	}
+	return n * unquant
+}
+
 // KVTolerance is AIConfigurator's KV_CACHE_MEMORY_TOLERANCE for vLLM.
 const KVTolerance = 0.02
 
@@ -47,29 +67,35 @@ func (w *Worker) Capacity() Capacity {
 	h, hd := int64(s.Hidden), int64(s.HeadDim)
 	heads, kv := int64(s.Heads), int64(s.KVHeads)
 	kvPerGPU := max(1, kv/tp)
-	blk := int64(s.WeightBlock)
-	wb, ub, ab := int64(s.WeightBytes), int64(s.UnquantBytes), int64(s.ActivationBytes)
+	ub, ab := int64(s.UnquantBytes), int64(s.ActivationBytes)
+	proj := func(rows, cols int64) int64 { return quantBytes(w.table.GEMMQuant, rows, cols, s.WeightBlock, ub) }
+	expert := func(rows, cols int64) int64 { return quantBytes(w.table.MoEQuant, rows, cols, s.WeightBlock, ub) }
 
-	// An FP8 block-quantised rows×cols matrix: one byte per weight, one FP32 scale per block.
-	fp8 := func(rows, cols int64) int64 {
-		return rows*cols*wb + ((rows+blk-1)/blk)*((cols+blk-1)/blk)*4
+	attn := (proj(h, (heads+2*kv)*hd) + proj(heads*hd, h)) / tp
+	mlp := func(inter int64) int64 { return (proj(h, 2*inter) + proj(inter, h)) / tp }
+	experts := int64(s.Experts) * (expert(h, 2*int64(s.ExpertInter)) + expert(int64(s.ExpertInter), h)) / int64(d.MoETP*d.MoEEP)
+	replicated := int64(s.Experts)*h*ub + 2*h*ub // router gate and the two RMSNorms
+	if s.QKNorm {
+		replicated += (heads + kv) * hd * ub
 	}
-	attn := (fp8(h, (heads+2*kv)*hd) + fp8(heads*hd, h)) / tp
-	experts := int64(s.Experts) * (fp8(h, 2*int64(s.ExpertInter)) + fp8(int64(s.ExpertInter), h)) / int64(d.MoETP*d.MoEEP)
-	replicated := int64(s.Experts)*h*ub + (2*h+(heads+kv)*hd)*ub // router gate, RMSNorm and QK-norm weights
-	perLayer := attn + experts + replicated
+	perLayer := attn + mlp(int64(s.Inter)) + mlp(int64(s.SharedInter)) + experts + replicated
 	embeddings := 2 * int64(s.Vocab) * h * ub / tp // input embedding and LM head, vocab-parallel
 	weights := int64(s.Layers)*perLayer + embeddings + h*ub
 
 	// Activation peak of vLLM's profiling step at max_num_batched_tokens: the residual stream,
-	// attention projections, the fused-MoE workspaces (every token × top-k, expert
-	// intermediate split by moe_tp) and the sampler's FP32 logits for max_num_seqs.
+	// attention projections, the dense MLP's (split by tp) or the fused-MoE workspaces (every
+	// token × top-k, expert intermediate split by moe_tp) and the sampler's FP32 logits for
+	// max_num_seqs.
 	t := int64(d.MaxNumBatchedTokens)
-	inter := int64(s.ExpertInter) / int64(d.MoETP)
-	routed := t * int64(s.TopK)
-	act := 2*t*h*ab + t*(heads/tp+2*kvPerGPU)*hd*ab + t*(heads/tp)*hd*ab +
-		routed*2*inter*ab + routed*inter*ab + routed*h*ab +
-		int64(d.MaxNumSeqs)*int64(s.Vocab)*4
+	act := 2*t*h*ab + t*(heads/tp+2*kvPerGPU)*hd*ab + t*(heads/tp)*hd*ab + int64(d.MaxNumSeqs)*int64(s.Vocab)*4
+	if dense := int64(s.Inter+s.SharedInter) / tp; dense > 0 {
+		act += t*2*dense*ab + t*dense*ab
+	}
+	if s.MoE() {
+		inter := int64(s.ExpertInter) / int64(d.MoETP)
+		routed := t * int64(s.TopK)
+		act += routed*2*inter*ab + routed*inter*ab + routed*h*ab
+	}
 
 	gpus := d.TP * d.AttentionDP
 	nccl := g.NCCLMem[gpus]

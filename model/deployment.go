@@ -14,6 +14,10 @@ type Deployment struct {
 	Backend        string // vllm
 	BackendVersion string // e.g. 0.19.0
 
+	// Quantization is the GEMM dtype the weights are served in (vLLM's --quantization, e.g.
+	// fp8 for a BF16 checkpoint quantised at load); "" is the checkpoint's own.
+	Quantization string
+
 	TP          int // tensor parallel size of attention and dense layers
 	AttentionDP int // attention data-parallel ranks (1 = none)
 	MoETP       int // tensor parallel size inside each expert

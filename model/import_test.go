@@ -2,13 +2,14 @@ package model
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -28,7 +29,7 @@ func sharedAICDir(t *testing.T) string {
 
 func embeddedTable(t *testing.T, name string) *Table {
 	t.Helper()
-	b, err := fs.ReadFile(tablesFS, "tables/"+name)
+	b, err := embeddedJSON(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,39 +40,84 @@ func embeddedTable(t *testing.T, name string) *Table {
 	return &tb
 }
 
-// The embedded tables are exactly what the importer derives from the operator data.
+// The embedded tables are exactly what the importer derives from ../shared/aic: every one of
+// EmbeddedImports, and nothing else, with PROVENANCE.md over all of them.
 func TestImportRoundTrip(t *testing.T) {
 	dir := sharedAICDir(t)
 	if testing.Short() {
-		t.Skip("re-import reads ~2 MB of parquet; skipped in -short")
+		t.Skip("re-import reads ~40 MB of parquet; skipped in -short")
 	}
-	for _, o := range []ImportOptions{DefaultImportOptions(), DynosimImportOptions()} {
+	var all []*Table
+	for _, o := range EmbeddedImports() {
 		tables, err := Import(dir, o)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s on %s: %v", o.Model, o.HardwareSKU, err)
 		}
 		if len(tables) != len(o.Layouts) {
 			t.Fatalf("%d tables for %d layouts", len(tables), len(o.Layouts))
 		}
-		for _, tb := range tables {
-			got, err := MarshalTable(tb)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := fs.ReadFile(tablesFS, "tables/"+TableFileName(tb))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Fatalf("embedded %s differs from a fresh import; re-run `routerlab model import`", TableFileName(tb))
-			}
-		}
-		prov, err := os.ReadFile(filepath.Join("tables", ProvenanceFileName(o.TimingReference)))
+		all = append(all, tables...)
+	}
+	var names []string
+	for _, tb := range all {
+		got, err := MarshalTable(tb)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(prov, Provenance(tables)) {
-			t.Fatalf("tables/%s differs from a fresh import", ProvenanceFileName(o.TimingReference))
+		want, err := embeddedJSON(TableFileName(tb))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("embedded %s differs from a fresh import; re-run `routerlab model import`", TableFileName(tb))
+		}
+		names = append(names, TableFileName(tb))
+	}
+	slices.Sort(names)
+	if have := EmbeddedTables(); !slices.Equal(names, have) {
+		t.Fatalf("embedded tables %v, EmbeddedImports derives %v", have, names)
+	}
+	for _, ref := range TimingReferences() {
+		var of []*Table
+		for _, tb := range all {
+			if cmp.Or(tb.TimingReference, ReferenceSilicon) == ref {
+				of = append(of, tb)
+			}
+		}
+		name := ProvenanceFileName(ref)
+		prov, err := os.ReadFile(filepath.Join("tables", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(prov, Provenance(of)) {
+			t.Fatalf("tables/%s differs from a fresh import", name)
+		}
+	}
+}
+
+// Every source of every embedded table is a file of ../shared/aic with the digest recorded.
+func TestEmbeddedSourcesInShared(t *testing.T) {
+	dir := sharedAICDir(t)
+	digests := map[string]string{}
+	for _, name := range EmbeddedTables() {
+		tb := embeddedTable(t, name)
+		if len(tb.Sources) < 5 {
+			t.Fatalf("%s: %d sources", name, len(tb.Sources))
+		}
+		for _, src := range tb.Sources {
+			d, ok := digests[src.Path]
+			if !ok {
+				b, err := os.ReadFile(filepath.Join(dir, src.Path))
+				if err != nil {
+					t.Fatalf("%s: source %s: %v", name, src.Path, err)
+				}
+				sum := sha256.Sum256(b)
+				d = hex.EncodeToString(sum[:])
+				digests[src.Path] = d
+			}
+			if d != src.SHA256 {
+				t.Fatalf("%s: %s digest %s, ../shared has %s", name, src.Path, src.SHA256, d)
+			}
 		}
 	}
 }
@@ -99,26 +145,6 @@ func TestFP32Gate(t *testing.T) {
 			t.Fatalf("more tokens priced cheaper: %g < %g", b, a)
 		}
 	})
-}
-
-// Every source of the embedded tables is a file of ../shared/aic with the digest recorded.
-func TestEmbeddedSourcesInShared(t *testing.T) {
-	dir := sharedAICDir(t)
-	for _, name := range []string{"minimax-m2.5_b200_sxm_vllm-0.19.0_tp4-adp1-moetp1-moeep4.json", "minimax-m2.5_b200_sxm_vllm-0.19.0_tp2-adp1-moetp2-moeep1.json"} {
-		tb := embeddedTable(t, name)
-		if len(tb.Sources) < 7 {
-			t.Fatalf("%s: %d sources", name, len(tb.Sources))
-		}
-		for _, src := range tb.Sources {
-			b, err := os.ReadFile(filepath.Join(dir, src.Path))
-			if err != nil {
-				t.Fatalf("%s: source %s: %v", name, src.Path, err)
-			}
-			if d := sha256.Sum256(b); hex.EncodeToString(d[:]) != src.SHA256 {
-				t.Fatalf("%s: %s digest %s, ../shared has %x", name, src.Path, src.SHA256, d)
-			}
-		}
-	}
 }
 
 func TestImportMissingData(t *testing.T) {
@@ -158,6 +184,8 @@ func TestSeriesInterpolation(t *testing.T) {
 
 func FuzzParseLLMSpec(f *testing.F) {
 	f.Add([]byte(`{"num_hidden_layers":62,"hidden_size":3072,"num_attention_heads":48,"num_key_value_heads":8,"head_dim":128,"intermediate_size":1536,"vocab_size":200064,"num_experts_per_tok":8,"num_local_experts":256,"quantization_config":{"quant_method":"fp8","weight_block_size":[128,128]}}`))
+	f.Add([]byte(`{"model_type":"llama","num_hidden_layers":80,"hidden_size":8192,"num_attention_heads":64,"num_key_value_heads":8,"intermediate_size":28672,"vocab_size":128256}`))
+	f.Add([]byte(`{"model_type":"qwen3_moe","num_hidden_layers":94,"hidden_size":4096,"num_attention_heads":64,"num_key_value_heads":4,"head_dim":128,"intermediate_size":12288,"moe_intermediate_size":1536,"num_experts":128,"num_experts_per_tok":8,"vocab_size":151936}`))
 	f.Add([]byte(`{"num_hidden_layers":-1}`))
 	f.Add([]byte(`not json`))
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -168,7 +196,8 @@ func FuzzParseLLMSpec(f *testing.F) {
 			}
 			return
 		}
-		if s.Layers <= 0 || s.Hidden <= 0 || s.Heads <= 0 || s.KVHeads <= 0 || s.WeightBlock <= 0 {
+		if s.Layers <= 0 || s.Hidden <= 0 || s.Heads <= 0 || s.KVHeads <= 0 || s.HeadDim <= 0 || s.Heads%s.KVHeads != 0 ||
+			(s.WeightQuant == "fp8_block") != (s.WeightBlock > 0) || (s.MoE() && (s.TopK < 1 || s.TopK > s.Experts || s.Inter != 0)) {
 			t.Fatalf("accepted a spec with non-positive sizes: %+v", s)
 		}
 	})
@@ -190,4 +219,79 @@ func FuzzParseGPUSpec(f *testing.F) {
 			t.Fatalf("accepted an incomplete spec: %+v", g)
 		}
 	})
+}
+
+// One parser reads every family: a dense GQA model, a MoE model under each spelling of its
+// expert count, and names what it cannot price.
+func TestParseLLMSpecFamilies(t *testing.T) {
+	dir := sharedAICDir(t)
+	for _, c := range []struct {
+		model string
+		want  LLMSpec
+	}{
+		{"meta-llama/Llama-3.1-70B", LLMSpec{Architecture: "llama", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128, Inter: 28672,
+			Vocab: 128256, WeightQuant: "bfloat16", KVCacheBytes: 2, UnquantBytes: 2, ActivationBytes: 2}},
+		{"Qwen/Qwen3-32B", LLMSpec{Architecture: "qwen3", Layers: 64, Hidden: 5120, Heads: 64, KVHeads: 8, HeadDim: 128, Inter: 25600,
+			Vocab: 151936, QKNorm: true, WeightQuant: "bfloat16", KVCacheBytes: 2, UnquantBytes: 2, ActivationBytes: 2}},
+		{"Qwen/Qwen3-235B-A22B-FP8", LLMSpec{Architecture: "qwen3_moe", Layers: 94, Hidden: 4096, Heads: 64, KVHeads: 4, HeadDim: 128,
+			Experts: 128, TopK: 8, ExpertInter: 1536, Vocab: 151936, QKNorm: true, WeightQuant: "fp8_block", WeightBlock: 128,
+			KVCacheBytes: 2, UnquantBytes: 2, ActivationBytes: 2}},
+		{"MiniMaxAI/MiniMax-M2.5", LLMSpec{Architecture: "minimax_m2", Layers: 62, Hidden: 3072, Heads: 48, KVHeads: 8, HeadDim: 128,
+			Experts: 256, TopK: 8, ExpertInter: 1536, Vocab: 200064, QKNorm: true, FP32RouterGate: true, WeightQuant: "fp8_block", WeightBlock: 128,
+			KVCacheBytes: 2, UnquantBytes: 2, ActivationBytes: 2}},
+	} {
+		rel := configFile(dir, c.model)
+		b, err := os.ReadFile(filepath.Join(dir, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := parseLLMSpec(rel, b)
+		if err != nil {
+			t.Fatalf("%s: %v", c.model, err)
+		}
+		if got != c.want {
+			t.Fatalf("%s:\n got %+v\nwant %+v", c.model, got, c.want)
+		}
+	}
+	for _, c := range []struct{ model, want string }{
+		{"moonshotai/Kimi-K2.5", "kv_lora_rank: multi-head latent attention (MLA) is not priced"},
+		{"openai/gpt-oss-120b", "sliding-window attention is not priced"},
+	} {
+		rel := configFile(dir, c.model)
+		b, err := os.ReadFile(filepath.Join(dir, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := parseLLMSpec(rel, b); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), rel) {
+			t.Fatalf("%s: %v", c.model, err)
+		}
+	}
+}
+
+// A GEMM at a k the tables never measured lies between the measured k on either side, and
+// says so; above the largest it grows as k.
+func TestGEMMCurveAlongK(t *testing.T) {
+	rows := []gemmRow{{"fp8", 1, 64, 1024, 0.010}, {"fp8", 1024, 64, 1024, 0.050}, {"fp8", 1, 64, 2048, 0.014}, {"fp8", 1024, 64, 2048, 0.090}}
+	var notes []string
+	note := func(s string) { notes = append(notes, s) }
+	mid, err := gemmCurve(rows, "fp8", 64, 1536, note)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mid(1024); math.Abs(got-70) > 1e-9 {
+		t.Fatalf("k=1536 at m=1024: %g µs, want 70", got)
+	}
+	top, err := gemmCurve(rows, "fp8", 64, 4096, note)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := top(1); math.Abs(got-28) > 1e-9 {
+		t.Fatalf("k=4096 at m=1: %g µs, want 28", got)
+	}
+	if len(notes) != 2 || !strings.Contains(notes[0], "interpolated between the measured k=1024 and k=2048") || !strings.Contains(notes[1], "extrapolated from the measured k=2048") {
+		t.Fatalf("notes %q", notes)
+	}
+	if _, err := gemmCurve(rows, "fp8", 64, 512, note); err == nil || !strings.Contains(err.Error(), "k=512") {
+		t.Fatalf("k below every measured one: %v", err)
+	}
 }

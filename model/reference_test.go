@@ -37,7 +37,7 @@ func siliconOver(t testing.TB, w *Worker) *Worker {
 // matmul precision; the silicon tables keep vLLM's kernels.
 func TestDynosimTablesAreAIConfiguratorsChoice(t *testing.T) {
 	dyn, sil := dynosimWorker(t).Table(), seedWorker(t).Table()
-	if dyn.MoEKernel != tritonMoEKernel || dyn.TimingReference != ReferenceDynosim || !strings.HasSuffix(TableFileName(dyn), "_dynosim.json") {
+	if dyn.MoEKernel != tritonMoEKernel || dyn.TimingReference != ReferenceDynosim || !strings.HasSuffix(TableFileName(dyn), "_dynosim"+tableExt) {
 		t.Fatalf("dynosim table %s: experts %s, reference %q", TableFileName(dyn), dyn.MoEKernel, dyn.TimingReference)
 	}
 	if sil.MoEKernel != trtllmMoEKernel || sil.TimingReference != "" {

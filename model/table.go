@@ -1,23 +1,28 @@
 package model
 
 import (
+	"cmp"
+	"compress/gzip"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
+	"slices"
 	"sort"
 	"strings"
 )
 
-// tablesFS holds the derived step-time tables; see tables/PROVENANCE.md for their sources.
+// tablesFS holds the derived step-time tables, gzipped JSON; see tables/PROVENANCE.md for
+// their sources.
 //
-//go:embed tables/*.json
+//go:embed tables/*.json.gz
 var tablesFS embed.FS
 
 // tableFormat is bumped whenever the JSON layout of a Table changes.
-const tableFormat = 4
+const tableFormat = 5
 
 // Layout is a worker's parallel layout: the four sizes the operator tables are keyed on.
 type Layout struct {
@@ -32,21 +37,48 @@ func (l Layout) String() string {
 }
 
 // LLMSpec is the architecture the step and memory models need, from the model's config.json.
+// A dense model has Experts 0 and prices its MLP from Inter; a mixture-of-experts model has
+// Experts > 0 routed experts of ExpertInter each (plus SharedInter of always-on shared
+// experts); both families run the same attention. Quantisation is the checkpoint's: how its
+// projection and expert weights are stored (a GEMM dtype of AIConfigurator's tables).
 type LLMSpec struct {
-	Layers          int `json:"layers"`
-	Hidden          int `json:"hidden"`
-	Heads           int `json:"heads"`
-	KVHeads         int `json:"kv_heads"`
-	HeadDim         int `json:"head_dim"`
-	Experts         int `json:"experts"`
-	TopK            int `json:"top_k"`
-	ExpertInter     int `json:"expert_inter"`
-	Vocab           int `json:"vocab"`
-	WeightBlock     int `json:"weight_block"`     // FP8 block-quantisation tile edge
-	KVCacheBytes    int `json:"kv_cache_bytes"`   // bytes per KV element in the model's own dtype (2 = BF16)
-	WeightBytes     int `json:"weight_bytes"`     // bytes per quantised weight (1 = FP8)
-	UnquantBytes    int `json:"unquant_bytes"`    // bytes per weight left unquantised (router, embeddings)
-	ActivationBytes int `json:"activation_bytes"` // bytes per activation element (2 = BF16)
+	Architecture    string `json:"architecture"` // config.json model_type, e.g. llama, qwen3_moe, minimax_m2
+	Layers          int    `json:"layers"`
+	Hidden          int    `json:"hidden"`
+	Heads           int    `json:"heads"`
+	KVHeads         int    `json:"kv_heads"`
+	HeadDim         int    `json:"head_dim"`
+	Inter           int    `json:"inter,omitempty"` // dense MLP intermediate size (0: every layer is MoE)
+	Experts         int    `json:"experts,omitempty"`
+	TopK            int    `json:"top_k,omitempty"`
+	ExpertInter     int    `json:"expert_inter,omitempty"`
+	SharedInter     int    `json:"shared_inter,omitempty"` // shared experts' total intermediate size
+	Vocab           int    `json:"vocab"`
+	QKNorm          bool   `json:"qk_norm,omitempty"`          // RMSNorm on q and k per head (Qwen3, MiniMax-M2)
+	FP32RouterGate  bool   `json:"fp32_router_gate,omitempty"` // the MoE gate is an FP32 linear layer (MiniMax-M2)
+	WeightQuant     string `json:"weight_quant"`               // GEMM dtype of the quantised weights: bfloat16, fp8, fp8_block, nvfp4, w4a16_mxfp4
+	WeightBlock     int    `json:"weight_block,omitempty"`     // FP8 block-quantisation tile edge (fp8_block)
+	KVCacheBytes    int    `json:"kv_cache_bytes"`             // bytes per KV element in the model's own dtype (2 = BF16)
+	UnquantBytes    int    `json:"unquant_bytes"`              // bytes per weight left unquantised (router, embeddings)
+	ActivationBytes int    `json:"activation_bytes"`           // bytes per activation element (2 = BF16)
+}
+
+// MoE reports whether the model has routed experts.
+func (s LLMSpec) MoE() bool { return s.Experts > 0 }
+
+// checkLayout says why a layout cannot serve the architecture, or nil.
+func (s LLMSpec) checkLayout(l Layout) error {
+	switch {
+	case l.AttentionDP != 1:
+		return fmt.Errorf("layout %s: attention data parallelism is not modelled (only attention_dp 1)", l)
+	case !s.MoE() && l.MoEEP != 1:
+		return fmt.Errorf("layout %s: a dense model has no experts to place (moe_ep must be 1)", l)
+	case l.TP*l.AttentionDP != l.MoETP*l.MoEEP:
+		return fmt.Errorf("layout %s: tp×attention_dp (%d) must equal moe_tp×moe_ep (%d)", l, l.TP*l.AttentionDP, l.MoETP*l.MoEEP)
+	case s.Heads%l.TP != 0:
+		return fmt.Errorf("layout %s: tp %d does not divide %d attention heads", l, l.TP, s.Heads)
+	}
+	return nil
 }
 
 // GPUSpec is the memory side of the system file (b200_sxm.yaml).
@@ -81,9 +113,10 @@ type Table struct {
 	HardwareSKU    string  `json:"hardware_sku"`
 	Backend        string  `json:"backend"`
 	BackendVersion string  `json:"backend_version"`
-	GEMMQuant      string  `json:"gemm_quant_mode"` // kernels of the attention projections
-	MoEQuant       string  `json:"moe_quant_mode"`  // moe_dtype of the expert rows
-	MoEKernel      string  `json:"moe_kernel"`      // kernel_source of the expert rows
+	Quantization   string  `json:"quantization,omitempty"` // serving precision other than the checkpoint's ("": its own)
+	GEMMQuant      string  `json:"gemm_quant_mode"`        // kernels of the attention projections
+	MoEQuant       string  `json:"moe_quant_mode"`         // moe_dtype of the expert rows
+	MoEKernel      string  `json:"moe_kernel"`             // kernel_source of the expert rows
 	Layout         Layout  `json:"layout"`
 	LLM            LLMSpec `json:"llm"`
 	GPU            GPUSpec `json:"gpu"`
@@ -91,7 +124,11 @@ type Table struct {
 	// own operator choice); empty for the silicon tables.
 	TimingReference string   `json:"timing_reference,omitempty"`
 	Kernels         []string `json:"kernels"` // which measured rows were used, in words
-	Sources         []Source `json:"sources"`
+	// Extrapolated names every price derived beyond the measured shapes on purpose (e.g. a
+	// head count between two measured ones); model info and the fingerprint's table digest
+	// carry it.
+	Extrapolated []string `json:"extrapolated,omitempty"`
+	Sources      []Source `json:"sources"`
 
 	// Non-attention work, functions of the step's total scheduled tokens.
 	GEMM        Grid `json:"gemm"`        // qkv + output projection, all layers
@@ -150,33 +187,73 @@ func entryFor[T any](t *Table, entries []T, setting func(*T) string, want, price
 		TableFileName(t), prices, name, want, strings.Join(have, ", "))
 }
 
-// tableFileName is the embedded file holding the table of a combination; the dynosim
+// tableFileName is the embedded file holding the table of a combination; quant is "" for
+// the checkpoint's own quantisation, else the precision it was served in; the dynosim
 // reference's tables carry a "_dynosim" suffix.
-func tableFileName(model, sku, backend, version string, l Layout, timingReference string) string {
+func tableFileName(model, sku, backend, version string, l Layout, quant, timingReference string) string {
 	m := strings.ToLower(model)
 	if i := strings.LastIndex(m, "/"); i >= 0 {
 		m = m[i+1:]
 	}
-	suffix := ""
-	if timingReference == ReferenceDynosim {
-		suffix = "_" + ReferenceDynosim
+	if quant != "" {
+		quant = "_" + quant
 	}
-	return fmt.Sprintf("%s_%s_%s-%s_%s%s.json", m, sku, backend, version, l, suffix)
+	if timingReference == ReferenceDynosim {
+		quant += "_" + ReferenceDynosim
+	}
+	return fmt.Sprintf("%s_%s_%s-%s_%s%s"+tableExt, m, sku, backend, version, l, quant)
 }
 
-// loadTable finds the embedded table of d's combination or says what is missing.
+// loadTable finds the embedded table of d's combination or says what is missing. A deployment
+// without a quantisation takes the checkpoint's, or else the one precision embedded.
 func loadTable(d Deployment) (*Table, error) {
 	l := d.Layout()
 	ref := ""
 	if d.Dynosim() {
 		ref = ReferenceDynosim
 	}
-	name := tableFileName(d.ModelName, d.HardwareSKU, d.Backend, d.BackendVersion, l, ref)
-	b, err := fs.ReadFile(tablesFS, "tables/"+name)
+	own := tableFileName(d.ModelName, d.HardwareSKU, d.Backend, d.BackendVersion, l, "", "")
+	stem := strings.TrimSuffix(own, tableExt)
+	var cands []string
+	var tables []*Table
+	for _, n := range EmbeddedTables() {
+		if n != own && !strings.HasPrefix(n, stem+"_") {
+			continue
+		}
+		t, err := readTable(n)
+		if err != nil {
+			return nil, err
+		}
+		if t.Model == d.ModelName && t.TimingReference == ref { // not another model's lower-cased name
+			cands, tables = append(cands, n), append(tables, t)
+		}
+	}
+	for _, t := range tables {
+		if d.Quantization == t.Quantization || (d.Quantization == "" && len(tables) == 1) {
+			return t, nil
+		}
+	}
+	q := "the checkpoint's quantisation"
+	if d.Quantization != "" {
+		q = "quantization " + d.Quantization
+	}
+	if ref != "" {
+		q += ", timing reference " + ref
+	}
+	return nil, fmt.Errorf("model: no step-time table for %s on %s with %s %s, layout %s, %s (have %s); "+
+		"derive it with `routerlab model import --aic DIR --out model/tables` from the AIConfigurator operator data for that GPU and version, or see `routerlab model list`",
+		d.ModelName, d.HardwareSKU, d.Backend, d.BackendVersion, l, q, strings.Join(cands, ", "))
+}
+
+// tableExt ends every table file's name.
+const tableExt = ".json.gz"
+
+// readTable reads one embedded table and records its digest (of its JSON, so the compressor
+// does not enter the experiment fingerprint).
+func readTable(name string) (*Table, error) {
+	b, err := embeddedJSON(name)
 	if err != nil {
-		return nil, fmt.Errorf("model: no step-time table for %s on %s with %s %s, layout %s (want embedded tables/%s; have %s); "+
-			"derive it with `routerlab model import --aic DIR --out model/tables` from the AIConfigurator operator data for that GPU and version",
-			d.ModelName, d.HardwareSKU, d.Backend, d.BackendVersion, l, name, strings.Join(EmbeddedTables(), ", "))
+		return nil, err
 	}
 	var t Table
 	if err := json.Unmarshal(b, &t); err != nil {
@@ -185,12 +262,44 @@ func loadTable(d Deployment) (*Table, error) {
 	if t.Format != tableFormat {
 		return nil, fmt.Errorf("model: embedded tables/%s: format %d, want %d (re-run model import)", name, t.Format, tableFormat)
 	}
-	if t.Model != d.ModelName {
-		return nil, fmt.Errorf("model: embedded tables/%s is for model %q, not %q", name, t.Model, d.ModelName)
-	}
 	sum := sha256.Sum256(b)
 	t.digest = name + " sha256:" + hex.EncodeToString(sum[:])
 	return &t, nil
+}
+
+// embeddedJSON is the JSON of one embedded table file.
+func embeddedJSON(name string) ([]byte, error) {
+	f, err := tablesFS.Open("tables/" + name)
+	if err != nil {
+		return nil, fmt.Errorf("model: embedded tables/%s: %w", name, err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("model: embedded tables/%s: %w", name, err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("model: embedded tables/%s: %w", name, err)
+	}
+	return b, nil
+}
+
+// Embedded reads every embedded table, sorted by model, GPU, precision and layout.
+func Embedded() ([]*Table, error) {
+	var out []*Table
+	for _, n := range EmbeddedTables() {
+		t, err := readTable(n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	slices.SortStableFunc(out, func(a, b *Table) int {
+		return cmp.Or(strings.Compare(a.Model, b.Model), strings.Compare(a.HardwareSKU, b.HardwareSKU),
+			strings.Compare(a.Quantization, b.Quantization), cmp.Compare(a.Layout.TP, b.Layout.TP), cmp.Compare(a.Layout.MoEEP, b.Layout.MoEEP))
+	})
+	return out, nil
 }
 
 // EmbeddedTables lists the embedded table files, sorted.

@@ -41,7 +41,8 @@ func TestNewWorkerUnknownCombination(t *testing.T) {
 		want string
 	}{
 		{func(d *Deployment) { d.BackendVersion = "0.11.0" }, "vllm 0.11.0"},
-		{func(d *Deployment) { d.HardwareSKU = "h200_sxm" }, "h200_sxm"},
+		{func(d *Deployment) { d.HardwareSKU = "a100_sxm" }, "a100_sxm"},
+		{func(d *Deployment) { d.Quantization = "int4" }, "quantization int4"},
 		{func(d *Deployment) { d.ModelName = "Qwen/Qwen3-32B" }, "Qwen/Qwen3-32B"},
 		{func(d *Deployment) { d.TP, d.MoEEP = 8, 8 }, "tp8-adp1-moetp1-moeep8"},
 	}
