@@ -2,7 +2,6 @@ package silicon
 
 import (
 	"context"
-	"os"
 	"testing"
 
 	"github.com/routerlab/routerlab/model"
@@ -17,16 +16,7 @@ func TestReferencesAgainstOtherShapes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays the 28 other-shape rows three times; skipped in -short")
 	}
-	const path = "testdata/aic_sample_b200_minimax_m2.5_fp8_other_shapes.csv"
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := Parse(f, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := otherShapeRows(t)
 	run := func(edit func(*Benchmark)) *Report {
 		b := InferenceX()
 		edit(&b)

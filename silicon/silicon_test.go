@@ -452,17 +452,30 @@ const (
 
 // Rows of other shapes than the shared ones (ISL 8192; two-GPU TP and TEP), from the published
 // sample of AIConfigurator (see testdata/README.md): every one is validated, to the same targets.
-func TestValidateOtherShapes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("replays 28 closed-loop benchmarks; skipped in -short")
-	}
+// otherShapeRows are the 28 rows of other shapes from AIConfigurator's published sample.
+func otherShapeRows(t *testing.T) []Row {
+	t.Helper()
 	const path = "testdata/aic_sample_b200_minimax_m2.5_fp8_other_shapes.csv"
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	_, rep := validateFile(t, f, path)
+	rows, err := Parse(f, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func TestValidateOtherShapes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays 28 closed-loop benchmarks; skipped in -short")
+	}
+	rep, err := Validate(context.Background(), otherShapeRows(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if rep.Validated != 28 || rep.Skipped != 0 {
 		t.Fatalf("validated %d, skipped %d; want all 28", rep.Validated, rep.Skipped)
 	}
