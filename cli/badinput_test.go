@@ -58,6 +58,14 @@ func TestBadInputEndsInANamedError(t *testing.T) {
 		{"worker --parallel 100000", []string{"worker", "--nats", "nats://127.0.0.1:1", "--parallel", "100000"}, "--parallel: 100000 must be between 1 and 1024"},
 		{"NaN --fp32-tflops", []string{"model", "import", "--fp32-tflops", "NaN"}, "--fp32-tflops: NaN is not a finite number"},
 		{"NaN --max-ttft-mape", []string{"model", "validate", "--silicon", empty, "--max-ttft-mape", "NaN"}, "--max-ttft-mape: NaN is not a finite number"},
+		{"trace copies past the budget", []string{"replay", "--requests", "100", "--trace", "builtin:toolagent:x10000"},
+			"toolagent:x10000: 10000 copies of 23608 requests are 236080000, beyond the memory budget of 5000000 requests in a trace (at most :x211)"},
+		{"synth past the budget", []string{"trace", "synth", "--requests", "2000000000"}, "toolagent: 2000000000 requests exceed the memory budget of 5000000 requests"},
+		{"requests per slot past the budget", []string{"model", "validate", "--silicon", empty, "--requests-per-slot", "100000000"},
+			"--requests-per-slot 100000000: want 1 to 1000 (per-slot counts: the memory budget of a row's replay)"},
+		{"YAML nested 100,000 deep through --set", []string{"replay", "--set", "router_temperature=" + strings.Repeat("[", 100000)},
+			"--set: search_space.router_temperature: nested more than 32 levels deep"},
+		{"YAML .nan", []string{"replay", "--set", "router_temperature=.nan"}, "search_space.router_temperature: .nan is not a finite number"},
 		{"infinite --max-tpot-mape", []string{"model", "validate", "--silicon", empty, "--max-tpot-mape", "+Inf"}, "--max-tpot-mape: +Inf is not a finite number"},
 	} {
 		var out, errb bytes.Buffer

@@ -328,15 +328,17 @@ single settings of the chosen benchmark.`,
 				flag string
 				v    int
 				min  int
+				max  int // the memory budget's bound
 				dst  *int
-			}{{"requests-per-slot", perSlot, 1, &b.RequestsPerSlot}, {"warmup-per-slot", warmup, 0, &b.WarmupPerSlot},
-				{"max-num-seqs", seqs, 1, &b.MaxNumSeqs}, {"block-size", block, 1, &b.BlockSize},
-				{"api-tokenize-ns", tokenizeNS, 0, &b.APIServerTokenizeNS}} {
+			}{{"requests-per-slot", perSlot, 1, silicon.MaxRequestsPerSlot, &b.RequestsPerSlot},
+				{"warmup-per-slot", warmup, 0, silicon.MaxRequestsPerSlot, &b.WarmupPerSlot},
+				{"max-num-seqs", seqs, 1, 1 << 20, &b.MaxNumSeqs}, {"block-size", block, 1, 1 << 16, &b.BlockSize},
+				{"api-tokenize-ns", tokenizeNS, 0, 1 << 40, &b.APIServerTokenizeNS}} {
 				if !fl.Changed(c.flag) {
 					continue
 				}
-				if c.v < c.min {
-					return fmt.Errorf("model validate: --%s %d: want at least %d", c.flag, c.v, c.min)
+				if c.v < c.min || c.v > c.max {
+					return fmt.Errorf("model validate: --%s %d: want %d to %d (per-slot counts: the memory budget of a row's replay)", c.flag, c.v, c.min, c.max)
 				}
 				*c.dst = c.v
 			}

@@ -133,22 +133,19 @@ func TestSweepKilledAtAnyMomentResumesToIdenticalFiles(t *testing.T) {
 	}
 }
 
-// SIGINT (and SIGTERM) stop a sweep after whole ledger lines with status 130 and the command
-// that continues it; that command finishes the sweep.
+// SIGINT (and SIGTERM, and SIGHUP: its terminal closed) stop a sweep after whole ledger
+// lines with status 130 and the command that continues it; that command finishes the sweep.
 func TestInterruptedSweepSaysHowToContinue(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		args := killSweepArgs(dir)
-		if sig == syscall.SIGTERM {
+		if sig != syscall.SIGINT {
 			args = append(args, "--resume")
 		}
 		cmd, stderr := routerlabProcess(t, args...)
 		exited := make(chan struct{})
 		go func() { cmd.Wait(); close(exited) }()
-		at := 3
-		if sig == syscall.SIGTERM {
-			at = 6
-		}
+		at := map[syscall.Signal]int{syscall.SIGINT: 3, syscall.SIGTERM: 6, syscall.SIGHUP: 9}[sig]
 		if !waitFor(cmd, exited, func() bool { return ledgerLines(dir) >= at }) {
 			t.Fatalf("sweep ended early: %s", stderr)
 		}

@@ -55,7 +55,7 @@ finished evaluation, so --resume continues an interrupted sweep), summary.json, 
 report.html (the report with its charts, one self-contained file) and evaluations.csv;
 --plots svg|png also writes each chart to OUT/plots/. Each records the experiment's fingerprint; --resume refuses a ledger of
 a different experiment, listing the settings that differ. One sweep at a time writes OUT
-(a second fails naming the first's PID). SIGINT or SIGTERM stops after the finished
+(a second fails naming the first's PID). SIGINT, SIGTERM or SIGHUP stops after the finished
 evaluations' ledger lines and prints the command that continues (exit status 130).
 Requests longer than context_length are rejected and counted, as vLLM does; --strict makes
 them an error.`,
@@ -109,14 +109,14 @@ func (o sweepOptions) apply(f *config.File) error {
 // as shells report a command ended by Ctrl-C.
 const exitInterrupted = 130
 
-// runSweep runs a whole sweep of f and prints its report; progress goes to stderr. SIGINT or
-// SIGTERM stops it after the ledger lines of finished evaluations, with status 130 and the
+// runSweep runs a whole sweep of f and prints its report; progress goes to stderr. SIGINT,
+// SIGTERM or SIGHUP (its terminal closed) stops it after the ledger lines of finished evaluations, with status 130 and the
 // command that continues it.
 func runSweep(ctx context.Context, f *config.File, o sweepOptions, stdout, stderr io.Writer) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	start := time.Now()
 	if err := o.apply(f); err != nil {

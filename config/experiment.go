@@ -3,7 +3,9 @@ package config
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/routerlab/routerlab/engine"
 	"github.com/routerlab/routerlab/model"
@@ -28,6 +30,10 @@ type Experiment struct {
 // search space can name.
 func NewExperiment(f *File) (*Experiment, error) {
 	tr, err := trace.Load(f.Workload.TracePath, f.Workload.TraceBlockSize)
+	var missing *fs.PathError
+	if errors.As(err, &missing) {
+		return nil, fmt.Errorf("%s: workload.trace_path: %w", f.Name, err) // the file's own errors name it already
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -276,13 +276,20 @@ func newFile(name string) *File {
 // Parse reads an experiment file's text (a leading UTF-8 byte-order mark is skipped); name is
 // used in error messages.
 func Parse(data []byte, name string) (*File, error) {
-	doc, err := parser.ParseBytes(bytes.TrimPrefix(data, []byte{0xef, 0xbb, 0xbf}), 0)
+	data = bytes.TrimPrefix(data, []byte{0xef, 0xbb, 0xbf})
+	if err := checkYAMLShape(data, name); err != nil {
+		return nil, err
+	}
+	doc, err := parser.ParseBytes(data, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	f := newFile(name)
 	if len(doc.Docs) != 1 || doc.Docs[0].Body == nil {
 		return nil, &Error{File: name, Key: "(document)", Msg: "expected one YAML document with search_space, workload, goal, sweep"}
+	}
+	if err := f.noAnchorsOrTags(doc.Docs[0].Body); err != nil {
+		return nil, err
 	}
 	root, ok := doc.Docs[0].Body.(*ast.MappingNode)
 	if !ok {
@@ -689,8 +696,14 @@ func (f *File) scalarText(path string, n ast.Node) (string, error) {
 		return n.GetToken().Value, nil
 	case *ast.NullNode, nil:
 		return "", f.errAt(n, path, "missing value")
+	case *ast.NanNode, *ast.InfinityNode:
+		return "", f.errAt(n, path, "%s is not a finite number", n.GetToken().Value)
+	case *ast.MappingNode, *ast.MappingValueNode:
+		return "", f.errAt(n, path, "want a single value, got a mapping")
+	case *ast.SequenceNode:
+		return "", f.errAt(n, path, "want a single value, got a list")
 	}
-	return "", f.errAt(n, path, "want a single value, got %s", n.Type())
+	return "", f.errAt(n, path, "want a single value, got %q", n.String())
 }
 
 func (f *File) str(path string, n ast.Node, dst *string) error {
@@ -826,25 +839,38 @@ func (f *File) DefaultPoint() Point {
 	return p
 }
 
-// At returns the value of a list-capable search_space key at p.
+// At returns the value of a list-capable search_space key at p. It walks the lists in
+// place (no copy of any list), so a sweep asking it for every point of a long list stays
+// linear.
 func (f *File) At(p Point, key string) (Value, error) {
-	dims := f.Dimensions()
-	if p != nil && len(p) != len(dims) {
-		return Value{}, fmt.Errorf("config: point has %d coordinates, the search space %d dimensions", len(p), len(dims))
-	}
-	for i, d := range dims {
-		if p != nil && (p[i] < 0 || p[i] >= len(d.Values)) {
-			return Value{}, fmt.Errorf("config: %s index %d out of range (0..%d)", d.Key, p[i], len(d.Values)-1)
+	var v Value
+	found, dim := false, 0
+	for _, l := range f.lists {
+		if len(l.values) < 2 { // a fixed key: not a dimension
+			if l.key == key {
+				v, found = l.values[0], true
+			}
+			continue
 		}
-	}
-	for i, d := range dims {
-		if d.Key == key && p != nil {
-			return d.Values[p[i]], nil
+		j := 0
+		if p != nil {
+			if dim >= len(p) {
+				return Value{}, fmt.Errorf("config: point has %d coordinates, the search space more dimensions", len(p))
+			}
+			if j = p[dim]; j < 0 || j >= len(l.values) {
+				return Value{}, fmt.Errorf("config: %s index %d out of range (0..%d)", l.key, j, len(l.values)-1)
+			}
 		}
+		if l.key == key {
+			v, found = l.values[j], true
+		}
+		dim++
 	}
-	vals := f.Values(key)
-	if len(vals) == 0 {
+	if p != nil && len(p) != dim {
+		return Value{}, fmt.Errorf("config: point has %d coordinates, the search space %d dimensions", len(p), dim)
+	}
+	if !found {
 		return Value{}, fmt.Errorf("config: %s is not a search_space list", key)
 	}
-	return vals[0], nil
+	return v, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -229,7 +230,11 @@ func (f *File) fingerprint(tr *trace.Trace, tables string, list func(string) str
 	fp := Fingerprint{{KeyVersion, Version()}, {KeySimulator, SimulatorDigest()}}
 	add := func(key, value string) { fp = append(fp, Setting{key, value}) }
 	w := f.Workload
-	add("workload.trace_path", w.TracePath)
+	path := w.TracePath
+	if !strings.HasPrefix(path, trace.BuiltinPrefix) {
+		path = filepath.Clean(path) // ./t and t are the same file (its bytes are in trace_digest)
+	}
+	add("workload.trace_path", path)
 	if tr != nil {
 		add("workload.trace_digest", tr.Digest)
 		add("workload.trace_requests", strconv.Itoa(len(tr.Requests)))

@@ -70,6 +70,11 @@ func (f *File) Apply(assigns []string) error {
 			return &Error{File: "--set", Key: key, Msg: fmt.Sprintf("set twice (%q and %q)", prev, a)}
 		}
 		given[key] = a
+		if err := checkYAMLShape([]byte(val), "--set"); err != nil {
+			e := err.(*Error)
+			e.Line, e.Key = 0, key
+			return e
+		}
 		doc, err := parser.ParseBytes([]byte("v: "+val), 0)
 		if err != nil || len(doc.Docs) != 1 {
 			return &Error{File: "--set", Key: key, Msg: fmt.Sprintf("cannot read value %q", val)}
@@ -77,6 +82,11 @@ func (f *File) Apply(assigns []string) error {
 		m, ok := doc.Docs[0].Body.(*ast.MappingNode)
 		if !ok || len(m.Values) != 1 {
 			return &Error{File: "--set", Key: key, Msg: fmt.Sprintf("cannot read value %q", val)}
+		}
+		if err := (&File{Name: "--set"}).noAnchorsOrTags(m.Values[0].Value); err != nil {
+			e := err.(*Error)
+			e.Line, e.Key = 0, key
+			return e
 		}
 		o := override{key: key, typed: typed, node: m.Values[0].Value}
 		switch key {

@@ -74,6 +74,13 @@ var sampleColumns = []string{"silicon_data_source", "backend", "backend_version"
 // such as /dev/zero ends in an error instead of exhausting memory.
 const MaxFileBytes = 16 << 20
 
+// Bounds on a row's shape, beyond any serving benchmark (InferenceX goes to c 512 and ISL 8 k):
+// they keep a hostile row from sizing a replay's memory.
+const (
+	MaxConcurrency = 1 << 16
+	MaxTokens      = 1 << 22 // isl and osl
+)
+
 // Parse reads a silicon CSV: the shared format (a header row naming at least the columns
 // above, any order) or AIConfigurator's published sample (recognised by its
 // silicon_data_source column). Errors name the file, line and field: "name:line: field: problem".
@@ -96,7 +103,11 @@ func Parse(r io.Reader, name string) ([]Row, error) {
 	}
 	col := map[string]int{}
 	for i, h := range header {
-		col[strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))] = i
+		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		if _, dup := col[h]; dup {
+			return nil, fmt.Errorf("%s:1: %s: duplicate column (columns %d and %d)", name, h, col[h]+1, i+1)
+		}
+		col[h] = i
 	}
 	_, hasSource := col["silicon_data_source"]
 	_, hasID := col["config_id"]
@@ -160,14 +171,14 @@ func (p *rowParser) sharedRow() Row {
 	return Row{
 		Line:           p.line,
 		ConfigID:       p.str("config_id"),
-		Measured:       p.str("measured"),
+		Measured:       p.date("measured"),
 		BackendVersion: p.str("backend_version"),
 		Precision:      p.str("precision"),
 		GEMMQuantMode:  p.str("gemm_quant_mode"),
 		MoEQuantMode:   p.str("moe_quant_mode"),
-		Concurrency:    p.positive("concurrency"),
-		ISL:            p.positive("isl"),
-		OSL:            p.positive("osl"),
+		Concurrency:    p.bounded("concurrency", MaxConcurrency),
+		ISL:            p.bounded("isl", MaxTokens),
+		OSL:            p.bounded("osl", MaxTokens),
 		BatchSize:      p.positive("batch_size"),
 		TP:             p.positive("tp_size"),
 		AttentionDP:    p.positive("attention_dp_size"),
@@ -190,19 +201,22 @@ func (p *rowParser) sampleRow() Row {
 	}
 	cs, hasConc := src["silicon_concurrency"]
 	conc, err := strconv.Atoi(cs)
-	if hasConc && (err != nil || conc < 1) {
-		p.fail("silicon_data_source", "silicon_concurrency=%q is not a positive integer", cs)
+	if hasConc && (err != nil || conc < 1 || conc > MaxConcurrency) {
+		p.fail("silicon_data_source", "silicon_concurrency=%q is not an integer from 1 to %d", cs, MaxConcurrency)
 	}
 	measured := src["measured"]
 	if len(measured) > 10 {
 		measured = measured[:10] // the date of an ISO timestamp
+	}
+	if measured != "" && !isDate(measured) {
+		p.fail("silicon_data_source", "measured=%q is not a date (YYYY-MM-DD)", measured)
 	}
 	r := Row{
 		Line: p.line, ConfigID: src["config_id"], Concurrency: conc, Measured: measured,
 		BackendVersion: p.str("backend_version"), Precision: p.str("precision"),
 		GEMMQuantMode: p.str("gemm_quant_mode"), MoEQuantMode: p.str("moe_quant_mode"),
 		Model: p.str("model_path"), System: p.str("system"), Backend: p.str("backend"),
-		ISL: p.positive("isl"), OSL: p.positive("osl"),
+		ISL: p.bounded("isl", MaxTokens), OSL: p.bounded("osl", MaxTokens),
 		TTFTMS: p.latency("silicon_ttft_ms"), TPOTMS: p.latency("silicon_tpot_ms"),
 	}
 	if !hasConc {
@@ -256,6 +270,28 @@ func (p *rowParser) positive(c string) int {
 		p.fail(c, "%q is not a positive integer", s)
 	}
 	return v
+}
+
+// bounded reads a positive integer of at most hi.
+func (p *rowParser) bounded(c string, hi int) int {
+	v := p.positive(c)
+	if v > hi {
+		p.fail(c, "%d exceeds %d, the limit of a replayed row", v, hi)
+	}
+	return v
+}
+
+// date reads a measurement date, YYYY-MM-DD (an ISO timestamp's date part), or "" when
+// unrecorded: which benchmark settings replay a row can depend on it.
+func (p *rowParser) date(c string) string {
+	s := p.str(c)
+	if len(s) > 10 && s[10] == 'T' {
+		s = s[:10]
+	}
+	if s != "" && !isDate(s) {
+		p.fail(c, "%q is not a date (YYYY-MM-DD)", p.str(c))
+	}
+	return s
 }
 
 func (p *rowParser) latency(c string) float64 {

@@ -51,12 +51,16 @@ func TestParseErrors(t *testing.T) {
 		{"", "s.csv:1: empty file"},
 		{"config_id,concurrency\n", "s.csv:1: measured: missing column"},
 		{header, "s.csv: no data rows"},
-		{header + good + "634,x,2026,0.19.0,fp8,fp8,fp8,1024,1024,8,4,1,4,1,67.5,8.79\n", "s.csv:3: concurrency: \"x\" is not a positive integer"},
-		{header + "634,8,2026,0.19.0,fp8,fp8,fp8,1024,1024,8,4,1,4,1,-1,8.79\n", "s.csv:2: silicon_ttft_ms: \"-1\""},
-		{header + "634,8,2026,0.19.0,fp8,fp8,fp8,1024,1024,8,4,1,4,1,67.5,NaN\n", "s.csv:2: silicon_tpot_ms"},
-		{header + "634,8,2026\n", "s.csv:2: row has 3 fields, header 16"},
-		{header + "634,8,2026,,fp8,fp8,fp8,1024,1024,8,4,1,4,1,67.5,8.79\n", "s.csv:2: backend_version: empty"},
+		{header + good + "634,x,2026-04-03,0.19.0,fp8,fp8,fp8,1024,1024,8,4,1,4,1,67.5,8.79\n", "s.csv:3: concurrency: \"x\" is not a positive integer"},
+		{header + "634,8,2026-04-03,0.19.0,fp8,fp8,fp8,1024,1024,8,4,1,4,1,-1,8.79\n", "s.csv:2: silicon_ttft_ms: \"-1\""},
+		{header + "634,8,2026-04-03,0.19.0,fp8,fp8,fp8,1024,1024,8,4,1,4,1,67.5,NaN\n", "s.csv:2: silicon_tpot_ms"},
+		{header + "634,8,2026-04-03\n", "s.csv:2: row has 3 fields, header 16"},
+		{header + "634,8,2026-04-03,,fp8,fp8,fp8,1024,1024,8,4,1,4,1,67.5,8.79\n", "s.csv:2: backend_version: empty"},
 		{header + "634,8,\"2026,0.19.0\n", "s.csv:2:"},
+		{header + "634,8,yesterday,0.19.0,fp8,fp8,fp8,1024,1024,8,4,1,4,1,67.5,8.79\n", `s.csv:2: measured: "yesterday" is not a date (YYYY-MM-DD)`},
+		{header + "634,8,2026-04-03,0.19.0,fp8,fp8,fp8,1000000000,1024,8,4,1,4,1,67.5,8.79\n", "s.csv:2: isl: 1000000000 exceeds 4194304, the limit of a replayed row"},
+		{header + "634,100000000,2026-04-03,0.19.0,fp8,fp8,fp8,1024,1024,8,4,1,4,1,67.5,8.79\n", "s.csv:2: concurrency: 100000000 exceeds 65536"},
+		{strings.TrimSuffix(header, "\n") + ",isl\n" + strings.TrimSuffix(good, "\n") + ",1\n", "s.csv:1: isl: duplicate column (columns 8 and 17)"},
 	}
 	for _, c := range cases {
 		_, err := Parse(strings.NewReader(c.in), "s.csv")

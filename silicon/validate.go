@@ -111,6 +111,15 @@ func BenchmarkNamed(name string) (Benchmark, error) {
 	return Benchmark{}, fmt.Errorf("silicon: unknown benchmark %q (want one of %s)", name, strings.Join(names, ", "))
 }
 
+// The memory budget of validation: a row's replay holds a request (about 200 bytes with its
+// share of the engine) per warm-up and timed request and an 8-byte hash id per prompt block,
+// so these bound one replay to about 0.5 GB whatever the flags and the CSV say.
+const (
+	MaxRequestsPerSlot = 1000    // --requests-per-slot and --warmup-per-slot
+	MaxReplayRequests  = 1 << 20 // warm-up and timed requests of one row
+	MaxReplayBlocks    = 1 << 25 // prompt blocks of one row's timed requests
+)
+
 // InferenceXRangeRatio is InferenceX's RANDOM_RANGE_RATIO (.github/workflows/benchmark-tmpl.yml).
 const InferenceXRangeRatio = 0.8
 
@@ -118,14 +127,14 @@ func (b Benchmark) check() error {
 	switch {
 	case !(b.RangeRatio > 0 && b.RangeRatio <= 1):
 		return fmt.Errorf("silicon: benchmark %s: range ratio %g is not in (0, 1]", b.Name, b.RangeRatio)
-	case b.RequestsPerSlot < 1:
-		return fmt.Errorf("silicon: benchmark %s: requests per slot %d, want >= 1", b.Name, b.RequestsPerSlot)
+	case b.RequestsPerSlot < 1 || b.RequestsPerSlot > MaxRequestsPerSlot:
+		return fmt.Errorf("silicon: benchmark %s: requests per slot %d, want 1 to %d (the memory budget of a row's replay)", b.Name, b.RequestsPerSlot, MaxRequestsPerSlot)
+	case b.WarmupPerSlot < 0 || b.WarmupPerSlot > MaxRequestsPerSlot:
+		return fmt.Errorf("silicon: benchmark %s: warm-up requests per slot %d, want 0 to %d (the memory budget of a row's replay)", b.Name, b.WarmupPerSlot, MaxRequestsPerSlot)
 	case b.TimingReference != "" && !slices.Contains(model.TimingReferences(), b.TimingReference):
 		return fmt.Errorf("silicon: benchmark %s: timing_reference %q (want one of %s)", b.Name, b.TimingReference, strings.Join(model.TimingReferences(), ", "))
 	case b.APIServerTokenizeNS < 0:
 		return fmt.Errorf("silicon: benchmark %s: api_server_tokenize_ns %d, want >= 0", b.Name, b.APIServerTokenizeNS)
-	case b.WarmupPerSlot < 0:
-		return fmt.Errorf("silicon: benchmark %s: warm-up requests per slot %d, want >= 0", b.Name, b.WarmupPerSlot)
 	case b.MaxNumBatchedTokens < 0 || b.BatchedTokensPerISL < 0 || b.ExtraModelLen < 0:
 		return fmt.Errorf("silicon: benchmark %s: negative batched tokens or model length", b.Name)
 	case !slices.Contains(model.KVCacheDtypes(), b.KVCacheDtype):
@@ -363,6 +372,10 @@ func replay(ctx context.Context, d model.Deployment, r Row, b Benchmark, seed ui
 	}
 	d.NumGPUBlocks = w.Capacity().NumGPUBlocks
 	n := r.Concurrency * b.RequestsPerSlot
+	if reqs, ids := n+r.Concurrency*b.WarmupPerSlot, n*((r.ISL+d.BlockSize-1)/d.BlockSize); reqs > MaxReplayRequests || ids > MaxReplayBlocks {
+		return 0, 0, 0, fmt.Errorf("the replay would hold %d requests and %d prompt blocks, beyond the budget of %d and %d: "+
+			"lower --requests-per-slot", reqs, ids, MaxReplayRequests, MaxReplayBlocks)
+	}
 	isl, osl := sampleLengths(n, r.ISL, b.RangeRatio, seed), sampleLengths(n, r.OSL, b.RangeRatio, seed+1)
 	next := int64(0) // every block of every timed prompt is distinct: no prefix sharing
 	prompt := func(isl, osl int) trace.Request {

@@ -38,7 +38,7 @@ func loadTableSim(tb testing.TB, f *config.File) *tableSim {
 		tb.Skipf("%s not present: %v", gridLedger, err)
 	}
 	defer file.Close()
-	space, err := NewSpace(f)
+	space, err := NewSpace(context.Background(), f)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -99,7 +99,7 @@ func ReadProgress(dir string) (*ProgressRecord, error) {
 }
 
 // ReadSummary reads dir's summary.json; nil while the sweep has not finished.
-func ReadSummary(dir string) (*Summary, error) { return readJSON[Summary](dir, "summary.json") }
+func ReadSummary(dir string) (*Summary, error) { return readJSON[Summary](dir, OutputNames[0]) }
 
 // ReadLedger reads the evaluations in dir's ledger without writing or locking anything, as
 // a resume would (a torn last line is left out); nil when there is no ledger yet.

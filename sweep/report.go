@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -115,6 +117,21 @@ func (s *Search) Chart(width int) string {
 		asciigraph.Caption(fmt.Sprintf("best %s (%s) vs evaluations (1…%d)", name, s.Objective.Unit(), len(s.Evaluations))))
 }
 
+// OutputNames are the files a finished sweep writes beside its ledger.
+var OutputNames = []string{"summary.json", "report.md", "evaluations.csv", "report.html"}
+
+// removeOutputs deletes a finished sweep's files from dir: a sweep that starts (or resumes)
+// there writes them anew when it finishes, and until then an old summary beside a new ledger
+// would describe another run.
+func removeOutputs(dir string) error {
+	for _, name := range OutputNames {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
 // WriteFiles writes summary.json, report.md, evaluations.csv and report.html into dir.
 func (r *Result) WriteFiles(dir string) error {
 	sum, err := json.MarshalIndent(r.Summary(), "", "  ")
@@ -129,10 +146,10 @@ func (r *Result) WriteFiles(dir string) error {
 		name string
 		data []byte
 	}{
-		{"summary.json", append(sum, '\n')},
-		{"report.md", []byte(r.Markdown())},
-		{"evaluations.csv", r.CSV()},
-		{"report.html", html},
+		{OutputNames[0], append(sum, '\n')},
+		{OutputNames[1], []byte(r.Markdown())},
+		{OutputNames[2], r.CSV()},
+		{OutputNames[3], html},
 	}
 	for _, f := range files {
 		if err := os.WriteFile(filepath.Join(dir, f.name), f.data, 0o644); err != nil {

@@ -6,6 +6,7 @@
 package sweep
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -43,21 +44,43 @@ type Space struct {
 // kvKnobs are the router knobs that only the kv_router mode reads.
 var kvKnobs = []string{config.KeyOverlapScoreCredit, config.KeyPrefillLoadScale, config.KeyRouterTemperature}
 
+// MaxSpacePoints bounds the product of a search space's dimensions: NewSpace visits every
+// point and keeps a candidate (about a kilobyte with its key, configuration and encoding) per
+// canonical one, so this keeps setup under 512 MB and a few seconds. The seed's space has 480
+// points; a 4,000-value list in it, 216,000.
+const MaxSpacePoints = 250_000
+
 // NewSpace enumerates the product of f's search dimensions (last dimension fastest) and keeps
-// the first point of every canonical configuration.
-func NewSpace(f *config.File) (*Space, error) {
+// the first point of every canonical configuration. Its cost is linear in the product, which
+// it checks against MaxSpacePoints first; it stops with ctx's error when ctx ends.
+func NewSpace(ctx context.Context, f *config.File) (*Space, error) {
 	dims := f.Dimensions()
+	points, sizes := 1, make([]string, len(dims))
+	for i, d := range dims {
+		sizes[i] = fmt.Sprintf("%d %s", len(d.Values), d.Key)
+		if points *= len(d.Values); points > MaxSpacePoints {
+			return nil, fmt.Errorf("%s: search_space: the lists (%s…) span more than %d configurations, the limit of a sweep: shorten a list",
+				f.Name, strings.Join(sizes[:i+1], " × "), MaxSpacePoints)
+		}
+	}
 	s := &Space{Dims: dims, index: map[string]int{}}
 	enc := newEncoder(dims)
-	p := make(config.Point, len(dims))
-	for {
-		c, err := s.canonical(f, p)
+	p, buf := make(config.Point, len(dims)), make(config.Point, len(dims))
+	for n := 0; ; n++ {
+		if n%4096 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		k, _, err := s.canonicalKey(f, p, buf)
 		if err != nil {
 			return nil, err
 		}
-		if i, ok := s.index[c.Key]; ok {
+		if i, ok := s.index[k.Key]; ok {
 			s.Candidates[i].Variants++
 		} else {
+			c, err := s.canonical(f, p)
+			if err != nil {
+				return nil, err
+			}
 			c.Variants = 1
 			c.X = enc.encode(c.Point, ignoredDims(dims, c.Config))
 			s.index[c.Key] = len(s.Candidates)
@@ -85,33 +108,51 @@ func next(p config.Point, dims []config.Dimension) bool {
 // canonical returns p's candidate (without encoding): knobs the router mode ignores are set
 // to their first value and left out of the key.
 func (s *Space) canonical(f *config.File, p config.Point) (Candidate, error) {
-	mode, err := f.At(p, config.KeyRouterMode)
+	c, kv, err := s.canonicalKey(f, p, nil)
 	if err != nil {
 		return Candidate{}, err
 	}
+	c.Config = map[string]string{}
+	for i, d := range s.Dims {
+		if kv || !slices.Contains(kvKnobs, d.Key) {
+			c.Config[d.Key] = d.Values[c.Point[i]].Text
+		}
+	}
+	return c, nil
+}
+
+// canonicalKey is canonical without the candidate's Config, writing its point into buf (nil:
+// a new one), and says whether the router mode is kv_router. NewSpace calls it for every point
+// of the space with one buffer and builds a whole candidate only for a new key, so a long
+// list costs no garbage per point.
+func (s *Space) canonicalKey(f *config.File, p, buf config.Point) (Candidate, bool, error) {
+	mode, err := f.At(p, config.KeyRouterMode)
+	if err != nil {
+		return Candidate{}, false, err
+	}
 	kv := mode.Text == "kv_router"
-	q := slices.Clone(p)
-	c := Candidate{Config: map[string]string{}}
-	var key []string
+	q := append(buf[:0], p...)
+	var key strings.Builder
 	for i, d := range s.Dims {
 		if !kv && slices.Contains(kvKnobs, d.Key) {
 			q[i] = 0
 			continue
 		}
-		v := d.Values[q[i]].Text
-		c.Config[d.Key] = v
-		key = append(key, d.Key+"="+v)
+		if key.Len() > 0 {
+			key.WriteByte(' ')
+		}
+		key.WriteString(d.Key)
+		key.WriteByte('=')
+		key.WriteString(d.Values[q[i]].Text)
 	}
-	if len(key) == 0 {
-		key = []string{"(fixed)"}
+	if key.Len() == 0 {
+		key.WriteString("(fixed)")
 	}
-	c.Point, c.Key = q, strings.Join(key, " ")
 	temp, err := f.At(q, config.KeyRouterTemperature)
 	if err != nil {
-		return Candidate{}, err
+		return Candidate{}, false, err
 	}
-	c.Stochastic = mode.Text == "random" || (kv && temp.Num > 0)
-	return c, nil
+	return Candidate{Point: q, Key: key.String(), Stochastic: mode.Text == "random" || (kv && temp.Num > 0)}, kv, nil
 }
 
 // ignoredDims marks the dimensions a candidate's configuration leaves out.

@@ -126,7 +126,15 @@ func (s *Search) BestEvaluation() *Evaluation { return &s.Evaluations[s.Best] }
 // as Run does). When ctx ends first the error is an *Interrupted.
 func RunSearch(ctx context.Context, f *config.File, sim Simulator, opt Options) (*Search, error) {
 	opt = opt.withRemote(sim)
-	space, err := NewSpace(f)
+	space, err := NewSpace(ctx, f)
+	if ctx.Err() != nil {
+		n := 0
+		if opt.Out != "" {
+			evals, _ := ReadLedger(opt.Out)
+			n = len(evals)
+		}
+		return nil, &Interrupted{Evaluations: n, Err: ctx.Err()}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -150,6 +158,9 @@ func RunSearch(ctx context.Context, f *config.File, sim Simulator, opt Options) 
 			return nil, err
 		}
 		defer led.close()
+		if err := removeOutputs(opt.Out); err != nil {
+			return nil, err
+		}
 	}
 	cands := space.Candidates
 	done := make([]bool, len(cands))

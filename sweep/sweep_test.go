@@ -31,7 +31,7 @@ func seedFile(t testing.TB, sets ...string) *config.File {
 }
 
 func TestSeedSpaceHas109CanonicalConfigurations(t *testing.T) {
-	s, err := NewSpace(seedFile(t))
+	s, err := NewSpace(context.Background(), seedFile(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestSeedSpaceHas109CanonicalConfigurations(t *testing.T) {
 // differing only in knobs their mode ignores share one candidate.
 func TestCanonicalisationProperty(t *testing.T) {
 	f := seedFile(t, "router_mode=[kv_router, round_robin, random, least_loaded]")
-	s, err := NewSpace(f)
+	s, err := NewSpace(context.Background(), f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -527,5 +527,61 @@ func TestResumeNotesAnotherVersion(t *testing.T) {
 	}
 	if len(res.Search.Notes) != 1 || !strings.Contains(res.Search.Notes[0], "written by routerlab v0.0.1-old") {
 		t.Errorf("notes %q, want one naming the ledger's version", res.Search.Notes)
+	}
+}
+
+// A ledger of another simulator digest (a build from other code) is refused by name.
+func TestResumeRefusesAnotherSimulator(t *testing.T) {
+	f := seedFile(t, "sweep.max_rounds=1")
+	dir := t.TempDir()
+	if _, err := Run(context.Background(), f, newFakeSim(f), Options{Out: dir}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, LedgerName)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := config.SimulatorDigest()
+	other := strings.Replace(string(data), `"simulator":"`+mine, `"simulator":"sim-0000000000000000`, 1)
+	if err := os.WriteFile(path, []byte(other), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(context.Background(), f, newFakeSim(f), Options{Out: dir, Resume: true})
+	want := "simulator: sim-0000000000000000 → " + mine + " (a build from other code: its results differ)"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("resume with another simulator: %v, want %q", err, want)
+	}
+}
+
+// A sweep started in a directory that holds an old sweep's outputs (its ledger gone) removes
+// them once its ledger is open: until it finishes, no summary describes another run.
+func TestNewSweepRemovesStaleOutputs(t *testing.T) {
+	f := seedFile(t, "sweep.max_rounds=1")
+	dir := t.TempDir()
+	for _, name := range OutputNames {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("stale"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	events := make(chan Event)
+	go func() {
+		for ev := range events {
+			if ev.Key != "" {
+				cancel() // after the first evaluation: the ledger is open
+			}
+		}
+	}()
+	_, err := Run(ctx, f, newFakeSim(f), Options{Out: dir, Progress: events})
+	close(events)
+	var stopped *Interrupted
+	if !errors.As(err, &stopped) {
+		t.Fatalf("cancelled sweep: %v", err)
+	}
+	for _, name := range OutputNames {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			t.Errorf("%s of the old sweep is still beside the new ledger", name)
+		}
 	}
 }

@@ -40,7 +40,7 @@ func Parse(r io.Reader, name string, blockSize int) (*Trace, error) {
 	br := bufio.NewReaderSize(io.TeeReader(r, sum), 1<<20)
 	t := &Trace{Name: name, BlockSize: blockSize}
 	var buf []byte
-	lastTS := int64(0)
+	lastTS, ids := int64(0), 0
 	for lineNo := 1; ; lineNo++ {
 		raw, err := readLine(br, &buf)
 		if err == errLineTooLong {
@@ -62,6 +62,10 @@ func Parse(r io.Reader, name string, blockSize int) (*Trace, error) {
 					name, lineNo, req.TimestampMS, lastTS)
 			}
 			lastTS = req.TimestampMS
+			if ids += len(req.HashIDs); len(t.Requests) == MaxRequests || ids > MaxHashIDs {
+				return nil, fmt.Errorf("%s:%d: the trace exceeds the memory budget of %d requests and %d hash ids (cut it with trace subset)",
+					name, lineNo, MaxRequests, MaxHashIDs)
+			}
 			t.Requests = append(t.Requests, req)
 			t.Lines = append(t.Lines, lineNo)
 		}

@@ -6,8 +6,16 @@ import (
 	"strings"
 )
 
-// MaxCopies bounds Repeat: 10,000 copies of the toolagent trace are 236 M requests.
+// MaxCopies bounds Repeat's copy count; MaxRequests bounds what the copies add up to.
 const MaxCopies = 10000
+
+// The memory budget of a trace: a request is a 56-byte value and a replay adds about 136
+// bytes of its own, so 5 M requests (×200 of the toolagent trace) replay in about 1 GB; hash
+// ids are 8 bytes each. Parse, Repeat and Synthesize refuse more, naming the budget.
+const (
+	MaxRequests = 5_000_000
+	MaxHashIDs  = 1 << 27
+)
 
 // Repeat returns copies of t back to back, as a longer stretch of the same traffic: copy k
 // arrives k periods later (a period is t's span plus one millisecond, so timestamps stay
@@ -17,6 +25,10 @@ const MaxCopies = 10000
 func Repeat(t *Trace, copies int) (*Trace, error) {
 	if copies < 1 || copies > MaxCopies {
 		return nil, fmt.Errorf("%s: copies: %d out of range (1..%d)", t.Name, copies, MaxCopies)
+	}
+	if n := copies * len(t.Requests); n > MaxRequests {
+		return nil, fmt.Errorf("%s:x%d: %d copies of %d requests are %d, beyond the memory budget of %d requests in a trace (at most :x%d)",
+			t.Name, copies, copies, len(t.Requests), n, MaxRequests, MaxRequests/len(t.Requests))
 	}
 	out := &Trace{Name: fmt.Sprintf("%s:x%d", t.Name, copies), BlockSize: t.BlockSize,
 		Requests: make([]Request, 0, copies*len(t.Requests)),

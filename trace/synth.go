@@ -117,6 +117,9 @@ func Synthesize(profileName string, seed uint64, requests int) (*Trace, error) {
 	if requests <= 0 {
 		requests = p.requests
 	}
+	if requests > MaxRequests {
+		return nil, fmt.Errorf("%s: %d requests exceed the memory budget of %d requests in a trace", profileName, requests, MaxRequests)
+	}
 	span := float64(p.spanMS) * float64(requests) / float64(p.requests)
 	g := newGenerator(&p, seed)
 	rate := g.calibrate(requests, span)

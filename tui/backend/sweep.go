@@ -170,7 +170,7 @@ func (s *Sweeper) Sweep(ctx context.Context, at tui.Knobs, emit func(tui.SweepEv
 	if err != nil {
 		return err
 	}
-	space, err := sweep.NewSpace(f)
+	space, err := sweep.NewSpace(ctx, f)
 	if err != nil {
 		return err
 	}
