@@ -134,6 +134,8 @@ func (d Deployment) Validate() error {
 		return fmt.Errorf("deployment: num_gpu_blocks must be >= 0 (have %d)", d.NumGPUBlocks)
 	case !slices.Contains(TimingReferences(), d.timingReference()):
 		return fmt.Errorf("deployment: timing_reference %q is not supported (want one of %s)", d.TimingReference, strings.Join(TimingReferences(), ", "))
+	case d.Dynosim() && d.AsyncScheduling:
+		return fmt.Errorf("deployment: timing_reference dynosim schedules as Dynamo's mocker, which has no asynchronous scheduler: set async_scheduling false")
 	case !slices.Contains(Float32MatmulPrecisions(), d.float32Precision()):
 		return fmt.Errorf("deployment: float32_matmul_precision %q is not supported (want one of %s)",
 			d.Float32MatmulPrecision, strings.Join(Float32MatmulPrecisions(), ", "))

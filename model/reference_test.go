@@ -146,3 +146,12 @@ func TestTimingReferenceValidate(t *testing.T) {
 		}
 	}
 }
+
+// The mocker has no asynchronous scheduler, so a dynosim deployment that asks for one is refused.
+func TestDynosimRefusesAsyncScheduling(t *testing.T) {
+	d := SeedDeployment()
+	d.TimingReference, d.AsyncScheduling = ReferenceDynosim, true
+	if err := d.Validate(); err == nil || !strings.Contains(err.Error(), "async_scheduling") {
+		t.Fatalf("dynosim with async scheduling: %v", err)
+	}
+}

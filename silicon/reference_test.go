@@ -7,9 +7,10 @@ import (
 	"github.com/routerlab/routerlab/model"
 )
 
-// Priced as Dynamo's mocker with AIConfigurator's operator choice (dynosim), the measured runs
-// of the other shapes are over-predicted: every row's TTFT and TPOT above the measurement and
-// both MAPEs past 25 % — the published router experiment's absolute latencies carry that.
+// Priced as Dynamo's mocker with AIConfigurator's operator choice (dynosim, step-synchronous as
+// the mocker is), the measured runs of the other shapes are off: every row's TPOT above the
+// measurement, TPOT MAPE past 25 % and TTFT MAPE past 15 % — the published router experiment's
+// absolute latencies carry that.
 // API-server tokenisation at vllm#19334's rate delays the engine, so at ISL 8192 and c 4 the
 // predicted TTFT rises by less than its ~7 ms (the wait for the next step absorbs part of it).
 func TestReferencesAgainstOtherShapes(t *testing.T) {
@@ -27,12 +28,12 @@ func TestReferencesAgainstOtherShapes(t *testing.T) {
 		return rep
 	}
 	dyn := run(func(b *Benchmark) { b.TimingReference = model.ReferenceDynosim })
-	if dyn.Validated != 28 || dyn.TTFTMAPE < 25 || dyn.TPOTMAPE < 25 {
-		t.Fatalf("dynosim: %d rows, TTFT MAPE %.1f%%, TPOT MAPE %.1f%%: want all 28 over 25 %%", dyn.Validated, dyn.TTFTMAPE, dyn.TPOTMAPE)
+	if dyn.Validated != 28 || dyn.TTFTMAPE < 15 || dyn.TPOTMAPE < 25 {
+		t.Fatalf("dynosim: %d rows, TTFT MAPE %.1f%%, TPOT MAPE %.1f%%: want all 28, over 15 and 25 %%", dyn.Validated, dyn.TTFTMAPE, dyn.TPOTMAPE)
 	}
 	for _, r := range dyn.Rows {
-		if r.TTFTErrPct <= 0 || r.TPOTErrPct <= 0 {
-			t.Fatalf("dynosim line %d: TTFT %+.1f%%, TPOT %+.1f%%: want over-predicted", r.Line, r.TTFTErrPct, r.TPOTErrPct)
+		if r.TPOTErrPct <= 0 {
+			t.Fatalf("dynosim line %d: TPOT %+.1f%%: want over-predicted", r.Line, r.TPOTErrPct)
 		}
 	}
 	base := run(func(*Benchmark) {})

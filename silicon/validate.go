@@ -189,7 +189,9 @@ func (b Benchmark) deployment(r Row) model.Deployment {
 	if b.ExtraModelLen > 0 {
 		d.ContextLength = r.ISL + r.OSL + b.ExtraModelLen
 	}
-	d.AsyncScheduling, d.NoPrefixCaching = b.AsyncScheduling, !b.PrefixCaching
+	// Dynamo's mocker has no asynchronous scheduler: under dynosim every pass is scheduled
+	// when the previous one ends.
+	d.AsyncScheduling, d.NoPrefixCaching = b.AsyncScheduling && b.TimingReference != model.ReferenceDynosim, !b.PrefixCaching
 	d.Float32MatmulPrecision = b.float32Precision(r)
 	d.APIServerTokenizeNS = b.APIServerTokenizeNS
 	d.TimingReference = b.TimingReference
@@ -217,7 +219,7 @@ func (b Benchmark) String() string {
 		fp32 = fmt.Sprintf("float32 matmuls highest, high in runs from %s", b.HighPrecisionSince)
 	}
 	if b.TimingReference == model.ReferenceDynosim {
-		sched += " (timing reference dynosim)"
+		sched = "step-synchronous (timing reference dynosim: Dynamo's mocker)"
 	}
 	prompts := "prompts sent as token ids"
 	if b.APIServerTokenizeNS > 0 {
