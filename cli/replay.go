@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -12,11 +15,12 @@ import (
 
 	"github.com/routerlab/routerlab/config"
 	"github.com/routerlab/routerlab/engine"
+	"github.com/routerlab/routerlab/report"
 )
 
 func newReplayCmd() *cobra.Command {
 	var x experimentFlags
-	var format, perRequest string
+	var format, perRequest, out, plots string
 	cmd := &cobra.Command{
 		Use:   "replay",
 		Short: "Replay a trace through the simulated fleet once and print the summary",
@@ -39,7 +43,14 @@ states the point it ran. Override knobs with --set, e.g. --set router_mode=round
 			if err != nil {
 				return err
 			}
-			cfg.RecordRequests = perRequest != ""
+			if plots != "" && out == "" {
+				return errors.New("--plots writes into the --out directory: give --out DIR")
+			}
+			cfg.RecordRequests = perRequest != "" || out != ""
+			if out != "" {
+				// Snapshots only record the fleet for the heatmaps; the result is the same.
+				cfg.SnapshotEveryUS = replaySnapshotUS
+			}
 			rep, err := exp.Run(cmd.Context(), cfg, x.requests)
 			if err != nil {
 				return err
@@ -49,17 +60,68 @@ states the point it ran. Override knobs with --set, e.g. --set router_mode=round
 					return err
 				}
 			}
-			out := cmd.OutOrStdout()
-			if format == "json" {
-				return writeJSON(out, replayJSON{Experiment: exp.PointFingerprint(point, x.requests), Summary: rep.Summary})
+			fp := exp.PointFingerprint(point, x.requests)
+			if out != "" {
+				if err := writeReplayDir(out, plots, fp, rep, exp.File.Goal.SLAText()); err != nil {
+					return err
+				}
 			}
-			return writeSummaryTable(out, exp, point, cfg, rep.Summary)
+			w := cmd.OutOrStdout()
+			if format == "json" {
+				return writeJSON(w, replayJSON{Experiment: fp, Summary: rep.Summary})
+			}
+			return writeSummaryTable(w, exp, point, cfg, rep.Summary)
 		},
 	}
 	x.register(cmd.Flags(), "replay only the first N requests of the trace (0 = all)")
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
 	cmd.Flags().StringVar(&perRequest, "per-request", "", "also write one JSON line per request to this file")
+	cmd.Flags().StringVar(&out, "out", "", "also write DIR/replay.json, DIR/requests.jsonl and DIR/report.html (charts; routerlab compare reads DIR)")
+	cmd.Flags().StringVar(&plots, "plots", "", "with --out: also write each chart to DIR/plots/ as svg or png")
 	return cmd
+}
+
+// replaySnapshotUS is the fleet snapshot interval of replay --out: one a simulated second,
+// which report.html's heatmaps bin to at most their width.
+const replaySnapshotUS = 1_000_000
+
+// Files of a replay's run directory, as replay --out writes them and compare reads them.
+const (
+	replayJSONName     = "replay.json"
+	replayRequestsName = "requests.jsonl"
+)
+
+// writeReplayDir writes a replay's run directory: replay.json, requests.jsonl, report.html and,
+// with plots, its charts.
+func writeReplayDir(dir, plots string, fp config.Fingerprint, rep *engine.Report, sla string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var js bytes.Buffer
+	if err := writeJSON(&js, replayJSON{Experiment: fp, Summary: rep.Summary}); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, replayJSONName), js.Bytes(), 0o644); err != nil {
+		return err
+	}
+	if err := writeRequests(filepath.Join(dir, replayRequestsName), rep.Requests); err != nil {
+		return err
+	}
+	html, err := report.ReplayHTML(fp, rep, sla)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "report.html"), html, 0o644); err != nil {
+		return err
+	}
+	if plots == "" {
+		return nil
+	}
+	figs, err := report.ReplayFigures(rep)
+	if err != nil {
+		return err
+	}
+	return report.WriteFigures(filepath.Join(dir, "plots"), plots, figs)
 }
 
 // replayJSON is replay's JSON output: the experiment's fingerprint, then the summary's keys.

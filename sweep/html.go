@@ -2,13 +2,11 @@ package sweep
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot/vg"
 
-	"github.com/routerlab/routerlab/engine"
 	"github.com/routerlab/routerlab/report"
 )
 
@@ -112,13 +110,7 @@ func (r *Result) HTML() ([]byte, error) {
 		return nil, err
 	}
 
-	pg.Heading("Experiment")
-	pg.Para("Every setting that changes a result (--resume refuses a ledger whose settings differ); fingerprint digest %s.", s.Experiment.Digest()[:16])
-	rows = nil
-	for _, st := range s.Experiment {
-		rows = append(rows, []string{st.Key, st.Value})
-	}
-	pg.Table([]string{"setting", "value"}, rows)
+	report.FingerprintTable(pg, s.Experiment)
 
 	pg.Heading("All evaluations, best first")
 	rows = nil
@@ -190,13 +182,13 @@ func (r *Result) Figures() ([]report.Figure, error) {
 	for i, run := range v.Runs {
 		names[i] = run.Name
 	}
-	cdfs, err := LatencyCDFs(names, v.Reports)
+	cdfs, err := report.LatencyCDFs(names, v.Reports)
 	if err != nil {
 		return nil, err
 	}
 	figs = append(figs, cdfs...)
 	for i, rep := range v.Reports {
-		hs, err := FleetHeatmaps(names[i], rep)
+		hs, err := report.FleetHeatmaps(names[i], rep)
 		if err != nil {
 			return nil, err
 		}
@@ -209,105 +201,3 @@ func objectiveName(o Objective) string {
 	return map[string]string{"e2e_latency": "mean e2e latency", "ttft": "mean TTFT", "tpot": "mean TPOT", "throughput": "output throughput"}[o.Target]
 }
 
-// LatencyCDFs draws the TTFT, TPOT and e2e distributions of runs with per-request records,
-// one line per run.
-func LatencyCDFs(names []string, reps []*engine.Report) ([]report.Figure, error) {
-	var figs []report.Figure
-	for _, m := range []struct{ name, title, label string }{
-		{"ttft", "TTFT", "TTFT (ms)"}, {"tpot", "TPOT", "TPOT (ms)"}, {"e2e", "e2e latency", "e2e latency (ms)"},
-	} {
-		samples := make([][]float64, len(reps))
-		for i, rep := range reps {
-			for _, rr := range rep.Requests {
-				switch m.name {
-				case "ttft":
-					samples[i] = append(samples[i], rr.TTFTMS)
-				case "tpot":
-					if rr.OutputLength > 1 {
-						samples[i] = append(samples[i], (rr.E2EMS-rr.TTFTMS)/float64(rr.OutputLength-1))
-					}
-				default:
-					samples[i] = append(samples[i], rr.E2EMS)
-				}
-			}
-		}
-		p, err := report.CDF(m.title+" distribution", m.label+", log scale", names, samples)
-		if err != nil {
-			return nil, err
-		}
-		if p == nil {
-			continue
-		}
-		figs = append(figs, report.Figure{Name: "cdf-" + m.name, Plot: p, Caption: "Share of requests with " + m.title + " at most x."})
-	}
-	return figs, nil
-}
-
-// heatmapRows and heatmapCols bound a heatmap's cells: larger fleets are grouped into
-// consecutive workers, longer runs into time bins.
-const heatmapRows, heatmapCols = 64, 160
-
-// FleetHeatmaps draws a run's per-worker load (active KV blocks) and prefix-hit ratio over
-// time from its snapshots; none when it kept none.
-func FleetHeatmaps(name string, rep *engine.Report) ([]report.Figure, error) {
-	sn := rep.Snapshots
-	if len(sn) < 2 || len(sn[0].Workers) == 0 {
-		return nil, nil
-	}
-	workers := len(sn[0].Workers)
-	per := (workers + heatmapRows - 1) / heatmapRows
-	rows := (workers + per - 1) / per
-	bin := (len(sn) + heatmapCols - 1) / heatmapCols
-	cols := (len(sn) + bin - 1) / bin
-	load, hit := make([][]float64, rows), make([][]float64, rows)
-	labels := make([]string, rows)
-	hiLoad := 0.0
-	for r := range rows {
-		load[r], hit[r] = make([]float64, cols), make([]float64, cols)
-		lo, hi := r*per, min(workers, (r+1)*per)
-		labels[r] = "w" + strconv.Itoa(lo)
-		if hi-lo > 1 {
-			labels[r] += "–" + strconv.Itoa(hi-1)
-		}
-		for c := range cols {
-			var maxLoad, hitSum float64
-			var hitN int
-			for k := c * bin; k < min(len(sn), (c+1)*bin); k++ {
-				for w := lo; w < hi; w++ {
-					ws := sn[k].Workers[w]
-					maxLoad = math.Max(maxLoad, float64(ws.ActiveBlocks))
-					if ws.PrefixHitRatio > 0 || ws.Running > 0 {
-						hitSum += ws.PrefixHitRatio
-						hitN++
-					}
-				}
-			}
-			load[r][c] = maxLoad
-			hiLoad = math.Max(hiLoad, maxLoad)
-			if hitN > 0 {
-				hit[r][c] = hitSum / float64(hitN)
-			}
-		}
-	}
-	dx := float64(sn[1].TimeUS-sn[0].TimeUS) * float64(bin) / 1e6
-	x0 := float64(sn[0].TimeUS) / 1e6
-	group := ""
-	if per > 1 {
-		group = fmt.Sprintf(" (%d workers a row: the maximum load, the mean hit ratio)", per)
-	}
-	pl, err := report.Heatmap(name+": active KV blocks per worker", "simulated time (s)", report.Grid{Z: load, X0: x0, DX: dx, Rows: labels}, 0, hiLoad)
-	if err != nil {
-		return nil, err
-	}
-	ph, err := report.Heatmap(name+": prefix-hit ratio per worker", "simulated time (s)", report.Grid{Z: hit, X0: x0, DX: dx, Rows: labels}, 0, 1)
-	if err != nil {
-		return nil, err
-	}
-	h := vg.Length(max(5, min(12, 2+rows/3))) * vg.Centimeter
-	return []report.Figure{
-		{Name: "load-" + name, Plot: pl, Height: h, Width: 17 * vg.Centimeter,
-			Caption: fmt.Sprintf("%s: KV blocks held by running requests, white 0 to black %.0f%s.", name, hiLoad, group)},
-		{Name: "prefix-hit-" + name, Plot: ph, Height: h, Width: 17 * vg.Centimeter,
-			Caption: fmt.Sprintf("%s: prefix-hit tokens ÷ prompt tokens of the requests admitted in each interval, white 0 to black 1%s.", name, group)},
-	}, nil
-}

@@ -1,0 +1,239 @@
+// Package compare puts finished runs side by side: every summary metric with its absolute
+// and relative difference, paired bootstrap intervals where both runs kept per-request
+// records of the same requests, and the settings that differ between their experiments.
+// It reads run directories and replay JSON; it never simulates.
+package compare
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+
+	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/engine"
+	"github.com/routerlab/routerlab/sweep"
+)
+
+// Run is one side of a comparison.
+type Run struct {
+	Path       string
+	Kind       string // "replay" or "sweep (validated best)"
+	Experiment config.Fingerprint
+	Summary    engine.Summary
+	Requests   []engine.RequestRecord // nil when the run kept none
+}
+
+// Files of a replay's run directory (routerlab replay --out).
+const (
+	ReplayJSON     = "replay.json"
+	ReplayRequests = "requests.jsonl"
+)
+
+// replayFile is replay's JSON: the fingerprint, then the summary's keys.
+type replayFile struct {
+	Experiment config.Fingerprint `json:"experiment"`
+	engine.Summary
+}
+
+// Load reads a run: a replay directory (replay.json, and requests.jsonl when present), a
+// sweep directory (summary.json: the validated best run, else the search's best), or a
+// replay JSON file (routerlab replay --format json).
+func Load(path string) (*Run, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return loadReplay(path, "")
+	}
+	if _, err := os.Stat(filepath.Join(path, ReplayJSON)); err == nil {
+		return loadReplay(filepath.Join(path, ReplayJSON), filepath.Join(path, ReplayRequests))
+	}
+	sum, err := sweep.ReadSummary(path)
+	if err != nil {
+		return nil, err
+	}
+	if sum == nil {
+		return nil, fmt.Errorf("%s: neither a replay directory (%s) nor a finished sweep (summary.json)", path, ReplayJSON)
+	}
+	r := &Run{Path: path, Kind: "sweep, search best", Experiment: sum.Experiment, Summary: sum.Best.Metrics}
+	for _, v := range sum.Validation {
+		if v.Name == sweep.Best {
+			r.Kind, r.Summary = "sweep, validated best", v.Metrics
+		}
+	}
+	return r, nil
+}
+
+func loadReplay(path, requests string) (*Run, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var rf replayFile
+	if err := json.Unmarshal(data, &rf); err != nil {
+		return nil, fmt.Errorf("%s: not a routerlab replay JSON: %w", path, err)
+	}
+	if len(rf.Experiment) == 0 {
+		return nil, fmt.Errorf("%s: not a routerlab replay JSON: no experiment fingerprint", path)
+	}
+	r := &Run{Path: strings.TrimSuffix(path, string(filepath.Separator)+ReplayJSON), Kind: "replay", Experiment: rf.Experiment, Summary: rf.Summary}
+	if requests == "" {
+		return r, nil
+	}
+	fh, err := os.Open(requests)
+	if errors.Is(err, fs.ErrNotExist) {
+		return r, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	sc := bufio.NewScanner(fh)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		var rec engine.RequestRecord
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", requests, line, err)
+		}
+		r.Requests = append(r.Requests, rec)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", requests, err)
+	}
+	return r, nil
+}
+
+// Metric is one summary number of both runs: Abs = other − base, Rel = Abs ÷ base (NaN when
+// base is 0).
+type Metric struct {
+	Key         string
+	Base, Other float64
+	Abs, Rel    float64
+}
+
+// Comparison is other against base.
+type Comparison struct {
+	Base, Other *Run
+	Metrics     []Metric
+	// Paired holds per-request differences other − base of e2e latency, TTFT and TPOT with
+	// their bootstrap intervals, when both runs recorded the same requests.
+	Paired []Paired
+	// NoPairing says why Paired is empty.
+	NoPairing string
+	Changes   []config.Change
+}
+
+// Paired is one paired per-request difference.
+type Paired struct {
+	Metric string // e2e_latency_ms, ttft_ms, tpot_ms
+	sweep.PairedDiff
+}
+
+// Metrics lists the summary's numbers by their JSON keys, in the summary's order, and the
+// goodput's as goodput.KEY; wall time, which differs between identical runs, is left out.
+func Metrics(s engine.Summary) ([]string, []float64) {
+	var keys []string
+	var vals []float64
+	var walk func(prefix string, v reflect.Value)
+	walk = func(prefix string, v reflect.Value) {
+		t := v.Type()
+		for i := range t.NumField() {
+			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+			fv := v.Field(i)
+			switch fv.Kind() {
+			case reflect.Float64:
+				keys, vals = append(keys, prefix+name), append(vals, fv.Float())
+			case reflect.Int, reflect.Int64:
+				keys, vals = append(keys, prefix+name), append(vals, float64(fv.Int()))
+			case reflect.Pointer:
+				if !fv.IsNil() && fv.Elem().Kind() == reflect.Struct {
+					walk(prefix+name+".", fv.Elem())
+				}
+			case reflect.Struct:
+				if prefix != "" { // the goodput's SLO: targets, not results
+					continue
+				}
+			}
+		}
+	}
+	walk("", reflect.ValueOf(s))
+	i := 0
+	for j, k := range keys {
+		if k != "wall_time_ms" {
+			keys[i], vals[i] = k, vals[j]
+			i++
+		}
+	}
+	return keys[:i], vals[:i]
+}
+
+// Compare puts other against base; seed makes the bootstrap reproducible.
+func Compare(base, other *Run, seed uint64) (*Comparison, error) {
+	c := &Comparison{Base: base, Other: other, Changes: config.Diff(base.Experiment, other.Experiment)}
+	bk, bv := Metrics(base.Summary)
+	ok, ov := Metrics(other.Summary)
+	theirs := map[string]float64{}
+	for i, k := range ok {
+		theirs[k] = ov[i]
+	}
+	for i, k := range bk {
+		o, found := theirs[k]
+		if !found {
+			continue
+		}
+		m := Metric{Key: k, Base: bv[i], Other: o, Abs: o - bv[i], Rel: math.NaN()}
+		if bv[i] != 0 {
+			m.Rel = m.Abs / bv[i]
+		}
+		c.Metrics = append(c.Metrics, m)
+	}
+	var err error
+	c.Paired, c.NoPairing, err = paired(base.Requests, other.Requests, seed)
+	return c, err
+}
+
+func paired(base, other []engine.RequestRecord, seed uint64) ([]Paired, string, error) {
+	if len(base) == 0 || len(other) == 0 {
+		return nil, "no paired interval: a run has no per-request records (replay --out DIR keeps them)", nil
+	}
+	byID := map[int]engine.RequestRecord{}
+	for _, r := range other {
+		byID[r.ID] = r
+	}
+	var a, b [3][]float64
+	for _, r := range base {
+		o, ok := byID[r.ID]
+		if !ok || o.OutputLength != r.OutputLength {
+			continue
+		}
+		a[0], b[0] = append(a[0], o.E2EMS), append(b[0], r.E2EMS)
+		a[1], b[1] = append(a[1], o.TTFTMS), append(b[1], r.TTFTMS)
+		if r.OutputLength > 1 {
+			n := float64(r.OutputLength - 1)
+			a[2], b[2] = append(a[2], (o.E2EMS-o.TTFTMS)/n), append(b[2], (r.E2EMS-r.TTFTMS)/n)
+		}
+	}
+	if len(a[0]) < len(base)/2 {
+		return nil, fmt.Sprintf("no paired interval: only %d of %d requests are in both runs", len(a[0]), len(base)), nil
+	}
+	var out []Paired
+	for i, name := range []string{"e2e_latency_ms", "ttft_ms", "tpot_ms"} {
+		if len(a[i]) == 0 {
+			continue
+		}
+		d, err := sweep.PairedBootstrap(a[i], b[i], seed+uint64(i))
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, Paired{Metric: name, PairedDiff: *d})
+	}
+	return out, "", nil
+}
