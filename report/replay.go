@@ -76,4 +76,3 @@ func FingerprintTable(pg *Page, fp config.Fingerprint) {
 	}
 	pg.Table([]string{"setting", "value"}, rows)
 }
-

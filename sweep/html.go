@@ -200,4 +200,3 @@ func (r *Result) Figures() ([]report.Figure, error) {
 func objectiveName(o Objective) string {
 	return map[string]string{"e2e_latency": "mean e2e latency", "ttft": "mean TTFT", "tpot": "mean TPOT", "throughput": "output throughput"}[o.Target]
 }
-
