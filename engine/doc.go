@@ -49,7 +49,14 @@
 //
 // At arrival a request is routed (router.Route with its block hashes) and queued on the
 // chosen worker; FirstToken and Finished follow its progress, and the router's indexer sees
-// the pools only through the KV events. Closed loop (ReplayConcurrency N): N requests at
+// the pools only through the KV events. With API-server tokenisation
+// (Deployment.APIServerTokenizeNS, apiserver.go) the request reaches the worker's engine
+// input_length × ns later, in its own phase between arrivals and step starts.
+//
+// Under the dynosim timing reference (Deployment.TimingReference, Dynamo's mocker) a step's
+// prompt blocks enter the prefix cache and reach the router (BlocksStored) when the step
+// starts, not when it ends, and the batch names the prompts the step completes
+// (Batch.FirstTokens) so the timer can price their first token in its decode pass. Closed loop (ReplayConcurrency N): N requests at
 // t = 0, and each completion sends the next trace request at that instant. Open loop:
 // request i arrives at timestamp_i / ArrivalSpeedupRatio.
 //

@@ -8,6 +8,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/routerlab/routerlab/model"
 	"github.com/routerlab/routerlab/router"
 	"github.com/routerlab/routerlab/trace"
 )
@@ -51,6 +52,10 @@ func genConfig(t *rapid.T, tr *trace.Trace) Config {
 	d := deployment(need+rapid.IntRange(0, 3*need).Draw(t, "spare_blocks"),
 		rapid.IntRange(8, 512).Draw(t, "budget"), rapid.IntRange(1, 8).Draw(t, "max_seqs"))
 	d.AsyncScheduling = rapid.Bool().Draw(t, "async_scheduling")
+	if !d.AsyncScheduling && rapid.Bool().Draw(t, "dynosim") {
+		d.TimingReference = model.ReferenceDynosim // blocks published at pass start
+	}
+	d.APIServerTokenizeNS = rapid.SampledFrom([]int{0, 1340, 50000}).Draw(t, "tokenize_ns")
 	d.BlockSize = bs
 	rc := router.DefaultConfig()
 	rc.Mode = rapid.SampledFrom(router.Modes()).Draw(t, "mode")
