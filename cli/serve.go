@@ -292,7 +292,8 @@ func newExplorerServer(exp *config.Experiment, requests int, o serveOptions, add
 		if k := s.PublicKey(); k != nil {
 			caller.Name += " " + fingerprint(k)
 		}
-		m, err := backend.NewExplorer(exp, requests, palettes, jobs.For(caller), replayCommand(o.experimentArgs))
+		m, _, err := backend.NewExplorer(exp, backend.ExplorerOptions{Requests: requests, Palettes: palettes,
+			Jobs: jobs.For(caller), Replay: replayCommand(o.experimentArgs)}) // sweeps are the server's: nothing to wait for
 		if err != nil {
 			wish.Fatalln(s, "routerlab:", err)
 			return nil, nil

@@ -12,6 +12,10 @@ import (
 	"github.com/routerlab/routerlab/tui/backend"
 )
 
+// explorerRuns is where the explorer's sweeps write their run directories, as serve's do by
+// default: `routerlab watch runs/explorer-…` follows one, `sweep --resume` continues it.
+const explorerRuns = "runs"
+
 // runExplorer opens the terminal explorer on f, simulating the first `requests` requests
 // of its trace (0: workload.search_requests), in the terminal behind stdin and stdout; args
 // are the flags that made f (config, trace, overrides), for the replay command `y` copies.
@@ -24,11 +28,13 @@ func runExplorer(f *config.File, requests int, args []string, stdin io.Reader, s
 	if err != nil {
 		return err
 	}
-	m, err := backend.NewExplorer(exp, requests, palettes, nil, replayCommand(args))
+	m, wait, err := backend.NewExplorer(exp, backend.ExplorerOptions{Requests: requests, Palettes: palettes,
+		Replay: replayCommand(args), Runs: explorerRuns})
 	if err != nil {
 		return err
 	}
 	_, err = tea.NewProgram(m, tea.WithInput(stdin), tea.WithOutput(stdout)).Run()
+	wait() // a sweep stopped by quitting records that it was interrupted
 	return err
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
@@ -56,6 +57,7 @@ func TestWatchFollowsAKilledAndResumedSweep(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "summary.json")); err == nil {
 		t.Fatal("the sweep finished before the kill: make the test sweep longer")
 	}
+	shows("the writer is gone")
 
 	if _, stderr, err := runSweepCmd(t, append(killSweepArgs(dir)[1:], "--resume")...); err != nil {
 		t.Fatalf("resume: %v\n%s", err, stderr)
@@ -107,5 +109,53 @@ func TestWatchMissingDirectory(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "nope")
 	if err := runWatch(context.Background(), dir, strings.NewReader(""), io.Discard); err == nil || !strings.Contains(err.Error(), dir) {
 		t.Errorf("watch of a missing directory: err %v", err)
+	}
+}
+
+// On a directory of runs, watch lists them with where each stands and opens the one picked:
+// here a sweep stopped by SIGINT, which the list and the watch view say was interrupted,
+// with the settings from its ledger's experiment.
+func TestWatchParentListsRunsAndShowsAnInterruptedOne(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a sweep in a subprocess")
+	}
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "seed")
+	writer, stderr := routerlabProcess(t, killSweepArgs(dir)...)
+	exited := make(chan struct{})
+	go func() { writer.Wait(); close(exited) }()
+	if !waitFor(writer, exited, func() bool { return ledgerLines(dir) >= 4 }) {
+		t.Fatalf("the sweep ended early: %s", stderr)
+	}
+	writer.Process.Signal(syscall.SIGINT)
+	<-exited
+	if err := os.Mkdir(filepath.Join(parent, "not-a-run"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	picker, err := pickableRuns(parent)
+	if err != nil || picker == nil {
+		t.Fatalf("no run picker on %s: %v", parent, err)
+	}
+	if again, _ := pickableRuns(dir); again != nil {
+		t.Fatal("a run directory itself opened the picker")
+	}
+	tm := teatest.NewTestModel(t, picker, teatest.WithInitialTermSize(160, 30))
+	shows := func(text string) {
+		t.Helper()
+		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return strings.Contains(ansi.Strip(string(b)), text) },
+			teatest.WithDuration(20*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+	}
+	shows("interrupted · interrupt signal received")
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+	shows("its ledger keeps the finished evaluations for --resume")
+	tm.Type("q")
+	final := ansi.Strip(tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).View().Content)
+	for _, want := range []string{"interrupted · interrupt signal received", "at c=32 · 800 requests", "routerlab watch · " + dir} {
+		if !strings.Contains(final, want) {
+			t.Errorf("watch view of the interrupted run lacks %q:\n%s", want, final)
+		}
+	}
+	if strings.Contains(final, "not-a-run") {
+		t.Errorf("a directory without sweep files was listed")
 	}
 }

@@ -50,3 +50,25 @@ func LockDir(dir string) (*DirLock, error) {
 // Unlock releases the directory. The lock file stays: removing it could let a third sweep
 // lock a new file while a second one holds the old.
 func (l *DirLock) Unlock() error { return l.fl.Unlock() }
+
+// Writing reports whether a process holds dir's lock: a sweep is writing it. It tries a
+// shared lock for an instant (the only way to ask flock(2)) and drops it at once; no lock
+// file is created. A directory never locked is not being written.
+func Writing(dir string) (bool, error) {
+	path := filepath.Join(dir, LockName)
+	if _, err := os.Stat(path); err != nil {
+		if os.IsNotExist(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	fl := flock.New(path, flock.SetFlag(os.O_RDONLY))
+	ok, err := fl.TryRLock()
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", path, err)
+	}
+	if ok {
+		fl.Unlock()
+	}
+	return !ok, nil
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -142,5 +144,32 @@ func TestProgressRecordsInterruptedAndFailed(t *testing.T) {
 	}
 	if rec, err := ReadProgress(failing); err != nil || rec == nil || rec.Phase != PhaseFailed || !strings.Contains(rec.Stop, errInterrupted.Error()) {
 		t.Fatalf("progress.json after a failure: %+v, %v", rec, err)
+	}
+}
+
+// Writing tells a held lock from a free one without leaving a lock file behind.
+func TestWritingSeesTheLock(t *testing.T) {
+	dir := t.TempDir()
+	if w, err := Writing(dir); err != nil || w {
+		t.Fatalf("a directory never locked: writing %v, %v", w, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, LockName)); !os.IsNotExist(err) {
+		t.Fatalf("Writing created the lock file: %v", err)
+	}
+	l, err := LockDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, err := Writing(dir); err != nil || !w {
+		t.Fatalf("a held lock: writing %v, %v", w, err)
+	}
+	l.Unlock()
+	if w, err := Writing(dir); err != nil || w {
+		t.Fatalf("a released lock: writing %v, %v", w, err)
+	}
+	if l, err := LockDir(dir); err != nil {
+		t.Fatalf("Writing left the directory locked: %v", err)
+	} else {
+		l.Unlock()
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/routerlab/routerlab/config"
 )
 
 // ProgressName is the progress record beside the ledger in a sweep's output directory.
@@ -110,6 +112,17 @@ func ReadLedger(dir string) ([]Evaluation, error) {
 	}
 	_, evals, err := readLedger(path, data)
 	return evals, err
+}
+
+// ReadLedgerExperiment reads the experiment fingerprint in the header of dir's ledger: the
+// settings the sweep runs with. Nil before the ledger exists.
+func ReadLedgerExperiment(dir string) (config.Fingerprint, error) {
+	path, data, err := readOptional(dir, LedgerName)
+	if data == nil || err != nil {
+		return nil, err
+	}
+	fp, _, err := readLedger(path, data)
+	return fp, err
 }
 
 // readJSON decodes dir/name; nil when the file does not exist (yet).

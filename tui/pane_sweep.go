@@ -45,13 +45,16 @@ type sweepPane struct {
 	sweeper Sweeper // nil: no sweep available
 	info    SweepInfo
 
-	gen      uint64 // generation of the running sweep; older events are dropped
-	cancel   context.CancelFunc
+	gen      uint64                  // generation of the running sweep; older events are dropped
+	cancel   context.CancelCauseFunc // the cause is what the sweep's progress.json records
 	state    sweepState
 	progress sweep.Progress
 	err      error
-	knobs    Knobs // the explorer's knobs now: what a sweep started now would search at
-	at       Knobs // the knobs the shown sweep started at
+	knobs    Knobs  // the explorer's knobs now: what a sweep started now would search at
+	at       Knobs  // the knobs the shown sweep started at
+	dir      string // the shown sweep's run directory ("" in memory)
+	note     string // what its follower last said of it (e.g. the writer is gone)
+	followed bool   // the sweep is followed from a run directory (routerlab watch)
 
 	evals      int
 	rows       []sweepRow
@@ -82,10 +85,13 @@ func (p *sweepPane) start() tea.Cmd {
 		return nil
 	}
 	p.gen++
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	p.cancel = cancel
-	p.state, p.err, p.at = sweepRunning, nil, p.knobs
+	p.state, p.err, p.at, p.dir, p.note = sweepRunning, nil, p.knobs, "", ""
 	p.progress = sweep.Progress{Phase: sweep.PhaseSearch, Round: 1, Rounds: p.info.Rounds, Total: p.info.Rounds * p.info.PerRound}
+	if p.followed { // followed from a run directory: nothing known until its first record
+		p.progress = sweep.Progress{}
+	}
 	p.evals, p.rows, p.bestSoFar, p.validation, p.cursor, p.chosen = 0, nil, nil, nil, 0, nil
 	sw, at := p.sweeper, p.at
 	return stream(ctx, p.gen, func(ctx context.Context, emit func(SweepEvent, bool)) error {
@@ -93,10 +99,20 @@ func (p *sweepPane) start() tea.Cmd {
 	})
 }
 
+// leave stops following a sweep that runs elsewhere; the screen keeps what it showed.
+func (p *sweepPane) leave() {
+	if p.running() {
+		p.cancel(errStoppedHere)
+	}
+}
+
+// errStoppedHere is why a sweep stopped from the explorer stopped (esc, quit, detach).
+var errStoppedHere = errors.New("cancelled in the explorer")
+
 // stop cancels a running sweep; what finished stays on screen.
 func (p *sweepPane) stop() {
 	if p.running() {
-		p.cancel()
+		p.cancel(errStoppedHere)
 		p.state, p.progress = sweepCancelled, p.progress.Cancelled()
 	}
 }
@@ -115,7 +131,7 @@ func (p *sweepPane) Update(msg tea.Msg) tea.Cmd {
 			return nil // a cancelled or replaced sweep
 		}
 		if msg.done {
-			p.cancel()
+			p.cancel(nil)
 			switch {
 			case errors.Is(msg.err, ErrSweepCancelled):
 				p.state, p.progress = sweepCancelled, p.progress.Cancelled()
@@ -148,6 +164,13 @@ func (p *sweepPane) Update(msg tea.Msg) tea.Cmd {
 
 func (p *sweepPane) apply(ev SweepEvent) {
 	p.progress = ev.Progress
+	if ev.Dir != "" {
+		p.dir = ev.Dir
+	}
+	p.note = ev.Note
+	if ev.Info != nil {
+		p.info = *ev.Info
+	}
 	if ev.Validation != nil {
 		p.validation = ev.Validation
 	}
@@ -224,12 +247,19 @@ func (p *sweepPane) status() string {
 	}
 	var s string
 	switch pr.Phase {
+	case "":
+		s = "waiting for the sweep's first progress record"
+	case sweep.PhaseInterrupted, sweep.PhaseFailed:
+		s = pr.String() + " · its ledger keeps the finished evaluations for --resume"
 	case sweep.PhaseSaturation:
 		s = pr.String() + " · prefill_load_scale at the winner's other knobs"
 	case sweep.PhaseValidation:
 		s = fmt.Sprintf("%s · round_robin, default_kv, best on %d requests", pr, p.info.ValidationRequests)
 	default:
 		s = pr.String()
+	}
+	if p.note != "" {
+		s += " · " + p.note
 	}
 	if p.common.Keys.CancelSweep.Enabled() { // not for viewers and watchers
 		s += " · esc cancels"
@@ -244,14 +274,14 @@ func (p *sweepPane) scope() string {
 	if p.state == sweepIdle {
 		k = p.knobs
 	}
-	if k == (Knobs{}) { // followed from a run directory: the knobs are the writer's
-		s := "settings as the writer's experiment"
-		if p.info.Requests > 0 {
-			s = fmt.Sprintf("%d search requests · %s", p.info.Requests, s)
-		}
-		return p.common.Styles.Muted.Render(s)
+	s := fmt.Sprintf("at c=%d · %d requests · %s", k.Concurrency, p.info.Requests, k.Deployment)
+	if k == (Knobs{}) { // followed from a run directory: the writer's settings, as its ledger states them
+		s = p.info.Scope
 	}
-	return p.common.Styles.Muted.Render(fmt.Sprintf("at c=%d · %d requests · %s", k.Concurrency, p.info.Requests, k.Deployment))
+	if p.dir != "" && p.state != sweepIdle {
+		s += " → " + p.dir
+	}
+	return p.common.Styles.Muted.Render(s)
 }
 
 const sweepTableWidth = 43

@@ -17,6 +17,9 @@ type SweepInfo struct {
 	// Requests is how many requests each search evaluation replays: the explorer's own run
 	// length. ValidationRequests is how many the validation replays.
 	Requests, ValidationRequests int
+	// Scope says what a sweep followed from elsewhere searches at (its settings, from its
+	// ledger), where the explorer's own sweeps show their knobs.
+	Scope string
 }
 
 // SweepEval is one finished evaluation of the sweep.
@@ -38,6 +41,9 @@ type ValidationRow struct {
 // finished (Eval) or the validation table (Validation), if any.
 type SweepEvent struct {
 	Progress   sweep.Progress
+	Dir        string     // the run directory the sweep writes ("" in memory)
+	Note       string     // a word from whoever follows the sweep, e.g. that its writer is gone
+	Info       *SweepInfo // a sweep followed from elsewhere: what is now known of it
 	Eval       *SweepEval
 	Validation []ValidationRow
 }

@@ -39,6 +39,7 @@ func NewWatch(o WatchOptions) *Watch {
 	w.common = Common{Keys: DefaultKeyMap()}
 	w.setTheme(0)
 	w.sweep = newSweepPane(&w.common, o.Sweep, o.SweepInfo, Knobs{})
+	w.sweep.followed = true
 	k := &w.common.Keys
 	for _, b := range []*key.Binding{&k.Focus, &k.FocusBack, &k.Pin, &k.Mode, &k.StartSweep, &k.CancelSweep, &k.Detach,
 		&k.Up, &k.Down, &k.Left, &k.Right, &k.LoadView, &k.Load, &k.Attach, &k.Help} {
@@ -67,7 +68,7 @@ func (w *Watch) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		switch {
 		case key.Matches(msg, keys.Quit):
-			w.sweep.stop()
+			w.sweep.leave() // the sweep itself is not ours to stop
 			return w, tea.Quit
 		case key.Matches(msg, keys.Theme):
 			w.setTheme((w.theme + 1) % len(w.palettes))

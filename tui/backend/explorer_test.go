@@ -15,7 +15,7 @@ import (
 // `m` switches to round robin with a lower prefix reuse — the e2e test's check, in process.
 func TestExplorerModeChangeOnTheEngine(t *testing.T) {
 	exp, _ := smallExperiment(t, 0)
-	m, err := NewExplorer(exp, 300, []themes.Palette{themes.NoColor()}, nil, nil)
+	m, _, err := NewExplorer(exp, ExplorerOptions{Requests: 300, Palettes: []themes.Palette{themes.NoColor()}})
 	if err != nil {
 		t.Fatal(err)
 	}

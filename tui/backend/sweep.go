@@ -3,8 +3,12 @@ package backend
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/routerlab/routerlab/config"
 	"github.com/routerlab/routerlab/model"
@@ -17,19 +21,32 @@ import (
 // directory, no ledger), at the explorer's knobs: their concurrency, request count and
 // deployment, searching the experiment's router knobs.
 type Sweeper struct {
-	sim *Sim
-	out string // run directory ("" = no files)
+	sim  *Sim
+	out  string // run directory ("" = no files, unless runs is set)
+	runs string // parent of a new run directory per sweep, when out is ""
+	n    *atomic.Int64
+	wg   *sync.WaitGroup // sweeps still running
 }
 
 // NewSweeper sweeps the experiment of sim as `routerlab sweep` would, on the requests sim
 // replays, without writing files.
-func NewSweeper(sim *Sim) *Sweeper { return &Sweeper{sim: sim} }
+func NewSweeper(sim *Sim) *Sweeper {
+	return &Sweeper{sim: sim, n: new(atomic.Int64), wg: new(sync.WaitGroup)}
+}
 
 // WritingTo returns the same sweep writing its run directory (ledger, report) into dir.
 func (s *Sweeper) WritingTo(dir string) *Sweeper {
 	c := *s
 	c.out = dir
 	return &c
+}
+
+// dir is where the next sweep writes: out, or a new explorer-TIME-N under runs.
+func (s *Sweeper) dir() string {
+	if s.out != "" || s.runs == "" {
+		return s.out
+	}
+	return filepath.Join(s.runs, fmt.Sprintf("explorer-%s-%d", time.Now().UTC().Format("20060102-150405"), s.n.Add(1)))
 }
 
 // isRouterKey reports whether a search_space key is a router knob: the dimensions the
@@ -162,6 +179,9 @@ func knobs(cfg map[string]string, at tui.Knobs) tui.Knobs {
 // Sweep runs the search and the validation at knobs at, turning the sweep's progress events
 // into the explorer's.
 func (s *Sweeper) Sweep(ctx context.Context, at tui.Knobs, emit func(tui.SweepEvent)) error {
+	s.wg.Add(1)
+	defer s.wg.Done()
+	out := s.dir()
 	f, err := s.File(at)
 	if err != nil {
 		return err
@@ -189,23 +209,23 @@ func (s *Sweeper) Sweep(ctx context.Context, at tui.Knobs, emit func(tui.SweepEv
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		res, err := sweep.Run(ctx, f, exp, sweep.Options{Out: s.out, Experiment: exp.Fingerprint(), Progress: progress})
+		res, err := sweep.Run(ctx, f, exp, sweep.Options{Out: out, Experiment: exp.Fingerprint(), Progress: progress})
 		done <- outcome{res, err}
 	}()
 	for {
 		select {
 		case ev := <-progress:
-			se := tui.SweepEvent{Progress: ev.Progress}
+			se := tui.SweepEvent{Progress: ev.Progress, Dir: out}
 			if ev.Phase == sweep.PhaseSearch && ev.Key != "" {
 				se.Eval = &tui.SweepEval{Round: ev.Round, Knobs: knobs(ev.Config, at), Value: ev.Value, Runs: runs(ev.Key)}
 			}
 			emit(se)
-		case out := <-done:
-			if out.err != nil {
-				return out.err
+		case res := <-done:
+			if res.err != nil {
+				return res.err
 			}
-			final := tui.SweepEvent{Progress: out.res.Search.Progress()}
-			if v := out.res.Validation; v != nil {
+			final := tui.SweepEvent{Progress: res.res.Search.Progress(), Dir: out}
+			if v := res.res.Validation; v != nil {
 				for _, r := range v.Runs {
 					final.Validation = append(final.Validation, tui.ValidationRow{Name: r.Name, Knobs: knobs(r.Config, at), Metrics: metrics(r.Metrics)})
 				}

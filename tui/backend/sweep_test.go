@@ -2,7 +2,10 @@ package backend
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/routerlab/routerlab/config"
@@ -27,6 +30,8 @@ func TestSweeperSearchesAtTheKnobs(t *testing.T) {
 		t.Skip("runs a small sweep with validation")
 	}
 	sim, sw := smallSweeper(t)
+	runs := t.TempDir()
+	sw.runs = runs
 	info, err := sw.Info()
 	if err != nil || info.Objective != "e2e ms" || info.HigherIsBetter || info.Rounds != 2 || info.PerRound != 3 ||
 		info.Requests != 150 || info.ValidationRequests != 150 ||
@@ -56,6 +61,43 @@ func TestSweeperSearchesAtTheKnobs(t *testing.T) {
 	}
 	if last.Progress.Stop == "" || len(last.Validation) != 3 {
 		t.Fatalf("last event %+v", last)
+	}
+	// It wrote a run directory under runs, named in its events, as a headless sweep would:
+	// the ledger of its evaluations, a done progress record, the summary and the report;
+	// the resume overrides rebuild its experiment.
+	if filepath.Dir(last.Dir) != runs || !strings.HasPrefix(filepath.Base(last.Dir), "explorer-") {
+		t.Fatalf("run directory %q, want explorer-… under %s", last.Dir, runs)
+	}
+	ledger, err := sweep.ReadLedger(last.Dir)
+	if err != nil || len(ledger) != len(evals) {
+		t.Fatalf("ledger of %d evaluations (%v), events %d", len(ledger), err, len(evals))
+	}
+	if rec, err := sweep.ReadProgress(last.Dir); err != nil || rec == nil || rec.Phase != sweep.PhaseDone {
+		t.Fatalf("progress.json %+v, %v", rec, err)
+	}
+	for _, name := range []string{"summary.json", "report.md"} {
+		if _, err := os.Stat(filepath.Join(last.Dir, name)); err != nil {
+			t.Error(err)
+		}
+	}
+	fp, err := sweep.ReadLedgerExperiment(last.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets, err := sw.ResumeSets(at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := sim.exp.File.Clone()
+	if err := f.Apply(sets); err != nil {
+		t.Fatal(err)
+	}
+	exp, err := config.NewExperiment(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := config.Diff(fp, exp.Fingerprint()); len(d) != 0 {
+		t.Fatalf("the resume overrides make another experiment: %v", d)
 	}
 	if len(evals) == 0 || len(evals) > 6 {
 		t.Fatalf("%d evaluations, want 1..6", len(evals))
