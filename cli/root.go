@@ -90,7 +90,7 @@ asked for: say 'routerlab sweep' or 'routerlab --headless'.`,
 	root.SetErr(stderr)
 	x.register(root.Flags(), "requests the explorer simulates (default: workload.search_requests, 2000)")
 	root.Flags().BoolVar(&headless, "headless", false, "run the sweep and print its report instead of opening the explorer")
-	root.AddCommand(newReplayCmd(), newSweepCmd(), newCompareCmd(), newTraceCmd(), newModelCmd(), newServeCmd(), newWatchCmd(), newWorkerCmd())
+	root.AddCommand(newReplayCmd(), newSweepCmd(), newCompareCmd(), newCurveCmd(), newTraceCmd(), newModelCmd(), newServeCmd(), newWatchCmd(), newWorkerCmd())
 	return root
 }
 

@@ -101,6 +101,7 @@ func Lines(title, xLabel, yLabel string, series []Series, logX bool, labels map[
 			p.Legend.Add(s.Name, l, sc)
 		}
 	}
+	p.Legend.Left = true
 	if logX {
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
