@@ -1,6 +1,9 @@
 package backend
 
 import (
+	"fmt"
+	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -90,4 +93,47 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkExplorerMemory1024 is the explorer's memory at 1,024 workers: ten knob changes
+// (router_mode through its four policies and back, then prefill_load_scale up and down) on
+// the 2,000-request default, each run to its end and drawn at 120×40; it reports the
+// process's peak RSS (VmHWM) and its RSS after the tenth run.
+func BenchmarkExplorerMemory1024(b *testing.B) {
+	_, s := smallExperiment(b, 0)
+	for b.Loop() {
+		initial := s.Initial()
+		initial.Deployment.Replicas = 1024
+		m := tui.New(tui.Options{Title: s.Title(), Space: s.Space(), Initial: initial, Sim: s, Palettes: []themes.Palette{themes.Dark()}})
+		var model tea.Model = m
+		model, _ = model.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+		drive(b, model, model.Init())
+		keys := []tea.KeyPressMsg{{Code: 'm', Text: "m"}, {Code: 'm', Text: "m"}, {Code: 'm', Text: "m"}, {Code: 'm', Text: "m"},
+			{Code: 'j', Text: "j"}, {Code: 'j', Text: "j"}, {Code: tea.KeyRight}, {Code: tea.KeyRight}, {Code: tea.KeyLeft}, {Code: tea.KeyLeft},
+			{Code: tea.KeyRight}, {Code: tea.KeyLeft}}
+		for _, k := range keys {
+			var cmd tea.Cmd
+			model, cmd = model.Update(k)
+			drive(b, model, cmd)
+			_ = model.View()
+		}
+	}
+	b.ReportMetric(procStatusMB("VmRSS"), "rss-MB")
+	b.ReportMetric(procStatusMB("VmHWM"), "peak-rss-MB")
+}
+
+// procStatusMB reads a size field of /proc/self/status in MB (0 where there is none).
+func procStatusMB(field string) float64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			var kb float64
+			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), &kb)
+			return kb / 1024
+		}
+	}
+	return 0
 }
