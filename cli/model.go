@@ -131,10 +131,10 @@ func writeModelInfo(out io.Writer, w *model.Worker) error {
 		if t.LLM.FP32RouterGate {
 			gate = "FP32"
 		}
+		if d.Dynosim() {
+			gate = "BF16 GEMM, as AIConfigurator prices it"
+		}
 		fmt.Fprintf(&b, ", experts %s %s, router gate %s", t.MoEKernel, t.MoEQuant, gate)
-	}
-	if t.LLM.MoE() && d.Dynosim() {
-		b.WriteString(" as AIConfigurator prices it")
 	}
 	fmt.Fprintf(&b, " (%s)\n", model.TableFileName(t))
 	fmt.Fprintf(&b, "timing     %s\n", timingLine(d))

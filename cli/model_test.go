@@ -81,3 +81,35 @@ func TestModelValidateBenchmarkFlags(t *testing.T) {
 		}
 	}
 }
+
+// model info names the timing reference, the kernels it prices and the request path;
+// model validate passes --timing-reference and --api-tokenize-ns to the benchmark.
+func TestModelInfoAndValidateTimingFlags(t *testing.T) {
+	out, _, err := runCmd(t, newModelInfoCmd(), "--timing-reference", "dynosim", "--api-server-tokenize-ns", "1340")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"experts vllm_fused_moe", "router gate BF16 GEMM, as AIConfigurator prices it", "_dynosim.json",
+		"timing     dynosim", "tokenised by the API server at 1340 ns/token", "(8,192 tokens: 11.0 ms)"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("model info lacks %q:\n%s", want, out)
+		}
+	}
+	out, _, err = runCmd(t, newModelInfoCmd())
+	if err != nil || !strings.Contains(out, "timing     silicon") || !strings.Contains(out, "requests   token ids") || strings.Contains(out, "dynosim") {
+		t.Fatalf("default model info: %v\n%s", err, out)
+	}
+	path := filepath.Join(t.TempDir(), "rows.csv")
+	csv := "config_id,concurrency,measured,backend_version,precision,gemm_quant_mode,moe_quant_mode,isl,osl,batch_size,tp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n" +
+		",8,2026-04-03,0.19.0,fp8,fp8,fp8,1024,256,8,4,1,4,1,60.0,8.0\n"
+	if err := os.WriteFile(path, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = runCmd(t, newModelValidateCmd(), "--silicon", path, "--timing-reference", "dynosim", "--api-tokenize-ns", "1340")
+	if err != nil || !strings.Contains(out, "timing reference dynosim") || !strings.Contains(out, "tokenised by the API server at 1340 ns/token") {
+		t.Fatalf("validate: %v\n%s", err, out)
+	}
+	if _, _, err := runCmd(t, newModelValidateCmd(), "--silicon", path, "--timing-reference", "mocker"); err == nil || !strings.Contains(err.Error(), "timing_reference") {
+		t.Fatalf("--timing-reference mocker: %v", err)
+	}
+}
