@@ -4,9 +4,13 @@
 # help hint shows and the fleet is grouped to fit, press `m`, check from the captured screen
 # that the router mode and the prefix-reuse figure changed, then quit with `q` and check the
 # exit status is 0. Then start it at 120×40 on the defaults, press `s` and follow the sweep
-# to its end, checking that its phases showed with their counts and the stop reason.
-# Finally two terminals over a real `ssh`: an operator's session starts a server sweep, a
-# viewer's session attaches to it from the Sweeps pane and shows its progress.
+# to its end, moving the table's cursor while it runs, checking that its phases showed with
+# their counts and the stop reason and that the winner ends named in the title and visible in
+# the table. Then `routerlab watch` on a headless sweep stopped by SIGINT says it was
+# interrupted, and on the parent directory lists the runs (that one and the explorer's
+# sweep) to pick from. Finally two terminals over a real `ssh`: an operator's session starts
+# a server sweep, a viewer's session attaches to it from the Sweeps pane and shows its
+# progress.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,7 +40,7 @@ start() {
 	shift 2
 	rm -f "$work/status"
 	tmux -u -L "$sock" new-session -d -x "$w" -y "$h" -s e2e \
-		"'$work/routerlab' $*; echo \$? > '$work/status'"
+		"cd '$work' && ./routerlab $*; echo \$? > '$work/status'"
 }
 
 # quit presses q and checks the explorer exits with status 0.
@@ -113,16 +117,22 @@ fi
 quit
 echo "tui-e2e: 64 workers at 80×24 ok (q exited with status 0)"
 
-# The sweep, followed to its end: remember each status line it shows.
+# The sweep, followed to its end: remember each status line it shows, and move the table's
+# cursor down three rows once it has rows.
 start 120 40
 wait_for ' run 1 in '
 tmux -L "$sock" send-keys -t e2e s
 seen="$work/seen"
 : >"$seen"
+moved=0
 # A deadline, not a count of polls: a capture's cost varies with the machine's load.
 sweep_start=$SECONDS
 while ((SECONDS - sweep_start < 300)); do
 	screen=$(capture)
+	if ((!moved)) && grep -qE 'evaluations ([4-9]|[1-9][0-9]+)/' <<<"$screen"; then
+		tmux -L "$sock" send-keys -t e2e j j j
+		moved=1
+	fi
 	grep -oE '(search round [0-9]+/[0-9]+ · evaluations [0-9]+/[0-9]+|saturation [0-9]+/[0-9]+|validation [0-9]+/3|done · [0-9]+ evaluations · [a-z0-9 ]+)' <<<"$screen" >>"$seen" || true
 	# A capture can catch a line half drawn ("done · 20 evaluations · conv"): stop on a whole one.
 	grep -qE 'done · [0-9]+ evaluations · (converged at round [0-9]+ of 6|budget spent|every configuration evaluated)' <<<"$screen" && break
@@ -143,12 +153,48 @@ if ! grep -qE '^search (saturation )?validation done $' <<<"$order"; then
 	echo "tui-e2e: phases in the order '$order', want search, saturation (if seen), validation, done" >&2
 	fail=1
 fi
+# The winner is named in the pane's title and its row is on screen, although the cursor was
+# moved down while the rows re-sorted.
+final=$(capture)
+winner=$(grep -oE 'Sweep · winner [a-z_]+( credit [0-9.]+ scale [0-9.]+ T [0-9.]+)? · [0-9.]+ e2e ms' <<<"$final" | head -1)
+value=$(grep -oE '[0-9.]+ e2e ms' <<<"$winner" | awk '{print $1}')
+if ((!moved)) || [[ -z "$winner" ]] || ! grep -qE "^(▸| ) +[a-z_]+ .* $value +[0-9]+ " <<<"$final"; then
+	echo "tui-e2e: after the sweep (cursor moved: $moved) the winner is not named ('$winner') or its row ($value) is not on screen" >&2
+	fail=1
+fi
 if ((fail)); then
 	capture >&2
 	exit 1
 fi
+echo "tui-e2e: $winner, its row on screen"
 quit
 echo "tui-e2e: ok (sweep ran to done; q exited with status 0)"
+
+# watch on a headless sweep stopped by SIGINT, then on the directory of runs.
+"$work/routerlab" sweep --requests 800 --algorithm grid --parallel 1 --set 'router_temperature=[0.0]' \
+	--set 'overlap_score_credit=[0.0, 0.5, 1.0]' --set 'prefill_load_scale=[0.0, 1.0, 8.0]' \
+	--set validate.requests=1500 --out "$work/runs/seed" 2>"$work/sweep.err" &
+sweep_pid=$!
+for _ in $(seq 600); do
+	[[ -f "$work/runs/seed/ledger.jsonl" && $(wc -l <"$work/runs/seed/ledger.jsonl") -ge 3 ]] && break
+	sleep 0.1
+done
+kill -INT "$sweep_pid"
+wait "$sweep_pid" || true
+start 120 40 watch runs/seed
+wait_for 'interrupted · interrupt signal received'
+echo "tui-e2e: watch on the interrupted sweep: $(capture | grep -oE 'interrupted · [a-z ]+' | head -1)"
+quit
+start 160 30 watch runs
+wait_for 'runs to pick from'
+wait_for 'runs/seed'
+wait_for 'runs/explorer-'
+echo "tui-e2e: watch runs lists:"
+capture | grep -E 'runs/(seed|explorer-)' | sed 's/^/  /'
+tmux -L "$sock" send-keys -t e2e Enter
+wait_for 'read-only'
+quit
+echo "tui-e2e: ok (watch says the sweep was interrupted; watch on runs/ lists its runs)"
 
 # Two terminals on one server sweep, over a real ssh client.
 ssh-keygen -q -t ed25519 -N '' -C operator -f "$work/operator_key"
