@@ -8,8 +8,9 @@
 # their counts and the stop reason and that the winner ends named in the title and visible in
 # the table. Then `routerlab watch` on a headless sweep stopped by SIGINT says it was
 # interrupted, and on the parent directory lists the runs (that one and the explorer's
-# sweep) to pick from. Finally two terminals over a real `ssh`: an operator's session starts
-# a server sweep, a viewer's session attaches to it from the Sweeps pane and shows its
+# sweep) to pick from. Finally two terminals over a real `ssh`: keys restricted by from= or
+# expiry-time= are refused, the operator logs in beside 200 idle TCP connections and starts a
+# server sweep, a viewer's session attaches to it from the Sweeps pane and shows its
 # progress.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -199,7 +200,15 @@ echo "tui-e2e: ok (watch says the sweep was interrupted; watch on runs/ lists it
 # Two terminals on one server sweep, over a real ssh client.
 ssh-keygen -q -t ed25519 -N '' -C operator -f "$work/operator_key"
 ssh-keygen -q -t ed25519 -N '' -C viewer -f "$work/viewer_key"
-"$work/routerlab" serve --ssh 127.0.0.1:0 --authorized-keys "$work/operator_key.pub" \
+# Keys whose authorized_keys options must keep them out: another address, an expired date.
+ssh-keygen -q -t ed25519 -N '' -C far -f "$work/far_key"
+ssh-keygen -q -t ed25519 -N '' -C expired -f "$work/expired_key"
+{
+	cat "$work/operator_key.pub"
+	echo "from=\"10.9.9.9\" $(cat "$work/far_key.pub")"
+	echo "expiry-time=\"20200101\" $(cat "$work/expired_key.pub")"
+} >"$work/authorized_keys"
+"$work/routerlab" serve --ssh 127.0.0.1:0 --authorized-keys "$work/authorized_keys" \
 	--viewer-keys "$work/viewer_key.pub" --host-key "$work/host_key" --runs "$work/runs" \
 	>"$work/serve.out" 2>"$work/serve.log" &
 server_pid=$!
@@ -236,8 +245,33 @@ wait_in() {
 	exit 1
 }
 
+# A real ssh client with each restricted key is refused (BatchMode: no password prompt).
+for k in far expired; do
+	if ssh -p "$port" -i "$work/${k}_key" -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=no \
+		-o UserKnownHostsFile="$work/known_hosts" "$k@127.0.0.1" true </dev/null >/dev/null 2>&1; then
+		echo "tui-e2e: the $k key logged in" >&2
+		exit 1
+	fi
+done
+for want in 'auth refused: from="10.9.9.9" does not allow 127.0.0.1 user=far' 'auth refused: key expired at 2020-01-01.* user=expired'; do
+	if ! grep -qE -- "$want" "$work/serve.log"; then
+		echo "tui-e2e: the serve log lacks /$want/" >&2
+		cat "$work/serve.log" >&2
+		exit 1
+	fi
+done
+echo "tui-e2e: from=\"10.9.9.9\" and an expired key were refused over a real ssh"
+
+# 200 idle TCP connections (never a byte sent), then the operator logs in over a real ssh.
+idle=()
+for _ in $(seq 200); do
+	exec {fd}<>"/dev/tcp/127.0.0.1/$port"
+	idle+=("$fd")
+done
 terminal alice operator_key alice
 wait_in alice ' run 1 in '
+echo "tui-e2e: logged in over ssh beside 200 idle connections ($(grep -c 'connection dropped' "$work/serve.log") dropped to make room)"
+for fd in "${idle[@]}"; do exec {fd}>&-; done
 tmux -L "$sock" send-keys -t alice s
 wait_in alice 'server sweep #1'
 

@@ -5,14 +5,33 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
 
 	gossh "golang.org/x/crypto/ssh"
 )
 
-// keyring is the set of public keys of one authorized_keys-format file.
-type keyring map[string]bool // key.Marshal() as string
+// keyring is the set of public keys of one authorized_keys-format file, with each key's
+// options.
+type keyring map[string]*authorizedKey // key.Marshal() as string
+
+// authorizedKey is one line of an authorized_keys file: where it is and the OpenSSH options
+// routerlab honours (sshd(8) AUTHORIZED_KEYS FILE FORMAT).
+type authorizedKey struct {
+	where   string    // file:line, for logs
+	from    []string  // from="pattern-list": client addresses allowed (nil: any)
+	expires time.Time // expiry-time=: not after this (zero: never)
+	noPTY   bool      // no-pty, or restrict without pty: no terminal, so no explorer
+	command string    // command=: the key may run only this, which routerlab cannot serve
+	// unsupported names an option routerlab does not implement: the key is refused rather
+	// than let in without the restriction its owner wrote.
+	unsupported string
+}
 
 // loadKeyring reads an authorized_keys-format file; a line that is not a key is an error
 // naming the file and line, so a typo never silently locks someone out (or in).
@@ -26,24 +45,34 @@ func loadKeyring(path string) (keyring, error) {
 }
 
 // parseKeyring parses authorized_keys text: one key a line, blank lines and # comments
-// ignored, options before the key type accepted (and not enforced).
+// ignored, a leading UTF-8 byte-order mark skipped, options before the key type read (see
+// authorizedKey; a malformed option value is an error naming the line).
 func parseKeyring(r io.Reader, name string) (keyring, error) {
 	keys := keyring{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for line := 1; sc.Scan(); line++ {
-		text := bytes.TrimSpace(sc.Bytes())
+		text := sc.Bytes()
+		if line == 1 {
+			text = bytes.TrimPrefix(text, []byte("\ufeff"))
+		}
+		text = bytes.TrimSpace(text)
 		if len(text) == 0 || text[0] == '#' {
 			continue
 		}
-		k, _, _, rest, err := gossh.ParseAuthorizedKey(text)
+		k, _, options, rest, err := gossh.ParseAuthorizedKey(text)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: not a public key: %w", name, line, err)
 		}
 		if len(bytes.TrimSpace(rest)) > 0 {
 			return nil, fmt.Errorf("%s:%d: one key per line, found more after the first", name, line)
 		}
-		keys[string(k.Marshal())] = true
+		ak, err := parseKeyOptions(options)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+		ak.where = fmt.Sprintf("%s:%d", name, line)
+		keys[string(k.Marshal())] = ak
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -54,7 +83,141 @@ func parseKeyring(r io.Reader, name string) (keyring, error) {
 	return keys, nil
 }
 
-func (k keyring) has(key gossh.PublicKey) bool { return key != nil && k[string(key.Marshal())] }
+// parseKeyOptions reads a key's options. Options that only loosen or restrict forwarding are
+// honoured by routerlab never forwarding anything.
+func parseKeyOptions(options []string) (*authorizedKey, error) {
+	ak := &authorizedKey{}
+	pty := false
+	for _, opt := range options {
+		name, val, hasVal := strings.Cut(opt, "=")
+		if hasVal {
+			v, err := strconv.Unquote(val)
+			if err != nil {
+				return nil, fmt.Errorf("option %s: want a double-quoted value, got %s", name, val)
+			}
+			val = v
+		}
+		switch strings.ToLower(name) {
+		case "from":
+			ak.from = strings.Split(val, ",")
+		case "expiry-time":
+			t, err := parseExpiry(val)
+			if err != nil {
+				return nil, err
+			}
+			ak.expires = t
+		case "restrict", "no-pty":
+			ak.noPTY = true
+		case "pty":
+			pty = true
+		case "command":
+			ak.command = val
+		case "no-port-forwarding", "no-agent-forwarding", "no-x11-forwarding", "no-user-rc", "port-forwarding",
+			"agent-forwarding", "x11-forwarding", "user-rc", "permitopen", "permitlisten", "no-touch-required":
+		default:
+			if ak.unsupported == "" {
+				ak.unsupported = name
+			}
+		}
+	}
+	if pty && !slices.Contains(options, "no-pty") {
+		ak.noPTY = false
+	}
+	return ak, nil
+}
+
+// parseExpiry reads expiry-time="YYYYMMDD[HHMM[SS]]" in local time, or UTC with a Z suffix,
+// as sshd does.
+func parseExpiry(s string) (time.Time, error) {
+	loc := time.Local
+	if t, ok := strings.CutSuffix(s, "Z"); ok {
+		s, loc = t, time.UTC
+	}
+	for _, layout := range []string{"20060102", "200601021504", "20060102150405"} {
+		if len(s) == len(layout) {
+			if t, err := time.ParseInLocation(layout, s, loc); err == nil {
+				return t, nil
+			}
+		}
+	}
+	return time.Time{}, fmt.Errorf("option expiry-time: %q is not YYYYMMDD[HHMM[SS]][Z]", s)
+}
+
+// allows says whether the key may log in from ip now, and if not, why.
+func (ak *authorizedKey) allows(ip net.IP, now time.Time) (string, bool) {
+	switch {
+	case ak.unsupported != "":
+		return "option " + ak.unsupported + " is not supported by routerlab", false
+	case !ak.expires.IsZero() && now.After(ak.expires):
+		return "key expired at " + ak.expires.Format(time.RFC3339), false
+	case ak.from != nil && !matchFrom(ak.from, ip):
+		return "from=\"" + strings.Join(ak.from, ",") + "\" does not allow " + ip.String(), false
+	}
+	return "", true
+}
+
+// sessionRefusal says why a session of this key cannot have the explorer, or "".
+func (ak *authorizedKey) sessionRefusal() string {
+	switch {
+	case ak.command != "":
+		return fmt.Sprintf("this key may only run the command %q (command= in %s); routerlab serves only its explorer", ak.command, ak.where)
+	case ak.noPTY:
+		return fmt.Sprintf("this key may not have a terminal (no-pty or restrict in %s); routerlab's explorer needs one", ak.where)
+	}
+	return ""
+}
+
+// matchFrom matches ip against an OpenSSH pattern-list as from= does: addresses with * and ?
+// wildcards or CIDR blocks, each optionally negated with !; any negated match refuses, else
+// any plain match allows. Host names are not looked up (sshd's UseDNS no, its default).
+func matchFrom(patterns []string, ip net.IP) bool {
+	addr := ip.String()
+	if v4 := ip.To4(); v4 != nil {
+		addr = v4.String()
+	}
+	allowed := false
+	for _, p := range patterns {
+		neg := strings.HasPrefix(p, "!")
+		p = strings.TrimPrefix(p, "!")
+		var hit bool
+		if _, block, err := net.ParseCIDR(p); err == nil {
+			hit = block.Contains(ip)
+		} else {
+			hit = wildcard(p, addr)
+		}
+		if hit && neg {
+			return false
+		}
+		allowed = allowed || hit
+	}
+	return allowed
+}
+
+// wildcard matches s against a pattern of literal characters, * (any run) and ? (one).
+func wildcard(p, s string) bool {
+	if p == "" {
+		return s == ""
+	}
+	switch p[0] {
+	case '*':
+		for i := 0; i <= len(s); i++ {
+			if wildcard(p[1:], s[i:]) {
+				return true
+			}
+		}
+		return false
+	case '?':
+		return s != "" && wildcard(p[1:], s[1:])
+	}
+	return s != "" && p[0] == s[0] && wildcard(p[1:], s[1:])
+}
+
+func (k keyring) get(key gossh.PublicKey) *authorizedKey {
+	if key == nil {
+		return nil
+	}
+	return k[string(key.Marshal())]
+}
 
 // role is what an SSH session may do with the server's sweeps.
 type role string
@@ -70,18 +233,18 @@ type access struct {
 	operators, viewers keyring
 }
 
-// roleOf returns the role of a key, false for an unknown key. A key listed as both is a
-// viewer: the narrower grant wins.
-func (a access) roleOf(key gossh.PublicKey) (role, bool) {
+// roleOf returns the role of a key and its line (nil without keyrings), false for an
+// unknown key. A key listed as both is a viewer: the narrower grant wins.
+func (a access) roleOf(key gossh.PublicKey) (role, *authorizedKey, bool) {
 	switch {
 	case a.operators == nil && a.viewers == nil:
-		return operator, true
-	case a.viewers.has(key):
-		return viewer, true
-	case a.operators.has(key):
-		return operator, true
+		return operator, nil, true
+	case a.viewers.get(key) != nil:
+		return viewer, a.viewers.get(key), true
+	case a.operators.get(key) != nil:
+		return operator, a.operators.get(key), true
 	}
-	return "", false
+	return "", nil, false
 }
 
 // fingerprint is the key's SHA256 fingerprint as ssh-keygen -l prints it.

@@ -37,8 +37,10 @@ type serveOptions struct {
 	noAuth           bool
 	handshakeTimeout time.Duration
 	idleTimeout      time.Duration
-	maxSessions      int
-	maxSweeps        int    // server sweeps running at once; more wait in a queue
+	maxSessions      int // authenticated connections at once
+	maxUnauth        int // unauthenticated connections at once
+	maxUnauthPerAddr int // unauthenticated connections from one client address
+	maxSweeps        int // server sweeps running at once; more wait in a queue
 	runs             string // parent directory of the server sweeps' run directories
 	// experimentArgs are the flags that made the experiment (config, trace, overrides), for
 	// the replay command an explorer's `y` copies.
@@ -50,6 +52,8 @@ const (
 	defaultHandshakeTimeout = 30 * time.Second
 	defaultIdleTimeout      = 30 * time.Minute
 	defaultMaxSessions      = 64
+	defaultMaxUnauth        = 32
+	defaultMaxUnauthPerAddr = 8
 	defaultMaxSweeps        = 2
 )
 
@@ -65,10 +69,17 @@ be watched live from another machine: ssh -p 2222 localhost.
 
 Clients authenticate with a public key. Keys in --authorized-keys (default
 ~/.ssh/authorized_keys) are operators; keys in --viewer-keys are viewers, who may browse
-and watch but not start or cancel sweeps. --no-auth lets anyone in as an operator and is
-refused unless the address is a loopback one. The host key is kept in --host-key (created
-once, mode 0600) so clients' known_hosts stay valid. Connections, authentication results and
-disconnects are logged to stderr.
+and watch but not start or cancel sweeps. Key options are honoured as sshd does: from=
+(addresses, wildcards, CIDR, !negation), expiry-time=, and no-pty, restrict or command=,
+whose sessions are refused (the explorer needs a terminal and runs no other command); a
+key with an option routerlab does not implement is refused, with a log line naming it.
+--no-auth lets anyone in as an operator and is refused unless the address is a loopback
+one. The host key is kept in --host-key (created once, mode 0600; a key others may read is
+refused, as sshd refuses it) so clients' known_hosts stay valid. Unauthenticated
+connections have their own limits (--max-unauthenticated, and per client address), apart
+from the --max-sessions authenticated ones; when full, a new connection displaces the
+oldest unauthenticated one, so idle sockets cannot lock anyone out. Connections,
+authentication results and disconnects are logged to stderr.
 
 Sweeps belong to the server: one started with s keeps running when its session ends, every
 session lists them in the Sweeps pane (tab) and watches one with enter. At most --max-sweeps
@@ -124,7 +135,9 @@ run at once, the rest queue; each writes a run directory under --runs.`,
 	fl.BoolVar(&o.noAuth, "no-auth", false, "accept every client as an operator (loopback addresses only)")
 	fl.DurationVar(&o.handshakeTimeout, "handshake-timeout", defaultHandshakeTimeout, "time a client has to authenticate")
 	fl.DurationVar(&o.idleTimeout, "idle-timeout", defaultIdleTimeout, "close a connection with no traffic for this long")
-	fl.IntVar(&o.maxSessions, "max-sessions", defaultMaxSessions, "connections held at once, authenticated or not")
+	fl.IntVar(&o.maxSessions, "max-sessions", defaultMaxSessions, "authenticated connections held at once")
+	fl.IntVar(&o.maxUnauth, "max-unauthenticated", defaultMaxUnauth, "connections still authenticating held at once (the oldest gives way to a new one)")
+	fl.IntVar(&o.maxUnauthPerAddr, "max-unauthenticated-per-address", defaultMaxUnauthPerAddr, "connections still authenticating held at once from one client address")
 	fl.IntVar(&o.maxSweeps, "max-sweeps", defaultMaxSweeps, "server sweeps running at once (more are queued)")
 	fl.StringVar(&o.runs, "runs", "runs", "directory under which each server sweep writes its run directory")
 	return cmd
@@ -151,7 +164,8 @@ func (o serveOptions) check() error {
 	for _, n := range []struct {
 		flag string
 		v    int
-	}{{"--max-sessions", o.maxSessions}, {"--max-sweeps", o.maxSweeps}} {
+	}{{"--max-sessions", o.maxSessions}, {"--max-sweeps", o.maxSweeps}, {"--max-unauthenticated", o.maxUnauth},
+		{"--max-unauthenticated-per-address", o.maxUnauthPerAddr}} {
 		if n.v < 1 {
 			return fmt.Errorf("%s %d: want at least 1", n.flag, n.v)
 		}
@@ -281,13 +295,18 @@ func newExplorerServer(exp *config.Experiment, requests int, o serveOptions, add
 	if err := os.MkdirAll(filepath.Dir(o.hostKey), 0o700); err != nil {
 		return nil, fmt.Errorf("--host-key: %w", err)
 	}
+	if st, err := os.Stat(o.hostKey); err == nil && st.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("--host-key: %s is accessible by others (mode %04o): chmod 600 it (sshd refuses such a key too)",
+			o.hostKey, st.Mode().Perm())
+	}
+	lim := newConnLimits(o.maxUnauth, o.maxUnauthPerAddr, o.maxSessions, logger)
 	handler := func(s ssh.Session) (tea.Model, []tea.ProgramOption) {
 		palettes, err := themes.Cycle(sessionEnv(s))
 		if err != nil {
 			wish.Fatalln(s, "routerlab:", err)
 			return nil, nil
 		}
-		r, _ := acc.roleOf(s.PublicKey()) // authentication let only known keys in
+		r, _, _ := acc.roleOf(s.PublicKey()) // authentication let only known keys in
 		caller := backend.Caller{Name: s.User(), Operator: r == operator}
 		if k := s.PublicKey(); k != nil {
 			caller.Name += " " + fingerprint(k)
@@ -304,18 +323,31 @@ func newExplorerServer(exp *config.Experiment, requests int, o serveOptions, add
 		wish.WithHostKeyPath(o.hostKey),
 		wish.WithIdleTimeout(o.idleTimeout),
 		func(s *ssh.Server) error { s.HandshakeTimeout = o.handshakeTimeout; return nil },
-		connectionLimits(o.maxSessions, logger),
+		lim.option(),
 		wish.WithMiddleware(
 			wishtea.Middleware(handler),
 			activeterm.Middleware(),
+			sessionGate(acc, lim, logger),
 			logging.StructuredMiddlewareWithLogger(logger, log.InfoLevel),
 		),
 	}
 	if !o.noAuth {
 		opts = append(opts, wish.WithPublicKeyAuth(func(ctx ssh.Context, key ssh.PublicKey) bool {
-			r, ok := acc.roleOf(key)
+			r, ak, ok := acc.roleOf(key)
 			if !ok {
 				logger.Warn("auth refused: unknown key", "user", ctx.User(), "key", fingerprint(key), "remote", ctx.RemoteAddr())
+				return false
+			}
+			var ip net.IP
+			if a, ok := ctx.RemoteAddr().(*net.TCPAddr); ok {
+				ip = a.IP
+			}
+			if why, ok := ak.allows(ip, time.Now()); !ok {
+				logger.Warn("auth refused: "+why, "user", ctx.User(), "key", fingerprint(key), "line", ak.where, "remote", ctx.RemoteAddr())
+				return false
+			}
+			if !lim.promote(ctx) {
+				logger.Warn("auth refused: session cap reached", "user", ctx.User(), "key", fingerprint(key), "remote", ctx.RemoteAddr(), "max_sessions", o.maxSessions)
 				return false
 			}
 			logger.Info("auth accepted", "user", ctx.User(), "key", fingerprint(key), "remote", ctx.RemoteAddr(), "role", r)
@@ -326,31 +358,26 @@ func newExplorerServer(exp *config.Experiment, requests int, o serveOptions, add
 	return wish.NewServer(opts...)
 }
 
-// connectionLimits caps the connections held at once (counted from accept, so
-// unauthenticated ones count too) and logs each connection opened, failed handshake and
-// connection closed (the logging middleware adds a line as each terminal session starts and
-// ends, with its user and terminal).
-func connectionLimits(maxConns int, logger *log.Logger) ssh.Option {
-	slots := make(chan struct{}, maxConns)
-	return func(s *ssh.Server) error {
-		s.ConnCallback = func(_ ssh.Context, c net.Conn) net.Conn {
-			select {
-			case slots <- struct{}{}:
-				logger.Info("connection opened", "remote", c.RemoteAddr())
-				return c
-			default:
-				logger.Warn("connection refused: session cap reached", "remote", c.RemoteAddr(), "max_sessions", maxConns)
-				return nil
+// sessionGate runs before the explorer: it moves a --no-auth connection to a session slot
+// (key authentication did so already) and refuses the session of a key whose options allow
+// no terminal or force a command, saying why on the client's screen and in the log.
+func sessionGate(acc access, lim *connLimits, logger *log.Logger) wish.Middleware {
+	return func(next ssh.Handler) ssh.Handler {
+		return func(s ssh.Session) {
+			if !lim.promote(s.Context()) {
+				logger.Warn("session refused: session cap reached", "user", s.User(), "remote", s.RemoteAddr())
+				wish.Fatalln(s, "routerlab: the server's session cap is reached; try again later")
+				return
 			}
+			if _, ak, _ := acc.roleOf(s.PublicKey()); ak != nil {
+				if why := ak.sessionRefusal(); why != "" {
+					logger.Warn("session refused: "+why, "user", s.User(), "key", fingerprint(s.PublicKey()), "remote", s.RemoteAddr())
+					wish.Fatalln(s, "routerlab: "+why)
+					return
+				}
+			}
+			next(s)
 		}
-		s.ConnectionFailedCallback = func(c net.Conn, err error) {
-			logger.Warn("handshake failed", "remote", c.RemoteAddr(), "err", err)
-		}
-		s.ConnectionCloseCallback = func(c net.Conn) {
-			<-slots
-			logger.Info("connection closed", "remote", c.RemoteAddr())
-		}
-		return nil
 	}
 }
 

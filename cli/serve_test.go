@@ -72,6 +72,9 @@ func startServerOn(t *testing.T, f *config.File, o serveOptions) *testServer {
 	if o.maxSessions == 0 {
 		o.maxSessions = defaultMaxSessions
 	}
+	if o.maxUnauth == 0 {
+		o.maxUnauth, o.maxUnauthPerAddr = defaultMaxUnauth, defaultMaxUnauthPerAddr
+	}
 	if o.handshakeTimeout == 0 {
 		o.handshakeTimeout = defaultHandshakeTimeout
 	}
@@ -297,37 +300,31 @@ func TestServeTimeouts(t *testing.T) {
 	}
 }
 
-// TestServeSessionCap: connections beyond --max-sessions are closed at once (and logged)
-// while the others are held, authenticated or not; a freed slot takes a client again.
+// TestServeSessionCap: authenticated connections beyond --max-sessions are refused (and
+// logged) while unauthenticated ones do not count against it; a freed slot takes a client
+// again.
 func TestServeSessionCap(t *testing.T) {
 	op := testKey(t)
 	srv := startServer(t, serveOptions{authorizedKeys: writeKeys(t, op), maxSessions: 2, handshakeTimeout: time.Minute})
-	authed, err := dial(srv.addr, "alice", gossh.PublicKeys(op))
-	if err != nil {
-		t.Fatal(err)
+	var clients []*gossh.Client
+	for range 2 {
+		c, err := dial(srv.addr, "alice", gossh.PublicKeys(op))
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients = append(clients, c)
 	}
-	defer authed.Close()
-	raw, err := net.Dial("tcp", srv.addr)
+	raw, err := net.Dial("tcp", srv.addr) // unauthenticated: not a session
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer raw.Close()
-	eventually(t, "both connections logged", func() bool { return strings.Count(srv.log.String(), "connection opened remote=") >= 2 })
-	over, err := net.Dial("tcp", srv.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer over.Close()
-	if !closedByServer(over) {
-		t.Fatal("a connection over the cap was held")
-	}
-	if !strings.Contains(srv.log.String(), "session cap reached") {
-		t.Errorf("no log line for the refused connection:\n%s", srv.log.String())
-	}
-	if _, err := dial(srv.addr, "alice", gossh.PublicKeys(op)); err == nil {
+	if c, err := dial(srv.addr, "alice", gossh.PublicKeys(op)); err == nil {
+		c.Close()
 		t.Fatal("a third client got in with --max-sessions 2")
 	}
-	raw.Close()
+	eventually(t, "the refusal in the log", func() bool { return strings.Contains(srv.log.String(), "auth refused: session cap reached") })
+	clients[0].Close()
 	eventually(t, "a client getting in after a slot freed", func() bool {
 		c, err := dial(srv.addr, "alice", gossh.PublicKeys(op))
 		if err != nil {
@@ -336,6 +333,136 @@ func TestServeSessionCap(t *testing.T) {
 		c.Close()
 		return true
 	})
+	clients[1].Close()
+}
+
+// TestServeIdleFloodDoesNotLockOut: 200 idle TCP connections from the client's own address
+// leave it able to log in: each new connection displaces the oldest unauthenticated one.
+func TestServeIdleFloodDoesNotLockOut(t *testing.T) {
+	op := testKey(t)
+	srv := startServer(t, serveOptions{authorizedKeys: writeKeys(t, op), handshakeTimeout: time.Minute})
+	var idle []net.Conn
+	defer func() {
+		for _, c := range idle {
+			c.Close()
+		}
+	}()
+	for range 200 {
+		c, err := net.Dial("tcp", srv.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idle = append(idle, c)
+	}
+	client, err := dial(srv.addr, "alice", gossh.PublicKeys(op))
+	if err != nil {
+		t.Fatalf("login after 200 idle connections: %v", err)
+	}
+	client.Close()
+	eventually(t, "the idle connections beyond the per-address limit dropped", func() bool {
+		return strings.Count(srv.log.String(), "connection dropped: unauthenticated connections from this address at the limit") >= 200-defaultMaxUnauthPerAddr
+	})
+}
+
+// TestServeKeyOptions: authorized_keys options are honoured as sshd does: from= and
+// expiry-time= refuse the login (logged with the key's file:line), no-pty, restrict and
+// command= refuse the session with a message, an unsupported option refuses the key, and a
+// file starting with a byte-order mark is read.
+func TestServeKeyOptions(t *testing.T) {
+	keys := map[string]gossh.Signer{}
+	lines := []struct{ name, options string }{
+		{"far", `from="10.9.9.9"`}, {"near", `from="127.0.0.*,!10.*"`}, {"denied", `from="*,!127.0.0.1"`},
+		{"cidr", `from="127.0.0.0/8"`}, {"expired", `expiry-time="20200101"`}, {"valid", `expiry-time="29991231Z"`},
+		{"restricted", `restrict,command="/bin/false"`}, {"nopty", `no-pty`}, {"ptyback", `restrict,pty`},
+		{"ca", `cert-authority`},
+	}
+	var b strings.Builder
+	b.WriteString("\ufeff# keys with options\n")
+	for _, l := range lines {
+		keys[l.name] = testKey(t)
+		b.WriteString(l.options + " ")
+		b.Write(gossh.MarshalAuthorizedKey(keys[l.name].PublicKey()))
+	}
+	path := filepath.Join(t.TempDir(), "keys")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t, serveOptions{authorizedKeys: path})
+	for _, name := range []string{"near", "cidr", "valid", "ptyback", "restricted", "nopty"} {
+		c, err := dial(srv.addr, name, gossh.PublicKeys(keys[name]))
+		if err != nil {
+			t.Errorf("%s: %v, want logged in", name, err)
+			continue
+		}
+		c.Close()
+	}
+	for name, why := range map[string]string{
+		"far":     `auth refused: from="10.9.9.9" does not allow 127.0.0.1`,
+		"denied":  `auth refused: from="*,!127.0.0.1" does not allow 127.0.0.1`,
+		"expired": "auth refused: key expired at 2020-01-01T00:00:00",
+		"ca":      "auth refused: option cert-authority is not supported by routerlab",
+	} {
+		if c, err := dial(srv.addr, name, gossh.PublicKeys(keys[name])); err == nil {
+			c.Close()
+			t.Errorf("%s: logged in, want refused", name)
+		}
+		eventually(t, name+"'s refusal in the log", func() bool {
+			for _, line := range strings.Split(srv.log.String(), "\n") {
+				if strings.Contains(line, why) && strings.Contains(line, "user="+name) && strings.Contains(line, "line="+path+":") {
+					return true
+				}
+			}
+			return false
+		})
+	}
+	for name, want := range map[string]string{
+		"restricted": `this key may only run the command "/bin/false"`,
+		"nopty":      "this key may not have a terminal (no-pty or restrict in " + path + ":9)",
+	} {
+		c, err := dial(srv.addr, name, gossh.PublicKeys(keys[name]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sess, err := c.NewSession()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sess.RequestPty("xterm", 40, 120, gossh.TerminalModes{}); err != nil {
+			t.Fatal(err)
+		}
+		out, _ := sess.StdoutPipe()
+		errOut, _ := sess.StderrPipe()
+		if err := sess.Shell(); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(io.MultiReader(out, errOut))
+		if err := sess.Wait(); err == nil || !strings.Contains(string(got), want) {
+			t.Errorf("%s: session ended with %v, printed %q; want it refused saying %q", name, err, got, want)
+		}
+		c.Close()
+	}
+}
+
+// TestServeRefusesReadableHostKey: a host key others may read is refused, as sshd does.
+func TestServeRefusesReadableHostKey(t *testing.T) {
+	dir := t.TempDir()
+	key := filepath.Join(dir, "host_key")
+	exp, err := config.NewExperiment(config.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := serveOptions{noAuth: true, hostKey: key, maxSessions: 1, maxUnauth: 1, maxUnauthPerAddr: 1}
+	addr := &net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 2222}
+	if _, err := newExplorerServer(exp, 200, o, addr, newServeLogger(io.Discard), nil); err != nil {
+		t.Fatal(err) // creates the key, mode 0600
+	}
+	if err := os.Chmod(key, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = newExplorerServer(exp, 200, o, addr, newServeLogger(io.Discard), nil)
+	if err == nil || !strings.Contains(err.Error(), "is accessible by others (mode 0644): chmod 600 it") {
+		t.Fatalf("world-readable host key: %v, want refused", err)
+	}
 }
 
 // FuzzParseKeyring: any text either parses into keys or fails with an error naming the

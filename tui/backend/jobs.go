@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -103,10 +105,12 @@ func (j *Jobs) start(c Caller, at tui.Knobs) (int, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	id := len(j.list) + 1
-	stamp := time.Now().UTC().Format("20060102-150405")
+	dir, err := newRunDir(j.runs, fmt.Sprintf("serve-%s-%d", time.Now().UTC().Format("20060102-150405"), id))
+	if err != nil {
+		return 0, err
+	}
 	jb := &job{starter: c, info: tui.Job{
-		ID: id, Experiment: j.experiment, Starter: c.Name, State: tui.JobQueued, At: at, Phase: "queued",
-		Dir: filepath.Join(j.runs, fmt.Sprintf("serve-%s-%d", stamp, id)),
+		ID: id, Experiment: j.experiment, Starter: c.Name, State: tui.JobQueued, At: at, Phase: "queued", Dir: dir,
 	}}
 	j.list = append(j.list, jb)
 	j.launchLocked()
@@ -284,4 +288,23 @@ func (s session) Watch(ctx context.Context, id int, emit func(tui.SweepEvent)) e
 }
 func (s session) List(ctx context.Context, emit func([]tui.Job)) error {
 	return s.jobs.listen(ctx, s.caller, emit)
+}
+
+// newRunDir creates runs/name, or runs/name-2, -3, … when that exists: the creation is atomic,
+// so servers sharing --runs never write one directory.
+func newRunDir(runs, name string) (string, error) {
+	if err := os.MkdirAll(runs, 0o755); err != nil {
+		return "", err
+	}
+	dir := filepath.Join(runs, name)
+	for k := 2; ; k++ {
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
+		dir = filepath.Join(runs, fmt.Sprintf("%s-%d", name, k))
+	}
 }

@@ -148,3 +148,23 @@ func TestJobsRolesAndQueue(t *testing.T) {
 		t.Errorf("a new sweep after both were cancelled is %s, want running", l[third-1].State)
 	}
 }
+
+// Two servers sharing --runs, each starting its first sweep in the same second, write two
+// directories.
+func TestRunDirsNeverCollide(t *testing.T) {
+	runs := t.TempDir()
+	a, err := newRunDir(runs, "serve-20260101-000000-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := newRunDir(runs, "serve-20260101-000000-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a == b || filepath.Base(b) != "serve-20260101-000000-1-2" {
+		t.Fatalf("run directories %s and %s, want the second suffixed -2", a, b)
+	}
+	if st, err := os.Stat(b); err != nil || !st.IsDir() {
+		t.Fatalf("%s not created: %v", b, err)
+	}
+}

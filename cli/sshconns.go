@@ -1,0 +1,181 @@
+package cli
+
+import (
+	"net"
+	"sync"
+	"sync/atomic"
+
+	"charm.land/log/v2"
+	"charm.land/ssh"
+)
+
+// connLimits keeps unauthenticated connections apart from sessions, so a flood of idle
+// sockets never locks an authorised user out. An unauthenticated connection takes one of
+// maxPre slots, at most perAddr of them per client address; when either is full, the new
+// connection takes the place of an unauthenticated one, which is closed: the oldest that has
+// sent nothing yet (a real client sends its version at once), else the oldest — from its own
+// address, or from the address holding the most. A flood can only displace itself, and a real
+// client, which authenticates in milliseconds, always gets its turn. An authenticated
+// connection moves to one of maxSessions session slots; none free refuses it.
+type connLimits struct {
+	maxPre, perAddr, maxSessions int
+	logger                       *log.Logger
+
+	mu       sync.Mutex
+	pre      map[string][]*limitedConn // unauthenticated, by client address, oldest first
+	npre     int
+	sessions int
+}
+
+// limitedConn is one connection under the limits; closing it frees its slot.
+type limitedConn struct {
+	net.Conn
+	lim   *connLimits
+	ip    string
+	spoke atomic.Bool // the client has sent something
+	state connState   // guarded by lim.mu
+}
+
+// Read notes that the client spoke.
+func (c *limitedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 && !c.spoke.Load() {
+		c.spoke.Store(true)
+	}
+	return n, err
+}
+
+// victim is the connection of conns (oldest first) to give way: the oldest silent one, else
+// the oldest.
+func victim(conns []*limitedConn) *limitedConn {
+	for _, c := range conns {
+		if !c.spoke.Load() {
+			return c
+		}
+	}
+	return conns[0]
+}
+
+type connState int
+
+const (
+	connPre connState = iota
+	connSession
+	connGone
+)
+
+type connKey struct{}
+
+func newConnLimits(maxPre, perAddr, maxSessions int, logger *log.Logger) *connLimits {
+	return &connLimits{maxPre: maxPre, perAddr: perAddr, maxSessions: maxSessions, logger: logger, pre: map[string][]*limitedConn{}}
+}
+
+// option installs the limits and the connection log lines on the server.
+func (l *connLimits) option() ssh.Option {
+	return func(s *ssh.Server) error {
+		s.ConnCallback = func(ctx ssh.Context, c net.Conn) net.Conn {
+			lc := l.admit(c)
+			ctx.SetValue(connKey{}, lc)
+			return lc
+		}
+		s.ConnectionFailedCallback = func(c net.Conn, err error) {
+			l.logger.Warn("handshake failed", "remote", c.RemoteAddr(), "err", err)
+		}
+		s.ConnectionCloseCallback = func(c net.Conn) {
+			l.logger.Info("connection closed", "remote", c.RemoteAddr())
+		}
+		return nil
+	}
+}
+
+// admit takes an unauthenticated slot for c, displacing the oldest unauthenticated
+// connection when the limits are reached.
+func (l *connLimits) admit(c net.Conn) *limitedConn {
+	ip := c.RemoteAddr().String()
+	if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+		ip = a.IP.String()
+	}
+	lc := &limitedConn{Conn: c, lim: l, ip: ip}
+	l.mu.Lock()
+	var drop *limitedConn
+	why := ""
+	switch {
+	case len(l.pre[ip]) >= l.perAddr:
+		drop, why = victim(l.pre[ip]), "unauthenticated connections from this address at the limit"
+	case l.npre >= l.maxPre:
+		busiest := ""
+		for addr, conns := range l.pre {
+			if busiest == "" || len(conns) > len(l.pre[busiest]) || (len(conns) == len(l.pre[busiest]) && addr < busiest) {
+				busiest = addr
+			}
+		}
+		drop, why = victim(l.pre[busiest]), "unauthenticated connections at the limit"
+	}
+	if drop != nil {
+		l.dropLocked(drop)
+	}
+	l.pre[ip] = append(l.pre[ip], lc)
+	l.npre++
+	l.mu.Unlock()
+	l.logger.Info("connection opened", "remote", c.RemoteAddr())
+	if drop != nil {
+		l.logger.Warn("connection dropped: "+why+"; the oldest silent one gives way", "remote", drop.RemoteAddr(),
+			"max_unauthenticated", l.maxPre, "per_address", l.perAddr)
+		drop.Conn.Close()
+	}
+	return lc
+}
+
+// dropLocked takes c out of the unauthenticated slots; l.mu is held.
+func (l *connLimits) dropLocked(c *limitedConn) {
+	conns := l.pre[c.ip]
+	for i, x := range conns {
+		if x == c {
+			conns = append(conns[:i:i], conns[i+1:]...)
+			break
+		}
+	}
+	if len(conns) == 0 {
+		delete(l.pre, c.ip)
+	} else {
+		l.pre[c.ip] = conns
+	}
+	l.npre--
+	c.state = connGone
+}
+
+// promote moves the connection of ctx to a session slot once it has authenticated; false
+// when every session slot is taken (or the connection is gone). Calling it again is a no-op.
+func (l *connLimits) promote(ctx ssh.Context) bool {
+	lc, ok := ctx.Value(connKey{}).(*limitedConn)
+	if !ok {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case lc.state == connSession:
+		return true
+	case lc.state == connGone || l.sessions >= l.maxSessions:
+		return false
+	}
+	l.dropLocked(lc)
+	lc.state = connSession
+	l.sessions++
+	return true
+}
+
+// Close frees the connection's slot, once.
+func (c *limitedConn) Close() error {
+	l := c.lim
+	l.mu.Lock()
+	switch c.state {
+	case connPre:
+		l.dropLocked(c)
+	case connSession:
+		l.sessions--
+		c.state = connGone
+	}
+	l.mu.Unlock()
+	return c.Conn.Close()
+}
