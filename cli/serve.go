@@ -37,10 +37,10 @@ type serveOptions struct {
 	noAuth           bool
 	handshakeTimeout time.Duration
 	idleTimeout      time.Duration
-	maxSessions      int // authenticated connections at once
-	maxUnauth        int // unauthenticated connections at once
-	maxUnauthPerAddr int // unauthenticated connections from one client address
-	maxSweeps        int // server sweeps running at once; more wait in a queue
+	maxSessions      int    // authenticated connections at once
+	maxUnauth        int    // unauthenticated connections at once
+	maxUnauthPerAddr int    // unauthenticated connections from one client address
+	maxSweeps        int    // server sweeps running at once; more wait in a queue
 	runs             string // parent directory of the server sweeps' run directories
 	// experimentArgs are the flags that made the experiment (config, trace, overrides), for
 	// the replay command an explorer's `y` copies.
