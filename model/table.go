@@ -228,8 +228,16 @@ func loadTable(d Deployment) (*Table, error) {
 			cands, tables = append(cands, n), append(tables, t)
 		}
 	}
+	// A quantization naming the checkpoint's own precision (fp8 for a block-FP8 checkpoint)
+	// is the checkpoint's table.
+	checkpoints := func(t *Table) bool { return t.Quantization == "" && strings.HasPrefix(t.GEMMQuant, d.Quantization) }
 	for _, t := range tables {
 		if d.Quantization == t.Quantization || (d.Quantization == "" && len(tables) == 1) {
+			return t, nil
+		}
+	}
+	for _, t := range tables {
+		if d.Quantization != "" && checkpoints(t) {
 			return t, nil
 		}
 	}
@@ -283,6 +291,37 @@ func embeddedJSON(name string) ([]byte, error) {
 		return nil, fmt.Errorf("model: embedded tables/%s: %w", name, err)
 	}
 	return b, nil
+}
+
+// NearestVersion is the backend version of the embedded tables of a model on a GPU closest to
+// version (by major, minor, patch; an unparsable version such as a nightly takes the newest),
+// or "" when none is embedded.
+func NearestVersion(model, sku, version string) string {
+	parse := func(v string) (int, bool) {
+		var a, b, c int
+		n, _ := fmt.Sscanf(v, "%d.%d.%d", &a, &b, &c)
+		return a*1_000_000 + b*1_000 + c, n >= 2
+	}
+	want, ok := parse(version)
+	prefix := tableFileName(model, sku, "vllm", "", Layout{}, "", "")
+	prefix = prefix[:strings.Index(prefix, "vllm-")+len("vllm-")]
+	best, bestDist := "", 0
+	for _, n := range EmbeddedTables() {
+		rest, found := strings.CutPrefix(n, prefix)
+		if !found {
+			continue
+		}
+		tv, _, _ := strings.Cut(rest, "_")
+		v, _ := parse(tv)
+		dist := -v // an unparsable version: the newest
+		if ok {
+			dist = max(want-v, v-want)
+		}
+		if best == "" || dist < bestDist {
+			best, bestDist = tv, dist
+		}
+	}
+	return best
 }
 
 // Embedded reads every embedded table, sorted by model, GPU, precision and layout.

@@ -223,15 +223,11 @@ func (p *rowParser) sampleRow() Row {
 		r.Unsupported = "silicon_concurrency not recorded in silicon_data_source: the load is unknown"
 		return r
 	}
-	if r.BackendVersion == "" {
-		r.Unsupported = "backend_version not recorded: the step-time tables are per version"
-		return r
-	}
 	if mode := p.str("mode"); mode != "agg" {
 		r.Unsupported = fmt.Sprintf("mode %s: only aggregated serving is replayed", mode)
 		return r
 	}
-	for _, c := range []string{"batch_size", "tp_size", "pp_size", "attention_dp_size", "moe_tp_size", "moe_ep_size"} {
+	for _, c := range []string{"batch_size", "tp_size", "pp_size"} {
 		if p.str(c) == "" {
 			r.Unsupported = c + " not recorded: the layout is unknown"
 			return r
@@ -242,7 +238,9 @@ func (p *rowParser) sampleRow() Row {
 		return r
 	}
 	r.BatchSize, r.TP = p.positive("batch_size"), p.positive("tp_size")
-	r.AttentionDP, r.MoETP, r.MoEEP = p.positive("attention_dp_size"), p.positive("moe_tp_size"), p.positive("moe_ep_size")
+	// Collections without attention data parallelism leave attention_dp_size empty, and a
+	// dense model's run labels its MoE sizes 0 or 1: both are read as "not used".
+	r.AttentionDP, r.MoETP, r.MoEEP = p.optional("attention_dp_size", 1, 1), p.optional("moe_tp_size", 0, 0), p.optional("moe_ep_size", 0, 0)
 	return r
 }
 
@@ -277,6 +275,23 @@ func (p *rowParser) bounded(c string, hi int) int {
 	v := p.positive(c)
 	if v > hi {
 		p.fail(c, "%d exceeds %d, the limit of a replayed row", v, hi)
+	}
+	return v
+}
+
+// optional is an integer field of at least lo that may be empty (def).
+func (p *rowParser) optional(c string, def, lo int) int {
+	s := p.str(c)
+	if s == "" {
+		return def
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v < lo {
+		kind := "a non-negative"
+		if lo > 0 {
+			kind = "a positive"
+		}
+		p.fail(c, "%q is not %s integer", s, kind)
 	}
 	return v
 }

@@ -1,6 +1,7 @@
 package silicon
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -181,6 +182,10 @@ func (b Benchmark) deployment(r Row) model.Deployment {
 	if r.Backend != "" {
 		d.Backend = r.Backend
 	}
+	d.Quantization = quantizationOf(r.Precision)
+	if v := model.NearestVersion(d.ModelName, d.HardwareSKU, r.BackendVersion); v != "" {
+		d.BackendVersion = v // stated per row (Result.ReplayedVersion)
+	}
 	d.KVCacheDtype, d.BlockSize, d.GPUMemoryUtilization = b.KVCacheDtype, b.BlockSize, b.GPUMemoryUtilization
 	d.MaxNumBatchedTokens, d.MaxNumSeqs = b.MaxNumBatchedTokens, b.MaxNumSeqs
 	if b.BatchedTokensPerISL > 0 {
@@ -249,6 +254,25 @@ type Result struct {
 	// Float32MatmulPrecision is the VLLM_FLOAT32_MATMUL_PRECISION the row was replayed with.
 	Float32MatmulPrecision string `json:"float32_matmul_precision,omitempty"`
 	NumGPUBlocks           int    `json:"num_gpu_blocks,omitempty"`
+	// ReplayedVersion is the vLLM version of the tables the row was replayed on: the nearest
+	// embedded to the one it was measured on (BackendVersion).
+	ReplayedVersion string `json:"replayed_version,omitempty"`
+}
+
+// Group is one (model, GPU, precision) of the rows: counts, MAPEs and mean signed errors.
+type Group struct {
+	Backend   string  `json:"backend,omitempty"`
+	Model     string  `json:"model"`
+	System    string  `json:"system"`
+	Precision string  `json:"precision"`
+	Validated int     `json:"validated"`
+	Skipped   int     `json:"skipped"`
+	TTFTMAPE  float64 `json:"ttft_mape"`
+	TPOTMAPE  float64 `json:"tpot_mape"`
+	TTFTBias  float64 `json:"ttft_bias_pct"` // mean signed error
+	TPOTBias  float64 `json:"tpot_bias_pct"`
+	// SkipReason is the most frequent reason among the group's skipped rows.
+	SkipReason string `json:"skip_reason,omitempty"`
 }
 
 // LayoutMAPE is the error over the validated rows of one layout.
@@ -277,7 +301,35 @@ type Report struct {
 	Validated     int                `json:"validated"`
 	Skipped       int                `json:"skipped"`
 	Layouts       []LayoutMAPE       `json:"layouts"`
+	Groups        []Group            `json:"groups"`
 	Concurrencies []ConcurrencyError `json:"concurrencies"`
+}
+
+// quantizationOf is the serving precision (model.Deployment.Quantization) of a row's
+// precision label: fp4 rows ran NVIDIA's NVFP4 checkpoints, fp8 rows an FP8 checkpoint or
+// vLLM's FP8 quantisation of a BF16 one, and an empty label the checkpoint as published.
+func quantizationOf(precision string) string {
+	switch p := strings.ToLower(precision); p {
+	case "", "bf16", "bfloat16":
+		return ""
+	case "fp4":
+		return "nvfp4"
+	default:
+		return p
+	}
+}
+
+// denseLabels reads a row whose MoE sizes are unset (0 or 1 on a multi-GPU worker, as the
+// collections label dense models) as vLLM's default layout: every GPU of the tensor-parallel
+// group holds a shard of every expert, if the model has any.
+func denseLabels(r Row) (Row, string, bool) {
+	gpus := r.TP * r.AttentionDP
+	if r.MoETP*r.MoEEP == gpus || r.MoETP > 1 || r.MoEEP > 1 {
+		return r, "", false
+	}
+	note := fmt.Sprintf("labelled moe_tp %d, moe_ep %d: replayed as moe_tp %d (vLLM's default without expert parallelism)", r.MoETP, r.MoEEP, gpus)
+	r.MoETP, r.MoEEP = gpus, 1
+	return r, note, true
 }
 
 // convertedDEP reads a row labelled with attention data parallelism on top of tensor-parallel
@@ -323,13 +375,16 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 		if c, note, ok := convertedDEP(r); ok {
 			sim, res.Note = c, note
 		}
+		if c, note, ok := denseLabels(sim); ok && r.Unsupported == "" {
+			sim, res.Note = c, strings.TrimPrefix(res.Note+"; "+note, "; ")
+		}
 		d := b.deployment(sim)
-		res.ValidatedAs, res.Float32MatmulPrecision = sim.Layout(), d.Float32MatmulPrecision
+		res.ValidatedAs, res.Float32MatmulPrecision, res.ReplayedVersion = sim.Layout(), d.Float32MatmulPrecision, d.BackendVersion
 		switch {
 		case r.Unsupported != "":
 			res.Skipped = r.Unsupported
-		case !strings.EqualFold(r.Precision, "fp8"):
-			res.Skipped = fmt.Sprintf("precision %s: only FP8 tables are embedded", r.Precision)
+		case sim.MoETP*sim.MoEEP != sim.TP*sim.AttentionDP:
+			res.Skipped = fmt.Sprintf("labels tp %d, attention_dp %d, moe_tp %d, moe_ep %d do not describe one worker", r.TP, r.AttentionDP, r.MoETP, r.MoEEP)
 		case sim.AttentionDP > 1:
 			res.Skipped = fmt.Sprintf("attention_dp %d (DEP): attention data parallelism is not modelled", r.AttentionDP)
 		case r.Concurrency > d.MaxNumSeqs:
@@ -466,11 +521,57 @@ func (rep *Report) summarise() {
 		rep.Layouts = append(rep.Layouts, LayoutMAPE{Layout: k, Rows: a.n,
 			TTFTMAPE: a.ttft / float64(a.n), TPOTMAPE: a.tpot / float64(a.n)})
 	}
+	rep.Groups = groups(rep.Rows)
 	for _, c := range slices.Sorted(maps.Keys(byConc)) {
 		a, n := byConc[c], float64(byConc[c].n)
 		rep.Concurrencies = append(rep.Concurrencies, ConcurrencyError{Concurrency: c, Rows: a.n,
 			TTFTGapMS: a.gap / n, TTFTErrPct: a.sttft / n, TPOTErrPct: a.stpot / n})
 	}
+}
+
+// groups summarises the rows per (model, GPU, precision), in order of first appearance.
+func groups(rows []Result) []Group {
+	var out []Group
+	idx := map[[4]string]int{}
+	reasons := map[int]map[string]int{}
+	for _, r := range rows {
+		k := [4]string{r.Backend, r.Model, r.System, r.Precision}
+		i, ok := idx[k]
+		if !ok {
+			i = len(out)
+			idx[k] = i
+			out = append(out, Group{Backend: r.Backend, Model: r.Model, System: r.System, Precision: r.Precision})
+			reasons[i] = map[string]int{}
+		}
+		g := &out[i]
+		if r.Skipped != "" {
+			g.Skipped++
+			reason, _, _ := strings.Cut(r.Skipped, " (")
+			if _, rest, ok := strings.Cut(reason, ": "); ok && strings.Contains(reason[:strings.Index(reason, ": ")], ":") {
+				reason = rest // a file:line prefix
+			}
+			reasons[i][reason]++
+			continue
+		}
+		g.Validated++
+		g.TTFTMAPE += math.Abs(r.TTFTErrPct)
+		g.TPOTMAPE += math.Abs(r.TPOTErrPct)
+		g.TTFTBias += r.TTFTErrPct
+		g.TPOTBias += r.TPOTErrPct
+	}
+	for i := range out {
+		g := &out[i]
+		if n := float64(g.Validated); n > 0 {
+			g.TTFTMAPE, g.TPOTMAPE, g.TTFTBias, g.TPOTBias = g.TTFTMAPE/n, g.TPOTMAPE/n, g.TTFTBias/n, g.TPOTBias/n
+		}
+		best := 0
+		for _, reason := range slices.Sorted(maps.Keys(reasons[i])) {
+			if n := reasons[i][reason]; n > best {
+				g.SkipReason, best = reason, n
+			}
+		}
+	}
+	return out
 }
 
 // WriteJSON prints the report as indented JSON.
@@ -544,6 +645,21 @@ func (rep *Report) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "all    %3d rows   TTFT MAPE %5.1f%%   TPOT MAPE %5.1f%%   (%d skipped)\n",
 		rep.Validated, rep.TTFTMAPE, rep.TPOTMAPE, rep.Skipped)
+	if len(rep.Groups) > 1 {
+		fmt.Fprintf(&b, "\n%-44s %4s %8s   %9s %6s  %9s %6s\n", "by model, GPU and precision", "rows", "skipped", "TTFT MAPE", "bias", "TPOT MAPE", "bias")
+		for _, g := range rep.Groups {
+			name := fmt.Sprintf("%s %s %s", g.Model, g.System, cmp.Or(g.Precision, "bf16"))
+			if g.Backend != "" && g.Backend != "vllm" {
+				name = g.Backend + " " + name
+			}
+			if g.Validated == 0 {
+				fmt.Fprintf(&b, "%-44s %4d %8d   skipped: %s\n", name, g.Validated, g.Skipped, g.SkipReason)
+				continue
+			}
+			fmt.Fprintf(&b, "%-44s %4d %8d   %8.1f%% %+5.1f%%  %8.1f%% %+5.1f%%\n", name, g.Validated, g.Skipped,
+				g.TTFTMAPE, g.TTFTBias, g.TPOTMAPE, g.TPOTBias)
+		}
+	}
 	if rep.Skipped > listSkipped {
 		b.WriteString("\nskipped rows by reason (--format json lists each)\n")
 		for _, g := range rep.skippedByReason() {

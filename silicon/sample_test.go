@@ -1,0 +1,57 @@
+package silicon
+
+import (
+	"context"
+	"os"
+	"slices"
+	"testing"
+)
+
+// AIConfigurator's whole vLLM aggregated sample: the counts and per-group accuracy the README
+// reports, held as regression bounds (nothing is fitted to these rows).
+func TestValidateAIConfiguratorVLLMSample(t *testing.T) {
+	const path = "../../shared/aic/silicon_sample.csv"
+	f, err := os.Open(path)
+	if err != nil {
+		t.Skip("../shared/aic/silicon_sample.csv not present: ", err)
+	}
+	defer f.Close()
+	if testing.Short() {
+		t.Skip("replays ~800 closed-loop benchmarks; skipped in -short")
+	}
+	all, err := Parse(f, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []Row
+	for _, r := range all {
+		if r.Backend == "vllm" {
+			rows = append(rows, r)
+		}
+	}
+	rep, err := Validate(context.Background(), rows, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1345 || rep.Validated < 836 {
+		t.Fatalf("%d vLLM rows, %d validated; want 1,345 and at least 836", len(rows), rep.Validated)
+	}
+	var ttft, tpot []float64
+	for _, g := range rep.Groups {
+		if g.Validated >= 10 {
+			ttft, tpot = append(ttft, g.TTFTMAPE), append(tpot, g.TPOTMAPE)
+		}
+	}
+	median := func(v []float64) float64 {
+		slices.Sort(v)
+		if len(v)%2 == 1 {
+			return v[len(v)/2]
+		}
+		return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
+	if len(ttft) < 13 || median(ttft) > 27 || median(tpot) > 12 {
+		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 13, <= 27 %%, <= 12 %%",
+			len(ttft), median(ttft), median(tpot))
+	}
+	t.Logf("%d of %d vLLM rows validated; %d groups; median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%", rep.Validated, len(rows), len(ttft), median(ttft), median(tpot))
+}
