@@ -63,7 +63,9 @@ func NewSpace(ctx context.Context, f *config.File) (*Space, error) {
 				f.Name, strings.Join(sizes[:i+1], " × "), MaxSpacePoints)
 		}
 	}
-	s := &Space{Dims: dims, index: map[string]int{}}
+	// Sized for every point up front (at most MaxSpacePoints): growing a slice of a hundred
+	// thousand candidates would copy them over and over.
+	s := &Space{Dims: dims, index: make(map[string]int, points), Candidates: make([]Candidate, 0, points)}
 	enc := newEncoder(dims)
 	p, buf := make(config.Point, len(dims)), make(config.Point, len(dims))
 	for n := 0; ; n++ {
