@@ -38,18 +38,20 @@ func NewExperiment(f *File) (*Experiment, error) {
 		return nil, err
 	}
 	e := &Experiment{File: f, Trace: tr, workers: map[model.Deployment]*model.Worker{}}
-	for _, pc := range f.list("parallel_configs").parallel {
-		for _, mbt := range f.Values("agg_max_num_batched_tokens") {
-			for _, seqs := range f.Values("agg_max_num_seqs") {
-				for _, kv := range f.Values(KeyKVCacheDtype) {
-					for _, ref := range f.Values(KeyTimingReference) {
-						d := f.deployment(pc, int(mbt.Num), int(seqs.Num), kvCacheDtype(kv), ref.Text)
-						w, err := model.NewWorker(d)
-						if err != nil {
-							return nil, fmt.Errorf("%s: search_space: %w", f.Name, err)
+	for _, sku := range f.Values(KeyHardwareSKU) {
+		for _, pc := range f.list("parallel_configs").parallel {
+			for _, mbt := range f.Values("agg_max_num_batched_tokens") {
+				for _, seqs := range f.Values("agg_max_num_seqs") {
+					for _, kv := range f.Values(KeyKVCacheDtype) {
+						for _, ref := range f.Values(KeyTimingReference) {
+							d := f.deployment(sku.Text, pc, int(mbt.Num), int(seqs.Num), kvCacheDtype(kv), ref.Text)
+							w, err := model.NewWorker(d)
+							if err != nil {
+								return nil, fmt.Errorf("%s: search_space: %w", f.Name, err)
+							}
+							e.workers[d] = w
+							e.deployments = append(e.deployments, d)
 						}
-						e.workers[d] = w
-						e.deployments = append(e.deployments, d)
 					}
 				}
 			}
@@ -63,13 +65,13 @@ func NewExperiment(f *File) (*Experiment, error) {
 	return e, nil
 }
 
-func (f *File) deployment(pc ParallelConfig, maxBatchedTokens, maxSeqs int, kvDtype, timingReference string) model.Deployment {
+func (f *File) deployment(sku string, pc ParallelConfig, maxBatchedTokens, maxSeqs int, kvDtype, timingReference string) model.Deployment {
 	util := f.GPUMemoryUtilization
 	if util == 0 {
 		util = 0.9
 	}
 	return model.Deployment{
-		ModelName: f.ModelName, HardwareSKU: f.HardwareSKU, Quantization: f.Quantization,
+		ModelName: f.ModelName, HardwareSKU: sku, Quantization: f.Quantization,
 		Backend: f.Values("backend")[0].Text, BackendVersion: f.BackendVersion,
 		TP: pc.TP, AttentionDP: pc.AttentionDP, MoETP: pc.MoETP, MoEEP: pc.MoEEP,
 		MaxNumBatchedTokens: maxBatchedTokens, MaxNumSeqs: maxSeqs,
@@ -108,7 +110,7 @@ func (e *Experiment) EngineConfig(p Point) (engine.Config, error) {
 			pc = pl.parallel[i]
 		}
 	}
-	d := f.deployment(pc, int(val("agg_max_num_batched_tokens").Num), int(val("agg_max_num_seqs").Num), kvCacheDtype(val(KeyKVCacheDtype)), val(KeyTimingReference).Text)
+	d := f.deployment(val(KeyHardwareSKU).Text, pc, int(val("agg_max_num_batched_tokens").Num), int(val("agg_max_num_seqs").Num), kvCacheDtype(val(KeyKVCacheDtype)), val(KeyTimingReference).Text)
 	w, ok := e.workers[d]
 	if !ok {
 		return engine.Config{}, fmt.Errorf("config: no worker model for %+v", d)

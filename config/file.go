@@ -29,6 +29,9 @@ const (
 	KeyOverlapScoreCredit = "overlap_score_credit"
 	KeyPrefillLoadScale   = "prefill_load_scale"
 	KeyRouterTemperature  = "router_temperature"
+	// KeyHardwareSKU is the GPU a worker runs on (an embedded system, see model list); a
+	// list of them makes the GPU a search dimension.
+	KeyHardwareSKU = "hardware_sku"
 	// KeyKVCacheDtype is vLLM's --kv-cache-dtype, a deployment key that may be listed.
 	KeyKVCacheDtype = "kv_cache_dtype"
 	// KeyFloat32MatmulPrecision is vLLM's VLLM_FLOAT32_MATMUL_PRECISION, a deployment setting.
@@ -151,7 +154,6 @@ type File struct {
 	Name string // path, or "embedded defaults"
 
 	ModelName   string
-	HardwareSKU string
 	// Quantization is the serving precision when it is not the checkpoint's (vLLM's
 	// --quantization, e.g. fp8 for a BF16 checkpoint); "" serves the checkpoint as it is.
 	Quantization   string
@@ -190,7 +192,7 @@ type list struct {
 // listKeys are the search_space keys that may hold several values, in the order
 // dimensions are reported.
 var listKeys = []string{
-	"backend", "deployment_mode", "parallel_configs",
+	KeyHardwareSKU, "backend", "deployment_mode", "parallel_configs",
 	"agg_max_num_batched_tokens", "agg_max_num_seqs", KeyKVCacheDtype, KeyTimingReference, "planner_scaling_policy",
 	KeyRouterMode, KeyOverlapScoreCredit, KeyPrefillLoadScale, KeyRouterTemperature,
 }
@@ -459,8 +461,6 @@ func (f *File) setSearch(path, key string, n ast.Node) error {
 	switch key {
 	case "model_name":
 		return f.str(path, n, &f.ModelName)
-	case "hardware_sku":
-		return f.str(path, n, &f.HardwareSKU)
 	case "quantization":
 		return f.str(path, n, &f.Quantization)
 	case "backend_version":
@@ -530,6 +530,11 @@ func (f *File) checkKnob(path, key string, v Value, n ast.Node) error {
 		return nil
 	}
 	switch key {
+	case KeyHardwareSKU:
+		if v.IsNum || v.Text == "" {
+			return f.errAt(n, path, "want a GPU name such as b200_sxm (see routerlab model list), got %q", v.Text)
+		}
+		return nil
 	case "backend":
 		return oneOf("vllm")
 	case "deployment_mode":
@@ -630,7 +635,7 @@ func (f *File) check() error {
 	if f.ModelName == "" {
 		return &Error{File: f.Name, Key: "search_space.model_name", Msg: "missing"}
 	}
-	if f.HardwareSKU == "" {
+	if len(f.Values(KeyHardwareSKU)) == 0 {
 		return &Error{File: f.Name, Key: "search_space.hardware_sku", Msg: "missing"}
 	}
 	for _, pc := range f.list("parallel_configs").parallel {

@@ -244,7 +244,6 @@ func (f *File) fingerprint(tr *trace.Trace, tables string, list func(string) str
 		add(KeyTimingTables, tables)
 	}
 	add("search_space.model_name", f.ModelName)
-	add("search_space.hardware_sku", f.HardwareSKU)
 	if f.Quantization != "" { // absent from the checkpoint's own precision, as before the key existed
 		add("search_space.quantization", f.Quantization)
 	}

@@ -159,6 +159,58 @@ func (r *Result) WriteFiles(dir string) error {
 	return nil
 }
 
+// deploymentDims are the search keys that change the hardware or the engine rather than the
+// router: a sweep over them answers "which deployment wins, by how much".
+var deploymentDims = []string{config.KeyHardwareSKU, "parallel_configs", "agg_max_num_batched_tokens", "agg_max_num_seqs", config.KeyKVCacheDtype}
+
+// writeDeploymentDims writes, for every deployment key the sweep varied, the best evaluation
+// at each of its values and how far it is from the winner.
+func writeDeploymentDims(w *strings.Builder, s *Search) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	unit := s.Objective.Unit()
+	for _, d := range s.Space.Dims {
+		if !slices.Contains(deploymentDims, d.Key) {
+			continue
+		}
+		best := map[string]*Evaluation{}
+		var order []string
+		for i := range s.Evaluations {
+			e := &s.Evaluations[i]
+			v, ok := e.Config[d.Key]
+			if !ok {
+				continue
+			}
+			if cur, seen := best[v]; !seen {
+				order = append(order, v)
+				best[v] = e
+			} else if s.Objective.Better(e.Metrics, cur.Metrics) {
+				best[v] = e
+			}
+		}
+		if len(order) < 2 {
+			continue
+		}
+		slices.SortStableFunc(order, func(a, b string) int {
+			if s.Objective.Better(best[a].Metrics, best[b].Metrics) {
+				return -1
+			}
+			if s.Objective.Better(best[b].Metrics, best[a].Metrics) {
+				return 1
+			}
+			return 0
+		})
+		win, second := best[order[0]], best[order[1]]
+		p("## Best per %s\n\n%s %s won: %s %s against %s for %s (%s).\n\n", d.Key, d.Key, order[0], ff(win.Value, 1), unit,
+			ff(second.Value, 1), order[1], pct(win.Value, second.Value))
+		p("| %s | best %s | vs winner | best configuration |\n|---|---:|---:|---|\n", d.Key, unit)
+		for _, v := range order {
+			e := best[v]
+			p("| %s | %s | %s | %s |\n", v, ff(e.Value, 1), pct(e.Value, win.Value), e.Key)
+		}
+		p("\n")
+	}
+}
+
 func ff(x float64, prec int) string { return strconv.FormatFloat(x, 'f', prec, 64) }
 
 func pct(a, b float64) string {
@@ -272,6 +324,7 @@ func (r *Result) writeOverview(w *strings.Builder) {
 	}
 	p("\nOn the search requests: %s %s %s.\n\n", strings.TrimPrefix(s.Objective.String(), "minimise "), ff(b.Value, 2), s.Objective.Unit())
 	writeRejections(w, "search", b.Runs[0])
+	writeDeploymentDims(w, s)
 
 	if v := r.Validation; v != nil {
 		p("## Validation on %d requests\n\n", v.Requests)
