@@ -153,7 +153,7 @@ type ValidateSettings struct {
 type File struct {
 	Name string // path, or "embedded defaults"
 
-	ModelName   string
+	ModelName string
 	// Quantization is the serving precision when it is not the checkpoint's (vLLM's
 	// --quantization, e.g. fp8 for a BF16 checkpoint); "" serves the checkpoint as it is.
 	Quantization   string
