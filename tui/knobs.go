@@ -26,6 +26,8 @@ type Deployment struct {
 	MaxSeqs          int    // vLLM max_num_seqs
 	KVCacheDtype     string // KV cache data type; "" when the experiment has no such key
 	Async            bool   // vLLM async scheduling
+	Model            string // search_space.model_name; "" keeps the experiment's
+	GPU              string // search_space.hardware_sku; "" keeps the experiment's
 }
 
 func (d Deployment) settings() []string {
@@ -36,7 +38,14 @@ func (d Deployment) settings() []string {
 	if d.KVCacheDtype != "" {
 		out = append(out, "kv_cache_dtype="+d.KVCacheDtype)
 	}
-	return append(out, fmt.Sprintf("async_scheduling=%t", d.Async))
+	out = append(out, fmt.Sprintf("async_scheduling=%t", d.Async))
+	if d.Model != "" {
+		out = append(out, "model_name="+d.Model)
+	}
+	if d.GPU != "" {
+		out = append(out, "hardware_sku="+d.GPU)
+	}
+	return out
 }
 
 // String is the deployment in a few words: "8× tp4·ep4 · 16384 tok · 512 seqs · sync".
@@ -100,6 +109,8 @@ type Space struct {
 	BatchedTokens []int
 	Seqs          []int
 	KVCacheDtypes []string // empty: no kv_cache_dtype knob
+	Models        []string // embedded models; fewer than 2: no model knob
+	GPUs          []string // embedded GPUs; fewer than 2: no GPU knob
 }
 
 // knob identifies a row of the Knobs pane.
@@ -117,13 +128,15 @@ const (
 	knobSeqs
 	knobKVCacheDtype
 	knobAsync
+	knobModel
+	knobGPU
 	numKnobs
 )
 
 func (k knob) key() string {
 	return [...]string{"router_mode", "overlap_score_credit", "prefill_load_scale", "router_temperature",
 		"replay_concurrency", "replicas", "parallel_layout", "max_num_batched_tokens", "max_num_seqs",
-		"kv_cache_dtype", "async_scheduling"}[k]
+		"kv_cache_dtype", "async_scheduling", "model_name", "hardware_sku"}[k]
 }
 
 // about is the help line of knob k: what it is in Dynamo or vLLM, and its unit.
@@ -140,15 +153,20 @@ func (k knob) about() string {
 		"vLLM --max-num-seqs (sequences): most requests running at once on a worker",
 		"vLLM --kv-cache-dtype: fp8 holds twice the tokens of bf16 in the same memory and prices attention lower",
 		"vLLM --async-scheduling: a busy worker schedules each step as the previous one starts; an arrival waits a step more",
+		"the model served (its architecture priced from its embedded tables; routerlab model list); a layout it has no table for says so",
+		"the GPU each worker runs on (its own operator tables; routerlab model list)",
 	}[k]
 }
 
 // knobs lists the knob rows of this space: every knob but kv_cache_dtype when the
-// experiment has none.
+// experiment has none, and the model and GPU knobs when there is more than one to choose.
 func (s Space) knobs() []knob {
 	var out []knob
 	for k := range numKnobs {
-		if k != knobKVCacheDtype || len(s.KVCacheDtypes) > 0 {
+		switch {
+		case k == knobKVCacheDtype && len(s.KVCacheDtypes) == 0,
+			k == knobModel && len(s.Models) < 2, k == knobGPU && len(s.GPUs) < 2:
+		default:
 			out = append(out, k)
 		}
 	}
@@ -182,6 +200,10 @@ func (k knob) value(ks Knobs) string {
 		return strconv.Itoa(d.MaxSeqs)
 	case knobKVCacheDtype:
 		return d.KVCacheDtype
+	case knobModel: // the name without its organisation, to fit the pane
+		return d.Model[strings.LastIndex(d.Model, "/")+1:]
+	case knobGPU:
+		return d.GPU
 	default:
 		return strconv.FormatBool(d.Async)
 	}
@@ -216,6 +238,10 @@ func (s Space) step(ks Knobs, k knob, dir int) Knobs {
 		d.KVCacheDtype = cycle(s.KVCacheDtypes, d.KVCacheDtype, dir)
 	case knobAsync:
 		d.Async = !d.Async
+	case knobModel:
+		d.Model = cycle(s.Models, d.Model, dir)
+	case knobGPU:
+		d.GPU = cycle(s.GPUs, d.GPU, dir)
 	}
 	return ks
 }

@@ -143,6 +143,12 @@ func (s *Sim) Config(k tui.Knobs) (engine.Config, *model.Worker, error) {
 	d := &cfg.Worker
 	d.TP, d.AttentionDP, d.MoETP, d.MoEEP = l.TP, l.AttentionDP, l.MoETP, l.MoEEP
 	d.MaxNumBatchedTokens, d.MaxNumSeqs, d.KVCacheDtype, d.AsyncScheduling = dk.MaxBatchedTokens, dk.MaxSeqs, dk.KVCacheDtype, dk.Async
+	if dk.Model != "" {
+		d.ModelName = dk.Model
+	}
+	if dk.GPU != "" {
+		d.HardwareSKU = dk.GPU
+	}
 	d.NumGPUBlocks = s.exp.File.NumGPUBlocks // 0: derived from memory for this deployment
 	w, err := s.worker(*d)
 	if err != nil {
@@ -371,6 +377,16 @@ func (s *Sim) Space() tui.Space {
 		sp.Layouts = append(sp.Layouts, layoutName(l))
 	}
 	sp.KVCacheDtypes = model.KVCacheDtypes()
+	if ts, err := model.Embedded(); err == nil {
+		for _, t := range ts {
+			if t.TimingReference == "" {
+				sp.Models, sp.GPUs = append(sp.Models, t.Model), append(sp.GPUs, t.HardwareSKU)
+			}
+		}
+		slices.Sort(sp.Models)
+		slices.Sort(sp.GPUs)
+		sp.Models, sp.GPUs = slices.Compact(sp.Models), slices.Compact(sp.GPUs)
+	}
 	return sp
 }
 
@@ -394,6 +410,7 @@ func (s *Sim) Initial() tui.Knobs {
 		Deployment: tui.Deployment{
 			Replicas: s.base.Workers, Layout: layoutName(d.Layout()),
 			MaxBatchedTokens: d.MaxNumBatchedTokens, MaxSeqs: d.MaxNumSeqs, KVCacheDtype: d.KVCacheDtype, Async: d.AsyncScheduling,
+			Model: d.ModelName, GPU: d.HardwareSKU,
 		},
 	}
 }

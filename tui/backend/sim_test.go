@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/routerlab/routerlab/config"
@@ -36,7 +37,8 @@ func smallExperiment(t testing.TB, requests int, sets ...string) (*config.Experi
 func TestSimulateKVRouterBeatsRoundRobinOnReuse(t *testing.T) {
 	_, s := smallExperiment(t, 300)
 	k := s.Initial()
-	seed := tui.Deployment{Replicas: 8, Layout: "tp4·ep4", MaxBatchedTokens: 16384, MaxSeqs: 512, KVCacheDtype: "fp8"}
+	seed := tui.Deployment{Replicas: 8, Layout: "tp4·ep4", MaxBatchedTokens: 16384, MaxSeqs: 512, KVCacheDtype: "fp8",
+		Model: "MiniMaxAI/MiniMax-M2.5", GPU: "b200_sxm"}
 	if k != (tui.Knobs{Mode: "kv_router", Credit: 1, Scale: 1, Temperature: 0, Concurrency: 32, Deployment: seed}) {
 		t.Fatalf("initial knobs = %+v, want Dynamo's default KV router at c=32 on the seed's deployment", k)
 	}
@@ -212,5 +214,46 @@ func TestInitialIsReplaysDefaultPoint(t *testing.T) {
 	k := s.Initial()
 	if k.Mode != "kv_router" || k.Credit != 1 || k.Scale != 0 || k.Temperature != 0 {
 		t.Fatalf("initial knobs %+v, want kv_router, credit 1, scale 0 (1 not offered), T 0", k)
+	}
+}
+
+// The explorer's model and GPU knobs offer every embedded model and GPU, and a point on
+// another model and GPU is priced from that one's tables (a dense model on its dense layout).
+func TestExplorerSwitchesModelAndGPU(t *testing.T) {
+	f := config.Default()
+	exp, err := config.NewExperiment(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSim(exp, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := s.Space()
+	if !slices.Contains(sp.Models, "meta-llama/Llama-3.1-70B") || !slices.Contains(sp.GPUs, "h200_sxm") || len(sp.GPUs) != 4 {
+		t.Fatalf("models %v, GPUs %v", sp.Models, sp.GPUs)
+	}
+	k := s.Initial()
+	if k.Deployment.Model != "MiniMaxAI/MiniMax-M2.5" || k.Deployment.GPU != "b200_sxm" {
+		t.Fatalf("initial deployment %+v", k.Deployment)
+	}
+	seed, w0, err := s.Config(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.Deployment.Model, k.Deployment.GPU, k.Deployment.Layout = "meta-llama/Llama-3.1-70B", "h200_sxm", "tp4·moe_tp4"
+	cfg, w, err := s.Config(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Worker.ModelName != "meta-llama/Llama-3.1-70B" || cfg.Worker.HardwareSKU != "h200_sxm" || w.Table().LLM.MoE() || w == w0 {
+		t.Fatalf("worker %+v, table %s", cfg.Worker, w.Table().Model)
+	}
+	if cfg.Worker.NumGPUBlocks == seed.Worker.NumGPUBlocks {
+		t.Fatalf("the same %d KV blocks for another model and GPU", cfg.Worker.NumGPUBlocks)
+	}
+	k.Deployment.Layout = "tp4·ep4"
+	if _, _, err := s.Config(k); err == nil || !strings.Contains(err.Error(), "no step-time table") {
+		t.Fatalf("a dense model on an expert-parallel layout: %v", err)
 	}
 }

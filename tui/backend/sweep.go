@@ -137,6 +137,12 @@ func (s *Sim) deploymentSets(k tui.Knobs) ([]string, error) {
 	if dk.KVCacheDtype != "" {
 		sets = append(sets, fmt.Sprintf("%s=[%s]", config.KeyKVCacheDtype, dk.KVCacheDtype))
 	}
+	if dk.Model != "" {
+		sets = append(sets, "model_name="+dk.Model)
+	}
+	if dk.GPU != "" {
+		sets = append(sets, fmt.Sprintf("%s=[%s]", config.KeyHardwareSKU, dk.GPU))
+	}
 	return append(sets, "async_scheduling="+strconv.FormatBool(dk.Async)), nil
 }
 
