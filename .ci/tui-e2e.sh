@@ -293,8 +293,22 @@ for want in 'auth accepted.*user=alice.*role=operator' 'auth accepted.*user=bob.
 	fi
 done
 tmux -L "$sock" send-keys -t bob q
-tmux -L "$sock" send-keys -t alice q
-kill "$server_pid"
+# ctrl+c of the server with alice's session still open: a clean shutdown, logged in one
+# format, with the start-up line naming the host key and the keys loaded.
+kill -INT "$server_pid"
 wait "$server_pid" 2>/dev/null || true
 server_pid=
+for want in 'host key SHA256:' '[0-9]+ operator keys?, [0-9]+ viewer keys?'; do
+	if ! grep -qE -- "$want" "$work/serve.out"; then
+		echo "tui-e2e: the start-up line lacks '$want':" >&2
+		cat "$work/serve.out" >&2
+		exit 1
+	fi
+done
+if grep -q 'ERROR' "$work/serve.log" || ! grep -q 'INFO  serve: stopped' "$work/serve.log"; then
+	echo "tui-e2e: serve did not stop cleanly:" >&2
+	cat "$work/serve.log" >&2
+	exit 1
+fi
+echo "tui-e2e: serve stopped cleanly: $(grep -o 'serve: stopped.*' "$work/serve.log")"
 echo "tui-e2e: ok (two ssh terminals on one server sweep)"

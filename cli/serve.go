@@ -317,7 +317,10 @@ func newExplorerServer(exp *config.Experiment, requests int, o serveOptions, add
 			wish.Fatalln(s, "routerlab:", err)
 			return nil, nil
 		}
-		return m, nil
+		// The server owns the signals: its ctrl+c shuts the sessions down cleanly (wish quits
+		// each program as its session ends), instead of every program catching the SIGINT and
+		// ending with an error.
+		return m, []tea.ProgramOption{tea.WithoutSignalHandler()}
 	}
 	opts := []ssh.Option{
 		wish.WithHostKeyPath(o.hostKey),

@@ -54,6 +54,7 @@ func BenchmarkKnobChange(b *testing.B) {
 		{"replicas", 8, 5, false},
 		{"mode/64workers", 64, 0, true},
 		{"mode/1024workers", 1024, 0, true},
+		{"max_num_batched_tokens/1024workers", 1024, 7, false},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			initial := s.Initial()

@@ -168,3 +168,21 @@ func TestRunDirsNeverCollide(t *testing.T) {
 		t.Fatalf("%s not created: %v", b, err)
 	}
 }
+
+// A session's list marks the sweeps its own caller started (what the explorer announces on
+// reconnect), and no one else's.
+func TestJobsListMarksTheCallersOwnSweeps(t *testing.T) {
+	j, at := testJobs(t, 1)
+	if _, err := j.For(alice).Start(at); err != nil {
+		t.Fatal(err)
+	}
+	as := func(c Caller) tui.Job {
+		ctx, cancel := context.WithCancel(context.Background())
+		var l []tui.Job
+		j.For(c).List(ctx, func(x []tui.Job) { l = x; cancel() })
+		return l[0]
+	}
+	if !as(Caller{Name: "alice", Operator: true}).Mine || as(carol).Mine || as(bob).Mine {
+		t.Fatalf("Mine as alice %v, carol %v, bob %v", as(alice).Mine, as(carol).Mine, as(bob).Mine)
+	}
+}
