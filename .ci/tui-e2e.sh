@@ -245,6 +245,17 @@ wait_in() {
 	exit 1
 }
 
+# log_has PATTERN...: the serve log holds every extended regexp, else the test fails showing it.
+log_has() {
+	for want in "$@"; do
+		if ! grep -qE -- "$want" "$work/serve.log"; then
+			echo "tui-e2e: the serve log lacks /$want/" >&2
+			cat "$work/serve.log" >&2
+			exit 1
+		fi
+	done
+}
+
 # A real ssh client with each restricted key is refused (BatchMode: no password prompt).
 for k in far expired; do
 	if ssh -p "$port" -i "$work/${k}_key" -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=no \
@@ -253,13 +264,7 @@ for k in far expired; do
 		exit 1
 	fi
 done
-for want in 'auth refused: from="10.9.9.9" does not allow 127.0.0.1 user=far' 'auth refused: key expired at 2020-01-01.* user=expired'; do
-	if ! grep -qE -- "$want" "$work/serve.log"; then
-		echo "tui-e2e: the serve log lacks /$want/" >&2
-		cat "$work/serve.log" >&2
-		exit 1
-	fi
-done
+log_has 'auth refused: from="10.9.9.9" does not allow 127.0.0.1 user=far' 'auth refused: key expired at 2020-01-01.* user=expired'
 echo "tui-e2e: from=\"10.9.9.9\" and an expired key were refused over a real ssh"
 
 # 200 idle TCP connections (never a byte sent), then the operator logs in over a real ssh.
@@ -285,13 +290,7 @@ wait_in bob 'server sweep #1 · (running|done) · started by alice'
 wait_in bob '(search round [0-9]+/[0-9]+ · evaluations [1-9][0-9]*/|saturation [0-9]|validation [0-9]/3|done · [0-9]+ evaluations)'
 echo "tui-e2e: the viewer's terminal shows the operator's sweep:"
 capture_in bob | grep -E 'server sweep #1|search round|saturation|validation|done ·' | head -3 | sed 's/^/  /'
-for want in 'auth accepted.*user=alice.*role=operator' 'auth accepted.*user=bob.*role=viewer'; do
-	if ! grep -qE -- "$want" "$work/serve.log"; then
-		echo "tui-e2e: the serve log lacks /$want/" >&2
-		cat "$work/serve.log" >&2
-		exit 1
-	fi
-done
+log_has 'auth accepted.*user=alice.*role=operator' 'auth accepted.*user=bob.*role=viewer'
 tmux -L "$sock" send-keys -t bob q
 # ctrl+c of the server with alice's session still open: a clean shutdown, logged in one
 # format, with the start-up line naming the host key and the keys loaded.

@@ -471,6 +471,8 @@ func FuzzParseKeyring(f *testing.F) {
 	f.Add("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGc5Pn3Ksk8SAFpB7PfrBpL4fz0w5Ax7UTLOYn4kZ4Ti alice@lab\n")
 	f.Add("# comment\n\nfrom=\"10.0.0.1\" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGc5Pn3Ksk8SAFpB7PfrBpL4fz0w5Ax7UTLOYn4kZ4Ti\n")
 	f.Add("ssh-rsa garbage\n")
+	f.Add("\ufeffrestrict,command=\"/bin/false\",expiry-time=\"20200101Z\" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGc5Pn3Ksk8SAFpB7PfrBpL4fz0w5Ax7UTLOYn4kZ4Ti\n")
+	f.Add("from=\"!10.*,127.0.0.0/8\",cert-authority ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGc5Pn3Ksk8SAFpB7PfrBpL4fz0w5Ax7UTLOYn4kZ4Ti\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		keys, err := parseKeyring(strings.NewReader(text), "keys")
 		if err != nil {

@@ -101,6 +101,7 @@ func TestYAMLSpecialsNamed(t *testing.T) {
 	for text, want := range map[string]string{
 		"search_space:\n  router_temperature: .nan\n":                             "x.yaml:2: search_space.router_temperature: .nan is not a finite number",
 		"search_space:\n  router_temperature: &t 0.5\n  prefill_load_scale: *t\n": "YAML anchors (&t) are not supported",
+		"search_space:\n  router_temperature: [*t]\n":                             "x.yaml:2: (document): YAML aliases (*t) are not supported",
 		"search_space:\n  router_temperature: !!float 0.5\n":                      "x.yaml:2: (document): YAML tags (!!float) are not supported",
 		"search_space:\n  router_temperature: " + strings.Repeat("[", 40) + "\n":  "x.yaml:2: (document): nested more than 32 levels deep",
 	} {

@@ -507,20 +507,7 @@ func TestScoreAgreesWithRanking(t *testing.T) {
 
 // A ledger written by another routerlab version resumes, with a note saying so.
 func TestResumeNotesAnotherVersion(t *testing.T) {
-	f := seedFile(t, "sweep.max_rounds=1")
-	dir := t.TempDir()
-	if _, err := Run(context.Background(), f, newFakeSim(f), Options{Out: dir}); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, LedgerName)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := strings.Replace(string(data), `"routerlab_version":"`, `"routerlab_version":"v0.0.1-old`, 1)
-	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	f, dir := ledgerEdited(t, `"routerlab_version":"`, `"routerlab_version":"v0.0.1-old`)
 	res, err := Run(context.Background(), f, newFakeSim(f), Options{Out: dir, Resume: true})
 	if err != nil {
 		t.Fatalf("resume of another version's ledger: %v", err)
@@ -532,22 +519,9 @@ func TestResumeNotesAnotherVersion(t *testing.T) {
 
 // A ledger of another simulator digest (a build from other code) is refused by name.
 func TestResumeRefusesAnotherSimulator(t *testing.T) {
-	f := seedFile(t, "sweep.max_rounds=1")
-	dir := t.TempDir()
-	if _, err := Run(context.Background(), f, newFakeSim(f), Options{Out: dir}); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, LedgerName)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	mine := config.SimulatorDigest()
-	other := strings.Replace(string(data), `"simulator":"`+mine, `"simulator":"sim-0000000000000000`, 1)
-	if err := os.WriteFile(path, []byte(other), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, err = Run(context.Background(), f, newFakeSim(f), Options{Out: dir, Resume: true})
+	f, dir := ledgerEdited(t, `"simulator":"`+mine, `"simulator":"sim-0000000000000000`)
+	_, err := Run(context.Background(), f, newFakeSim(f), Options{Out: dir, Resume: true})
 	want := "simulator: sim-0000000000000000 → " + mine + " (a build from other code: its results differ)"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("resume with another simulator: %v, want %q", err, want)
@@ -603,4 +577,24 @@ func BenchmarkNewSpaceLongList(b *testing.B) {
 			}
 		})
 	}
+}
+
+// ledgerEdited runs a one-round sweep of the seed into a new directory and replaces old by
+// now in its ledger's header, as a ledger written by another build would read.
+func ledgerEdited(t *testing.T, old, now string) (*config.File, string) {
+	t.Helper()
+	f := seedFile(t, "sweep.max_rounds=1")
+	dir := t.TempDir()
+	if _, err := Run(context.Background(), f, newFakeSim(f), Options{Out: dir}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, LedgerName)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(string(data), old, now, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f, dir
 }
