@@ -128,3 +128,44 @@ func TestLoadErrors(t *testing.T) {
 		t.Errorf("bad requests line: %v", err)
 	}
 }
+
+// FuzzParseCondition: any --fail-if text parses or errors, never panics; a parsed condition
+// names a metric and an operator it can apply.
+func FuzzParseCondition(f *testing.F) {
+	for _, s := range []string{"mean_e2e_latency_ms>+2%", "p99_ttft_ms<=-5", "x>=.5%", ">2", "a>b", "goodput.slo_attainment<-0.1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := ParseCondition(s)
+		if err != nil {
+			return
+		}
+		if c.Metric == "" || !slices.Contains([]string{">", ">=", "<", "<="}, c.Op) {
+			t.Fatalf("ParseCondition(%q) = %+v", s, c)
+		}
+		if _, _, err := c.Check(comparison(1, 2)); err != nil && !strings.Contains(err.Error(), "no metric") && !strings.Contains(err.Error(), "0 in the baseline") {
+			t.Fatalf("Check(%+v): %v", c, err)
+		}
+	})
+}
+
+// FuzzLoadReplay: any replay.json and requests.jsonl load or give an error naming the file.
+func FuzzLoadReplay(f *testing.F) {
+	f.Add([]byte(`{"experiment": {"routerlab_version": "x"}, "mean_e2e_latency_ms": 3}`), []byte(`{"id": 1, "e2e_latency_ms": 2}`+"\n"))
+	f.Add([]byte(`{"experiment": []}`), []byte("x"))
+	f.Fuzz(func(t *testing.T, js, reqs []byte) {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, ReplayJSON), js, 0o644)
+		os.WriteFile(filepath.Join(dir, ReplayRequests), reqs, 0o644)
+		r, err := Load(dir)
+		if err != nil {
+			if !strings.Contains(err.Error(), dir) {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		if _, err := Compare(r, r, 1); err != nil {
+			t.Fatalf("a run against itself: %v", err)
+		}
+	})
+}

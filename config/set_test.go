@@ -104,3 +104,36 @@ func TestSetOrderNeverMatters(t *testing.T) {
 		}
 	}
 }
+
+// FuzzApply: any --set strings leave the file valid and unchanged on error, never panic; on
+// success the result is the same in reverse order.
+func FuzzApply(f *testing.F) {
+	for _, s := range [][2]string{
+		{"replicas=64", "layout=tp4·moe_tp4"}, {"gpu_budget=256", "parallel_configs=[{tp: 4, moe_ep: 4, replicas: 64}]"},
+		{"replicas=[8, 16]", "batched_tokens=8192"}, {"goal.sla.ttft_ms=200", "goal.sla={tpot_ms: 12}"},
+		{"layout=tp0", "replica=3"}, {"concurrency=8", "replay_concurrency=9"}, {"=", "x"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		g := Default()
+		before := g.Fingerprint()
+		err := g.Apply([]string{a, b})
+		if err != nil {
+			if d := Diff(before, g.Fingerprint()); len(d) > 0 {
+				t.Fatalf("Apply(%q, %q) failed (%v) but changed %v", a, b, err, d)
+			}
+			return
+		}
+		if err := g.check(); err != nil {
+			t.Fatalf("Apply(%q, %q) left an invalid file: %v", a, b, err)
+		}
+		h := Default()
+		if err := h.Apply([]string{b, a}); err != nil {
+			t.Fatalf("Apply(%q, %q) succeeds but the reverse order fails: %v", a, b, err)
+		}
+		if d := Diff(g.Fingerprint(), h.Fingerprint()); len(d) > 0 || g.GPUBudget != h.GPUBudget {
+			t.Fatalf("order matters for %q, %q: %v", a, b, d)
+		}
+	})
+}

@@ -1,0 +1,76 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/routerlab/routerlab/engine"
+)
+
+// A page escapes its text, inlines each chart as an <svg> element without an XML prolog, and
+// loads nothing.
+func TestPage(t *testing.T) {
+	p, err := Lines("a <b> chart", "x", "y", []Series{{Name: "s", X: []float64{1, 2, 3}, Y: []float64{3, 1, 2}}}, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg := &Page{Title: "t & u"}
+	pg.Para("<script>alert(1)</script>")
+	pg.Table([]string{"k"}, [][]string{{"<v>"}})
+	if err := pg.Figure(Figure{Name: "f", Plot: p, Caption: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	html, err := pg.HTML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(html)
+	if strings.Contains(s, "<script") || strings.Contains(s, "<?xml") || !strings.Contains(s, "&lt;script&gt;") ||
+		!strings.Contains(s, "t &amp; u") || strings.Count(s, "<svg") != 1 || !strings.Contains(s, ">a &lt;b&gt; chart<") {
+		t.Fatalf("page:\n%s", s)
+	}
+	again, _ := pg.HTML()
+	if !bytes.Equal(html, again) {
+		t.Error("the same page renders differently twice")
+	}
+}
+
+// Degenerate data gives an error or no chart, never a panic.
+func TestDegenerateCharts(t *testing.T) {
+	if p, err := CDF("x", "x", []string{"a"}, [][]float64{{0, 0}}); p != nil || err != nil {
+		t.Errorf("CDF of no positive value: %v, %v", p, err)
+	}
+	if _, err := Heatmap("h", "t", Grid{}, 0, 1); err == nil {
+		t.Error("empty heatmap drew")
+	}
+	p, _ := Lines("l", "x", "y", []Series{{X: []float64{-1, 0}, Y: []float64{1, 2}}}, true, nil)
+	if _, err := (Figure{Name: "neg", Plot: p}).Render("svg"); err == nil || !strings.Contains(err.Error(), "neg") {
+		t.Errorf("log axis over non-positive x: %v", err)
+	}
+	if err := WriteFigures(t.TempDir(), "gif", nil); err == nil {
+		t.Error("--plots gif accepted")
+	}
+}
+
+// Heatmaps group fleets over 64 workers into rows and say so.
+func TestFleetHeatmapsGroupWorkers(t *testing.T) {
+	var sn []engine.Snapshot
+	for i := range 500 {
+		ws := make([]engine.WorkerSnapshot, 200)
+		for w := range ws {
+			ws[w] = engine.WorkerSnapshot{ActiveBlocks: w + i, PrefixHitRatio: 0.5, Running: 1}
+		}
+		sn = append(sn, engine.Snapshot{TimeUS: int64(i) * 1_000_000, Workers: ws})
+	}
+	figs, err := FleetHeatmaps("r", &engine.Report{Snapshots: sn})
+	if err != nil || len(figs) != 2 {
+		t.Fatalf("%d figures, %v", len(figs), err)
+	}
+	if !strings.Contains(figs[0].Caption, "(4 workers a row") || !strings.Contains(figs[0].Caption, "black 698") {
+		t.Errorf("caption %q", figs[0].Caption)
+	}
+	if _, err := figs[0].Render("png"); err != nil {
+		t.Fatal(err)
+	}
+}
