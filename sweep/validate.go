@@ -170,20 +170,19 @@ func Validate(ctx context.Context, s *Search, sim Simulator, opt Options) (*Vali
 	if err != nil {
 		return nil, err
 	}
-	var wg sync.WaitGroup
+	// The runs' mean e2e intervals resample the same requests together: one index stream for
+	// all three, a third of the cost of three.
+	e2e := make([][]float64, len(reports))
 	for j, rep := range reports {
-		wg.Go(func() {
-			e2e := make([]float64, len(rep.Requests))
-			for i, r := range rep.Requests {
-				e2e[i] = r.E2EMS
-			}
-			if len(e2e) > 0 {
-				mean, lo, hi := bootstrapMean(e2e, f.Sweep.Seed+uint64(j)+1)
-				v.Runs[j].MeanE2E = &Interval{MeanMS: mean, LowMS: lo, HighMS: hi, Level: bootstrapLevel}
-			}
-		})
+		for _, r := range rep.Requests {
+			e2e[j] = append(e2e[j], r.E2EMS)
+		}
 	}
-	wg.Wait()
+	if ivs := bootstrapMeans(e2e, f.Sweep.Seed+1); ivs != nil {
+		for j := range v.Runs {
+			v.Runs[j].MeanE2E = &ivs[j]
+		}
+	}
 	v.Reports = reports
 	return v, nil
 }
@@ -273,6 +272,53 @@ func PairedBootstrap(a, b []float64, seed uint64) (*PairedDiff, error) {
 	}
 	mean, lo, hi := bootstrapMean(d, seed)
 	return &PairedDiff{MeanMS: mean, LowMS: lo, HighMS: hi, Level: bootstrapLevel, Requests: len(d), Resamples: bootstrapResamples}, nil
+}
+
+// bootstrapMeans is the mean of each d[k] with its percentile bootstrap interval, resampling
+// the same positions of every d[k] (they hold the same requests); nil unless all have the same
+// non-zero length.
+func bootstrapMeans(d [][]float64, seed uint64) []Interval {
+	n := len(d[0])
+	if n == 0 || slices.ContainsFunc(d, func(x []float64) bool { return len(x) != n }) {
+		return nil
+	}
+	rng := rand.New(rand.NewPCG(seed, bootstrapStream))
+	means := make([][]float64, len(d))
+	for k := range means {
+		means[k] = make([]float64, bootstrapResamples)
+	}
+	// One index list per resample (two indices per 64-bit draw, as in bootstrapMean), then
+	// one pass over it per series: sequential reads of idx, few branches.
+	idx := make([]uint32, n)
+	un := uint64(n)
+	for r := range bootstrapResamples {
+		for i := 0; i < n; i += 2 {
+			x := rng.Uint64()
+			idx[i] = uint32(((x & 0xffffffff) * un) >> 32)
+			if i+1 < n {
+				idx[i+1] = uint32(((x >> 32) * un) >> 32)
+			}
+		}
+		for k, dk := range d {
+			var sum float64
+			for _, i := range idx {
+				sum += dk[i]
+			}
+			means[k][r] = sum / float64(n)
+		}
+	}
+	out := make([]Interval, len(d))
+	tail := (1 - bootstrapLevel) / 2
+	for k := range d {
+		var mean float64
+		for _, x := range d[k] {
+			mean += x
+		}
+		slices.Sort(means[k])
+		out[k] = Interval{MeanMS: mean / float64(n), LowMS: means[k][int(tail*float64(bootstrapResamples))],
+			HighMS: means[k][int((1-tail)*float64(bootstrapResamples))-1], Level: bootstrapLevel}
+	}
+	return out
 }
 
 // bootstrapMean is the mean of d and its percentile bootstrap interval at bootstrapLevel.
