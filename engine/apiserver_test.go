@@ -7,8 +7,9 @@ import (
 	"github.com/routerlab/routerlab/trace"
 )
 
-// A text prompt reaches the engine after the API server tokenised it: ⌈isl × ns / 1000⌉ µs
-// after its arrival, from which TTFT still counts; with 0 ns it reaches the engine at once.
+// A lone text prompt reaches the engine after the tokenizer's 2 ms batch window and its own
+// tokenisation, ⌈isl × ns / 1000⌉ µs; TTFT still counts from its arrival. With 0 ns it
+// reaches the engine at once.
 func TestAPIServerTokenizationDelaysTheEngine(t *testing.T) {
 	tr := &trace.Trace{Name: "t", BlockSize: 64, Requests: []trace.Request{req(0, 1000, 2, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)}}
 	var firstStart []int64
@@ -34,7 +35,42 @@ func TestAPIServerTokenizationDelaysTheEngine(t *testing.T) {
 			t.Fatalf("ns %d: TTFT %.3f ms, want %.3f", ns, rep.Requests[0].TTFTMS, want)
 		}
 	}
-	if firstStart[0] != 0 || firstStart[1] != 1340 {
-		t.Fatalf("first step starts at %v µs, want [0 1340]", firstStart)
+	if firstStart[0] != 0 || firstStart[1] != tokenizerWindowUS+1340 {
+		t.Fatalf("first step starts at %v µs, want [0 %d]", firstStart, tokenizerWindowUS+1340)
+	}
+}
+
+// The tokenizer is one thread behind one batcher: prompts arriving within a batch's 2 ms
+// window join it and are tokenised one after another; a prompt arriving while the thread is
+// busy waits for it and then opens the next window; once idle, a prompt opens its own.
+func TestAPIServerTokenizerQueues(t *testing.T) {
+	const ns = 10_000 // 10 µs a token: 1,000 tokens take 10 ms
+	tr := &trace.Trace{Name: "t", BlockSize: 1024, Requests: []trace.Request{
+		req(0, 1000, 2, 1), req(1, 1000, 2, 2), // one window: engine at 12 and 22 ms
+		req(5, 1000, 2, 3),   // thread busy until 22 ms: window 22–24, engine at 34 ms
+		req(100, 1000, 2, 4), // idle: window 100–102, engine at 112 ms
+	}}
+	cfg := Config{Workers: 1, Worker: deployment(4096, 8192, 8), RecordRequests: true}
+	cfg.Worker.APIServerTokenizeNS = ns
+	var s *Sim
+	var starts []int64
+	timer := timerFunc(func(b *model.Batch) int64 {
+		if len(b.Prefill) > 0 {
+			starts = append(starts, s.now)
+		}
+		return 100
+	})
+	s = newSim(cfg, timer, tr, &fixedRouter{workers: 1})
+	if _, err := s.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	want := []int64{12_000, 22_000, 34_000, 112_000}
+	if len(starts) != len(want) {
+		t.Fatalf("prefill steps start at %v µs, want %v", starts, want)
+	}
+	for i := range want {
+		if starts[i] != want[i] {
+			t.Fatalf("prefill steps start at %v µs, want %v", starts, want)
+		}
 	}
 }

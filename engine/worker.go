@@ -13,8 +13,9 @@ type worker struct {
 	running []int32
 	waiting deque
 
-	busy         bool // a step is in progress (its StepEnd event is queued)
-	startPending bool // a StepStart event is queued
+	busy         bool      // a step is in progress (its StepEnd event is queued)
+	startPending bool      // a StepStart event is queued
+	api          apiServer // text prompts' tokenisation (apiserver.go)
 	gen          uint32
 	sched        []sched // the step in progress
 	lastStart    int64   // start of the step in progress (or the last one)

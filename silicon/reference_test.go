@@ -45,9 +45,12 @@ func TestReferencesAgainstOtherShapes(t *testing.T) {
 		}
 		seen++
 		added := tok.Rows[i].PredTTFTMS - r.PredTTFTMS
+		// A prompt waits out the tokenizer's 2 ms batch window, then its own tokenisation;
+		// in the first wave's burst of 4 it also waits for the prompts ahead of it.
 		delay := 0.8 * 8192 * VLLMTokenizeNS / 1e6 // shortest prompt of the row's range
-		if !(added > 0 && added < 8192*VLLMTokenizeNS/1e6 && added > delay/4) {
-			t.Fatalf("line %d: tokenisation added %.2f ms to TTFT; want some but less than the %.1f–%.1f ms delay", r.Line, added, delay, 8192*VLLMTokenizeNS/1e6)
+		most := 2 + 2.5*8192*VLLMTokenizeNS/1e6    // the window, its own and a share of the burst's
+		if !(added > delay && added < most) {
+			t.Fatalf("line %d: tokenisation added %.2f ms to TTFT; want more than a lone shortest prompt's %.1f ms and less than %.1f ms", r.Line, added, delay, most)
 		}
 	}
 	if seen != 1 {
