@@ -102,6 +102,7 @@ func (p *sweepPane) start() tea.Cmd {
 // leave stops following a sweep that runs elsewhere; the screen keeps what it showed.
 func (p *sweepPane) leave() {
 	if p.running() {
+		p.gen++ // what the follow still delivers is dropped: it would read as the sweep's end
 		p.cancel(errStoppedHere)
 	}
 }
