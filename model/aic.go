@@ -117,6 +117,7 @@ type hfConfig struct {
 	MoEInter    int      `json:"moe_intermediate_size"`
 	Vocab       int      `json:"vocab_size"`
 	TopK        int      `json:"num_experts_per_tok"`
+	TopKAlt     int      `json:"experts_per_token"`
 	LocalExp    int      `json:"num_local_experts"`
 	NumExperts  int      `json:"num_experts"`
 	Routed      int      `json:"n_routed_experts"`
@@ -129,6 +130,7 @@ type hfConfig struct {
 	KVLoRARank  int      `json:"kv_lora_rank"`
 	QKNorm      bool     `json:"use_qk_norm"`
 	SlidingWin  bool     `json:"use_sliding_window"`
+	Window      int      `json:"sliding_window"`
 	LayerTypes  []string `json:"layer_types"`
 	Quant       struct {
 		Method    string `json:"quant_method"`
@@ -168,6 +170,7 @@ func parseLLMSpec(path string, b []byte) (LLMSpec, error) {
 		c.HeadDim = c.Hidden / c.Heads
 	}
 	experts := cmp.Or(c.LocalExp, c.NumExperts, c.Routed)
+	c.TopK = cmp.Or(c.TopK, c.TopKAlt)
 	for _, f := range []struct {
 		name string
 		v    int
@@ -181,12 +184,20 @@ func parseLLMSpec(path string, b []byte) (LLMSpec, error) {
 	switch {
 	case c.KVLoRARank > 0:
 		return bad("kv_lora_rank", "multi-head latent attention (MLA) is not priced: it needs AIConfigurator's mla tables, which model import does not derive yet")
-	case c.SlidingWin || slices.Contains(c.LayerTypes, "sliding_attention"):
-		return bad("layer_types", "sliding-window attention is not priced: model import derives full-attention tables only")
+	case c.SlidingWin:
+		return bad("use_sliding_window", "sliding windows on the first max_window_layers layers are not priced (only layer_types)")
+	case slices.Contains(c.LayerTypes, "sliding_attention") && (c.Window <= 0 || len(c.LayerTypes) != c.Layers):
+		return bad("layer_types", "sliding_attention layers need a positive sliding_window and one type per layer (have %d types for %d layers, window %d)",
+			len(c.LayerTypes), c.Layers, c.Window)
 	case c.Heads%c.KVHeads != 0:
 		return bad("num_key_value_heads", "%d does not divide num_attention_heads %d", c.KVHeads, c.Heads)
 	case experts < 0 || c.TopK < 0 || c.MoEInter < 0:
 		return bad("num_experts", "negative")
+	}
+	for _, lt := range c.LayerTypes {
+		if lt != "sliding_attention" && lt != "full_attention" {
+			return bad("layer_types", "%q is not priced (want sliding_attention or full_attention)", lt)
+		}
 	}
 	s := LLMSpec{Architecture: c.ModelType, Layers: c.Layers, Hidden: c.Hidden, Heads: c.Heads, KVHeads: c.KVHeads,
 		HeadDim: c.HeadDim, Inter: c.Inter, Vocab: c.Vocab, KVCacheBytes: 2, UnquantBytes: 2, ActivationBytes: 2,
@@ -205,6 +216,14 @@ func parseLLMSpec(path string, b []byte) (LLMSpec, error) {
 		s.SharedInter = cmp.Or(c.SharedInter, c.SharedExp, c.NShared*s.ExpertInter)
 		s.FP32RouterGate = slices.Contains(fp32GateFamilies, c.ModelType)
 	}
+	for _, lt := range c.LayerTypes {
+		if lt == "sliding_attention" {
+			s.SlidingLayers++
+		}
+	}
+	if s.SlidingLayers > 0 {
+		s.SlidingWindow = c.Window
+	}
 	switch q := c.Quant; {
 	case q.Method == "":
 		s.WeightQuant = "bfloat16"
@@ -214,8 +233,11 @@ func parseLLMSpec(path string, b []byte) (LLMSpec, error) {
 		s.WeightQuant = "fp8"
 	case q.Method == "modelopt" && q.QuantAlgo == "NVFP4":
 		s.WeightQuant = "nvfp4"
+	case q.Method == "mxfp4" && experts > 0:
+		// gpt-oss: MXFP4 experts, everything else (attention, router, embeddings) BF16.
+		s.WeightQuant, s.ExpertQuant = "bfloat16", "w4a16_mxfp4"
 	default:
-		return bad("quantization_config", "quant_method %q (weight_block_size %v) is not priced (want none, fp8 per-tensor or with square weight_block_size, or modelopt FP8/NVFP4)",
+		return bad("quantization_config", "quant_method %q (weight_block_size %v) is not priced (want none, fp8 per-tensor or with square weight_block_size, modelopt FP8/NVFP4, or mxfp4 experts)",
 			q.Method, q.BlockSize)
 	}
 	return s, nil

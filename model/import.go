@@ -106,6 +106,10 @@ func EmbeddedImports() []ImportOptions {
 		one(minimax, "h200_sxm", "", "", MoEKernel{}, "4,1,4", "4,4,1"),
 		one(qwen235, "h200_sxm", "", "", MoEKernel{}, "2,1,2", "2,2,1", "4,1,4", "4,4,1"),
 		one("Qwen/Qwen3-32B", "h100_sxm", "", "", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1"),
+		// gpt-oss's MXFP4 checkpoint (its attention sinks are not priced). B200's 0.19 tables
+		// do not measure its head_dim 64 sliding-window attention.
+		one("openai/gpt-oss-120b", "h200_sxm", "", "", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1"),
+		one("openai/gpt-oss-120b", "h100_sxm", "", "", MoEKernel{}, "2,2,1", "4,4,1", "8,8,1"),
 		one("nvidia/Llama-3.1-8B-Instruct-FP8", "h200_sxm", "", "fp8", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1"),
 		one(llama70, "h200_sxm", "", "", MoEKernel{}, "4,4,1", "8,8,1"),
 		one(llama70, "h200_sxm", "fp8", "fp8", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1"),
@@ -170,6 +174,11 @@ func defaultMoEKernel(sku, version, quant string) (MoEKernel, error) {
 		return MoEKernel{Version: "0.24.0", Source: trtllmMoEKernel, Quant: quant}, nil
 	case quant == "nvfp4" && blackwell:
 		return MoEKernel{Source: "vllm_flashinfer_trtllm_moe_fp4", Quant: quant}, nil
+	case quant == "w4a16_mxfp4" && strings.HasPrefix(sku, "h"):
+		// vLLM runs gpt-oss's MXFP4 experts on Hopper with OpenAI's Triton kernels, which only
+		// the 0.24 collector measures across tensor-parallel expert layouts (the 0.19 tables'
+		// vllm_mxfp4_moe rows are expert-parallel only).
+		return MoEKernel{Version: "0.24.0", Source: "vllm_gptossmxfp4moe_triton_oaitritonmxfp4expertsmonolithic", Quant: quant}, nil
 	case quant == "w4a16_mxfp4":
 		return MoEKernel{Source: "vllm_mxfp4_moe", Quant: quant}, nil
 	case quant == "fp8_block" || quant == "fp8" || quant == "bfloat16":
@@ -227,7 +236,7 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 	gemmQuant := cmp.Or(o.GEMMQuant, llm.WeightQuant)
 	mk := o.MoE
 	if llm.MoE() && mk.Source == "" {
-		if mk, err = defaultMoEKernel(o.HardwareSKU, o.BackendVersion, gemmQuant); err != nil {
+		if mk, err = defaultMoEKernel(o.HardwareSKU, o.BackendVersion, cmp.Or(llm.ExpertQuant, gemmQuant)); err != nil {
 			return nil, err
 		}
 	}
@@ -527,11 +536,11 @@ func derive(t *Table, mk MoEKernel, peaks gatePeaks, gemms []gemmRow, moes []moe
 
 	// Attention runs in BF16 whatever the KV-cache dtype (vLLM dequantises an FP8 cache in the
 	// kernel), so each KV dtype has its own measured rows with attn_dtype bfloat16.
-	attnAt := func(rows []attentionRow, kvDtype string, stepIsContext bool, heads int) surfaceSeries {
+	attnAt := func(rows []attentionRow, kvDtype string, stepIsContext bool, heads, window int) surfaceSeries {
 		pts := map[float64][]point{}
 		for _, r := range rows {
 			if r.Heads == int64(heads) && r.KVHeads == int64(kvPerGPU) && r.HeadDim == int64(s.HeadDim) &&
-				r.Beam == 1 && r.Window == 0 && r.AttnDtype == attentionDtype && r.KVDtype == kvDtype {
+				r.Beam == 1 && r.Window == int64(window) && r.AttnDtype == attentionDtype && r.KVDtype == kvDtype {
 				length := r.ISL
 				if !stepIsContext {
 					length = r.ISL + r.Step // generation rows: context = prompt + generated so far
@@ -545,14 +554,14 @@ func derive(t *Table, mk MoEKernel, peaks gatePeaks, gemms []gemmRow, moes []moe
 	// never measured (with this many KV heads) is interpolated linearly between the nearest
 	// measured counts, or above the largest scaled by heads (the work per head is the same);
 	// either is stated in t.Extrapolated.
-	attn := func(rows []attentionRow, table, kvDtype string, stepIsContext bool) (func(b, n, pow float64) float64, error) {
-		at := func(heads int) surfaceSeries { return attnAt(rows, kvDtype, stepIsContext, heads) }
+	attn := func(rows []attentionRow, table, kvDtype string, stepIsContext bool, window int) (func(b, n, pow float64) float64, error) {
+		at := func(heads int) surfaceSeries { return attnAt(rows, kvDtype, stepIsContext, heads, window) }
 		if exact := at(headsPerGPU); len(exact.rows) > 0 {
 			return exact.at, nil
 		}
 		lo, hi := 0, 0
 		for _, r := range rows {
-			if r.KVHeads == int64(kvPerGPU) && r.HeadDim == int64(s.HeadDim) && r.AttnDtype == attentionDtype && r.KVDtype == kvDtype && r.Window == 0 {
+			if r.KVHeads == int64(kvPerGPU) && r.HeadDim == int64(s.HeadDim) && r.AttnDtype == attentionDtype && r.KVDtype == kvDtype && r.Window == int64(window) {
 				if n := int(r.Heads); n < headsPerGPU && n > lo {
 					lo = n
 				} else if n > headsPerGPU && (hi == 0 || n < hi) {
@@ -561,6 +570,9 @@ func derive(t *Table, mk MoEKernel, peaks gatePeaks, gemms []gemmRow, moes []moe
 			}
 		}
 		what := fmt.Sprintf("%d heads, %d KV heads, head_dim %d, %s attention, %s KV cache", headsPerGPU, kvPerGPU, s.HeadDim, attentionDtype, kvDtype)
+		if window > 0 {
+			what += fmt.Sprintf(", window %d", window)
+		}
 		switch {
 		case lo > 0 && hi > 0:
 			a, b := at(lo), at(hi)
@@ -577,13 +589,29 @@ func derive(t *Table, mk MoEKernel, peaks gatePeaks, gemms []gemmRow, moes []moe
 	cr, cc := axisNodes(chunkOctaves), axisNodes(equivLenOctaves)
 	dr, dc := axisNodes(decodeOctaves), axisNodes(decodeCtxOctaves)
 	for _, kv := range []struct{ dtype, aic string }{{KVBF16, attentionDtype}, {KVFP8, "fp8"}} {
-		ctx, err := attn(ctxs, "context_attention_perf", kv.aic, true)
+		// Full-attention layers, plus the sliding-window layers from the rows measured with
+		// that window (each layer one call).
+		full, sliding := layers-float64(s.SlidingLayers), float64(s.SlidingLayers)
+		ctxFull, err := attn(ctxs, "context_attention_perf", kv.aic, true, 0)
 		if err != nil {
 			return err
 		}
-		gen, err := attn(gens, "generation_attention_perf", kv.aic, false)
+		genFull, err := attn(gens, "generation_attention_perf", kv.aic, false, 0)
 		if err != nil {
 			return err
+		}
+		ctx, gen := ctxFull, genFull
+		if s.SlidingLayers > 0 {
+			ctxWin, err := attn(ctxs, "context_attention_perf", kv.aic, true, s.SlidingWindow)
+			if err != nil {
+				return err
+			}
+			genWin, err := attn(gens, "generation_attention_perf", kv.aic, false, s.SlidingWindow)
+			if err != nil {
+				return err
+			}
+			ctx = func(b, n, pow float64) float64 { return (full*ctxFull(b, n, pow) + sliding*ctxWin(b, n, pow)) / layers }
+			gen = func(b, n, pow float64) float64 { return (full*genFull(b, n, pow) + sliding*genWin(b, n, pow)) / layers }
 		}
 		t.Attention = append(t.Attention, Attention{
 			KVCacheDtype: kv.dtype,

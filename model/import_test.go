@@ -236,6 +236,9 @@ func TestParseLLMSpecFamilies(t *testing.T) {
 		{"Qwen/Qwen3-235B-A22B-FP8", LLMSpec{Architecture: "qwen3_moe", Layers: 94, Hidden: 4096, Heads: 64, KVHeads: 4, HeadDim: 128,
 			Experts: 128, TopK: 8, ExpertInter: 1536, Vocab: 151936, QKNorm: true, WeightQuant: "fp8_block", WeightBlock: 128,
 			KVCacheBytes: 2, UnquantBytes: 2, ActivationBytes: 2}},
+		{"openai/gpt-oss-120b", LLMSpec{Architecture: "gpt_oss", Layers: 36, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64,
+			Experts: 128, TopK: 4, ExpertInter: 2880, Vocab: 201088, WeightQuant: "bfloat16", ExpertQuant: "w4a16_mxfp4",
+			SlidingLayers: 18, SlidingWindow: 128, KVCacheBytes: 2, UnquantBytes: 2, ActivationBytes: 2}},
 		{"MiniMaxAI/MiniMax-M2.5", LLMSpec{Architecture: "minimax_m2", Layers: 62, Hidden: 3072, Heads: 48, KVHeads: 8, HeadDim: 128,
 			Experts: 256, TopK: 8, ExpertInter: 1536, Vocab: 200064, QKNorm: true, FP32RouterGate: true, WeightQuant: "fp8_block", WeightBlock: 128,
 			KVCacheBytes: 2, UnquantBytes: 2, ActivationBytes: 2}},
@@ -255,7 +258,6 @@ func TestParseLLMSpecFamilies(t *testing.T) {
 	}
 	for _, c := range []struct{ model, want string }{
 		{"moonshotai/Kimi-K2.5", "kv_lora_rank: multi-head latent attention (MLA) is not priced"},
-		{"openai/gpt-oss-120b", "sliding-window attention is not priced"},
 	} {
 		rel := configFile(dir, c.model)
 		b, err := os.ReadFile(filepath.Join(dir, rel))

@@ -58,9 +58,12 @@ type LLMSpec struct {
 	FP32RouterGate  bool   `json:"fp32_router_gate,omitempty"` // the MoE gate is an FP32 linear layer (MiniMax-M2)
 	WeightQuant     string `json:"weight_quant"`               // GEMM dtype of the quantised weights: bfloat16, fp8, fp8_block, nvfp4, w4a16_mxfp4
 	WeightBlock     int    `json:"weight_block,omitempty"`     // FP8 block-quantisation tile edge (fp8_block)
-	KVCacheBytes    int    `json:"kv_cache_bytes"`             // bytes per KV element in the model's own dtype (2 = BF16)
-	UnquantBytes    int    `json:"unquant_bytes"`              // bytes per weight left unquantised (router, embeddings)
-	ActivationBytes int    `json:"activation_bytes"`           // bytes per activation element (2 = BF16)
+	ExpertQuant     string `json:"expert_quant,omitempty"`     // the experts' dtype when it is not WeightQuant (gpt-oss: w4a16_mxfp4)
+	SlidingLayers   int    `json:"sliding_layers,omitempty"`   // layers attending to the last SlidingWindow tokens only
+	SlidingWindow   int    `json:"sliding_window,omitempty"`
+	KVCacheBytes    int    `json:"kv_cache_bytes"`   // bytes per KV element in the model's own dtype (2 = BF16)
+	UnquantBytes    int    `json:"unquant_bytes"`    // bytes per weight left unquantised (router, embeddings)
+	ActivationBytes int    `json:"activation_bytes"` // bytes per activation element (2 = BF16)
 }
 
 // MoE reports whether the model has routed experts.
@@ -228,16 +231,20 @@ func loadTable(d Deployment) (*Table, error) {
 			cands, tables = append(cands, n), append(tables, t)
 		}
 	}
-	// A quantization naming the checkpoint's own precision (fp8 for a block-FP8 checkpoint)
-	// is the checkpoint's table.
-	checkpoints := func(t *Table) bool { return t.Quantization == "" && strings.HasPrefix(t.GEMMQuant, d.Quantization) }
+	// A precision family (fp8, fp4) selects the table served in it: one named for it (nvfp4),
+	// else the checkpoint's own when its projections or experts are stored in it (fp8 for a
+	// block-FP8 checkpoint, fp4 for gpt-oss's MXFP4 experts).
+	family := func(t *Table) bool {
+		return strings.Contains(t.Quantization, d.Quantization) ||
+			(t.Quantization == "" && (strings.HasPrefix(t.GEMMQuant, d.Quantization) || strings.Contains(t.MoEQuant, d.Quantization)))
+	}
 	for _, t := range tables {
 		if d.Quantization == t.Quantization || (d.Quantization == "" && len(tables) == 1) {
 			return t, nil
 		}
 	}
 	for _, t := range tables {
-		if d.Quantization != "" && checkpoints(t) {
+		if d.Quantization != "" && family(t) {
 			return t, nil
 		}
 	}

@@ -306,14 +306,13 @@ type Report struct {
 }
 
 // quantizationOf is the serving precision (model.Deployment.Quantization) of a row's
-// precision label: fp4 rows ran NVIDIA's NVFP4 checkpoints, fp8 rows an FP8 checkpoint or
-// vLLM's FP8 quantisation of a BF16 one, and an empty label the checkpoint as published.
+// precision label: a family (fp4: NVIDIA's NVFP4 checkpoints or gpt-oss's own MXFP4; fp8: an
+// FP8 checkpoint or vLLM's FP8 quantisation of a BF16 one) the loader resolves per model, and
+// an empty label the checkpoint as published.
 func quantizationOf(precision string) string {
 	switch p := strings.ToLower(precision); p {
 	case "", "bf16", "bfloat16":
 		return ""
-	case "fp4":
-		return "nvfp4"
 	default:
 		return p
 	}
