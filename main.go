@@ -2,6 +2,10 @@
 // Mooncake traces through it, and tunes the router — in a terminal explorer or headless.
 package main
 
+// README.md's generated blocks (command outputs) are re-run and compared by TestREADME;
+// this rewrites them after a change that moves a figure.
+//go:generate go test . -run TestREADME -update
+
 import (
 	"os"
 
