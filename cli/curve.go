@@ -154,15 +154,5 @@ func writeCurveDir(dir, plots string, points []sweep.CurvePoint, fp config.Finge
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "curve.html"), html, 0o644); err != nil {
-		return err
-	}
-	if plots == "" {
-		return nil
-	}
-	figs, err := sweep.CurveFigures(points)
-	if err != nil {
-		return err
-	}
-	return report.WriteFigures(filepath.Join(dir, "plots"), plots, figs)
+	return writePage(dir, "curve.html", html, plots, func() ([]report.Figure, error) { return sweep.CurveFigures(points) })
 }

@@ -111,17 +111,23 @@ func writeReplayDir(dir, plots string, fp config.Fingerprint, rep *engine.Report
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "report.html"), html, 0o644); err != nil {
+	return writePage(dir, "report.html", html, plots, func() ([]report.Figure, error) { return report.ReplayFigures(rep) })
+}
+
+// writePage writes an HTML page into dir and, when plots names a format, its figures into
+// dir/plots/.
+func writePage(dir, name string, html []byte, plots string, figs func() ([]report.Figure, error)) error {
+	if err := os.WriteFile(filepath.Join(dir, name), html, 0o644); err != nil {
 		return err
 	}
 	if plots == "" {
 		return nil
 	}
-	figs, err := report.ReplayFigures(rep)
+	fs, err := figs()
 	if err != nil {
 		return err
 	}
-	return report.WriteFigures(filepath.Join(dir, "plots"), plots, figs)
+	return report.WriteFigures(filepath.Join(dir, "plots"), plots, fs)
 }
 
 // replayJSON is replay's JSON output: the experiment's fingerprint, then the summary's keys.
