@@ -67,10 +67,13 @@ func TestREADME(t *testing.T) {
 	for _, b := range blocks {
 		shown := string(data[b[2]:b[3]])
 		got := runBlock(t, shown)
+		if mask(got) == mask(shown) {
+			got = shown // only wall-clock times moved: keep the block as it is
+		}
 		out.Write(data[last:b[2]])
 		out.WriteString(got)
 		last = b[3]
-		if !*update && mask(got) != mask(shown) {
+		if !*update && got != shown {
 			t.Errorf("README.md shows, for\n%s\nan output that differs from what the command prints now:\n%s\n"+
 				"Regenerate with: go generate .   (then review the diff)", firstLine(shown), diffLines(mask(shown), mask(got)))
 		}
