@@ -38,7 +38,7 @@ func TestReplayAnyModelAnyGPU(t *testing.T) {
 		{"model_name=meta-llama/Llama-3.1-70B", "hardware_sku=h200_sxm", "parallel_configs=[{tp: 4, replicas: 8}]"},
 		{"model_name=Qwen/Qwen3-32B", "hardware_sku=h100_sxm", "parallel_configs=[{tp: 2, replicas: 8}]"},
 		{"model_name=MiniMaxAI/MiniMax-M2.5", "hardware_sku=h200_sxm", "parallel_configs=[{tp: 4, replicas: 8}]"},
-		{"model_name=openai/gpt-oss-120b", "hardware_sku=h200_sxm", "parallel_configs=[{tp: 1, replicas: 8}]"},
+		{"model_name=openai/gpt-oss-120b", "hardware_sku=b200_sxm", "parallel_configs=[{tp: 1, replicas: 8}]"},
 	} {
 		args := []string{"--requests", "100"}
 		for _, s := range c {

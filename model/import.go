@@ -25,6 +25,9 @@ type ImportOptions struct {
 	// checkpoint's. It keys the table (Deployment.Quantization) and its file name.
 	Quantization string
 	GEMMQuant    string // gemm_dtype of the projection and dense MLP rows; "" = the checkpoint's
+	// AttentionVersion is the backend version directory of the attention rows when they are
+	// not the deployment's (a shape only a later collector measured); "" = BackendVersion.
+	AttentionVersion string
 	// MoE names the measured fused-expert kernel that prices the experts.
 	MoE MoEKernel
 	// FP32TFLOPS and TF32TFLOPS are the GPU's dense FP32 (CUDA-core) and TF32 (tensor-core)
@@ -107,9 +110,11 @@ func EmbeddedImports() []ImportOptions {
 		one(qwen235, "h200_sxm", "", "", MoEKernel{}, "2,1,2", "2,2,1", "4,1,4", "4,4,1"),
 		one("Qwen/Qwen3-32B", "h100_sxm", "", "", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1"),
 		// gpt-oss's MXFP4 checkpoint (its attention sinks are not priced). B200's 0.19 tables
-		// do not measure its head_dim 64 sliding-window attention.
+		// do not measure its head_dim 64 sliding-window attention: the 0.24 ones, the nearest
+		// that do, price it there.
 		one("openai/gpt-oss-120b", "h200_sxm", "", "", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1"),
 		one("openai/gpt-oss-120b", "h100_sxm", "", "", MoEKernel{}, "2,2,1", "4,4,1", "8,8,1"),
+		withAttention("0.24.0", one("openai/gpt-oss-120b", "b200_sxm", "", "", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1")),
 		one("nvidia/Llama-3.1-8B-Instruct-FP8", "h200_sxm", "", "fp8", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1"),
 		one(llama70, "h200_sxm", "", "", MoEKernel{}, "4,4,1", "8,8,1"),
 		one(llama70, "h200_sxm", "fp8", "fp8", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1"),
@@ -117,6 +122,12 @@ func EmbeddedImports() []ImportOptions {
 		one(llama70, "b200_sxm", "fp8", "fp8", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1"),
 		one(llama70, "b200_sxm", "nvfp4", "nvfp4", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1"),
 	}
+}
+
+// withAttention prices o's attention from another version's rows.
+func withAttention(version string, o ImportOptions) ImportOptions {
+	o.AttentionVersion = version
+	return o
 }
 
 // layouts reads "tp,moe_tp,moe_ep" triples (attention_dp 1).
@@ -179,8 +190,10 @@ func defaultMoEKernel(sku, version, quant string) (MoEKernel, error) {
 		// the 0.24 collector measures across tensor-parallel expert layouts (the 0.19 tables'
 		// vllm_mxfp4_moe rows are expert-parallel only).
 		return MoEKernel{Version: "0.24.0", Source: "vllm_gptossmxfp4moe_triton_oaitritonmxfp4expertsmonolithic", Quant: quant}, nil
-	case quant == "w4a16_mxfp4":
-		return MoEKernel{Source: "vllm_mxfp4_moe", Quant: quant}, nil
+	case quant == "w4a16_mxfp4" && blackwell:
+		// On Blackwell vLLM runs them with FlashInfer's TRT-LLM MXFP4 × BF16 MoE, measured
+		// across tensor-parallel expert layouts only by the 0.24 collector.
+		return MoEKernel{Version: "0.24.0", Source: "vllm_gptossmxfp4moe_flashinfer_trtllm_mxfp4_bf16_trtllmmxfp4expertsmonolithic", Quant: quant}, nil
 	case quant == "fp8_block" || quant == "fp8" || quant == "bfloat16":
 		return MoEKernel{Source: "vllm_fused_moe", Quant: quant}, nil
 	}
@@ -270,12 +283,13 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 		}
 		fp32, tf32 = cmp.Or(fp32, f), cmp.Or(tf32, t)
 	}
-	ctxRel := filepath.Join(dir("attention"), "context_attention_perf.parquet")
+	attnDir := filepath.Join(o.HardwareSKU, "attention", o.Backend, cmp.Or(o.AttentionVersion, o.BackendVersion))
+	ctxRel := filepath.Join(attnDir, "context_attention_perf.parquet")
 	ctxs, err := readParquet[attentionRow](aicDir, ctxRel, &common)
 	if err != nil {
 		return nil, err
 	}
-	genRel := filepath.Join(dir("attention"), "generation_attention_perf.parquet")
+	genRel := filepath.Join(attnDir, "generation_attention_perf.parquet")
 	gens, err := readParquet[attentionRow](aicDir, genRel, &common)
 	if err != nil {
 		return nil, err
