@@ -10,6 +10,7 @@ import (
 	"image/color"
 	"math"
 	"slices"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette"
@@ -149,6 +150,7 @@ func Convergence(values, best []float64, yLabel string) (*plot.Plot, error) {
 	l.Color = colour(1)
 	l.Width = vg.Points(2)
 	p.Add(sc, l)
+	p.X.Tick.Marker = countTicks(len(values))
 	p.Legend.Add("each evaluation", sc)
 	p.Legend.Add("best so far", l)
 	return p, nil
@@ -270,4 +272,25 @@ func Heatmap(title, xLabel string, g Grid, lo, hi float64) (*plot.Plot, error) {
 	}
 	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
 	return p, nil
+}
+
+// countTicks labels a count axis 1…n at whole numbers, in steps of 1, 2, 5, 10, 20, 50, …
+// giving at most about 10 labels.
+func countTicks(n int) plot.ConstantTicks {
+	step := 1
+find:
+	for m := 1; ; m *= 10 {
+		for _, k := range []int{1, 2, 5} {
+			if step = k * m; n/step <= 10 {
+				break find
+			}
+		}
+	}
+	ticks := []plot.Tick{{Value: 1, Label: "1"}}
+	for x := step; x <= n; x += step {
+		if x > 1 {
+			ticks = append(ticks, plot.Tick{Value: float64(x), Label: strconv.Itoa(x)})
+		}
+	}
+	return ticks
 }

@@ -74,3 +74,15 @@ func TestFleetHeatmapsGroupWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestCountTicks(t *testing.T) {
+	for n, want := range map[int]string{1: "1", 7: "1 2 3 4 5 6 7", 30: "1 5 10 15 20 25 30", 109: "1 10 20 30 40 50 60 70 80 90 100"} {
+		var got []string
+		for _, tk := range countTicks(n) {
+			got = append(got, tk.Label)
+		}
+		if s := strings.Join(got, " "); s != want {
+			t.Errorf("countTicks(%d) = %s, want %s", n, s, want)
+		}
+	}
+}
