@@ -6,10 +6,17 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/routerlab/routerlab/cli"
+	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/themes"
+	"github.com/routerlab/routerlab/tui/backend"
 )
 
 var update = flag.Bool("update", false, "rewrite README.md's generated blocks with what their commands print now")
@@ -28,7 +35,8 @@ var blockRE = regexp.MustCompile("(?s)" + regexp.QuoteMeta(generatedMarker) + "\
 var volatile = []struct {
 	re   *regexp.Regexp
 	with string
-}{{regexp.MustCompile(`wall [0-9]+ ms`), "wall … ms"}, {regexp.MustCompile(` in [0-9.]+ s;`), " in … s;"}}
+}{{regexp.MustCompile(`wall [0-9]+ ms`), "wall … ms"}, {regexp.MustCompile(` in [0-9.]+ s;`), " in … s;"},
+	{regexp.MustCompile(` +✓ run ([0-9]+) in [0-9]+ ms`), " ✓ run $1 in … ms"}}
 
 func mask(s string) string {
 	for _, v := range volatile {
@@ -99,6 +107,10 @@ func runBlock(t *testing.T, shown string) string {
 			continue
 		}
 		b.WriteString(line + "\n")
+		if m := explorerLine.FindStringSubmatch(cmd); m != nil {
+			b.WriteString(explorerScreen(t, m[1], m[2], strings.Fields(m[3])))
+			continue
+		}
 		discard := strings.HasSuffix(cmd, " > /dev/null")
 		args := shellWords(t, strings.TrimSuffix(cmd, " > /dev/null"))
 		if len(args) < 3 || args[0] != "go" || args[1] != "run" || args[2] != "." {
@@ -164,4 +176,60 @@ func diffLines(want, got string) string {
 		}
 	}
 	return b.String()
+}
+
+// explorerLine is a README explorer screen: "go run .   # 120×40, keys: b m" opens the explorer
+// at that terminal size on the defaults, presses the keys, each once its run has finished,
+// and shows the screen (text only; the header names the theme).
+var explorerLine = regexp.MustCompile(`^go run \. +# ([0-9]+)×([0-9]+), keys: (.*)$`)
+
+func explorerScreen(t *testing.T, w, h string, keys []string) string {
+	t.Helper()
+	width, _ := strconv.Atoi(w)
+	height, _ := strconv.Atoi(h)
+	exp, err := config.NewExperiment(config.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, wait, err := backend.NewExplorer(exp, backend.ExplorerOptions{Palettes: []themes.Palette{themes.Dark()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wait()
+	var model tea.Model = m
+	model, _ = model.Update(tea.WindowSizeMsg{Width: width, Height: height})
+	model = drive(model, model.Init())
+	for _, k := range keys {
+		var next tea.Cmd
+		model, next = model.Update(tea.KeyPressMsg{Code: []rune(k)[0], Text: k})
+		model = drive(model, next)
+	}
+	var b strings.Builder
+	for _, line := range strings.Split(ansi.Strip(model.View().Content), "\n") {
+		b.WriteString(strings.TrimRight(line, " ") + "\n")
+	}
+	return b.String()
+}
+
+// drive runs a command and every command its messages lead to, in order, as the program
+// loop would: the explorer's background runs complete before the next key.
+func drive(m tea.Model, cmd tea.Cmd) tea.Model {
+	queue := []tea.Cmd{cmd}
+	for len(queue) > 0 {
+		c := queue[0]
+		queue = queue[1:]
+		if c == nil {
+			continue
+		}
+		switch msg := c().(type) {
+		case nil, tea.QuitMsg:
+		case tea.BatchMsg:
+			queue = append(queue, msg...)
+		default:
+			var next tea.Cmd
+			m, next = m.Update(msg)
+			queue = append(queue, next)
+		}
+	}
+	return m
 }
