@@ -255,9 +255,22 @@ func loadTable(d Deployment) (*Table, error) {
 	if ref != "" {
 		q += ", timing reference " + ref
 	}
-	return nil, fmt.Errorf("model: no step-time table for %s on %s with %s %s, layout %s, %s (have %s); "+
+	have := strings.Join(cands, ", ")
+	if len(cands) == 0 { // name what this model does have on this GPU, by file name
+		prefix := strings.TrimSuffix(own, l.String()+tableExt)
+		for _, n := range EmbeddedTables() {
+			if rest, ok := strings.CutPrefix(n, prefix); ok {
+				cands = append(cands, strings.TrimSuffix(rest, tableExt))
+			}
+		}
+		have = "no table of this layout; embedded for this model and GPU: none"
+		if len(cands) > 0 {
+			have = "no table of this layout; embedded for this model and GPU: " + strings.Join(cands, ", ")
+		}
+	}
+	return nil, fmt.Errorf("model: no step-time table for %s on %s with %s %s, layout %s, %s (%s); "+
 		"derive it with `routerlab model import --aic DIR --out model/tables` from the AIConfigurator operator data for that GPU and version, or see `routerlab model list`",
-		d.ModelName, d.HardwareSKU, d.Backend, d.BackendVersion, l, q, strings.Join(cands, ", "))
+		d.ModelName, d.HardwareSKU, d.Backend, d.BackendVersion, l, q, have)
 }
 
 // tableExt ends every table file's name.
