@@ -281,7 +281,7 @@ func isLoopback(a net.Addr) bool {
 // newExplorerServer builds the SSH server bound at addr: public-key authentication with
 // roles, the limits, the logs, and one explorer per session sized and coloured for the
 // client's terminal.
-func newExplorerServer(exp *config.Experiment, requests int, o serveOptions, addr net.Addr, logger *log.Logger, jobs *backend.Jobs) (*ssh.Server, error) {
+func newExplorerServer(exp *config.Experiment, requests int, o serveOptions, addr net.Addr, logger *log.Logger, jobs *backend.Jobs) (*explorerServer, error) {
 	acc, err := o.access(addr)
 	if err != nil {
 		return nil, err
@@ -358,7 +358,11 @@ func newExplorerServer(exp *config.Experiment, requests int, o serveOptions, add
 		}))
 	}
 	// wish.WithHostKeyPath creates a missing key with mode 0600 and reuses it afterwards.
-	return wish.NewServer(opts...)
+	srv, err := wish.NewServer(opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &explorerServer{Server: srv, limits: lim}, nil
 }
 
 // sessionGate runs before the explorer: it moves a --no-auth connection to a session slot
@@ -396,11 +400,17 @@ func sessionEnv(s ssh.Session) func(string) string {
 	}
 }
 
+// explorerServer is the SSH server with the connection limits its listener admits by.
+type explorerServer struct {
+	*ssh.Server
+	limits *connLimits
+}
+
 // serveUntil serves on l until ctx ends, then closes the server, giving sessions a moment
 // to leave their terminals clean.
-func serveUntil(ctx context.Context, srv *ssh.Server, l net.Listener) error {
+func serveUntil(ctx context.Context, srv *explorerServer, l net.Listener) error {
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(l) }()
+	go func() { errc <- srv.Serve(srv.limits.listener(l)) }()
 	select {
 	case err := <-errc:
 		return err

@@ -70,13 +70,36 @@ func newConnLimits(maxPre, perAddr, maxSessions int, logger *log.Logger) *connLi
 	return &connLimits{maxPre: maxPre, perAddr: perAddr, maxSessions: maxSessions, logger: logger, pre: map[string][]*limitedConn{}}
 }
 
-// option installs the limits and the connection log lines on the server.
+// listener admits each connection as it is accepted, in the order the clients connected.
+// Admitting from the server's per-connection goroutines instead would let connections of a
+// flood that were accepted before a real client be admitted after it, in whatever order the
+// goroutines run, and push the client out as the oldest silent one before it is read.
+func (l *connLimits) listener(inner net.Listener) net.Listener {
+	return limitedListener{Listener: inner, lim: l}
+}
+
+type limitedListener struct {
+	net.Listener
+	lim *connLimits
+}
+
+func (ll limitedListener) Accept() (net.Conn, error) {
+	c, err := ll.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return ll.lim.admit(c), nil
+}
+
+// option hands each admitted connection to its session's context (for promote) and installs
+// the connection log lines on the server.
 func (l *connLimits) option() ssh.Option {
 	return func(s *ssh.Server) error {
 		s.ConnCallback = func(ctx ssh.Context, c net.Conn) net.Conn {
-			lc := l.admit(c)
-			ctx.SetValue(connKey{}, lc)
-			return lc
+			if lc, ok := c.(*limitedConn); ok {
+				ctx.SetValue(connKey{}, lc)
+			}
+			return c
 		}
 		s.ConnectionFailedCallback = func(c net.Conn, err error) {
 			l.logger.Warn("handshake failed", "remote", c.RemoteAddr(), "err", err)
