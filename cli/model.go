@@ -48,6 +48,8 @@ func (f *deploymentFlags) register(cmd *cobra.Command, base model.Deployment, la
 	fs.StringVar(&f.d.KVCacheDtype, "kv-cache-dtype", f.d.KVCacheDtype, "KV cache dtype: fp8 or bf16 (sets KV bytes per token, block count and attention price)")
 	fs.StringVar(&f.d.Float32MatmulPrecision, "float32-matmul-precision", model.PrecisionHighest,
 		"vLLM's VLLM_FLOAT32_MATMUL_PRECISION: highest (the FP32 router gate on CUDA cores) or high (TF32 tensor cores)")
+	fs.IntVar(&f.d.MaxCUDAGraphCaptureSize, "max-cudagraph-capture-size", 0,
+		"vLLM's max_cudagraph_capture_size: larger steps run without CUDA graphs (eager all-reduces); 0: vLLM's default, min(2 × max_num_seqs, 512)")
 	fs.IntVar(&f.d.APIServerTokenizeNS, "api-server-tokenize-ns", 0,
 		"the API server's tokenisation cost per prompt token (ns) for text prompts sent straight to vLLM; 0: token ids (Dynamo's frontend)")
 	fs.StringVar(&f.d.TimingReference, "timing-reference", model.ReferenceSilicon,
@@ -138,6 +140,10 @@ func writeModelInfo(out io.Writer, w *model.Worker) error {
 	}
 	fmt.Fprintf(&b, " (%s)\n", model.TableFileName(t))
 	fmt.Fprintf(&b, "timing     %s\n", timingLine(d))
+	if d.TP > 1 && !d.Dynosim() {
+		fmt.Fprintf(&b, "graphs     CUDA graphs for steps of up to %d tokens (max_cudagraph_capture_size %s); larger steps run eagerly and pay the eager all-reduces\n",
+			d.CUDAGraphMaxTokens(), captureWords(d))
+	}
 	if d.APIServerTokenizeNS > 0 {
 		fmt.Fprintf(&b, "requests   text prompts tokenised by the API server at %d ns/token before the engine sees them (8,192 tokens: %.1f ms)\n",
 			d.APIServerTokenizeNS, float64(d.APIServerTokenizeNS)*8192/1e6)
@@ -281,7 +287,7 @@ from its vLLM 0.19.0 table, the router gate as a BF16 GEMM), which the whole imp
 
 func newModelValidateCmd() *cobra.Command {
 	var path, format, profile, kvDtype, fp32, ref string
-	var perSlot, warmup, batched, seqs, block, tokenizeNS int
+	var perSlot, warmup, batched, seqs, block, tokenizeNS, capture int
 	var rangeRatio, maxTTFT, maxTPOT float64
 	var async, prefix bool
 	cmd := &cobra.Command{
@@ -333,7 +339,8 @@ single settings of the chosen benchmark.`,
 			}{{"requests-per-slot", perSlot, 1, silicon.MaxRequestsPerSlot, &b.RequestsPerSlot},
 				{"warmup-per-slot", warmup, 0, silicon.MaxRequestsPerSlot, &b.WarmupPerSlot},
 				{"max-num-seqs", seqs, 1, 1 << 20, &b.MaxNumSeqs}, {"block-size", block, 1, 1 << 16, &b.BlockSize},
-				{"api-tokenize-ns", tokenizeNS, 0, 1 << 40, &b.APIServerTokenizeNS}} {
+				{"api-tokenize-ns", tokenizeNS, 0, 1 << 40, &b.APIServerTokenizeNS},
+				{"max-cudagraph-capture-size", capture, 0, 1 << 20, &b.MaxCUDAGraphCaptureSize}} {
 				if !fl.Changed(c.flag) {
 					continue
 				}
@@ -404,6 +411,7 @@ single settings of the chosen benchmark.`,
 	fs.IntVar(&perSlot, "requests-per-slot", 0, "timed requests per concurrency slot (default: the benchmark's, 10)")
 	fs.IntVar(&warmup, "warmup-per-slot", 0, "warm-up requests per concurrency slot, not measured (default: the benchmark's)")
 	fs.StringVar(&ref, "timing-reference", model.ReferenceSilicon, "price the replays as silicon (vLLM's kernels, one pass per step) or dynosim (Dynamo's mocker with AIConfigurator's pricing)")
+	fs.IntVar(&capture, "max-cudagraph-capture-size", 0, "vLLM's max_cudagraph_capture_size: larger steps run without CUDA graphs, paying eager all-reduces (default: vLLM's, min(2 × max_num_seqs, 512), as the runs used)")
 	fs.IntVar(&tokenizeNS, "api-tokenize-ns", 0, fmt.Sprintf("the API server's tokenisation cost per prompt token, ns; 0: prompts sent as token ids (default: the benchmark's, InferenceX %d from vllm#19334)", silicon.VLLMTokenizeNS))
 	fs.Float64Var(&rangeRatio, "range-ratio", 0, fmt.Sprintf("draw input and output lengths uniformly from [ratio × len, len]; 1: fixed (default: the benchmark's, InferenceX %g)", silicon.InferenceXRangeRatio))
 	fs.IntVar(&batched, "max-num-batched-tokens", 0, "token budget of one step (default: the benchmark's; InferenceX 2 × ISL)")
@@ -416,4 +424,12 @@ single settings of the chosen benchmark.`,
 	fs.Float64Var(&maxTTFT, "max-ttft-mape", 0, "exit 2 when the TTFT MAPE exceeds this percentage (0: no check)")
 	fs.Float64Var(&maxTPOT, "max-tpot-mape", 0, "exit 2 when the TPOT MAPE exceeds this percentage (0: no check)")
 	return cmd
+}
+
+// captureWords says where the deployment's CUDA-graph capture size comes from.
+func captureWords(d model.Deployment) string {
+	if d.MaxCUDAGraphCaptureSize > 0 {
+		return fmt.Sprint(d.MaxCUDAGraphCaptureSize)
+	}
+	return "vLLM's default, min(2 × max_num_seqs, 512)"
 }

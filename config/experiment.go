@@ -77,8 +77,8 @@ func (f *File) deployment(sku string, pc ParallelConfig, maxBatchedTokens, maxSe
 		MaxNumBatchedTokens: maxBatchedTokens, MaxNumSeqs: maxSeqs,
 		BlockSize: f.BlockSize, GPUMemoryUtilization: util,
 		ContextLength: f.ContextLength, NumGPUBlocks: f.NumGPUBlocks, AsyncScheduling: f.AsyncScheduling,
-		APIServerTokenizeNS: f.APIServerTokenizeNS,
-		KVCacheDtype:        kvDtype, Float32MatmulPrecision: f.float32Precision(), TimingReference: timingReference,
+		APIServerTokenizeNS: f.APIServerTokenizeNS, MaxCUDAGraphCaptureSize: f.MaxCUDAGraphCaptureSize,
+		KVCacheDtype: kvDtype, Float32MatmulPrecision: f.float32Precision(), TimingReference: timingReference,
 	}
 }
 

@@ -169,6 +169,9 @@ type File struct {
 	// clients send text straight to vLLM; 0 (the default): Dynamo's frontend hands the
 	// workers token ids.
 	APIServerTokenizeNS int
+	// MaxCUDAGraphCaptureSize is vLLM's max_cudagraph_capture_size: larger steps run without
+	// CUDA graphs. 0 (the default): vLLM's own, min(2 × max_num_seqs, 512).
+	MaxCUDAGraphCaptureSize int
 	// Float32MatmulPrecision is VLLM_FLOAT32_MATMUL_PRECISION: highest (vLLM's default; the FP32
 	// router gate on CUDA cores) or high (TF32 tensor cores). "" means highest.
 	Float32MatmulPrecision string
@@ -479,6 +482,8 @@ func (f *File) setSearch(path, key string, n ast.Node) error {
 		return f.boolean(path, n, &f.AsyncScheduling)
 	case "api_server_tokenize_ns":
 		return f.integer(path, n, &f.APIServerTokenizeNS, 0, 1e6)
+	case "max_cudagraph_capture_size":
+		return f.integer(path, n, &f.MaxCUDAGraphCaptureSize, 0, 1<<20)
 	case KeyFloat32MatmulPrecision:
 		if err := f.str(path, n, &f.Float32MatmulPrecision); err != nil {
 			return err

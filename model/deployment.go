@@ -52,6 +52,9 @@ type Deployment struct {
 	// token, paid before the engine sees a request sent as text; 0: requests arrive as
 	// token ids (Dynamo's frontend tokenises; its replay sends tokens).
 	APIServerTokenizeNS int
+	// MaxCUDAGraphCaptureSize is vLLM's compilation_config.max_cudagraph_capture_size: steps
+	// of more tokens run without CUDA graphs (cudagraph.go). 0: vLLM's default.
+	MaxCUDAGraphCaptureSize int
 }
 
 // KV-cache dtypes (the values of --kv-cache-dtype routerlab models).
@@ -130,6 +133,8 @@ func (d Deployment) Validate() error {
 		return fmt.Errorf("deployment: kv_cache_dtype %q is not supported (want one of %s)", d.KVCacheDtype, strings.Join(KVCacheDtypes(), ", "))
 	case d.APIServerTokenizeNS < 0 || d.APIServerTokenizeNS > 1e6:
 		return fmt.Errorf("deployment: api_server_tokenize_ns %d must be in [0, 1000000] ns per prompt token", d.APIServerTokenizeNS)
+	case d.MaxCUDAGraphCaptureSize < 0 || d.MaxCUDAGraphCaptureSize > maxCaptureSize:
+		return fmt.Errorf("deployment: max_cudagraph_capture_size %d must be in [0, %d] tokens (0: vLLM's default)", d.MaxCUDAGraphCaptureSize, maxCaptureSize)
 	case d.NumGPUBlocks < 0:
 		return fmt.Errorf("deployment: num_gpu_blocks must be >= 0 (have %d)", d.NumGPUBlocks)
 	case !slices.Contains(TimingReferences(), d.timingReference()):

@@ -228,6 +228,7 @@ const (
 	decodeCtxOctaves  = 18 // decode context 1..262144
 	moeDistribution   = "power_law_1.2"
 	allreduceMode     = "vllm_graph"
+	allreduceEager    = "vllm_eager" // the same all-reduce launched without CUDA graphs
 	unquantGEMMDtype  = "bfloat16"
 	attentionDtype    = "bfloat16"
 	allreduceElemType = "bfloat16"
@@ -492,19 +493,35 @@ func derive(t *Table, mk MoEKernel, peaks gatePeaks, gemms []gemmRow, moes []moe
 	}
 
 	// vLLM all-reduces the attention output and the MoE output of every layer across the TP group.
+	// Steps above vLLM's CUDA-graph capture size launch them eagerly (cudagraph.go); the
+	// dynosim reference prices every step with the graph rows, as AIConfigurator does.
 	allreduce := func(float64) float64 { return 0 }
+	var allreduceEagerly func(float64) float64
 	if l.TP > 1 {
-		var pts []point
-		for _, r := range ars {
-			if r.Dtype == allreduceElemType && r.GPUs == int64(l.TP) && r.Mode == allreduceMode {
-				pts = append(pts, point{float64(r.Size), msToUS(r.Latency)})
+		measured := func(mode string) (series, error) {
+			var pts []point
+			for _, r := range ars {
+				if r.Dtype == allreduceElemType && r.GPUs == int64(l.TP) && r.Mode == mode {
+					pts = append(pts, point{float64(r.Size), msToUS(r.Latency)})
+				}
 			}
+			if len(pts) == 0 {
+				return series{}, missing("custom_allreduce_perf", fmt.Sprintf("%s %d GPUs %s", allreduceElemType, l.TP, mode))
+			}
+			return newSeries(pts), nil
 		}
-		if len(pts) == 0 {
-			return missing("custom_allreduce_perf", fmt.Sprintf("%s %d GPUs %s", allreduceElemType, l.TP, allreduceMode))
+		ar, err := measured(allreduceMode)
+		if err != nil {
+			return err
 		}
-		ar := newSeries(pts)
 		allreduce = func(tokens float64) float64 { return 2 * ar.at(tokens*float64(h), 1) }
+		if t.TimingReference != ReferenceDynosim {
+			are, err := measured(allreduceEager)
+			if err != nil {
+				return err
+			}
+			allreduceEagerly = func(tokens float64) float64 { return 2 * are.at(tokens*float64(h), 1) }
+		}
 	}
 
 	// Memory-bound element-wise work has no table; price it as AIConfigurator does from the
@@ -544,6 +561,9 @@ func derive(t *Table, mk MoEKernel, peaks gatePeaks, gemms []gemmRow, moes []moe
 	}
 	t.MoE = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 { return layers * moe(x) }))}
 	t.Collective = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 { return layers * allreduce(x) }))}
+	if allreduceEagerly != nil {
+		t.CollectiveEager = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 { return layers * allreduceEagerly(x) }))}
+	}
 	t.Elementwise = Grid{Cols: nt, Values: round(sample(nt, elementwise))}
 	ns := axisNodes(seqOctaves)
 	t.Logits = Grid{Cols: ns, Values: round(sample(ns, logits))}
@@ -665,7 +685,11 @@ func derive(t *Table, mk MoEKernel, peaks gatePeaks, gemms []gemmRow, moes []moe
 			ctxRel, genRel, headsPerGPU, kvPerGPU, s.HeadDim, attentionDtype, attentionDtype, KVBF16, KVFP8, attentionDtype),
 	)
 	if l.TP > 1 {
-		t.Kernels = append(t.Kernels, fmt.Sprintf("%s: %s %s all-reduce over %d GPUs, 2 per layer of tokens×%d elements", arRel, allreduceMode, allreduceElemType, l.TP, h))
+		mode := allreduceMode
+		if allreduceEagerly != nil {
+			mode += " (" + allreduceEager + " above the CUDA-graph capture size)"
+		}
+		t.Kernels = append(t.Kernels, fmt.Sprintf("%s: %s %s all-reduce over %d GPUs, 2 per layer of tokens×%d elements", arRel, mode, allreduceElemType, l.TP, h))
 	}
 	t.Kernels = append(t.Kernels,
 		fmt.Sprintf("element-wise (2 add+RMSNorm,%s RoPE, KV write per layer; embedding): bytes / (mem_bw × mem_bw_empirical_scaling_factor) + mem_empirical_constant_latency", qkNorm),

@@ -134,10 +134,13 @@ type Table struct {
 	Sources      []Source `json:"sources"`
 
 	// Non-attention work, functions of the step's total scheduled tokens.
-	GEMM        Grid `json:"gemm"`        // qkv + output projection, all layers
-	MoE         Grid `json:"moe"`         // fused experts, all layers
-	Collective  Grid `json:"collective"`  // all-reduces of the layout, all layers
-	Elementwise Grid `json:"elementwise"` // norms/residual adds (all layers) + embedding
+	GEMM       Grid `json:"gemm"`       // qkv + output projection, all layers
+	MoE        Grid `json:"moe"`        // fused experts, all layers
+	Collective Grid `json:"collective"` // all-reduces of the layout, all layers, under CUDA graphs
+	// CollectiveEager is Collective measured without CUDA graphs, the price of steps above
+	// vLLM's CUDA-graph capture size (cudagraph.go); absent when there is no all-reduce.
+	CollectiveEager Grid `json:"collective_eager,omitzero"`
+	Elementwise     Grid `json:"elementwise"` // norms/residual adds (all layers) + embedding
 	// RouterGate prices the MoE router gate, all layers, once per float32 matmul precision.
 	RouterGate []RouterGate `json:"router_gate"`
 	// Logits is the LM head, a function of the number of sequences in the step.

@@ -13,6 +13,8 @@ type Worker struct {
 	dynosim bool // price as Dynamo's mocker (reference.go)
 
 	nonAttention curve // GEMM + router gate + MoE + collectives + element-wise, by step tokens
+	eager        curve // the same with the collectives run without CUDA graphs
+	graphTokens  int   // steps of more tokens run eagerly (cudagraph.go)
 	logits       curve // LM head, by sequences in the step
 	context      surface
 	decode       surface
@@ -66,11 +68,14 @@ func newWorker(d Deployment, t *Table) (*Worker, error) {
 	for i := range sum {
 		sum[i] = t.GEMM.Values[i] + gate.Values[i] + t.MoE.Values[i] + t.Collective.Values[i] + t.Elementwise.Values[i]
 	}
+	eager, graphTokens := eagerCurve(d, t, sum)
 	return &Worker{
 		d:            d,
 		table:        t,
 		dynosim:      d.Dynosim(),
 		nonAttention: newCurve(sum, 1),
+		eager:        eager,
+		graphTokens:  graphTokens,
 		logits:       newCurve(t.Logits.Values, 1),
 		context:      newSurface(attn.Context.Values, attn.Context.Rows, attn.Context.Cols, 1, 2),
 		decode:       newSurface(attn.Decode.Values, attn.Decode.Rows, attn.Decode.Cols, 1, 1),
@@ -116,7 +121,7 @@ func (w *Worker) StepTimeUS(b *Batch) int64 {
 	if tokens == 0 {
 		return 1
 	}
-	us := w.nonAttention.at(float64(tokens)) + w.logits.at(float64(len(b.Prefill)+b.Decodes))
+	us := w.nonAttentionAt(tokens) + w.logits.at(float64(len(b.Prefill)+b.Decodes))
 	if n := len(b.Prefill); n > 0 {
 		us += w.context.at(float64(n), math.Sqrt(work/float64(n)))
 	}
@@ -139,7 +144,7 @@ func (w *Worker) Breakdown(b *Batch) StepBreakdown {
 	if r.Tokens == 0 {
 		return r
 	}
-	r.NonAttentionUS = w.nonAttention.at(float64(r.Tokens))
+	r.NonAttentionUS = w.nonAttentionAt(r.Tokens)
 	r.LogitsUS = w.logits.at(float64(r.Sequences))
 	if n := len(b.Prefill); n > 0 {
 		r.ContextAttnUS = w.context.at(float64(n), math.Sqrt(work/float64(n)))

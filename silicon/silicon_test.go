@@ -458,10 +458,11 @@ func TestInferenceXProfile(t *testing.T) {
 	}
 }
 
-// The issue's targets, which the shared rows meet (measured TTFT 12.5 %, TPOT 6.1 %) and so do
-// the other shapes of testdata (TTFT 11.4 %, TPOT 6.9 %).
+// What the replays hold, with steps above the CUDA-graph capture size paying the eager
+// all-reduces: shared rows TTFT 11.5 %, TPOT 5.9 %; other shapes of testdata TTFT 12.6 %,
+// TPOT 6.3 % (issue 19's targets, 10 and 5 %, are not met).
 const (
-	TTFTMAPEBound = 15.0
+	TTFTMAPEBound = 13.0
 	TPOTMAPEBound = 8.0
 )
 

@@ -54,6 +54,9 @@ type Benchmark struct {
 	// APIServerTokenizeNS is what the server spends tokenising a text prompt, in ns per prompt
 	// token, before the engine sees the request (0: the client sends token ids).
 	APIServerTokenizeNS int `json:"api_server_tokenize_ns"`
+	// MaxCUDAGraphCaptureSize is vLLM's max_cudagraph_capture_size (0: vLLM's default,
+	// which the measured runs used); larger steps run without CUDA graphs.
+	MaxCUDAGraphCaptureSize int `json:"max_cudagraph_capture_size"`
 	// TimingReference prices the replay (model.ReferenceSilicon when empty; dynosim shows how
 	// Dynamo's mocker with AIConfigurator's pricing fares against the measurements).
 	TimingReference string `json:"timing_reference,omitempty"`
@@ -134,6 +137,8 @@ func (b Benchmark) check() error {
 		return fmt.Errorf("silicon: benchmark %s: warm-up requests per slot %d, want 0 to %d (the memory budget of a row's replay)", b.Name, b.WarmupPerSlot, MaxRequestsPerSlot)
 	case b.TimingReference != "" && !slices.Contains(model.TimingReferences(), b.TimingReference):
 		return fmt.Errorf("silicon: benchmark %s: timing_reference %q (want one of %s)", b.Name, b.TimingReference, strings.Join(model.TimingReferences(), ", "))
+	case b.MaxCUDAGraphCaptureSize < 0:
+		return fmt.Errorf("silicon: benchmark %s: max_cudagraph_capture_size %d, want >= 0", b.Name, b.MaxCUDAGraphCaptureSize)
 	case b.APIServerTokenizeNS < 0:
 		return fmt.Errorf("silicon: benchmark %s: api_server_tokenize_ns %d, want >= 0", b.Name, b.APIServerTokenizeNS)
 	case b.MaxNumBatchedTokens < 0 || b.BatchedTokensPerISL < 0 || b.ExtraModelLen < 0:
@@ -199,6 +204,7 @@ func (b Benchmark) deployment(r Row) model.Deployment {
 	d.AsyncScheduling, d.NoPrefixCaching = b.AsyncScheduling && b.TimingReference != model.ReferenceDynosim, !b.PrefixCaching
 	d.Float32MatmulPrecision = b.float32Precision(r)
 	d.APIServerTokenizeNS = b.APIServerTokenizeNS
+	d.MaxCUDAGraphCaptureSize = b.MaxCUDAGraphCaptureSize
 	d.TimingReference = b.TimingReference
 	return d
 }
@@ -230,8 +236,12 @@ func (b Benchmark) String() string {
 	if b.APIServerTokenizeNS > 0 {
 		prompts = fmt.Sprintf("text prompts tokenised by the API server at %d ns/token", b.APIServerTokenizeNS)
 	}
-	return fmt.Sprintf("%s: %s KV cache, block %d, %s, max_num_seqs %d, %s scheduling, %s, %s; %s, %s, %d warm-up + %d timed requests per slot",
-		b.Name, b.KVCacheDtype, b.BlockSize, tokens, b.MaxNumSeqs, sched, cache, fp32, lengths, prompts, b.WarmupPerSlot, b.RequestsPerSlot)
+	graphs := "CUDA graphs up to vLLM's default capture size"
+	if b.MaxCUDAGraphCaptureSize > 0 {
+		graphs = fmt.Sprintf("CUDA graphs up to %d tokens", b.MaxCUDAGraphCaptureSize)
+	}
+	return fmt.Sprintf("%s: %s KV cache, block %d, %s, max_num_seqs %d, %s scheduling, %s, %s, %s; %s, %s, %d warm-up + %d timed requests per slot",
+		b.Name, b.KVCacheDtype, b.BlockSize, tokens, b.MaxNumSeqs, sched, cache, fp32, graphs, lengths, prompts, b.WarmupPerSlot, b.RequestsPerSlot)
 }
 
 // Options shape the validation.

@@ -1,0 +1,47 @@
+package model
+
+import "math"
+
+// CUDA graphs. vLLM replays captured CUDA graphs only for steps of at most
+// max_cudagraph_capture_size tokens — by default min(2 × max_num_seqs, 512), never above
+// max_num_batched_tokens (vllm/config/vllm.py, _set_cudagraph_sizes) — and runs larger steps,
+// the prefill steps, without them (the CUDA-graph dispatcher returns CUDAGraphMode.NONE).
+// Launch-bound kernels cost more there. AIConfigurator measures vLLM's all-reduce both ways
+// (custom_allreduce_perf, backend vllm_graph and vllm_eager: 7 against 21 µs at small
+// messages on four B200s, 160 against 180 µs at an 8,192-token step's 50 MB), so a step above
+// the capture size pays the eager all-reduces. The other tables measure kernels, not the way
+// they were launched, and stay as they are.
+
+// maxCaptureSize bounds max_cudagraph_capture_size (the largest token budget routerlab takes).
+const maxCaptureSize = 1 << 20
+
+// CUDAGraphMaxTokens is the largest step, in tokens, that vLLM runs as a CUDA graph.
+func (d Deployment) CUDAGraphMaxTokens() int {
+	n := d.MaxCUDAGraphCaptureSize
+	if n == 0 {
+		n = min(2*d.MaxNumSeqs, 512)
+	}
+	return min(n, d.MaxNumBatchedTokens)
+}
+
+// eagerCurve is the non-attention curve of steps run without CUDA graphs, and the largest
+// step run with them. A table without eager all-reduces (one GPU, or the dynosim reference,
+// which prices every step as AIConfigurator does) prices every step the same.
+func eagerCurve(d Deployment, t *Table, sum []float64) (curve, int) {
+	if d.Dynosim() || len(t.CollectiveEager.Values) != len(sum) {
+		return newCurve(sum, 1), math.MaxInt
+	}
+	v := make([]float64, len(sum))
+	for i := range v {
+		v[i] = sum[i] - t.Collective.Values[i] + t.CollectiveEager.Values[i]
+	}
+	return newCurve(v, 1), d.CUDAGraphMaxTokens()
+}
+
+// nonAttentionAt prices the non-attention work of a step of tokens.
+func (w *Worker) nonAttentionAt(tokens int) float64 {
+	if tokens > w.graphTokens {
+		return w.eager.at(float64(tokens))
+	}
+	return w.nonAttention.at(float64(tokens))
+}
