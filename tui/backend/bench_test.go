@@ -10,6 +10,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/routerlab/routerlab/internal/teadrive"
 	"github.com/routerlab/routerlab/themes"
 	"github.com/routerlab/routerlab/tui"
 )
@@ -17,22 +18,9 @@ import (
 // drive runs cmd and every command its messages lead to, feeding each message back into m,
 // until nothing is left: the program loop without a terminal.
 func drive(tb testing.TB, m tea.Model, cmd tea.Cmd) {
-	queue := []tea.Cmd{cmd}
-	for len(queue) > 0 {
-		c := queue[0]
-		queue = queue[1:]
-		if c == nil {
-			continue
-		}
-		switch msg := c().(type) {
-		case nil, tea.QuitMsg:
-		case tea.BatchMsg:
-			queue = append(queue, msg...)
-		default:
-			var next tea.Cmd
-			m, next = m.Update(msg)
-			queue = append(queue, next)
-		}
+	tb.Helper()
+	if _, err := teadrive.Run(m, cmd); err != nil {
+		tb.Fatal(err)
 	}
 }
 
