@@ -15,6 +15,7 @@ import (
 
 	"github.com/routerlab/routerlab/cli"
 	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/internal/teadrive"
 	"github.com/routerlab/routerlab/themes"
 	"github.com/routerlab/routerlab/tui/backend"
 )
@@ -198,38 +199,21 @@ func explorerScreen(t *testing.T, w, h string, keys []string) string {
 	defer wait()
 	var model tea.Model = m
 	model, _ = model.Update(tea.WindowSizeMsg{Width: width, Height: height})
-	model = drive(model, model.Init())
+	model, err = teadrive.Run(model, model.Init())
 	for _, k := range keys {
+		if err != nil {
+			break
+		}
 		var next tea.Cmd
 		model, next = model.Update(tea.KeyPressMsg{Code: []rune(k)[0], Text: k})
-		model = drive(model, next)
+		model, err = teadrive.Run(model, next)
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 	var b strings.Builder
 	for _, line := range strings.Split(ansi.Strip(model.View().Content), "\n") {
 		b.WriteString(strings.TrimRight(line, " ") + "\n")
 	}
 	return b.String()
-}
-
-// drive runs a command and every command its messages lead to, in order, as the program
-// loop would: the explorer's background runs complete before the next key.
-func drive(m tea.Model, cmd tea.Cmd) tea.Model {
-	queue := []tea.Cmd{cmd}
-	for len(queue) > 0 {
-		c := queue[0]
-		queue = queue[1:]
-		if c == nil {
-			continue
-		}
-		switch msg := c().(type) {
-		case nil, tea.QuitMsg:
-		case tea.BatchMsg:
-			queue = append(queue, msg...)
-		default:
-			var next tea.Cmd
-			m, next = m.Update(msg)
-			queue = append(queue, next)
-		}
-	}
-	return m
 }
