@@ -15,6 +15,7 @@ import (
 
 	"github.com/routerlab/routerlab/cli"
 	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/internal/shellwords"
 	"github.com/routerlab/routerlab/internal/teadrive"
 	"github.com/routerlab/routerlab/themes"
 	"github.com/routerlab/routerlab/tui/backend"
@@ -113,7 +114,10 @@ func runBlock(t *testing.T, shown string) string {
 			continue
 		}
 		discard := strings.HasSuffix(cmd, " > /dev/null")
-		args := shellWords(t, strings.TrimSuffix(cmd, " > /dev/null"))
+		args, err := shellwords.Split(strings.TrimSuffix(cmd, " > /dev/null"))
+		if err != nil {
+			t.Fatalf("README command %q: %v", cmd, err)
+		}
 		if len(args) < 3 || args[0] != "go" || args[1] != "run" || args[2] != "." {
 			t.Fatalf("README command %q: want go run . …", cmd)
 		}
@@ -126,36 +130,6 @@ func runBlock(t *testing.T, shown string) string {
 		}
 	}
 	return b.String()
-}
-
-// shellWords splits a command line as a POSIX shell would for the README's commands: words
-// separated by spaces, single quotes kept together.
-func shellWords(t *testing.T, s string) []string {
-	var words []string
-	var w strings.Builder
-	in, started := false, false
-	for _, r := range s {
-		switch {
-		case r == '\'':
-			in, started = !in, true
-		case r == ' ' && !in:
-			if started {
-				words = append(words, w.String())
-				w.Reset()
-				started = false
-			}
-		default:
-			w.WriteRune(r)
-			started = true
-		}
-	}
-	if in {
-		t.Fatalf("unbalanced quote in README command %q", s)
-	}
-	if started {
-		words = append(words, w.String())
-	}
-	return words
 }
 
 // diffLines lists the lines that differ, first few only.

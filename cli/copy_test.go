@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/internal/shellwords"
 	"github.com/routerlab/routerlab/tui"
 	"github.com/routerlab/routerlab/tui/backend"
 )
@@ -61,39 +61,12 @@ func TestExplorerCopyCommandReplaysThePoint(t *testing.T) {
 	}
 }
 
-// shellSplit reads a command line of shellJoin's quoting (bare words, '…' with '\” inside).
+// shellSplit reads a command line of shellJoin's quoting.
 func shellSplit(t *testing.T, s string) []string {
-	var out []string
-	var cur strings.Builder
-	quoted, in := false, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quoted && c == '\'':
-			quoted = false
-		case quoted:
-			cur.WriteByte(c)
-		case c == '\'':
-			quoted, in = true, true
-		case c == '\\' && i+1 < len(s):
-			i++
-			cur.WriteByte(s[i])
-		case c == ' ':
-			if in {
-				out = append(out, cur.String())
-				cur.Reset()
-				in = false
-			}
-		default:
-			cur.WriteByte(c)
-			in = true
-		}
+	t.Helper()
+	words, err := shellwords.Split(s)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if quoted {
-		t.Fatalf("unterminated quote in %q", s)
-	}
-	if in {
-		out = append(out, cur.String())
-	}
-	return out
+	return words
 }
