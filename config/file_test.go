@@ -368,3 +368,38 @@ func TestParallelConfigMoEDefaults(t *testing.T) {
 		}
 	}
 }
+
+// search_space.max_cudagraph_capture_size reaches the workers and the fingerprint: raised past
+// the token budget, no step pays the eager all-reduces, so a prefill step is cheaper and the
+// replay changes (on 400 requests the router's choices move too, so not in one direction).
+func TestMaxCUDAGraphCaptureSizeKey(t *testing.T) {
+	f0, cfg0, eager := seedRun(t)
+	if cfg0.Worker.MaxCUDAGraphCaptureSize != 0 || cfg0.Worker.CUDAGraphMaxTokens() != 512 {
+		t.Fatalf("default capture size %d (%d tokens), want vLLM's default: 0 (512 tokens)", cfg0.Worker.MaxCUDAGraphCaptureSize, cfg0.Worker.CUDAGraphMaxTokens())
+	}
+	f1, cfg, graphs := seedRun(t, "max_cudagraph_capture_size=1048576")
+	if cfg.Worker.MaxCUDAGraphCaptureSize != 1048576 {
+		t.Fatalf("worker max_cudagraph_capture_size %d, want 1048576", cfg.Worker.MaxCUDAGraphCaptureSize)
+	}
+	if graphs == eager {
+		t.Fatalf("mean TTFT %.2f ms both with every step a CUDA graph and with vLLM's default", graphs)
+	}
+	prefill := &model.Batch{Prefill: []model.Chunk{{NewTokens: 8192}}}
+	var us [2]int64
+	for i, d := range []model.Deployment{cfg0.Worker, cfg.Worker} {
+		w, err := model.NewWorker(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		us[i] = w.StepTimeUS(prefill)
+	}
+	if !(us[1] < us[0]) {
+		t.Fatalf("an 8,192-token prefill: %d µs with vLLM's capture size, %d µs with every step a CUDA graph", us[0], us[1])
+	}
+	if d := Diff(f0.Fingerprint(), f1.Fingerprint()); len(d) != 1 || d[0] != (Change{"search_space.max_cudagraph_capture_size", "0", "1048576"}) {
+		t.Fatalf("fingerprint diff %v", d)
+	}
+	if err := Default().Set("max_cudagraph_capture_size=-1"); err == nil || !strings.Contains(err.Error(), "max_cudagraph_capture_size") {
+		t.Fatalf("negative max_cudagraph_capture_size: %v", err)
+	}
+}
