@@ -305,7 +305,11 @@ func TestWorkerRefusesAnotherSimulator(t *testing.T) {
 		t.Fatalf("a task of another simulator: %v, want no worker to take it", err)
 	}
 
-	co.sim = config.SimulatorDigest() // as a coordinator that lies about its digest would file it
+	// As a coordinator that lies about its digest would file it; under co.mu, which the
+	// status line's goroutine reads it under.
+	co.mu.Lock()
+	co.sim = config.SimulatorDigest()
+	co.mu.Unlock()
 	_, err = co.Run(ctx, cfg, 50)
 	want := "the task is for simulator sim-0123456789abcdef, this worker's is " + config.SimulatorDigest() + " (built from other code)"
 	if err == nil || !strings.Contains(err.Error(), "worker other refused task") || !strings.Contains(err.Error(), want) {
