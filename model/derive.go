@@ -1,0 +1,399 @@
+package model
+
+// Deriving a table from AIConfigurator's rows: the GEMM curves at a layer's shapes and the
+// composition of one forward pass per batch shape.
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// gemmCurve is the measured latency (µs) of an m×k by k×n GEMM as a function of m. An n
+// between two measured n (same k) is interpolated linearly in n, and beyond the widest held at
+// its utilisation. A k the tables never measured is interpolated linearly between the nearest
+// measured k (or above the largest scaled by k, holding its utilisation); note records that.
+func gemmCurve(rows []gemmRow, dtype string, n, k int, note func(string)) (func(m float64) float64, error) {
+	ks := map[int64]bool{}
+	for _, r := range rows {
+		if r.Dtype == dtype {
+			ks[r.K] = true
+		}
+	}
+	if ks[int64(k)] {
+		return gemmCurveAtK(rows, dtype, n, k)
+	}
+	var lo, hi int64
+	for x := range ks {
+		if x < int64(k) && x > lo {
+			lo = x
+		} else if x > int64(k) && (hi == 0 || x < hi) {
+			hi = x
+		}
+	}
+	if lo == 0 {
+		return nil, missing("gemm_perf", fmt.Sprintf("%s n=%d k=%d (no measured k at or below it)", dtype, n, k))
+	}
+	a, err := gemmCurveAtK(rows, dtype, n, int(lo))
+	if err != nil {
+		return nil, err
+	}
+	if hi == 0 {
+		r := float64(k) / float64(lo)
+		note(fmt.Sprintf("gemm_perf: %s n=%d k=%d extrapolated from the measured k=%d (× %.3g)", dtype, n, k, lo, r))
+		return func(m float64) float64 { return a(m) * r }, nil
+	}
+	b, err := gemmCurveAtK(rows, dtype, n, int(hi))
+	if err != nil {
+		return nil, err
+	}
+	w := float64(int64(k)-lo) / float64(hi-lo)
+	note(fmt.Sprintf("gemm_perf: %s n=%d k=%d interpolated between the measured k=%d and k=%d", dtype, n, k, lo, hi))
+	return func(m float64) float64 { x := a(m); return x + (b(m)-x)*w }, nil
+}
+
+func gemmCurveAtK(rows []gemmRow, dtype string, n, k int) (func(m float64) float64, error) {
+	byN := map[int64][]point{}
+	for _, r := range rows {
+		if r.Dtype == dtype && r.K == int64(k) {
+			byN[r.N] = append(byN[r.N], point{float64(r.M), msToUS(r.Latency)})
+		}
+	}
+	if pts, ok := byN[int64(n)]; ok {
+		s := newSeries(pts)
+		return func(m float64) float64 { return s.at(m, 1) }, nil
+	}
+	var ns []int64
+	for x := range byN {
+		ns = append(ns, x)
+	}
+	sort.Slice(ns, func(i, j int) bool { return ns[i] < ns[j] })
+	i := sort.Search(len(ns), func(i int) bool { return ns[i] > int64(n) })
+	if i == 0 {
+		return nil, missing("gemm_perf", fmt.Sprintf("%s n=%d k=%d (measured n at this k: %v)", dtype, n, k, ns))
+	}
+	if i == len(ns) {
+		// Above the widest measured n the measured utilisation is held, as on the other axes:
+		// the work (and the weight bytes) grow as n.
+		top := ns[len(ns)-1]
+		s, r := newSeries(byN[top]), float64(n)/float64(top)
+		return func(m float64) float64 { return s.at(m, 1) * r }, nil
+	}
+	lo, hi := newSeries(byN[ns[i-1]]), newSeries(byN[ns[i]])
+	w := float64(int64(n)-ns[i-1]) / float64(ns[i]-ns[i-1])
+	return func(m float64) float64 { a := lo.at(m, 1); return a + (hi.at(m, 1)-a)*w }, nil
+}
+
+// gatePeaks are the FLOP/s an FP32 GEMM runs at under each float32 matmul precision.
+type gatePeaks struct{ fp32, tf32 float64 }
+
+func derive(t *Table, mk MoEKernel, peaks gatePeaks, gemms []gemmRow, moes []moeRow, ctxs, gens []attentionRow,
+	ars []allreduceRow, gemmRel, moeRel, ctxRel, genRel, arRel string) error {
+	s, l := t.LLM, t.Layout
+	note := func(what string) { t.Extrapolated = append(t.Extrapolated, what) }
+	layers := float64(s.Layers)
+	headsPerGPU := s.Heads / l.TP
+	kvPerGPU := max(1, s.KVHeads/l.TP)
+	h := s.Hidden
+
+	qkvN := (headsPerGPU + 2*kvPerGPU) * s.HeadDim
+	qkv, err := gemmCurve(gemms, t.GEMMQuant, qkvN, h, note)
+	if err != nil {
+		return err
+	}
+	proj, err := gemmCurve(gemms, t.GEMMQuant, h, headsPerGPU*s.HeadDim, note)
+	if err != nil {
+		return err
+	}
+	logits, err := gemmCurve(gemms, unquantGEMMDtype, s.Vocab/l.TP, h, note)
+	if err != nil {
+		return err
+	}
+	// The dense MLP (and a MoE model's shared experts) is column- then row-parallel over tp:
+	// one gate_up GEMM of n = 2 × inter / tp and one down GEMM of k = inter / tp.
+	zero := func(float64) float64 { return 0 }
+	mlpCurve := func(inter int) (func(float64) float64, string, error) {
+		if inter == 0 {
+			return zero, "", nil
+		}
+		if inter%l.TP != 0 {
+			return nil, "", fmt.Errorf("intermediate size %d is not divisible by tp %d", inter, l.TP)
+		}
+		up, err := gemmCurve(gemms, t.GEMMQuant, 2*inter/l.TP, h, note)
+		if err != nil {
+			return nil, "", err
+		}
+		down, err := gemmCurve(gemms, t.GEMMQuant, h, inter/l.TP, note)
+		if err != nil {
+			return nil, "", err
+		}
+		return func(m float64) float64 { return up(m) + down(m) },
+			fmt.Sprintf("; MLP gate_up n=%d k=%d, down n=%d k=%d", 2*inter/l.TP, h, h, inter/l.TP), nil
+	}
+	mlp, mlpWords, err := mlpCurve(s.Inter)
+	if err != nil {
+		return err
+	}
+	shared, sharedWords, err := mlpCurve(s.SharedInter)
+	if err != nil {
+		return err
+	}
+
+	moe := zero
+	var moeWords, gateWords string
+	gate := func(float64, float64) float64 { return 0 }
+	if s.MoE() {
+		var moePts []point
+		for _, r := range moes {
+			if r.Kernel == mk.Source && r.Dtype == mk.Quant && r.Hidden == int64(h) && r.Inter == int64(s.ExpertInter) &&
+				r.TopK == int64(s.TopK) && r.Experts == int64(s.Experts) && r.MoETP == int64(l.MoETP) &&
+				r.MoEEP == int64(l.MoEEP) && r.Distribution == moeDistribution {
+				moePts = append(moePts, point{float64(r.Tokens), msToUS(r.Latency)})
+			}
+		}
+		if len(moePts) == 0 {
+			return missing("moe_perf", fmt.Sprintf("%s %s hidden %d inter %d top-%d of %d experts moe_tp %d moe_ep %d %s",
+				mk.Source, mk.Quant, h, s.ExpertInter, s.TopK, s.Experts, l.MoETP, l.MoEEP, moeDistribution))
+		}
+		ms := newSeries(moePts)
+		moe = func(x float64) float64 { return ms.at(x, 1) }
+		moeWords = fmt.Sprintf("%s: %s %s hidden %d inter %d top-%d/%d moe_tp %d moe_ep %d %s",
+			moeRel, mk.Source, mk.Quant, h, s.ExpertInter, s.TopK, s.Experts, l.MoETP, l.MoEEP, moeDistribution)
+		if s.FP32RouterGate && t.TimingReference != ReferenceDynosim {
+			gate = func(x, flops float64) float64 { return fp32GateUS(x, s.Experts, h, flops, t.GPU) }
+			gateWords = fmt.Sprintf("router gate: FP32 GEMM n=%d k=%d on its roofline (float32_matmul_precision highest: FP32 CUDA cores, %.0f TFLOPS; high: TF32 tensor cores, %.0f TFLOPS; mem_bw × mem_bw_empirical_scaling_factor) + mem_empirical_constant_latency, plus the FP32 copy of its input",
+				s.Experts, h, peaks.fp32/1e12, peaks.tf32/1e12)
+		} else {
+			// A replicated BF16 linear layer, whatever the float32 matmul precision (and the
+			// dynosim reference's price of an FP32 gate: AIConfigurator's router_gemm is BF16).
+			g, err := gemmCurve(gemms, unquantGEMMDtype, s.Experts, h, note)
+			if err != nil {
+				return err
+			}
+			gate = func(x, _ float64) float64 { return g(x) }
+			gateWords = fmt.Sprintf("%s: router gate %s GEMM n=%d k=%d", gemmRel, unquantGEMMDtype, s.Experts, h)
+			if s.FP32RouterGate {
+				gateWords = fmt.Sprintf("router gate: %s: %s GEMM n=%d k=%d, as AIConfigurator prices it (either float32_matmul_precision)", gemmRel, unquantGEMMDtype, s.Experts, h)
+			}
+		}
+	}
+
+	// vLLM all-reduces the attention output and the MoE output of every layer across the TP group.
+	// Steps above vLLM's CUDA-graph capture size launch them eagerly (cudagraph.go); the
+	// dynosim reference prices every step with the graph rows, as AIConfigurator does.
+	allreduce := func(float64) float64 { return 0 }
+	var allreduceEagerly func(float64) float64
+	if l.TP > 1 {
+		measured := func(mode string) (series, error) {
+			var pts []point
+			for _, r := range ars {
+				if r.Dtype == allreduceElemType && r.GPUs == int64(l.TP) && r.Mode == mode {
+					pts = append(pts, point{float64(r.Size), msToUS(r.Latency)})
+				}
+			}
+			if len(pts) == 0 {
+				return series{}, missing("custom_allreduce_perf", fmt.Sprintf("%s %d GPUs %s", allreduceElemType, l.TP, mode))
+			}
+			return newSeries(pts), nil
+		}
+		ar, err := measured(allreduceMode)
+		if err != nil {
+			return err
+		}
+		allreduce = func(tokens float64) float64 { return 2 * ar.at(tokens*float64(h), 1) }
+		if t.TimingReference != ReferenceDynosim {
+			are, err := measured(allreduceEager)
+			if err != nil {
+				return err
+			}
+			allreduceEagerly = func(tokens float64) float64 { return 2 * are.at(tokens*float64(h), 1) }
+		}
+	}
+
+	// Memory-bound element-wise work has no table; price it as AIConfigurator does from the
+	// system file: bytes / (bandwidth × empirical scaling) + a constant launch latency.
+	memOp := func(bytes float64) float64 {
+		return bytes/(t.GPU.MemBW*t.GPU.MemBWScaling)*1e6 + t.GPU.MemConstantUS
+	}
+	act := float64(s.ActivationBytes)
+	qBytes := float64(headsPerGPU*s.HeadDim) * act
+	kBytes := float64(kvPerGPU*s.HeadDim) * act
+	elementwise := func(tokens float64) float64 {
+		addNorm := memOp(tokens * float64(4*h) * act) // residual add + RMSNorm: read 2h, write 2h
+		// Around attention, AIConfigurator's op list adds RoPE on q and k, the KV-cache write
+		// and, where the architecture has it, QK-norm (two passes over q and k, each an
+		// element-wise op and a norm), with a 1.1 correction; vLLM runs these kernels in every
+		// step, prefill or decode.
+		q, k := tokens*qBytes, tokens*kBytes
+		aroundAttn := 2*memOp(q+k) + 2*memOp(k)
+		if s.QKNorm {
+			aroundAttn += 2 * (2*memOp(q) + 2*memOp(k))
+		}
+		aroundAttn *= 1.1
+		embed := memOp(tokens * float64(h) * act)
+		return layers*(2*addNorm+aroundAttn) + embed
+	}
+
+	nt := axisNodes(tokenOctaves)
+	t.GEMM = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 {
+		return layers * (qkv(x) + proj(x) + mlp(x) + shared(x))
+	}))}
+	for _, g := range []struct {
+		precision string
+		flops     float64
+	}{{PrecisionHighest, peaks.fp32}, {PrecisionHigh, peaks.tf32}} {
+		t.RouterGate = append(t.RouterGate, RouterGate{Float32MatmulPrecision: g.precision, Grid: Grid{Cols: nt,
+			Values: round(sample(nt, func(x float64) float64 { return layers * gate(x, g.flops) }))}})
+	}
+	t.MoE = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 { return layers * moe(x) }))}
+	t.Collective = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 { return layers * allreduce(x) }))}
+	if allreduceEagerly != nil {
+		t.CollectiveEager = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 { return layers * allreduceEagerly(x) }))}
+	}
+	t.Elementwise = Grid{Cols: nt, Values: round(sample(nt, elementwise))}
+	ns := axisNodes(seqOctaves)
+	t.Logits = Grid{Cols: ns, Values: round(sample(ns, logits))}
+
+	// Attention runs in BF16 whatever the KV-cache dtype (vLLM dequantises an FP8 cache in the
+	// kernel), so each KV dtype has its own measured rows with attn_dtype bfloat16.
+	attnAt := func(rows []attentionRow, kvDtype string, stepIsContext bool, heads, window int) surfaceSeries {
+		pts := map[float64][]point{}
+		for _, r := range rows {
+			if r.Heads == int64(heads) && r.KVHeads == int64(kvPerGPU) && r.HeadDim == int64(s.HeadDim) &&
+				r.Beam == 1 && r.Window == int64(window) && r.AttnDtype == attentionDtype && r.KVDtype == kvDtype {
+				length := r.ISL
+				if !stepIsContext {
+					length = r.ISL + r.Step // generation rows: context = prompt + generated so far
+				}
+				pts[float64(r.Batch)] = append(pts[float64(r.Batch)], point{float64(length), msToUS(r.Latency)})
+			}
+		}
+		return newSurfaceSeries(pts)
+	}
+	// attn prices the layer's attention at its query heads per GPU. A head count the tables
+	// never measured (with this many KV heads) is interpolated linearly between the nearest
+	// measured counts, or above the largest scaled by heads (the work per head is the same);
+	// either is stated in t.Extrapolated.
+	attn := func(rows []attentionRow, table, kvDtype string, stepIsContext bool, window int) (func(b, n, pow float64) float64, error) {
+		at := func(heads int) surfaceSeries { return attnAt(rows, kvDtype, stepIsContext, heads, window) }
+		if exact := at(headsPerGPU); len(exact.rows) > 0 {
+			return exact.at, nil
+		}
+		lo, hi := 0, 0
+		for _, r := range rows {
+			if r.KVHeads == int64(kvPerGPU) && r.HeadDim == int64(s.HeadDim) && r.AttnDtype == attentionDtype && r.KVDtype == kvDtype && r.Window == int64(window) {
+				if n := int(r.Heads); n < headsPerGPU && n > lo {
+					lo = n
+				} else if n > headsPerGPU && (hi == 0 || n < hi) {
+					hi = n
+				}
+			}
+		}
+		what := fmt.Sprintf("%d heads, %d KV heads, head_dim %d, %s attention, %s KV cache", headsPerGPU, kvPerGPU, s.HeadDim, attentionDtype, kvDtype)
+		if window > 0 {
+			what += fmt.Sprintf(", window %d", window)
+		}
+		switch {
+		case lo > 0 && hi > 0:
+			a, b := at(lo), at(hi)
+			w := float64(headsPerGPU-lo) / float64(hi-lo)
+			note(fmt.Sprintf("%s: %s interpolated between the measured %d and %d heads", table, what, lo, hi))
+			return func(x, n, pow float64) float64 { u := a.at(x, n, pow); return u + (b.at(x, n, pow)-u)*w }, nil
+		case lo > 0:
+			a, r := at(lo), float64(headsPerGPU)/float64(lo)
+			note(fmt.Sprintf("%s: %s extrapolated from the measured %d heads (× %g)", table, what, lo, r))
+			return func(x, n, pow float64) float64 { return a.at(x, n, pow) * r }, nil
+		}
+		return nil, missing(table, what)
+	}
+	cr, cc := axisNodes(chunkOctaves), axisNodes(equivLenOctaves)
+	dr, dc := axisNodes(decodeOctaves), axisNodes(decodeCtxOctaves)
+	for _, kv := range []struct{ dtype, aic string }{{KVBF16, attentionDtype}, {KVFP8, "fp8"}} {
+		// Full-attention layers, plus the sliding-window layers from the rows measured with
+		// that window (each layer one call).
+		full, sliding := layers-float64(s.SlidingLayers), float64(s.SlidingLayers)
+		ctxFull, err := attn(ctxs, "context_attention_perf", kv.aic, true, 0)
+		if err != nil {
+			return err
+		}
+		genFull, err := attn(gens, "generation_attention_perf", kv.aic, false, 0)
+		if err != nil {
+			return err
+		}
+		ctx, gen := ctxFull, genFull
+		if s.SlidingLayers > 0 {
+			ctxWin, err := attn(ctxs, "context_attention_perf", kv.aic, true, s.SlidingWindow)
+			if err != nil {
+				return err
+			}
+			genWin, err := attn(gens, "generation_attention_perf", kv.aic, false, s.SlidingWindow)
+			if err != nil {
+				return err
+			}
+			ctx = func(b, n, pow float64) float64 { return (full*ctxFull(b, n, pow) + sliding*ctxWin(b, n, pow)) / layers }
+			gen = func(b, n, pow float64) float64 { return (full*genFull(b, n, pow) + sliding*genWin(b, n, pow)) / layers }
+		}
+		t.Attention = append(t.Attention, Attention{
+			KVCacheDtype: kv.dtype,
+			Context: Grid{Rows: cr, Cols: cc, Values: round(sample2(cr, cc, func(b, n float64) float64 {
+				return layers * ctx(b, n, 2)
+			}))},
+			Decode: Grid{Rows: dr, Cols: dc, Values: round(sample2(dr, dc, func(b, n float64) float64 {
+				return layers * gen(b, n, 1)
+			}))},
+		})
+	}
+	// An FP8 cache moves half the bytes of a BF16 one through the same kernels, so it is never
+	// slower; where its measured point lies above the BF16 one (up to 20 % at a few short,
+	// launch-bound shapes) that is measurement noise, levelled to the BF16 price.
+	bf16, fp8 := &t.Attention[0], &t.Attention[1]
+	for _, g := range []struct{ lo, hi []float64 }{{fp8.Context.Values, bf16.Context.Values}, {fp8.Decode.Values, bf16.Decode.Values}} {
+		for i := range g.lo {
+			g.lo[i] = min(g.lo[i], g.hi[i])
+		}
+	}
+	sort.Slice(t.Attention, func(i, j int) bool { return t.Attention[i].KVCacheDtype < t.Attention[j].KVCacheDtype })
+
+	t.Kernels = []string{
+		fmt.Sprintf("%s: %s GEMM qkv n=%d k=%d, proj n=%d k=%d%s%s; %s logits n=%d k=%d (n interpolated)",
+			gemmRel, t.GEMMQuant, qkvN, h, h, headsPerGPU*s.HeadDim, mlpWords, strings.Replace(sharedWords, "MLP", "shared experts", 1),
+			unquantGEMMDtype, s.Vocab/l.TP, h),
+	}
+	if s.MoE() {
+		t.Kernels = append(t.Kernels, gateWords, moeWords)
+	}
+	qkNorm := ""
+	if s.QKNorm {
+		qkNorm = " QK-norm,"
+	}
+	t.Kernels = append(t.Kernels,
+		fmt.Sprintf("%s, %s: %d heads / %d KV heads per GPU, head_dim %d, %s attention; KV cache %s (kv_cache_dtype %s) and fp8 (kv_cache_dtype %s, levelled to at most the %s price)",
+			ctxRel, genRel, headsPerGPU, kvPerGPU, s.HeadDim, attentionDtype, attentionDtype, KVBF16, KVFP8, attentionDtype),
+	)
+	if l.TP > 1 {
+		mode := allreduceMode
+		if allreduceEagerly != nil {
+			mode += " (" + allreduceEager + " above the CUDA-graph capture size)"
+		}
+		t.Kernels = append(t.Kernels, fmt.Sprintf("%s: %s %s all-reduce over %d GPUs, 2 per layer of tokens×%d elements", arRel, mode, allreduceElemType, l.TP, h))
+	}
+	t.Kernels = append(t.Kernels,
+		fmt.Sprintf("element-wise (2 add+RMSNorm,%s RoPE, KV write per layer; embedding): bytes / (mem_bw × mem_bw_empirical_scaling_factor) + mem_empirical_constant_latency", qkNorm),
+	)
+	return nil
+}
+
+// fp32GateUS prices one layer's MoE router gate at a step of tokens. vLLM's MiniMax-M2 gate is
+// a replicated FP32 linear layer fed an FP32 copy of the hidden state (models/minimax_m2.py:
+// params_dtype float32, hidden_states.to(float32)); FP32 matmuls run on CUDA cores unless TF32
+// is enabled, which the measured runs did not do. No operator table measures it, so it is
+// priced on its roofline: FLOPs at the FP32 peak or bytes at the effective bandwidth, whichever
+// is longer, plus a launch. The cast is element-wise work torch.compile fuses into the RMSNorm
+// before it, so it adds only its FP32 write.
+func fp32GateUS(tokens float64, experts, hidden int, fp32FLOPS float64, g GPUSpec) float64 {
+	bw := g.MemBW * g.MemBWScaling / 1e6 // bytes per µs
+	e, h := float64(experts), float64(hidden)
+	flops := 2 * tokens * e * h
+	bytes := 4 * (e*h + tokens*h + tokens*e)
+	return max(flops/fp32FLOPS*1e6, bytes/bw) + g.MemConstantUS + 4*tokens*h/bw
+}
