@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -70,7 +71,7 @@ func newModelListCmd() *cobra.Command {
 			fmt.Fprintf(&b, "%-34s %-9s %-9s %-12s %-7s %s\n", "model_name", "hardware", "precision", "architecture", "vllm", "layouts (tp-moe_tp-moe_ep)")
 			type key struct{ model, sku, quant, arch, version string }
 			var order []key
-			layouts := map[key][]string{}
+			layouts, dynosim := map[key][]string{}, map[key][]string{}
 			for _, t := range ts {
 				q := t.Quantization
 				if q == "" {
@@ -81,15 +82,29 @@ func newModelListCmd() *cobra.Command {
 					arch += " MoE"
 				}
 				k := key{t.Model, t.HardwareSKU, q, arch, t.BackendVersion}
+				layout := fmt.Sprintf("%d-%d-%d", t.Layout.TP, t.Layout.MoETP, t.Layout.MoEEP)
+				if t.TimingReference == model.ReferenceDynosim {
+					dynosim[k] = append(dynosim[k], layout)
+					continue
+				}
 				if _, ok := layouts[k]; !ok {
 					order = append(order, k)
 				}
-				layouts[k] = append(layouts[k], fmt.Sprintf("%d-%d-%d", t.Layout.TP, t.Layout.MoETP, t.Layout.MoEEP))
+				layouts[k] = append(layouts[k], layout)
+			}
+			// A layout priced for the dynosim reference too is marked once, not listed twice.
+			for k, ls := range layouts {
+				for i, l := range ls {
+					if slices.Contains(dynosim[k], l) {
+						ls[i] = l + "+d"
+					}
+				}
 			}
 			for _, k := range order {
 				fmt.Fprintf(&b, "%-34s %-9s %-9s %-12s %-7s %s\n", k.model, k.sku, k.quant, k.arch, k.version, strings.Join(layouts[k], " "))
 			}
 			b.WriteString("\n* the checkpoint's own precision (search_space.quantization unset); others are set with search_space.quantization\n")
+			b.WriteString("+d also priced for timing_reference dynosim (Dynamo's mocker with AIConfigurator's kernel choice)\n")
 			_, err = io.WriteString(cmd.OutOrStdout(), b.String())
 			return err
 		},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -111,5 +112,42 @@ func TestModelInfoAndValidateTimingFlags(t *testing.T) {
 	}
 	if _, _, err := runCmd(t, newModelValidateCmd(), "--silicon", path, "--timing-reference", "mocker"); err == nil || !strings.Contains(err.Error(), "timing_reference") {
 		t.Fatalf("--timing-reference mocker: %v", err)
+	}
+}
+
+// model list gives each (model, GPU, precision) its layouts once; a layout the dynosim
+// reference prices too is marked, not listed a second time.
+func TestModelListLayoutsOnce(t *testing.T) {
+	out, _, err := runCmd(t, newModelListCmd())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seed string
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) > 6 && f[0] == "MiniMaxAI/MiniMax-M2.5" && f[1] == "b200_sxm" && f[2] == "fp8_block*" {
+			if seed != "" {
+				t.Fatalf("two lines for MiniMax-M2.5 fp8 on B200:\n%s\n%s", seed, line)
+			}
+			seed = line
+			layouts := f[6:]
+			seen := map[string]bool{}
+			for _, l := range layouts {
+				base := strings.TrimSuffix(l, "+d")
+				if seen[base] {
+					t.Errorf("layout %s listed twice: %s", base, line)
+				}
+				seen[base] = true
+			}
+			if !slices.Contains(layouts, "4-1-4+d") {
+				t.Errorf("the seed layout 4-1-4 is not marked as priced for dynosim too: %s", line)
+			}
+		}
+	}
+	if seed == "" {
+		t.Fatalf("no MiniMax-M2.5 fp8 line on B200 in:\n%s", out)
+	}
+	if !strings.Contains(out, "+d also priced for timing_reference dynosim") {
+		t.Error("the +d mark is not explained")
 	}
 }
