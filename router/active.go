@@ -1,7 +1,5 @@
 package router
 
-import "math/bits"
-
 // Active blocks: the prompt blocks of requests in flight, per worker, kept per trace block
 // like the prefix-cache index (cached.go). A request holds a whole prefix of its prompt,
 // so the sub-blocks of a trace block active on a worker are always its first few, and a
@@ -120,50 +118,17 @@ func (r *Router) newRecord(key uint64) uint32 {
 	return uint32(len(r.activeKey) - 1)
 }
 
-// scanActive walks hashes one trace block at a time and fills r.newBlocks: per worker, the
-// request's blocks not already active there, which is the blocks past w's active prefix
-// (active blocks are prefix-closed). The walk stops when no worker matches any more.
+// scanActive fills r.activePrefix: per worker, how many of the request's leading blocks are
+// already active there (active blocks are prefix-closed, so the rest are new to it).
 func (r *Router) scanActive(hashes []uint64) {
-	live := r.liveActive
-	copy(live, r.all)
-	n, g := len(hashes), r.g
-	base, any := 0, true
-	for ; base < n && any; base += g {
-		k := r.active.find(hashes[base])
-		if k < 0 {
-			break
-		}
-		present, whole := r.active.mask(k), r.active.second(k)
-		rec := r.active.aux[k]
-		nk := min(g, n-base)
-		any = false
-		for j := range live {
-			wb := j << 6
-			for lost := live[j] &^ present[j]; lost != 0; lost &= lost - 1 {
-				r.newBlocks[wb+bits.TrailingZeros64(lost)] = n - base
-			}
-			keep := live[j] & present[j]
-			// Workers with only part of the trace block active: their active prefix may end in it.
-			for part := keep &^ whole[j]; part != 0; part &= part - 1 {
-				w := wb + bits.TrailingZeros64(part)
-				a, c := 0, r.counts(rec, w)
-				for a < nk && c[a] != 0 {
-					a++
-				}
-				if a < nk {
-					r.newBlocks[w] = n - base - a
-					keep &^= 1 << (w & 63)
-				}
-			}
-			live[j] = keep
-			any = any || keep != 0
-		}
+	r.scanPrefix(r.active, r.liveActive, hashes, r.activePrefix, r.activeSubs)
+}
+
+// activeSubs is how many of trace block rec's first nk sub-blocks lead w's active prefix.
+func (r *Router) activeSubs(rec uint32, w, nk int) int {
+	a, c := 0, r.counts(rec, w)
+	for a < nk && c[a] != 0 {
+		a++
 	}
-	end := min(base, n)
-	for j := range live {
-		wb := j << 6
-		for m := live[j]; m != 0; m &= m - 1 {
-			r.newBlocks[wb+bits.TrailingZeros64(m)] = n - end
-		}
-	}
+	return a
 }

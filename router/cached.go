@@ -142,34 +142,48 @@ func (r *Router) remove(ev *KVEvent, i, j int) {
 	}
 }
 
-// scanCached walks hashes one trace block at a time and fills r.overlap: each worker's
-// count of leading engine blocks in its prefix cache. The walk stops when no worker
-// matches any more.
+// scanCached fills r.overlap: each worker's count of leading engine blocks in its prefix
+// cache.
 func (r *Router) scanCached(hashes []uint64) {
-	live := r.liveCached
+	r.scanPrefix(r.cached, r.liveCached, hashes, r.overlap, r.cachedLead)
+}
+
+// cachedLead is how many of trace block rec's first nk sub-blocks lead w's cached prefix.
+func (r *Router) cachedLead(rec uint32, w, nk int) int {
+	need := uint32(1)<<nk - 1
+	if m := r.cachedSubs(rec, w); m&need != need {
+		return bits.TrailingZeros32(^m)
+	}
+	return nk
+}
+
+// scanPrefix walks hashes one trace block at a time through t and sets prefix[w] to the
+// number of the request's leading engine blocks each worker holds there. A worker that holds
+// only part of a trace block (t's second mask lacks it) is asked lead for how far its
+// prefix reaches into it. The walk stops when no worker matches any more; live is scratch.
+func (r *Router) scanPrefix(t *maskTable, live []uint64, hashes []uint64, prefix []int, lead func(rec uint32, w, nk int) int) {
 	copy(live, r.all)
 	n, g := len(hashes), r.g
 	base, any := 0, true
 	for ; base < n && any; base += g {
-		k := r.cached.find(hashes[base])
+		k := t.find(hashes[base])
 		if k < 0 {
 			break
 		}
-		present, whole := r.cached.mask(k), r.cached.second(k)
-		rec := r.cached.aux[k]
-		need := uint32(1)<<min(g, n-base) - 1 // the request's sub-blocks of this trace block
+		present, whole := t.mask(k), t.second(k)
+		rec := t.aux[k]
+		nk := min(g, n-base)
 		any = false
 		for j := range live {
 			wb := j << 6
 			for lost := live[j] &^ present[j]; lost != 0; lost &= lost - 1 {
-				r.overlap[wb+bits.TrailingZeros64(lost)] = base
+				prefix[wb+bits.TrailingZeros64(lost)] = base
 			}
 			keep := live[j] & present[j]
-			// Workers holding only part of the trace block: their cached prefix may end in it.
 			for part := keep &^ whole[j]; part != 0; part &= part - 1 {
 				w := wb + bits.TrailingZeros64(part)
-				if m := r.cachedSubs(rec, w); m&need != need {
-					r.overlap[w] = base + bits.TrailingZeros32(^m)
+				if a := lead(rec, w, nk); a < nk {
+					prefix[w] = base + a
 					keep &^= 1 << (w & 63)
 				}
 			}
@@ -181,7 +195,7 @@ func (r *Router) scanCached(hashes []uint64) {
 	for j := range live {
 		wb := j << 6
 		for m := live[j]; m != 0; m &= m - 1 {
-			r.overlap[wb+bits.TrailingZeros64(m)] = end
+			prefix[wb+bits.TrailingZeros64(m)] = end
 		}
 	}
 }

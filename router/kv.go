@@ -18,13 +18,14 @@ type kvPolicy struct{}
 func (kvPolicy) choose(r *Router, req *Request) int {
 	c := r.cfg
 	bs := float64(c.BlockSize)
+	blocks := len(req.BlockHashes)
 	for w := range r.workers {
 		l := &r.load[w]
 		prefill := float64(l.PrefillTokens+int64(req.InputLength))/bs - c.OverlapScoreCredit*float64(r.overlap[w])
 		if prefill < 0 {
 			prefill = 0
 		}
-		r.cost[w] = c.PrefillLoadScale*prefill + float64(l.ActiveBlocks+r.newBlocks[w])
+		r.cost[w] = c.PrefillLoadScale*prefill + float64(l.ActiveBlocks+blocks-r.activePrefix[w])
 	}
 	if c.Temperature == 0 {
 		return argminRandomTie(r, r.cost)

@@ -6,7 +6,7 @@ import (
 )
 
 // policy chooses a worker for a request. Route has already filled r.overlap and
-// r.newBlocks for the request; the policy only reads the router's state, except for
+// r.activePrefix for the request; the policy only reads the router's state, except for
 // drawing from r.rng and its own fields.
 type policy interface {
 	choose(r *Router, req *Request) int

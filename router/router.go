@@ -93,9 +93,9 @@ type Router struct {
 	all, liveCached, liveActive, none []uint64
 
 	// Per-request scratch, filled by scan before the policy chooses.
-	overlap   []int     // cached prefix blocks per worker
-	newBlocks []int     // request blocks not yet active on the worker
-	cost      []float64 // policy scratch
+	overlap      []int     // cached prefix blocks per worker
+	activePrefix []int     // the request's leading blocks already active on the worker
+	cost         []float64 // policy scratch
 }
 
 // booking is what Route recorded about a request, so FirstToken and Finished can undo it.
@@ -134,23 +134,23 @@ func NewGrouped(cfg Config, workers, subBlocks int, seed uint64) (*Router, error
 		all[w>>6] |= 1 << (w & 63)
 	}
 	r := &Router{
-		cfg:        cfg,
-		workers:    workers,
-		policy:     def.build(),
-		rng:        rand.New(rand.NewPCG(seed, 0x726f75746572)), // "router"
-		g:          subBlocks,
-		wholeSubs:  uint32(1)<<subBlocks - 1,
-		cached:     newMaskTable(1<<13, words, true, true),
-		active:     newMaskTable(1<<12, words, true, true),
-		load:       make([]WorkerLoad, workers),
-		booked:     make(map[int64]booking, 1024),
-		all:        all,
-		liveCached: make([]uint64, words),
-		liveActive: make([]uint64, words),
-		none:       make([]uint64, words),
-		overlap:    make([]int, workers),
-		newBlocks:  make([]int, workers),
-		cost:       make([]float64, workers),
+		cfg:          cfg,
+		workers:      workers,
+		policy:       def.build(),
+		rng:          rand.New(rand.NewPCG(seed, 0x726f75746572)), // "router"
+		g:            subBlocks,
+		wholeSubs:    uint32(1)<<subBlocks - 1,
+		cached:       newMaskTable(1<<13, words, true, true),
+		active:       newMaskTable(1<<12, words, true, true),
+		load:         make([]WorkerLoad, workers),
+		booked:       make(map[int64]booking, 1024),
+		all:          all,
+		liveCached:   make([]uint64, words),
+		liveActive:   make([]uint64, words),
+		none:         make([]uint64, words),
+		overlap:      make([]int, workers),
+		activePrefix: make([]int, workers),
+		cost:         make([]float64, workers),
 	}
 	if words > 1 {
 		r.refCounts = newMaskTable(1<<14, 1, false, false)
@@ -250,8 +250,8 @@ func (r *Router) Overlaps(hashes []uint64, out []int) {
 	copy(out, r.overlap)
 }
 
-// scan fills r.overlap (cached prefix per worker, scanCached) and r.newBlocks (blocks not
-// already active per worker, scanActive).
+// scan fills r.overlap (cached prefix per worker, scanCached) and r.activePrefix (active
+// prefix per worker, scanActive).
 func (r *Router) scan(hashes []uint64) {
 	r.scanCached(hashes)
 	r.scanActive(hashes)
