@@ -89,7 +89,7 @@ func checkYAMLShape(data []byte, name string) error {
 			dashes = 0
 		case '-':
 			// "key: - - x" nests sequences inside a line too.
-			if (i+1 == len(data) || data[i+1] == ' ' || data[i+1] == '\n') && (data[i-1] == ' ' || data[i-1] == '\t') {
+			if (i+1 == len(data) || data[i+1] == ' ' || data[i+1] == '\n') && i > 0 && (data[i-1] == ' ' || data[i-1] == '\t') {
 				if dashes++; len(indents)+flow+dashes > MaxYAMLDepth {
 					return tooDeep()
 				}
