@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
 
 	"github.com/routerlab/routerlab/config"
@@ -61,6 +62,11 @@ func Run(ctx context.Context, f *config.File, sim Simulator, opt Options) (res *
 	}
 	if err := sim.CheckRequests(ns...); err != nil {
 		return nil, err
+	}
+	if n := min(f.Sweep.ParallelEvals, runtime.GOMAXPROCS(0)); opt.spec == nil && n > 1 && f.Validate.Enabled && opt.remote == nil {
+		// Speculation only fills idle cores: one core has none to fill.
+		opt.spec = newSpeculator(ctx, sim, n)
+		defer opt.spec.stop()
 	}
 	s, err := RunSearch(ctx, f, sim, opt)
 	if err != nil {

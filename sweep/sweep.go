@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/routerlab/routerlab/config"
@@ -56,6 +57,7 @@ type Options struct {
 
 	record *progressFile // progress.json of Out, set by Run
 	remote Remote        // the simulator when its runs are remote, set by Run, RunSearch, Validate
+	spec   *speculator   // the slot pool with speculative validation replays, set by Run
 }
 
 // withRemote notes whether sim's runs are remote, so that events carry its status.
@@ -198,6 +200,9 @@ func RunSearch(ctx context.Context, f *config.File, sim Simulator, opt Options) 
 			done[picks[i]] = true
 			obs = append(obs, observation{cand: picks[i], score: obj.Score(e.Metrics)})
 		}
+		if opt.spec != nil && f.Validate.Enabled {
+			opt.spec.wantDuringSearch(s, sim)
+		}
 		if led != nil {
 			// Put the ledger in evaluation order (appends arrive in completion order), keeping
 			// resumed evaluations of later rounds for their turn.
@@ -216,12 +221,19 @@ func RunSearch(ctx context.Context, f *config.File, sim Simulator, opt Options) 
 	default:
 		s.Stop, s.Reason = fmt.Sprintf("budget: %d rounds × %d candidates", s.Rounds, f.Sweep.CandidatesPerRound), StopBudget
 	}
+	s.Best = s.bestSoFar()
+	return s, nil
+}
+
+// bestSoFar is the index of the best evaluation so far (the first of equals).
+func (s *Search) bestSoFar() int {
+	best := 0
 	for i := range s.Evaluations {
-		if obj.Better(s.Evaluations[i].Metrics, s.Evaluations[s.Best].Metrics) {
-			s.Best = i
+		if s.Objective.Better(s.Evaluations[i].Metrics, s.Evaluations[best].Metrics) {
+			best = i
 		}
 	}
-	return s, nil
+	return best
 }
 
 // rounds is the round budget: max_rounds, except that a grid search always covers the whole
@@ -328,7 +340,7 @@ func (s *Search) evaluateRound(ctx context.Context, sim Simulator, round int, pi
 		seedIdx[j] = slices.Index(evals[owner[j]].Seeds, jobs[j].cfg.Seed)
 	}
 	var mu sync.Mutex
-	err := runAll(ctx, sim, f.Sweep.ParallelEvals, jobs, func(j int, rep *engine.Report, wall time.Duration) error {
+	err := runAll(ctx, sim, f.Sweep.ParallelEvals, jobs, opt.spec, func(j int, rep *engine.Report, wall time.Duration) error {
 		mu.Lock()
 		i := owner[j]
 		e := &evals[i]
@@ -382,9 +394,17 @@ type runJob struct {
 // is single-threaded and CPU-bound, so more at once only adds memory and cache pressure (a
 // Remote simulator's Slots bound it instead). It calls done(j, report, wall time) as each
 // finishes; the first error cancels the rest.
-func runAll(ctx context.Context, sim Simulator, parallel int, jobs []runJob, done func(int, *engine.Report, time.Duration) error) error {
+//
+// With a speculator g, each simulation takes one of g's slots, and a job whose replay g ran
+// speculatively takes that replay's report instead of simulating again.
+func runAll(ctx context.Context, sim Simulator, parallel int, jobs []runJob, g *speculator, done func(int, *engine.Report, time.Duration) error) error {
 	if len(jobs) == 0 {
 		return nil
+	}
+	var started atomic.Int64
+	if g != nil {
+		g.enqueue(len(jobs))
+		defer func() { g.enqueue(int(started.Load()) - len(jobs)) }()
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -404,8 +424,9 @@ func runAll(ctx context.Context, sim Simulator, parallel int, jobs []runJob, don
 		go func() {
 			defer wg.Done()
 			for j := range next {
+				started.Add(1)
 				start := time.Now()
-				rep, err := sim.Run(ctx, jobs[j].cfg, jobs[j].requests)
+				rep, err := run(ctx, sim, jobs[j], g)
 				if err == nil {
 					err = done(j, rep, time.Since(start))
 				}
@@ -429,4 +450,18 @@ feed:
 		firstErr = ctx.Err()
 	}
 	return firstErr
+}
+
+// run runs one job of runAll: on a slot of g, or as g's speculative replay of it.
+func run(ctx context.Context, sim Simulator, j runJob, g *speculator) (*engine.Report, error) {
+	if g == nil {
+		return sim.Run(ctx, j.cfg, j.requests)
+	}
+	if rep, ok, err := g.result(ctx, j); ok {
+		g.enqueue(-1)
+		return rep, err
+	}
+	g.acquire()
+	defer g.release()
+	return sim.Run(ctx, j.cfg, j.requests)
 }

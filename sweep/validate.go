@@ -90,34 +90,16 @@ const (
 func Validate(ctx context.Context, s *Search, sim Simulator, opt Options) (*Validation, error) {
 	opt = opt.withRemote(sim)
 	f := s.File
-	best := s.BestEvaluation()
-	bestIdx, _ := s.Space.Index(best.Key)
-	base, err := sim.EngineConfig(s.Space.Candidates[bestIdx].Point)
+	names, configs, jobs, err := validationPlan(s, s.BestEvaluation(), sim)
 	if err != nil {
 		return nil, err
 	}
-	base.Seed = f.Workload.Seed
-	base.RecordRequests = true
-	// Snapshot interval from the winner's search run, scaled to the validation requests
-	// (snapshots do not change a result; they only record the fleet).
-	if sr := best.Runs[0]; sr.RequestsCompleted > 0 {
-		n := f.Validate.Requests
-		if v, ok := s.Experiment.Get("workload.trace_requests"); ok && n == 0 {
-			n, _ = strconv.Atoi(v)
-		}
-		est := sr.DurationMS * 1000 * float64(max(n, sr.RequestsCompleted)) / float64(sr.RequestsCompleted)
-		base.SnapshotEveryUS = max(100_000, int64(est/snapshotsPerRun))
+	if opt.spec != nil {
+		// The replays not yet speculated start on the free slots now; the saturation
+		// phase's short runs take the first slot one of them frees (three runs on two
+		// cores end at the same time in either order).
+		opt.spec.want(jobs)
 	}
-	rr, def := base, base
-	rr.Router.Mode = router.ModeRoundRobin
-	def.Router.Mode, def.Router.OverlapScoreCredit, def.Router.PrefillLoadScale, def.Router.Temperature = router.ModeKV, 1, 1, 0
-	names := []string{RoundRobin, DefaultKV, Best}
-	configs := []map[string]string{
-		{config.KeyRouterMode: string(router.ModeRoundRobin)},
-		{config.KeyRouterMode: string(router.ModeKV), config.KeyOverlapScoreCredit: "1.0", config.KeyPrefillLoadScale: "1.0", config.KeyRouterTemperature: "0.0"},
-		best.Config,
-	}
-	jobs := []runJob{{cfg: rr, requests: f.Validate.Requests}, {cfg: def, requests: f.Validate.Requests}, {cfg: base, requests: f.Validate.Requests}}
 	sat, satJobs, satOwner, err := saturationPlan(s, sim)
 	if err != nil {
 		return nil, err
@@ -166,25 +148,71 @@ func Validate(ctx context.Context, s *Search, sim Simulator, opt Options) (*Vali
 	if !slices.Equal(bestIDs, defIDs) {
 		return nil, fmt.Errorf("sweep: best and default_kv completed different requests (%d and %d); cannot pair them", len(bestIDs), len(defIDs))
 	}
-	v.Paired, err = PairedBootstrap(bestE2E, defE2E, f.Sweep.Seed)
-	if err != nil {
-		return nil, err
-	}
 	// The runs' mean e2e intervals resample the same requests together: one index stream for
-	// all three, a third of the cost of three.
+	// all three, a third of the cost of three. The paired interval has its own stream, so
+	// the two bootstraps run at once (each is as it would be alone).
 	e2e := make([][]float64, len(reports))
 	for j, rep := range reports {
 		for _, r := range rep.Requests {
 			e2e[j] = append(e2e[j], r.E2EMS)
 		}
 	}
-	if ivs := bootstrapMeans(e2e, f.Sweep.Seed+1); ivs != nil {
+	paired := make(chan error, 1)
+	go func() {
+		var err error
+		v.Paired, err = PairedBootstrap(bestE2E, defE2E, f.Sweep.Seed)
+		paired <- err
+	}()
+	ivs := bootstrapMeans(e2e, f.Sweep.Seed+1)
+	if err := <-paired; err != nil {
+		return nil, err
+	}
+	if ivs != nil {
 		for j := range v.Runs {
 			v.Runs[j].MeanE2E = &ivs[j]
 		}
 	}
 	v.Reports = reports
 	return v, nil
+}
+
+// validationPlan is the validation phase's replays with best as the winner: their names,
+// search-dimension values and jobs (round_robin, default_kv, best).
+func validationPlan(s *Search, best *Evaluation, sim Simulator) ([]string, []map[string]string, []runJob, error) {
+	f := s.File
+	bestIdx, _ := s.Space.Index(best.Key)
+	base, err := sim.EngineConfig(s.Space.Candidates[bestIdx].Point)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	base.Seed = f.Workload.Seed
+	base.RecordRequests = true
+	// Snapshot interval from the first search run, scaled to the validation requests
+	// (snapshots do not change a result; they only record the fleet). The first run, not the
+	// winner's, so that the interval is known before the winner is and the replays can start
+	// early (speculate.go).
+	if sr := s.Evaluations[0].Runs[0]; sr.RequestsCompleted > 0 {
+		n := f.Validate.Requests
+		if v, ok := s.Experiment.Get("workload.trace_requests"); ok && n == 0 {
+			n, _ = strconv.Atoi(v)
+		}
+		est := sr.DurationMS * 1000 * float64(max(n, sr.RequestsCompleted)) / float64(sr.RequestsCompleted)
+		base.SnapshotEveryUS = max(100_000, int64(est/snapshotsPerRun))
+	}
+	def := base
+	def.Router.Mode, def.Router.OverlapScoreCredit, def.Router.PrefillLoadScale, def.Router.Temperature = router.ModeKV, 1, 1, 0
+	// Round-robin ignores the KV router's knobs; leaving them at default_kv's makes its
+	// replay the same job whatever the winner's knobs are.
+	rr := def
+	rr.Router.Mode = router.ModeRoundRobin
+	names := []string{RoundRobin, DefaultKV, Best}
+	configs := []map[string]string{
+		{config.KeyRouterMode: string(router.ModeRoundRobin)},
+		{config.KeyRouterMode: string(router.ModeKV), config.KeyOverlapScoreCredit: "1.0", config.KeyPrefillLoadScale: "1.0", config.KeyRouterTemperature: "0.0"},
+		best.Config,
+	}
+	jobs := []runJob{{cfg: rr, requests: f.Validate.Requests}, {cfg: def, requests: f.Validate.Requests}, {cfg: base, requests: f.Validate.Requests}}
+	return names, configs, jobs, nil
 }
 
 // runPhase runs the jobs of a phase after the search, announcing the phase and reporting each
@@ -200,7 +228,7 @@ func (s *Search) runPhase(ctx context.Context, sim Simulator, phase Phase, jobs 
 		return err
 	}
 	var mu sync.Mutex
-	return runAll(ctx, sim, s.File.Sweep.ParallelEvals, jobs, func(j int, rep *engine.Report, _ time.Duration) error {
+	return runAll(ctx, sim, s.File.Sweep.ParallelEvals, jobs, opt.spec, func(j int, rep *engine.Report, _ time.Duration) error {
 		mu.Lock()
 		key, cfg := record(j, rep)
 		m := metricsOf(rep.Summary)

@@ -1,0 +1,78 @@
+package sweep
+
+import (
+	"context"
+	"testing"
+
+	"github.com/routerlab/routerlab/router"
+)
+
+// TestSpeculationStartsDuringSearch: on two slots the search's round ends start round_robin's
+// validation replay (default_kv's and the best's are left for the validation phase, one per
+// slot), and it is the replay Validate will ask for.
+func TestSpeculationStartsDuringSearch(t *testing.T) {
+	f := seedFile(t, "sweep.seed=5")
+	sim := newFakeSim(f)
+	g := newSpeculator(context.Background(), sim, 2)
+	s, err := RunSearch(context.Background(), f, sim, Options{spec: g})
+	g.stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Evaluations) < 2*f.Sweep.CandidatesPerRound {
+		t.Fatalf("%d evaluations: want at least two rounds for the test to mean something", len(s.Evaluations))
+	}
+	_, _, jobs, err := validationPlan(s, s.BestEvaluation(), sim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.runs) != 1 || g.runs[0].job != jobs[0] || jobs[0].cfg.Router.Mode != router.ModeRoundRobin {
+		t.Fatalf("speculated %d replays during the search, want exactly round_robin's validation replay", len(g.runs))
+	}
+}
+
+// TestSpeculativeSweepIsTheSerialOne: a sweep that validates speculatively writes exactly what
+// a sweep on one slot writes, and simulates each distinct validation replay once.
+func TestSpeculativeSweepIsTheSerialOne(t *testing.T) {
+	var outs []map[string]string
+	var sims []*fakeSim
+	for _, slots := range []int{1, 2} {
+		f := seedFile(t, "sweep.seed=5", "sweep.parallel_evals=1")
+		sim := newFakeSim(f)
+		opt := Options{Out: t.TempDir()}
+		if slots > 1 {
+			opt.spec = newSpeculator(context.Background(), sim, slots)
+		}
+		if _, err := Run(context.Background(), f, sim, opt); err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, readOut(t, opt.Out))
+		sims = append(sims, sim)
+	}
+	for name, a := range outs[0] {
+		if b := outs[1][name]; a != b {
+			t.Errorf("%s differs between the serial and the speculative sweep:\n%s\n---\n%s", name, a, b)
+		}
+	}
+	validations := func(s *fakeSim) map[runKey]int {
+		n := map[runKey]int{}
+		for _, r := range s.runs {
+			if r.requests == 0 { // the validation requests: the whole trace
+				n[r]++
+			}
+		}
+		return n
+	}
+	serial, spec := validations(sims[0]), validations(sims[1])
+	if len(serial) < 2 {
+		t.Fatalf("serial sweep ran %d distinct validation replays, want round_robin, default_kv and best", len(serial))
+	}
+	for k, c := range spec {
+		if c != 1 || serial[k] == 0 {
+			t.Errorf("speculative sweep ran %+v %d times (serial sweep: %d)", k, c, serial[k])
+		}
+	}
+	if len(spec) != len(serial) {
+		t.Errorf("speculative sweep ran %d distinct validation replays, serial %d", len(spec), len(serial))
+	}
+}
