@@ -82,9 +82,7 @@ func (s *Sim) applyFast(w *worker, k int) {
 			r.fl.tokens += int32(k)
 			r.fl.lastTok = w.fastEnds[k-1]
 		}
-		for need := int(s.blocksFor(r.fl.computed+1)) - len(r.fl.blocks); need > 0; need-- {
-			r.fl.blocks = append(r.fl.blocks, w.pool.alloc())
-		}
+		r.fl.blocks = w.pool.alloc(r.fl.blocks, int(s.blocksFor(r.fl.computed+1))-len(r.fl.blocks))
 		w.sched = append(w.sched, sched{ri, 1})
 	}
 	for j := 1; j < k; j++ {

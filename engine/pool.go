@@ -1,49 +1,53 @@
 package engine
 
+import "slices"
+
 // blockPool is one worker's KV cache: numGPUBlocks fixed-size blocks with vLLM-style prefix
 // caching.
 //
 // A block is in exactly one of three states:
-//   - in use: refs > 0 (held by running requests; it may also be a cache entry);
-//   - cached and free: refs == 0 and a cache entry, on the LRU list, reusable by a prefix
-//     hit and evictable;
-//   - plain free: refs == 0 and no cache entry (never a full prompt block, or a decode
-//     block), on a stack.
+//   - in use: held by running requests (it may also be a cache entry);
+//   - cached and free: a cache entry no running request holds, on the LRU list, reusable by
+//     a prefix hit and evictable;
+//   - plain free: neither (never a full prompt block, or a decode block).
 //
 // Allocation takes plain blocks first and evicts the least recently freed cached block only
 // when no plain block is left, so cached content survives until space is really needed.
 //
-// Cache entries are found by content: engine block j of a prompt is sub-block j mod G of
-// group j / G, where a group is one trace block (G = trace block size / engine block size,
-// see hash.go), keyed by the hash of its first engine block. One hash-table probe thus
-// serves G engine blocks; the entries themselves stay per engine block, with exactly the
-// semantics of a table keyed by engine-block hash (the two keys are in bijection).
+// Which physical block holds what is never observable (no result names a block), so the
+// pool keeps no per-block objects: plain blocks, free or in use, are counts, and a cache
+// entry is a slot of its trace block's record. Engine block j of a prompt is sub-block
+// j mod G of group j / G, where a group is one trace block (G = trace block size / engine
+// block size, see hash.go), keyed by the hash of its first engine block; a record holds a
+// mask of its cached sub-blocks and, per sub-block, the requests holding it, its release
+// stamp and its engine-block hash. One hash-table probe thus serves G engine blocks, with
+// exactly the semantics of per-block entries keyed by engine-block hash (the two keys are in
+// bijection; TestPoolMatchesPerBlockPool checks the pool against a per-block one).
+//
+// A request's block table lists, per block, the cache entry it holds (entryRef) or 0 for a
+// plain block.
 type blockPool struct {
-	// blk holds the blocks handed out so far, ids 0…len(blk)-1; the rest of the n blocks
-	// are plain free and untouched. A pool allocates as it is used, not at its capacity, so a
-	// fleet of 1,024 workers that each use a few hundred of their 52k blocks costs megabytes.
-	blk []blockMeta
-	n   int32
+	n     int32 // num_gpu_blocks
+	inUse int   // blocks held by running requests
+	plain int   // plain free blocks
 
-	// LRU order of cached free blocks: a FIFO of (block, release stamp) in release order.
-	// A hit does not unlink its block; the entry just goes stale (the block is in use or
-	// was released again later) and eviction skips it. This avoids pointer chasing through
-	// a linked list; popped and stale entries are dropped when the FIFO's buffer is full.
+	// LRU order of cached free blocks: a FIFO of (entry, release stamp) in release order.
+	// A hit does not unlink its entry; the FIFO entry just goes stale (the block is in use or
+	// was released again later) and eviction skips it. Popped and stale entries are dropped
+	// when the FIFO's buffer is full.
 	lru    []lruEntry
 	lruPos int // head of the FIFO
 	lruLen int // cached free blocks
 	stamp  uint32
 
-	plain []int32 // stack of plain free blocks released so far (above the untouched ones)
-	inUse int
-
-	g         int32 // sub-blocks per group
-	groups    hashTable
-	recMask   []uint32 // per group record: which sub-blocks are cached
-	recKey    []uint64
-	recBlocks []int32  // per group record: G block ids
-	recHash   []uint64 // per group record: G engine-block hashes
-	recFree   []int32
+	g        int32 // sub-blocks per group
+	groups   hashTable
+	recMask  []uint32 // per group record: which sub-blocks are cached
+	recKey   []uint64
+	recRefs  []int32  // per group record, G of them: running requests holding the sub-block
+	recStamp []uint32 // per group record, G of them: release stamp of its live FIFO entry
+	recHash  []uint64 // per group record, G of them: engine-block hashes
+	recFree  []int32
 
 	removed kvBlocks // evicted blocks not yet published as a KV event
 }
@@ -67,101 +71,85 @@ func (k *kvBlocks) reset() {
 	k.hashes, k.keys, k.subs = k.hashes[:0], k.keys[:0], k.subs[:0]
 }
 
-// blockMeta is 12 bytes so that the pool's per-block traffic stays in cache.
-type blockMeta struct {
-	refs  int32
-	entry int32  // cache entry: (group record + 1) << 5 | sub-block; 0: none
-	stamp uint32 // release stamp of its live LRU entry
-}
+// entryRef names the cache entry of sub-block sub of group record rec in a block table;
+// 0 is a plain block.
+func entryRef(rec, sub int32) int32 { return (rec+1)<<5 | sub }
+
+// slot is the index of entry ref e in the per-sub-block record arrays.
+func (p *blockPool) slot(e int32) int32 { return (e>>5-1)*p.g + e&31 }
 
 type lruEntry struct {
-	b     int32
+	e     int32 // entryRef
 	stamp uint32
 }
 
 func newBlockPool(n int, g int32) blockPool {
-	return blockPool{n: int32(n), g: g, groups: newHashTable(0), lru: make([]lruEntry, 0, min(2*n, 1024))}
+	return blockPool{n: int32(n), plain: n, g: g, groups: newHashTable(0), lru: make([]lruEntry, 0, min(2*n, 1024))}
 }
 
-// plainFree is how many plain free blocks there are: released ones and untouched ones.
-func (p *blockPool) plainFree() int { return len(p.plain) + int(p.n) - len(p.blk) }
+// plainFree is how many plain free blocks there are.
+func (p *blockPool) plainFree() int { return p.plain }
 
 // available is how many blocks an allocation could obtain right now (plain + evictable).
-func (p *blockPool) available() int { return p.plainFree() + p.lruLen }
+func (p *blockPool) available() int { return p.plain + p.lruLen }
 
-// alloc returns a block with refs = 1 and no cache entry, evicting the LRU cached block if
-// needed. The caller has checked available() > 0.
-func (p *blockPool) alloc() int32 {
-	var b int32
-	// Released plain blocks first, then untouched ones in id order (0, 1, 2, …), as a stack
-	// holding every block from the start would give them.
-	if k := len(p.plain); k > 0 {
-		b = p.plain[k-1]
-		p.plain = p.plain[:k-1]
-	} else if len(p.blk) < int(p.n) {
-		b = int32(len(p.blk))
-		p.blk = append(p.blk, blockMeta{})
-	} else {
-		b = p.lruPop()
-		e := p.blk[b].entry
-		p.removed.add(p.hashOf(b), p.recKey[e>>5-1], e&31)
-		p.uncache(b)
+// alloc appends k new blocks (plain, in use) to the block table t, evicting LRU cached
+// blocks when no plain block is left. The caller has checked available() >= k.
+func (p *blockPool) alloc(t []int32, k int) []int32 {
+	if k <= 0 {
+		return t
 	}
-	p.blk[b].refs = 1
-	p.inUse++
-	return b
+	p.inUse += k
+	take := min(k, p.plain)
+	p.plain -= take
+	for range k - take {
+		p.evict()
+	}
+	n := len(t)
+	t = slices.Grow(t, k)[:n+k]
+	clear(t[n:])
+	return t
 }
 
-// uncache drops b's cache entry.
-func (p *blockPool) uncache(b int32) {
-	m := &p.blk[b]
-	rec, sub := m.entry>>5-1, m.entry&31
+// evict drops the least recently released cached block's entry (its block is then handed
+// out by alloc) and lists it for the BlocksRemoved event.
+func (p *blockPool) evict() {
+	e := p.lruPop()
+	rec, sub := e>>5-1, e&31
+	p.removed.add(p.recHash[p.slot(e)], p.recKey[rec], sub)
 	p.recMask[rec] &^= 1 << sub
 	if p.recMask[rec] == 0 {
 		p.groups.del(p.recKey[rec])
 		p.recFree = append(p.recFree, rec)
 	}
-	m.entry = 0
 }
 
-// hashOf is the engine-block hash block b caches, or 0.
-func (p *blockPool) hashOf(b int32) uint64 {
-	if e := p.blk[b].entry; e != 0 {
-		return p.recHash[(e>>5-1)*p.g+e&31]
-	}
-	return 0
-}
-
-// touch takes a reference on a cached block found by a prefix hit.
-func (p *blockPool) touch(b int32) {
-	m := &p.blk[b]
-	if m.refs == 0 {
+// touch takes a reference on a cached entry found by a prefix hit.
+func (p *blockPool) touch(e int32) {
+	i := p.slot(e)
+	if p.recRefs[i] == 0 {
 		p.lruLen-- // its FIFO entry is now stale
 		p.inUse++
 	}
-	m.refs++
-}
-
-// release drops one reference; an unreferenced block becomes cached-free (LRU tail) or plain.
-func (p *blockPool) release(b int32) {
-	m := &p.blk[b]
-	m.refs--
-	if m.refs > 0 {
-		return
-	}
-	p.inUse--
-	if m.entry != 0 {
-		p.lruPush(b)
-	} else {
-		p.plain = append(p.plain, b)
-	}
+	p.recRefs[i]++
 }
 
 // freeAll releases a request's blocks tail first, as vLLM does, so that a prompt's last
-// (least shared) blocks are evicted before its first ones.
-func (p *blockPool) freeAll(blocks []int32) {
-	for i := len(blocks) - 1; i >= 0; i-- {
-		p.release(blocks[i])
+// (least shared) blocks are evicted before its first ones. An entry no request holds any
+// more becomes cached-free (LRU tail); a plain block becomes plain free.
+func (p *blockPool) freeAll(t []int32) {
+	for i := len(t) - 1; i >= 0; i-- {
+		e := t[i]
+		if e == 0 {
+			p.plain++
+			p.inUse--
+			continue
+		}
+		s := p.slot(e)
+		if p.recRefs[s]--; p.recRefs[s] == 0 {
+			p.inUse--
+			p.lruPush(e, s)
+		}
 	}
 }
 
@@ -174,12 +162,9 @@ func (p *blockPool) group(key uint64) int32 {
 	return rec
 }
 
-// cachedAt returns the block caching sub-block sub of group record rec (rec may be -1).
-func (p *blockPool) cachedAt(rec, sub int32) (int32, bool) {
-	if rec < 0 || p.recMask[rec]&(1<<sub) == 0 {
-		return 0, false
-	}
-	return p.recBlocks[rec*p.g+sub], true
+// cached reports whether sub-block sub of group record rec (rec may be -1) is cached.
+func (p *blockPool) cached(rec, sub int32) bool {
+	return rec >= 0 && p.recMask[rec]&(1<<sub) != 0
 }
 
 // groupRec returns the record of the group keyed key, creating an empty one if needed.
@@ -194,33 +179,45 @@ func (p *blockPool) groupRec(key uint64) int32 {
 		p.recKey[rec] = key
 	} else {
 		rec = int32(len(p.recMask))
-		p.recMask = append(p.recMask, 0)
-		p.recKey = append(p.recKey, key)
-		for range p.g {
-			p.recBlocks = append(p.recBlocks, -1)
-			p.recHash = append(p.recHash, 0)
-		}
+		p.recMask = append(grow(p.recMask, 1), 0)
+		p.recKey = append(grow(p.recKey, 1), key)
+		g := int(p.g)
+		p.recRefs = grow(p.recRefs, g)[:len(p.recRefs)+g]
+		p.recStamp = grow(p.recStamp, g)[:len(p.recStamp)+g]
+		p.recHash = grow(p.recHash, g)[:len(p.recHash)+g]
 	}
 	p.groups.put(key, rec)
 	return rec
 }
 
-// store makes block b (full, in use) the cache entry of engine-block hash h, sub-block sub
-// of group record rec (from groupRec). If the entry already exists (two requests computed
-// the same prefix concurrently) b stays plain, as in vLLM; it reports whether an entry was
-// created. (A new record always receives its first entry at once, so none stays empty.)
-func (p *blockPool) store(rec int32, sub int32, b int32, h uint64) bool {
+// grow returns s with room for k more elements, at least doubling its capacity when it
+// must grow (append grows large slices by 1.25×, which copies and faults in the pool's
+// tables several times over as they fill).
+func grow[T any](s []T, k int) []T {
+	if cap(s)-len(s) >= k {
+		return s
+	}
+	return slices.Grow(s, max(k, len(s), 64))
+}
+
+// store makes the block at t[j] (a plain block in use) the cache entry of engine-block hash
+// h, sub-block sub of group record rec (from groupRec). If the entry already exists (two
+// requests computed the same prefix concurrently) the block stays plain, as in vLLM; it
+// reports whether an entry was created. (A new record always receives its first entry at
+// once, so none stays empty.)
+func (p *blockPool) store(rec, sub int32, t []int32, j int32, h uint64) bool {
 	if p.recMask[rec]&(1<<sub) != 0 {
 		return false
 	}
 	p.recMask[rec] |= 1 << sub
-	p.recBlocks[rec*p.g+sub] = b
-	p.recHash[rec*p.g+sub] = h
-	p.blk[b].entry = (rec+1)<<5 | sub
+	i := rec*p.g + sub
+	p.recRefs[i] = 1
+	p.recHash[i] = h
+	t[j] = entryRef(rec, sub)
 	return true
 }
 
-func (p *blockPool) lruPush(b int32) {
+func (p *blockPool) lruPush(e, slot int32) {
 	if len(p.lru) == cap(p.lru) {
 		// Reuse the room of popped and stale entries; grow only when live ones fill half.
 		p.lruCompact()
@@ -229,25 +226,27 @@ func (p *blockPool) lruPush(b int32) {
 		}
 	}
 	p.stamp++
-	p.blk[b].stamp = p.stamp
-	p.lru = append(p.lru, lruEntry{b, p.stamp})
+	p.recStamp[slot] = p.stamp
+	p.lru = append(p.lru, lruEntry{e, p.stamp})
 	p.lruLen++
 }
 
-// live reports whether a FIFO entry still stands for a cached free block.
-func (p *blockPool) live(e lruEntry) bool {
-	m := &p.blk[e.b]
-	return m.refs == 0 && m.entry != 0 && m.stamp == e.stamp
+// live reports whether a FIFO entry still stands for a cached free block. (An entry whose
+// block was evicted was popped, and every older entry of that slot before it, so a stamp
+// never matches a later occupant of the slot.)
+func (p *blockPool) live(l lruEntry) bool {
+	s := p.slot(l.e)
+	return p.recRefs[s] == 0 && p.recMask[l.e>>5-1]&(1<<(l.e&31)) != 0 && p.recStamp[s] == l.stamp
 }
 
-// lruPop removes and returns the least recently released cached free block.
+// lruPop removes and returns the least recently released cached free block's entry.
 func (p *blockPool) lruPop() int32 {
 	for {
-		e := p.lru[p.lruPos]
+		l := p.lru[p.lruPos]
 		p.lruPos++
-		if p.live(e) {
+		if p.live(l) {
 			p.lruLen--
-			return e.b
+			return l.e
 		}
 	}
 }
@@ -255,9 +254,9 @@ func (p *blockPool) lruPop() int32 {
 // lruCompact drops stale entries, keeping the order of the live ones.
 func (p *blockPool) lruCompact() {
 	keep := p.lru[:0]
-	for _, e := range p.lru[p.lruPos:] {
-		if p.live(e) {
-			keep = append(keep, e)
+	for _, l := range p.lru[p.lruPos:] {
+		if p.live(l) {
+			keep = append(keep, l)
 		}
 	}
 	p.lru, p.lruPos = keep, 0

@@ -103,34 +103,42 @@ func (m *kvMirror) apply(ev router.KVEvent) {
 // exactly the mirror's set.
 func checkPool(s *Sim, w *worker, mirror map[uint64]bool) error {
 	p := &w.pool
-	inUse, cachedFree, plainFree := 0, 0, 0
-	held := make([]int32, len(p.blk))
+	held := map[int32]int32{}
+	inUse := 0
 	for _, ri := range w.running {
-		for _, b := range s.reqs[ri].fl.blocks {
-			held[b]++
+		for _, e := range s.reqs[ri].fl.blocks {
+			if e == 0 {
+				inUse++ // a plain block
+			} else {
+				held[e]++
+			}
 		}
 	}
+	cachedFree := 0
 	cached := map[uint64]bool{}
-	for b := range p.blk {
-		m := &p.blk[b]
-		if m.refs != held[b] {
-			return fmt.Errorf("block %d: refs %d, held by %d running requests", b, m.refs, held[b])
-		}
-		switch {
-		case m.refs > 0:
-			inUse++
-		case m.entry != 0:
-			cachedFree++
-		default:
-			plainFree++
-		}
-		if h := p.hashOf(int32(b)); h != 0 {
-			cached[h] = true
+	for rec := range p.recMask {
+		for sub := range p.g {
+			e, i := entryRef(int32(rec), sub), int32(rec)*p.g+sub
+			if !p.cached(int32(rec), sub) {
+				if held[e] != 0 || p.recRefs[i] != 0 {
+					return fmt.Errorf("entry %d/%d: not cached, held by %d, refs %d", rec, sub, held[e], p.recRefs[i])
+				}
+				continue
+			}
+			if p.recRefs[i] != held[e] {
+				return fmt.Errorf("entry %d/%d: refs %d, held by %d running requests", rec, sub, p.recRefs[i], held[e])
+			}
+			if held[e] > 0 {
+				inUse++
+			} else {
+				cachedFree++
+			}
+			cached[p.recHash[i]] = true
 		}
 	}
-	if inUse != p.inUse || inUse > len(p.blk) || cachedFree != p.lruLen || plainFree != len(p.plain) {
-		return fmt.Errorf("counts: in use %d/%d, cached free %d/%d, plain %d/%d",
-			inUse, p.inUse, cachedFree, p.lruLen, plainFree, len(p.plain))
+	if inUse != p.inUse || cachedFree != p.lruLen || p.inUse+p.lruLen+p.plain != int(p.n) {
+		return fmt.Errorf("counts: in use %d/%d, cached free %d/%d, plain %d, blocks %d",
+			inUse, p.inUse, cachedFree, p.lruLen, p.plain, p.n)
 	}
 	if len(cached) != len(mirror) {
 		return fmt.Errorf("pool caches %d blocks, KV events say %d", len(cached), len(mirror))
@@ -283,8 +291,8 @@ func cachedPrefix(p *blockPool, hashes []uint64) int {
 	n := 0
 	for j, h := range hashes {
 		sub := int32(j) % p.g
-		b, ok := p.cachedAt(p.group(hashes[j-int(sub)]), sub)
-		if !ok || p.hashOf(b) != h {
+		rec := p.group(hashes[j-int(sub)])
+		if !p.cached(rec, sub) || p.recHash[rec*p.g+sub] != h {
 			break
 		}
 		n++

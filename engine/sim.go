@@ -45,7 +45,7 @@ type flight struct {
 	queued    int64 // when the engine received it: arrival, or the end of its tokenisation
 
 	hashes []uint64 // chained hashes of the prompt's full engine blocks
-	blocks []int32  // block table
+	blocks []int32  // block table: per block the cache entry it holds (entryRef), or 0 (plain)
 }
 
 // Sim is one simulated replay. It is single-threaded and not safe for concurrent use; the

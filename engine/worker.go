@@ -20,7 +20,7 @@ type worker struct {
 	sched        []sched // the step in progress
 	lastStart    int64   // start of the step in progress (or the last one)
 	batch        model.Batch
-	hit          []int32 // admission scratch: prefix-hit blocks
+	hit          []int32 // admission scratch: prefix-hit cache entries
 	stored       kvBlocks
 
 	// Decode fast path (see planFast): the steps in flight, not yet applied.
@@ -74,9 +74,7 @@ func (s *Sim) startStep(w *worker, t int64) {
 		if self {
 			break
 		}
-		for range need {
-			r.fl.blocks = append(r.fl.blocks, w.pool.alloc())
-		}
+		r.fl.blocks = w.pool.alloc(r.fl.blocks, need)
 		w.sched = append(w.sched, sched{ri, n})
 		budget -= n
 	}
@@ -113,14 +111,13 @@ func (s *Sim) startStep(w *worker, t int64) {
 			if sub == 0 {
 				rec = w.pool.group(r.fl.hashes[j])
 			}
-			b, ok := w.pool.cachedAt(rec, sub)
-			if !ok {
+			if !w.pool.cached(rec, sub) {
 				break
 			}
-			if w.pool.blk[b].refs == 0 {
+			if w.pool.recRefs[rec*G+sub] == 0 {
 				hitFree++
 			}
-			w.hit = append(w.hit, b)
+			w.hit = append(w.hit, entryRef(rec, sub))
 			if sub++; sub == G {
 				sub = 0
 			}
@@ -133,13 +130,11 @@ func (s *Sim) startStep(w *worker, t int64) {
 			break
 		}
 		w.waiting.popFront()
-		for _, b := range w.hit {
-			w.pool.touch(b)
+		for _, e := range w.hit {
+			w.pool.touch(e)
 		}
 		r.fl.blocks = append(r.fl.blocks, w.hit...)
-		for range need {
-			r.fl.blocks = append(r.fl.blocks, w.pool.alloc())
-		}
+		r.fl.blocks = w.pool.alloc(r.fl.blocks, need)
 		r.fl.computed = cachedTok
 		r.fl.stored = hit
 		if !r.fl.admitted {
@@ -288,7 +283,7 @@ func (s *Sim) storeFull(w *worker, r *request, computed int32) {
 		if rec < 0 || sub == 0 {
 			rec = w.pool.groupRec(r.fl.hashes[j-sub])
 		}
-		if w.pool.store(rec, sub, r.fl.blocks[j], r.fl.hashes[j]) {
+		if w.pool.store(rec, sub, r.fl.blocks, j, r.fl.hashes[j]) {
 			w.stored.add(r.fl.hashes[j], w.pool.recKey[rec], sub)
 		}
 		if sub++; sub == G {

@@ -1,6 +1,9 @@
 package router
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // The prefix-cache index per trace block. A trace names prompts in trace blocks of G engine
 // blocks (512 tokens against 64 for the seed), and two prompts share engine block j exactly
@@ -56,7 +59,12 @@ func (r *Router) newCachedRecord() uint32 {
 	}
 	rec := uint32(r.cachedRecs)
 	r.cachedRecs++
-	r.recs = append(r.recs, make([]uint32, r.recStride)...)
+	// Grown by doubling: append's 1.25× for large slices copies (and faults in) the
+	// records several times over as the index fills.
+	if n := len(r.recs) + r.recStride; n > cap(r.recs) {
+		r.recs = slices.Grow(r.recs, max(len(r.recs), r.recStride))
+	}
+	r.recs = r.recs[:len(r.recs)+r.recStride]
 	return rec
 }
 
