@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -401,7 +402,7 @@ func TestSummaryKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys := []string{"requests_completed", "requests_rejected", "duration_ms", "wall_time_ms", "request_throughput_req_s", "output_throughput_tok_s",
-		"input_throughput_tok_s", "prefix_cache_reused_ratio", "workers"}
+		"input_throughput_tok_s", "prefix_cache_reused_ratio", "mean_output_tok_s_per_user", "workers"}
 	for _, p := range []string{"mean_", "p50_", "p90_", "p99_"} {
 		for _, k := range []string{"ttft_ms", "tpot_ms", "itl_ms", "e2e_latency_ms"} {
 			keys = append(keys, p+k)
@@ -615,5 +616,20 @@ func TestFP8CacheHoldsWhatBF16Cannot(t *testing.T) {
 	}
 	if preemptions[model.KVFP8] != 0 || preemptions[model.KVBF16] == 0 {
 		t.Fatalf("preemptions %v: want none with FP8, some with BF16", preemptions)
+	}
+}
+
+// The per-user output rate is the mean of 1 ÷ gap over gaps longer than zero, the dense and
+// the long ones alike: gaps of 0, 10 ms, 10 ms and 100 ms give (100 + 100 + 10) ÷ 3 tok/s.
+func TestGapHistPerUser(t *testing.T) {
+	var h gapHist
+	if got := h.perUser(); got != 0 {
+		t.Errorf("empty histogram: %v, want 0", got)
+	}
+	h.add(0, 1)
+	h.add(10_000, 2)
+	h.add(100_000, 1)
+	if got := h.perUser(); math.Abs(got-70) > 1e-9 {
+		t.Errorf("got %v tok/s, want 70", got)
 	}
 }
