@@ -174,24 +174,38 @@ func FuzzParse(f *testing.F) {
 func seedRun(t *testing.T, set ...string) (*File, engine.Config, float64) {
 	t.Helper()
 	f := Default()
+	setAll(t, f, set...)
+	cfg, sum := runPoint(t, f, nil, 400)
+	return f, cfg, sum.MeanTTFTMS
+}
+
+// setAll applies --set overrides to f.
+func setAll(t *testing.T, f *File, set ...string) {
+	t.Helper()
 	for _, s := range set {
 		if err := f.Set(s); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+// runPoint replays f at point p (nil: each list's first value), the first requests of its
+// trace (0: all), returning the workers' config and the summary.
+func runPoint(t *testing.T, f *File, p Point, requests int) (engine.Config, engine.Summary) {
+	t.Helper()
 	e, err := NewExperiment(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := e.EngineConfig(nil)
+	cfg, err := e.EngineConfig(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := e.Run(context.Background(), cfg, 400)
+	rep, err := e.Run(context.Background(), cfg, requests)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return f, cfg, rep.Summary.MeanTTFTMS
+	return cfg, rep.Summary
 }
 
 // search_space.async_scheduling reaches the workers: with it a busy worker's arrivals wait

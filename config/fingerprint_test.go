@@ -52,11 +52,7 @@ func TestExperimentFingerprintNamesEverySetting(t *testing.T) {
 	exp := func(sets ...string) *Experiment {
 		t.Helper()
 		f := Default()
-		for _, s := range sets {
-			if err := f.Set(s); err != nil {
-				t.Fatal(err)
-			}
-		}
+		setAll(t, f, sets...)
 		e, err := NewExperiment(f)
 		if err != nil {
 			t.Fatal(err)

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"context"
 	"math"
 	"strconv"
 	"testing"
@@ -38,24 +37,9 @@ func TestDynosimSeedAgainstPublished(t *testing.T) {
 // lists allow, as `routerlab replay` does.
 func replayDefaultPoint(t *testing.T, f *File, set ...string) engine.Summary {
 	t.Helper()
-	for _, s := range set {
-		if err := f.Set(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e, err := NewExperiment(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := e.EngineConfig(f.DefaultPoint())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := e.Run(context.Background(), cfg, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rep.Summary
+	setAll(t, f, set...)
+	_, sum := runPoint(t, f, f.DefaultPoint(), 0)
+	return sum
 }
 
 // The published stack's own router experiment (Dynamo's DynoSim blog draft, scripts/kv_router_exp:
