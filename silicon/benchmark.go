@@ -1,0 +1,235 @@
+package silicon
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/routerlab/routerlab/model"
+)
+
+// Benchmark is how a measured row was produced: the server's engine arguments, the client's
+// load and how it measured. Every row is replayed as its benchmark ran.
+type Benchmark struct {
+	Name string `json:"name"`
+	// Server (vllm serve) arguments on top of the seed model and GPU.
+	KVCacheDtype         string  `json:"kv_cache_dtype"`
+	BlockSize            int     `json:"block_size"`
+	GPUMemoryUtilization float64 `json:"gpu_memory_utilization"`
+	// MaxNumBatchedTokens is the step's token budget; BatchedTokensPerISL, when > 0, sets it
+	// per row to that multiple of the row's ISL instead (InferenceX: --max-num-batched-tokens
+	// $((ISL*2))).
+	MaxNumBatchedTokens int  `json:"max_num_batched_tokens,omitempty"`
+	BatchedTokensPerISL int  `json:"batched_tokens_per_isl,omitempty"`
+	MaxNumSeqs          int  `json:"max_num_seqs"`
+	AsyncScheduling     bool `json:"async_scheduling"`
+	PrefixCaching       bool `json:"prefix_caching"`
+	// ExtraModelLen sets max_model_len to ISL + OSL + this (0: the seed's context length).
+	ExtraModelLen int `json:"extra_model_len,omitempty"`
+	// Float32MatmulPrecision is VLLM_FLOAT32_MATMUL_PRECISION for every row (model.Precision*);
+	// "" takes it from the row's date: rows measured on or after HighPrecisionSince (YYYY-MM-DD)
+	// ran with "high", earlier ones (and undated ones) with vLLM's default "highest".
+	Float32MatmulPrecision string `json:"float32_matmul_precision,omitempty"`
+	HighPrecisionSince     string `json:"high_float32_matmul_precision_since,omitempty"`
+	// Client: lengths uniform on the integers [⌊L × RangeRatio⌋, L] for the row's ISL and OSL
+	// (1: exactly ISL/OSL); WarmupPerSlot × concurrency warm-up requests run to completion
+	// first and are not measured; then RequestsPerSlot × concurrency timed requests, all
+	// submitted at once behind a semaphore of the row's concurrency (the first wave is a
+	// burst). TTFT is the first streamed token, TPOT (e2e − TTFT) / (output tokens − 1) per
+	// request, both averaged over the timed requests, as the client computes them.
+	RangeRatio      float64 `json:"range_ratio"`
+	WarmupPerSlot   int     `json:"warmup_per_slot"`
+	RequestsPerSlot int     `json:"requests_per_slot"`
+	// APIServerTokenizeNS is what the server spends tokenising a text prompt, in ns per prompt
+	// token, before the engine sees the request (0: the client sends token ids).
+	APIServerTokenizeNS int `json:"api_server_tokenize_ns"`
+	// MaxCUDAGraphCaptureSize is vLLM's max_cudagraph_capture_size (0: vLLM's default,
+	// which the measured runs used); larger steps run without CUDA graphs.
+	MaxCUDAGraphCaptureSize int `json:"max_cudagraph_capture_size"`
+	// TimingReference prices the replay (model.ReferenceSilicon when empty; dynosim shows how
+	// Dynamo's mocker with AIConfigurator's pricing fares against the measurements).
+	TimingReference string `json:"timing_reference,omitempty"`
+}
+
+// VLLMTokenizeNS is the published upper bound on vLLM's API-server tokenisation, 1,340 ns
+// per prompt token: vllm#19334 measured 100 completions of 10,000-token text prompts with
+// max_tokens 1 at 1.338 s before microbatched tokenisation, everything included (the GPU's
+// prefill too), so tokenisation took at most that.
+const VLLMTokenizeNS = 1340
+
+// InferenceX is the benchmark the shared silicon rows come from (SemiAnalysis InferenceX,
+// benchmarks/single_node/minimaxm2.5_fp8_b200.sh at commit bddbf403, image
+// vllm/vllm-openai:v0.19.0): `vllm serve --gpu-memory-utilization 0.90 --block-size=32
+// --kv-cache-dtype fp8 --max-num-batched-tokens $((ISL*2)) --no-enable-prefix-caching` with
+// vLLM's default max_num_seqs (1024 on GPUs of 70 GiB and more) and its default async
+// scheduler (since v0.14), max_model_len ISL + OSL + 200; its client
+// (utils/bench_serving/benchmark_serving.py via benchmark_lib.sh) uses --random-range-ratio
+// 0.8, --ignore-eos, --request-rate inf with --max-concurrency CONC, --num-warmups 2 × CONC
+// and --num-prompts 10 × CONC. The script's one later change that reaches the kernels,
+// commit 41ed82dc1 (2026-04-21 17:00 PDT), exports VLLM_FLOAT32_MATMUL_PRECISION=high: runs
+// from 2026-04-22 on compute the FP32 router gate on TF32 tensor cores.
+func InferenceX() Benchmark {
+	return Benchmark{
+		Name: "inferencex", KVCacheDtype: model.KVFP8, BlockSize: 32, GPUMemoryUtilization: 0.9,
+		BatchedTokensPerISL: 2, MaxNumSeqs: 1024, AsyncScheduling: true, PrefixCaching: false,
+		ExtraModelLen: 200, HighPrecisionSince: "2026-04-22",
+		RangeRatio: InferenceXRangeRatio, WarmupPerSlot: 2, RequestsPerSlot: 10,
+	}
+}
+
+// Ideal is the textbook closed-loop benchmark: vLLM's serving defaults for large GPUs (8192
+// batched tokens, 1024 sequences) on the seed worker, every request exactly ISL/OSL, the
+// step-synchronous scheduler, no warm-up.
+func Ideal() Benchmark {
+	d := model.SeedDeployment()
+	return Benchmark{
+		Name: "ideal", KVCacheDtype: d.KVCacheDtype, BlockSize: d.BlockSize, GPUMemoryUtilization: d.GPUMemoryUtilization,
+		MaxNumBatchedTokens: 8192, MaxNumSeqs: 1024, PrefixCaching: true, Float32MatmulPrecision: model.PrecisionHighest,
+		RangeRatio: 1, RequestsPerSlot: 10,
+	}
+}
+
+// Benchmarks lists the named profiles.
+func Benchmarks() []Benchmark { return []Benchmark{InferenceX(), Ideal()} }
+
+// BenchmarkNamed returns a named profile.
+func BenchmarkNamed(name string) (Benchmark, error) {
+	var names []string
+	for _, b := range Benchmarks() {
+		if b.Name == name {
+			return b, nil
+		}
+		names = append(names, b.Name)
+	}
+	return Benchmark{}, fmt.Errorf("silicon: unknown benchmark %q (want one of %s)", name, strings.Join(names, ", "))
+}
+
+// The memory budget of validation: a row's replay holds a request (about 200 bytes with its
+// share of the engine) per warm-up and timed request and an 8-byte hash id per prompt block,
+// so these bound one replay to about 0.5 GB whatever the flags and the CSV say.
+const (
+	MaxRequestsPerSlot = 1000    // --requests-per-slot and --warmup-per-slot
+	MaxReplayRequests  = 1 << 20 // warm-up and timed requests of one row
+	MaxReplayBlocks    = 1 << 25 // prompt blocks of one row's timed requests
+)
+
+// InferenceXRangeRatio is InferenceX's RANDOM_RANGE_RATIO (.github/workflows/benchmark-tmpl.yml).
+const InferenceXRangeRatio = 0.8
+
+func (b Benchmark) check() error {
+	switch {
+	case !(b.RangeRatio > 0 && b.RangeRatio <= 1):
+		return fmt.Errorf("silicon: benchmark %s: range ratio %g is not in (0, 1]", b.Name, b.RangeRatio)
+	case b.RequestsPerSlot < 1 || b.RequestsPerSlot > MaxRequestsPerSlot:
+		return fmt.Errorf("silicon: benchmark %s: requests per slot %d, want 1 to %d (the memory budget of a row's replay)", b.Name, b.RequestsPerSlot, MaxRequestsPerSlot)
+	case b.WarmupPerSlot < 0 || b.WarmupPerSlot > MaxRequestsPerSlot:
+		return fmt.Errorf("silicon: benchmark %s: warm-up requests per slot %d, want 0 to %d (the memory budget of a row's replay)", b.Name, b.WarmupPerSlot, MaxRequestsPerSlot)
+	case b.TimingReference != "" && !slices.Contains(model.TimingReferences(), b.TimingReference):
+		return fmt.Errorf("silicon: benchmark %s: timing_reference %q (want one of %s)", b.Name, b.TimingReference, strings.Join(model.TimingReferences(), ", "))
+	case b.MaxCUDAGraphCaptureSize < 0:
+		return fmt.Errorf("silicon: benchmark %s: max_cudagraph_capture_size %d, want >= 0", b.Name, b.MaxCUDAGraphCaptureSize)
+	case b.APIServerTokenizeNS < 0:
+		return fmt.Errorf("silicon: benchmark %s: api_server_tokenize_ns %d, want >= 0", b.Name, b.APIServerTokenizeNS)
+	case b.MaxNumBatchedTokens < 0 || b.BatchedTokensPerISL < 0 || b.ExtraModelLen < 0:
+		return fmt.Errorf("silicon: benchmark %s: negative batched tokens or model length", b.Name)
+	case !slices.Contains(model.KVCacheDtypes(), b.KVCacheDtype):
+		return fmt.Errorf("silicon: benchmark %s: kv_cache_dtype %q (want one of %s)", b.Name, b.KVCacheDtype, strings.Join(model.KVCacheDtypes(), ", "))
+	case b.MaxNumBatchedTokens == 0 && b.BatchedTokensPerISL == 0:
+		return fmt.Errorf("silicon: benchmark %s: neither max_num_batched_tokens nor a multiple of ISL is set", b.Name)
+	case b.Float32MatmulPrecision != "" && !slices.Contains(model.Float32MatmulPrecisions(), b.Float32MatmulPrecision):
+		return fmt.Errorf("silicon: benchmark %s: float32_matmul_precision %q (want one of %s)", b.Name, b.Float32MatmulPrecision,
+			strings.Join(model.Float32MatmulPrecisions(), ", "))
+	case b.Float32MatmulPrecision == "" && !isDate(b.HighPrecisionSince):
+		return fmt.Errorf("silicon: benchmark %s: neither a float32_matmul_precision nor a YYYY-MM-DD date from which runs used high", b.Name)
+	}
+	return nil
+}
+
+func isDate(s string) bool {
+	_, err := time.Parse(time.DateOnly, s)
+	return err == nil
+}
+
+// float32Precision is the VLLM_FLOAT32_MATMUL_PRECISION row r ran with under this benchmark.
+func (b Benchmark) float32Precision(r Row) string {
+	if b.Float32MatmulPrecision != "" {
+		return b.Float32MatmulPrecision
+	}
+	if len(r.Measured) >= 10 && isDate(r.Measured[:10]) && r.Measured[:10] >= b.HighPrecisionSince {
+		return model.PrecisionHigh
+	}
+	return model.PrecisionHighest
+}
+
+// deployment is the worker serving row r under this benchmark.
+func (b Benchmark) deployment(r Row) model.Deployment {
+	d := model.SeedDeployment()
+	d.BackendVersion, d.TP, d.AttentionDP, d.MoETP, d.MoEEP = r.BackendVersion, r.TP, r.AttentionDP, r.MoETP, r.MoEEP
+	// A row that names its checkpoint, system or backend (AIConfigurator's sample) is replayed
+	// on that one's tables; a combination without tables is skipped with the loader's reason.
+	if r.Model != "" {
+		d.ModelName = r.Model
+	}
+	if r.System != "" {
+		d.HardwareSKU = r.System
+	}
+	if r.Backend != "" {
+		d.Backend = r.Backend
+	}
+	d.Quantization = quantizationOf(r.Precision)
+	if v := model.NearestVersion(d.ModelName, d.HardwareSKU, r.BackendVersion); v != "" {
+		d.BackendVersion = v // stated per row (Result.ReplayedVersion)
+	}
+	d.KVCacheDtype, d.BlockSize, d.GPUMemoryUtilization = b.KVCacheDtype, b.BlockSize, b.GPUMemoryUtilization
+	d.MaxNumBatchedTokens, d.MaxNumSeqs = b.MaxNumBatchedTokens, b.MaxNumSeqs
+	if b.BatchedTokensPerISL > 0 {
+		d.MaxNumBatchedTokens = b.BatchedTokensPerISL * r.ISL
+	}
+	if b.ExtraModelLen > 0 {
+		d.ContextLength = r.ISL + r.OSL + b.ExtraModelLen
+	}
+	// Dynamo's mocker has no asynchronous scheduler: under dynosim every pass is scheduled
+	// when the previous one ends.
+	d.AsyncScheduling, d.NoPrefixCaching = b.AsyncScheduling && b.TimingReference != model.ReferenceDynosim, !b.PrefixCaching
+	d.Float32MatmulPrecision = b.float32Precision(r)
+	d.APIServerTokenizeNS = b.APIServerTokenizeNS
+	d.MaxCUDAGraphCaptureSize = b.MaxCUDAGraphCaptureSize
+	d.TimingReference = b.TimingReference
+	return d
+}
+
+// String describes the benchmark in one line.
+func (b Benchmark) String() string {
+	lengths, sched, cache := "fixed ISL/OSL", "step-synchronous", "prefix caching on"
+	if b.RangeRatio < 1 {
+		lengths = fmt.Sprintf("lengths uniform in [%g × ISL/OSL, ISL/OSL]", b.RangeRatio)
+	}
+	if b.AsyncScheduling {
+		sched = "async"
+	}
+	if !b.PrefixCaching {
+		cache = "prefix caching off"
+	}
+	tokens := fmt.Sprintf("max_num_batched_tokens %d", b.MaxNumBatchedTokens)
+	if b.BatchedTokensPerISL > 0 {
+		tokens = fmt.Sprintf("max_num_batched_tokens %d × ISL", b.BatchedTokensPerISL)
+	}
+	fp32 := "float32 matmuls " + b.Float32MatmulPrecision
+	if b.Float32MatmulPrecision == "" {
+		fp32 = fmt.Sprintf("float32 matmuls highest, high in runs from %s", b.HighPrecisionSince)
+	}
+	if b.TimingReference == model.ReferenceDynosim {
+		sched = "step-synchronous (timing reference dynosim: Dynamo's mocker)"
+	}
+	prompts := "prompts sent as token ids"
+	if b.APIServerTokenizeNS > 0 {
+		prompts = fmt.Sprintf("text prompts tokenised by the API server at %d ns/token", b.APIServerTokenizeNS)
+	}
+	graphs := "CUDA graphs up to vLLM's default capture size"
+	if b.MaxCUDAGraphCaptureSize > 0 {
+		graphs = fmt.Sprintf("CUDA graphs up to %d tokens", b.MaxCUDAGraphCaptureSize)
+	}
+	return fmt.Sprintf("%s: %s KV cache, block %d, %s, max_num_seqs %d, %s scheduling, %s, %s, %s; %s, %s, %d warm-up + %d timed requests per slot",
+		b.Name, b.KVCacheDtype, b.BlockSize, tokens, b.MaxNumSeqs, sched, cache, fp32, graphs, lengths, prompts, b.WarmupPerSlot, b.RequestsPerSlot)
+}
