@@ -336,51 +336,63 @@ single settings of the chosen benchmark.`,
 				return fmt.Errorf("model validate: --benchmark: %w", err)
 			}
 			fl := cmd.Flags()
-			if fl.Changed("timing-reference") {
-				b.TimingReference = ref
+			if fl.Changed("range-ratio") && !(rangeRatio > 0 && rangeRatio <= 1) {
+				return fmt.Errorf("model validate: --range-ratio %g: want a ratio in (0, 1]", rangeRatio)
 			}
-			if fl.Changed("range-ratio") {
-				if !(rangeRatio > 0 && rangeRatio <= 1) {
-					return fmt.Errorf("model validate: --range-ratio %g: want a ratio in (0, 1]", rangeRatio)
-				}
-				b.RangeRatio = rangeRatio
+			if fl.Changed("max-num-batched-tokens") && batched < 1 {
+				return fmt.Errorf("model validate: --max-num-batched-tokens %d: want at least 1", batched)
 			}
-			for _, c := range []struct {
-				flag string
-				v    int
-				min  int
-				max  int // the memory budget's bound
-				dst  *int
-			}{{"requests-per-slot", perSlot, 1, silicon.MaxRequestsPerSlot, &b.RequestsPerSlot},
-				{"warmup-per-slot", warmup, 0, silicon.MaxRequestsPerSlot, &b.WarmupPerSlot},
-				{"max-num-seqs", seqs, 1, 1 << 20, &b.MaxNumSeqs}, {"block-size", block, 1, 1 << 16, &b.BlockSize},
-				{"api-tokenize-ns", tokenizeNS, 0, 1 << 40, &b.APIServerTokenizeNS},
-				{"max-cudagraph-capture-size", capture, 0, 1 << 20, &b.MaxCUDAGraphCaptureSize}} {
-				if !fl.Changed(c.flag) {
-					continue
-				}
-				if c.v < c.min || c.v > c.max {
+			type intFlag struct {
+				flag     string
+				v        int
+				min, max int // the memory budget's bound
+				dst      func(*silicon.Benchmark) *int
+			}
+			ints := []intFlag{
+				{"requests-per-slot", perSlot, 1, silicon.MaxRequestsPerSlot, func(b *silicon.Benchmark) *int { return &b.RequestsPerSlot }},
+				{"warmup-per-slot", warmup, 0, silicon.MaxRequestsPerSlot, func(b *silicon.Benchmark) *int { return &b.WarmupPerSlot }},
+				{"max-num-seqs", seqs, 1, 1 << 20, func(b *silicon.Benchmark) *int { return &b.MaxNumSeqs }},
+				{"block-size", block, 1, 1 << 16, func(b *silicon.Benchmark) *int { return &b.BlockSize }},
+				{"api-tokenize-ns", tokenizeNS, 0, 1 << 40, func(b *silicon.Benchmark) *int { return &b.APIServerTokenizeNS }},
+				{"max-cudagraph-capture-size", capture, 0, 1 << 20, func(b *silicon.Benchmark) *int { return &b.MaxCUDAGraphCaptureSize }},
+			}
+			for _, c := range ints {
+				if fl.Changed(c.flag) && (c.v < c.min || c.v > c.max) {
 					return fmt.Errorf("model validate: --%s %d: want %d to %d (per-slot counts: the memory budget of a row's replay)", c.flag, c.v, c.min, c.max)
 				}
-				*c.dst = c.v
 			}
-			if fl.Changed("max-num-batched-tokens") {
-				if batched < 1 {
-					return fmt.Errorf("model validate: --max-num-batched-tokens %d: want at least 1", batched)
+			// The flags change single settings of every row's benchmark: under inferencex
+			// each row's own run's, under ideal the profile's.
+			override := func(b *silicon.Benchmark) {
+				if fl.Changed("timing-reference") {
+					b.TimingReference = ref
 				}
-				b.MaxNumBatchedTokens, b.BatchedTokensPerISL = batched, 0
-			}
-			if fl.Changed("kv-cache-dtype") {
-				b.KVCacheDtype = kvDtype
-			}
-			if fl.Changed("float32-matmul-precision") {
-				b.Float32MatmulPrecision = fp32
-			}
-			if fl.Changed("async-scheduling") {
-				b.AsyncScheduling = async
-			}
-			if fl.Changed("prefix-caching") {
-				b.PrefixCaching = prefix
+				if fl.Changed("range-ratio") {
+					b.RangeRatio = rangeRatio
+				}
+				for _, c := range ints {
+					if fl.Changed(c.flag) {
+						*c.dst(b) = c.v
+					}
+				}
+				if fl.Changed("max-num-seqs") {
+					b.MaxNumSeqsIsConcurrency = false
+				}
+				if fl.Changed("max-num-batched-tokens") {
+					b.MaxNumBatchedTokens, b.BatchedTokensPerISL = batched, 0
+				}
+				if fl.Changed("kv-cache-dtype") {
+					b.KVCacheDtype = kvDtype
+				}
+				if fl.Changed("float32-matmul-precision") {
+					b.Float32MatmulPrecision = fp32
+				}
+				if fl.Changed("async-scheduling") {
+					b.AsyncScheduling = async
+				}
+				if fl.Changed("prefix-caching") {
+					b.PrefixCaching = prefix
+				}
 			}
 			fh, err := os.Open(path)
 			if err != nil {
@@ -391,7 +403,7 @@ single settings of the chosen benchmark.`,
 			if err != nil {
 				return err
 			}
-			rep, err := silicon.Validate(cmd.Context(), rows, silicon.Options{Benchmark: b})
+			rep, err := silicon.Validate(cmd.Context(), rows, silicon.Options{Benchmark: b, Override: override})
 			if err != nil {
 				return err
 			}

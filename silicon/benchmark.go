@@ -20,13 +20,19 @@ type Benchmark struct {
 	// MaxNumBatchedTokens is the step's token budget; BatchedTokensPerISL, when > 0, sets it
 	// per row to that multiple of the row's ISL instead (InferenceX: --max-num-batched-tokens
 	// $((ISL*2))).
-	MaxNumBatchedTokens int  `json:"max_num_batched_tokens,omitempty"`
-	BatchedTokensPerISL int  `json:"batched_tokens_per_isl,omitempty"`
-	MaxNumSeqs          int  `json:"max_num_seqs"`
-	AsyncScheduling     bool `json:"async_scheduling"`
-	PrefixCaching       bool `json:"prefix_caching"`
+	MaxNumBatchedTokens int `json:"max_num_batched_tokens,omitempty"`
+	BatchedTokensPerISL int `json:"batched_tokens_per_isl,omitempty"`
+	MaxNumSeqs          int `json:"max_num_seqs"`
+	// MaxNumSeqsIsConcurrency sets max_num_seqs per row to its concurrency instead
+	// (InferenceX's Hopper scripts: --max-num-seqs $CONC).
+	MaxNumSeqsIsConcurrency bool `json:"max_num_seqs_is_concurrency,omitempty"`
+	AsyncScheduling         bool `json:"async_scheduling"`
+	PrefixCaching           bool `json:"prefix_caching"`
 	// ExtraModelLen sets max_model_len to ISL + OSL + this (0: the seed's context length).
 	ExtraModelLen int `json:"extra_model_len,omitempty"`
+	// MaxModelLen is a fixed max_model_len (InferenceX's H100 scripts: 10240); it wins over
+	// ExtraModelLen.
+	MaxModelLen int `json:"max_model_len,omitempty"`
 	// Float32MatmulPrecision is VLLM_FLOAT32_MATMUL_PRECISION for every row (model.Precision*);
 	// "" takes it from the row's date: rows measured on or after HighPrecisionSince (YYYY-MM-DD)
 	// ran with "high", earlier ones (and undated ones) with vLLM's default "highest".
@@ -61,7 +67,8 @@ const VLLMTokenizeNS = 1340
 // InferenceX is the benchmark the shared silicon rows come from (SemiAnalysis InferenceX,
 // benchmarks/single_node/minimaxm2.5_fp8_b200.sh at commit bddbf403, image
 // vllm/vllm-openai:v0.19.0): `vllm serve --gpu-memory-utilization 0.90 --block-size=32
-// --kv-cache-dtype fp8 --max-num-batched-tokens $((ISL*2)) --no-enable-prefix-caching` with
+// --kv-cache-dtype fp8 --max-cudagraph-capture-size 2048 --max-num-batched-tokens $((ISL*2))
+// --no-enable-prefix-caching` with
 // vLLM's default max_num_seqs (1024 on GPUs of 70 GiB and more) and its default async
 // scheduler (since v0.14), max_model_len ISL + OSL + 200; its client
 // (utils/bench_serving/benchmark_serving.py via benchmark_lib.sh) uses --random-range-ratio
@@ -73,7 +80,7 @@ func InferenceX() Benchmark {
 	return Benchmark{
 		Name: "inferencex", KVCacheDtype: model.KVFP8, BlockSize: 32, GPUMemoryUtilization: 0.9,
 		BatchedTokensPerISL: 2, MaxNumSeqs: 1024, AsyncScheduling: true, PrefixCaching: false,
-		ExtraModelLen: 200, HighPrecisionSince: "2026-04-22",
+		ExtraModelLen: 200, HighPrecisionSince: "2026-04-22", MaxCUDAGraphCaptureSize: 2048,
 		RangeRatio: InferenceXRangeRatio, WarmupPerSlot: 2, RequestsPerSlot: 10,
 	}
 }
@@ -90,7 +97,8 @@ func Ideal() Benchmark {
 	}
 }
 
-// Benchmarks lists the named profiles.
+// Benchmarks lists the named profiles; under inferencex each row takes its own run's
+// settings (InferenceXRuns), InferenceX() being the seed's.
 func Benchmarks() []Benchmark { return []Benchmark{InferenceX(), Ideal()} }
 
 // BenchmarkNamed returns a named profile.
@@ -131,7 +139,7 @@ func (b Benchmark) check() error {
 		return fmt.Errorf("silicon: benchmark %s: max_cudagraph_capture_size %d, want >= 0", b.Name, b.MaxCUDAGraphCaptureSize)
 	case b.APIServerTokenizeNS < 0:
 		return fmt.Errorf("silicon: benchmark %s: api_server_tokenize_ns %d, want >= 0", b.Name, b.APIServerTokenizeNS)
-	case b.MaxNumBatchedTokens < 0 || b.BatchedTokensPerISL < 0 || b.ExtraModelLen < 0:
+	case b.MaxNumBatchedTokens < 0 || b.BatchedTokensPerISL < 0 || b.ExtraModelLen < 0 || b.MaxModelLen < 0:
 		return fmt.Errorf("silicon: benchmark %s: negative batched tokens or model length", b.Name)
 	case !slices.Contains(model.KVCacheDtypes(), b.KVCacheDtype):
 		return fmt.Errorf("silicon: benchmark %s: kv_cache_dtype %q (want one of %s)", b.Name, b.KVCacheDtype, strings.Join(model.KVCacheDtypes(), ", "))
@@ -186,7 +194,13 @@ func (b Benchmark) deployment(r Row) model.Deployment {
 	if b.BatchedTokensPerISL > 0 {
 		d.MaxNumBatchedTokens = b.BatchedTokensPerISL * r.ISL
 	}
-	if b.ExtraModelLen > 0 {
+	if b.MaxNumSeqsIsConcurrency {
+		d.MaxNumSeqs = r.Concurrency
+	}
+	switch {
+	case b.MaxModelLen > 0:
+		d.ContextLength = b.MaxModelLen
+	case b.ExtraModelLen > 0:
 		d.ContextLength = r.ISL + r.OSL + b.ExtraModelLen
 	}
 	// Dynamo's mocker has no asynchronous scheduler: under dynosim every pass is scheduled
@@ -230,6 +244,10 @@ func (b Benchmark) String() string {
 	if b.MaxCUDAGraphCaptureSize > 0 {
 		graphs = fmt.Sprintf("CUDA graphs up to %d tokens", b.MaxCUDAGraphCaptureSize)
 	}
-	return fmt.Sprintf("%s: %s KV cache, block %d, %s, max_num_seqs %d, %s scheduling, %s, %s, %s; %s, %s, %d warm-up + %d timed requests per slot",
-		b.Name, b.KVCacheDtype, b.BlockSize, tokens, b.MaxNumSeqs, sched, cache, fp32, graphs, lengths, prompts, b.WarmupPerSlot, b.RequestsPerSlot)
+	seqs := fmt.Sprint(b.MaxNumSeqs)
+	if b.MaxNumSeqsIsConcurrency {
+		seqs = "= concurrency"
+	}
+	return fmt.Sprintf("%s: %s KV cache, block %d, %s, max_num_seqs %s, %s scheduling, %s, %s, %s; %s, %s, %d warm-up + %d timed requests per slot",
+		b.Name, b.KVCacheDtype, b.BlockSize, tokens, seqs, sched, cache, fp32, graphs, lengths, prompts, b.WarmupPerSlot, b.RequestsPerSlot)
 }

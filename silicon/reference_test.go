@@ -19,9 +19,7 @@ func TestReferencesAgainstOtherShapes(t *testing.T) {
 	}
 	rows := otherShapeRows(t)
 	run := func(edit func(*Benchmark)) *Report {
-		b := InferenceX()
-		edit(&b)
-		rep, err := Validate(context.Background(), rows, Options{Benchmark: b})
+		rep, err := Validate(context.Background(), rows, Options{Override: edit})
 		if err != nil {
 			t.Fatal(err)
 		}

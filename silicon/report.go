@@ -250,6 +250,41 @@ func (rep *Report) WriteTable(w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(&b, "benchmark %s\n", rep.Benchmark)
+	rep.writeRuns(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeRuns lists the runs whose settings replayed the validated rows, when they are not all
+// the profile's own: each with its rows, its settings and what of them is not priced.
+func (rep *Report) writeRuns(b *strings.Builder) {
+	type run struct {
+		script, image, notModelled string
+		bench                      Benchmark
+		rows                       int
+	}
+	var runs []*run
+	idx := map[string]*run{}
+	for _, r := range rep.Rows {
+		if r.Skipped != "" || r.Script == "" {
+			continue
+		}
+		x, ok := idx[r.Script]
+		if !ok {
+			x = &run{script: r.Script, image: r.Image, notModelled: r.NotModelled, bench: r.Benchmark}
+			idx[r.Script] = x
+			runs = append(runs, x)
+		}
+		x.rows++
+	}
+	if len(runs) < 2 {
+		return
+	}
+	b.WriteString("\nrows replayed with the settings of the run that measured them:\n")
+	for _, x := range runs {
+		fmt.Fprintf(b, "%5d rows  %s (%s)\n            %s\n", x.rows, x.script, x.image, x.bench)
+		if x.notModelled != "" {
+			fmt.Fprintf(b, "            not modelled: %s\n", x.notModelled)
+		}
+	}
 }

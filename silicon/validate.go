@@ -14,8 +14,26 @@ import (
 
 // Options shape the validation.
 type Options struct {
-	Benchmark Benchmark // zero value: InferenceX()
-	Seed      uint64
+	// Benchmark is the profile: under "inferencex" (the zero value) each row is replayed with
+	// the settings of the run that measured it (InferenceXRuns), under any other profile every
+	// row with the profile's own.
+	Benchmark Benchmark
+	// Override, when set, changes single settings of every row's benchmark after that choice
+	// (the command line's --range-ratio, --max-num-seqs, …).
+	Override func(*Benchmark)
+	Seed     uint64
+}
+
+// benchmarkOf is the benchmark row r is replayed with, and the run it comes from.
+func (o Options) benchmarkOf(r Row) (Benchmark, Run) {
+	run := Run{Script: o.Benchmark.Name, Benchmark: o.Benchmark}
+	if o.Benchmark.Name == "inferencex" {
+		run = runOf(r)
+	}
+	if o.Override != nil {
+		o.Override(&run.Benchmark)
+	}
+	return run.Benchmark, run
 }
 
 // Result is one row with its prediction; Skipped rows carry the reason and no prediction.
@@ -33,8 +51,15 @@ type Result struct {
 	Float32MatmulPrecision string `json:"float32_matmul_precision,omitempty"`
 	NumGPUBlocks           int    `json:"num_gpu_blocks,omitempty"`
 	// ReplayedVersion is the vLLM version of the tables the row was replayed on: the nearest
-	// embedded to the one it was measured on (BackendVersion).
+	// embedded to the one it was measured on (BackendVersion, or the run's image when the
+	// row does not record it).
 	ReplayedVersion string `json:"replayed_version,omitempty"`
+	// Script and Image name the run whose settings replayed the row; NotModelled what of
+	// them the simulator does not price.
+	Script      string    `json:"script,omitempty"`
+	Image       string    `json:"image,omitempty"`
+	NotModelled string    `json:"not_modelled,omitempty"`
+	Benchmark   Benchmark `json:"benchmark"`
 }
 
 // quantizationOf is the serving precision (model.Deployment.Quantization) of a row's
@@ -86,8 +111,8 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 	if o.Benchmark.Name == "" {
 		o.Benchmark = InferenceX()
 	}
-	b := o.Benchmark
-	if err := b.check(); err != nil {
+	base, _ := o.benchmarkOf(Row{})
+	if err := base.check(); err != nil {
 		return nil, err
 	}
 	type pred struct {
@@ -96,12 +121,18 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 	}
 	type key struct {
 		d              model.Deployment
+		b              Benchmark
 		conc, isl, osl int
 	}
 	done := map[key]pred{} // identical rows (repeated measurements) share one replay
-	rep := &Report{Benchmark: b}
+	rep := &Report{Benchmark: base}
 	for _, r := range rows {
 		res := Result{Row: r}
+		b, run := o.benchmarkOf(r)
+		if err := b.check(); err != nil {
+			return nil, fmt.Errorf("%w (the run of line %d, %s)", err, r.Line, run.Script)
+		}
+		res.Script, res.Image, res.NotModelled, res.Benchmark = run.Script, run.Image, run.NotModelled, b
 		sim := r
 		if c, note, ok := convertedDEP(r); ok {
 			sim, res.Note = c, note
@@ -122,7 +153,7 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 			res.Skipped = fmt.Sprintf("concurrency %d exceeds max_num_seqs %d", r.Concurrency, d.MaxNumSeqs)
 		}
 		if res.Skipped == "" {
-			k := key{d, r.Concurrency, r.ISL, r.OSL}
+			k := key{d, b, r.Concurrency, r.ISL, r.OSL}
 			p, ok := done[k]
 			if !ok {
 				ttft, tpot, blocks, err := replay(ctx, d, sim, b, o.Seed)

@@ -1,0 +1,200 @@
+package silicon
+
+import (
+	"cmp"
+
+	"github.com/routerlab/routerlab/model"
+)
+
+// Run is one measuring benchmark's configuration: which rows it produced (model, GPU,
+// precision and the dates they were measured on, inclusive) and the server and client
+// settings it ran with, read from its script. Every row of the inferencex profile is replayed
+// with the settings of the run that measured it.
+type Run struct {
+	Model, System, Precision string
+	From, To                 string // measured dates, YYYY-MM-DD, inclusive ("": unbounded)
+	// Script is the benchmark script at the commit the rows ran (SemiAnalysisAI/InferenceX),
+	// or the collection that measured them.
+	Script string `json:"script"`
+	Image  string `json:"image"` // the vLLM release it served
+	// NotModelled names settings of the run the simulator does not price.
+	NotModelled string    `json:"not_modelled,omitempty"`
+	Benchmark   Benchmark `json:"benchmark"`
+}
+
+// inferenceXWarmupSince is when InferenceX's client gained its warm-up (commit d053ae24e,
+// 2026-01-21, #480, --num-warmups 2 × CONC): earlier runs measured from a cold server.
+const inferenceXWarmupSince = "2026-01-21"
+
+// ix is an InferenceX run's settings: its client (benchmark_serving.py's random dataset,
+// --random-range-ratio 0.8 from the workflow, --num-prompts 10 × CONC, --request-rate inf
+// --max-concurrency CONC --ignore-eos, 2 × CONC warm-ups from inferenceXWarmupSince) and
+// vLLM's defaults for what the script does not set (BF16 KV cache, block 16, 8,192 batched
+// tokens and 1,024 sequences on GPUs of ≥ 70 GiB, prefix caching on, async scheduling —
+// explicit in the 2025 scripts, the default since 0.14 — and FP32 matmuls at "highest").
+// set applies the script's flags.
+func ix(from string, set func(*Benchmark)) Benchmark {
+	b := Benchmark{
+		Name: "inferencex", KVCacheDtype: model.KVBF16, BlockSize: 16, GPUMemoryUtilization: 0.9,
+		MaxNumBatchedTokens: 8192, MaxNumSeqs: 1024, AsyncScheduling: true, PrefixCaching: true,
+		ExtraModelLen: 200, Float32MatmulPrecision: model.PrecisionHighest,
+		RangeRatio: InferenceXRangeRatio, RequestsPerSlot: 10,
+	}
+	if from >= inferenceXWarmupSince {
+		b.WarmupPerSlot = 2
+	}
+	set(&b)
+	return b
+}
+
+// Models of the sample as AIConfigurator names them.
+const (
+	minimax  = "MiniMaxAI/MiniMax-M2.5"
+	llama70  = "meta-llama/Llama-3.1-70B"
+	gptOSS   = "openai/gpt-oss-120b"
+	llama8   = "nvidia/Llama-3.1-8B-Instruct-FP8"
+	qwen32   = "Qwen/Qwen3-32B"
+	qwen235  = "Qwen/Qwen3-235B-A22B-FP8"
+	marlinNM = "VLLM_MXFP4_USE_MARLIN=1: vLLM's Marlin MXFP4 experts, which no table measures at gpt-oss's shape (H100/H200 0.24 Marlin MXFP4 rows are hidden 3,584 only); priced as OpenAI's Triton MXFP4 experts"
+	mxfp8NM  = "VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1: FlashInfer's MXFP4 × MXFP8 experts, which no table measures at gpt-oss's shape; priced as its MXFP4 × BF16 experts"
+)
+
+// InferenceXRuns lists the runs behind the sample's vLLM rows, from SemiAnalysisAI/InferenceX's
+// history: each script at the last commit before the rows' date (measured dates are UTC days;
+// a script committed late on a day is taken to apply from the next), and its workflow's
+// client. Unlisted rows (the seed's shared file among them: MiniMax-M2.5 FP8 on B200 from
+// 2026-04-03) take InferenceX().
+func InferenceXRuns() []Run {
+	h100ModelLen := func(b *Benchmark) { b.MaxModelLen = 10240 }
+	return []Run{
+		// MiniMax-M2.5 FP8, B200: vLLM 0.17 before the 0.19 upgrade of 2026-04-03 (bddbf403).
+		{Model: minimax, System: "b200_sxm", Precision: "fp8", From: "2026-03-11", To: "2026-03-27",
+			Script: "benchmarks/single_node/minimaxm2.5_fp8_b200.sh@64c20b6b5", Image: "vllm/vllm-openai:v0.17.0-cu130",
+			NotModelled: "VLLM_USE_FLASHINFER_MOE_FP8=0, VLLM_MOE_USE_DEEP_GEMM=0: Triton block-FP8 experts, priced as FlashInfer's TRT-LLM experts (the embedded MiniMax B200 tables)",
+			Benchmark:   ix("2026-03-11", func(b *Benchmark) { b.GPUMemoryUtilization, b.BlockSize = 0.95, 32 })},
+		{Model: minimax, System: "b200_sxm", Precision: "fp8", From: "2026-03-28", To: "2026-04-02",
+			Script: "benchmarks/single_node/minimaxm2.5_fp8_b200.sh@626932a11", Image: "vllm/vllm-openai:v0.17.0-cu130",
+			NotModelled: "VLLM_USE_FLASHINFER_MOE_FP8=0, VLLM_MOE_USE_DEEP_GEMM=0: Triton block-FP8 experts, priced as FlashInfer's TRT-LLM experts (the embedded MiniMax B200 tables)",
+			Benchmark:   ix("2026-03-28", func(b *Benchmark) { b.GPUMemoryUtilization, b.BlockSize, b.PrefixCaching = 0.95, 32, false })},
+		// MiniMax-M2.5 NVFP4 on B200 and B300: the 2026-04-03 nightly rows ran the scripts
+		// before they were merged (#996 on 2026-04-08, #1055 on 2026-04-17).
+		{Model: minimax, System: "b200_sxm", Precision: "fp4", From: "2026-04-03",
+			Script: "benchmarks/single_node/minimaxm2.5_fp4_b200.sh@79bd988e9 (VLLM_FLOAT32_MATMUL_PRECISION=high from 13962fcfa)", Image: "vllm/vllm-openai:v0.19.0-cu130",
+			Benchmark: ix("2026-04-03", blackwellFP4)},
+		{Model: minimax, System: "b300_sxm", Precision: "fp4", From: "2026-04-03",
+			Script: "benchmarks/single_node/minimaxm2.5_fp4_b300.sh@22d0f12f7 (VLLM_FLOAT32_MATMUL_PRECISION=high from 633fd2377, 2026-04-21 22:46 UTC)", Image: "vllm/vllm-openai:v0.19.0-cu130",
+			Benchmark: ix("2026-04-03", blackwellFP4)},
+		{Model: minimax, System: "b300_sxm", Precision: "fp8", From: "2026-04-03",
+			Script: "benchmarks/single_node/minimaxm2.5_fp8_b300.sh@340d7854c (VLLM_FLOAT32_MATMUL_PRECISION=high from 0c2467c15, 2026-04-21 22:41 UTC)", Image: "vllm/vllm-openai:v0.19.0-cu130",
+			Benchmark: ix("2026-04-03", func(b *Benchmark) { blackwellFP4(b); b.BlockSize = 32 })},
+		// MiniMax-M2.5 FP8 on Hopper: vLLM's defaults but for the memory and, on H100, the
+		// sequence limit; prefix caching off from 0f78cf4eb (2026-03-28 02:17 UTC).
+		{Model: minimax, System: "h200_sxm", Precision: "fp8", From: "2026-03-01", To: "2026-03-27",
+			Script: "benchmarks/single_node/minimaxm2.5_fp8_h200.sh@a36346339 (v0.18.0 from 1d5cae141)", Image: "vllm/vllm-openai:v0.16.0, v0.18.0",
+			Benchmark: ix("2026-03-01", func(b *Benchmark) { b.GPUMemoryUtilization = 0.95 })},
+		{Model: minimax, System: "h200_sxm", Precision: "fp8", From: "2026-03-28",
+			Script: "benchmarks/single_node/minimaxm2.5_fp8_h200.sh@626932a11", Image: "vllm/vllm-openai:v0.18.0",
+			Benchmark: ix("2026-03-28", func(b *Benchmark) { b.GPUMemoryUtilization, b.PrefixCaching = 0.95, false })},
+		{Model: minimax, System: "h100_sxm", Precision: "fp8", To: "2026-03-27",
+			Script: "benchmarks/single_node/minimaxm2.5_fp8_h100.sh@1d5cae141", Image: "vllm/vllm-openai:v0.18.0",
+			Benchmark: ix("2026-03-27", func(b *Benchmark) { b.MaxNumSeqs = 256 })},
+		{Model: minimax, System: "h100_sxm", Precision: "fp8", From: "2026-03-28",
+			Script: "benchmarks/single_node/minimaxm2.5_fp8_h100.sh@626932a11", Image: "vllm/vllm-openai:v0.18.0",
+			Benchmark: ix("2026-03-28", func(b *Benchmark) { b.MaxNumSeqs, b.PrefixCaching = 256, false })},
+		// Llama 3.3 70B (the architecture of 3.1 70B): the full sweep of 2025-10-29 (9596d23d),
+		// vLLM 0.10.2, client kimbochen/bench_serving without warm-up.
+		{Model: llama70, System: "h100_sxm", Precision: "fp8", To: "2025-12-31",
+			Script: "benchmarks/70b_fp8_h100_slurm.sh@9596d23d7", Image: "vllm/vllm-openai:v0.10.2",
+			Benchmark: ix("2025-10-29", func(b *Benchmark) { hopper2025(b); b.KVCacheDtype = model.KVFP8; h100ModelLen(b) })},
+		{Model: llama70, System: "h200_sxm", Precision: "fp8", To: "2025-12-31",
+			Script: "benchmarks/70b_fp8_h200_slurm.sh@9596d23d7", Image: "vllm/vllm-openai:v0.10.2",
+			Benchmark: ix("2025-10-29", func(b *Benchmark) { hopper2025(b); b.KVCacheDtype = model.KVFP8 })},
+		{Model: llama70, System: "b200_sxm", Precision: "fp8", To: "2025-12-31",
+			Script: "benchmarks/70b_fp8_b200_docker.sh@9596d23d7", Image: "vllm/vllm-openai:v0.10.2",
+			NotModelled: "compilation-config cudagraph_mode FULL_DECODE_ONLY with FlashInfer all-reduce + RMSNorm and attention + FP8-quant fusion: mixed steps priced as piecewise graphs of unfused kernels",
+			Benchmark:   ix("2025-10-29", func(b *Benchmark) { b.KVCacheDtype, b.PrefixCaching, b.MaxNumSeqs = model.KVFP8, false, 512 })},
+		{Model: llama70, System: "b200_sxm", Precision: "fp4", To: "2025-12-31",
+			Script: "benchmarks/70b_fp4_b200_docker.sh@9596d23d7", Image: "vllm/vllm-openai:v0.10.2",
+			NotModelled: "compilation-config cudagraph_mode FULL_DECODE_ONLY with FlashInfer all-reduce + RMSNorm and attention + FP8-quant fusion: mixed steps priced as piecewise graphs of unfused kernels",
+			Benchmark:   ix("2025-10-29", func(b *Benchmark) { b.KVCacheDtype, b.PrefixCaching, b.MaxNumSeqs = model.KVFP8, false, 512 })},
+		// gpt-oss-120b: three generations of scripts.
+		{Model: gptOSS, System: "h100_sxm", Precision: "fp4", To: "2025-11-30",
+			Script: "benchmarks/gptoss_fp4_h100_slurm.sh@af4ccd03f", Image: "vllm/vllm-openai:v0.10.2",
+			Benchmark: ix("2025-11-02", func(b *Benchmark) { hopper2025(b); h100ModelLen(b) })},
+		{Model: gptOSS, System: "h100_sxm", Precision: "fp4", From: "2025-12-01", To: "2025-12-31",
+			Script: "benchmarks/gptoss_fp4_h100_slurm.sh@25506e87c", Image: "vllm/vllm-openai:v0.11.2",
+			Benchmark: ix("2025-12-05", func(b *Benchmark) { hopper2025(b); h100ModelLen(b); b.MaxCUDAGraphCaptureSize = 2048 })},
+		{Model: gptOSS, System: "h100_sxm", Precision: "fp4", From: "2026-01-01",
+			Script: "benchmarks/single_node/gptoss_fp4_h100.sh@cec542a9a", Image: "vllm/vllm-openai:v0.18.0", NotModelled: marlinNM,
+			Benchmark: ix("2026-03-27", func(b *Benchmark) { hopper2026(b); h100ModelLen(b) })},
+		{Model: gptOSS, System: "h200_sxm", Precision: "fp4", To: "2025-12-31",
+			Script: "benchmarks/gptoss_fp4_h200_slurm.sh@9596d23d7", Image: "vllm/vllm-openai:v0.10.2",
+			Benchmark: ix("2025-11-02", hopper2025)},
+		{Model: gptOSS, System: "h200_sxm", Precision: "fp4", From: "2026-01-01",
+			Script: "benchmarks/single_node/gptoss_fp4_h200.sh@cec542a9a", Image: "vllm/vllm-openai:v0.18.0", NotModelled: marlinNM,
+			Benchmark: ix("2026-03-27", hopper2026)},
+		{Model: gptOSS, System: "b200_sxm", Precision: "fp4", To: "2025-12-31",
+			Script: "benchmarks/gptoss_fp4_b200_docker.sh@4b860b78e", Image: "vllm/vllm-openai:v0.10.2",
+			NotModelled: mxfp8NM + "; compilation-config with FlashInfer all-reduce + RMSNorm fusion (FULL_AND_PIECEWISE graphs)",
+			Benchmark:   ix("2025-11-02", func(b *Benchmark) { b.PrefixCaching, b.MaxNumSeqs = false, 512 })},
+		{Model: gptOSS, System: "b200_sxm", Precision: "fp4", From: "2026-01-01",
+			Script: "benchmarks/single_node/gptoss_fp4_b200.sh@d2c2acb19", Image: "vllm/vllm-openai:v0.15.1",
+			NotModelled: mxfp8NM + "; compilation-config fuse_allreduce_rms",
+			Benchmark: ix("2026-02-25", func(b *Benchmark) {
+				b.KVCacheDtype, b.PrefixCaching, b.MaxNumSeqs, b.MaxCUDAGraphCaptureSize = model.KVFP8, false, 512, 2048
+			})},
+		// AIConfigurator's own gap-analysis collections (vLLM 0.12.0; the Qwen3-32B FP8 rows
+		// under Dynamo's vllm-runtime 0.8.0): their server and client settings are not
+		// published, so they are replayed with vLLM 0.12's serving defaults (synchronous
+		// scheduling: async became the default in 0.14) and a client sending exactly ISL/OSL.
+		gapAnalysis(qwen32, "h100_sxm", ""), gapAnalysis(qwen32, "h100_sxm", "fp8"),
+		gapAnalysis(qwen235, "h200_sxm", "fp8"), gapAnalysis(llama8, "h200_sxm", "fp8"),
+	}
+}
+
+// blackwellFP4 is the flags of InferenceX's MiniMax-M2.5 NVFP4 (and B300 FP8) scripts:
+// --gpu-memory-utilization 0.90 --kv-cache-dtype fp8 --max-cudagraph-capture-size 2048
+// --max-num-batched-tokens $((ISL*2)) --no-enable-prefix-caching, max_model_len ISL+OSL+200,
+// and VLLM_FLOAT32_MATMUL_PRECISION=high in runs from 2026-04-22.
+func blackwellFP4(b *Benchmark) {
+	b.KVCacheDtype, b.MaxCUDAGraphCaptureSize, b.PrefixCaching = model.KVFP8, 2048, false
+	b.MaxNumBatchedTokens, b.BatchedTokensPerISL = 0, 2
+	b.Float32MatmulPrecision, b.HighPrecisionSince = "", "2026-04-22"
+}
+
+// hopper2025 is InferenceX's 2025 Hopper config.yaml: async-scheduling, no prefix caching,
+// 8,192 batched tokens, --max-num-seqs $CONC.
+func hopper2025(b *Benchmark) {
+	b.PrefixCaching, b.MaxNumSeqsIsConcurrency = false, true
+}
+
+// hopper2026 is the gpt-oss Hopper scripts of 2026: as hopper2025 with
+// max-cudagraph-capture-size 2048 (async scheduling now vLLM's default).
+func hopper2026(b *Benchmark) {
+	hopper2025(b)
+	b.MaxCUDAGraphCaptureSize = 2048
+}
+
+func gapAnalysis(m, sku, precision string) Run {
+	return Run{Model: m, System: sku, Precision: precision,
+		Script: "aic-auto-gap-analysis (AIConfigurator's collection; settings not published)", Image: "vLLM 0.12.0",
+		NotModelled: "the server's and client's settings: vLLM 0.12's defaults and exact ISL/OSL assumed",
+		Benchmark: Benchmark{Name: "vllm-defaults", KVCacheDtype: model.KVBF16, BlockSize: 16, GPUMemoryUtilization: 0.9,
+			MaxNumBatchedTokens: 8192, MaxNumSeqs: 1024, PrefixCaching: true, ExtraModelLen: 200,
+			Float32MatmulPrecision: model.PrecisionHighest, RangeRatio: 1, RequestsPerSlot: 10}}
+}
+
+// runOf is the run that measured row r: the listed one matching its model, GPU, precision
+// and date, else the seed's benchmark (InferenceX()).
+func runOf(r Row) Run {
+	m, sku := cmp.Or(r.Model, model.SeedDeployment().ModelName), cmp.Or(r.System, model.SeedDeployment().HardwareSKU)
+	for _, run := range InferenceXRuns() {
+		if run.Model == m && run.System == sku && run.Precision == r.Precision &&
+			(run.From == "" || r.Measured >= run.From) && (run.To == "" || (r.Measured != "" && r.Measured <= run.To)) {
+			return run
+		}
+	}
+	return Run{Model: m, System: sku, Precision: r.Precision,
+		Script: "benchmarks/single_node/minimaxm2.5_fp8_b200.sh@bddbf4031 (VLLM_FLOAT32_MATMUL_PRECISION=high from 41ed82dc1)",
+		Image:  "vllm/vllm-openai:v0.19.0-cu130", Benchmark: InferenceX()}
+}

@@ -1,0 +1,78 @@
+package silicon
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/routerlab/routerlab/model"
+)
+
+// Every run is a valid benchmark, names its script, and no two runs claim the same row.
+func TestInferenceXRunsAreWellFormed(t *testing.T) {
+	runs := InferenceXRuns()
+	for i, a := range runs {
+		if err := a.Benchmark.check(); err != nil {
+			t.Fatalf("run %d (%s): %v", i, a.Script, err)
+		}
+		if a.Script == "" || a.Image == "" {
+			t.Fatalf("run %d: no provenance: %+v", i, a)
+		}
+		for _, b := range runs[i+1:] {
+			if a.Model == b.Model && a.System == b.System && a.Precision == b.Precision &&
+				(a.To == "" || b.From == "" || a.To >= b.From) && (b.To == "" || a.From == "" || b.To >= a.From) {
+				t.Fatalf("runs %s and %s overlap", a.Script, b.Script)
+			}
+		}
+	}
+}
+
+// Rows take the settings of the run that measured them.
+func TestRunOfRow(t *testing.T) {
+	for _, c := range []struct {
+		row    Row
+		script string
+		check  func(Benchmark) bool
+	}{
+		// The seed's shared rows carry no model: MiniMax-M2.5 FP8 on B200, bddbf403.
+		{Row{Precision: "fp8", Measured: "2026-04-03"}, "minimaxm2.5_fp8_b200.sh@bddbf4031",
+			func(b Benchmark) bool { return b == InferenceX() && b.MaxCUDAGraphCaptureSize == 2048 }},
+		{Row{Model: minimax, System: "b200_sxm", Precision: "fp8", Measured: "2026-03-11"}, "@64c20b6b5",
+			func(b Benchmark) bool {
+				return b.KVCacheDtype == model.KVBF16 && b.BlockSize == 32 && b.PrefixCaching && b.WarmupPerSlot == 2
+			}},
+		{Row{Model: minimax, System: "h100_sxm", Precision: "fp8", Measured: "2026-03-28"}, "minimaxm2.5_fp8_h100.sh@626932a11",
+			func(b Benchmark) bool {
+				return b.MaxNumSeqs == 256 && !b.PrefixCaching && b.MaxNumBatchedTokens == 8192
+			}},
+		{Row{Model: minimax, System: "b300_sxm", Precision: "fp4", Measured: "2026-04-22"}, "minimaxm2.5_fp4_b300.sh",
+			func(b Benchmark) bool {
+				return b.BatchedTokensPerISL == 2 && b.BlockSize == 16 && b.float32Precision(Row{Measured: "2026-04-22"}) == model.PrecisionHigh
+			}},
+		{Row{Model: llama70, System: "h100_sxm", Precision: "fp8", Measured: "2025-10-29"}, "70b_fp8_h100_slurm.sh@9596d23d7",
+			func(b Benchmark) bool {
+				return b.WarmupPerSlot == 0 && b.MaxNumSeqsIsConcurrency && b.MaxModelLen == 10240 && b.KVCacheDtype == model.KVFP8
+			}},
+		{Row{Model: gptOSS, System: "h100_sxm", Precision: "fp4", Measured: "2026-03-27"}, "gptoss_fp4_h100.sh@cec542a9a",
+			func(b Benchmark) bool {
+				return b.KVCacheDtype == model.KVBF16 && b.MaxCUDAGraphCaptureSize == 2048 && b.MaxNumSeqsIsConcurrency && b.WarmupPerSlot == 2
+			}},
+		{Row{Model: gptOSS, System: "h100_sxm", Precision: "fp4", Measured: "2025-12-08"}, "@25506e87c",
+			func(b Benchmark) bool { return b.WarmupPerSlot == 0 && b.MaxCUDAGraphCaptureSize == 2048 }},
+		{Row{Model: gptOSS, System: "b200_sxm", Precision: "fp4", Measured: "2026-02-25"}, "gptoss_fp4_b200.sh@d2c2acb19",
+			func(b Benchmark) bool {
+				return b.KVCacheDtype == model.KVFP8 && b.MaxNumSeqs == 512 && !b.MaxNumSeqsIsConcurrency
+			}},
+		{Row{Model: qwen32, System: "h100_sxm"}, "aic-auto-gap-analysis",
+			func(b Benchmark) bool { return b.RangeRatio == 1 && !b.AsyncScheduling && b.WarmupPerSlot == 0 }},
+	} {
+		run := runOf(c.row)
+		if !strings.Contains(run.Script, c.script) || !c.check(run.Benchmark) {
+			t.Fatalf("row %+v: run %s %+v; want %s", c.row, run.Script, run.Benchmark, c.script)
+		}
+	}
+	// max_num_seqs $CONC follows the row.
+	b := runOf(Row{Model: gptOSS, System: "h200_sxm", Precision: "fp4", Measured: "2026-03-27"}).Benchmark
+	if d := b.deployment(Row{Model: gptOSS, System: "h200_sxm", Precision: "fp4", Concurrency: 48, TP: 1, AttentionDP: 1, MoETP: 1, MoEEP: 1, ISL: 1024, OSL: 1024}); d.MaxNumSeqs != 48 || d.MaxNumBatchedTokens != 8192 {
+		t.Fatalf("gpt-oss H200 deployment: max_num_seqs %d, batched %d; want 48 and 8192", d.MaxNumSeqs, d.MaxNumBatchedTokens)
+	}
+}
