@@ -317,12 +317,14 @@ the MAPE per layout and the signed error per concurrency; rows without tables (o
 precision, attention data parallelism, unknown version) are listed as skipped with the reason.
 Nothing is fitted to the rows.
 
---benchmark inferencex (the default) replays each row as SemiAnalysis InferenceX measured the
-shared rows: FP8 KV cache, block 32, max_num_batched_tokens 2 × ISL, max_num_seqs 1024, async
-scheduling, prefix caching off, lengths uniform in [0.8 L, L], 2 × concurrency warm-up then
-10 × concurrency timed requests. --benchmark ideal is the textbook replay: vLLM's defaults
-8192/1024, block 64, exactly ISL/OSL, step-synchronous, no warm-up. The flags below override
-single settings of the chosen benchmark.`,
+--benchmark inferencex (the default) replays each row with the settings of the run that
+measured it (silicon.InferenceXRuns: the SemiAnalysis InferenceX script and commit per model,
+GPU, precision and date — KV cache dtype, block size, batched tokens, max_num_seqs, CUDA-graph
+capture size, prefix caching, warm-up; the seed's shared rows: FP8 KV cache, block 32,
+max_num_batched_tokens 2 × ISL, CUDA graphs to 2,048 tokens, lengths uniform in [0.8 L, L],
+2 × concurrency warm-up then 10 × concurrency timed requests). --benchmark ideal is the
+textbook replay: vLLM's defaults 8192/1024, block 64, exactly ISL/OSL, step-synchronous, no
+warm-up. The flags below override single settings of every row's benchmark.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if path == "" {
