@@ -31,13 +31,15 @@ type blockPool struct {
 	inUse int   // blocks held by running requests
 	plain int   // plain free blocks
 
-	// LRU order of cached free blocks: a FIFO of (entry, release stamp) in release order.
-	// A hit does not unlink its entry; the FIFO entry just goes stale (the block is in use or
-	// was released again later) and eviction skips it. Popped and stale entries are dropped
-	// when the FIFO's buffer is full.
-	lru    []lruEntry
-	lruPos int // head of the FIFO
-	lruLen int // cached free blocks
+	// LRU order of cached free blocks: a FIFO of release stamps in release order, in runs
+	// (a request frees its blocks tail first, so a trace block's sub-blocks are released
+	// one after another, descending: one run). A hit does not unlink its entry; that block of
+	// the run just goes stale (it is in use or was released again later) and eviction skips
+	// it. Popped and stale blocks are dropped when the FIFO's buffer is full.
+	lru    []lruRun
+	spare  []lruRun // compaction's other buffer
+	lruPos int      // head of the FIFO
+	lruLen int      // cached free blocks
 	stamp  uint32
 
 	g        int32 // sub-blocks per group
@@ -78,13 +80,16 @@ func entryRef(rec, sub int32) int32 { return (rec+1)<<5 | sub }
 // slot is the index of entry ref e in the per-sub-block record arrays.
 func (p *blockPool) slot(e int32) int32 { return (e>>5-1)*p.g + e&31 }
 
-type lruEntry struct {
-	e     int32 // entryRef
+// lruRun is n cache entries released one after another: entry e (an entryRef) at stamp,
+// then the sub-block below it at stamp+1, and so on.
+type lruRun struct {
+	e     int32
 	stamp uint32
+	n     int32
 }
 
 func newBlockPool(n int, g int32) blockPool {
-	return blockPool{n: int32(n), plain: n, g: g, groups: newHashTable(0), lru: make([]lruEntry, 0, min(2*n, 1024))}
+	return blockPool{n: int32(n), plain: n, g: g, groups: newHashTable(0), lru: make([]lruRun, 0, 64)}
 }
 
 // plainFree is how many plain free blocks there are.
@@ -218,48 +223,69 @@ func (p *blockPool) store(rec, sub int32, t []int32, j int32, h uint64) bool {
 }
 
 func (p *blockPool) lruPush(e, slot int32) {
-	if len(p.lru) == cap(p.lru) {
-		// Reuse the room of popped and stale entries; grow only when live ones fill half.
-		p.lruCompact()
-		if c := cap(p.lru); len(p.lru) > c/2 {
-			p.lru = append(make([]lruEntry, 0, max(2*c, 1024)), p.lru...)
-		}
-	}
 	p.stamp++
 	p.recStamp[slot] = p.stamp
-	p.lru = append(p.lru, lruEntry{e, p.stamp})
 	p.lruLen++
+	// The sub-block below the tail run's last one, released right after it: extend the run.
+	if k := len(p.lru) - 1; k >= p.lruPos {
+		if l := &p.lru[k]; e == l.e-l.n && e>>5 == l.e>>5 && l.stamp+uint32(l.n) == p.stamp {
+			l.n++
+			return
+		}
+	}
+	if len(p.lru) == cap(p.lru) {
+		// Reuse the room of popped and stale entries; grow only when live runs fill half.
+		p.lruCompact()
+		if c := cap(p.lru); len(p.lru) > c/2 {
+			p.lru = append(make([]lruRun, 0, 2*c), p.lru...)
+		}
+	}
+	p.lru = append(p.lru, lruRun{e, p.stamp, 1})
 }
 
-// live reports whether a FIFO entry still stands for a cached free block. (An entry whose
-// block was evicted was popped, and every older entry of that slot before it, so a stamp
-// never matches a later occupant of the slot.)
-func (p *blockPool) live(l lruEntry) bool {
-	s := p.slot(l.e)
-	return p.recRefs[s] == 0 && p.recMask[l.e>>5-1]&(1<<(l.e&31)) != 0 && p.recStamp[s] == l.stamp
+// live reports whether cache entry e released at stamp is still cached free since then.
+// (An entry whose block was evicted was popped, and every older entry of that slot before
+// it, so a stamp never matches a later occupant of the slot.)
+func (p *blockPool) live(e int32, stamp uint32) bool {
+	s := p.slot(e)
+	return p.recRefs[s] == 0 && p.recMask[e>>5-1]&(1<<(e&31)) != 0 && p.recStamp[s] == stamp
 }
 
 // lruPop removes and returns the least recently released cached free block's entry.
 func (p *blockPool) lruPop() int32 {
 	for {
-		l := p.lru[p.lruPos]
-		p.lruPos++
-		if p.live(l) {
+		l := &p.lru[p.lruPos]
+		e, stamp := l.e, l.stamp
+		if l.n--; l.n == 0 {
+			p.lruPos++
+		} else {
+			l.e, l.stamp = e-1, stamp+1
+		}
+		if p.live(e, stamp) {
 			p.lruLen--
-			return l.e
+			return e
 		}
 	}
 }
 
-// lruCompact drops stale entries, keeping the order of the live ones.
+// lruCompact drops stale entries, keeping the order of the live ones (a run with stale
+// blocks inside splits, so it compacts into the spare buffer).
 func (p *blockPool) lruCompact() {
-	keep := p.lru[:0]
+	keep := p.spare[:0]
 	for _, l := range p.lru[p.lruPos:] {
-		if p.live(l) {
-			keep = append(keep, l)
+		for i := range l.n {
+			e, stamp := l.e-i, l.stamp+uint32(i)
+			if !p.live(e, stamp) {
+				continue
+			}
+			if k := len(keep) - 1; k >= 0 && e == keep[k].e-keep[k].n && keep[k].stamp+uint32(keep[k].n) == stamp {
+				keep[k].n++
+			} else {
+				keep = append(keep, lruRun{e, stamp, 1})
+			}
 		}
 	}
-	p.lru, p.lruPos = keep, 0
+	p.spare, p.lru, p.lruPos = p.lru[:0], keep, 0
 }
 
 // hashTable maps a group key → group record: open addressing with linear probing and
