@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // tablesFS holds the derived step-time tables, gzipped JSON; see tables/PROVENANCE.md for
@@ -226,7 +227,7 @@ func loadTable(d Deployment) (*Table, error) {
 		if n != own && !strings.HasPrefix(n, stem+"_") {
 			continue
 		}
-		t, err := readTable(n)
+		t, err := sharedTable(n)
 		if err != nil {
 			return nil, err
 		}
@@ -278,6 +279,25 @@ func loadTable(d Deployment) (*Table, error) {
 
 // tableExt ends every table file's name.
 const tableExt = ".json.gz"
+
+// sharedTables holds the tables loadTable has read, by file name: a process builds workers
+// again and again (the simulator digest's canonical replays, every sweep evaluation, every
+// explorer re-run), and decoding a table's JSON costs milliseconds. Tables are never
+// modified once read, so workers share them.
+var sharedTables sync.Map // string → *Table
+
+// sharedTable is readTable, once per table file and process.
+func sharedTable(name string) (*Table, error) {
+	if t, ok := sharedTables.Load(name); ok {
+		return t.(*Table), nil
+	}
+	t, err := readTable(name)
+	if err != nil {
+		return nil, err
+	}
+	got, _ := sharedTables.LoadOrStore(name, t)
+	return got.(*Table), nil
+}
 
 // readTable reads one embedded table and records its digest (of its JSON, so the compressor
 // does not enter the experiment fingerprint).
