@@ -27,18 +27,34 @@ import "math/bits"
 // from a 64-bit key to a mask of `words` words, optionally with a uint32 payload per key. A
 // slot is empty exactly when its mask is all zero: a block leaves the table when its last
 // worker does. Slots are stored flat, key first, so one slot is one cache line or a few.
-// Wide masks (more than one word) carry the count of their set bits after the key, so
-// the probe loop tests one word whatever the fleet size.
+//
+// Wide masks (more than one word, fleets past 64 workers) are not kept in the slot: a slot
+// is its key, the count of set bits (so the probe loop tests one word whatever the fleet
+// size) and a holder word. Most blocks of a wide fleet are held by one worker (a request's
+// private tail), so with one bit set the holder word is that worker and its second-mask bit,
+// and only blocks held by two or more workers take a row of masks in a slab beside. A slot
+// is then 24 bytes at any fleet size, where inline masks made it 272 at 1,024 workers, and
+// most look-ups touch one cache line.
 type maskTable struct {
-	s      []uint64 // slots of stride words: key, [bit count,] mask, [second mask]; slots a power of two
+	s      []uint64 // slots of stride words: key, mask (one word) or bit count and holder, [second mask]; slots a power of two
 	aux    []uint32 // payload of each slot, moved along with it; nil if unused
 	words  int      // mask words per slot
-	head   int      // offset of the mask in a slot: 1, or 2 with a bit count
-	stride int      // head + words, or head + 2·words with a second mask
+	stride int      // 2, 3 with a second one-word mask; 3 for wide masks
 	shift  uint     // 64 − log2(slots)
 	last   int      // slots − 1, the probe wrap mask
 	n      int      // occupied slots
+
+	// Wide masks only: rows of rowWords words (mask, then second mask) for slots with two or
+	// more bits set, free rows, and the masks a one-holder slot reads as (mask, second).
+	rows     []uint64
+	rowWords int
+	freeRows []uint32
+	scratch  []uint64
 }
+
+// A wide slot's holder word with one bit set: the worker, and holderSecond if its bit of the
+// second mask is set.
+const holderSecond = 1 << 16
 
 // A table grows past maxLoadNum/maxLoadDen full, which keeps probe runs short.
 const (
@@ -50,13 +66,17 @@ const (
 // as many words to each slot (its bits are the caller's; only the first mask says whether
 // a slot is used).
 func newMaskTable(size, words int, withAux, withSecond bool) *maskTable {
-	head := 1
-	if words > 1 {
-		head = 2
-	}
-	t := &maskTable{words: words, head: head, stride: head + words}
-	if withSecond {
-		t.stride += words
+	t := &maskTable{words: words, stride: 2}
+	switch {
+	case words > 1:
+		t.stride = 3
+		t.rowWords = words
+		if withSecond {
+			t.rowWords *= 2
+		}
+		t.scratch = make([]uint64, 2*words)
+	case withSecond:
+		t.stride = 3
 	}
 	if withAux {
 		t.aux = []uint32{}
@@ -71,17 +91,59 @@ func (t *maskTable) slots() int { return t.last + 1 }
 // home is the preferred slot of a key; Fibonacci hashing spreads even sequential ids.
 func (t *maskTable) home(h uint64) int { return int((h * 0x9e3779b97f4a7c15) >> t.shift) }
 
-// key and mask are slot i's key and mask words.
+// key and mask are slot i's key and mask words. A wide one-holder slot's masks are
+// written out into scratch, valid until the next call.
 func (t *maskTable) key(i int) uint64 { return t.s[i*t.stride] }
 func (t *maskTable) mask(i int) []uint64 {
-	k := i*t.stride + t.head
-	return t.s[k : k+t.words]
+	if t.words == 1 {
+		return t.s[i*t.stride+1 : i*t.stride+2]
+	}
+	if row := t.row(i); row != nil {
+		return row[:t.words]
+	}
+	return t.spell(i)[:t.words]
 }
 
 // second is slot i's second mask (tables built withSecond).
 func (t *maskTable) second(i int) []uint64 {
-	k := i*t.stride + t.head + t.words
-	return t.s[k : k+t.words]
+	if t.words == 1 {
+		return t.s[i*t.stride+2 : i*t.stride+3]
+	}
+	if row := t.row(i); row != nil {
+		return row[t.words:]
+	}
+	return t.spell(i)[t.words:]
+}
+
+// wideRow is slot i's row of masks, or nil (one-word masks, or fewer than two bits set).
+func (t *maskTable) wideRow(i int) []uint64 {
+	if t.words == 1 {
+		return nil
+	}
+	return t.row(i)
+}
+
+// row is wide slot i's row of masks, or nil when it has fewer than two bits set.
+func (t *maskTable) row(i int) []uint64 {
+	if t.s[i*t.stride+1] < 2 {
+		return nil
+	}
+	r := int(t.s[i*t.stride+2]) * t.rowWords
+	return t.rows[r : r+t.rowWords]
+}
+
+// spell writes a wide one-holder (or empty) slot's two masks into scratch.
+func (t *maskTable) spell(i int) []uint64 {
+	clear(t.scratch)
+	if t.s[i*t.stride+1] == 1 {
+		h := t.s[i*t.stride+2]
+		w := int(h & (holderSecond - 1))
+		t.scratch[w>>6] = 1 << (w & 63)
+		if h&holderSecond != 0 {
+			t.scratch[t.words+w>>6] = 1 << (w & 63)
+		}
+	}
+	return t.scratch
 }
 
 // used reports whether slot i holds a key: its one mask word, or its bit count, is nonzero.
@@ -147,6 +209,10 @@ func (t *maskTable) resize(size int) {
 // del empties slot i. Backward-shift deletion keeps every probe run unbroken without
 // tombstones.
 func (t *maskTable) del(i int) {
+	if row := t.wideRow(i); row != nil {
+		clear(row)
+		t.freeRows = append(t.freeRows, uint32(t.s[i*t.stride+2]))
+	}
 	hole := i
 	for j := hole; ; {
 		j = (j + 1) & t.last
@@ -167,7 +233,7 @@ func (t *maskTable) del(i int) {
 	if t.stride == 2 {
 		t.s[2*hole], t.s[2*hole+1] = 0, 0
 	} else {
-		clear(t.s[hole*t.stride : (hole+1)*t.stride])
+		t.s[3*hole], t.s[3*hole+1], t.s[3*hole+2] = 0, 0, 0
 	}
 	t.n--
 }
@@ -178,7 +244,7 @@ func (t *maskTable) move(i, j int) {
 		t.s[2*i], t.s[2*i+1] = t.s[2*j], t.s[2*j+1]
 		return
 	}
-	copy(t.s[i*t.stride:(i+1)*t.stride], t.s[j*t.stride:(j+1)*t.stride])
+	t.s[3*i], t.s[3*i+1], t.s[3*i+2] = t.s[3*j], t.s[3*j+1], t.s[3*j+2]
 }
 
 // word is slot i's first mask word: the count of a one-word table used as a counter.
@@ -187,23 +253,111 @@ func (t *maskTable) word(i int) *uint64 { return &t.s[i*t.stride+1] }
 // setBit and clearBit change worker w's bit in slot i; clearBit reports whether the mask
 // is now empty (the caller then deletes the slot).
 func (t *maskTable) setBit(i, w int) {
-	m, b := &t.s[i*t.stride+t.head+w>>6], uint64(1)<<(w&63)
-	if t.head == 2 && *m&b == 0 {
-		t.s[i*t.stride+1]++
+	if t.words == 1 {
+		t.s[i*t.stride+1] |= 1 << w
+		return
 	}
-	*m |= b
+	k := i * t.stride
+	switch t.s[k+1] {
+	case 0:
+		t.s[k+1], t.s[k+2] = 1, uint64(w)
+		return
+	case 1:
+		h := t.s[k+2]
+		if int(h&(holderSecond-1)) == w {
+			return
+		}
+		// A second holder: the slot takes a row, with the first holder's bits in it.
+		var r int
+		if n := len(t.freeRows); n > 0 {
+			r = int(t.freeRows[n-1])
+			t.freeRows = t.freeRows[:n-1]
+		} else {
+			r = len(t.rows) / t.rowWords
+			t.rows = append(t.rows, make([]uint64, t.rowWords)...)
+		}
+		row := t.rows[r*t.rowWords : (r+1)*t.rowWords]
+		v := int(h & (holderSecond - 1))
+		row[v>>6] |= 1 << (v & 63)
+		if h&holderSecond != 0 {
+			row[t.words+v>>6] |= 1 << (v & 63)
+		}
+		row[w>>6] |= 1 << (w & 63)
+		t.s[k+1], t.s[k+2] = 2, uint64(r)
+		return
+	}
+	row := t.row(i)
+	if m, b := &row[w>>6], uint64(1)<<(w&63); *m&b == 0 {
+		*m |= b
+		t.s[k+1]++
+	}
 }
 
 func (t *maskTable) clearBit(i, w int) (empty bool) {
-	m, b := &t.s[i*t.stride+t.head+w>>6], uint64(1)<<(w&63)
-	if t.head == 2 && *m&b != 0 {
-		t.s[i*t.stride+1]--
+	k := i * t.stride
+	if t.words == 1 {
+		t.s[k+1] &^= 1 << w
+		return t.s[k+1] == 0
+	}
+	switch t.s[k+1] {
+	case 0:
+		return true
+	case 1:
+		if int(t.s[k+2]&(holderSecond-1)) == w {
+			t.s[k+1], t.s[k+2] = 0, 0
+		}
+		return t.s[k+1] == 0
+	}
+	row := t.row(i)
+	m, b := &row[w>>6], uint64(1)<<(w&63)
+	if *m&b == 0 {
+		return false
 	}
 	*m &^= b
-	return !t.used(i)
+	if t.s[k+1]--; t.s[k+1] == 1 {
+		// One holder left: back into the slot, and the row to the free list.
+		var h uint64
+		for j, x := range row[:t.words] {
+			if x != 0 {
+				v := j<<6 + bits.TrailingZeros64(x)
+				h = uint64(v)
+				if t.rowWords > t.words && row[t.words+v>>6]&(1<<(v&63)) != 0 {
+					h |= holderSecond
+				}
+				break
+			}
+		}
+		clear(row)
+		t.freeRows = append(t.freeRows, uint32(t.s[k+2]))
+		t.s[k+2] = h
+	}
+	return false
 }
 
-// setSecond and clearSecond change worker w's bit in slot i's second mask.
-func (t *maskTable) setSecond(i, w int) { t.s[i*t.stride+t.head+t.words+w>>6] |= 1 << (w & 63) }
+// setSecond and clearSecond change worker w's bit in slot i's second mask; w's bit of the
+// first mask must be set.
+func (t *maskTable) setSecond(i, w int) {
+	k := i * t.stride
+	switch {
+	case t.words == 1:
+		t.s[k+2] |= 1 << w
+	case t.s[k+1] == 1:
+		t.s[k+2] |= holderSecond
+	default:
+		t.row(i)[t.words+w>>6] |= 1 << (w & 63)
+	}
+}
 
-func (t *maskTable) clearSecond(i, w int) { t.s[i*t.stride+t.head+t.words+w>>6] &^= 1 << (w & 63) }
+func (t *maskTable) clearSecond(i, w int) {
+	k := i * t.stride
+	switch {
+	case t.words == 1:
+		t.s[k+2] &^= 1 << w
+	case t.s[k+1] == 1:
+		if int(t.s[k+2]&(holderSecond-1)) == w {
+			t.s[k+2] &^= holderSecond
+		}
+	case t.s[k+1] > 1:
+		t.row(i)[t.words+w>>6] &^= 1 << (w & 63)
+	}
+}

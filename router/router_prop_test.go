@@ -314,30 +314,75 @@ func fleetSize(t *rapid.T) int {
 
 // TestMaskTableMatchesMap drives one table (tiny at first, so probe runs wrap and
 // backward shifts move slots and their payloads) against a Go map, with one-word and
-// multi-word masks.
+// multi-word masks and second masks; bits set and cleared one at a time take a wide slot
+// between its one-holder form and a row of masks.
 func TestMaskTableMatchesMap(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		words := rapid.SampledFrom([]int{1, 3}).Draw(t, "words")
-		tab := newMaskTable(4, words, true, false)
+		tab := newMaskTable(4, words, true, true)
 		type val struct {
-			mask uint64 // in word words−1, the last one, so emptiness looks past the first
-			aux  uint32
+			mask, second uint64 // in word words−1, the last one, so emptiness looks past the first
+			aux          uint32
 		}
 		model := map[uint64]val{}
 		keys := rapid.SliceOfNDistinct(rapid.Uint64(), 1, 40, rapid.ID[uint64]).Draw(t, "keys")
+		worker := func(b int) int { return (words-1)*64 + b }
 		t.Repeat(map[string]func(*rapid.T){
 			"set": func(t *rapid.T) {
 				h := rapid.SampledFrom(keys).Draw(t, "key")
-				v := val{rapid.Uint64Range(1, 1<<8).Draw(t, "mask"), rapid.Uint32().Draw(t, "aux")}
+				v := val{mask: rapid.Uint64Range(1, 1<<8).Draw(t, "mask"), aux: rapid.Uint32().Draw(t, "aux")}
+				v.second = v.mask & rapid.Uint64().Draw(t, "second")
 				if i := tab.find(h); i >= 0 {
 					tab.del(i)
 				}
 				i := tab.insert(h)
 				for m := v.mask; m != 0; m &= m - 1 {
-					tab.setBit(i, (words-1)*64+bits.TrailingZeros64(m))
+					w := worker(bits.TrailingZeros64(m))
+					tab.setBit(i, w)
+					if v.second&(1<<bits.TrailingZeros64(m)) != 0 {
+						tab.setSecond(i, w)
+					}
 				}
 				tab.aux[i] = v.aux
 				model[h] = v
+			},
+			"add": func(t *rapid.T) {
+				h := rapid.SampledFrom(keys).Draw(t, "key")
+				v, ok := model[h]
+				if !ok {
+					t.Skip("absent")
+				}
+				b := rapid.IntRange(0, 8).Draw(t, "bit")
+				i := tab.find(h)
+				tab.setBit(i, worker(b))
+				v.mask |= 1 << b
+				if rapid.Bool().Draw(t, "whole") {
+					tab.setSecond(i, worker(b))
+					v.second |= 1 << b
+				}
+				model[h] = v
+			},
+			"clear": func(t *rapid.T) {
+				h := rapid.SampledFrom(keys).Draw(t, "key")
+				v, ok := model[h]
+				if !ok {
+					t.Skip("absent")
+				}
+				b := rapid.IntRange(0, 8).Draw(t, "bit")
+				i := tab.find(h)
+				if v.mask&(1<<b) != 0 {
+					tab.clearSecond(i, worker(b))
+				}
+				if tab.clearBit(i, worker(b)) {
+					tab.del(i)
+				}
+				v.mask &^= 1 << b
+				v.second &^= 1 << b
+				if v.mask == 0 {
+					delete(model, h)
+				} else {
+					model[h] = v
+				}
 			},
 			"delete": func(t *rapid.T) {
 				h := rapid.SampledFrom(keys).Draw(t, "key")
@@ -356,8 +401,17 @@ func TestMaskTableMatchesMap(t *testing.T) {
 					if (i >= 0) != ok {
 						t.Fatalf("key %x: found %v, want %v", h, i >= 0, ok)
 					}
-					if ok && (tab.mask(i)[words-1] != want.mask || tab.aux[i] != want.aux) {
-						t.Fatalf("key %x: mask %b aux %d, want %b %d", h, tab.mask(i), tab.aux[i], want.mask, want.aux)
+					if !ok {
+						continue
+					}
+					m, sec := tab.mask(i), tab.second(i)
+					if m[words-1] != want.mask || sec[words-1] != want.second || tab.aux[i] != want.aux {
+						t.Fatalf("key %x: mask %b second %b aux %d, want %b %b %d", h, m, sec, tab.aux[i], want.mask, want.second, want.aux)
+					}
+					for j := range words - 1 {
+						if m[j] != 0 || sec[j] != 0 {
+							t.Fatalf("key %x: word %d of the masks %b %b, want 0", h, j, m[j], sec[j])
+						}
 					}
 				}
 			},
