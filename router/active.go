@@ -59,7 +59,24 @@ func (r *Router) bookBlocks(w int, key uint64, nk int) uint32 {
 		t.aux[k] = r.newRecord(key)
 	}
 	rec := t.aux[k]
-	c := r.newCounts(rec, w)
+	var c, totals []uint32
+	if r.refCounts == nil {
+		c = r.counts(rec, w)
+	} else {
+		// A wider fleet's trace block held by one worker keeps that worker's refcounts
+		// only as the record's totals; a second holder gives the first its own row.
+		totals = r.totals(rec)
+		c = totals
+		if v, n := t.holder(k); n > 1 || n == 1 && v != w {
+			if n == 1 {
+				copy(r.newCounts(rec, v), totals)
+			}
+			c = r.newCounts(rec, w)
+			for s := range nk {
+				totals[s]++
+			}
+		}
+	}
 	grew := 0
 	for s := range nk {
 		if c[s]++; c[s] == 1 {
@@ -76,10 +93,33 @@ func (r *Router) bookBlocks(w int, key uint64, nk int) uint32 {
 	return rec
 }
 
+// totals is a wider fleet's record rec's refcounts summed over its workers.
+func (r *Router) totals(rec uint32) []uint32 {
+	i := int(rec) * r.g
+	return r.activeTotals[i : i+r.g]
+}
+
 // unbook releases what bookBlocks booked. The sub-blocks no longer held on w are the last
 // ones of its active prefix, since the requests left all hold prefixes.
 func (r *Router) unbook(w int, rec uint32, nk int) {
-	c := r.counts(rec, w)
+	t := r.active
+	k := -1
+	var c []uint32
+	sole := true // w is the trace block's one holder (wider fleets)
+	if r.refCounts == nil {
+		c = r.counts(rec, w)
+	} else {
+		k = t.find(r.activeKey[rec])
+		totals := r.totals(rec)
+		c = totals
+		if _, n := t.holder(k); n > 1 {
+			sole = false
+			c = r.counts(rec, w)
+			for s := range nk {
+				totals[s]--
+			}
+		}
+	}
 	dropped := 0
 	for s := range nk {
 		if c[s]--; c[s] == 0 {
@@ -90,16 +130,25 @@ func (r *Router) unbook(w int, rec uint32, nk int) {
 		return
 	}
 	r.load[w].ActiveBlocks -= dropped
-	t := r.active
-	k := t.find(r.activeKey[rec])
+	if k < 0 {
+		k = t.find(r.activeKey[rec])
+	}
 	t.clearSecond(k, w)
 	if c[0] != 0 {
 		return
 	}
-	r.dropCounts(rec, w)
+	if !sole || r.refCounts == nil {
+		r.dropCounts(rec, w)
+	}
 	if t.clearBit(k, w) {
 		t.del(k)
 		r.freeRecs = append(r.freeRecs, rec)
+		return
+	}
+	if v, n := t.holder(k); r.refCounts != nil && n == 1 {
+		// One holder left: its refcounts are the totals again.
+		clear(r.counts(rec, v))
+		r.dropCounts(rec, v)
 	}
 }
 
@@ -114,6 +163,8 @@ func (r *Router) newRecord(key uint64) uint32 {
 	r.activeKey = append(r.activeKey, key)
 	if r.refCounts == nil {
 		r.denseCounts = append(r.denseCounts, make([]uint32, r.g*r.workers)...)
+	} else {
+		r.activeTotals = append(r.activeTotals, make([]uint32, r.g)...)
 	}
 	return uint32(len(r.activeKey) - 1)
 }
@@ -125,8 +176,14 @@ func (r *Router) scanActive(hashes []uint64) {
 }
 
 // activeSubs is how many of trace block rec's first nk sub-blocks lead w's active prefix.
-func (r *Router) activeSubs(rec uint32, w, nk int) int {
-	a, c := 0, r.counts(rec, w)
+func (r *Router) activeSubs(k int, rec uint32, w, nk int) int {
+	var c []uint32
+	if _, n := r.active.holder(k); r.refCounts != nil && n == 1 {
+		c = r.totals(rec) // w is the one holder: scanPrefix asks holders only
+	} else {
+		c = r.counts(rec, w)
+	}
+	a := 0
 	for a < nk && c[a] != 0 {
 		a++
 	}

@@ -22,10 +22,20 @@ import (
 // wherever it is. The index answers exactly what a table keyed by engine-block hash would
 // (TestGroupedIndexerMatchesNaiveModel).
 
-// cachedSubs returns the sub-block mask of record rec on worker w (0: none cached).
-func (r *Router) cachedSubs(rec uint32, w int) uint32 {
+// cachedSubs returns the sub-block mask of record rec, in slot k of the cached table, on
+// worker w (0: none cached). A wide fleet keeps the masks of a trace block held by one worker
+// nowhere: they are the sub-blocks whose holder count is not zero (heldSubs).
+func (r *Router) cachedSubs(k int, rec uint32, w int) uint32 {
 	if r.subsWide == nil {
 		return r.recs[int(rec)*r.recStride+r.g+w]
+	}
+	switch v, n := r.cached.holder(k); {
+	case n == 0:
+		return 0
+	case n == 1 && v != w:
+		return 0
+	case n == 1:
+		return r.heldSubs(rec)
 	}
 	if i := r.subsWide.find(refKey(rec, w)); i >= 0 {
 		return uint32(*r.subsWide.word(i))
@@ -33,7 +43,19 @@ func (r *Router) cachedSubs(rec uint32, w int) uint32 {
 	return 0
 }
 
-// setCachedSubs stores the sub-block mask of record rec on worker w.
+// heldSubs is the mask of the sub-blocks of record rec that some worker caches.
+func (r *Router) heldSubs(rec uint32) uint32 {
+	var m uint32
+	for s, c := range r.recs[int(rec)*r.recStride:][:r.g] {
+		if c != 0 {
+			m |= 1 << s
+		}
+	}
+	return m
+}
+
+// setCachedSubs stores the sub-block mask of record rec on worker w (wider fleets' masks of
+// trace blocks held by two or more workers).
 func (r *Router) setCachedSubs(rec uint32, w int, m uint32) {
 	if r.subsWide == nil {
 		r.recs[int(rec)*r.recStride+r.g+w] = m
@@ -98,7 +120,17 @@ func (r *Router) store(ev *KVEvent, i, j int) {
 		t.aux[k] = r.newCachedRecord()
 	}
 	rec := t.aux[k]
-	m := r.cachedSubs(rec, w)
+	m := r.cachedSubs(k, rec, w)
+	sole := true // w is (or becomes) the trace block's one holder
+	if r.subsWide != nil {
+		if v, n := t.holder(k); n > 1 || n == 1 && v != w {
+			sole = false
+			if n == 1 {
+				// A second holder: the first one's mask, implicit until now, is kept.
+				r.setCachedSubs(rec, v, r.heldSubs(rec))
+			}
+		}
+	}
 	for ; i < j; i++ {
 		_, sub := ev.blockAt(i)
 		if b := uint32(1) << sub; m&b == 0 {
@@ -110,7 +142,9 @@ func (r *Router) store(ev *KVEvent, i, j int) {
 			*h++
 		}
 	}
-	r.setCachedSubs(rec, w, m)
+	if r.subsWide == nil || !sole {
+		r.setCachedSubs(rec, w, m)
+	}
 	t.setBit(k, w)
 	if m == r.wholeSubs {
 		t.setSecond(k, w)
@@ -128,10 +162,11 @@ func (r *Router) remove(ev *KVEvent, i, j int) {
 		return
 	}
 	rec := t.aux[k]
-	m := r.cachedSubs(rec, w)
+	m := r.cachedSubs(k, rec, w)
 	if m == 0 {
 		return
 	}
+	_, holders := t.holder(k)
 	for ; i < j; i++ {
 		_, sub := ev.blockAt(i)
 		if b := uint32(1) << sub; m&b != 0 {
@@ -142,11 +177,21 @@ func (r *Router) remove(ev *KVEvent, i, j int) {
 			}
 		}
 	}
-	r.setCachedSubs(rec, w, m)
+	if r.subsWide == nil || holders > 1 {
+		r.setCachedSubs(rec, w, m)
+	}
 	t.clearSecond(k, w)
-	if m == 0 && t.clearBit(k, w) {
+	if m != 0 {
+		return
+	}
+	if t.clearBit(k, w) {
 		t.del(k)
 		r.freeCached = append(r.freeCached, rec)
+		return
+	}
+	if v, n := t.holder(k); r.subsWide != nil && n == 1 {
+		// One holder left: its mask is implicit again.
+		r.setCachedSubs(rec, v, 0)
 	}
 }
 
@@ -157,9 +202,9 @@ func (r *Router) scanCached(hashes []uint64) {
 }
 
 // cachedLead is how many of trace block rec's first nk sub-blocks lead w's cached prefix.
-func (r *Router) cachedLead(rec uint32, w, nk int) int {
+func (r *Router) cachedLead(k int, rec uint32, w, nk int) int {
 	need := uint32(1)<<nk - 1
-	if m := r.cachedSubs(rec, w); m&need != need {
+	if m := r.cachedSubs(k, rec, w); m&need != need {
 		return bits.TrailingZeros32(^m)
 	}
 	return nk
@@ -169,7 +214,7 @@ func (r *Router) cachedLead(rec uint32, w, nk int) int {
 // number of the request's leading engine blocks each worker holds there. A worker that holds
 // only part of a trace block (t's second mask lacks it) is asked lead for how far its
 // prefix reaches into it. The walk stops when no worker matches any more; live is scratch.
-func (r *Router) scanPrefix(t *maskTable, live []uint64, hashes []uint64, prefix []int, lead func(rec uint32, w, nk int) int) {
+func (r *Router) scanPrefix(t *maskTable, live []uint64, hashes []uint64, prefix []int, lead func(k int, rec uint32, w, nk int) int) {
 	copy(live, r.all)
 	n, g := len(hashes), r.g
 	base, any := 0, true
@@ -190,7 +235,7 @@ func (r *Router) scanPrefix(t *maskTable, live []uint64, hashes []uint64, prefix
 			keep := live[j] & present[j]
 			for part := keep &^ whole[j]; part != 0; part &= part - 1 {
 				w := wb + bits.TrailingZeros64(part)
-				if a := lead(rec, w, nk); a < nk {
+				if a := lead(k, rec, w, nk); a < nk {
 					prefix[w] = base + a
 					keep &^= 1 << (w & 63)
 				}

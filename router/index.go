@@ -115,6 +115,12 @@ func (t *maskTable) second(i int) []uint64 {
 	return t.spell(i)[t.words:]
 }
 
+// holder is a wide slot i's count of set bits and, when it is one, the worker whose bit it is.
+func (t *maskTable) holder(i int) (w, n int) {
+	k := i * t.stride
+	return int(t.s[k+2] & (holderSecond - 1)), int(t.s[k+1])
+}
+
 // wideRow is slot i's row of masks, or nil (one-word masks, or fewer than two bits set).
 func (t *maskTable) wideRow(i int) []uint64 {
 	if t.words == 1 {

@@ -67,12 +67,13 @@ type Router struct {
 	// of its sub-blocks. Up to 64 workers the counts are a dense slab (row r·workers + w of
 	// denseCounts, one array index on the hot path); wider fleets key a row of wideCounts by
 	// (r, w) in refCounts, so memory follows what is in flight rather than records × workers.
-	activeKey   []uint64
-	denseCounts []uint32
-	refCounts   *maskTable
-	wideCounts  []uint32
-	freeRows    []uint32
-	freeRecs    []uint32
+	activeKey    []uint64
+	activeTotals []uint32 // wider fleets: per record, g refcounts summed over its workers
+	denseCounts  []uint32
+	refCounts    *maskTable
+	wideCounts   []uint32
+	freeRows     []uint32
+	freeRecs     []uint32
 
 	// The prefix-cache index, one entry per trace block of g engine blocks (cached.go).
 	g         int
