@@ -174,8 +174,9 @@ func (p *blockPool) cached(rec, sub int32) bool {
 
 // groupRec returns the record of the group keyed key, creating an empty one if needed.
 func (p *blockPool) groupRec(key uint64) int32 {
-	if rec, ok := p.groups.get(key); ok {
-		return rec
+	s := p.groups.claim(key)
+	if s.key != 0 {
+		return s.val
 	}
 	var rec int32
 	if k := len(p.recFree); k > 0 {
@@ -191,7 +192,8 @@ func (p *blockPool) groupRec(key uint64) int32 {
 		p.recStamp = grow(p.recStamp, g)[:len(p.recStamp)+g]
 		p.recHash = grow(p.recHash, g)[:len(p.recHash)+g]
 	}
-	p.groups.put(key, rec)
+	*s = hashSlot{key, rec}
+	p.groups.n++
 	return rec
 }
 
@@ -325,26 +327,25 @@ func (t *hashTable) get(key uint64) (int32, bool) {
 	}
 }
 
-// put inserts a key that is not present.
-func (t *hashTable) put(key uint64, val int32) {
+// claim returns the slot of key or, when key is absent, the empty slot it goes in (key 0):
+// the caller then fills it and counts it in n. One probe serves the look-up and the insert.
+func (t *hashTable) claim(key uint64) *hashSlot {
 	if 2*(t.n+1) > len(t.slots) {
 		old := t.slots
 		t.slots = make([]hashSlot, 2*len(old))
 		t.shift--
-		t.n = 0
 		for _, s := range old {
 			if s.key != 0 {
-				t.put(s.key, s.val)
+				*t.claim(s.key) = s
 			}
 		}
 	}
 	m := uint64(len(t.slots) - 1)
-	i := key >> t.shift
-	for t.slots[i].key != 0 {
-		i = (i + 1) & m
+	for i := key >> t.shift; ; i = (i + 1) & m {
+		if s := &t.slots[i]; s.key == key || s.key == 0 {
+			return s
+		}
 	}
-	t.slots[i] = hashSlot{key, val}
-	t.n++
 }
 
 func (t *hashTable) del(key uint64) {

@@ -175,7 +175,8 @@ func (p *refPool) groupRec(key uint64) int32 {
 			p.recHash = append(p.recHash, 0)
 		}
 	}
-	p.groups.put(key, rec)
+	*p.groups.claim(key) = hashSlot{key, rec}
+	p.groups.n++
 	return rec
 }
 
