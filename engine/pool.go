@@ -46,9 +46,7 @@ type blockPool struct {
 	groups   hashTable
 	recMask  []uint32 // per group record: which sub-blocks are cached
 	recKey   []uint64
-	recRefs  []int32  // per group record, G of them: running requests holding the sub-block
-	recStamp []uint32 // per group record, G of them: release stamp of its live FIFO entry
-	recHash  []uint64 // per group record, G of them: engine-block hashes
+	recSlots []entrySlot // per group record, G of them: one per sub-block
 	recFree  []int32
 
 	removed kvBlocks // evicted blocks not yet published as a KV event
@@ -71,6 +69,14 @@ func (k *kvBlocks) add(h, key uint64, sub int32) {
 
 func (k *kvBlocks) reset() {
 	k.hashes, k.keys, k.subs = k.hashes[:0], k.keys[:0], k.subs[:0]
+}
+
+// entrySlot is what the pool keeps of one cache entry, in one 16-byte slot so that an
+// eviction's liveness check and hash read touch one cache line.
+type entrySlot struct {
+	hash  uint64 // engine-block hash
+	refs  int32  // running requests holding the block
+	stamp uint32 // release stamp of its live FIFO entry
 }
 
 // entryRef names the cache entry of sub-block sub of group record rec in a block table;
@@ -121,7 +127,7 @@ func (p *blockPool) alloc(t []int32, k int) []int32 {
 func (p *blockPool) evict() {
 	e := p.lruPop()
 	rec, sub := e>>5-1, e&31
-	p.removed.add(p.recHash[p.slot(e)], p.recKey[rec], sub)
+	p.removed.add(p.recSlots[p.slot(e)].hash, p.recKey[rec], sub)
 	p.recMask[rec] &^= 1 << sub
 	if p.recMask[rec] == 0 {
 		p.groups.del(p.recKey[rec])
@@ -131,12 +137,12 @@ func (p *blockPool) evict() {
 
 // touch takes a reference on a cached entry found by a prefix hit.
 func (p *blockPool) touch(e int32) {
-	i := p.slot(e)
-	if p.recRefs[i] == 0 {
+	s := &p.recSlots[p.slot(e)]
+	if s.refs == 0 {
 		p.lruLen-- // its FIFO entry is now stale
 		p.inUse++
 	}
-	p.recRefs[i]++
+	s.refs++
 }
 
 // freeAll releases a request's blocks tail first, as vLLM does, so that a prompt's last
@@ -150,8 +156,8 @@ func (p *blockPool) freeAll(t []int32) {
 			p.inUse--
 			continue
 		}
-		s := p.slot(e)
-		if p.recRefs[s]--; p.recRefs[s] == 0 {
+		s := &p.recSlots[p.slot(e)]
+		if s.refs--; s.refs == 0 {
 			p.inUse--
 			p.lruPush(e, s)
 		}
@@ -188,9 +194,7 @@ func (p *blockPool) groupRec(key uint64) int32 {
 		p.recMask = append(grow(p.recMask, 1), 0)
 		p.recKey = append(grow(p.recKey, 1), key)
 		g := int(p.g)
-		p.recRefs = grow(p.recRefs, g)[:len(p.recRefs)+g]
-		p.recStamp = grow(p.recStamp, g)[:len(p.recStamp)+g]
-		p.recHash = grow(p.recHash, g)[:len(p.recHash)+g]
+		p.recSlots = grow(p.recSlots, g)[:len(p.recSlots)+g]
 	}
 	*s = hashSlot{key, rec}
 	p.groups.n++
@@ -218,15 +222,15 @@ func (p *blockPool) store(rec, sub int32, t []int32, j int32, h uint64) bool {
 	}
 	p.recMask[rec] |= 1 << sub
 	i := rec*p.g + sub
-	p.recRefs[i] = 1
-	p.recHash[i] = h
+	p.recSlots[i].refs = 1
+	p.recSlots[i].hash = h
 	t[j] = entryRef(rec, sub)
 	return true
 }
 
-func (p *blockPool) lruPush(e, slot int32) {
+func (p *blockPool) lruPush(e int32, s *entrySlot) {
 	p.stamp++
-	p.recStamp[slot] = p.stamp
+	s.stamp = p.stamp
 	p.lruLen++
 	// The sub-block below the tail run's last one, released right after it: extend the run.
 	if k := len(p.lru) - 1; k >= p.lruPos {
@@ -245,12 +249,13 @@ func (p *blockPool) lruPush(e, slot int32) {
 	p.lru = append(p.lru, lruRun{e, p.stamp, 1})
 }
 
-// live reports whether cache entry e released at stamp is still cached free since then.
-// (An entry whose block was evicted was popped, and every older entry of that slot before
-// it, so a stamp never matches a later occupant of the slot.)
+// live reports whether cache entry e released at stamp is still cached free since then:
+// no request took it, and it was not released again later. (An evicted entry needs no
+// check: eviction popped its live FIFO entry, and every older one of that slot before it,
+// and a slot gets a FIFO entry again only once stored again and released, with a new stamp.)
 func (p *blockPool) live(e int32, stamp uint32) bool {
-	s := p.slot(e)
-	return p.recRefs[s] == 0 && p.recMask[e>>5-1]&(1<<(e&31)) != 0 && p.recStamp[s] == stamp
+	s := &p.recSlots[p.slot(e)]
+	return s.refs == 0 && s.stamp == stamp
 }
 
 // lruPop removes and returns the least recently released cached free block's entry.

@@ -311,7 +311,7 @@ func TestPoolMatchesPerBlockPool(t *testing.T) {
 					if !ok {
 						break
 					}
-					if p.recRefs[rec*g+sub] == 0 {
+					if p.recSlots[rec*g+sub].refs == 0 {
 						hitFree++
 					}
 					if ref.blk[b].refs == 0 {

@@ -120,20 +120,20 @@ func checkPool(s *Sim, w *worker, mirror map[uint64]bool) error {
 		for sub := range p.g {
 			e, i := entryRef(int32(rec), sub), int32(rec)*p.g+sub
 			if !p.cached(int32(rec), sub) {
-				if held[e] != 0 || p.recRefs[i] != 0 {
-					return fmt.Errorf("entry %d/%d: not cached, held by %d, refs %d", rec, sub, held[e], p.recRefs[i])
+				if held[e] != 0 || p.recSlots[i].refs != 0 {
+					return fmt.Errorf("entry %d/%d: not cached, held by %d, refs %d", rec, sub, held[e], p.recSlots[i].refs)
 				}
 				continue
 			}
-			if p.recRefs[i] != held[e] {
-				return fmt.Errorf("entry %d/%d: refs %d, held by %d running requests", rec, sub, p.recRefs[i], held[e])
+			if p.recSlots[i].refs != held[e] {
+				return fmt.Errorf("entry %d/%d: refs %d, held by %d running requests", rec, sub, p.recSlots[i].refs, held[e])
 			}
 			if held[e] > 0 {
 				inUse++
 			} else {
 				cachedFree++
 			}
-			cached[p.recHash[i]] = true
+			cached[p.recSlots[i].hash] = true
 		}
 	}
 	if inUse != p.inUse || cachedFree != p.lruLen || p.inUse+p.lruLen+p.plain != int(p.n) {
@@ -292,7 +292,7 @@ func cachedPrefix(p *blockPool, hashes []uint64) int {
 	for j, h := range hashes {
 		sub := int32(j) % p.g
 		rec := p.group(hashes[j-int(sub)])
-		if !p.cached(rec, sub) || p.recHash[rec*p.g+sub] != h {
+		if !p.cached(rec, sub) || p.recSlots[rec*p.g+sub].hash != h {
 			break
 		}
 		n++
