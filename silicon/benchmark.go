@@ -58,11 +58,19 @@ type Benchmark struct {
 	TimingReference string `json:"timing_reference,omitempty"`
 }
 
-// VLLMTokenizeNS is the published upper bound on vLLM's API-server tokenisation, 1,340 ns
-// per prompt token: vllm#19334 measured 100 completions of 10,000-token text prompts with
-// max_tokens 1 at 1.338 s before microbatched tokenisation, everything included (the GPU's
-// prefill too), so tokenisation took at most that.
-const VLLMTokenizeNS = 1340
+// InferenceXTokenizeNS is what vLLM's API server spends tokenising InferenceX's random text
+// prompts, 3,400 ns per prompt token on one thread: a published rate times a measured ratio,
+// nothing read from the rows. vllm#19012 (a maintainer, DGX H100 host) times the HF fast
+// tokenizer at 10.7 ms for "hi " × 10,000, 1.07 µs per token; InferenceX's prompts are
+// consecutive vocabulary ids decoded to text (benchmark_serving.py, sample_random_requests),
+// whose words miss the BPE word cache, and cost 3.16 times that per token (HF tokenizers 0.23.2,
+// one thread, each prompt timed once on a tokenizer warmed by other such prompts, against
+// "hi " × 10,000 on its own, alternated in one run: ISL 1024 3.46 and 3.56, ISL 8192 2.78 and
+// 2.84 on GPT-4o's 200 k and DeepSeek-V3's 128 k byte-level BPE vocabularies, stand-ins for
+// MiniMax-M2.5's, which is not available offline; silicon/testdata/tokenizer-rate).
+// 1.07 × 3.16 = 3.38 µs. The engine queues it as vLLM 0.19 batches a completion prompt
+// (engine/apiserver.go); runs on earlier vLLM releases are replayed with token ids.
+const InferenceXTokenizeNS = 3400
 
 // InferenceX is the benchmark the shared silicon rows come from (SemiAnalysis InferenceX,
 // benchmarks/single_node/minimaxm2.5_fp8_b200.sh at commit bddbf403, image
@@ -73,14 +81,16 @@ const VLLMTokenizeNS = 1340
 // scheduler (since v0.14), max_model_len ISL + OSL + 200; its client
 // (utils/bench_serving/benchmark_serving.py via benchmark_lib.sh) uses --random-range-ratio
 // 0.8, --ignore-eos, --request-rate inf with --max-concurrency CONC, --num-warmups 2 × CONC
-// and --num-prompts 10 × CONC. The script's one later change that reaches the kernels,
+// and --num-prompts 10 × CONC, and posts each prompt as text to /v1/completions, which the
+// server tokenises (InferenceXTokenizeNS). The script's one later change that reaches the kernels,
 // commit 41ed82dc1 (2026-04-21 17:00 PDT), exports VLLM_FLOAT32_MATMUL_PRECISION=high: runs
 // from 2026-04-22 on compute the FP32 router gate on TF32 tensor cores.
 func InferenceX() Benchmark {
 	return Benchmark{
 		Name: "inferencex", KVCacheDtype: model.KVFP8, BlockSize: 32, GPUMemoryUtilization: 0.9,
 		BatchedTokensPerISL: 2, MaxNumSeqs: 1024, AsyncScheduling: true, PrefixCaching: false,
-		ExtraModelLen: 200, HighPrecisionSince: "2026-04-22", MaxCUDAGraphCaptureSize: 2048,
+		ExtraModelLen: 200, HighPrecisionSince: "2026-04-22",
+		MaxCUDAGraphCaptureSize: 2048, APIServerTokenizeNS: InferenceXTokenizeNS,
 		RangeRatio: InferenceXRangeRatio, WarmupPerSlot: 2, RequestsPerSlot: 10,
 	}
 }

@@ -34,8 +34,8 @@ func TestReferencesAgainstOtherShapes(t *testing.T) {
 			t.Fatalf("dynosim line %d: TPOT %+.1f%%: want over-predicted", r.Line, r.TPOTErrPct)
 		}
 	}
-	base := run(func(*Benchmark) {})
-	tok := run(func(b *Benchmark) { b.APIServerTokenizeNS = VLLMTokenizeNS })
+	base := run(func(b *Benchmark) { b.APIServerTokenizeNS = 0 }) // prompts as token ids
+	tok := run(func(*Benchmark) {})                               // as InferenceX sends them: text
 	seen := 0
 	for i, r := range base.Rows {
 		if r.ISL != 8192 || r.TP != 4 || r.Concurrency != 4 {
@@ -45,8 +45,8 @@ func TestReferencesAgainstOtherShapes(t *testing.T) {
 		added := tok.Rows[i].PredTTFTMS - r.PredTTFTMS
 		// A prompt waits out the tokenizer's 2 ms batch window, then its own tokenisation;
 		// in the first wave's burst of 4 it also waits for the prompts ahead of it.
-		delay := 0.8 * 8192 * VLLMTokenizeNS / 1e6 // shortest prompt of the row's range
-		most := 2 + 2.5*8192*VLLMTokenizeNS/1e6    // the window, its own and a share of the burst's
+		delay := 0.8 * 8192 * InferenceXTokenizeNS / 1e6 // shortest prompt of the row's range
+		most := 2 + 2.5*8192*InferenceXTokenizeNS/1e6    // the window, its own and a share of the burst's
 		if !(added > delay && added < most) {
 			t.Fatalf("line %d: tokenisation added %.2f ms to TTFT; want more than a lone shortest prompt's %.1f ms and less than %.1f ms", r.Line, added, delay, most)
 		}

@@ -155,9 +155,11 @@ func InferenceXRuns() []Run {
 // blackwellFP4 is the flags of InferenceX's MiniMax-M2.5 NVFP4 (and B300 FP8) scripts:
 // --gpu-memory-utilization 0.90 --kv-cache-dtype fp8 --max-cudagraph-capture-size 2048
 // --max-num-batched-tokens $((ISL*2)) --no-enable-prefix-caching, max_model_len ISL+OSL+200,
-// and VLLM_FLOAT32_MATMUL_PRECISION=high in runs from 2026-04-22.
+// and VLLM_FLOAT32_MATMUL_PRECISION=high in runs from 2026-04-22; on vLLM 0.19, its text
+// prompts tokenised as the seed's are.
 func blackwellFP4(b *Benchmark) {
 	b.KVCacheDtype, b.MaxCUDAGraphCaptureSize, b.PrefixCaching = model.KVFP8, 2048, false
+	b.APIServerTokenizeNS = InferenceXTokenizeNS // vLLM 0.19, as the seed's runs
 	b.MaxNumBatchedTokens, b.BatchedTokensPerISL = 0, 2
 	b.Float32MatmulPrecision, b.HighPrecisionSince = "", "2026-04-22"
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -392,6 +393,11 @@ func TestInferenceXProfile(t *testing.T) {
 	if b.RangeRatio != 0.8 || b.WarmupPerSlot != 2 || b.RequestsPerSlot != 10 {
 		t.Fatalf("client: %+v", b)
 	}
+	// The script's --max-cudagraph-capture-size 2048, and the text prompts its client sends.
+	if d := b.deployment(row); d.MaxCUDAGraphCaptureSize != 2048 || d.CUDAGraphMaxTokens() != 2048 || d.APIServerTokenizeNS != 3400 {
+		t.Fatalf("inferencex graphs and tokenisation: capture %d (graphs up to %d tokens), tokenise %d ns/token; want 2048, 2048, 3400",
+			d.MaxCUDAGraphCaptureSize, d.CUDAGraphMaxTokens(), d.APIServerTokenizeNS)
+	}
 	if got, err := BenchmarkNamed("inferencex"); err != nil || got != b {
 		t.Fatalf("named profile: %+v %v", got, err)
 	}
@@ -442,7 +448,7 @@ func TestInferenceXProfile(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	if err := rep.WriteTable(&buf); err != nil || !strings.Contains(buf.String(), "benchmark inferencex: fp8 KV cache, block 32, max_num_batched_tokens 2 × ISL") ||
-		!strings.Contains(buf.String(), "lengths uniform in [0.8 × ISL/OSL, ISL/OSL], prompts sent as token ids, 2 warm-up + 10 timed requests per slot") {
+		!strings.Contains(buf.String(), "CUDA graphs up to 2048 tokens; lengths uniform in [0.8 × ISL/OSL, ISL/OSL], text prompts tokenised by the API server at 3400 ns/token, 2 warm-up + 10 timed requests per slot") {
 		t.Fatalf("table: %v\n%s", err, buf.String())
 	}
 	for _, bad := range []func(*Benchmark){
@@ -504,6 +510,26 @@ func TestValidateOtherShapes(t *testing.T) {
 	t.Logf("TTFT MAPE %.1f%%, TPOT MAPE %.1f%%", rep.TTFTMAPE, rep.TPOTMAPE)
 	if rep.TTFTMAPE > TTFTMAPEBound || rep.TPOTMAPE > TPOTMAPEBound {
 		t.Fatalf("TTFT MAPE %.1f%% (bound %g), TPOT MAPE %.1f%% (bound %g)", rep.TTFTMAPE, TTFTMAPEBound, rep.TPOTMAPE, TPOTMAPEBound)
+	}
+	// The long prompts, which the API server's tokenisation reaches: each ISL 8192 layout's
+	// TTFT MAPE within 14 % and every row short by less than 20 % (issue 19 asks 12 and 10 %;
+	// regression bounds on what the published constants give).
+	for _, tp := range []int{2, 4} {
+		var sum float64
+		n := 0
+		for _, r := range rep.Rows {
+			if r.ISL != 8192 || r.TP != tp {
+				continue
+			}
+			sum += math.Abs(r.TTFTErrPct)
+			n++
+			if math.Abs(r.TTFTErrPct) > 20 {
+				t.Errorf("line %d (ISL 8192, TP %d, c %d): TTFT %+.1f%%, want within 20 %%", r.Line, tp, r.Concurrency, r.TTFTErrPct)
+			}
+		}
+		if mape := sum / float64(n); mape > 14 {
+			t.Errorf("ISL 8192 TP %d: TTFT MAPE %.1f%% over %d rows, want at most 14 %%", tp, mape, n)
+		}
 	}
 }
 
