@@ -227,6 +227,10 @@ func (s *Sim) process(e event) {
 		s.startNext(w, e.time)
 	case phaseArrival:
 		s.arrive(int(e.id), e.time)
+	case phaseTokenizerClose:
+		if a := &s.workers[e.id].api; a.collecting && a.seq == e.gen {
+			s.closeTokenizerBatch(a, e.time)
+		}
 	case phaseTokenized:
 		s.enqueue(int(e.id), e.time)
 	case phaseStepStart:

@@ -462,12 +462,12 @@ func TestInferenceXProfile(t *testing.T) {
 	}
 }
 
-// What the replays hold: shared rows TTFT 13.2 %, TPOT 5.9 %; other shapes of testdata TTFT
-// 13.0 %, TPOT 6.3 %, with the seed script's --max-cudagraph-capture-size 2048 (bddbf403), so
-// only steps above 2,048 tokens pay the eager all-reduces (issue 19's targets, 10 and 5 %,
-// are not met).
+// What the replays hold: shared rows TTFT 7.6 %, TPOT 6.0 %; other shapes of testdata TTFT
+// 5.0 %, TPOT 6.3 %, with the seed script's --max-cudagraph-capture-size 2048 (bddbf403) and
+// its text prompts tokenised by the API server (issue 19's TTFT target, 10 %, is met; its TPOT
+// target, 5 %, is not).
 const (
-	TTFTMAPEBound = 14.0
+	TTFTMAPEBound = 10.0
 	TPOTMAPEBound = 8.0
 )
 
@@ -512,8 +512,7 @@ func TestValidateOtherShapes(t *testing.T) {
 		t.Fatalf("TTFT MAPE %.1f%% (bound %g), TPOT MAPE %.1f%% (bound %g)", rep.TTFTMAPE, TTFTMAPEBound, rep.TPOTMAPE, TPOTMAPEBound)
 	}
 	// The long prompts, which the API server's tokenisation reaches: each ISL 8192 layout's
-	// TTFT MAPE within 14 % and every row short by less than 20 % (issue 19 asks 12 and 10 %;
-	// regression bounds on what the published constants give).
+	// TTFT MAPE within 12 %, and no row at c ≤ 32 off by more than 10 % (issue 19).
 	for _, tp := range []int{2, 4} {
 		var sum float64
 		n := 0
@@ -523,12 +522,12 @@ func TestValidateOtherShapes(t *testing.T) {
 			}
 			sum += math.Abs(r.TTFTErrPct)
 			n++
-			if math.Abs(r.TTFTErrPct) > 20 {
-				t.Errorf("line %d (ISL 8192, TP %d, c %d): TTFT %+.1f%%, want within 20 %%", r.Line, tp, r.Concurrency, r.TTFTErrPct)
+			if r.Concurrency <= 32 && math.Abs(r.TTFTErrPct) > 10 {
+				t.Errorf("line %d (ISL 8192, TP %d, c %d): TTFT %+.1f%%, want within 10 %%", r.Line, tp, r.Concurrency, r.TTFTErrPct)
 			}
 		}
-		if mape := sum / float64(n); mape > 14 {
-			t.Errorf("ISL 8192 TP %d: TTFT MAPE %.1f%% over %d rows, want at most 14 %%", tp, mape, n)
+		if mape := sum / float64(n); n == 0 || mape > 12 {
+			t.Errorf("ISL 8192 TP %d: TTFT MAPE %.1f%% over %d rows, want at most 12 %%", tp, mape, n)
 		}
 	}
 }
