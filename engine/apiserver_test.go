@@ -82,3 +82,34 @@ func TestAPIServerTokenizerQueues(t *testing.T) {
 		}
 	}
 }
+
+// A batch holds at most 32 prompts: the 32nd closes it at once (the batcher stops collecting),
+// so a burst of 33 prompts at t = 0 reaches the engine as 32 together after 32 prompts'
+// tokenisation, and the 33rd after a window of its own opened when the thread is free.
+func TestAPIServerTokenizerBatchCap(t *testing.T) {
+	const ns = 1_000 // 1 µs a token: 1,000 tokens take 1 ms
+	var reqs []trace.Request
+	for i := range tokenizerMaxBatch + 1 {
+		reqs = append(reqs, req(0, 1000, 2, int64(i+1)))
+	}
+	tr := &trace.Trace{Name: "t", BlockSize: 1024, Requests: reqs}
+	cfg := Config{Workers: 1, Worker: deployment(65536, 1<<20, 64), RecordRequests: true}
+	cfg.Worker.APIServerTokenizeNS = ns
+	var s *Sim
+	queued := map[int64]int{} // prefill steps' start → prompts they hold
+	timer := timerFunc(func(b *model.Batch) int64 {
+		if len(b.Prefill) > 0 {
+			queued[s.now] += len(b.Prefill)
+		}
+		return 100
+	})
+	s = newSim(cfg, timer, tr, &fixedRouter{workers: 1})
+	if _, err := s.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	full := int64(tokenizerMaxBatch * 1000) // closed at 0 by the 32nd prompt
+	last := full + tokenizerWindowUS + 1000 // its own window, then 1 ms
+	if queued[full] != tokenizerMaxBatch || queued[last] != 1 || len(queued) != 2 {
+		t.Fatalf("prefill steps (start µs → prompts) %v, want %d at %d and 1 at %d", queued, tokenizerMaxBatch, full, last)
+	}
+}
