@@ -85,7 +85,9 @@ func benchReplay(b *testing.B, tr *trace.Trace, mode router.Mode) {
 		}
 	}
 	// CPU time, not wall: the benchmark machine is shared.
-	b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+	cpu := cpuTime() - cpu0
+	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(b.N*len(tr.Requests)), "cpu-µs/request")
 	s := rep.Summary
 	b.ReportMetric(float64(s.RequestsCompleted), "requests")
 	b.ReportMetric(s.PrefixCacheReusedRatio, "reuse")

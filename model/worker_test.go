@@ -326,3 +326,26 @@ func TestTF32GateNeverDearer(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkLoadTable is what building a worker costs in table reading: decoding the seed
+// layout's embedded table (readTable, the first time in a process) against taking the
+// process's shared copy (sharedTable, every later worker: the simulator digest's
+// canonical replays, sweep evaluations, explorer re-runs).
+func BenchmarkLoadTable(b *testing.B) {
+	d := SeedDeployment()
+	name := tableFileName(d.ModelName, d.HardwareSKU, d.Backend, d.BackendVersion, d.Layout(), "", "")
+	b.Run("decode", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := readTable(name); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("shared", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := sharedTable(name); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
