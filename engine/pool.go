@@ -42,12 +42,16 @@ type blockPool struct {
 	lruLen int      // cached free blocks
 	stamp  uint32
 
-	g        int32 // sub-blocks per group
-	groups   hashTable
-	recMask  []uint32 // per group record: which sub-blocks are cached
-	recKey   []uint64
-	recSlots []entrySlot // per group record, G of them: one per sub-block
-	recFree  []int32
+	g       int32 // sub-blocks per group
+	groups  hashTable
+	recMask []uint32 // per group record: which sub-blocks are cached
+	recKey  []uint64
+	// recSlots: per group record, G entry slots, one per sub-block, in chunks of 128
+	// records. Chunks never move, so a growing pool neither copies its slots nor touches
+	// (and faults in) more memory than it uses.
+	recSlots   [][]entrySlot
+	chunkShift uint8 // log2 of the records a chunk holds (recChunkShift; tests take smaller chunks)
+	recFree    []int32
 
 	removed kvBlocks // evicted blocks not yet published as a KV event
 }
@@ -83,8 +87,16 @@ type entrySlot struct {
 // 0 is a plain block.
 func entryRef(rec, sub int32) int32 { return (rec+1)<<5 | sub }
 
-// slot is the index of entry ref e in the per-sub-block record arrays.
-func (p *blockPool) slot(e int32) int32 { return (e>>5-1)*p.g + e&31 }
+// recChunkShift: one chunk of recSlots holds the entry slots of 128 records.
+const recChunkShift = 7
+
+// entry is the slot of sub-block sub of group record rec.
+func (p *blockPool) entry(rec, sub int32) *entrySlot {
+	return &p.recSlots[rec>>p.chunkShift][(rec&(1<<p.chunkShift-1))*p.g+sub]
+}
+
+// slot is the slot of entry ref e.
+func (p *blockPool) slot(e int32) *entrySlot { return p.entry(e>>5-1, e&31) }
 
 // lruRun is n cache entries released one after another: entry e (an entryRef) at stamp,
 // then the sub-block below it at stamp+1, and so on.
@@ -95,7 +107,7 @@ type lruRun struct {
 }
 
 func newBlockPool(n int, g int32) blockPool {
-	return blockPool{n: int32(n), plain: n, g: g, groups: newHashTable(0), lru: make([]lruRun, 0, 64)}
+	return blockPool{n: int32(n), plain: n, g: g, groups: newHashTable(0), lru: make([]lruRun, 0, 64), chunkShift: recChunkShift}
 }
 
 // plainFree is how many plain free blocks there are.
@@ -127,7 +139,7 @@ func (p *blockPool) alloc(t []int32, k int) []int32 {
 func (p *blockPool) evict() {
 	e := p.lruPop()
 	rec, sub := e>>5-1, e&31
-	p.removed.add(p.recSlots[p.slot(e)].hash, p.recKey[rec], sub)
+	p.removed.add(p.slot(e).hash, p.recKey[rec], sub)
 	p.recMask[rec] &^= 1 << sub
 	if p.recMask[rec] == 0 {
 		p.groups.del(p.recKey[rec])
@@ -137,7 +149,7 @@ func (p *blockPool) evict() {
 
 // touch takes a reference on a cached entry found by a prefix hit.
 func (p *blockPool) touch(e int32) {
-	s := &p.recSlots[p.slot(e)]
+	s := p.slot(e)
 	if s.refs == 0 {
 		p.lruLen-- // its FIFO entry is now stale
 		p.inUse++
@@ -156,7 +168,7 @@ func (p *blockPool) freeAll(t []int32) {
 			p.inUse--
 			continue
 		}
-		s := &p.recSlots[p.slot(e)]
+		s := p.slot(e)
 		if s.refs--; s.refs == 0 {
 			p.inUse--
 			p.lruPush(e, s)
@@ -193,8 +205,9 @@ func (p *blockPool) groupRec(key uint64) int32 {
 		rec = int32(len(p.recMask))
 		p.recMask = append(grow(p.recMask, 1), 0)
 		p.recKey = append(grow(p.recKey, 1), key)
-		g := int(p.g)
-		p.recSlots = grow(p.recSlots, g)[:len(p.recSlots)+g]
+		if int(rec>>p.chunkShift) == len(p.recSlots) {
+			p.recSlots = append(p.recSlots, make([]entrySlot, int32(1)<<p.chunkShift*p.g))
+		}
 	}
 	*s = hashSlot{key, rec}
 	p.groups.n++
@@ -221,9 +234,8 @@ func (p *blockPool) store(rec, sub int32, t []int32, j int32, h uint64) bool {
 		return false
 	}
 	p.recMask[rec] |= 1 << sub
-	i := rec*p.g + sub
-	p.recSlots[i].refs = 1
-	p.recSlots[i].hash = h
+	s := p.entry(rec, sub)
+	s.refs, s.hash = 1, h
 	t[j] = entryRef(rec, sub)
 	return true
 }
@@ -254,7 +266,7 @@ func (p *blockPool) lruPush(e int32, s *entrySlot) {
 // check: eviction popped its live FIFO entry, and every older one of that slot before it,
 // and a slot gets a FIFO entry again only once stored again and released, with a new stamp.)
 func (p *blockPool) live(e int32, stamp uint32) bool {
-	s := &p.recSlots[p.slot(e)]
+	s := p.slot(e)
 	return s.refs == 0 && s.stamp == stamp
 }
 

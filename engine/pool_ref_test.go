@@ -255,19 +255,20 @@ type poolReq struct {
 func TestPoolMatchesPerBlockPool(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		g := rapid.SampledFrom([]int32{1, 2, 4, 8}).Draw(t, "g")
-		n := rapid.IntRange(1, 120).Draw(t, "blocks")
+		n := rapid.IntRange(1, 400).Draw(t, "blocks")
 		p, ref := newBlockPool(n, g), newRefPool(n, g)
+		p.chunkShift = uint8(rapid.IntRange(0, recChunkShift).Draw(t, "chunk_shift")) // records past one chunk
 		// Prompts share prefixes: each extends an earlier one's trace ids by fresh ones.
 		var prompts [][]uint64
 		var ids [][]int64
 		next := int64(1)
-		for range rapid.IntRange(1, 12).Draw(t, "prompts") {
+		for range rapid.IntRange(1, 40).Draw(t, "prompts") {
 			var base []int64
 			if len(ids) > 0 && rapid.Bool().Draw(t, "extend") {
 				b := ids[rapid.IntRange(0, len(ids)-1).Draw(t, "base")]
 				base = append(base, b[:rapid.IntRange(0, len(b)).Draw(t, "keep")]...)
 			}
-			for range rapid.IntRange(1, 3).Draw(t, "fresh") {
+			for range rapid.IntRange(1, 8).Draw(t, "fresh") {
 				base = append(base, next)
 				next++
 			}
@@ -292,7 +293,7 @@ func TestPoolMatchesPerBlockPool(t *testing.T) {
 				k.b.reset()
 			}
 		}
-		for range rapid.IntRange(1, 80).Draw(t, "ops") {
+		for range rapid.IntRange(1, 200).Draw(t, "ops") {
 			switch op := rapid.IntRange(0, 3).Draw(t, "op"); {
 			case op == 0 || len(running) == 0: // admit a prompt: prefix hit, then new blocks
 				hs := prompts[rapid.IntRange(0, len(prompts)-1).Draw(t, "prompt")]
@@ -311,7 +312,7 @@ func TestPoolMatchesPerBlockPool(t *testing.T) {
 					if !ok {
 						break
 					}
-					if p.recSlots[rec*g+sub].refs == 0 {
+					if p.entry(rec, sub).refs == 0 {
 						hitFree++
 					}
 					if ref.blk[b].refs == 0 {

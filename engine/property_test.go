@@ -118,22 +118,22 @@ func checkPool(s *Sim, w *worker, mirror map[uint64]bool) error {
 	cached := map[uint64]bool{}
 	for rec := range p.recMask {
 		for sub := range p.g {
-			e, i := entryRef(int32(rec), sub), int32(rec)*p.g+sub
+			e, s := entryRef(int32(rec), sub), p.entry(int32(rec), sub)
 			if !p.cached(int32(rec), sub) {
-				if held[e] != 0 || p.recSlots[i].refs != 0 {
-					return fmt.Errorf("entry %d/%d: not cached, held by %d, refs %d", rec, sub, held[e], p.recSlots[i].refs)
+				if held[e] != 0 || s.refs != 0 {
+					return fmt.Errorf("entry %d/%d: not cached, held by %d, refs %d", rec, sub, held[e], s.refs)
 				}
 				continue
 			}
-			if p.recSlots[i].refs != held[e] {
-				return fmt.Errorf("entry %d/%d: refs %d, held by %d running requests", rec, sub, p.recSlots[i].refs, held[e])
+			if s.refs != held[e] {
+				return fmt.Errorf("entry %d/%d: refs %d, held by %d running requests", rec, sub, s.refs, held[e])
 			}
 			if held[e] > 0 {
 				inUse++
 			} else {
 				cachedFree++
 			}
-			cached[p.recSlots[i].hash] = true
+			cached[s.hash] = true
 		}
 	}
 	if inUse != p.inUse || cachedFree != p.lruLen || p.inUse+p.lruLen+p.plain != int(p.n) {
@@ -292,7 +292,7 @@ func cachedPrefix(p *blockPool, hashes []uint64) int {
 	for j, h := range hashes {
 		sub := int32(j) % p.g
 		rec := p.group(hashes[j-int(sub)])
-		if !p.cached(rec, sub) || p.recSlots[rec*p.g+sub].hash != h {
+		if !p.cached(rec, sub) || p.entry(rec, sub).hash != h {
 			break
 		}
 		n++

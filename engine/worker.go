@@ -114,7 +114,7 @@ func (s *Sim) startStep(w *worker, t int64) {
 			if !w.pool.cached(rec, sub) {
 				break
 			}
-			if w.pool.recSlots[rec*G+sub].refs == 0 {
+			if w.pool.entry(rec, sub).refs == 0 {
 				hitFree++
 			}
 			w.hit = append(w.hit, entryRef(rec, sub))
