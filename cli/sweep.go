@@ -122,6 +122,9 @@ func runSweep(ctx context.Context, f *config.File, o sweepOptions, stdout, stder
 	if err := o.apply(f); err != nil {
 		return err
 	}
+	// The simulator digest (canonical replays, for the ledger's fingerprint) does not
+	// depend on the experiment: on a second core it is ready by the time the trace is.
+	go config.SimulatorDigest()
 	exp, err := config.NewExperiment(f)
 	if err != nil {
 		return err

@@ -310,7 +310,7 @@ func bootstrapMeans(d [][]float64, seed uint64) []Interval {
 	if n == 0 || slices.ContainsFunc(d, func(x []float64) bool { return len(x) != n }) {
 		return nil
 	}
-	rng := rand.New(rand.NewPCG(seed, bootstrapStream))
+	rng := rand.NewPCG(seed, bootstrapStream) // the source itself: its Uint64 inlines
 	means := make([][]float64, len(d))
 	for k := range means {
 		means[k] = make([]float64, bootstrapResamples)
@@ -356,7 +356,7 @@ func bootstrapMean(d []float64, seed uint64) (mean, lo, hi float64) {
 		mean += x
 	}
 	mean /= float64(n)
-	rng := rand.New(rand.NewPCG(seed, bootstrapStream))
+	rng := rand.NewPCG(seed, bootstrapStream) // the source itself: its Uint64 inlines
 	means := make([]float64, bootstrapResamples)
 	un := uint64(n)
 	for r := range means {
