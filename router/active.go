@@ -85,9 +85,16 @@ func (r *Router) bookBlocks(w int, key uint64, nk int) uint32 {
 	}
 	if grew > 0 {
 		r.load[w].ActiveBlocks += grew
-		t.setBit(k, w)
-		if nk == r.g {
-			t.setSecond(k, w)
+		if r.refCounts == nil {
+			t.setBitDense(k, w)
+			if nk == r.g {
+				t.setSecondDense(k, w)
+			}
+		} else {
+			t.setBitWide(k, w)
+			if nk == r.g {
+				t.setSecondWide(k, w)
+			}
 		}
 	}
 	return rec
@@ -133,14 +140,18 @@ func (r *Router) unbook(w int, rec uint32, nk int) {
 	if k < 0 {
 		k = t.find(r.activeKey[rec])
 	}
-	t.clearSecond(k, w)
+	if r.refCounts == nil {
+		t.clearSecondDense(k, w)
+	} else {
+		t.clearSecondWide(k, w)
+	}
 	if c[0] != 0 {
 		return
 	}
 	if !sole || r.refCounts == nil {
 		r.dropCounts(rec, w)
 	}
-	if t.clearBit(k, w) {
+	if empty := t.words == 1 && t.clearBitDense(k, w) || t.words > 1 && t.clearBitWide(k, w); empty {
 		t.del(k)
 		r.freeRecs = append(r.freeRecs, rec)
 		return

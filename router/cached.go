@@ -145,9 +145,16 @@ func (r *Router) store(ev *KVEvent, i, j int) {
 	if r.subsWide == nil || !sole {
 		r.setCachedSubs(rec, w, m)
 	}
-	t.setBit(k, w)
-	if m == r.wholeSubs {
-		t.setSecond(k, w)
+	if r.subsWide == nil {
+		t.setBitDense(k, w)
+		if m == r.wholeSubs {
+			t.setSecondDense(k, w)
+		}
+	} else {
+		t.setBitWide(k, w)
+		if m == r.wholeSubs {
+			t.setSecondWide(k, w)
+		}
 	}
 }
 
@@ -180,11 +187,15 @@ func (r *Router) remove(ev *KVEvent, i, j int) {
 	if r.subsWide == nil || holders > 1 {
 		r.setCachedSubs(rec, w, m)
 	}
-	t.clearSecond(k, w)
+	if r.subsWide == nil {
+		t.clearSecondDense(k, w)
+	} else {
+		t.clearSecondWide(k, w)
+	}
 	if m != 0 {
 		return
 	}
-	if t.clearBit(k, w) {
+	if empty := t.words == 1 && t.clearBitDense(k, w) || t.words > 1 && t.clearBitWide(k, w); empty {
 		t.del(k)
 		r.freeCached = append(r.freeCached, rec)
 		return
@@ -223,7 +234,12 @@ func (r *Router) scanPrefix(t *maskTable, live []uint64, hashes []uint64, prefix
 		if k < 0 {
 			break
 		}
-		present, whole := t.mask(k), t.second(k)
+		var present, whole []uint64
+		if t.words == 1 {
+			present, whole = t.s[k*t.stride+1:k*t.stride+2], t.s[k*t.stride+2:k*t.stride+3]
+		} else {
+			present, whole = t.wideMask(k), t.wideSecond(k)
+		}
 		rec := t.aux[k]
 		nk := min(g, n-base)
 		any = false

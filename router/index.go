@@ -96,19 +96,34 @@ func (t *maskTable) home(h uint64) int { return int((h * 0x9e3779b97f4a7c15) >> 
 func (t *maskTable) key(i int) uint64 { return t.s[i*t.stride] }
 func (t *maskTable) mask(i int) []uint64 {
 	if t.words == 1 {
-		return t.s[i*t.stride+1 : i*t.stride+2]
+		k := i*t.stride + 1
+		return t.s[k : k+1]
 	}
+	return t.wideMask(i)
+}
+
+// second is slot i's second mask (tables built withSecond).
+func (t *maskTable) second(i int) []uint64 {
+	if t.words == 1 {
+		k := i*t.stride + 2
+		return t.s[k : k+1]
+	}
+	return t.wideSecond(i)
+}
+
+// wideMask and wideSecond are a wide slot's masks: its row's, or its one holder's written
+// out into scratch.
+//
+//go:noinline
+func (t *maskTable) wideMask(i int) []uint64 {
 	if row := t.row(i); row != nil {
 		return row[:t.words]
 	}
 	return t.spell(i)[:t.words]
 }
 
-// second is slot i's second mask (tables built withSecond).
-func (t *maskTable) second(i int) []uint64 {
-	if t.words == 1 {
-		return t.s[i*t.stride+2 : i*t.stride+3]
-	}
+//go:noinline
+func (t *maskTable) wideSecond(i int) []uint64 {
 	if row := t.row(i); row != nil {
 		return row[t.words:]
 	}
@@ -119,14 +134,6 @@ func (t *maskTable) second(i int) []uint64 {
 func (t *maskTable) holder(i int) (w, n int) {
 	k := i * t.stride
 	return int(t.s[k+2] & (holderSecond - 1)), int(t.s[k+1])
-}
-
-// wideRow is slot i's row of masks, or nil (one-word masks, or fewer than two bits set).
-func (t *maskTable) wideRow(i int) []uint64 {
-	if t.words == 1 {
-		return nil
-	}
-	return t.row(i)
 }
 
 // row is wide slot i's row of masks, or nil when it has fewer than two bits set.
@@ -215,9 +222,11 @@ func (t *maskTable) resize(size int) {
 // del empties slot i. Backward-shift deletion keeps every probe run unbroken without
 // tombstones.
 func (t *maskTable) del(i int) {
-	if row := t.wideRow(i); row != nil {
-		clear(row)
-		t.freeRows = append(t.freeRows, uint32(t.s[i*t.stride+2]))
+	if t.words > 1 {
+		if row := t.row(i); row != nil {
+			clear(row)
+			t.freeRows = append(t.freeRows, uint32(t.s[i*t.stride+2]))
+		}
 	}
 	hole := i
 	for j := hole; ; {
@@ -258,11 +267,33 @@ func (t *maskTable) word(i int) *uint64 { return &t.s[i*t.stride+1] }
 
 // setBit and clearBit change worker w's bit in slot i; clearBit reports whether the mask
 // is now empty (the caller then deletes the slot).
+//
+// The hot paths call the one-word (Dense, inlined) or the wide form directly.
 func (t *maskTable) setBit(i, w int) {
 	if t.words == 1 {
-		t.s[i*t.stride+1] |= 1 << w
+		t.setBitDense(i, w)
 		return
 	}
+	t.setBitWide(i, w)
+}
+
+func (t *maskTable) clearBit(i, w int) (empty bool) {
+	if t.words == 1 {
+		return t.clearBitDense(i, w)
+	}
+	return t.clearBitWide(i, w)
+}
+
+func (t *maskTable) setBitDense(i, w int) { t.s[i*t.stride+1] |= 1 << uint(w) }
+
+func (t *maskTable) clearBitDense(i, w int) (empty bool) {
+	m := &t.s[i*t.stride+1]
+	*m &^= 1 << uint(w)
+	return *m == 0
+}
+
+//go:noinline
+func (t *maskTable) setBitWide(i, w int) {
 	k := i * t.stride
 	switch t.s[k+1] {
 	case 0:
@@ -299,12 +330,9 @@ func (t *maskTable) setBit(i, w int) {
 	}
 }
 
-func (t *maskTable) clearBit(i, w int) (empty bool) {
+//go:noinline
+func (t *maskTable) clearBitWide(i, w int) (empty bool) {
 	k := i * t.stride
-	if t.words == 1 {
-		t.s[k+1] &^= 1 << w
-		return t.s[k+1] == 0
-	}
 	switch t.s[k+1] {
 	case 0:
 		return true
@@ -343,22 +371,37 @@ func (t *maskTable) clearBit(i, w int) (empty bool) {
 // setSecond and clearSecond change worker w's bit in slot i's second mask; w's bit of the
 // first mask must be set.
 func (t *maskTable) setSecond(i, w int) {
-	k := i * t.stride
-	switch {
-	case t.words == 1:
-		t.s[k+2] |= 1 << w
-	case t.s[k+1] == 1:
-		t.s[k+2] |= holderSecond
-	default:
-		t.row(i)[t.words+w>>6] |= 1 << (w & 63)
+	if t.words == 1 {
+		t.setSecondDense(i, w)
+		return
 	}
+	t.setSecondWide(i, w)
 }
 
 func (t *maskTable) clearSecond(i, w int) {
+	if t.words == 1 {
+		t.clearSecondDense(i, w)
+		return
+	}
+	t.clearSecondWide(i, w)
+}
+
+func (t *maskTable) setSecondDense(i, w int)   { t.s[i*t.stride+2] |= 1 << uint(w) }
+func (t *maskTable) clearSecondDense(i, w int) { t.s[i*t.stride+2] &^= 1 << uint(w) }
+
+//go:noinline
+func (t *maskTable) setSecondWide(i, w int) {
+	if t.s[i*t.stride+1] == 1 {
+		t.s[i*t.stride+2] |= holderSecond
+		return
+	}
+	t.row(i)[t.words+w>>6] |= 1 << (w & 63)
+}
+
+//go:noinline
+func (t *maskTable) clearSecondWide(i, w int) {
 	k := i * t.stride
 	switch {
-	case t.words == 1:
-		t.s[k+2] &^= 1 << w
 	case t.s[k+1] == 1:
 		if int(t.s[k+2]&(holderSecond-1)) == w {
 			t.s[k+2] &^= holderSecond
