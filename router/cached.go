@@ -227,6 +227,9 @@ func (r *Router) cachedLead(k int, rec uint32, w, nk int) int {
 // prefix reaches into it. The walk stops when no worker matches any more; live is scratch.
 func (r *Router) scanPrefix(t *maskTable, live []uint64, hashes []uint64, prefix []int, lead func(k int, rec uint32, w, nk int) int) {
 	copy(live, r.all)
+	// Every prefix starts at 0 and only longer ones are written: a wide fleet's workers that
+	// hold not even the first trace block (most of them) cost one clear, not a write each.
+	clear(prefix)
 	n, g := len(hashes), r.g
 	base, any := 0, true
 	for ; base < n && any; base += g {
@@ -245,8 +248,10 @@ func (r *Router) scanPrefix(t *maskTable, live []uint64, hashes []uint64, prefix
 		any = false
 		for j := range live {
 			wb := j << 6
-			for lost := live[j] &^ present[j]; lost != 0; lost &= lost - 1 {
-				prefix[wb+bits.TrailingZeros64(lost)] = base
+			if base > 0 {
+				for lost := live[j] &^ present[j]; lost != 0; lost &= lost - 1 {
+					prefix[wb+bits.TrailingZeros64(lost)] = base
+				}
 			}
 			keep := live[j] & present[j]
 			for part := keep &^ whole[j]; part != 0; part &= part - 1 {
@@ -261,6 +266,9 @@ func (r *Router) scanPrefix(t *maskTable, live []uint64, hashes []uint64, prefix
 		}
 	}
 	end := min(base, n)
+	if end == 0 {
+		return
+	}
 	for j := range live {
 		wb := j << 6
 		for m := live[j]; m != 0; m &= m - 1 {
