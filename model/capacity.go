@@ -35,6 +35,8 @@ type Capacity struct {
 	Overridden           bool    // Deployment.NumGPUBlocks was set
 
 	layers, kvHeadsPerGPU, headDim int64 // the per-token arithmetic's factors, for String
+	slidingLayers                  int64 // sliding-window layers left out of the per-token bytes
+	window                         int
 }
 
 // quantBytes is the storage of a rows×cols weight matrix in a GEMM dtype: FP8 one byte per
@@ -112,7 +114,16 @@ func (w *Worker) Capacity() Capacity {
 	if d.KVCacheDtype == KVFP8 {
 		elem = 1
 	}
-	perToken := int64(s.Layers) * 2 * kvPerGPU * hd * int64(elem)
+	// vLLM's hybrid KV-cache manager (on by default since 0.10) gives sliding-window layers
+	// pages from the same pool as full-attention ones, but a sliding layer holds only its
+	// window's blocks per request: per token of context only the full-attention layers
+	// count. The window's few blocks per request and layer group (⌈window / block⌉ + 1) are
+	// left out.
+	kvLayers := int64(s.Layers)
+	if s.SlidingLayers > 0 && s.SlidingLayers < s.Layers {
+		kvLayers -= int64(s.SlidingLayers)
+	}
+	perToken := kvLayers * 2 * kvPerGPU * hd * int64(elem)
 	derived := 0
 	if kvBytes > 0 {
 		derived = int(kvBytes / (perToken * int64(d.BlockSize)))
@@ -122,7 +133,7 @@ func (w *Worker) Capacity() Capacity {
 		UsableBytes: usable, WeightBytes: weights, ActivationBytes: act, NCCLBytes: nccl, OtherBytes: g.OtherMem,
 		KVBytes: kvBytes, KVCacheDtype: d.KVCacheDtype, KVElementBytes: elem, KVBytesPerToken: perToken, KVBytesPerTokenTotal: perToken * int64(d.TP),
 		BlockSize: d.BlockSize, DerivedBlocks: derived, NumGPUBlocks: derived,
-		layers: int64(s.Layers), kvHeadsPerGPU: kvPerGPU, headDim: hd,
+		layers: kvLayers, slidingLayers: int64(s.Layers) - kvLayers, window: s.SlidingWindow, kvHeadsPerGPU: kvPerGPU, headDim: hd,
 	}
 	if d.NumGPUBlocks > 0 {
 		c.NumGPUBlocks, c.Overridden = d.NumGPUBlocks, true
@@ -143,6 +154,10 @@ func (c Capacity) String() string {
 	fmt.Fprintf(&b, "  = KV cache          %s per GPU\n", gb(c.KVBytes))
 	fmt.Fprintf(&b, "KV per token          %d layers × 2 (K, V) × %d KV heads × %d head_dim × %d B (kv_cache_dtype %s) = %d B per GPU\n",
 		c.layers, c.kvHeadsPerGPU, c.headDim, c.KVElementBytes, c.KVCacheDtype, c.KVBytesPerToken)
+	if c.slidingLayers > 0 {
+		fmt.Fprintf(&b, "                      (full-attention layers only: the %d sliding-window layers keep %d tokens a request, vLLM's hybrid allocator)\n",
+			c.slidingLayers, c.window)
+	}
 	fmt.Fprintf(&b, "                      %d B = %.0f KiB per worker (all %d GPUs)\n",
 		c.KVBytesPerTokenTotal, float64(c.KVBytesPerTokenTotal)/1024, c.GPUs)
 	fmt.Fprintf(&b, "KV blocks             %s / (%d B × %d tokens) = %d blocks (%d tokens per worker)\n",

@@ -95,3 +95,26 @@ func TestCapacityResponds(t *testing.T) {
 		t.Fatalf("override: %+v", c)
 	}
 }
+
+// gpt-oss alternates full and 128-token sliding-window attention (18 layers each): under vLLM's
+// hybrid allocator only the full-attention layers cost KV bytes per token of context, so the
+// cache holds twice the tokens it would if every layer kept every token.
+func TestCapacityHybridSlidingWindow(t *testing.T) {
+	d := SeedDeployment()
+	d.ModelName, d.HardwareSKU, d.TP, d.MoETP, d.MoEEP = "openai/gpt-oss-120b", "h200_sxm", 1, 1, 1
+	w, err := NewWorker(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := w.Capacity()
+	// 18 full layers × 2 × 8 KV heads × 64 × 1 B (FP8).
+	if c.KVBytesPerToken != 18*2*8*64 {
+		t.Fatalf("KV per token %d B, want %d (full-attention layers only)", c.KVBytesPerToken, 18*2*8*64)
+	}
+	if want := int(c.KVBytes / (c.KVBytesPerToken * int64(d.BlockSize))); c.NumGPUBlocks != want {
+		t.Fatalf("blocks %d, want %d", c.NumGPUBlocks, want)
+	}
+	if s := c.String(); !strings.Contains(s, "18 sliding-window layers keep 128 tokens") {
+		t.Fatalf("arithmetic text:\n%s", s)
+	}
+}
