@@ -81,9 +81,11 @@ func DynosimImportOptions() ImportOptions {
 // tritonMoEKernel is the kernel_source of Triton fused_moe rows.
 const tritonMoEKernel = "vllm_fused_moe"
 
-// EmbeddedImports is everything the binary embeds, all under vLLM 0.19.0: the models, GPUs,
+// EmbeddedImports is everything the binary embeds, under vLLM 0.19.0: the models, GPUs,
 // precisions and layouts of AIConfigurator's measured vLLM rows whose architecture the
-// importer prices, plus each model's checkpoint precision for replays.
+// importer prices, plus each model's checkpoint precision for replays. The H200 runs measured
+// on vLLM 0.16 and 0.18 (MiniMax-M2.5, gpt-oss-120b) are priced on H200's 0.18.0 tables too,
+// the nearest version AIConfigurator measured; no other GPU has tables between 0.14 and 0.19.
 func EmbeddedImports() []ImportOptions {
 	one := func(model, sku, quant, gemm string, moe MoEKernel, l ...string) ImportOptions {
 		return ImportOptions{Model: model, HardwareSKU: sku, Backend: "vllm", BackendVersion: "0.19.0",
@@ -109,6 +111,8 @@ func EmbeddedImports() []ImportOptions {
 		one("openai/gpt-oss-120b", "h200_sxm", "", "", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1"),
 		one("openai/gpt-oss-120b", "h100_sxm", "", "", MoEKernel{}, "2,2,1", "4,4,1", "8,8,1"),
 		withAttention("0.24.0", one("openai/gpt-oss-120b", "b200_sxm", "", "", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1")),
+		atVersion("0.18.0", one(minimax, "h200_sxm", "", "", MoEKernel{}, "4,1,4", "4,4,1")),
+		atVersion("0.18.0", one("openai/gpt-oss-120b", "h200_sxm", "", "", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1")),
 		one("nvidia/Llama-3.1-8B-Instruct-FP8", "h200_sxm", "", "fp8", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1"),
 		one(llama70, "h200_sxm", "", "", MoEKernel{}, "4,4,1", "8,8,1"),
 		one(llama70, "h200_sxm", "fp8", "fp8", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1"),
@@ -116,6 +120,13 @@ func EmbeddedImports() []ImportOptions {
 		one(llama70, "b200_sxm", "fp8", "fp8", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1"),
 		one(llama70, "b200_sxm", "nvfp4", "nvfp4", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1"),
 	}
+}
+
+// atVersion derives o from another vLLM version's tables (the experts still from their
+// kernel's version).
+func atVersion(version string, o ImportOptions) ImportOptions {
+	o.BackendVersion = version
+	return o
 }
 
 // withAttention prices o's attention from another version's rows.

@@ -2,6 +2,7 @@ package silicon
 
 import (
 	"cmp"
+	"regexp"
 
 	"github.com/routerlab/routerlab/model"
 )
@@ -185,6 +186,11 @@ func gapAnalysis(m, sku, precision string) Run {
 			MaxNumBatchedTokens: 8192, MaxNumSeqs: 1024, PrefixCaching: true, ExtraModelLen: 200,
 			Float32MatmulPrecision: model.PrecisionHighest, RangeRatio: 1, RequestsPerSlot: 10}}
 }
+
+var versionPattern = regexp.MustCompile(`\d+\.\d+\.\d+`)
+
+// version is the vLLM release of the run's image ("" when it names none).
+func (r Run) version() string { return versionPattern.FindString(r.Image) }
 
 // runOf is the run that measured row r: the listed one matching its model, GPU, precision
 // and date, else the seed's benchmark (InferenceX()).

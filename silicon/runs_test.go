@@ -76,3 +76,13 @@ func TestRunOfRow(t *testing.T) {
 		t.Fatalf("gpt-oss H200 deployment: max_num_seqs %d, batched %d; want 48 and 8192", d.MaxNumSeqs, d.MaxNumBatchedTokens)
 	}
 }
+
+// A row that does not record its vLLM version is priced on the tables nearest its run's image.
+func TestUnrecordedVersionFromRun(t *testing.T) {
+	if v := runOf(Row{Model: llama70, System: "h200_sxm", Precision: "fp8", Measured: "2025-10-29"}).version(); v != "0.10.2" {
+		t.Fatalf("Llama 70B run of 2025-10-29: version %q, want 0.10.2", v)
+	}
+	if v := runOf(Row{Model: qwen32, System: "h100_sxm"}).version(); v != "0.12.0" {
+		t.Fatalf("gap-analysis run: version %q, want 0.12.0", v)
+	}
+}

@@ -140,6 +140,9 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 		if c, note, ok := denseLabels(sim); ok && r.Unsupported == "" {
 			sim, res.Note = c, strings.TrimPrefix(res.Note+"; "+note, "; ")
 		}
+		if _, err := fmt.Sscanf(sim.BackendVersion, "%d.", new(int)); err != nil && run.version() != "" {
+			sim.BackendVersion = run.version() // unrecorded in the row: the run's image
+		}
 		d := b.deployment(sim)
 		res.ValidatedAs, res.Float32MatmulPrecision, res.ReplayedVersion = sim.Layout(), d.Float32MatmulPrecision, d.BackendVersion
 		switch {
