@@ -250,6 +250,7 @@ type systemFile struct {
 		MemBWScaling float64 `yaml:"mem_bw_empirical_scaling_factor"`
 		MemConstant  float64 `yaml:"mem_empirical_constant_latency"`
 		MemCapacity  int64   `yaml:"mem_capacity"`
+		BF16FLOPS    float64 `yaml:"bfloat16_tc_flops"`
 	} `yaml:"gpu"`
 	Misc struct {
 		NCCLMem  map[int]int64 `yaml:"nccl_mem"`
@@ -274,6 +275,44 @@ func parseGPUSpec(path string, b []byte) (GPUSpec, error) {
 	}
 	return GPUSpec{MemCapacity: s.GPU.MemCapacity, MemBW: s.GPU.MemBW, MemBWScaling: s.GPU.MemBWScaling,
 		MemConstantUS: s.GPU.MemConstant * 1e6, NCCLMem: s.Misc.NCCLMem, OtherMem: s.Misc.OtherMem}, nil
+}
+
+// bf16PeakFLOPS is a system file's dense BF16 tensor-core peak (0 when it names none).
+func bf16PeakFLOPS(b []byte) float64 {
+	var s systemFile
+	if yaml.Unmarshal(b, &s) != nil {
+		return 0
+	}
+	return s.GPU.BF16FLOPS
+}
+
+// checkContextAttention refuses context-attention rows of the model's head shape that imply
+// more than twice the GPU's dense BF16 peak: a causal prefill of isl tokens costs
+// 2 × batch × isl² × head_dim × heads FLOPs (QKᵀ and PV over half the square), and a row
+// that much faster than the peak allows is not a measurement of that work. Twice, not once:
+// the system files' peaks are datasheet figures (B300's is quoted from 2.25 to 2.5 PFLOP/s,
+// and its 0.19.0 table has a row at 2.5), so only rows no clock or datasheet difference
+// explains are refused — AIConfigurator's H200 vLLM 0.19.0 table has such rows at
+// isl ≥ 4,096, up to 4.3 PFLOP/s against 989 TFLOP/s.
+func checkContextAttention(rel string, rows []attentionRow, kvHeads, headDim int, peak float64) error {
+	if peak <= 0 {
+		return nil
+	}
+	worst, at := 0.0, attentionRow{}
+	for _, r := range rows {
+		if r.KVHeads != int64(kvHeads) || r.HeadDim != int64(headDim) || r.Window != 0 || r.Latency <= 0 {
+			continue
+		}
+		flops := 2 * float64(r.Batch) * float64(r.ISL) * float64(r.ISL) * float64(r.HeadDim) * float64(r.Heads)
+		if rate := flops / (r.Latency / 1e3); rate > worst {
+			worst, at = rate, r
+		}
+	}
+	if worst > 2*peak {
+		return fmt.Errorf("%s: the row batch %d, isl %d, %d heads, %d KV heads, head_dim %d, %s KV (%.3f ms) implies %.0f TFLOP/s, more than twice the GPU's dense BF16 peak of %.0f: not a physical measurement; price attention from another version (--attention-version)",
+			rel, at.Batch, at.ISL, at.Heads, at.KVHeads, at.HeadDim, at.KVDtype, at.Latency, worst/1e12, peak/1e12)
+	}
+	return nil
 }
 
 // point is one measured (x, latency µs) sample.

@@ -102,20 +102,20 @@ func EmbeddedImports() []ImportOptions {
 		one(minimax, "b300_sxm", "", "", MoEKernel{}, "1,1,1", "2,1,2", "2,2,1", "4,1,4", "4,4,1"),
 		one(minimax, "b300_sxm", "nvfp4", "bfloat16", fp4MoE, "1,1,1", "2,1,2", "2,2,1", "4,1,4", "4,4,1", "8,8,1"),
 		one(minimax, "h100_sxm", "", "", MoEKernel{}, "4,1,4"),
-		one(minimax, "h200_sxm", "", "", MoEKernel{}, "4,1,4", "4,4,1"),
-		one(qwen235, "h200_sxm", "", "", MoEKernel{}, "2,1,2", "2,2,1", "4,1,4", "4,4,1"),
+		h200Attention(one(minimax, "h200_sxm", "", "", MoEKernel{}, "4,1,4", "4,4,1")),
+		h200Attention(one(qwen235, "h200_sxm", "", "", MoEKernel{}, "2,1,2", "2,2,1", "4,1,4", "4,4,1")),
 		one("Qwen/Qwen3-32B", "h100_sxm", "", "", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1"),
 		// gpt-oss's MXFP4 checkpoint (its attention sinks are not priced). B200's 0.19 tables
 		// do not measure its head_dim 64 sliding-window attention: the 0.24 ones, the nearest
 		// that do, price it there.
-		one("openai/gpt-oss-120b", "h200_sxm", "", "", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1"),
+		h200Attention(one("openai/gpt-oss-120b", "h200_sxm", "", "", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1")),
 		one("openai/gpt-oss-120b", "h100_sxm", "", "", MoEKernel{}, "2,2,1", "4,4,1", "8,8,1"),
 		withAttention("0.24.0", one("openai/gpt-oss-120b", "b200_sxm", "", "", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1")),
 		atVersion("0.18.0", one(minimax, "h200_sxm", "", "", MoEKernel{}, "4,1,4", "4,4,1")),
 		atVersion("0.18.0", one("openai/gpt-oss-120b", "h200_sxm", "", "", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1")),
-		one("nvidia/Llama-3.1-8B-Instruct-FP8", "h200_sxm", "", "fp8", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1"),
-		one(llama70, "h200_sxm", "", "", MoEKernel{}, "4,4,1", "8,8,1"),
-		one(llama70, "h200_sxm", "fp8", "fp8", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1"),
+		h200Attention(one("nvidia/Llama-3.1-8B-Instruct-FP8", "h200_sxm", "", "fp8", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1")),
+		h200Attention(one(llama70, "h200_sxm", "", "", MoEKernel{}, "4,4,1", "8,8,1")),
+		h200Attention(one(llama70, "h200_sxm", "fp8", "fp8", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1")),
 		one(llama70, "h100_sxm", "fp8", "fp8", MoEKernel{}, "2,2,1", "4,4,1", "8,8,1"),
 		one(llama70, "b200_sxm", "fp8", "fp8", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1"),
 		one(llama70, "b200_sxm", "nvfp4", "nvfp4", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1"),
@@ -128,6 +128,11 @@ func atVersion(version string, o ImportOptions) ImportOptions {
 	o.BackendVersion = version
 	return o
 }
+
+// h200Attention prices an H200 table's attention from the 0.18.0 rows: the 0.19.0 context
+// attention rows are not physical measurements (checkContextAttention: up to 98 PFLOP/s at
+// isl 16,384 against the H200's 989 TFLOP/s), and 0.18.0 is the nearest version whose rows are.
+func h200Attention(o ImportOptions) ImportOptions { return withAttention("0.18.0", o) }
 
 // withAttention prices o's attention from another version's rows.
 func withAttention(version string, o ImportOptions) ImportOptions {
@@ -319,6 +324,9 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 			Sources: common}
 		if o.TimingReference == ReferenceDynosim {
 			t.TimingReference = ReferenceDynosim
+		}
+		if err := checkContextAttention(ctxRel, ctxs, max(1, llm.KVHeads/l.TP), llm.HeadDim, bf16PeakFLOPS(sysBytes)); err != nil {
+			return nil, fmt.Errorf("model import: layout %s: %w", l, err)
 		}
 		if err := derive(t, mk, gatePeaks{fp32 * 1e12, tf32 * 1e12}, gemms, moes, ctxs, gens, ars, gemmRel, moeRel, ctxRel, genRel, arRel); err != nil {
 			return nil, fmt.Errorf("model import: layout %s: %w", l, err)

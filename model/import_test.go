@@ -297,3 +297,28 @@ func TestGEMMCurveAlongK(t *testing.T) {
 		t.Fatalf("k below every measured one: %v", err)
 	}
 }
+
+// A context-attention row faster than twice the GPU's BF16 peak allows is refused by name;
+// rows of other head shapes, windows, or physical rates pass.
+func TestCheckContextAttention(t *testing.T) {
+	const peak = 989e12
+	// 12 heads, head_dim 128, isl 8192: 2 × 8192² × 128 × 12 = 206 GFLOP.
+	physical := attentionRow{Batch: 1, ISL: 8192, Heads: 12, KVHeads: 2, HeadDim: 128, KVDtype: "bfloat16", Latency: 0.336}
+	fast := physical
+	fast.Latency = 0.048 // 4.3 PFLOP/s, AIConfigurator's H200 0.19.0 row
+	if err := checkContextAttention("ctx.parquet", []attentionRow{physical}, 2, 128, peak); err != nil {
+		t.Fatal(err)
+	}
+	err := checkContextAttention("ctx.parquet", []attentionRow{physical, fast}, 2, 128, peak)
+	if err == nil || !strings.Contains(err.Error(), "ctx.parquet: the row batch 1, isl 8192, 12 heads") || !strings.Contains(err.Error(), "--attention-version") {
+		t.Fatalf("unphysical row: %v", err)
+	}
+	other, windowed := fast, fast
+	other.KVHeads, windowed.Window = 8, 128
+	if err := checkContextAttention("ctx.parquet", []attentionRow{other, windowed}, 2, 128, peak); err != nil {
+		t.Fatalf("rows of another shape or a window are not this model's full attention: %v", err)
+	}
+	if err := checkContextAttention("ctx.parquet", []attentionRow{fast}, 2, 128, 0); err != nil {
+		t.Fatalf("no peak known: %v", err)
+	}
+}
