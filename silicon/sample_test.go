@@ -49,11 +49,11 @@ func TestValidateAIConfiguratorVLLMSample(t *testing.T) {
 		}
 		return (v[len(v)/2-1] + v[len(v)/2]) / 2
 	}
-	// Every row replayed with its own run's settings (InferenceXRuns): median TTFT 32.1 %,
-	// TPOT 10.8 % (README, "AIConfigurator's whole vLLM sample"); the 20 and 10 %
-	// are not met.
-	if len(ttft) < 16 || median(ttft) > 33 || median(tpot) > 11.5 {
-		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 16, <= 33 %%, <= 11.5 %%",
+	// Every row replayed with its own run's settings (InferenceXRuns), on the nearest embedded
+	// vLLM version, H200 attention from physical rows: median TTFT 28.4 %, TPOT 11.7 %
+	// (README, "AIConfigurator's whole vLLM sample"); the 20 and 10 % are not met.
+	if len(ttft) < 16 || median(ttft) > 29 || median(tpot) > 12 {
+		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 16, <= 29 %%, <= 12 %%",
 			len(ttft), median(ttft), median(tpot))
 	}
 	t.Logf("%d of %d vLLM rows validated; %d groups; median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%", rep.Validated, len(rows), len(ttft), median(ttft), median(tpot))
