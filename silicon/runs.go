@@ -56,14 +56,17 @@ const (
 	llama8   = "nvidia/Llama-3.1-8B-Instruct-FP8"
 	qwen32   = "Qwen/Qwen3-32B"
 	qwen235  = "Qwen/Qwen3-235B-A22B-FP8"
+	kimi     = "moonshotai/Kimi-K2.5"
 	marlinNM = "VLLM_MXFP4_USE_MARLIN=1: vLLM's Marlin MXFP4 experts, which no table measures at gpt-oss's shape (H100/H200 0.24 Marlin MXFP4 rows are hidden 3,584 only); priced as OpenAI's Triton MXFP4 experts"
 	mxfp8NM  = "VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1: FlashInfer's MXFP4 × MXFP8 experts, which no table measures at gpt-oss's shape; priced as its MXFP4 × BF16 experts"
 )
 
 // InferenceXRuns lists the runs behind the sample's vLLM rows, from SemiAnalysisAI/InferenceX's
-// history: each script at the last commit before the rows' date (measured dates are UTC days;
-// a script committed late on a day is taken to apply from the next), and its workflow's
-// client. Unlisted rows (the seed's shared file among them: MiniMax-M2.5 FP8 on B200 from
+// history: each script as of the rows' date, and its workflow's client. InferenceX sweeps a
+// config when a change to its script is merged, and a row's measured date is that merge's
+// (where the sample keeps the time it is the merge's to the second: 2026-03-11T18:39:31Z for
+// f342df18e, 2026-02-25T19:02:12Z for d2c2acb19), so rows dated the day of a merge ran the
+// merged script. Unlisted rows (the seed's shared file among them: MiniMax-M2.5 FP8 on B200 from
 // 2026-04-03) take InferenceX().
 func InferenceXRuns() []Run {
 	h100ModelLen := func(b *Benchmark) { b.MaxModelLen = 10240 }
@@ -83,11 +86,11 @@ func InferenceXRuns() []Run {
 			Script: "benchmarks/single_node/minimaxm2.5_fp4_b200.sh@79bd988e9 (VLLM_FLOAT32_MATMUL_PRECISION=high from 13962fcfa)", Image: "vllm/vllm-openai:v0.19.0-cu130",
 			Benchmark: ix("2026-04-03", blackwellFP4)},
 		{Model: minimax, System: "b300_sxm", Precision: "fp4", From: "2026-04-03",
-			Script: "benchmarks/single_node/minimaxm2.5_fp4_b300.sh@22d0f12f7 (VLLM_FLOAT32_MATMUL_PRECISION=high from 633fd2377, 2026-04-21 22:46 UTC)", Image: "vllm/vllm-openai:v0.19.0-cu130",
-			Benchmark: ix("2026-04-03", blackwellFP4)},
+			Script: "benchmarks/single_node/minimaxm2.5_fp4_b300.sh@22d0f12f7 (VLLM_FLOAT32_MATMUL_PRECISION=high from 633fd2377, merged 2026-04-21: that day's rows)", Image: "vllm/vllm-openai:v0.19.0-cu130",
+			Benchmark: ix("2026-04-03", func(b *Benchmark) { blackwellFP4(b); b.HighPrecisionSince = "2026-04-21" })},
 		{Model: minimax, System: "b300_sxm", Precision: "fp8", From: "2026-04-03",
-			Script: "benchmarks/single_node/minimaxm2.5_fp8_b300.sh@340d7854c (VLLM_FLOAT32_MATMUL_PRECISION=high from 0c2467c15, 2026-04-21 22:41 UTC)", Image: "vllm/vllm-openai:v0.19.0-cu130",
-			Benchmark: ix("2026-04-03", func(b *Benchmark) { blackwellFP4(b); b.BlockSize = 32 })},
+			Script: "benchmarks/single_node/minimaxm2.5_fp8_b300.sh@340d7854c (VLLM_FLOAT32_MATMUL_PRECISION=high from 0c2467c15, merged 2026-04-21: that day's rows)", Image: "vllm/vllm-openai:v0.19.0-cu130",
+			Benchmark: ix("2026-04-03", func(b *Benchmark) { blackwellFP4(b); b.BlockSize, b.HighPrecisionSince = 32, "2026-04-21" })},
 		// MiniMax-M2.5 FP8 on Hopper: vLLM's defaults but for the memory and, on H100, the
 		// sequence limit; prefix caching off from 0f78cf4eb (2026-03-28 02:17 UTC).
 		{Model: minimax, System: "h200_sxm", Precision: "fp8", From: "2026-03-01", To: "2026-03-27",
@@ -144,6 +147,34 @@ func InferenceXRuns() []Run {
 			Benchmark: ix("2026-02-25", func(b *Benchmark) {
 				b.KVCacheDtype, b.PrefixCaching, b.MaxNumSeqs, b.MaxCUDAGraphCaptureSize = model.KVFP8, false, 512, 2048
 			})},
+		// Kimi-K2.5 (priced once MLA is): --max-num-seqs $CONC, FlashInfer all-reduce + RMSNorm
+		// fusion, prefix caching off from 79a42e20a (2026-03-27 22:21 UTC, the day's sweep).
+		{Model: kimi, System: "b200_sxm", Precision: "fp4", From: "2026-03-11", To: "2026-03-26",
+			Script: "benchmarks/single_node/kimik2.5_fp4_b200.sh@a58dedd5a", Image: "vllm/vllm-openai:v0.17.0", NotModelled: kimiNM,
+			Benchmark: ix("2026-03-11", kimiFlags)},
+		{Model: kimi, System: "b200_sxm", Precision: "fp4", From: "2026-03-27", To: "2026-04-19",
+			Script: "benchmarks/single_node/kimik2.5_fp4_b200.sh@79a42e20a", Image: "vllm/vllm-openai:v0.17.0", NotModelled: kimiNM,
+			Benchmark: ix("2026-03-27", func(b *Benchmark) { kimiFlags(b); b.PrefixCaching = false })},
+		{Model: kimi, System: "b200_sxm", Precision: "fp4", From: "2026-04-20",
+			Script: "benchmarks/single_node/kimik2.5_fp4_b200.sh@6c3acebfa", Image: "vllm/vllm-openai:v0.17.0", NotModelled: kimiNM,
+			Benchmark: ix("2026-04-20", func(b *Benchmark) {
+				kimiFlags(b)
+				b.KVCacheDtype, b.MaxCUDAGraphCaptureSize, b.PrefixCaching = model.KVFP8, 2048, false
+				b.MaxNumBatchedTokens, b.BatchedTokensPerISL = 0, 2
+			})},
+		{Model: kimi, System: "b200_sxm", Precision: "int4", From: "2026-02-23",
+			Script: "benchmarks/single_node/kimik2.5_int4_b200.sh@79ea3651a (VLLM_USE_FLASHINFER_MOE_INT4=1)", Image: "vllm/vllm-openai:v0.15.1", NotModelled: kimiNM,
+			Benchmark: ix("2026-03-24", func(b *Benchmark) { kimiFlags(b); b.GPUMemoryUtilization = 0.95 })},
+		{Model: kimi, System: "h200_sxm", Precision: "int4", From: "2026-03-02", To: "2026-03-26",
+			Script: "benchmarks/single_node/kimik2.5_int4_h200.sh@749096c4c", Image: "vllm/vllm-openai:v0.16.0", NotModelled: kimiNM,
+			Benchmark: ix("2026-03-02", func(b *Benchmark) { kimiFlags(b); b.GPUMemoryUtilization = 0.95 })},
+		{Model: kimi, System: "h200_sxm", Precision: "int4", From: "2026-03-27",
+			Script: "benchmarks/single_node/kimik2.5_int4_h200.sh@79a42e20a", Image: "vllm/vllm-openai:v0.16.0", NotModelled: kimiNM,
+			Benchmark: ix("2026-03-27", func(b *Benchmark) { kimiFlags(b); b.GPUMemoryUtilization, b.PrefixCaching = 0.95, false })},
+		// B300: the 2026-04-03 nightly rows ran the config before it was merged (#1056, #1100).
+		{Model: kimi, System: "b300_sxm", Precision: "fp4", From: "2026-04-03",
+			Script: "benchmarks/single_node/kimik2.5_fp4_b300.sh@f34a83b25", Image: "vllm/vllm-openai:v0.17.0-cu130, v0.19.0-cu130", NotModelled: kimiNM,
+			Benchmark: ix("2026-04-03", func(b *Benchmark) { kimiFlags(b); b.PrefixCaching = false })},
 		// AIConfigurator's own gap-analysis collections (vLLM 0.12.0; the Qwen3-32B FP8 rows
 		// under Dynamo's vllm-runtime 0.8.0): their server and client settings are not
 		// published, so they are replayed with vLLM 0.12's serving defaults (synchronous
@@ -152,6 +183,12 @@ func InferenceXRuns() []Run {
 		gapAnalysis(qwen235, "h200_sxm", "fp8"), gapAnalysis(llama8, "h200_sxm", "fp8"),
 	}
 }
+
+const kimiNM = "compilation_config.pass_config.fuse_allreduce_rms (FlashInfer's fused all-reduce + RMSNorm)"
+
+// kimiFlags is what InferenceX's Kimi-K2.5 scripts set on top of vLLM's defaults:
+// --max-num-seqs $CONC (--gpu-memory-utilization 0.90 unless raised).
+func kimiFlags(b *Benchmark) { b.MaxNumSeqsIsConcurrency = true }
 
 // blackwellFP4 is the flags of InferenceX's MiniMax-M2.5 NVFP4 (and B300 FP8) scripts:
 // --gpu-memory-utilization 0.90 --kv-cache-dtype fp8 --max-cudagraph-capture-size 2048

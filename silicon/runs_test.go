@@ -48,6 +48,14 @@ func TestRunOfRow(t *testing.T) {
 			func(b Benchmark) bool {
 				return b.BatchedTokensPerISL == 2 && b.BlockSize == 16 && b.float32Precision(Row{Measured: "2026-04-22"}) == model.PrecisionHigh
 			}},
+		// B300's TF32 gate was merged on 2026-04-21, whose rows are that merge's sweep.
+		{Row{Model: minimax, System: "b300_sxm", Precision: "fp8", Measured: "2026-04-21"}, "minimaxm2.5_fp8_b300.sh",
+			func(b Benchmark) bool {
+				return b.BlockSize == 32 && b.float32Precision(Row{Measured: "2026-04-21"}) == model.PrecisionHigh &&
+					b.float32Precision(Row{Measured: "2026-04-17"}) == model.PrecisionHighest
+			}},
+		{Row{Model: kimi, System: "h200_sxm", Precision: "int4", Measured: "2026-03-27"}, "kimik2.5_int4_h200.sh@79a42e20a",
+			func(b Benchmark) bool { return b.MaxNumSeqsIsConcurrency && !b.PrefixCaching && b.GPUMemoryUtilization == 0.95 }},
 		{Row{Model: llama70, System: "h100_sxm", Precision: "fp8", Measured: "2025-10-29"}, "70b_fp8_h100_slurm.sh@9596d23d7",
 			func(b Benchmark) bool {
 				return b.WarmupPerSlot == 0 && b.MaxNumSeqsIsConcurrency && b.MaxModelLen == 10240 && b.KVCacheDtype == model.KVFP8
