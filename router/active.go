@@ -28,14 +28,7 @@ func (r *Router) newCounts(rec uint32, w int) []uint32 {
 	if c := r.counts(rec, w); c != nil {
 		return c
 	}
-	var row int
-	if k := len(r.freeRows); k > 0 {
-		row = int(r.freeRows[k-1])
-		r.freeRows = r.freeRows[:k-1]
-	} else {
-		row = len(r.wideCounts) / r.g
-		r.wideCounts = append(r.wideCounts, make([]uint32, r.g)...)
-	}
+	row := takeRow(&r.freeRows, &r.wideCounts, r.g)
 	*r.refCounts.word(r.refCounts.insert(refKey(rec, w))) = uint64(row) + 1
 	return r.wideCounts[row*r.g : (row+1)*r.g]
 }
@@ -86,15 +79,9 @@ func (r *Router) bookBlocks(w int, key uint64, nk int) uint32 {
 	if grew > 0 {
 		r.load[w].ActiveBlocks += grew
 		if r.refCounts == nil {
-			t.setBitDense(k, w)
-			if nk == r.g {
-				t.setSecondDense(k, w)
-			}
+			t.addDense(k, w, nk == r.g)
 		} else {
-			t.setBitWide(k, w)
-			if nk == r.g {
-				t.setSecondWide(k, w)
-			}
+			t.addWide(k, w, nk == r.g)
 		}
 	}
 	return rec

@@ -146,15 +146,9 @@ func (r *Router) store(ev *KVEvent, i, j int) {
 		r.setCachedSubs(rec, w, m)
 	}
 	if r.subsWide == nil {
-		t.setBitDense(k, w)
-		if m == r.wholeSubs {
-			t.setSecondDense(k, w)
-		}
+		t.addDense(k, w, m == r.wholeSubs)
 	} else {
-		t.setBitWide(k, w)
-		if m == r.wholeSubs {
-			t.setSecondWide(k, w)
-		}
+		t.addWide(k, w, m == r.wholeSubs)
 	}
 }
 

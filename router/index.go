@@ -305,14 +305,7 @@ func (t *maskTable) setBitWide(i, w int) {
 			return
 		}
 		// A second holder: the slot takes a row, with the first holder's bits in it.
-		var r int
-		if n := len(t.freeRows); n > 0 {
-			r = int(t.freeRows[n-1])
-			t.freeRows = t.freeRows[:n-1]
-		} else {
-			r = len(t.rows) / t.rowWords
-			t.rows = append(t.rows, make([]uint64, t.rowWords)...)
-		}
+		r := takeRow(&t.freeRows, &t.rows, t.rowWords)
 		row := t.rows[r*t.rowWords : (r+1)*t.rowWords]
 		v := int(h & (holderSecond - 1))
 		row[v>>6] |= 1 << (v & 63)
@@ -386,7 +379,34 @@ func (t *maskTable) clearSecond(i, w int) {
 	t.clearSecondWide(i, w)
 }
 
-func (t *maskTable) setSecondDense(i, w int)   { t.s[i*t.stride+2] |= 1 << uint(w) }
+func (t *maskTable) setSecondDense(i, w int) { t.s[i*t.stride+2] |= 1 << uint(w) }
+
+// addDense and addWide set worker w's bit in slot i, and its second-mask bit when whole.
+func (t *maskTable) addDense(i, w int, whole bool) {
+	t.setBitDense(i, w)
+	if whole {
+		t.setSecondDense(i, w)
+	}
+}
+
+func (t *maskTable) addWide(i, w int, whole bool) {
+	t.setBitWide(i, w)
+	if whole {
+		t.setSecondWide(i, w)
+	}
+}
+
+// takeRow returns a free row of a slab of rows of width elements (zeroed), growing the slab
+// when none is free.
+func takeRow[T uint32 | uint64](free *[]uint32, slab *[]T, width int) int {
+	if n := len(*free); n > 0 {
+		r := int((*free)[n-1])
+		*free = (*free)[:n-1]
+		return r
+	}
+	*slab = append(*slab, make([]T, width)...)
+	return len(*slab)/width - 1
+}
 func (t *maskTable) clearSecondDense(i, w int) { t.s[i*t.stride+2] &^= 1 << uint(w) }
 
 //go:noinline

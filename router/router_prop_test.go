@@ -327,6 +327,16 @@ func TestMaskTableMatchesMap(t *testing.T) {
 		model := map[uint64]val{}
 		keys := rapid.SliceOfNDistinct(rapid.Uint64(), 1, 40, rapid.ID[uint64]).Draw(t, "keys")
 		worker := func(b int) int { return (words-1)*64 + b }
+		// held draws a key in the table, its model and slot, and a bit to change (few, so
+		// that changes often meet bits already set).
+		held := func(t *rapid.T) (uint64, val, int, int) {
+			h := rapid.SampledFrom(keys).Draw(t, "key")
+			v, ok := model[h]
+			if !ok {
+				t.Skip("absent")
+			}
+			return h, v, tab.find(h), rapid.IntRange(0, 8).Draw(t, "bit")
+		}
 		t.Repeat(map[string]func(*rapid.T){
 			"set": func(t *rapid.T) {
 				h := rapid.SampledFrom(keys).Draw(t, "key")
@@ -347,13 +357,7 @@ func TestMaskTableMatchesMap(t *testing.T) {
 				model[h] = v
 			},
 			"add": func(t *rapid.T) {
-				h := rapid.SampledFrom(keys).Draw(t, "key")
-				v, ok := model[h]
-				if !ok {
-					t.Skip("absent")
-				}
-				b := rapid.IntRange(0, 8).Draw(t, "bit")
-				i := tab.find(h)
+				h, v, i, b := held(t)
 				tab.setBit(i, worker(b))
 				v.mask |= 1 << b
 				if rapid.Bool().Draw(t, "whole") {
@@ -363,13 +367,7 @@ func TestMaskTableMatchesMap(t *testing.T) {
 				model[h] = v
 			},
 			"clear": func(t *rapid.T) {
-				h := rapid.SampledFrom(keys).Draw(t, "key")
-				v, ok := model[h]
-				if !ok {
-					t.Skip("absent")
-				}
-				b := rapid.IntRange(0, 8).Draw(t, "bit")
-				i := tab.find(h)
+				h, v, i, b := held(t)
 				if v.mask&(1<<b) != 0 {
 					tab.clearSecond(i, worker(b))
 				}
