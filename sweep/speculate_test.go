@@ -2,6 +2,9 @@ package sweep
 
 import (
 	"context"
+	"math/rand/v2"
+	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/routerlab/routerlab/router"
@@ -74,5 +77,28 @@ func TestSpeculativeSweepIsTheSerialOne(t *testing.T) {
 	}
 	if len(spec) != len(serial) {
 		t.Errorf("speculative sweep ran %d distinct validation replays, serial %d", len(spec), len(serial))
+	}
+}
+
+// TestBootstrapMeansSplitIsExact: the mean-e2e intervals are the same however many parts
+// their resamples are split into (each part draws past the earlier parts' draws).
+func TestBootstrapMeansSplitIsExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	d := make([][]float64, 3)
+	for k := range d {
+		for range 1001 { // odd: a resample's last draw gives one index
+			d[k] = append(d[k], 1000+100*r.NormFloat64())
+		}
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	want := bootstrapMeans(d, 9)
+	for _, procs := range []int{2, 3, 4} {
+		runtime.GOMAXPROCS(procs)
+		if got := bootstrapMeans(d, 9); !slices.Equal(got, want) {
+			t.Errorf("GOMAXPROCS %d: intervals %+v, one part %+v", procs, got, want)
+		}
+	}
+	if want[0].LowMS >= want[0].MeanMS || want[0].HighMS <= want[0].MeanMS {
+		t.Errorf("interval %+v does not bracket its mean", want[0])
 	}
 }
