@@ -129,6 +129,7 @@ type hfConfig struct {
 	FirstDense  int      `json:"first_k_dense_replace"`
 	KVLoRARank  int      `json:"kv_lora_rank"`
 	QKNorm      bool     `json:"use_qk_norm"`
+	QKNormType  string   `json:"qk_norm_type"`
 	SlidingWin  bool     `json:"use_sliding_window"`
 	Window      int      `json:"sliding_window"`
 	LayerTypes  []string `json:"layer_types"`
@@ -141,6 +142,13 @@ type hfConfig struct {
 
 // qkNormFamilies have an RMSNorm on q and k of every head in every layer (Qwen3's attention).
 var qkNormFamilies = []string{"qwen3", "qwen3_moe"}
+
+// qk_norm_type's values: an RMSNorm over each head's q and k (Qwen3's, the default), or over
+// all heads of the layer at once (MiniMax-M2's), whose variance sums across the TP ranks.
+const (
+	qkNormPerHead  = "per_head"
+	qkNormPerLayer = "per_layer"
+)
 
 // fp32GateFamilies build the MoE router gate as an FP32 linear layer (vLLM's MiniMaxM2MoE:
 // params_dtype float32, hidden_states.to(float32)).
@@ -194,6 +202,9 @@ func parseLLMSpec(path string, b []byte) (LLMSpec, error) {
 	case experts < 0 || c.TopK < 0 || c.MoEInter < 0:
 		return bad("num_experts", "negative")
 	}
+	if c.QKNormType != "" && c.QKNormType != qkNormPerHead && c.QKNormType != qkNormPerLayer {
+		return bad("qk_norm_type", "%q is not priced (want %s or %s)", c.QKNormType, qkNormPerHead, qkNormPerLayer)
+	}
 	for _, lt := range c.LayerTypes {
 		if lt != "sliding_attention" && lt != "full_attention" {
 			return bad("layer_types", "%q is not priced (want sliding_attention or full_attention)", lt)
@@ -202,6 +213,7 @@ func parseLLMSpec(path string, b []byte) (LLMSpec, error) {
 	s := LLMSpec{Architecture: c.ModelType, Layers: c.Layers, Hidden: c.Hidden, Heads: c.Heads, KVHeads: c.KVHeads,
 		HeadDim: c.HeadDim, Inter: c.Inter, Vocab: c.Vocab, KVCacheBytes: 2, UnquantBytes: 2, ActivationBytes: 2,
 		QKNorm: c.QKNorm || slices.Contains(qkNormFamilies, c.ModelType)}
+	s.QKNormPerLayer = s.QKNorm && c.QKNormType == qkNormPerLayer
 	if experts > 0 {
 		switch {
 		case c.TopK <= 0 || c.TopK > experts:
@@ -215,6 +227,9 @@ func parseLLMSpec(path string, b []byte) (LLMSpec, error) {
 		s.Inter = 0 // every layer's MLP is the MoE
 		s.SharedInter = cmp.Or(c.SharedInter, c.SharedExp, c.NShared*s.ExpertInter)
 		s.FP32RouterGate = slices.Contains(fp32GateFamilies, c.ModelType)
+	}
+	if c.QKNormType != "" && c.QKNormType != qkNormPerHead && c.QKNormType != qkNormPerLayer {
+		return bad("qk_norm_type", "%q is not priced (want %s or %s)", c.QKNormType, qkNormPerHead, qkNormPerLayer)
 	}
 	for _, lt := range c.LayerTypes {
 		if lt == "sliding_attention" {

@@ -87,7 +87,7 @@ func gemmCurveAtK(rows []gemmRow, dtype string, n, k int) (func(m float64) float
 // gatePeaks are the FLOP/s an FP32 GEMM runs at under each float32 matmul precision.
 type gatePeaks struct{ fp32, tf32 float64 }
 
-func derive(t *Table, mk MoEKernel, peaks gatePeaks, gemms []gemmRow, moes []moeRow, ctxs, gens []attentionRow,
+func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []gemmRow, moes []moeRow, ctxs, gens []attentionRow,
 	ars []allreduceRow, gemmRel, moeRel, ctxRel, genRel, arRel string) error {
 	s, l := t.LLM, t.Layout
 	note := func(what string) { t.Extrapolated = append(t.Extrapolated, what) }
@@ -178,6 +178,19 @@ func derive(t *Table, mk MoEKernel, peaks gatePeaks, gemms []gemmRow, moes []moe
 		}
 	}
 
+	// vLLM runs a QK-norm over all of a layer's heads (qk_norm_type per_layer) as three kernels:
+	// one pass reads q and k for their sums of squares, one all-reduce adds the two FP32
+	// variances of every token across the TP group, one pass normalises q and k in place
+	// (MiniMaxText01RMSNormTP.forward_qk, vllm#31493: "only a single all_reduce is launched";
+	// the same three in SGLang, sglang#14416). Unless asked for (ImportOptions.QKNormKernels)
+	// and always for the dynosim reference, AIConfigurator's op list prices it instead, as
+	// per-head element-wise ops.
+	perLayerQKNorm := vllmQKNorm && s.QKNormPerLayer && t.TimingReference != ReferenceDynosim
+	qkVarianceElems := 0.0 // bfloat16 elements of the all-reduce per token: 2 FP32 variances
+	if perLayerQKNorm {
+		qkVarianceElems = 2 * 4 / float64(s.ActivationBytes)
+	}
+
 	// vLLM all-reduces the attention output and the MoE output of every layer across the TP group.
 	// Steps above vLLM's CUDA-graph capture size launch them eagerly (cudagraph.go); the
 	// dynosim reference prices every step with the graph rows, as AIConfigurator does.
@@ -200,13 +213,20 @@ func derive(t *Table, mk MoEKernel, peaks gatePeaks, gemms []gemmRow, moes []moe
 		if err != nil {
 			return err
 		}
-		allreduce = func(tokens float64) float64 { return 2 * ar.at(tokens*float64(h), 1) }
+		layerAllReduces := func(a series, tokens float64) float64 {
+			us := 2 * a.at(tokens*float64(h), 1)
+			if qkVarianceElems > 0 {
+				us += a.at(tokens*qkVarianceElems, 1)
+			}
+			return us
+		}
+		allreduce = func(tokens float64) float64 { return layerAllReduces(ar, tokens) }
 		if t.TimingReference != ReferenceDynosim {
 			are, err := measured(allreduceEager)
 			if err != nil {
 				return err
 			}
-			allreduceEagerly = func(tokens float64) float64 { return 2 * are.at(tokens*float64(h), 1) }
+			allreduceEagerly = func(tokens float64) float64 { return layerAllReduces(are, tokens) }
 		}
 	}
 
@@ -223,15 +243,20 @@ func derive(t *Table, mk MoEKernel, peaks gatePeaks, gemms []gemmRow, moes []moe
 		// Around attention, AIConfigurator's op list adds RoPE on q and k, the KV-cache write
 		// and, where the architecture has it, QK-norm (two passes over q and k, each an
 		// element-wise op and a norm), with a 1.1 correction; vLLM runs these kernels in every
-		// step, prefill or decode.
+		// step, prefill or decode. A per-layer QK-norm is priced as vLLM runs it instead: a
+		// reading pass and a read-write pass over q and k (its all-reduce is in allreduce).
 		q, k := tokens*qBytes, tokens*kBytes
 		aroundAttn := 2*memOp(q+k) + 2*memOp(k)
-		if s.QKNorm {
+		qkNorm := 0.0
+		switch {
+		case perLayerQKNorm:
+			qkNorm = memOp(q+k) + memOp(2*(q+k))
+		case s.QKNorm:
 			aroundAttn += 2 * (2*memOp(q) + 2*memOp(k))
 		}
 		aroundAttn *= 1.1
 		embed := memOp(tokens * float64(h) * act)
-		return layers*(2*addNorm+aroundAttn) + embed
+		return layers*(2*addNorm+aroundAttn+qkNorm) + embed
 	}
 
 	nt := axisNodes(tokenOctaves)
@@ -363,7 +388,10 @@ func derive(t *Table, mk MoEKernel, peaks gatePeaks, gemms []gemmRow, moes []moe
 		t.Kernels = append(t.Kernels, gateWords, moeWords)
 	}
 	qkNorm := ""
-	if s.QKNorm {
+	switch {
+	case perLayerQKNorm:
+		qkNorm = " per-layer QK-norm as 2 passes over q and k,"
+	case s.QKNorm:
 		qkNorm = " QK-norm,"
 	}
 	t.Kernels = append(t.Kernels,
@@ -375,7 +403,11 @@ func derive(t *Table, mk MoEKernel, peaks gatePeaks, gemms []gemmRow, moes []moe
 		if allreduceEagerly != nil {
 			mode += " (" + allreduceEager + " above the CUDA-graph capture size)"
 		}
-		t.Kernels = append(t.Kernels, fmt.Sprintf("%s: %s %s all-reduce over %d GPUs, 2 per layer of tokens×%d elements", arRel, mode, allreduceElemType, l.TP, h))
+		perLayer := fmt.Sprintf("2 per layer of tokens×%d elements", h)
+		if qkVarianceElems > 0 {
+			perLayer += fmt.Sprintf(" and 1 of tokens×%g (the per-layer QK-norm's FP32 variances of q and k)", qkVarianceElems)
+		}
+		t.Kernels = append(t.Kernels, fmt.Sprintf("%s: %s %s all-reduce over %d GPUs, %s", arRel, mode, allreduceElemType, l.TP, perLayer))
 	}
 	t.Kernels = append(t.Kernels,
 		fmt.Sprintf("element-wise (2 add+RMSNorm,%s RoPE, KV write per layer; embedding): bytes / (mem_bw × mem_bw_empirical_scaling_factor) + mem_empirical_constant_latency", qkNorm),

@@ -35,7 +35,19 @@ type ImportOptions struct {
 	// this deployment, as Dynamo's mocker sees them (DynosimImportOptions), into files of
 	// their own.
 	TimingReference string
+	// QKNormKernels prices a QK-norm over a layer's heads (qk_norm_type per_layer):
+	// QKNormAIConfigurator ("" too), AIConfigurator's op list, which prices every QK-norm as
+	// per-head element-wise ops; or QKNormVLLM, the three kernels vLLM 0.19 runs (derive.go).
+	// The embedded tables keep AIConfigurator's: vLLM's kernels fit TPOT better but leave a
+	// TTFT shortfall at low concurrency with no sourced cause yet (README, issue 19).
+	QKNormKernels string
 }
+
+// The ways a per-layer QK-norm can be priced (ImportOptions.QKNormKernels).
+const (
+	QKNormAIConfigurator = "aiconfigurator"
+	QKNormVLLM           = "vllm"
+)
 
 // MoEKernel selects the fused-expert rows of an AIConfigurator moe_perf table.
 type MoEKernel struct {
@@ -257,6 +269,9 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 	if err != nil {
 		return nil, err
 	}
+	if k := o.QKNormKernels; k != "" && k != QKNormAIConfigurator && k != QKNormVLLM {
+		return nil, fmt.Errorf("model import: QK-norm kernels %q: want %s or %s", k, QKNormAIConfigurator, QKNormVLLM)
+	}
 	gemmQuant := cmp.Or(o.GEMMQuant, llm.WeightQuant)
 	mk := o.MoE
 	if llm.MoE() && mk.Source == "" {
@@ -328,7 +343,7 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 		if err := checkContextAttention(ctxRel, ctxs, max(1, llm.KVHeads/l.TP), llm.HeadDim, bf16PeakFLOPS(sysBytes)); err != nil {
 			return nil, fmt.Errorf("model import: layout %s: %w", l, err)
 		}
-		if err := derive(t, mk, gatePeaks{fp32 * 1e12, tf32 * 1e12}, gemms, moes, ctxs, gens, ars, gemmRel, moeRel, ctxRel, genRel, arRel); err != nil {
+		if err := derive(t, mk, o.QKNormKernels == QKNormVLLM, gatePeaks{fp32 * 1e12, tf32 * 1e12}, gemms, moes, ctxs, gens, ars, gemmRel, moeRel, ctxRel, genRel, arRel); err != nil {
 			return nil, fmt.Errorf("model import: layout %s: %w", l, err)
 		}
 		out = append(out, t)

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -240,7 +241,7 @@ func TestParseLLMSpecFamilies(t *testing.T) {
 			Experts: 128, TopK: 4, ExpertInter: 2880, Vocab: 201088, WeightQuant: "bfloat16", ExpertQuant: "w4a16_mxfp4",
 			SlidingLayers: 18, SlidingWindow: 128, KVCacheBytes: 2, UnquantBytes: 2, ActivationBytes: 2}},
 		{"MiniMaxAI/MiniMax-M2.5", LLMSpec{Architecture: "minimax_m2", Layers: 62, Hidden: 3072, Heads: 48, KVHeads: 8, HeadDim: 128,
-			Experts: 256, TopK: 8, ExpertInter: 1536, Vocab: 200064, QKNorm: true, FP32RouterGate: true, WeightQuant: "fp8_block", WeightBlock: 128,
+			Experts: 256, TopK: 8, ExpertInter: 1536, Vocab: 200064, QKNorm: true, QKNormPerLayer: true, FP32RouterGate: true, WeightQuant: "fp8_block", WeightBlock: 128,
 			KVCacheBytes: 2, UnquantBytes: 2, ActivationBytes: 2}},
 	} {
 		rel := configFile(dir, c.model)
@@ -320,5 +321,73 @@ func TestCheckContextAttention(t *testing.T) {
 	}
 	if err := checkContextAttention("ctx.parquet", []attentionRow{fast}, 2, 128, 0); err != nil {
 		t.Fatalf("no peak known: %v", err)
+	}
+}
+
+// A QK-norm over the layer's heads (MiniMax-M2's qk_norm_type per_layer) is priced as
+// AIConfigurator's op list unless vLLM's three kernels are asked for: then the element-wise
+// grid holds two passes over q and k instead of the op list's 8.8 op-equivalents, and the
+// collective grid one all-reduce more per layer, of each token's two FP32 variances. A
+// per-head QK-norm (Qwen3's) and the dynosim tables price the same either way.
+func TestQKNormKernels(t *testing.T) {
+	dir := sharedAICDir(t)
+	load := func(o ImportOptions, kernels string) *Table {
+		t.Helper()
+		o.QKNormKernels = kernels
+		o.Layouts = o.Layouts[:1]
+		tables, err := Import(dir, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tables[0]
+	}
+	aic, vllm := load(DefaultImportOptions(), QKNormAIConfigurator), load(DefaultImportOptions(), QKNormVLLM)
+	if !aic.LLM.QKNormPerLayer || aic.Layout.TP != 4 {
+		t.Fatalf("MiniMax-M2.5 %s: per-layer QK-norm %v", aic.Layout, aic.LLM.QKNormPerLayer)
+	}
+	s, g := aic.LLM, aic.GPU
+	memOp := func(bytes float64) float64 { return bytes/(g.MemBW*g.MemBWScaling)*1e6 + g.MemConstantUS }
+	q := float64(s.Heads / 4 * s.HeadDim * s.ActivationBytes)
+	k := float64(s.KVHeads / 4 * s.HeadDim * s.ActivationBytes)
+	opList := 1.1 * 2 * (2*memOp(q) + 2*memOp(k))
+	kernels := memOp(q+k) + memOp(2*(q+k))
+	want := float64(s.Layers) * (opList - kernels)
+	if got := aic.Elementwise.Values[0] - vllm.Elementwise.Values[0]; math.Abs(got-want) > 0.01*want {
+		t.Fatalf("one-token element-wise work: vLLM's kernels %g µs cheaper, want %g", got, want)
+	}
+	if want < 1000 {
+		t.Fatalf("the op list's excess at one token is %g µs a step, want above 1 ms", want)
+	}
+	for i, v := range vllm.Collective.Values {
+		if extra := v - aic.Collective.Values[i]; extra <= 0 {
+			t.Fatalf("collective node %d: %g µs with the variances' all-reduce, %g without", i, v, aic.Collective.Values[i])
+		}
+	}
+	if !strings.Contains(strings.Join(vllm.Kernels, "\n"), "QK-norm's FP32 variances") || strings.Contains(strings.Join(aic.Kernels, "\n"), "variances") {
+		t.Fatalf("kernels:\n%s\n---\n%s", strings.Join(vllm.Kernels, "\n"), strings.Join(aic.Kernels, "\n"))
+	}
+	same := func(name string, o ImportOptions) {
+		a, b := load(o, QKNormAIConfigurator), load(o, QKNormVLLM)
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("%s: priced differently with vLLM's per-layer QK-norm kernels", name)
+		}
+	}
+	same("dynosim", DynosimImportOptions())
+	same("Qwen3-32B (per-head QK-norm)", ImportOptions{Model: "Qwen/Qwen3-32B", HardwareSKU: "h100_sxm", Backend: "vllm",
+		BackendVersion: "0.19.0", Layouts: layouts("2,2,1")})
+	o := DefaultImportOptions()
+	o.QKNormKernels = "triton"
+	if _, err := Import(dir, o); err == nil || !strings.Contains(err.Error(), `"triton"`) {
+		t.Fatalf("unknown QK-norm kernels: %v", err)
+	}
+
+	rel := configFile(dir, "MiniMaxAI/MiniMax-M2.5")
+	b, err := os.ReadFile(filepath.Join(dir, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.Replace(string(b), `"per_layer"`, `"per_token"`, 1)
+	if _, err := parseLLMSpec(rel, []byte(bad)); err == nil || !strings.Contains(err.Error(), "field qk_norm_type") || !strings.Contains(err.Error(), rel) {
+		t.Fatalf("unknown qk_norm_type: %v", err)
 	}
 }

@@ -55,7 +55,8 @@ type LLMSpec struct {
 	ExpertInter     int    `json:"expert_inter,omitempty"`
 	SharedInter     int    `json:"shared_inter,omitempty"` // shared experts' total intermediate size
 	Vocab           int    `json:"vocab"`
-	QKNorm          bool   `json:"qk_norm,omitempty"`          // RMSNorm on q and k per head (Qwen3, MiniMax-M2)
+	QKNorm          bool   `json:"qk_norm,omitempty"`          // RMSNorm on q and k (Qwen3, MiniMax-M2)
+	QKNormPerLayer  bool   `json:"-"`                          // ...over the layer's heads, not each head (qk_norm_type per_layer: MiniMax-M2); import pricing only
 	FP32RouterGate  bool   `json:"fp32_router_gate,omitempty"` // the MoE gate is an FP32 linear layer (MiniMax-M2)
 	WeightQuant     string `json:"weight_quant"`               // GEMM dtype of the quantised weights: bfloat16, fp8, fp8_block, nvfp4, w4a16_mxfp4
 	WeightBlock     int    `json:"weight_block,omitempty"`     // FP8 block-quantisation tile edge (fp8_block)
