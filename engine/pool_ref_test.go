@@ -380,20 +380,14 @@ func TestPoolMatchesPerBlockPool(t *testing.T) {
 // evicts. One op is one request.
 func BenchmarkBlockPool(b *testing.B) {
 	tr := syntheticTrace(4000, 7)
-	const n, g, inFlight = 52163, 8, 32
+	const n, g = 52163, 8
 	prompts := make([][]uint64, len(tr.Requests))
 	for i, r := range tr.Requests {
 		prompts[i] = blockHashes(nil, r.HashIDs, 0, r.InputLength, 64, tr.BlockSize)
 	}
 	b.Run("per_trace_block", func(b *testing.B) {
 		p := newBlockPool(n, g)
-		var ring [inFlight][]int32
-		i := 0
-		for b.Loop() {
-			slot := &ring[i%inFlight]
-			p.freeAll(*slot)
-			hs := prompts[i%len(prompts)]
-			t := (*slot)[:0]
+		streamPool(b, prompts, p.freeAll, func(t []int32, hs []uint64) []int32 {
 			rec, sub := int32(-1), int32(0)
 			for j := range hs {
 				if sub = int32(j) % g; sub == 0 {
@@ -412,20 +406,13 @@ func BenchmarkBlockPool(b *testing.B) {
 				sub := j % g
 				p.store(p.groupRec(hs[j-sub]), sub, t, j, hs[j])
 			}
-			*slot = t
 			p.removed.reset()
-			i++
-		}
+			return t
+		})
 	})
 	b.Run("per_block", func(b *testing.B) {
 		p := newRefPool(n, g)
-		var ring [inFlight][]int32
-		i := 0
-		for b.Loop() {
-			slot := &ring[i%inFlight]
-			p.freeAll(*slot)
-			hs := prompts[i%len(prompts)]
-			t := (*slot)[:0]
+		streamPool(b, prompts, p.freeAll, func(t []int32, hs []uint64) []int32 {
 			rec, sub := int32(-1), int32(0)
 			for j := range hs {
 				if sub = int32(j) % g; sub == 0 {
@@ -446,9 +433,19 @@ func BenchmarkBlockPool(b *testing.B) {
 				sub := j % g
 				p.store(p.groupRec(hs[j-sub]), sub, t[j], hs[j])
 			}
-			*slot = t
 			p.removed.reset()
-			i++
-		}
+			return t
+		})
 	})
+}
+
+// streamPool runs BenchmarkBlockPool's stream: each op admits the next prompt (admit fills
+// a block table) and frees the table of the request admitted 32 ops before.
+func streamPool(b *testing.B, prompts [][]uint64, free func([]int32), admit func([]int32, []uint64) []int32) {
+	var ring [32][]int32
+	for i := 0; b.Loop(); i++ {
+		slot := &ring[i%len(ring)]
+		free(*slot)
+		*slot = admit((*slot)[:0], prompts[i%len(prompts)])
+	}
 }
