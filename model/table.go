@@ -400,10 +400,16 @@ func EmbeddedTables() []string {
 // ("file sha256:HEX"), sorted: the data side of a build's identity.
 func EmbeddedTableDigests() []string {
 	var out []string
+	h, buf := sha256.New(), make([]byte, 32<<10)
 	for _, name := range EmbeddedTables() {
-		b, _ := fs.ReadFile(tablesFS, "tables/"+name)
-		sum := sha256.Sum256(b)
-		out = append(out, name+" sha256:"+hex.EncodeToString(sum[:]))
+		// Streamed into the hash: every process computes these for the simulator digest, and
+		// reading the 3 MB of tables into fresh buffers cost more than hashing them.
+		h.Reset()
+		if f, err := tablesFS.Open("tables/" + name); err == nil {
+			_, _ = io.CopyBuffer(h, f, buf)
+			f.Close()
+		}
+		out = append(out, name+" sha256:"+hex.EncodeToString(h.Sum(nil)))
 	}
 	return out
 }
