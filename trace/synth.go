@@ -324,8 +324,17 @@ type placed struct {
 // builds their requests: timestamps (on ticks if the profile has them) and hash ids
 // numbered by first appearance, as in the Mooncake traces.
 func (g *generator) emit(rate float64, n int) []Request {
-	var all []placed
-	var sessions []*session
+	// Sized up front: appending tens of thousands of turns copied (and faulted in) the
+	// growing slices several times over.
+	nSessions, nTurns := 0, 0
+	for ei := range g.events {
+		for _, s := range g.events[ei].sessions {
+			nSessions++
+			nTurns += len(s.turns)
+		}
+	}
+	all := make([]placed, 0, nTurns)
+	sessions := make([]*session, 0, nSessions)
 	for ei := range g.events {
 		e := &g.events[ei]
 		t := g.timeOf(e.u, rate)
