@@ -127,9 +127,7 @@ func HTML(cs []*Comparison) ([]byte, error) {
 			return nil, err
 		}
 		for _, f := range figs {
-			if err := pg.Figure(f); err != nil {
-				return nil, err
-			}
+			pg.Figure(f)
 		}
 	}
 	return pg.HTML()

@@ -6,7 +6,11 @@ import (
 	"html/template"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // Page is a self-contained HTML document: headings, paragraphs, tables and figures, with
@@ -24,6 +28,7 @@ type block struct {
 	Rows    [][]string
 	SVG     template.HTML
 	Caption string
+	fig     *Figure // a chart HTML draws
 }
 
 // Heading starts a section.
@@ -42,17 +47,46 @@ func (p *Page) Table(head []string, rows [][]string) {
 	p.blocks = append(p.blocks, block{Kind: "table", Head: head, Rows: rows})
 }
 
-// Figure adds a chart, drawn as SVG.
-func (p *Page) Figure(f Figure) error {
-	svg, err := f.Render("svg")
-	if err != nil {
-		return err
+// Figure adds a chart. HTML draws it as SVG, a page's charts at once, one per core.
+func (p *Page) Figure(f Figure) {
+	p.blocks = append(p.blocks, block{Kind: "figure", Caption: f.Caption, fig: &f})
+}
+
+// drawFigures renders the charts of the figure blocks as SVG on one goroutine per core; the
+// error is the first chart's in page order that fails.
+func drawFigures(blocks []block) error {
+	var figs []int
+	for i, b := range blocks {
+		if b.fig != nil {
+			figs = append(figs, i)
+		}
 	}
-	// The XML prolog is not allowed inside HTML; the <svg> element is.
-	if i := bytes.Index(svg, []byte("<svg")); i > 0 {
-		svg = svg[i:]
+	errs := make([]error, len(figs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(figs)) {
+		wg.Go(func() {
+			for j := int(next.Add(1) - 1); j < len(figs); j = int(next.Add(1) - 1) {
+				b := &blocks[figs[j]]
+				svg, err := b.fig.Render("svg")
+				if err != nil {
+					errs[j] = err
+					continue
+				}
+				// The XML prolog is not allowed inside HTML; the <svg> element is.
+				if i := bytes.Index(svg, []byte("<svg")); i > 0 {
+					svg = svg[i:]
+				}
+				b.SVG = template.HTML(svg)
+			}
+		})
 	}
-	p.blocks = append(p.blocks, block{Kind: "figure", SVG: template.HTML(svg), Caption: f.Caption})
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -96,11 +130,15 @@ pre { background: #f6f6f6; padding: .6rem; overflow-x: auto; font-size: .8rem; w
 
 // HTML renders the page.
 func (p *Page) HTML() ([]byte, error) {
+	blocks := slices.Clone(p.blocks)
+	if err := drawFigures(blocks); err != nil {
+		return nil, err
+	}
 	var b bytes.Buffer
 	err := pageTemplate.Execute(&b, struct {
 		Title  string
 		Blocks []block
-	}{p.Title, p.blocks})
+	}{p.Title, blocks})
 	return b.Bytes(), err
 }
 

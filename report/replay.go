@@ -51,9 +51,7 @@ func ReplayHTML(fp config.Fingerprint, rep *engine.Report, sla string) ([]byte, 
 		return nil, err
 	}
 	for _, f := range figs {
-		if err := pg.Figure(f); err != nil {
-			return nil, err
-		}
+		pg.Figure(f)
 	}
 	pg.Heading("Workers")
 	var rows [][]string

@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,9 +20,7 @@ func TestPage(t *testing.T) {
 	pg := &Page{Title: "t & u"}
 	pg.Para("<script>alert(1)</script>")
 	pg.Table([]string{"k"}, [][]string{{"<v>"}})
-	if err := pg.Figure(Figure{Name: "f", Plot: p, Caption: "c"}); err != nil {
-		t.Fatal(err)
-	}
+	pg.Figure(Figure{Name: "f", Plot: p, Caption: "c"})
 	html, err := pg.HTML()
 	if err != nil {
 		t.Fatal(err)
@@ -33,6 +33,45 @@ func TestPage(t *testing.T) {
 	again, _ := pg.HTML()
 	if !bytes.Equal(html, again) {
 		t.Error("the same page renders differently twice")
+	}
+}
+
+// A page draws its charts at once on every core, in page order whatever finishes first, and a
+// chart that fails fails the page with the first failing chart's name.
+func TestPageDrawsChartsConcurrently(t *testing.T) {
+	page := func(broken bool) *Page {
+		pg := &Page{Title: "charts"}
+		for i := range 6 {
+			p, err := Lines("chart "+strconv.Itoa(i), "x", "y", []Series{{Name: "s", X: []float64{1, 2, 3}, Y: []float64{3, float64(i), 2}}}, false, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if broken && i >= 3 {
+				p = nil // Render recovers gonum/plot's panic on it as an error
+			}
+			pg.Para("before chart %d", i)
+			pg.Figure(Figure{Name: "f" + strconv.Itoa(i), Plot: p})
+		}
+		return pg
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	one, err := page(false).HTML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GOMAXPROCS(4)
+	four, err := page(false).HTML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(one, four) || strings.Count(string(four), "<svg") != 6 {
+		t.Errorf("the page drawn on 1 and 4 cores differs (%d and %d bytes) or lacks charts", len(one), len(four))
+	}
+	if i, j := strings.Index(string(four), "chart 1<"), strings.Index(string(four), "chart 2<"); i < 0 || j < i {
+		t.Error("charts out of page order")
+	}
+	if _, err := page(true).HTML(); err == nil || !strings.Contains(err.Error(), "f3") {
+		t.Errorf("page with broken charts f3–f5: error %v, want f3's", err)
 	}
 }
 

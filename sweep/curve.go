@@ -120,9 +120,7 @@ func CurveHTML(points []CurvePoint, fp config.Fingerprint, sla string) ([]byte, 
 		return nil, err
 	}
 	for _, f := range figs {
-		if err := pg.Figure(f); err != nil {
-			return nil, err
-		}
+		pg.Figure(f)
 	}
 	report.FingerprintTable(pg, fp)
 	return pg.HTML()

@@ -25,15 +25,12 @@ func (r *Result) HTML() ([]byte, error) {
 	f := s.File
 	b := s.BestEvaluation()
 	pg := &report.Page{Title: "routerlab sweep: " + f.Name}
-	fig := func(names ...string) error {
+	fig := func(names ...string) {
 		for _, n := range names {
 			if x, ok := byName[n]; ok {
-				if err := pg.Figure(x); err != nil {
-					return err
-				}
+				pg.Figure(x)
 			}
 		}
-		return nil
 	}
 	pg.Para("Goal: %s. Algorithm %s, seed %d; at most %d rounds × %d candidates. Search: first %d requests of %s; %d of %d canonical configurations evaluated; stop: %s.",
 		s.Objective, f.Sweep.Algorithm, f.Sweep.Seed, s.Rounds, f.Sweep.CandidatesPerRound, b.Runs[0].RequestsCompleted,
@@ -78,13 +75,9 @@ func (r *Result) HTML() ([]byte, error) {
 		if sla != "" {
 			pg.Para("SLO: %s (goal.sla). SLO met: the share of requests within every bound; goodput: those requests per second, as vLLM's benchmark_serving counts them.", sla)
 		}
-		if err := fig("validation", "cdf-ttft", "cdf-tpot", "cdf-e2e"); err != nil {
-			return nil, err
-		}
+		fig("validation", "cdf-ttft", "cdf-tpot", "cdf-e2e")
 		for _, run := range v.Runs {
-			if err := fig("load-"+run.Name, "prefix-hit-"+run.Name); err != nil {
-				return nil, err
-			}
+			fig("load-"+run.Name, "prefix-hit-"+run.Name)
 		}
 		if len(v.Saturation) > 0 {
 			pg.Heading("prefill_load_scale saturation")
@@ -99,16 +92,12 @@ func (r *Result) HTML() ([]byte, error) {
 				rows = append(rows, []string{row.PrefillLoadScale, ff(m.E2EMS, 1), ff(m.TTFTMS, 1), ff(m.TPOTMS, 2), ff(m.PrefixReuse, 3), strconv.Itoa(row.Runs), from})
 			}
 			pg.Table([]string{"prefill_load_scale", "mean e2e ms", "mean TTFT ms", "mean TPOT ms", "prefix reuse", "n", "from"}, rows)
-			if err := fig("saturation"); err != nil {
-				return nil, err
-			}
+			fig("saturation")
 		}
 	}
 
 	pg.Heading("Convergence")
-	if err := fig("convergence"); err != nil {
-		return nil, err
-	}
+	fig("convergence")
 
 	report.FingerprintTable(pg, s.Experiment)
 
