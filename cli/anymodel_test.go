@@ -39,6 +39,7 @@ func TestReplayAnyModelAnyGPU(t *testing.T) {
 		{"model_name=Qwen/Qwen3-32B", "hardware_sku=h100_sxm", "parallel_configs=[{tp: 2, replicas: 8}]"},
 		{"model_name=MiniMaxAI/MiniMax-M2.5", "hardware_sku=h200_sxm", "parallel_configs=[{tp: 4, replicas: 8}]"},
 		{"model_name=openai/gpt-oss-120b", "hardware_sku=b200_sxm", "parallel_configs=[{tp: 1, replicas: 8}]"},
+		{"model_name=moonshotai/Kimi-K2.5", "hardware_sku=h200_sxm", "parallel_configs=[{tp: 8, replicas: 4}]"},
 	} {
 		args := []string{"--requests", "100"}
 		for _, s := range c {
@@ -53,5 +54,11 @@ func TestReplayAnyModelAnyGPU(t *testing.T) {
 		"--set", "parallel_configs=[{tp: 4, moe_ep: 4}]")
 	if err == nil || !strings.Contains(err.Error(), "no step-time table") || !strings.Contains(err.Error(), "model list") {
 		t.Fatalf("a dense model with expert parallelism: %v", err)
+	}
+	// Kimi-K2.5 is embedded at TP 8 on H200 (its INT4 checkpoint): TP 4 names what there is.
+	_, _, err = runCmd(t, newReplayCmd(), "--requests", "10", "--set", "model_name=moonshotai/Kimi-K2.5", "--set", "hardware_sku=h200_sxm",
+		"--set", "parallel_configs=[{tp: 4, moe_tp: 4, replicas: 8}]")
+	if err == nil || !strings.Contains(err.Error(), "no step-time table") || !strings.Contains(err.Error(), "tp8-adp1-moetp8-moeep1") {
+		t.Fatalf("Kimi-K2.5 at an unembedded layout: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -68,18 +69,22 @@ func newModelListCmd() *cobra.Command {
 				return err
 			}
 			var b strings.Builder
-			fmt.Fprintf(&b, "%-34s %-9s %-9s %-12s %-7s %s\n", "model_name", "hardware", "precision", "architecture", "vllm", "layouts (tp-moe_tp-moe_ep)")
+			fmt.Fprintf(&b, "%-34s %-9s %-12s %-19s %-7s %s\n", "model_name", "hardware", "precision", "architecture", "vllm", "layouts (tp-moe_tp-moe_ep)")
 			type key struct{ model, sku, quant, arch, version string }
 			var order []key
 			layouts, dynosim := map[key][]string{}, map[key][]string{}
 			for _, t := range ts {
 				q := t.Quantization
 				if q == "" {
-					q = t.GEMMQuant + "*"
+					// The checkpoint's own: its experts' dtype when only they are quantised.
+					q = cmp.Or(t.LLM.ExpertQuant, t.GEMMQuant) + "*"
 				}
 				arch := t.LLM.Architecture
 				if t.LLM.MoE() {
 					arch += " MoE"
+				}
+				if t.LLM.MLA() {
+					arch += " MLA"
 				}
 				k := key{t.Model, t.HardwareSKU, q, arch, t.BackendVersion}
 				layout := fmt.Sprintf("%d-%d-%d", t.Layout.TP, t.Layout.MoETP, t.Layout.MoEEP)
@@ -101,7 +106,7 @@ func newModelListCmd() *cobra.Command {
 				}
 			}
 			for _, k := range order {
-				fmt.Fprintf(&b, "%-34s %-9s %-9s %-12s %-7s %s\n", k.model, k.sku, k.quant, k.arch, k.version, strings.Join(layouts[k], " "))
+				fmt.Fprintf(&b, "%-34s %-9s %-12s %-19s %-7s %s\n", k.model, k.sku, k.quant, k.arch, k.version, strings.Join(layouts[k], " "))
 			}
 			b.WriteString("\n* the checkpoint's own precision (search_space.quantization unset); others are set with search_space.quantization\n")
 			b.WriteString("+d also priced for timing_reference dynosim (Dynamo's mocker with AIConfigurator's kernel choice)\n")
@@ -140,8 +145,20 @@ func writeModelInfo(out io.Writer, w *model.Worker) error {
 	if t.LLM.MoE() {
 		arch = fmt.Sprintf("MoE, %d experts top-%d", t.LLM.Experts, t.LLM.TopK)
 	}
-	fmt.Fprintf(&b, "model      %s (%s): %d layers, hidden %d, %d heads / %d KV heads × %d, checkpoint %s\n", t.LLM.Architecture, arch,
-		t.LLM.Layers, t.LLM.Hidden, t.LLM.Heads, t.LLM.KVHeads, t.LLM.HeadDim, t.LLM.WeightQuant)
+	attn := fmt.Sprintf("%d heads / %d KV heads × %d", t.LLM.Heads, t.LLM.KVHeads, t.LLM.HeadDim)
+	if t.LLM.MLA() {
+		attn = fmt.Sprintf("%d heads of multi-head latent attention (q_lora_rank %d, cached latent %d + RoPE key %d per token)",
+			t.LLM.Heads, t.LLM.QLoRARank, t.LLM.KVLoRARank, t.LLM.QKRopeDim)
+	}
+	if t.LLM.DenseLayers > 0 {
+		arch += fmt.Sprintf(", %d leading dense layers", t.LLM.DenseLayers)
+	}
+	ckpt := t.LLM.WeightQuant
+	if t.LLM.ExpertQuant != "" {
+		ckpt = t.LLM.ExpertQuant + " experts, the rest " + ckpt
+	}
+	fmt.Fprintf(&b, "model      %s (%s): %d layers, hidden %d, %s, checkpoint %s\n", t.LLM.Architecture, arch,
+		t.LLM.Layers, t.LLM.Hidden, attn, ckpt)
 	fmt.Fprintf(&b, "kernels    projections %s", t.GEMMQuant)
 	if t.LLM.MoE() {
 		gate := "BF16"
@@ -238,7 +255,7 @@ from its vLLM 0.19.0 table, the router gate as a BF16 GEMM), which the whole imp
 				return fmt.Errorf("model import: --timing-reference %q: want one of %s", ref, strings.Join(model.TimingReferences(), ", "))
 			}
 			imports := model.EmbeddedImports()
-			if f := cmd.Flags(); f.Changed("model-name") || f.Changed("sku") || f.Changed("layout") || f.Changed("quantization") || f.Changed("timing-reference") {
+			if f := cmd.Flags(); f.Changed("model-name") || f.Changed("sku") || f.Changed("layout") || f.Changed("quantization") || f.Changed("checkpoint") || f.Changed("timing-reference") {
 				if ref == model.ReferenceDynosim {
 					// AIConfigurator's own expert rows, unless chosen by flag.
 					d := model.DynosimImportOptions()
@@ -287,6 +304,7 @@ from its vLLM 0.19.0 table, the router gate as a BF16 GEMM), which the whole imp
 	fs.StringVar(&o.HardwareSKU, "sku", o.HardwareSKU, "system name")
 	fs.StringVar(&o.BackendVersion, "backend-version", o.BackendVersion, "vLLM version directory")
 	fs.StringVar(&o.Quantization, "quantization", o.Quantization, "serving precision other than the checkpoint's, naming the table (e.g. fp8, nvfp4)")
+	fs.StringVar(&o.Checkpoint, "checkpoint", o.Checkpoint, "Hugging Face id of the served checkpoint's config.json when it is not --model-name's (e.g. nvidia/Kimi-K2.5-NVFP4 with --quantization nvfp4)")
 	fs.StringVar(&o.GEMMQuant, "gemm-quant", o.GEMMQuant, "gemm_dtype of the projection and dense MLP rows (default: the checkpoint's)")
 	fs.StringVar(&o.MoE.Version, "moe-version", o.MoE.Version, "vLLM version directory of the expert rows (default: the kernel's)")
 	fs.StringVar(&o.MoE.Source, "moe-kernel", o.MoE.Source, "kernel_source of the expert rows (default: the one vLLM selects for the quantisation and GPU; vllm_fused_moe: Triton)")

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/goccy/go-yaml"
 	"github.com/parquet-go/parquet-go"
@@ -107,37 +108,82 @@ func digestFile(aicDir, rel string, srcs *[]Source) ([]byte, error) {
 // hfConfig is the part of a Hugging Face config.json the model needs. Families spell the
 // same fact differently (num_local_experts, num_experts, n_routed_experts); each alias is read.
 type hfConfig struct {
-	ModelType   string   `json:"model_type"`
-	Layers      int      `json:"num_hidden_layers"`
-	Hidden      int      `json:"hidden_size"`
-	Heads       int      `json:"num_attention_heads"`
-	KVHeads     int      `json:"num_key_value_heads"`
-	HeadDim     int      `json:"head_dim"`
-	Inter       int      `json:"intermediate_size"`
-	MoEInter    int      `json:"moe_intermediate_size"`
-	Vocab       int      `json:"vocab_size"`
-	TopK        int      `json:"num_experts_per_tok"`
-	TopKAlt     int      `json:"experts_per_token"`
-	LocalExp    int      `json:"num_local_experts"`
-	NumExperts  int      `json:"num_experts"`
-	Routed      int      `json:"n_routed_experts"`
-	SharedInter int      `json:"shared_intermediate_size"`
-	SharedExp   int      `json:"shared_expert_intermediate_size"`
-	NShared     int      `json:"n_shared_experts"`
-	SparseStep  int      `json:"decoder_sparse_step"`
-	MLPOnly     []int    `json:"mlp_only_layers"`
-	FirstDense  int      `json:"first_k_dense_replace"`
-	KVLoRARank  int      `json:"kv_lora_rank"`
-	QKNorm      bool     `json:"use_qk_norm"`
-	QKNormType  string   `json:"qk_norm_type"`
-	SlidingWin  bool     `json:"use_sliding_window"`
-	Window      int      `json:"sliding_window"`
-	LayerTypes  []string `json:"layer_types"`
-	Quant       struct {
-		Method    string `json:"quant_method"`
-		QuantAlgo string `json:"quant_algo"`
-		BlockSize []int  `json:"weight_block_size"`
-	} `json:"quantization_config"`
+	ModelType    string          `json:"model_type"`
+	Layers       int             `json:"num_hidden_layers"`
+	Hidden       int             `json:"hidden_size"`
+	Heads        int             `json:"num_attention_heads"`
+	KVHeads      int             `json:"num_key_value_heads"`
+	HeadDim      int             `json:"head_dim"`
+	Inter        int             `json:"intermediate_size"`
+	MoEInter     int             `json:"moe_intermediate_size"`
+	Vocab        int             `json:"vocab_size"`
+	TopK         int             `json:"num_experts_per_tok"`
+	TopKAlt      int             `json:"experts_per_token"`
+	LocalExp     int             `json:"num_local_experts"`
+	NumExperts   int             `json:"num_experts"`
+	Routed       int             `json:"n_routed_experts"`
+	SharedInter  int             `json:"shared_intermediate_size"`
+	SharedExp    int             `json:"shared_expert_intermediate_size"`
+	NShared      int             `json:"n_shared_experts"`
+	SparseStep   int             `json:"decoder_sparse_step"`
+	MLPOnly      []int           `json:"mlp_only_layers"`
+	FirstDense   int             `json:"first_k_dense_replace"`
+	MoELayerFreq int             `json:"moe_layer_freq"`
+	KVLoRARank   int             `json:"kv_lora_rank"`
+	QLoRARank    int             `json:"q_lora_rank"`
+	IndexTopK    int             `json:"index_topk"`
+	LinearAttn   json.RawMessage `json:"linear_attn_config"`
+	QKNopeDim    int             `json:"qk_nope_head_dim"`
+	QKRopeDim    int             `json:"qk_rope_head_dim"`
+	VHeadDim     int             `json:"v_head_dim"`
+	QKNorm       bool            `json:"use_qk_norm"`
+	QKNormType   string          `json:"qk_norm_type"`
+	SlidingWin   bool            `json:"use_sliding_window"`
+	Window       int             `json:"sliding_window"`
+	LayerTypes   []string        `json:"layer_types"`
+	Quant        *quantConfig    `json:"quantization_config"`
+}
+
+// quantConfig is a checkpoint's quantization_config: its method, and for compressed-tensors
+// and ModelOpt the quantised groups and the modules left unquantised.
+type quantConfig struct {
+	Method       string   `json:"quant_method"`
+	QuantAlgo    string   `json:"quant_algo"`
+	BlockSize    []int    `json:"weight_block_size"`
+	Ignore       []string `json:"ignore"`
+	ConfigGroups map[string]struct {
+		Weights *struct {
+			NumBits   int    `json:"num_bits"`
+			Type      string `json:"type"`
+			Strategy  string `json:"strategy"`
+			GroupSize int    `json:"group_size"`
+		} `json:"weights"`
+		InputActivations *struct {
+			NumBits int `json:"num_bits"`
+		} `json:"input_activations"`
+	} `json:"config_groups"`
+}
+
+// int4WeightOnly reports whether every quantised group stores 4-bit integer weights with
+// group-wise scales and leaves activations unquantised (W4A16).
+func (q *quantConfig) int4WeightOnly() bool {
+	for _, g := range q.ConfigGroups {
+		if g.Weights == nil || g.Weights.NumBits != 4 || g.Weights.Type != "int" || g.Weights.Strategy != "group" || g.InputActivations != nil {
+			return false
+		}
+	}
+	return len(q.ConfigGroups) > 0
+}
+
+// ignores reports whether the checkpoint leaves a module family unquantised: an ignore
+// pattern naming it (self_attn, shared_experts, mlp. for the dense MLP's projections).
+func (q *quantConfig) ignores(module string) bool {
+	for _, p := range q.Ignore {
+		if strings.Contains(p, module) {
+			return true
+		}
+	}
+	return false
 }
 
 // qkNormFamilies have an RMSNorm on q and k of every head in every layer (Qwen3's attention).
@@ -156,7 +202,8 @@ var fp32GateFamilies = []string{"minimax_m2"}
 
 func parseLLMSpec(path string, b []byte) (LLMSpec, error) {
 	var wrap struct {
-		Text json.RawMessage `json:"text_config"` // a multimodal checkpoint's language model
+		Text  json.RawMessage `json:"text_config"` // a multimodal checkpoint's language model
+		Quant *quantConfig    `json:"quantization_config"`
 	}
 	if err := json.Unmarshal(b, &wrap); err != nil {
 		return LLMSpec{}, fmt.Errorf("model import: %s: %w", path, err)
@@ -167,6 +214,12 @@ func parseLLMSpec(path string, b []byte) (LLMSpec, error) {
 	var c hfConfig
 	if err := json.Unmarshal(b, &c); err != nil {
 		return LLMSpec{}, fmt.Errorf("model import: %s: %w", path, err)
+	}
+	if c.Quant == nil { // a multimodal checkpoint may quantise at the top level (NVIDIA's NVFP4 Kimi)
+		c.Quant = wrap.Quant
+	}
+	if c.Quant == nil {
+		c.Quant = &quantConfig{}
 	}
 	bad := func(field, format string, a ...any) (LLMSpec, error) {
 		return LLMSpec{}, fmt.Errorf("model import: %s: field %s: %s", path, field, fmt.Sprintf(format, a...))
@@ -179,6 +232,13 @@ func parseLLMSpec(path string, b []byte) (LLMSpec, error) {
 	}
 	experts := cmp.Or(c.LocalExp, c.NumExperts, c.Routed)
 	c.TopK = cmp.Or(c.TopK, c.TopKAlt)
+	// Attention families the tables cannot price, named before any size they lack.
+	switch {
+	case c.IndexTopK > 0:
+		return bad("index_topk", "DeepSeek sparse attention (an indexer keeping %d tokens) is not priced: only dense multi-head latent attention", c.IndexTopK)
+	case len(c.LinearAttn) > 0 && string(c.LinearAttn) != "null":
+		return bad("linear_attn_config", "linear-attention layers are not priced")
+	}
 	for _, f := range []struct {
 		name string
 		v    int
@@ -190,8 +250,11 @@ func parseLLMSpec(path string, b []byte) (LLMSpec, error) {
 		}
 	}
 	switch {
-	case c.KVLoRARank > 0:
-		return bad("kv_lora_rank", "multi-head latent attention (MLA) is not priced: it needs AIConfigurator's mla tables, which model import does not derive yet")
+	case c.KVLoRARank > 0 && (c.QKRopeDim <= 0 || c.QKNopeDim <= 0 || c.VHeadDim <= 0):
+		return bad("kv_lora_rank", "multi-head latent attention needs positive qk_rope_head_dim, qk_nope_head_dim and v_head_dim (have %d, %d, %d)",
+			c.QKRopeDim, c.QKNopeDim, c.VHeadDim)
+	case c.KVLoRARank > 0 && c.Window > 0 && (c.SlidingWin || len(c.LayerTypes) > 0):
+		return bad("sliding_window", "sliding windows with multi-head latent attention are not priced")
 	case c.SlidingWin:
 		return bad("use_sliding_window", "sliding windows on the first max_window_layers layers are not priced (only layer_types)")
 	case slices.Contains(c.LayerTypes, "sliding_attention") && (c.Window <= 0 || len(c.LayerTypes) != c.Layers):
@@ -201,6 +264,8 @@ func parseLLMSpec(path string, b []byte) (LLMSpec, error) {
 		return bad("num_key_value_heads", "%d does not divide num_attention_heads %d", c.KVHeads, c.Heads)
 	case experts < 0 || c.TopK < 0 || c.MoEInter < 0:
 		return bad("num_experts", "negative")
+	case c.MoELayerFreq > 1:
+		return bad("moe_layer_freq", "MoE every %d layers is not priced (only every layer after first_k_dense_replace)", c.MoELayerFreq)
 	}
 	if c.QKNormType != "" && c.QKNormType != qkNormPerHead && c.QKNormType != qkNormPerLayer {
 		return bad("qk_norm_type", "%q is not priced (want %s or %s)", c.QKNormType, qkNormPerHead, qkNormPerLayer)
@@ -218,18 +283,20 @@ func parseLLMSpec(path string, b []byte) (LLMSpec, error) {
 		switch {
 		case c.TopK <= 0 || c.TopK > experts:
 			return bad("num_experts_per_tok", "want 1..%d experts per token, have %d", experts, c.TopK)
-		case c.FirstDense > 0 || len(c.MLPOnly) > 0 || c.SparseStep > 1:
-			return bad("mlp_only_layers", "dense layers between MoE layers are not priced (first_k_dense_replace %d, mlp_only_layers %v, decoder_sparse_step %d)",
-				c.FirstDense, c.MLPOnly, c.SparseStep)
+		case len(c.MLPOnly) > 0 || c.SparseStep > 1:
+			return bad("mlp_only_layers", "dense layers between MoE layers are not priced (mlp_only_layers %v, decoder_sparse_step %d; only the first_k_dense_replace leading ones)",
+				c.MLPOnly, c.SparseStep)
+		case c.FirstDense < 0 || c.FirstDense >= c.Layers:
+			return bad("first_k_dense_replace", "%d leading dense layers of %d", c.FirstDense, c.Layers)
 		}
 		s.Experts, s.TopK = experts, c.TopK
 		s.ExpertInter = cmp.Or(c.MoEInter, c.Inter)
-		s.Inter = 0 // every layer's MLP is the MoE
+		s.Inter = 0 // every layer's MLP is the MoE, but for the leading dense layers (DeepSeek-V3's first_k_dense_replace)
+		if c.FirstDense > 0 {
+			s.DenseLayers, s.Inter = c.FirstDense, c.Inter
+		}
 		s.SharedInter = cmp.Or(c.SharedInter, c.SharedExp, c.NShared*s.ExpertInter)
 		s.FP32RouterGate = slices.Contains(fp32GateFamilies, c.ModelType)
-	}
-	if c.QKNormType != "" && c.QKNormType != qkNormPerHead && c.QKNormType != qkNormPerLayer {
-		return bad("qk_norm_type", "%q is not priced (want %s or %s)", c.QKNormType, qkNormPerHead, qkNormPerLayer)
 	}
 	for _, lt := range c.LayerTypes {
 		if lt == "sliding_attention" {
@@ -238,6 +305,12 @@ func parseLLMSpec(path string, b []byte) (LLMSpec, error) {
 	}
 	if s.SlidingLayers > 0 {
 		s.SlidingWindow = c.Window
+	}
+	if c.KVLoRARank > 0 {
+		// Multi-head latent attention: every token caches one latent of kv_lora_rank plus its
+		// shared RoPE key (qk_rope_head_dim), whatever the head count.
+		s.KVLoRARank, s.QLoRARank, s.QKNopeDim, s.QKRopeDim, s.VHeadDim = c.KVLoRARank, c.QLoRARank, c.QKNopeDim, c.QKRopeDim, c.VHeadDim
+		s.HeadDim = c.QKNopeDim + c.QKRopeDim
 	}
 	switch q := c.Quant; {
 	case q.Method == "":
@@ -248,11 +321,19 @@ func parseLLMSpec(path string, b []byte) (LLMSpec, error) {
 		s.WeightQuant = "fp8"
 	case q.Method == "modelopt" && q.QuantAlgo == "NVFP4":
 		s.WeightQuant = "nvfp4"
+		if q.ignores("self_attn") {
+			s.AttentionQuant = "bfloat16" // NVIDIA's NVFP4 DeepSeek-style checkpoints keep attention in BF16
+		}
+	case q.Method == "compressed-tensors" && experts > 0 && q.int4WeightOnly() && q.ignores("self_attn") && q.ignores("shared_expert") &&
+		(s.DenseLayers == 0 || q.ignores("mlp")):
+		// Kimi-K2's INT4 release: routed experts in 4-bit integer weights (W4A16, group-wise
+		// scales), attention, shared experts, dense MLPs and the LM head in BF16.
+		s.WeightQuant, s.ExpertQuant = "bfloat16", "int4_wo"
 	case q.Method == "mxfp4" && experts > 0:
 		// gpt-oss: MXFP4 experts, everything else (attention, router, embeddings) BF16.
 		s.WeightQuant, s.ExpertQuant = "bfloat16", "w4a16_mxfp4"
 	default:
-		return bad("quantization_config", "quant_method %q (weight_block_size %v) is not priced (want none, fp8 per-tensor or with square weight_block_size, modelopt FP8/NVFP4, or mxfp4 experts)",
+		return bad("quantization_config", "quant_method %q (weight_block_size %v) is not priced (want none, fp8 per-tensor or with square weight_block_size, modelopt FP8/NVFP4, mxfp4 experts, or compressed-tensors INT4 weight-only experts with attention, shared experts and dense MLPs ignored)",
 			q.Method, q.BlockSize)
 	}
 	return s, nil

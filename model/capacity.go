@@ -37,6 +37,7 @@ type Capacity struct {
 	layers, kvHeadsPerGPU, headDim int64 // the per-token arithmetic's factors, for String
 	slidingLayers                  int64 // sliding-window layers left out of the per-token bytes
 	window                         int
+	mlaLatent, mlaRope             int64 // multi-head latent attention's cached latent and RoPE key
 }
 
 // quantBytes is the storage of a rows×cols weight matrix in a GEMM dtype: FP8 one byte per
@@ -55,6 +56,8 @@ func quantBytes(dtype string, rows, cols int64, block int, unquant int64) int64 
 		return n/2 + n/16
 	case "w4a16_mxfp4":
 		return n/2 + n/32
+	case "int4_wo":
+		return n/2 + n/16 // compressed-tensors W4A16: a BF16 scale per group of 32 (Kimi-K2)
 	}
 	return n * unquant
 }
@@ -71,18 +74,38 @@ func (w *Worker) Capacity() Capacity {
 	kvPerGPU := max(1, kv/tp)
 	ub, ab := int64(s.UnquantBytes), int64(s.ActivationBytes)
 	proj := func(rows, cols int64) int64 { return quantBytes(w.table.GEMMQuant, rows, cols, s.WeightBlock, ub) }
+	attnProj := func(rows, cols int64) int64 {
+		return quantBytes(s.attentionQuant(w.table.GEMMQuant), rows, cols, s.WeightBlock, ub)
+	}
 	expert := func(rows, cols int64) int64 { return quantBytes(w.table.MoEQuant, rows, cols, s.WeightBlock, ub) }
 
-	attn := (proj(h, (heads+2*kv)*hd) + proj(heads*hd, h)) / tp
+	attn := (attnProj(h, (heads+2*kv)*hd) + attnProj(heads*hd, h)) / tp
+	if s.MLA() {
+		// The down-projection (and its two latent norms) is replicated on every GPU; the
+		// up-projections and o_proj are split by heads.
+		qLoRA, kvLoRA, rope := int64(s.QLoRARank), int64(s.KVLoRARank), int64(s.QKRopeDim)
+		nope, v := int64(s.QKNopeDim), int64(s.VHeadDim)
+		q := attnProj(qLoRA, heads*(nope+rope)) / tp
+		if qLoRA == 0 {
+			q = attnProj(h, heads*(nope+rope)) / tp
+		}
+		attn = attnProj(h, qLoRA+kvLoRA+rope) + (qLoRA+kvLoRA)*ub + q +
+			(attnProj(kvLoRA, heads*(nope+v))+attnProj(heads*v, h))/tp
+	}
 	mlp := func(inter int64) int64 { return (proj(h, 2*inter) + proj(inter, h)) / tp }
 	experts := int64(s.Experts) * (expert(h, 2*int64(s.ExpertInter)) + expert(int64(s.ExpertInter), h)) / int64(d.MoETP*d.MoEEP)
-	replicated := int64(s.Experts)*h*ub + 2*h*ub // router gate and the two RMSNorms
+	norms := 2 * h * ub // the two RMSNorms
 	if s.QKNorm {
-		replicated += (heads + kv) * hd * ub
+		norms += (heads + kv) * hd * ub
 	}
+	replicated := int64(s.Experts)*h*ub + norms // router gate and the norms
 	perLayer := attn + mlp(int64(s.Inter)) + mlp(int64(s.SharedInter)) + experts + replicated
 	embeddings := 2 * int64(s.Vocab) * h * ub / tp // input embedding and LM head, vocab-parallel
 	weights := int64(s.Layers)*perLayer + embeddings + h*ub
+	if s.DenseLayers > 0 { // leading dense layers, then MoE layers
+		weights = int64(s.Layers)*(attn+norms) + int64(s.DenseLayers)*mlp(int64(s.Inter)) +
+			int64(s.MoELayers())*(mlp(int64(s.SharedInter))+experts+int64(s.Experts)*h*ub) + embeddings + h*ub
+	}
 
 	// Activation peak of vLLM's profiling step at max_num_batched_tokens: the residual stream,
 	// attention projections, the dense MLP's (split by tp) or the fused-MoE workspaces (every
@@ -90,6 +113,10 @@ func (w *Worker) Capacity() Capacity {
 	// max_num_seqs.
 	t := int64(d.MaxNumBatchedTokens)
 	act := 2*t*h*ab + t*(heads/tp+2*kvPerGPU)*hd*ab + t*(heads/tp)*hd*ab + int64(d.MaxNumSeqs)*int64(s.Vocab)*4
+	if s.MLA() { // the latents, the queries, the up-projected keys and values, the attention output
+		act = 2*t*h*ab + t*int64(s.QLoRARank+s.KVLoRARank+s.QKRopeDim)*ab + t*(heads/tp)*int64(s.QKNopeDim+s.QKRopeDim)*ab +
+			t*(heads/tp)*int64(s.QKNopeDim+s.VHeadDim)*ab + t*(heads/tp)*int64(s.VHeadDim)*ab + int64(d.MaxNumSeqs)*int64(s.Vocab)*4
+	}
 	if dense := int64(s.Inter+s.SharedInter) / tp; dense > 0 {
 		act += t*2*dense*ab + t*dense*ab
 	}
@@ -124,6 +151,9 @@ func (w *Worker) Capacity() Capacity {
 		kvLayers -= int64(s.SlidingLayers)
 	}
 	perToken := kvLayers * 2 * kvPerGPU * hd * int64(elem)
+	if s.MLA() {
+		perToken = int64(s.Layers) * mlaKVElements(s) * int64(elem)
+	}
 	derived := 0
 	if kvBytes > 0 {
 		derived = int(kvBytes / (perToken * int64(d.BlockSize)))
@@ -134,6 +164,9 @@ func (w *Worker) Capacity() Capacity {
 		KVBytes: kvBytes, KVCacheDtype: d.KVCacheDtype, KVElementBytes: elem, KVBytesPerToken: perToken, KVBytesPerTokenTotal: perToken * int64(d.TP),
 		BlockSize: d.BlockSize, DerivedBlocks: derived, NumGPUBlocks: derived,
 		layers: kvLayers, slidingLayers: int64(s.Layers) - kvLayers, window: s.SlidingWindow, kvHeadsPerGPU: kvPerGPU, headDim: hd,
+	}
+	if s.MLA() {
+		c.mlaLatent, c.mlaRope = int64(s.KVLoRARank), int64(s.QKRopeDim)
 	}
 	if d.NumGPUBlocks > 0 {
 		c.NumGPUBlocks, c.Overridden = d.NumGPUBlocks, true
@@ -152,8 +185,13 @@ func (c Capacity) String() string {
 	fmt.Fprintf(&b, "  − NCCL              %s\n", gb(c.NCCLBytes))
 	fmt.Fprintf(&b, "  − runtime/other     %s\n", gb(c.OtherBytes))
 	fmt.Fprintf(&b, "  = KV cache          %s per GPU\n", gb(c.KVBytes))
-	fmt.Fprintf(&b, "KV per token          %d layers × 2 (K, V) × %d KV heads × %d head_dim × %d B (kv_cache_dtype %s) = %d B per GPU\n",
-		c.layers, c.kvHeadsPerGPU, c.headDim, c.KVElementBytes, c.KVCacheDtype, c.KVBytesPerToken)
+	if c.mlaLatent > 0 {
+		fmt.Fprintf(&b, "KV per token          %d layers × (%d kv_lora_rank + %d qk_rope_head_dim) × %d B (kv_cache_dtype %s) = %d B per GPU (MLA: the latent, whole on every GPU)\n",
+			c.layers, c.mlaLatent, c.mlaRope, c.KVElementBytes, c.KVCacheDtype, c.KVBytesPerToken)
+	} else {
+		fmt.Fprintf(&b, "KV per token          %d layers × 2 (K, V) × %d KV heads × %d head_dim × %d B (kv_cache_dtype %s) = %d B per GPU\n",
+			c.layers, c.kvHeadsPerGPU, c.headDim, c.KVElementBytes, c.KVCacheDtype, c.KVBytesPerToken)
+	}
 	if c.slidingLayers > 0 {
 		fmt.Fprintf(&b, "                      (full-attention layers only: the %d sliding-window layers keep %d tokens a request, vLLM's hybrid allocator)\n",
 			c.slidingLayers, c.window)

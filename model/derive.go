@@ -87,7 +87,7 @@ func gemmCurveAtK(rows []gemmRow, dtype string, n, k int) (func(m float64) float
 // gatePeaks are the FLOP/s an FP32 GEMM runs at under each float32 matmul precision.
 type gatePeaks struct{ fp32, tf32 float64 }
 
-func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []gemmRow, moes []moeRow, ctxs, gens []attentionRow,
+func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []gemmRow, moes []moeRow, ctxs, gens []attentionRow, mctxs, mgens []mlaRow,
 	ars []allreduceRow, gemmRel, moeRel, ctxRel, genRel, arRel string) error {
 	s, l := t.LLM, t.Layout
 	note := func(what string) { t.Extrapolated = append(t.Extrapolated, what) }
@@ -95,15 +95,30 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 	headsPerGPU := s.Heads / l.TP
 	kvPerGPU := max(1, s.KVHeads/l.TP)
 	h := s.Hidden
+	attnQuant := s.attentionQuant(t.GEMMQuant)
 
-	qkvN := (headsPerGPU + 2*kvPerGPU) * s.HeadDim
-	qkv, err := gemmCurve(gemms, t.GEMMQuant, qkvN, h, note)
-	if err != nil {
-		return err
-	}
-	proj, err := gemmCurve(gemms, t.GEMMQuant, h, headsPerGPU*s.HeadDim, note)
-	if err != nil {
-		return err
+	// The attention projections of one layer: QKV and output, or MLA's down-, up- and output
+	// projections.
+	var attnProj func(float64) float64
+	var attnWords string
+	if s.MLA() {
+		p, words, err := mlaProjections(gemms, attnQuant, s, l.TP, note)
+		if err != nil {
+			return err
+		}
+		attnProj, attnWords = p, "MLA projections: "+words
+	} else {
+		qkvN := (headsPerGPU + 2*kvPerGPU) * s.HeadDim
+		qkv, err := gemmCurve(gemms, attnQuant, qkvN, h, note)
+		if err != nil {
+			return err
+		}
+		proj, err := gemmCurve(gemms, attnQuant, h, headsPerGPU*s.HeadDim, note)
+		if err != nil {
+			return err
+		}
+		attnProj = func(x float64) float64 { return qkv(x) + proj(x) }
+		attnWords = fmt.Sprintf("%s GEMM qkv n=%d k=%d, proj n=%d k=%d", attnQuant, qkvN, h, h, headsPerGPU*s.HeadDim)
 	}
 	logits, err := gemmCurve(gemms, unquantGEMMDtype, s.Vocab/l.TP, h, note)
 	if err != nil {
@@ -255,22 +270,29 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 			aroundAttn += 2 * (2*memOp(q) + 2*memOp(k))
 		}
 		aroundAttn *= 1.1
+		if s.MLA() {
+			aroundAttn = 0 // inside the measured MLA module
+		}
 		embed := memOp(tokens * float64(h) * act)
 		return layers*(2*addNorm+aroundAttn+qkNorm) + embed
 	}
 
 	nt := axisNodes(tokenOctaves)
+	moeLayers := float64(s.MoELayers())
 	t.GEMM = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 {
-		return layers * (qkv(x) + proj(x) + mlp(x) + shared(x))
+		if s.DenseLayers == 0 { // every layer alike: a dense MLP or the shared experts
+			return layers * (attnProj(x) + mlp(x) + shared(x))
+		}
+		return layers*attnProj(x) + float64(s.DenseLayers)*mlp(x) + moeLayers*shared(x)
 	}))}
 	for _, g := range []struct {
 		precision string
 		flops     float64
 	}{{PrecisionHighest, peaks.fp32}, {PrecisionHigh, peaks.tf32}} {
 		t.RouterGate = append(t.RouterGate, RouterGate{Float32MatmulPrecision: g.precision, Grid: Grid{Cols: nt,
-			Values: round(sample(nt, func(x float64) float64 { return layers * gate(x, g.flops) }))}})
+			Values: round(sample(nt, func(x float64) float64 { return moeLayers * gate(x, g.flops) }))}})
 	}
-	t.MoE = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 { return layers * moe(x) }))}
+	t.MoE = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 { return moeLayers * moe(x) }))}
 	t.Collective = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 { return layers * allreduce(x) }))}
 	if allreduceEagerly != nil {
 		t.CollectiveEager = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 { return layers * allreduceEagerly(x) }))}
@@ -337,11 +359,15 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		// Full-attention layers, plus the sliding-window layers from the rows measured with
 		// that window (each layer one call).
 		full, sliding := layers-float64(s.SlidingLayers), float64(s.SlidingLayers)
-		ctxFull, err := attn(ctxs, "context_attention_perf", kv.aic, true, 0)
-		if err != nil {
-			return err
+		var ctxFull, genFull func(b, n, pow float64) float64
+		var err error
+		if s.MLA() {
+			ctxFull, genFull, err = mlaAttention(mctxs, mgens, ctxRel, headsPerGPU, attnQuant, kv.aic, attnProj, note)
+		} else {
+			if ctxFull, err = attn(ctxs, "context_attention_perf", kv.aic, true, 0); err == nil {
+				genFull, err = attn(gens, "generation_attention_perf", kv.aic, false, 0)
+			}
 		}
-		genFull, err := attn(gens, "generation_attention_perf", kv.aic, false, 0)
 		if err != nil {
 			return err
 		}
@@ -379,9 +405,12 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 	}
 	sort.Slice(t.Attention, func(i, j int) bool { return t.Attention[i].KVCacheDtype < t.Attention[j].KVCacheDtype })
 
+	if s.DenseLayers > 0 {
+		mlpWords = fmt.Sprintf(" (%d dense layers)%s", s.DenseLayers, mlpWords)
+	}
 	t.Kernels = []string{
-		fmt.Sprintf("%s: %s GEMM qkv n=%d k=%d, proj n=%d k=%d%s%s; %s logits n=%d k=%d (n interpolated)",
-			gemmRel, t.GEMMQuant, qkvN, h, h, headsPerGPU*s.HeadDim, mlpWords, strings.Replace(sharedWords, "MLP", "shared experts", 1),
+		fmt.Sprintf("%s: %s%s%s; %s logits n=%d k=%d (n interpolated)",
+			gemmRel, attnWords, mlpWords, strings.Replace(sharedWords, "MLP", "shared experts", 1),
 			unquantGEMMDtype, s.Vocab/l.TP, h),
 	}
 	if s.MoE() {
@@ -394,10 +423,16 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 	case s.QKNorm:
 		qkNorm = " QK-norm,"
 	}
-	t.Kernels = append(t.Kernels,
-		fmt.Sprintf("%s, %s: %d heads / %d KV heads per GPU, head_dim %d, %s attention; KV cache %s (kv_cache_dtype %s) and fp8 (kv_cache_dtype %s, levelled to at most the %s price)",
-			ctxRel, genRel, headsPerGPU, kvPerGPU, s.HeadDim, attentionDtype, attentionDtype, KVBF16, KVFP8, attentionDtype),
-	)
+	if s.MLA() {
+		t.Kernels = append(t.Kernels,
+			fmt.Sprintf("%s, %s: the measured MLA module (DeepSeek-V3 shape at %d heads per GPU, %s projections, %s attention) less its projections priced above; KV cache %s (kv_cache_dtype %s) and fp8 (kv_cache_dtype %s, levelled to at most the %s price)",
+				ctxRel, genRel, headsPerGPU, attnQuant, attentionDtype, attentionDtype, KVBF16, KVFP8, attentionDtype))
+	} else {
+		t.Kernels = append(t.Kernels,
+			fmt.Sprintf("%s, %s: %d heads / %d KV heads per GPU, head_dim %d, %s attention; KV cache %s (kv_cache_dtype %s) and fp8 (kv_cache_dtype %s, levelled to at most the %s price)",
+				ctxRel, genRel, headsPerGPU, kvPerGPU, s.HeadDim, attentionDtype, attentionDtype, KVBF16, KVFP8, attentionDtype),
+		)
+	}
 	if l.TP > 1 {
 		mode := allreduceMode
 		if allreduceEagerly != nil {
@@ -409,8 +444,12 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		}
 		t.Kernels = append(t.Kernels, fmt.Sprintf("%s: %s %s all-reduce over %d GPUs, %s", arRel, mode, allreduceElemType, l.TP, perLayer))
 	}
+	aroundAttn := qkNorm + " RoPE, KV write"
+	if s.MLA() {
+		aroundAttn = " (RoPE, latent norms and KV write inside the MLA module)"
+	}
 	t.Kernels = append(t.Kernels,
-		fmt.Sprintf("element-wise (2 add+RMSNorm,%s RoPE, KV write per layer; embedding): bytes / (mem_bw × mem_bw_empirical_scaling_factor) + mem_empirical_constant_latency", qkNorm),
+		fmt.Sprintf("element-wise (2 add+RMSNorm,%s per layer; embedding): bytes / (mem_bw × mem_bw_empirical_scaling_factor) + mem_empirical_constant_latency", aroundAttn),
 	)
 	return nil
 }

@@ -18,7 +18,10 @@ type ImportOptions struct {
 	// BF16 checkpoint quantised at load, nvfp4 for NVIDIA's FP4 checkpoint); "" is the
 	// checkpoint's. It keys the table (Deployment.Quantization) and its file name.
 	Quantization string
-	GEMMQuant    string // gemm_dtype of the projection and dense MLP rows; "" = the checkpoint's
+	// Checkpoint is the Hugging Face id whose config.json describes the checkpoint served in
+	// Quantization when it is not Model's (NVIDIA's NVFP4 release of a model); "" = Model.
+	Checkpoint string
+	GEMMQuant  string // gemm_dtype of the projection and dense MLP rows; "" = the checkpoint's
 	// AttentionVersion is the backend version directory of the attention rows when they are
 	// not the deployment's (a shape only a later collector measured); "" = BackendVersion.
 	AttentionVersion string
@@ -107,6 +110,7 @@ func EmbeddedImports() []ImportOptions {
 	// excludes self_attn) and stores the experts in NVFP4.
 	fp4MoE := MoEKernel{Source: "vllm_flashinfer_trtllm_moe_fp4", Quant: "nvfp4"}
 	const minimax, llama70, qwen235 = "MiniMaxAI/MiniMax-M2.5", "meta-llama/Llama-3.1-70B", "Qwen/Qwen3-235B-A22B-FP8"
+	const kimi, kimiFP4 = "moonshotai/Kimi-K2.5", "nvidia/Kimi-K2.5-NVFP4"
 	return []ImportOptions{
 		DefaultImportOptions(),
 		DynosimImportOptions(),
@@ -131,6 +135,16 @@ func EmbeddedImports() []ImportOptions {
 		one(llama70, "h100_sxm", "fp8", "fp8", MoEKernel{}, "2,2,1", "4,4,1", "8,8,1"),
 		one(llama70, "b200_sxm", "fp8", "fp8", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1"),
 		one(llama70, "b200_sxm", "nvfp4", "nvfp4", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1"),
+		// Kimi-K2.5 (DeepSeek-V3's architecture: multi-head latent attention, one leading
+		// dense layer, a shared expert): Moonshot's INT4 checkpoint (INT4 experts, the rest
+		// BF16) and NVIDIA's NVFP4 one (attention BF16, the rest NVFP4).
+		one(kimi, "h200_sxm", "", "", MoEKernel{}, "8,8,1"),
+		one(kimi, "b200_sxm", "", "", MoEKernel{}, "8,8,1"),
+		fromCheckpoint(kimiFP4, one(kimi, "b200_sxm", "nvfp4", "", MoEKernel{}, "4,1,4", "4,4,1", "8,8,1")),
+		fromCheckpoint(kimiFP4, one(kimi, "b300_sxm", "nvfp4", "", MoEKernel{}, "4,1,4", "4,4,1", "8,8,1")),
+		// DeepSeek-V3 itself (block FP8, 128 heads, three leading dense layers), on 8 GPUs.
+		one("deepseek-ai/DeepSeek-V3", "h200_sxm", "", "", MoEKernel{}, "8,8,1", "8,1,8"),
+		one("deepseek-ai/DeepSeek-V3", "b200_sxm", "", "", MoEKernel{}, "8,8,1", "8,1,8"),
 	}
 }
 
@@ -145,6 +159,12 @@ func atVersion(version string, o ImportOptions) ImportOptions {
 // attention rows are not physical measurements (checkContextAttention: up to 98 PFLOP/s at
 // isl 16,384 against the H200's 989 TFLOP/s), and 0.18.0 is the nearest version whose rows are.
 func h200Attention(o ImportOptions) ImportOptions { return withAttention("0.18.0", o) }
+
+// fromCheckpoint serves o's model from another checkpoint's config.json (its quantisation).
+func fromCheckpoint(checkpoint string, o ImportOptions) ImportOptions {
+	o.Checkpoint = checkpoint
+	return o
+}
 
 // withAttention prices o's attention from another version's rows.
 func withAttention(version string, o ImportOptions) ImportOptions {
@@ -216,6 +236,13 @@ func defaultMoEKernel(sku, version, quant string) (MoEKernel, error) {
 		// On Blackwell vLLM runs them with FlashInfer's TRT-LLM MXFP4 × BF16 MoE, measured
 		// across tensor-parallel expert layouts only by the 0.24 collector.
 		return MoEKernel{Version: "0.24.0", Source: "vllm_gptossmxfp4moe_flashinfer_trtllm_mxfp4_bf16_trtllmmxfp4expertsmonolithic", Quant: quant}, nil
+	case quant == "int4_wo":
+		// INT4 weight-only experts (compressed-tensors W4A16, Kimi-K2): vLLM selects
+		// CompressedTensorsWNA16MarlinMoEMethod with Marlin experts on Hopper and Blackwell,
+		// which AIConfigurator's 0.24 collector measures through vLLM's own layer (and records);
+		// its 0.19 table's vllm_marlin_int4_moe rows call a Marlin kernel directly, 2-3× slower
+		// at decode batches than the layer vLLM builds (README: the ablation).
+		return MoEKernel{Version: "0.24.0", Source: "vllm_compressedtensorswna16marlinmoe_marlin_marlinexperts", Quant: quant}, nil
 	case quant == "fp8_block" || quant == "fp8" || quant == "bfloat16":
 		return MoEKernel{Source: "vllm_fused_moe", Quant: quant}, nil
 	}
@@ -260,7 +287,7 @@ const (
 // (the directory holding <sku>.yaml, <org>--<model>_config.json and <sku>/{gemm,moe,attention,comm}).
 func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 	var common []Source
-	cfgRel := configFile(aicDir, o.Model)
+	cfgRel := configFile(aicDir, cmp.Or(o.Checkpoint, o.Model))
 	cfgBytes, err := digestFile(aicDir, cfgRel, &common)
 	if err != nil {
 		return nil, err
@@ -309,16 +336,30 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 		}
 		fp32, tf32 = cmp.Or(fp32, f), cmp.Or(tf32, t)
 	}
+	// Attention: the attention kernels' tables, or for multi-head latent attention the
+	// measured MLA modules.
+	var ctxs, gens []attentionRow
+	var mctxs, mgens []mlaRow
 	attnDir := filepath.Join(o.HardwareSKU, "attention", o.Backend, cmp.Or(o.AttentionVersion, o.BackendVersion))
 	ctxRel := filepath.Join(attnDir, "context_attention_perf.parquet")
-	ctxs, err := readParquet[attentionRow](aicDir, ctxRel, &common)
-	if err != nil {
-		return nil, err
-	}
 	genRel := filepath.Join(attnDir, "generation_attention_perf.parquet")
-	gens, err := readParquet[attentionRow](aicDir, genRel, &common)
-	if err != nil {
-		return nil, err
+	if llm.MLA() {
+		attnDir = filepath.Join(o.HardwareSKU, "mla", o.Backend, cmp.Or(o.AttentionVersion, o.BackendVersion))
+		ctxRel = filepath.Join(attnDir, "mla_context_module_perf.parquet")
+		genRel = filepath.Join(attnDir, "mla_generation_module_perf.parquet")
+		if mctxs, err = readParquet[mlaRow](aicDir, ctxRel, &common); err != nil {
+			return nil, err
+		}
+		if mgens, err = readParquet[mlaRow](aicDir, genRel, &common); err != nil {
+			return nil, err
+		}
+	} else {
+		if ctxs, err = readParquet[attentionRow](aicDir, ctxRel, &common); err != nil {
+			return nil, err
+		}
+		if gens, err = readParquet[attentionRow](aicDir, genRel, &common); err != nil {
+			return nil, err
+		}
 	}
 	arRel := filepath.Join(dir("comm"), "custom_allreduce_perf.parquet")
 	ars, err := readParquet[allreduceRow](aicDir, arRel, &common)
@@ -340,10 +381,12 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 		if o.TimingReference == ReferenceDynosim {
 			t.TimingReference = ReferenceDynosim
 		}
-		if err := checkContextAttention(ctxRel, ctxs, max(1, llm.KVHeads/l.TP), llm.HeadDim, bf16PeakFLOPS(sysBytes)); err != nil {
-			return nil, fmt.Errorf("model import: layout %s: %w", l, err)
+		if !llm.MLA() {
+			if err := checkContextAttention(ctxRel, ctxs, max(1, llm.KVHeads/l.TP), llm.HeadDim, bf16PeakFLOPS(sysBytes)); err != nil {
+				return nil, fmt.Errorf("model import: layout %s: %w", l, err)
+			}
 		}
-		if err := derive(t, mk, o.QKNormKernels == QKNormVLLM, gatePeaks{fp32 * 1e12, tf32 * 1e12}, gemms, moes, ctxs, gens, ars, gemmRel, moeRel, ctxRel, genRel, arRel); err != nil {
+		if err := derive(t, mk, o.QKNormKernels == QKNormVLLM, gatePeaks{fp32 * 1e12, tf32 * 1e12}, gemms, moes, ctxs, gens, mctxs, mgens, ars, gemmRel, moeRel, ctxRel, genRel, arRel); err != nil {
 			return nil, fmt.Errorf("model import: layout %s: %w", l, err)
 		}
 		out = append(out, t)

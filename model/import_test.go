@@ -187,6 +187,7 @@ func FuzzParseLLMSpec(f *testing.F) {
 	f.Add([]byte(`{"num_hidden_layers":62,"hidden_size":3072,"num_attention_heads":48,"num_key_value_heads":8,"head_dim":128,"intermediate_size":1536,"vocab_size":200064,"num_experts_per_tok":8,"num_local_experts":256,"quantization_config":{"quant_method":"fp8","weight_block_size":[128,128]}}`))
 	f.Add([]byte(`{"model_type":"llama","num_hidden_layers":80,"hidden_size":8192,"num_attention_heads":64,"num_key_value_heads":8,"intermediate_size":28672,"vocab_size":128256}`))
 	f.Add([]byte(`{"model_type":"qwen3_moe","num_hidden_layers":94,"hidden_size":4096,"num_attention_heads":64,"num_key_value_heads":4,"head_dim":128,"intermediate_size":12288,"moe_intermediate_size":1536,"num_experts":128,"num_experts_per_tok":8,"vocab_size":151936}`))
+	f.Add([]byte(`{"model_type":"deepseek_v3","num_hidden_layers":61,"hidden_size":7168,"num_attention_heads":128,"num_key_value_heads":128,"intermediate_size":18432,"moe_intermediate_size":2048,"n_routed_experts":256,"n_shared_experts":1,"num_experts_per_tok":8,"first_k_dense_replace":3,"kv_lora_rank":512,"q_lora_rank":1536,"qk_nope_head_dim":128,"qk_rope_head_dim":64,"v_head_dim":128,"vocab_size":129280,"quantization_config":{"quant_method":"fp8","weight_block_size":[128,128]}}`))
 	f.Add([]byte(`{"num_hidden_layers":-1}`))
 	f.Add([]byte(`not json`))
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -198,7 +199,8 @@ func FuzzParseLLMSpec(f *testing.F) {
 			return
 		}
 		if s.Layers <= 0 || s.Hidden <= 0 || s.Heads <= 0 || s.KVHeads <= 0 || s.HeadDim <= 0 || s.Heads%s.KVHeads != 0 ||
-			(s.WeightQuant == "fp8_block") != (s.WeightBlock > 0) || (s.MoE() && (s.TopK < 1 || s.TopK > s.Experts || s.Inter != 0)) {
+			(s.WeightQuant == "fp8_block") != (s.WeightBlock > 0) || (s.MoE() && (s.TopK < 1 || s.TopK > s.Experts || (s.Inter != 0) != (s.DenseLayers > 0))) ||
+			(s.MLA() && (s.HeadDim != s.QKNopeDim+s.QKRopeDim || s.VHeadDim <= 0)) {
 			t.Fatalf("accepted a spec with non-positive sizes: %+v", s)
 		}
 	})
@@ -243,6 +245,20 @@ func TestParseLLMSpecFamilies(t *testing.T) {
 		{"MiniMaxAI/MiniMax-M2.5", LLMSpec{Architecture: "minimax_m2", Layers: 62, Hidden: 3072, Heads: 48, KVHeads: 8, HeadDim: 128,
 			Experts: 256, TopK: 8, ExpertInter: 1536, Vocab: 200064, QKNorm: true, QKNormPerLayer: true, FP32RouterGate: true, WeightQuant: "fp8_block", WeightBlock: 128,
 			KVCacheBytes: 2, UnquantBytes: 2, ActivationBytes: 2}},
+		// DeepSeek-V3's architecture: MLA, leading dense layers, one shared expert; Moonshot's
+		// INT4 experts, NVIDIA's NVFP4 with attention left in BF16, DeepSeek's block FP8.
+		{"moonshotai/Kimi-K2.5", LLMSpec{Architecture: "kimi_k2", Layers: 61, Hidden: 7168, Heads: 64, KVHeads: 64, HeadDim: 192,
+			Inter: 18432, Experts: 384, TopK: 8, ExpertInter: 2048, SharedInter: 2048, Vocab: 163840, WeightQuant: "bfloat16", ExpertQuant: "int4_wo",
+			DenseLayers: 1, KVLoRARank: 512, QLoRARank: 1536, QKNopeDim: 128, QKRopeDim: 64, VHeadDim: 128,
+			KVCacheBytes: 2, UnquantBytes: 2, ActivationBytes: 2}},
+		{"nvidia/Kimi-K2.5-NVFP4", LLMSpec{Architecture: "deepseek_v3", Layers: 61, Hidden: 7168, Heads: 64, KVHeads: 64, HeadDim: 192,
+			Inter: 18432, Experts: 384, TopK: 8, ExpertInter: 2048, SharedInter: 2048, Vocab: 163840, WeightQuant: "nvfp4", AttentionQuant: "bfloat16",
+			DenseLayers: 1, KVLoRARank: 512, QLoRARank: 1536, QKNopeDim: 128, QKRopeDim: 64, VHeadDim: 128,
+			KVCacheBytes: 2, UnquantBytes: 2, ActivationBytes: 2}},
+		{"deepseek-ai/DeepSeek-V3", LLMSpec{Architecture: "deepseek_v3", Layers: 61, Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 192,
+			Inter: 18432, Experts: 256, TopK: 8, ExpertInter: 2048, SharedInter: 2048, Vocab: 129280, WeightQuant: "fp8_block", WeightBlock: 128,
+			DenseLayers: 3, KVLoRARank: 512, QLoRARank: 1536, QKNopeDim: 128, QKRopeDim: 64, VHeadDim: 128,
+			KVCacheBytes: 2, UnquantBytes: 2, ActivationBytes: 2}},
 	} {
 		rel := configFile(dir, c.model)
 		b, err := os.ReadFile(filepath.Join(dir, rel))
@@ -258,7 +274,9 @@ func TestParseLLMSpecFamilies(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ model, want string }{
-		{"moonshotai/Kimi-K2.5", "kv_lora_rank: multi-head latent attention (MLA) is not priced"},
+		{"deepseek-ai/DeepSeek-V3.2", "index_topk: DeepSeek sparse attention"},
+		{"deepseek-ai/DeepSeek-V4-Flash", "index_topk: DeepSeek sparse attention"},
+		{"moonshotai/Kimi-K3", "linear_attn_config: linear-attention layers are not priced"},
 	} {
 		rel := configFile(dir, c.model)
 		b, err := os.ReadFile(filepath.Join(dir, rel))

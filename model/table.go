@@ -43,33 +43,64 @@ func (l Layout) String() string {
 // experts); both families run the same attention. Quantisation is the checkpoint's: how its
 // projection and expert weights are stored (a GEMM dtype of AIConfigurator's tables).
 type LLMSpec struct {
-	Architecture    string `json:"architecture"` // config.json model_type, e.g. llama, qwen3_moe, minimax_m2
-	Layers          int    `json:"layers"`
-	Hidden          int    `json:"hidden"`
-	Heads           int    `json:"heads"`
-	KVHeads         int    `json:"kv_heads"`
-	HeadDim         int    `json:"head_dim"`
-	Inter           int    `json:"inter,omitempty"` // dense MLP intermediate size (0: every layer is MoE)
-	Experts         int    `json:"experts,omitempty"`
-	TopK            int    `json:"top_k,omitempty"`
-	ExpertInter     int    `json:"expert_inter,omitempty"`
-	SharedInter     int    `json:"shared_inter,omitempty"` // shared experts' total intermediate size
-	Vocab           int    `json:"vocab"`
-	QKNorm          bool   `json:"qk_norm,omitempty"`          // RMSNorm on q and k (Qwen3, MiniMax-M2)
-	QKNormPerLayer  bool   `json:"-"`                          // ...over the layer's heads, not each head (qk_norm_type per_layer: MiniMax-M2); import pricing only
-	FP32RouterGate  bool   `json:"fp32_router_gate,omitempty"` // the MoE gate is an FP32 linear layer (MiniMax-M2)
-	WeightQuant     string `json:"weight_quant"`               // GEMM dtype of the quantised weights: bfloat16, fp8, fp8_block, nvfp4, w4a16_mxfp4
-	WeightBlock     int    `json:"weight_block,omitempty"`     // FP8 block-quantisation tile edge (fp8_block)
-	ExpertQuant     string `json:"expert_quant,omitempty"`     // the experts' dtype when it is not WeightQuant (gpt-oss: w4a16_mxfp4)
-	SlidingLayers   int    `json:"sliding_layers,omitempty"`   // layers attending to the last SlidingWindow tokens only
-	SlidingWindow   int    `json:"sliding_window,omitempty"`
-	KVCacheBytes    int    `json:"kv_cache_bytes"`   // bytes per KV element in the model's own dtype (2 = BF16)
-	UnquantBytes    int    `json:"unquant_bytes"`    // bytes per weight left unquantised (router, embeddings)
-	ActivationBytes int    `json:"activation_bytes"` // bytes per activation element (2 = BF16)
+	Architecture   string `json:"architecture"` // config.json model_type, e.g. llama, qwen3_moe, minimax_m2
+	Layers         int    `json:"layers"`
+	Hidden         int    `json:"hidden"`
+	Heads          int    `json:"heads"`
+	KVHeads        int    `json:"kv_heads"`
+	HeadDim        int    `json:"head_dim"`
+	Inter          int    `json:"inter,omitempty"` // dense MLP intermediate size (0: every layer is MoE)
+	Experts        int    `json:"experts,omitempty"`
+	TopK           int    `json:"top_k,omitempty"`
+	ExpertInter    int    `json:"expert_inter,omitempty"`
+	SharedInter    int    `json:"shared_inter,omitempty"` // shared experts' total intermediate size
+	Vocab          int    `json:"vocab"`
+	QKNorm         bool   `json:"qk_norm,omitempty"`          // RMSNorm on q and k (Qwen3, MiniMax-M2)
+	QKNormPerLayer bool   `json:"-"`                          // ...over the layer's heads, not each head (qk_norm_type per_layer: MiniMax-M2); import pricing only
+	FP32RouterGate bool   `json:"fp32_router_gate,omitempty"` // the MoE gate is an FP32 linear layer (MiniMax-M2)
+	WeightQuant    string `json:"weight_quant"`               // GEMM dtype of the quantised weights: bfloat16, fp8, fp8_block, nvfp4, w4a16_mxfp4
+	WeightBlock    int    `json:"weight_block,omitempty"`     // FP8 block-quantisation tile edge (fp8_block)
+	ExpertQuant    string `json:"expert_quant,omitempty"`     // the experts' dtype when it is not WeightQuant (gpt-oss: w4a16_mxfp4)
+	// AttentionQuant is the attention projections' GEMM dtype when it is not WeightQuant
+	// (NVIDIA's NVFP4 Kimi-K2.5 keeps self_attn in BF16).
+	AttentionQuant string `json:"attention_quant,omitempty"`
+	// DenseLayers is how many leading layers of a MoE model run a dense MLP of Inter instead
+	// of the experts (DeepSeek-V3's first_k_dense_replace).
+	DenseLayers int `json:"dense_layers,omitempty"`
+	// Multi-head latent attention (DeepSeek-V3, Kimi-K2): queries through a q_lora_rank
+	// bottleneck, keys and values from one cached latent of KVLoRARank plus a shared RoPE key
+	// of QKRopeDim per token; HeadDim is then the query/key head size (nope + rope).
+	KVLoRARank      int `json:"kv_lora_rank,omitempty"`
+	QLoRARank       int `json:"q_lora_rank,omitempty"`
+	QKNopeDim       int `json:"qk_nope_head_dim,omitempty"`
+	QKRopeDim       int `json:"qk_rope_head_dim,omitempty"`
+	VHeadDim        int `json:"v_head_dim,omitempty"`
+	SlidingLayers   int `json:"sliding_layers,omitempty"` // layers attending to the last SlidingWindow tokens only
+	SlidingWindow   int `json:"sliding_window,omitempty"`
+	KVCacheBytes    int `json:"kv_cache_bytes"`   // bytes per KV element in the model's own dtype (2 = BF16)
+	UnquantBytes    int `json:"unquant_bytes"`    // bytes per weight left unquantised (router, embeddings)
+	ActivationBytes int `json:"activation_bytes"` // bytes per activation element (2 = BF16)
 }
 
 // MoE reports whether the model has routed experts.
 func (s LLMSpec) MoE() bool { return s.Experts > 0 }
+
+// MLA reports whether the model attends through multi-head latent attention.
+func (s LLMSpec) MLA() bool { return s.KVLoRARank > 0 }
+
+// MoELayers is how many layers run the experts; DenseMLPLayers how many a dense MLP of Inter.
+func (s LLMSpec) MoELayers() int {
+	if !s.MoE() {
+		return 0
+	}
+	return s.Layers - s.DenseLayers
+}
+
+// DenseMLPLayers is how many layers run a dense MLP of Inter.
+func (s LLMSpec) DenseMLPLayers() int { return s.Layers - s.MoELayers() }
+
+// attentionQuant is the GEMM dtype of the attention projections under a served GEMM dtype.
+func (s LLMSpec) attentionQuant(gemmQuant string) string { return cmp.Or(s.AttentionQuant, gemmQuant) }
 
 // checkLayout says why a layout cannot serve the architecture, or nil.
 func (s LLMSpec) checkLayout(l Layout) error {

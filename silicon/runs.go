@@ -14,6 +14,9 @@ import (
 type Run struct {
 	Model, System, Precision string
 	From, To                 string // measured dates, YYYY-MM-DD, inclusive ("": unbounded)
+	// Undated runs claim only the rows without a measured date (a collection's undated copies
+	// of a dated run's rows).
+	Undated bool `json:"undated,omitempty"`
 	// Script is the benchmark script at the commit the rows ran (SemiAnalysisAI/InferenceX),
 	// or the collection that measured them.
 	Script string `json:"script"`
@@ -70,7 +73,7 @@ const (
 // 2026-04-03) take InferenceX().
 func InferenceXRuns() []Run {
 	h100ModelLen := func(b *Benchmark) { b.MaxModelLen = 10240 }
-	return []Run{
+	runs := []Run{
 		// MiniMax-M2.5 FP8, B200: vLLM 0.17 before the 0.19 upgrade of 2026-04-03 (bddbf403).
 		{Model: minimax, System: "b200_sxm", Precision: "fp8", From: "2026-03-11", To: "2026-03-27",
 			Script: "benchmarks/single_node/minimaxm2.5_fp8_b200.sh@64c20b6b5", Image: "vllm/vllm-openai:v0.17.0-cu130",
@@ -151,10 +154,10 @@ func InferenceXRuns() []Run {
 		// fusion, prefix caching off from 79a42e20a (2026-03-27 22:21 UTC, the day's sweep).
 		{Model: kimi, System: "b200_sxm", Precision: "fp4", From: "2026-03-11", To: "2026-03-26",
 			Script: "benchmarks/single_node/kimik2.5_fp4_b200.sh@a58dedd5a", Image: "vllm/vllm-openai:v0.17.0", NotModelled: kimiNM,
-			Benchmark: ix("2026-03-11", kimiFlags)},
+			Benchmark: ix("2026-03-11", func(b *Benchmark) { kimiFlags(b); kimiNVFP4(b) })},
 		{Model: kimi, System: "b200_sxm", Precision: "fp4", From: "2026-03-27", To: "2026-04-19",
 			Script: "benchmarks/single_node/kimik2.5_fp4_b200.sh@79a42e20a", Image: "vllm/vllm-openai:v0.17.0", NotModelled: kimiNM,
-			Benchmark: ix("2026-03-27", func(b *Benchmark) { kimiFlags(b); b.PrefixCaching = false })},
+			Benchmark: ix("2026-03-27", func(b *Benchmark) { kimiFlags(b); kimiNVFP4(b); b.PrefixCaching = false })},
 		{Model: kimi, System: "b200_sxm", Precision: "fp4", From: "2026-04-20",
 			Script: "benchmarks/single_node/kimik2.5_fp4_b200.sh@6c3acebfa", Image: "vllm/vllm-openai:v0.17.0", NotModelled: kimiNM,
 			Benchmark: ix("2026-04-20", func(b *Benchmark) {
@@ -174,7 +177,7 @@ func InferenceXRuns() []Run {
 		// B300: the 2026-04-03 nightly rows ran the config before it was merged (#1056, #1100).
 		{Model: kimi, System: "b300_sxm", Precision: "fp4", From: "2026-04-03",
 			Script: "benchmarks/single_node/kimik2.5_fp4_b300.sh@f34a83b25", Image: "vllm/vllm-openai:v0.17.0-cu130, v0.19.0-cu130", NotModelled: kimiNM,
-			Benchmark: ix("2026-04-03", func(b *Benchmark) { kimiFlags(b); b.PrefixCaching = false })},
+			Benchmark: ix("2026-04-03", func(b *Benchmark) { kimiFlags(b); kimiNVFP4(b); b.PrefixCaching = false })},
 		// AIConfigurator's own gap-analysis collections (vLLM 0.12.0; the Qwen3-32B FP8 rows
 		// under Dynamo's vllm-runtime 0.8.0): their server and client settings are not
 		// published, so they are replayed with vLLM 0.12's serving defaults (synchronous
@@ -182,6 +185,27 @@ func InferenceXRuns() []Run {
 		gapAnalysis(qwen32, "h100_sxm", ""), gapAnalysis(qwen32, "h100_sxm", "fp8"),
 		gapAnalysis(qwen235, "h200_sxm", "fp8"), gapAnalysis(llama8, "h200_sxm", "fp8"),
 	}
+	return append(runs, kimiGapAnalysis(runs)...)
+}
+
+// kimiGapAnalysis gives AIConfigurator's undated kimi-k2.5-gap-analysis rows their runs'
+// settings: each of its 47 rows is within 0.1 % (TTFT and TPOT) of one of the InferenceX
+// rows of the same GPU and precision, so they are those runs' measurements; each group's
+// earliest run stands for them.
+func kimiGapAnalysis(runs []Run) []Run {
+	var out []Run
+	seen := map[[2]string]bool{}
+	for _, r := range runs {
+		k := [2]string{r.System, r.Precision}
+		if r.Model != kimi || seen[k] {
+			continue
+		}
+		seen[k] = true
+		r.From, r.To, r.Undated = "", "", true
+		r.Script = "AIConfigurator's kimi-k2.5-gap-analysis.csv: undated copies of the rows of " + r.Script
+		out = append(out, r)
+	}
+	return out
 }
 
 const kimiNM = "compilation_config.pass_config.fuse_allreduce_rms (FlashInfer's fused all-reduce + RMSNorm)"
@@ -189,6 +213,13 @@ const kimiNM = "compilation_config.pass_config.fuse_allreduce_rms (FlashInfer's 
 // kimiFlags is what InferenceX's Kimi-K2.5 scripts set on top of vLLM's defaults:
 // --max-num-seqs $CONC (--gpu-memory-utilization 0.90 unless raised).
 func kimiFlags(b *Benchmark) { b.MaxNumSeqsIsConcurrency = true }
+
+// kimiNVFP4 is the KV cache of NVIDIA's NVFP4 Kimi-K2.5 under --kv-cache-dtype auto: its
+// quantization config names an FP8 KV cache (kv_cache_quant_algo FP8, kv_cache_scheme 8-bit
+// float), which vLLM serves when the dtype is left to the checkpoint. (A BF16 cache would not
+// hold the measured runs' 32 and 64 requests of ISL 8192 on 4 GPUs, which they served without
+// queueing.)
+func kimiNVFP4(b *Benchmark) { b.KVCacheDtype = model.KVFP8 }
 
 // blackwellFP4 is the flags of InferenceX's MiniMax-M2.5 NVFP4 (and B300 FP8) scripts:
 // --gpu-memory-utilization 0.90 --kv-cache-dtype fp8 --max-cudagraph-capture-size 2048
@@ -234,7 +265,7 @@ func (r Run) version() string { return versionPattern.FindString(r.Image) }
 func runOf(r Row) Run {
 	m, sku := cmp.Or(r.Model, model.SeedDeployment().ModelName), cmp.Or(r.System, model.SeedDeployment().HardwareSKU)
 	for _, run := range InferenceXRuns() {
-		if run.Model == m && run.System == sku && run.Precision == r.Precision &&
+		if run.Model == m && run.System == sku && run.Precision == r.Precision && (!run.Undated || r.Measured == "") &&
 			(run.From == "" || r.Measured >= run.From) && (run.To == "" || (r.Measured != "" && r.Measured <= run.To)) {
 			return run
 		}

@@ -33,8 +33,8 @@ func TestValidateAIConfiguratorVLLMSample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 1345 || rep.Validated < 1064 {
-		t.Fatalf("%d vLLM rows, %d validated; want 1,345 and at least 1,064", len(rows), rep.Validated)
+	if len(rows) != 1345 || rep.Validated < 1251 {
+		t.Fatalf("%d vLLM rows, %d validated; want 1,345 and at least 1,251", len(rows), rep.Validated)
 	}
 	var ttft, tpot []float64
 	for _, g := range rep.Groups {
@@ -50,10 +50,11 @@ func TestValidateAIConfiguratorVLLMSample(t *testing.T) {
 		return (v[len(v)/2-1] + v[len(v)/2]) / 2
 	}
 	// Every row replayed with its own run's settings (InferenceXRuns), on the nearest embedded
-	// vLLM version, H200 attention from physical rows: median TTFT 28.4 %, TPOT 11.7 %
-	// (README, "AIConfigurator's whole vLLM sample"); the 20 and 10 % are not met.
-	if len(ttft) < 16 || median(ttft) > 29 || median(tpot) > 12 {
-		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 16, <= 29 %%, <= 12 %%",
+	// vLLM version, H200 attention from physical rows, Kimi-K2.5's four groups (MLA) among
+	// them: median TTFT 25.3 %, TPOT 15.9 % over 20 groups (without Kimi's: 28.4 / 11.7 % over
+	// 16; README, "AIConfigurator's whole vLLM sample"); the 20 and 10 % are not met.
+	if len(ttft) < 20 || median(ttft) > 26 || median(tpot) > 16.5 {
+		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 20, <= 26 %%, <= 16.5 %%",
 			len(ttft), median(ttft), median(tpot))
 	}
 	t.Logf("%d of %d vLLM rows validated; %d groups; median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%", rep.Validated, len(rows), len(ttft), median(ttft), median(tpot))
