@@ -52,6 +52,8 @@ func (f *deploymentFlags) register(cmd *cobra.Command, base model.Deployment, la
 		"vLLM's VLLM_FLOAT32_MATMUL_PRECISION: highest (the FP32 router gate on CUDA cores) or high (TF32 tensor cores)")
 	fs.IntVar(&f.d.MaxCUDAGraphCaptureSize, "max-cudagraph-capture-size", 0,
 		"vLLM's max_cudagraph_capture_size: larger steps run without CUDA graphs (eager all-reduces); 0: vLLM's default, min(2 × max_num_seqs, 512)")
+	fs.IntVar(&f.d.SharedExpertsStreamTokens, "shared-experts-stream-tokens", 0,
+		"VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD: steps of at most this many tokens overlap shared with routed experts; 0: vLLM's default, 256; -1: no second stream")
 	fs.IntVar(&f.d.APIServerTokenizeNS, "api-server-tokenize-ns", 0,
 		"the API server's tokenisation cost per prompt token (ns) for text prompts sent straight to vLLM; 0: token ids (Dynamo's frontend)")
 	fs.StringVar(&f.d.TimingReference, "timing-reference", model.ReferenceSilicon,
@@ -175,6 +177,13 @@ func writeModelInfo(out io.Writer, w *model.Worker) error {
 	if d.TP > 1 && !d.Dynosim() {
 		fmt.Fprintf(&b, "graphs     CUDA graphs for steps of up to %d tokens (max_cudagraph_capture_size %s); larger steps run eagerly and pay the eager all-reduces\n",
 			d.CUDAGraphMaxTokens(), captureWords(d))
+	}
+	if t.LLM.SharedInter > 0 && !d.Dynosim() {
+		if n := d.SharedExpertsOverlapTokens(); n > 0 {
+			fmt.Fprintf(&b, "shared     shared experts on a second CUDA stream beside the routed experts in steps of up to %d tokens (VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD), priced as the longer of the two; in series above\n", n)
+		} else {
+			b.WriteString("shared     shared experts in series with the routed experts (no second CUDA stream)\n")
+		}
 	}
 	if d.APIServerTokenizeNS > 0 {
 		fmt.Fprintf(&b, "requests   text prompts tokenised by the API server at %d ns/token before the engine sees them (8,192 tokens: %.1f ms)\n",

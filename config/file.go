@@ -171,6 +171,10 @@ type File struct {
 	// MaxCUDAGraphCaptureSize is vLLM's max_cudagraph_capture_size: larger steps run without
 	// CUDA graphs. 0 (the default): vLLM's own, min(2 × max_num_seqs, 512).
 	MaxCUDAGraphCaptureSize int
+	// SharedExpertsStreamTokens is VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD: steps of at most
+	// this many tokens overlap a MoE model's shared experts with its routed experts. 0 (the
+	// default): vLLM's, 256; -1: no second stream (VLLM_DISABLE_SHARED_EXPERTS_STREAM=1).
+	SharedExpertsStreamTokens int
 	// Float32MatmulPrecision is VLLM_FLOAT32_MATMUL_PRECISION: highest (vLLM's default; the FP32
 	// router gate on CUDA cores) or high (TF32 tensor cores). "" means highest.
 	Float32MatmulPrecision string
@@ -483,6 +487,8 @@ func (f *File) setSearch(path, key string, n ast.Node) error {
 		return f.integer(path, n, &f.APIServerTokenizeNS, 0, 1e6)
 	case "max_cudagraph_capture_size":
 		return f.integer(path, n, &f.MaxCUDAGraphCaptureSize, 0, 1<<20)
+	case "shared_experts_stream_tokens":
+		return f.integer(path, n, &f.SharedExpertsStreamTokens, -1, 1<<20)
 	case KeyFloat32MatmulPrecision:
 		if err := f.str(path, n, &f.Float32MatmulPrecision); err != nil {
 			return err

@@ -267,6 +267,9 @@ func (f *File) fingerprint(tr *trace.Trace, tables string, list func(string) str
 	add("search_space.api_server_tokenize_ns", strconv.Itoa(f.APIServerTokenizeNS))
 	add("search_space.max_cudagraph_capture_size", strconv.Itoa(f.MaxCUDAGraphCaptureSize))
 	add("search_space."+KeyFloat32MatmulPrecision, f.float32Precision())
+	if f.SharedExpertsStreamTokens != 0 { // listed only when given, so earlier experiments keep their fingerprint
+		add("search_space.shared_experts_stream_tokens", strconv.Itoa(f.SharedExpertsStreamTokens))
+	}
 	add("workload.replay_concurrency", strconv.Itoa(w.ReplayConcurrency))
 	add("workload.arrival_speedup_ratio", num(w.ArrivalSpeedupRatio))
 	add("workload.seed", strconv.FormatUint(w.Seed, 10))

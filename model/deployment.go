@@ -55,6 +55,27 @@ type Deployment struct {
 	// MaxCUDAGraphCaptureSize is vLLM's compilation_config.max_cudagraph_capture_size: steps
 	// of more tokens run without CUDA graphs (cudagraph.go). 0: vLLM's default.
 	MaxCUDAGraphCaptureSize int
+	// SharedExpertsStreamTokens is vLLM's VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD: steps of
+	// at most this many tokens run a MoE layer's shared experts on a second CUDA stream beside
+	// the routed experts (worker.go). 0: vLLM's default, 256; -1: no second stream
+	// (VLLM_DISABLE_SHARED_EXPERTS_STREAM=1).
+	SharedExpertsStreamTokens int
+}
+
+// vLLMSharedExpertsStreamTokens is VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD's default.
+const vLLMSharedExpertsStreamTokens = 256
+
+// SharedExpertsOverlapTokens is the largest step whose shared experts overlap the routed
+// experts: SharedExpertsStreamTokens with vLLM's default for 0; 0 when there is no second
+// stream.
+func (d Deployment) SharedExpertsOverlapTokens() int {
+	switch {
+	case d.SharedExpertsStreamTokens < 0:
+		return 0
+	case d.SharedExpertsStreamTokens == 0:
+		return vLLMSharedExpertsStreamTokens
+	}
+	return d.SharedExpertsStreamTokens
 }
 
 // KV-cache dtypes (the values of --kv-cache-dtype routerlab models).
@@ -135,6 +156,8 @@ func (d Deployment) Validate() error {
 		return fmt.Errorf("deployment: api_server_tokenize_ns %d must be in [0, 1000000] ns per prompt token", d.APIServerTokenizeNS)
 	case d.MaxCUDAGraphCaptureSize < 0 || d.MaxCUDAGraphCaptureSize > maxCaptureSize:
 		return fmt.Errorf("deployment: max_cudagraph_capture_size %d must be in [0, %d] tokens (0: vLLM's default)", d.MaxCUDAGraphCaptureSize, maxCaptureSize)
+	case d.SharedExpertsStreamTokens < -1 || d.SharedExpertsStreamTokens > maxCaptureSize:
+		return fmt.Errorf("deployment: shared_experts_stream_tokens %d must be in [-1, %d] tokens (0: vLLM's default, 256; -1: no second stream)", d.SharedExpertsStreamTokens, maxCaptureSize)
 	case d.NumGPUBlocks < 0:
 		return fmt.Errorf("deployment: num_gpu_blocks must be >= 0 (have %d)", d.NumGPUBlocks)
 	case !slices.Contains(TimingReferences(), d.timingReference()):

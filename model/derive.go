@@ -280,11 +280,14 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 	nt := axisNodes(tokenOctaves)
 	moeLayers := float64(s.MoELayers())
 	t.GEMM = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 {
-		if s.DenseLayers == 0 { // every layer alike: a dense MLP or the shared experts
-			return layers * (attnProj(x) + mlp(x) + shared(x))
+		if s.DenseLayers == 0 { // every layer alike: a dense MLP or none
+			return layers * (attnProj(x) + mlp(x))
 		}
-		return layers*attnProj(x) + float64(s.DenseLayers)*mlp(x) + moeLayers*shared(x)
+		return layers*attnProj(x) + float64(s.DenseLayers)*mlp(x)
 	}))}
+	if s.SharedInter > 0 {
+		t.SharedExperts = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 { return moeLayers * shared(x) }))}
+	}
 	for _, g := range []struct {
 		precision string
 		flops     float64

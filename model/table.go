@@ -167,9 +167,13 @@ type Table struct {
 	Sources      []Source `json:"sources"`
 
 	// Non-attention work, functions of the step's total scheduled tokens.
-	GEMM       Grid `json:"gemm"`       // qkv + output projection, all layers
-	MoE        Grid `json:"moe"`        // fused experts, all layers
-	Collective Grid `json:"collective"` // all-reduces of the layout, all layers, under CUDA graphs
+	GEMM Grid `json:"gemm"` // qkv + output projection, all layers
+	MoE  Grid `json:"moe"`  // fused experts, all layers
+	// SharedExperts is the MoE layers' shared experts (a gate_up and a down GEMM each), kept
+	// apart from GEMM because vLLM overlaps them with the routed experts in small steps
+	// (worker.go); absent for a model without shared experts.
+	SharedExperts Grid `json:"shared_experts,omitzero"`
+	Collective    Grid `json:"collective"` // all-reduces of the layout, all layers, under CUDA graphs
 	// CollectiveEager is Collective measured without CUDA graphs, the price of steps above
 	// vLLM's CUDA-graph capture size (cudagraph.go); absent when there is no all-reduce.
 	CollectiveEager Grid `json:"collective_eager,omitzero"`

@@ -64,10 +64,14 @@ func newWorker(d Deployment, t *Table) (*Worker, error) {
 	if n < 2 || len(t.Logits.Values) < 2 {
 		return nil, fmt.Errorf("model: table %s: token and sequence axes need at least 2 nodes", TableFileName(t))
 	}
+	if v := t.SharedExperts.Values; v != nil && len(v) != n {
+		return nil, fmt.Errorf("model: table %s: shared_experts has %d values, gemm %d", TableFileName(t), len(v), n)
+	}
 	sum := make([]float64, n)
 	for i := range sum {
 		sum[i] = t.GEMM.Values[i] + gate.Values[i] + t.MoE.Values[i] + t.Collective.Values[i] + t.Elementwise.Values[i]
 	}
+	sharedExpertsOverlap(d, t, sum)
 	eager, graphTokens := eagerCurve(d, t, sum)
 	return &Worker{
 		d:            d,
@@ -153,4 +157,30 @@ func (w *Worker) Breakdown(b *Batch) StepBreakdown {
 		r.DecodeAttnUS = w.decode.at(float64(b.Decodes), float64(b.DecodeContextTokens)/float64(b.Decodes))
 	}
 	return r
+}
+
+// sharedExpertsOverlap adds the shared experts to a table's non-attention sum. vLLM's
+// SharedExperts runner (vllm/model_executor/layers/fused_moe/runner/shared_experts.py; the
+// second stream since vLLM PR 26440, its token threshold since PR 28406) runs them on an
+// auxiliary CUDA stream beside the gate, router and routed experts when the layer's input has
+// at most VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD tokens, and joins the streams before the
+// outputs are summed, whatever the experts' kernel; larger steps run them in series. Two
+// concurrent streams finish no sooner than the longer of them alone, so an overlapped
+// layer is priced at that bound, max(routed, shared): the tables measured each kernel alone
+// and hold nothing about how the two contend for SMs and memory when they share the GPU.
+// The switch falls between the grid's nodes on either side of the threshold (256 and 320
+// tokens for the default). The dynosim reference keeps its series sum.
+func sharedExpertsOverlap(d Deployment, t *Table, sum []float64) {
+	v := t.SharedExperts.Values
+	if v == nil {
+		return
+	}
+	limit := float64(d.SharedExpertsOverlapTokens())
+	for i := range sum {
+		if d.Dynosim() || axisNode(i) > limit {
+			sum[i] += v[i]
+		} else {
+			sum[i] += max(0, v[i]-t.MoE.Values[i])
+		}
+	}
 }

@@ -349,3 +349,62 @@ func BenchmarkLoadTable(b *testing.B) {
 		}
 	})
 }
+
+// A model with shared experts overlaps them with the routed experts up to vLLM's token
+// threshold (the longer of the two is paid) and runs them in series above it; -1 turns the
+// second stream off. A model without shared experts has no such grid.
+func TestSharedExpertsOverlap(t *testing.T) {
+	if seedWorker(t).Table().SharedExperts.Values != nil {
+		t.Fatal("MiniMax-M2.5 has no shared experts, yet its table prices some")
+	}
+	d := SeedDeployment()
+	d.ModelName, d.HardwareSKU, d.TP, d.MoETP, d.MoEEP = "moonshotai/Kimi-K2.5", "h200_sxm", 8, 8, 1
+	d.MaxCUDAGraphCaptureSize = 2048
+	worker := func(threshold int) *Worker {
+		d.SharedExpertsStreamTokens = threshold
+		w, err := NewWorker(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	def, off, wide := worker(0), worker(-1), worker(1024)
+	tb := def.Table()
+	if tb.SharedExperts.Values == nil {
+		t.Fatal("Kimi-K2.5's table has no shared experts")
+	}
+	nonAttention := func(w *Worker, tokens int) float64 {
+		return w.Breakdown(&Batch{Decodes: tokens, DecodeContextTokens: int64(tokens)}).NonAttentionUS
+	}
+	for _, c := range []struct {
+		node    int
+		overlap []*Worker // the workers that overlap at this step size
+		series  []*Worker
+	}{
+		{8, []*Worker{def, wide}, []*Worker{off}},  // 4 tokens
+		{32, []*Worker{def, wide}, []*Worker{off}}, // 256: vLLM's threshold is inclusive
+		{40, []*Worker{wide}, []*Worker{def, off}}, // 1,024
+	} {
+		tokens := int(axisNode(c.node))
+		shared, routed := tb.SharedExperts.Values[c.node], tb.MoE.Values[c.node]
+		if shared <= 0 || routed <= 0 {
+			t.Fatalf("%d tokens: shared %g µs, routed %g µs", tokens, shared, routed)
+		}
+		serial := nonAttention(off, tokens)
+		for _, w := range c.series {
+			if got := nonAttention(w, tokens); got != serial {
+				t.Fatalf("%d tokens, threshold %d: %g µs, want the series price %g", tokens, w.d.SharedExpertsStreamTokens, got, serial)
+			}
+		}
+		for _, w := range c.overlap {
+			if got, want := nonAttention(w, tokens), serial-min(shared, routed); math.Abs(got-want) > 1e-9 {
+				t.Fatalf("%d tokens, threshold %d: %g µs, want %g (series %g less the shorter of shared %g and routed %g)",
+					tokens, w.d.SharedExpertsStreamTokens, got, want, serial, shared, routed)
+			}
+		}
+	}
+	d.SharedExpertsStreamTokens = -2
+	if err := d.Validate(); err == nil || !strings.Contains(err.Error(), "shared_experts_stream_tokens") {
+		t.Fatalf("threshold -2: %v", err)
+	}
+}
