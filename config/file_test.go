@@ -417,3 +417,25 @@ func TestMaxCUDAGraphCaptureSizeKey(t *testing.T) {
 		t.Fatalf("negative max_cudagraph_capture_size: %v", err)
 	}
 }
+
+// search_space.shared_experts_stream_tokens reaches the workers and, only when set, the
+// fingerprint; the seed's MiniMax-M2.5 has no shared experts, so its replay is unchanged.
+func TestSharedExpertsStreamTokensKey(t *testing.T) {
+	f0, cfg0, base := seedRun(t)
+	if cfg0.Worker.SharedExpertsStreamTokens != 0 || cfg0.Worker.SharedExpertsOverlapTokens() != 256 {
+		t.Fatalf("default %d (%d tokens), want vLLM's default: 0 (256 tokens)", cfg0.Worker.SharedExpertsStreamTokens, cfg0.Worker.SharedExpertsOverlapTokens())
+	}
+	f1, cfg, off := seedRun(t, "shared_experts_stream_tokens=-1")
+	if cfg.Worker.SharedExpertsStreamTokens != -1 || cfg.Worker.SharedExpertsOverlapTokens() != 0 {
+		t.Fatalf("worker shared_experts_stream_tokens %d (%d tokens), want -1 (0)", cfg.Worker.SharedExpertsStreamTokens, cfg.Worker.SharedExpertsOverlapTokens())
+	}
+	if off != base {
+		t.Fatalf("mean TTFT %.4f ms without the second stream, %.4f with: MiniMax-M2.5 has no shared experts", off, base)
+	}
+	if d := Diff(f0.Fingerprint(), f1.Fingerprint()); len(d) != 1 || d[0].Key != "search_space.shared_experts_stream_tokens" || d[0].New != "-1" {
+		t.Fatalf("fingerprint diff %v", d)
+	}
+	if err := Default().Set("shared_experts_stream_tokens=-2"); err == nil || !strings.Contains(err.Error(), "shared_experts_stream_tokens") {
+		t.Fatalf("shared_experts_stream_tokens -2: %v", err)
+	}
+}
