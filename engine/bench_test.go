@@ -4,10 +4,9 @@ import (
 	"context"
 	"math/rand/v2"
 	"os"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/routerlab/routerlab/internal/cputime"
 	"github.com/routerlab/routerlab/model"
 	"github.com/routerlab/routerlab/router"
 	"github.com/routerlab/routerlab/trace"
@@ -76,7 +75,7 @@ func benchReplay(b *testing.B, tr *trace.Trace, mode router.Mode) {
 	cfg.Router.Mode = mode
 	b.ReportAllocs()
 	var rep *Report
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		var err error
 		rep, err = Replay(context.Background(), cfg, mw, tr)
@@ -85,7 +84,7 @@ func benchReplay(b *testing.B, tr *trace.Trace, mode router.Mode) {
 		}
 	}
 	// CPU time, not wall: the benchmark machine is shared.
-	cpu := cpuTime() - cpu0
+	cpu := cputime.Process() - cpu0
 	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/op")
 	b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(b.N*len(tr.Requests)), "cpu-µs/request")
 	s := rep.Summary
@@ -116,14 +115,14 @@ func BenchmarkReplayToolagent(b *testing.B) {
 		if _, err := s.Run(context.Background()); err != nil {
 			b.Fatal(err)
 		}
-		cpu0 := cpuTime()
+		cpu0 := cputime.Process()
 		for b.Loop() {
 			s := newSim(cfg, mw, tr, &replayedRouter{routes: rec.routes})
 			if _, err := s.Run(context.Background()); err != nil {
 				b.Fatal(err)
 			}
 		}
-		b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+		b.ReportMetric(float64((cputime.Process()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
 	})
 }
 
@@ -174,15 +173,6 @@ func BenchmarkReplayConversation(b *testing.B) {
 	b.Run("round_robin", func(b *testing.B) { benchReplay(b, tr, router.ModeRoundRobin) })
 }
 
-// cpuTime is the process's user+system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // BenchmarkReplayCopies replays the toolagent trace and back-to-back copies of it
 // (builtin:toolagent:xN): per-request time (cpu-µs/request) should not grow with the
 // trace's length once the caches are warm (the first hour runs cheaper). ×100 (2.4 M
@@ -195,13 +185,13 @@ func BenchmarkReplayCopies(b *testing.B) {
 		}
 		b.Run(spec, func(b *testing.B) {
 			cfg, mw := seedConfig(b)
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				if _, err := Replay(context.Background(), cfg, mw, tr); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N*len(tr.Requests)), "cpu-µs/request")
+			b.ReportMetric(float64((cputime.Process()-cpu0).Microseconds())/float64(b.N*len(tr.Requests)), "cpu-µs/request")
 		})
 	}
 }

@@ -3,9 +3,10 @@ package router
 import (
 	"fmt"
 	"math/rand/v2"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/routerlab/routerlab/internal/cputime"
 )
 
 // The benchmarks mimic the replay the engine drives: prompts of 134 engine blocks (the
@@ -187,7 +188,7 @@ func benchRoute(b *testing.B, workers int) {
 	var route, apply time.Duration
 	i := int64(max(benchWarmReqs, 4*f.inFlight))
 	stored0 := f.stored
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		r, a := f.step(i, true)
 		route += r
@@ -195,19 +196,10 @@ func benchRoute(b *testing.B, workers int) {
 		i++
 	}
 	// CPU time beside wall time: the benchmark machine is shared.
-	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64((cputime.Process()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(route.Nanoseconds())/float64(b.N), "route-ns/op")
 	b.ReportMetric(float64(apply.Nanoseconds())/float64(b.N), "apply-ns/op")
 	b.ReportMetric(float64(f.r.CachedBlocks()), "cached_blocks")
 	// Blocks a request stores (and, at steady state, evicts): fewer where more is reused.
 	b.ReportMetric(float64(f.stored-stored0)/float64(b.N), "stored/op")
-}
-
-// cpuTime is the process's user+system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/internal/cputime"
 )
 
 // BenchmarkSeedSweep is the whole seed sweep (the search's 30 evaluations, saturation, the
@@ -29,22 +28,13 @@ func BenchmarkSeedSweep(b *testing.B) {
 				b.Skipf("GOMAXPROCS %d: fewer cores than slots", runtime.GOMAXPROCS(0))
 			}
 			f.Sweep.ParallelEvals = slots
-			cpu0 := processCPU()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				if _, err := Run(context.Background(), f, exp, Options{Out: b.TempDir()}); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64((processCPU()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64((cputime.Process()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
 		})
 	}
-}
-
-// processCPU is the process's user+system CPU time.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -4,12 +4,11 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/routerlab/routerlab/internal/cputime"
 	"github.com/routerlab/routerlab/internal/teadrive"
 	"github.com/routerlab/routerlab/themes"
 	"github.com/routerlab/routerlab/tui"
@@ -57,7 +56,7 @@ func BenchmarkKnobChange(b *testing.B) {
 			}
 			step := []tea.KeyPressMsg{{Code: tea.KeyRight}, {Code: tea.KeyLeft}}
 			i := 0
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				var cmd tea.Cmd
 				k := tea.KeyPressMsg{Code: 'm', Text: "m"}
@@ -71,17 +70,9 @@ func BenchmarkKnobChange(b *testing.B) {
 			}
 			// CPU time per change (this process, all threads): what the wall time would be on an
 			// idle machine, since a run is one goroutine plus the UI and the GC.
-			b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64((cputime.Process()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
 		})
 	}
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkExplorerMemory1024 is the explorer's memory at 1,024 workers: ten knob changes
