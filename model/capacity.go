@@ -98,14 +98,10 @@ func (w *Worker) Capacity() Capacity {
 	if s.QKNorm {
 		norms += (heads + kv) * hd * ub
 	}
-	replicated := int64(s.Experts)*h*ub + norms // router gate and the norms
-	perLayer := attn + mlp(int64(s.Inter)) + mlp(int64(s.SharedInter)) + experts + replicated
-	embeddings := 2 * int64(s.Vocab) * h * ub / tp // input embedding and LM head, vocab-parallel
-	weights := int64(s.Layers)*perLayer + embeddings + h*ub
-	if s.DenseLayers > 0 { // leading dense layers, then MoE layers
-		weights = int64(s.Layers)*(attn+norms) + int64(s.DenseLayers)*mlp(int64(s.Inter)) +
-			int64(s.MoELayers())*(mlp(int64(s.SharedInter))+experts+int64(s.Experts)*h*ub) + embeddings + h*ub
-	}
+	moeLayer := mlp(int64(s.SharedInter)) + experts + int64(s.Experts)*h*ub // shared and routed experts, router gate
+	embeddings := 2 * int64(s.Vocab) * h * ub / tp                          // input embedding and LM head, vocab-parallel
+	weights := int64(s.Layers)*(attn+norms) + int64(s.DenseMLPLayers())*mlp(int64(s.Inter)) +
+		int64(s.MoELayers())*moeLayer + embeddings + h*ub
 
 	// Activation peak of vLLM's profiling step at max_num_batched_tokens: the residual stream,
 	// attention projections, the dense MLP's (split by tp) or the fused-MoE workspaces (every

@@ -279,12 +279,8 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 
 	nt := axisNodes(tokenOctaves)
 	moeLayers := float64(s.MoELayers())
-	t.GEMM = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 {
-		if s.DenseLayers == 0 { // every layer alike: a dense MLP or none
-			return layers * (attnProj(x) + mlp(x))
-		}
-		return layers*attnProj(x) + float64(s.DenseLayers)*mlp(x)
-	}))}
+	denseLayers := float64(s.DenseMLPLayers())
+	t.GEMM = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 { return layers*attnProj(x) + denseLayers*mlp(x) }))}
 	if s.SharedInter > 0 {
 		t.SharedExperts = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 { return moeLayers * shared(x) }))}
 	}

@@ -88,7 +88,7 @@ func (s LLMSpec) MoE() bool { return s.Experts > 0 }
 // MLA reports whether the model attends through multi-head latent attention.
 func (s LLMSpec) MLA() bool { return s.KVLoRARank > 0 }
 
-// MoELayers is how many layers run the experts; DenseMLPLayers how many a dense MLP of Inter.
+// MoELayers is how many layers run the experts.
 func (s LLMSpec) MoELayers() int {
 	if !s.MoE() {
 		return 0
@@ -96,8 +96,9 @@ func (s LLMSpec) MoELayers() int {
 	return s.Layers - s.DenseLayers
 }
 
-// DenseMLPLayers is how many layers run a dense MLP of Inter.
-func (s LLMSpec) DenseMLPLayers() int { return s.Layers - s.MoELayers() }
+// DenseMLPLayers is how many layers run a dense MLP of Inter: DeepSeek-V3's leading
+// DenseLayers, otherwise every layer alike (a dense model's MLP; none where Inter is 0).
+func (s LLMSpec) DenseMLPLayers() int { return cmp.Or(s.DenseLayers, s.Layers) }
 
 // attentionQuant is the GEMM dtype of the attention projections under a served GEMM dtype.
 func (s LLMSpec) attentionQuant(gemmQuant string) string { return cmp.Or(s.AttentionQuant, gemmQuant) }
