@@ -149,14 +149,19 @@ func (t *maskTable) row(i int) []uint64 {
 func (t *maskTable) spell(i int) []uint64 {
 	clear(t.scratch)
 	if t.s[i*t.stride+1] == 1 {
-		h := t.s[i*t.stride+2]
-		w := int(h & (holderSecond - 1))
-		t.scratch[w>>6] = 1 << (w & 63)
-		if h&holderSecond != 0 {
-			t.scratch[t.words+w>>6] = 1 << (w & 63)
-		}
+		t.setHolderBits(t.scratch, t.s[i*t.stride+2])
 	}
 	return t.scratch
+}
+
+// setHolderBits sets a one-holder slot's bits, given its holder word h, in masks (a row: the
+// mask, then the second mask).
+func (t *maskTable) setHolderBits(masks []uint64, h uint64) {
+	w := int(h & (holderSecond - 1))
+	masks[w>>6] |= 1 << (w & 63)
+	if h&holderSecond != 0 {
+		masks[t.words+w>>6] |= 1 << (w & 63)
+	}
 }
 
 // used reports whether slot i holds a key: its one mask word, or its bit count, is nonzero.
@@ -307,11 +312,7 @@ func (t *maskTable) setBitWide(i, w int) {
 		// A second holder: the slot takes a row, with the first holder's bits in it.
 		r := takeRow(&t.freeRows, &t.rows, t.rowWords)
 		row := t.rows[r*t.rowWords : (r+1)*t.rowWords]
-		v := int(h & (holderSecond - 1))
-		row[v>>6] |= 1 << (v & 63)
-		if h&holderSecond != 0 {
-			row[t.words+v>>6] |= 1 << (v & 63)
-		}
+		t.setHolderBits(row, h)
 		row[w>>6] |= 1 << (w & 63)
 		t.s[k+1], t.s[k+2] = 2, uint64(r)
 		return
