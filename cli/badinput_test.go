@@ -57,6 +57,8 @@ func TestBadInputEndsInANamedError(t *testing.T) {
 		{"negative ack wait", []string{"worker", "--nats", "nats://127.0.0.1:1", "--ack-wait", "-5s"}, "--ack-wait: -5s must not be negative"},
 		{"worker --parallel 100000", []string{"worker", "--nats", "nats://127.0.0.1:1", "--parallel", "100000"}, "--parallel: 100000 must be between 1 and 1024"},
 		{"NaN --fp32-tflops", []string{"model", "import", "--fp32-tflops", "NaN"}, "--fp32-tflops: NaN is not a finite number"},
+		{"kernel flag without a deployment", []string{"model", "import", "--aic", dir, "--out", dir, "--attention-version", "0.18.0"},
+			"model import: --attention-version applies to one deployment"},
 		{"NaN --max-ttft-mape", []string{"model", "validate", "--silicon", empty, "--max-ttft-mape", "NaN"}, "--max-ttft-mape: NaN is not a finite number"},
 		{"trace copies past the budget", []string{"replay", "--requests", "100", "--trace", "builtin:toolagent:x10000"},
 			"toolagent:x10000: 10000 copies of 23608 requests are 236080000, beyond the memory budget of 5000000 requests in a trace (at most :x211)"},

@@ -264,7 +264,18 @@ from its vLLM 0.19.0 table, the router gate as a BF16 GEMM), which the whole imp
 				return fmt.Errorf("model import: --timing-reference %q: want one of %s", ref, strings.Join(model.TimingReferences(), ", "))
 			}
 			imports := model.EmbeddedImports()
-			if f := cmd.Flags(); f.Changed("model-name") || f.Changed("sku") || f.Changed("layout") || f.Changed("quantization") || f.Changed("checkpoint") || f.Changed("timing-reference") {
+			f := cmd.Flags()
+			selected := f.Changed("model-name") || f.Changed("sku") || f.Changed("layout") || f.Changed("quantization") || f.Changed("checkpoint") || f.Changed("timing-reference")
+			if !selected {
+				// Without a deployment every embedded one is re-derived with its own kernel
+				// choice: a kernel flag would be dropped silently.
+				for _, name := range []string{"backend-version", "gemm-quant", "moe-version", "moe-kernel", "moe-quant", "attention-version", "fp32-tflops", "tf32-tflops"} {
+					if f.Changed(name) {
+						return fmt.Errorf("model import: --%s applies to one deployment: name it with --model-name, --sku, --layout or --quantization (without them every embedded table is re-derived with its own kernels)", name)
+					}
+				}
+			}
+			if selected {
 				if ref == model.ReferenceDynosim {
 					// AIConfigurator's own expert rows, unless chosen by flag.
 					d := model.DynosimImportOptions()
