@@ -254,7 +254,10 @@ func floatStats(v []float64) (mean, p50, p90, p99 float64) {
 
 // gapHist is an exact histogram of inter-token gaps in microseconds: dense counts below
 // denseGapUS (most step durations), a map for the longer ones (long prefill steps, waits
-// after a preemption).
+// after a preemption). The dense part grows to the longest gap seen: a replay's steps
+// mostly take a few thousand microseconds, and a full-length array (512 KB, faulted in and
+// walked at report time) cost a short replay — the simulator digest runs seven — more than
+// its steps did.
 type gapHist struct {
 	dense []int64
 	over  map[int64]int64
@@ -268,8 +271,8 @@ func (h *gapHist) add(gap, count int64) {
 	h.n += count
 	h.sum += gap * count
 	if gap < denseGapUS {
-		if h.dense == nil {
-			h.dense = make([]int64, denseGapUS)
+		if gap >= int64(len(h.dense)) {
+			h.grow(gap)
 		}
 		h.dense[gap] += count
 		return
@@ -278,6 +281,14 @@ func (h *gapHist) add(gap, count int64) {
 		h.over = map[int64]int64{}
 	}
 	h.over[gap] += count
+}
+
+// grow makes the dense counts reach gap, doubling (at least 4,096 entries, at most
+// denseGapUS).
+func (h *gapHist) grow(gap int64) {
+	d := make([]int64, min(denseGapUS, max(4096, 2*len(h.dense), int(gap)+1)))
+	copy(d, h.dense)
+	h.dense = d
 }
 
 func (h *gapHist) stats() (mean, p50, p90, p99 float64) {
