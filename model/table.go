@@ -258,35 +258,36 @@ func loadTable(d Deployment) (*Table, error) {
 	}
 	own := tableFileName(d.ModelName, d.HardwareSKU, d.Backend, d.BackendVersion, l, "", "")
 	stem := strings.TrimSuffix(own, tableExt)
+	// Candidates are chosen by their heads; only the chosen table's grids are decoded.
 	var cands []string
-	var tables []*Table
+	var heads []tableHead
 	for _, n := range EmbeddedTables() {
 		if n != own && !strings.HasPrefix(n, stem+"_") {
 			continue
 		}
-		t, err := sharedTable(n)
+		h, err := sharedHead(n)
 		if err != nil {
 			return nil, err
 		}
-		if t.Model == d.ModelName && t.TimingReference == ref { // not another model's lower-cased name
-			cands, tables = append(cands, n), append(tables, t)
+		if h.Model == d.ModelName && h.TimingReference == ref { // not another model's lower-cased name
+			cands, heads = append(cands, n), append(heads, h)
 		}
 	}
 	// A precision family (fp8, fp4) selects the table served in it: one named for it (nvfp4),
 	// else the checkpoint's own when its projections or experts are stored in it (fp8 for a
 	// block-FP8 checkpoint, fp4 for gpt-oss's MXFP4 experts).
-	family := func(t *Table) bool {
+	family := func(t tableHead) bool {
 		return strings.Contains(t.Quantization, d.Quantization) ||
 			(t.Quantization == "" && (strings.HasPrefix(t.GEMMQuant, d.Quantization) || strings.Contains(t.MoEQuant, d.Quantization)))
 	}
-	for _, t := range tables {
-		if d.Quantization == t.Quantization || (d.Quantization == "" && len(tables) == 1) {
-			return t, nil
+	for i, t := range heads {
+		if d.Quantization == t.Quantization || (d.Quantization == "" && len(heads) == 1) {
+			return sharedTable(cands[i])
 		}
 	}
-	for _, t := range tables {
+	for i, t := range heads {
 		if d.Quantization != "" && family(t) {
-			return t, nil
+			return sharedTable(cands[i])
 		}
 	}
 	q := "the checkpoint's quantisation"
@@ -334,6 +335,76 @@ func sharedTable(name string) (*Table, error) {
 	}
 	got, _ := sharedTables.LoadOrStore(name, t)
 	return got.(*Table), nil
+}
+
+// tableHead is what loadTable chooses a table by. Its fields come before the grids in a
+// table's JSON (MarshalTable writes Table's fields in order), so reading them inflates and
+// scans the first kilobytes of a file, not its 170 KB of grids: a deployment's layout has
+// up to three tables (its own, nvfp4, dynosim) and needs one.
+type tableHead struct {
+	Format                                                    int
+	Model, Quantization, GEMMQuant, MoEQuant, TimingReference string
+}
+
+// sharedHeads holds the heads loadTable has read, by file name (tableHead).
+var sharedHeads sync.Map
+
+// sharedHead is readHead, once per table file and process.
+func sharedHead(name string) (tableHead, error) {
+	if h, ok := sharedHeads.Load(name); ok {
+		return h.(tableHead), nil
+	}
+	h, err := readHead(name)
+	if err != nil {
+		return tableHead{}, err
+	}
+	sharedHeads.Store(name, h)
+	return h, nil
+}
+
+// readHead reads an embedded table's head: its top-level keys up to "kernels", the first
+// key after the fields a head holds.
+func readHead(name string) (tableHead, error) {
+	var h tableHead
+	fail := func(err error) (tableHead, error) {
+		return tableHead{}, fmt.Errorf("model: embedded tables/%s: %w", name, err)
+	}
+	f, err := tablesFS.Open("tables/" + name)
+	if err != nil {
+		return fail(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return fail(err)
+	}
+	dec := json.NewDecoder(zr)
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return fail(fmt.Errorf("not a JSON object (%v)", err))
+	}
+	fields := map[string]any{"format": &h.Format, "model": &h.Model, "quantization": &h.Quantization,
+		"gemm_quant_mode": &h.GEMMQuant, "moe_quant_mode": &h.MoEQuant, "timing_reference": &h.TimingReference}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return fail(err)
+		}
+		key, _ := tok.(string)
+		if key == "kernels" {
+			break
+		}
+		v, ok := fields[key]
+		if !ok {
+			v = new(json.RawMessage)
+		}
+		if err := dec.Decode(v); err != nil {
+			return fail(fmt.Errorf("%s: %w", key, err))
+		}
+	}
+	if h.Format != tableFormat {
+		return fail(fmt.Errorf("format %d, want %d (re-run model import)", h.Format, tableFormat))
+	}
+	return h, nil
 }
 
 // readTable reads one embedded table and records its digest (of its JSON, so the compressor

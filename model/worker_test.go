@@ -350,6 +350,38 @@ func BenchmarkLoadTable(b *testing.B) {
 	})
 }
 
+// BenchmarkLoadTableCold is building the seed worker's table in a fresh process: choosing
+// among its layout's embedded tables (its own, nvfp4, dynosim) by their heads and decoding
+// the chosen one (every table of the layout was decoded before).
+func BenchmarkLoadTableCold(b *testing.B) {
+	for b.Loop() {
+		sharedTables.Clear()
+		sharedHeads.Clear()
+		if _, err := loadTable(SeedDeployment()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// Every embedded table's head, read from its first kilobytes, says what the whole table
+// says: the fields loadTable chooses by precede the grids in every file.
+func TestTableHeads(t *testing.T) {
+	for _, n := range EmbeddedTables() {
+		h, err := readHead(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tb, err := readTable(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := tableHead{tb.Format, tb.Model, tb.Quantization, tb.GEMMQuant, tb.MoEQuant, tb.TimingReference}
+		if h != want {
+			t.Errorf("%s: head %+v, the table says %+v", n, h, want)
+		}
+	}
+}
+
 // A model with shared experts overlaps them with the routed experts up to vLLM's token
 // threshold (the longer of the two is paid) and runs them in series above it; -1 turns the
 // second stream off. A model without shared experts has no such grid.
