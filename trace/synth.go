@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+
+	"github.com/routerlab/routerlab/internal/grow"
 )
 
 // Profiles lists the synthesizer's workload profiles, in presentation order.
@@ -135,21 +137,24 @@ type turn struct {
 }
 
 type session struct {
-	family int
-	delay  float64 // ms after its start event (sessions of a burst start together)
-	turns  []turn
+	family     int
+	delay      float64 // ms after its start event (sessions of a burst start together)
+	first, end int     // its turns: generator.turns[first:end]
 }
 
 // event is a burst of session starts at one point of the unit-rate arrival process.
 type event struct {
-	u        float64 // cumulative unit-rate exponential draws
-	sessions []session
+	u          float64 // cumulative unit-rate exponential draws
+	first, end int     // its sessions: generator.sessions[first:end]
 }
 
 // generator draws sessions independently of the arrival rate, then places their start
 // events by time change: event times are the unit-rate points u mapped through the inverse
 // of rate·∫mod (mod: a per-minute log-normal rate multiplier). The rate alone then decides
 // how many requests fall within the span, so it can be calibrated without redrawing anything.
+// Events, sessions and turns are drawn into three flat lists grown by doubling (an event's
+// sessions and a session's turns are runs of them): one slice per session and event cost a
+// third of a synthesis in allocation and growth.
 type generator struct {
 	p         *profile
 	seed      uint64
@@ -161,6 +166,8 @@ type generator struct {
 	cumMod    []float64 // ∫mod up to the start of each minute, in minute units
 	z         float64   // AR(1) state behind mods
 	events    []event
+	sessions  []session
+	turns     []turn
 }
 
 func newGenerator(p *profile, seed uint64) *generator {
@@ -211,8 +218,8 @@ func (g *generator) count(rate, span float64) int {
 		if t >= span {
 			break
 		}
-		for _, s := range e.sessions {
-			for _, tu := range s.turns {
+		for _, s := range g.sessions[e.first:e.end] {
+			for _, tu := range g.turns[s.first:s.end] {
 				if t+s.delay+tu.offset < span {
 					n++
 				}
@@ -246,16 +253,19 @@ func (g *generator) drawEvents(n int) {
 	}
 	for range n {
 		u += g.arrivals.ExpFloat64()
-		e := event{u: u}
+		e := event{u: u, first: len(g.sessions)}
 		fam := g.pickFamily()
 		for i := range max(1, int(g.p.burst.sample(g.content))) {
-			delay := 0.0
+			s := session{family: fam, first: len(g.turns)}
 			if i > 0 {
-				delay = g.content.Float64() * 200
+				s.delay = g.content.Float64() * 200
 			}
-			e.sessions = append(e.sessions, session{family: fam, delay: delay, turns: g.turns(fam)})
+			g.drawTurns(fam)
+			s.end = len(g.turns)
+			g.sessions = grow.Append(g.sessions, s)
 		}
-		g.events = append(g.events, e)
+		e.end = len(g.sessions)
+		g.events = grow.Append(g.events, e)
 	}
 }
 
@@ -266,8 +276,8 @@ func (g *generator) pickFamily() int {
 
 func blocksOf(tokens int) int { return (tokens + DefaultBlockSize - 1) / DefaultBlockSize }
 
-// turns draws one session's requests.
-func (g *generator) turns(fam int) []turn {
+// drawTurns draws one session's requests onto g.turns.
+func (g *generator) drawTurns(fam int) {
 	p, r := g.p, g.content
 	shared := p.families[fam].blocks
 	user := min(p.maxFirstUser, max(1, int(p.firstUser.sample(r))))
@@ -277,15 +287,14 @@ func (g *generator) turns(fam int) []turn {
 	}
 	pace := math.Exp(p.paceSigma * r.NormFloat64())
 	stopScale := math.Pow(pace, p.paceStop)
-	var ts []turn
 	for k := 0; ; k++ {
-		ts = append(ts, cur)
+		g.turns = grow.Append(g.turns, cur)
 		pCont := 1 - (1-p.cont[min(k, len(p.cont)-1)])*stopScale
 		if k == 0 {
 			pCont *= p.firstContScale.at(cur.input)
 		}
 		if r.Float64() >= pCont {
-			return ts
+			return
 		}
 		next := turn{offset: cur.offset + pace*p.gapMS.sample(r), output: g.output()}
 		pRepeat, pBranch := p.pRepeat.at(cur.input), p.pBranch.at(cur.input)
@@ -305,7 +314,7 @@ func (g *generator) turns(fam int) []turn {
 			next.input = max(next.keep*DefaultBlockSize+1, cur.input+cur.output+int(add.sample(r)))
 		}
 		if next.input+next.output > p.maxContext {
-			return ts
+			return
 		}
 		cur = next
 	}
@@ -317,35 +326,24 @@ func (g *generator) output() int { return max(1, int(g.p.output.sample(g.content
 type placed struct {
 	at         float64
 	seq        int32 // placement order: a session's turns in order
-	sess, turn int32 // indices into the flattened session list and its turns
+	sess, turn int32 // indices into generator.sessions and the session's turns
 }
 
 // emit places every turn at the calibrated rate, keeps the first n in time order and
 // builds their requests: timestamps (on ticks if the profile has them) and hash ids
 // numbered by first appearance, as in the Mooncake traces.
 func (g *generator) emit(rate float64, n int) []Request {
-	// Sized up front: appending tens of thousands of turns copied (and faulted in) the
-	// growing slices several times over.
-	nSessions, nTurns := 0, 0
-	for ei := range g.events {
-		for _, s := range g.events[ei].sessions {
-			nSessions++
-			nTurns += len(s.turns)
-		}
-	}
-	all := make([]placed, 0, nTurns)
-	sessions := make([]*session, 0, nSessions)
-	for ei := range g.events {
-		e := &g.events[ei]
+	all := make([]placed, 0, len(g.turns))
+	for _, e := range g.events {
 		t := g.timeOf(e.u, rate)
-		for si := range e.sessions {
-			s := &e.sessions[si]
-			for ti, tu := range s.turns {
-				all = append(all, placed{at: t + s.delay + tu.offset, seq: int32(len(all)), sess: int32(len(sessions)), turn: int32(ti)})
+		for si := e.first; si < e.end; si++ {
+			s := &g.sessions[si]
+			for ti, tu := range g.turns[s.first:s.end] {
+				all = append(all, placed{at: t + s.delay + tu.offset, seq: int32(len(all)), sess: int32(si), turn: int32(ti)})
 			}
-			sessions = append(sessions, s)
 		}
 	}
+	sessions := g.sessions
 	// Equal times keep placement order, so a session's turns never swap.
 	slices.SortFunc(all, func(a, b placed) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.seq, b.seq)) })
 	all = all[:min(n, len(all))]
@@ -364,13 +362,13 @@ func (g *generator) emit(rate float64, n int) []Request {
 	lastTick, lastTS := int64(-1), int64(0)
 	total := 0
 	for _, pl := range all {
-		total += blocksOf(sessions[pl.sess].turns[pl.turn].input)
+		total += blocksOf(g.turns[sessions[pl.sess].first+int(pl.turn)].input)
 	}
 	arena := make([]int64, 0, total) // every request's ids, in one allocation
 	out := make([]Request, len(all))
 	for i, pl := range all {
-		s := sessions[pl.sess]
-		tu := s.turns[pl.turn]
+		s := &sessions[pl.sess]
+		tu := g.turns[s.first+int(pl.turn)]
 		blocks := blocksOf(tu.input)
 		ids := arena[len(arena) : len(arena) : len(arena)+blocks]
 		if pl.turn == 0 {
