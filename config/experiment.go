@@ -158,6 +158,11 @@ func (e *Experiment) CheckRequests(ns ...int) error {
 
 // Run replays the first `requests` requests of the experiment's trace (0 = all) under cfg.
 func (e *Experiment) Run(ctx context.Context, cfg engine.Config, requests int) (*engine.Report, error) {
+	return e.RunIn(ctx, nil, cfg, requests)
+}
+
+// RunIn is Run in sc's memory (engine.Scratch; nil: fresh memory). The report is the same.
+func (e *Experiment) RunIn(ctx context.Context, sc *engine.Scratch, cfg engine.Config, requests int) (*engine.Report, error) {
 	w, ok := e.workers[unresolved(cfg.Worker)]
 	if !ok {
 		var err error
@@ -165,7 +170,10 @@ func (e *Experiment) Run(ctx context.Context, cfg engine.Config, requests int) (
 			return nil, err
 		}
 	}
-	return engine.Replay(ctx, cfg, w, e.Trace.First(requests))
+	if sc == nil {
+		return engine.Replay(ctx, cfg, w, e.Trace.First(requests))
+	}
+	return sc.Replay(ctx, cfg, w, e.Trace.First(requests))
 }
 
 // float32Precision is the file's float32 matmul precision, vLLM's default when unset.

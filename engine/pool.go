@@ -110,6 +110,34 @@ func newBlockPool(n int, g int32) blockPool {
 	return blockPool{n: int32(n), plain: n, g: g, groups: newHashTable(0), lru: make([]lruRun, 0, 64), chunkShift: recChunkShift}
 }
 
+// reuse makes p a new pool of n blocks in groups of g (newBlockPool) in p's memory (p may
+// be the zero pool): its tables, FIFO and slot chunks keep their capacity, emptied, so a new
+// record's slots are zero as in a new chunk.
+func (p *blockPool) reuse(n int, g int32) {
+	if p.groups.slots == nil {
+		*p = newBlockPool(n, g)
+		return
+	}
+	groups := p.groups
+	clear(groups.slots)
+	groups.n = 0
+	chunks := p.recSlots
+	if g != p.g || p.chunkShift != recChunkShift {
+		chunks = nil
+	}
+	for _, c := range chunks {
+		clear(c)
+	}
+	removed := p.removed
+	removed.reset()
+	*p = blockPool{
+		n: int32(n), plain: n, g: g, groups: groups,
+		lru: p.lru[:0], spare: p.spare[:0],
+		recMask: p.recMask[:0], recKey: p.recKey[:0], recSlots: chunks, chunkShift: recChunkShift,
+		recFree: p.recFree[:0], removed: removed,
+	}
+}
+
 // plainFree is how many plain free blocks there are.
 func (p *blockPool) plainFree() int { return p.plain }
 

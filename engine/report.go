@@ -128,6 +128,11 @@ func (s *Sim) Report() *Report {
 	good := 0
 	var firstArrival int64 = math.MaxInt64
 	var recs []RequestRecord
+	if s.cfg.RecordRequests && s.completed > 0 {
+		// Sized once: grown by append, a million-request trace's records are copied (and
+		// their fresh memory faulted in) several times over.
+		recs = make([]RequestRecord, 0, s.completed)
+	}
 	for i := range s.reqs {
 		r := &s.reqs[i]
 		if r.worker >= 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/bits"
+	"slices"
 	"time"
 
 	"github.com/routerlab/routerlab/model"
@@ -90,6 +91,11 @@ type Sim struct {
 
 // New builds a simulation of cfg replaying tr with step times from timer.
 func New(cfg Config, timer model.StepTimer, tr *trace.Trace) (*Sim, error) {
+	return build(nil, cfg, timer, tr)
+}
+
+// build is New in sc's memory (sc nil: fresh memory).
+func build(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace) (*Sim, error) {
 	rc, err := cfg.validate(timer, tr)
 	if err != nil {
 		return nil, err
@@ -98,26 +104,38 @@ func New(cfg Config, timer model.StepTimer, tr *trace.Trace) (*Sim, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt, err := router.NewGrouped(rc, cfg.Workers, int(groupSize(cfg.Worker.BlockSize, tr.BlockSize)), cfg.Seed)
+	var prev *router.Router
+	if sc != nil {
+		prev, sc.rt = sc.rt, nil
+	}
+	rt, err := router.NewGroupedReusing(prev, rc, cfg.Workers, int(groupSize(cfg.Worker.BlockSize, tr.BlockSize)), cfg.Seed)
 	if err != nil {
 		return nil, err
 	}
 	if len(rejected) == 0 {
-		return newSim(cfg, timer, tr, rt), nil
+		return newSimIn(sc, cfg, timer, tr, rt), nil
 	}
 	// Rejected requests are neither routed nor simulated: the fleet replays the others.
 	kept := &trace.Trace{Name: tr.Name, BlockSize: tr.BlockSize, Digest: tr.Digest, Requests: make([]trace.Request, len(served))}
 	for k, i := range served {
 		kept.Requests[k] = tr.Requests[i]
 	}
-	s := newSim(cfg, timer, kept, rt)
+	s := newSimIn(sc, cfg, timer, kept, rt)
 	s.traceIndex, s.rejected = served, rejected
 	return s, nil
 }
 
 // newSim builds the simulation around any router (tests use scripted ones). cfg is valid.
 func newSim(cfg Config, timer model.StepTimer, tr *trace.Trace, rt routerAPI) *Sim {
+	return newSimIn(nil, cfg, timer, tr, rt)
+}
+
+// newSimIn is newSim in sc's memory (sc nil: fresh memory).
+func newSimIn(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace, rt routerAPI) *Sim {
 	d := cfg.Worker
+	if sc == nil {
+		sc = &Scratch{}
+	}
 	s := &Sim{
 		cfg:        cfg,
 		timer:      timer,
@@ -125,17 +143,22 @@ func newSim(cfg Config, timer model.StepTimer, tr *trace.Trace, rt routerAPI) *S
 		tr:         tr,
 		blockSize:  int32(d.BlockSize),
 		blockShift: -1,
-		reqs:       make([]request, len(tr.Requests)),
-		workers:    make([]worker, cfg.Workers),
+		reqs:       slices.Grow(sc.reqs[:0], len(tr.Requests))[:len(tr.Requests)],
+		workers:    slices.Grow(sc.workers[:0], cfg.Workers)[:cfg.Workers],
+		heap:       sc.heap[:0],
+		flights:    sc.flights,
+		itl:        gapHist{dense: sc.itl},
 		dynosim:    d.Dynosim(),
 		tokenizeNS: int64(d.APIServerTokenizeNS),
 	}
+	clear(s.itl.dense)
+	*sc = Scratch{rt: sc.rt} // the memory is s's now
 	if d.BlockSize&(d.BlockSize-1) == 0 {
 		s.blockShift = int8(bits.TrailingZeros(uint(d.BlockSize)))
 	}
 	g := groupSize(d.BlockSize, tr.BlockSize)
 	for i := range s.workers {
-		s.workers[i] = newWorker(i, d.NumGPUBlocks, g)
+		s.workers[i].reuse(i, d.NumGPUBlocks, g)
 	}
 	for i := range tr.Requests {
 		r := &tr.Requests[i]

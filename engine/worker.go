@@ -42,8 +42,26 @@ type sched struct {
 	tokens int32
 }
 
-func newWorker(id, blocks int, group int32) worker {
-	return worker{id: id, pool: newBlockPool(blocks, group)}
+// reuse makes w a new worker (id, a pool of blocks in groups of group) in w's memory: its
+// queues and buffers keep their capacity, emptied.
+func (w *worker) reuse(id, blocks int, group int32) {
+	pool := w.pool
+	pool.reuse(blocks, group)
+	stored := w.stored
+	stored.reset()
+	*w = worker{
+		id:       id,
+		pool:     pool,
+		running:  w.running[:0],
+		waiting:  deque{buf: w.waiting.buf},
+		api:      apiServer{batch: w.api.batch[:0]},
+		sched:    w.sched[:0],
+		batch:    model.Batch{Prefill: w.batch.Prefill[:0]},
+		hit:      w.hit[:0],
+		stored:   stored,
+		fastEnds: w.fastEnds[:0],
+		fastDur:  w.fastDur[:0],
+	}
 }
 
 // startStep schedules w's next step at time t (vLLM V1 with chunked prefill and prefix

@@ -85,6 +85,21 @@ func newMaskTable(size, words int, withAux, withSecond bool) *maskTable {
 	return t
 }
 
+// reuseMaskTable returns t (nil, or built with the same withAux and withSecond) emptied,
+// keeping its capacity, when its masks have words words, else a new table of size slots. A
+// table answers the same whatever its capacity.
+func reuseMaskTable(t *maskTable, size, words int, withAux, withSecond bool) *maskTable {
+	if t == nil || t.words != words {
+		return newMaskTable(size, words, withAux, withSecond)
+	}
+	clear(t.s)
+	clear(t.aux)
+	clear(t.scratch)
+	t.n = 0
+	t.rows, t.freeRows = t.rows[:0], t.freeRows[:0]
+	return t
+}
+
 // slots is the table's capacity in slots.
 func (t *maskTable) slots() int { return t.last + 1 }
 

@@ -118,6 +118,16 @@ func New(cfg Config, workers int, seed uint64) (*Router, error) {
 // by BlockHashes[j − j mod subBlocks], and KV events say so (KVEvent.Keys, Subs). Its
 // index then keeps one entry per trace block.
 func NewGrouped(cfg Config, workers, subBlocks int, seed uint64) (*Router, error) {
+	return NewGroupedReusing(nil, cfg, workers, subBlocks, seed)
+}
+
+// NewGroupedReusing is NewGrouped building the router in prev's memory: its tables, slabs
+// and scratch keep their capacity, emptied, so a sweep that replays one simulation after
+// another does not grow (and fault in) a router's memory again for each. prev (which may be
+// nil) must not be used afterwards. The router routes exactly as a new one: no answer of a
+// table depends on its capacity, and whatever a new router would find zeroed is zeroed
+// (TestReusedRouterIsANewOne).
+func NewGroupedReusing(prev *Router, cfg Config, workers, subBlocks int, seed uint64) (*Router, error) {
 	if subBlocks < 1 || subBlocks > 32 {
 		return nil, fmt.Errorf("sub-blocks per trace block: %d out of range (1..32)", subBlocks)
 	}
@@ -127,13 +137,21 @@ func NewGrouped(cfg Config, workers, subBlocks int, seed uint64) (*Router, error
 	if workers < 1 || workers > MaxWorkers {
 		return nil, fmt.Errorf("workers: %d out of range (1..%d)", workers, MaxWorkers)
 	}
+	if prev == nil {
+		prev = &Router{}
+	}
 	def, _ := findPolicy(string(cfg.Mode)) // Validate accepted the mode
 	cfg.Mode = def.mode
 	words := (workers + 63) / 64
-	all := make([]uint64, words)
+	all := zeroed(prev.all, words)
 	for w := range workers {
 		all[w>>6] |= 1 << (w & 63)
 	}
+	booked := prev.booked
+	if booked == nil {
+		booked = make(map[int64]booking, 1024)
+	}
+	clear(booked)
 	r := &Router{
 		cfg:          cfg,
 		workers:      workers,
@@ -141,27 +159,49 @@ func NewGrouped(cfg Config, workers, subBlocks int, seed uint64) (*Router, error
 		rng:          rand.New(rand.NewPCG(seed, 0x726f75746572)), // "router"
 		g:            subBlocks,
 		wholeSubs:    uint32(1)<<subBlocks - 1,
-		cached:       newMaskTable(1<<13, words, true, true),
-		active:       newMaskTable(1<<12, words, true, true),
-		load:         make([]WorkerLoad, workers),
-		booked:       make(map[int64]booking, 1024),
+		cached:       reuseMaskTable(prev.cached, 1<<13, words, true, true),
+		active:       reuseMaskTable(prev.active, 1<<12, words, true, true),
+		load:         zeroed(prev.load, workers),
+		booked:       booked,
+		spare:        prev.spare,
+		activeKey:    prev.activeKey[:0],
+		activeTotals: prev.activeTotals[:0],
+		denseCounts:  prev.denseCounts[:0],
+		wideCounts:   prev.wideCounts[:0],
+		freeRows:     prev.freeRows[:0],
+		freeRecs:     prev.freeRecs[:0],
+		recs:         prev.recs[:0],
+		freeCached:   prev.freeCached[:0],
 		all:          all,
-		liveCached:   make([]uint64, words),
-		liveActive:   make([]uint64, words),
-		none:         make([]uint64, words),
-		overlap:      make([]int, workers),
-		activePrefix: make([]int, workers),
-		cost:         make([]float64, workers),
+		liveCached:   zeroed(prev.liveCached, words),
+		liveActive:   zeroed(prev.liveActive, words),
+		none:         zeroed(prev.none, words),
+		overlap:      zeroed(prev.overlap, workers),
+		activePrefix: zeroed(prev.activePrefix, workers),
+		cost:         zeroed(prev.cost, workers),
 	}
+	// A new cached record takes the slab's room past its length as it is (newCachedRecord).
+	clear(r.recs[:cap(r.recs)])
 	if words > 1 {
-		r.refCounts = newMaskTable(1<<14, 1, false, false)
-		r.subsWide = newMaskTable(1<<13, 1, false, false)
+		r.refCounts = reuseMaskTable(prev.refCounts, 1<<14, 1, false, false)
+		r.subsWide = reuseMaskTable(prev.subsWide, 1<<13, 1, false, false)
 	}
 	r.recStride = subBlocks
 	if r.subsWide == nil {
 		r.recStride += workers
 	}
+	*prev = Router{} // prev's memory is r's now
 	return r, nil
+}
+
+// zeroed returns n zero elements in s's memory when it has room, else new ones.
+func zeroed[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
 }
 
 // refKey is the refcount table's key of record rec on worker w: the worker in the high

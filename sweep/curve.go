@@ -50,7 +50,7 @@ func Curve(ctx context.Context, sim Simulator, base engine.Config, routers []Cur
 			points = append(points, CurvePoint{Router: r.Name, Concurrency: c})
 		}
 	}
-	err := runAll(ctx, sim, runtime.GOMAXPROCS(0), jobs, nil, func(j int, rep *engine.Report, _ time.Duration) error {
+	err := runAll(ctx, withSlotMemory(sim), runtime.GOMAXPROCS(0), jobs, nil, func(j int, rep *engine.Report, _ time.Duration) error {
 		points[j].Summary = rep.Summary // each job writes only its own slot
 		return nil
 	})

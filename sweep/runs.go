@@ -33,6 +33,7 @@ func (e *Interrupted) Unwrap() error { return e.Err }
 // failed on an error or a panic (which then goes on).
 func Run(ctx context.Context, f *config.File, sim Simulator, opt Options) (res *Result, err error) {
 	opt = opt.withRemote(sim)
+	sim = withSlotMemory(sim)
 	if opt.Out != "" {
 		lock, lockErr := LockDir(opt.Out)
 		if lockErr != nil {

@@ -128,6 +128,7 @@ func (s *Search) BestEvaluation() *Evaluation { return &s.Evaluations[s.Best] }
 // as Run does). When ctx ends first the error is an *Interrupted.
 func RunSearch(ctx context.Context, f *config.File, sim Simulator, opt Options) (*Search, error) {
 	opt = opt.withRemote(sim)
+	sim = withSlotMemory(sim)
 	space, err := NewSpace(ctx, f)
 	if ctx.Err() != nil {
 		n := 0

@@ -90,6 +90,7 @@ const (
 // search requests, simulating only the values the search did not evaluate.
 func Validate(ctx context.Context, s *Search, sim Simulator, opt Options) (*Validation, error) {
 	opt = opt.withRemote(sim)
+	sim = withSlotMemory(sim)
 	f := s.File
 	names, configs, jobs, err := validationPlan(s, s.BestEvaluation(), sim)
 	if err != nil {
