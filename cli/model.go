@@ -54,6 +54,8 @@ func (f *deploymentFlags) register(cmd *cobra.Command, base model.Deployment, la
 		"vLLM's max_cudagraph_capture_size: larger steps run without CUDA graphs (eager all-reduces); 0: vLLM's default, min(2 × max_num_seqs, 512)")
 	fs.IntVar(&f.d.SharedExpertsStreamTokens, "shared-experts-stream-tokens", 0,
 		"VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD: steps of at most this many tokens overlap shared with routed experts; 0: vLLM's default, 256; -1: no second stream")
+	fs.BoolVar(&f.d.FuseAllReduceRMS, "fuse-allreduce-rms", false,
+		"vLLM's compilation_config.pass_config.fuse_allreduce_rms: small steps run each all-reduce and the add + RMSNorm after it as one FlashInfer kernel")
 	fs.IntVar(&f.d.APIServerTokenizeNS, "api-server-tokenize-ns", 0,
 		"the API server's tokenisation cost per prompt token (ns) for text prompts sent straight to vLLM; 0: token ids (Dynamo's frontend)")
 	fs.StringVar(&f.d.TimingReference, "timing-reference", model.ReferenceSilicon,
@@ -184,6 +186,9 @@ func writeModelInfo(out io.Writer, w *model.Worker) error {
 		} else {
 			b.WriteString("shared     shared experts in series with the routed experts (no second CUDA stream)\n")
 		}
+	}
+	if d.FuseAllReduceRMS {
+		fmt.Fprintf(&b, "fusion     all-reduce + RMSNorm %s\n", d.AllReduceRMSFusionWords(t))
 	}
 	if d.APIServerTokenizeNS > 0 {
 		fmt.Fprintf(&b, "requests   text prompts tokenised by the API server at %d ns/token before the engine sees them (8,192 tokens: %.1f ms)\n",
@@ -343,9 +348,9 @@ from its vLLM 0.19.0 table, the router gate as a BF16 GEMM), which the whole imp
 
 func newModelValidateCmd() *cobra.Command {
 	var path, format, profile, kvDtype, fp32, ref string
-	var perSlot, warmup, batched, seqs, block, tokenizeNS, capture int
+	var perSlot, warmup, batched, seqs, block, tokenizeNS, capture, sharedStream int
 	var rangeRatio, maxTTFT, maxTPOT float64
-	var async, prefix bool
+	var async, prefix, fuseARRMS bool
 	cmd := &cobra.Command{
 		Use:   "validate --silicon FILE.csv",
 		Short: "Replay measured closed-loop benchmarks and compare TTFT and TPOT",
@@ -398,6 +403,7 @@ warm-up. The flags below override single settings of every row's benchmark.`,
 				{"block-size", block, 1, 1 << 16, func(b *silicon.Benchmark) *int { return &b.BlockSize }},
 				{"api-tokenize-ns", tokenizeNS, 0, 1 << 40, func(b *silicon.Benchmark) *int { return &b.APIServerTokenizeNS }},
 				{"max-cudagraph-capture-size", capture, 0, 1 << 20, func(b *silicon.Benchmark) *int { return &b.MaxCUDAGraphCaptureSize }},
+				{"shared-experts-stream-tokens", sharedStream, -1, 1 << 20, func(b *silicon.Benchmark) *int { return &b.SharedExpertsStreamTokens }},
 			}
 			for _, c := range ints {
 				if fl.Changed(c.flag) && (c.v < c.min || c.v > c.max) {
@@ -435,6 +441,9 @@ warm-up. The flags below override single settings of every row's benchmark.`,
 				}
 				if fl.Changed("prefix-caching") {
 					b.PrefixCaching = prefix
+				}
+				if fl.Changed("fuse-allreduce-rms") {
+					b.FuseAllReduceRMS = fuseARRMS
 				}
 			}
 			fh, err := os.Open(path)
@@ -491,6 +500,8 @@ warm-up. The flags below override single settings of every row's benchmark.`,
 	fs.StringVar(&fp32, "float32-matmul-precision", "", "VLLM_FLOAT32_MATMUL_PRECISION of every row: highest or high (default: the benchmark's; InferenceX: high in runs from 2026-04-22, when its script set it)")
 	fs.BoolVar(&async, "async-scheduling", false, "vLLM's async scheduling: a request arriving during a step joins the step after next (default: the benchmark's)")
 	fs.BoolVar(&prefix, "prefix-caching", false, "vLLM's prefix caching (default: the benchmark's)")
+	fs.IntVar(&sharedStream, "shared-experts-stream-tokens", 0, "VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD: steps of at most this many tokens overlap a MoE layer's shared experts with its routed experts; -1: no second stream (default: the benchmark's, vLLM's 256)")
+	fs.BoolVar(&fuseARRMS, "fuse-allreduce-rms", false, "compilation_config.pass_config.fuse_allreduce_rms for every row: FlashInfer's fused all-reduce + add + RMSNorm in small steps (default: the run's, on where its script enables it)")
 	fs.Float64Var(&maxTTFT, "max-ttft-mape", 0, "exit 2 when the TTFT MAPE exceeds this percentage (0: no check)")
 	fs.Float64Var(&maxTPOT, "max-tpot-mape", 0, "exit 2 when the TPOT MAPE exceeds this percentage (0: no check)")
 	return cmd

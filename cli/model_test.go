@@ -151,3 +151,38 @@ func TestModelListLayoutsOnce(t *testing.T) {
 		t.Error("the +d mark is not explained")
 	}
 }
+
+// model validate's --shared-experts-stream-tokens and --fuse-allreduce-rms change that
+// setting of every row's run: a Kimi-K2.5 row (shared experts; its run fuses) decodes slower
+// with the shared experts in series and slower again unfused; bad thresholds are refused.
+func TestValidateSharedExpertsAndFusionFlags(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kimi.csv")
+	csv := "id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n" +
+		"k,db-dump/2026-04-27; config_id=636; silicon_concurrency=4; measured=2026-04-20T00:00:00.000Z; vllm/vllm-openai:v0.17.0,vllm,0.17.0,moonshotai/Kimi-K2.5,b200_sxm,fp4,agg,1024,256,nvfp4,nvfp4,4,8,1,1,8,1,74.1,7.06\n"
+	if err := os.WriteFile(path, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tpot := func(args ...string) float64 {
+		t.Helper()
+		out, _, err := runCmd(t, newModelValidateCmd(), append([]string{"--silicon", path, "--format", "json", "--requests-per-slot", "2"}, args...)...)
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		var rep struct {
+			Rows []struct {
+				PredTPOT float64 `json:"pred_tpot_ms"`
+			} `json:"rows"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Rows) != 1 || rep.Rows[0].PredTPOT <= 0 {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		return rep.Rows[0].PredTPOT
+	}
+	run, series, unfused := tpot(), tpot("--shared-experts-stream-tokens", "-1"), tpot("--fuse-allreduce-rms=false")
+	if !(series > run && unfused > run) {
+		t.Fatalf("predicted TPOT %.3f ms as run, %.3f with the shared experts in series, %.3f unfused: want both slower", run, series, unfused)
+	}
+	if _, _, err := runCmd(t, newModelValidateCmd(), "--silicon", path, "--shared-experts-stream-tokens", "-2"); err == nil || !strings.Contains(err.Error(), "--shared-experts-stream-tokens -2") {
+		t.Fatalf("--shared-experts-stream-tokens -2: %v", err)
+	}
+}

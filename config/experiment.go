@@ -78,8 +78,8 @@ func (f *File) deployment(sku string, pc ParallelConfig, maxBatchedTokens, maxSe
 		BlockSize: f.BlockSize, GPUMemoryUtilization: util,
 		ContextLength: f.ContextLength, NumGPUBlocks: f.NumGPUBlocks, AsyncScheduling: f.AsyncScheduling,
 		APIServerTokenizeNS: f.APIServerTokenizeNS, MaxCUDAGraphCaptureSize: f.MaxCUDAGraphCaptureSize,
-		SharedExpertsStreamTokens: f.SharedExpertsStreamTokens,
-		KVCacheDtype:              kvDtype, Float32MatmulPrecision: f.float32Precision(), TimingReference: timingReference,
+		SharedExpertsStreamTokens: f.SharedExpertsStreamTokens, FuseAllReduceRMS: f.FuseAllReduceRMS,
+		KVCacheDtype: kvDtype, Float32MatmulPrecision: f.float32Precision(), TimingReference: timingReference,
 	}
 }
 

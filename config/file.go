@@ -175,6 +175,10 @@ type File struct {
 	// this many tokens overlap a MoE model's shared experts with its routed experts. 0 (the
 	// default): vLLM's, 256; -1: no second stream (VLLM_DISABLE_SHARED_EXPERTS_STREAM=1).
 	SharedExpertsStreamTokens int
+	// FuseAllReduceRMS is vLLM's compilation_config.pass_config.fuse_allreduce_rms: small steps
+	// run each all-reduce with the add + RMSNorm after it as one FlashInfer kernel (false, the
+	// default: priced apart, as before the switch existed).
+	FuseAllReduceRMS bool
 	// Float32MatmulPrecision is VLLM_FLOAT32_MATMUL_PRECISION: highest (vLLM's default; the FP32
 	// router gate on CUDA cores) or high (TF32 tensor cores). "" means highest.
 	Float32MatmulPrecision string
@@ -489,6 +493,8 @@ func (f *File) setSearch(path, key string, n ast.Node) error {
 		return f.integer(path, n, &f.MaxCUDAGraphCaptureSize, 0, 1<<20)
 	case "shared_experts_stream_tokens":
 		return f.integer(path, n, &f.SharedExpertsStreamTokens, -1, 1<<20)
+	case "fuse_allreduce_rms":
+		return f.boolean(path, n, &f.FuseAllReduceRMS)
 	case KeyFloat32MatmulPrecision:
 		if err := f.str(path, n, &f.Float32MatmulPrecision); err != nil {
 			return err

@@ -270,6 +270,9 @@ func (f *File) fingerprint(tr *trace.Trace, tables string, list func(string) str
 	if f.SharedExpertsStreamTokens != 0 { // listed only when given, so earlier experiments keep their fingerprint
 		add("search_space.shared_experts_stream_tokens", strconv.Itoa(f.SharedExpertsStreamTokens))
 	}
+	if f.FuseAllReduceRMS { // listed only when set, so earlier experiments keep their fingerprint
+		add("search_space.fuse_allreduce_rms", "true")
+	}
 	add("workload.replay_concurrency", strconv.Itoa(w.ReplayConcurrency))
 	add("workload.arrival_speedup_ratio", num(w.ArrivalSpeedupRatio))
 	add("workload.seed", strconv.FormatUint(w.Seed, 10))

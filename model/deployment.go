@@ -60,6 +60,13 @@ type Deployment struct {
 	// the routed experts (worker.go). 0: vLLM's default, 256; -1: no second stream
 	// (VLLM_DISABLE_SHARED_EXPERTS_STREAM=1).
 	SharedExpertsStreamTokens int
+	// FuseAllReduceRMS is vLLM's compilation_config.pass_config.fuse_allreduce_rms: steps of
+	// at most AllReduceRMSFusionTokens tokens run each all-reduce and the add + RMSNorm after
+	// it as one FlashInfer kernel (fusion.go).
+	FuseAllReduceRMS bool
+	// AllReduceFusionMaxMB is the largest all-reduce input (MiB) the fusion takes at this TP
+	// size (VLLM_FLASHINFER_ALLREDUCE_FUSION_THRESHOLDS_MB); 0: vLLM's default for the GPU.
+	AllReduceFusionMaxMB float64
 }
 
 // vLLMSharedExpertsStreamTokens is VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD's default.
@@ -158,6 +165,8 @@ func (d Deployment) Validate() error {
 		return fmt.Errorf("deployment: max_cudagraph_capture_size %d must be in [0, %d] tokens (0: vLLM's default)", d.MaxCUDAGraphCaptureSize, maxCaptureSize)
 	case d.SharedExpertsStreamTokens < -1 || d.SharedExpertsStreamTokens > maxCaptureSize:
 		return fmt.Errorf("deployment: shared_experts_stream_tokens %d must be in [-1, %d] tokens (0: vLLM's default, 256; -1: no second stream)", d.SharedExpertsStreamTokens, maxCaptureSize)
+	case !(d.AllReduceFusionMaxMB >= 0 && d.AllReduceFusionMaxMB <= 1<<10):
+		return fmt.Errorf("deployment: all-reduce fusion max size %g MiB must be in [0, 1024] (0: vLLM's default)", d.AllReduceFusionMaxMB)
 	case d.NumGPUBlocks < 0:
 		return fmt.Errorf("deployment: num_gpu_blocks must be >= 0 (have %d)", d.NumGPUBlocks)
 	case !slices.Contains(TimingReferences(), d.timingReference()):

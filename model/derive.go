@@ -245,16 +245,12 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		}
 	}
 
-	// Memory-bound element-wise work has no table; price it as AIConfigurator does from the
-	// system file: bytes / (bandwidth × empirical scaling) + a constant launch latency.
-	memOp := func(bytes float64) float64 {
-		return bytes/(t.GPU.MemBW*t.GPU.MemBWScaling)*1e6 + t.GPU.MemConstantUS
-	}
+	memOp := t.GPU.memOpUS
 	act := float64(s.ActivationBytes)
 	qBytes := float64(headsPerGPU*s.HeadDim) * act
 	kBytes := float64(kvPerGPU*s.HeadDim) * act
 	elementwise := func(tokens float64) float64 {
-		addNorm := memOp(tokens * float64(4*h) * act) // residual add + RMSNorm: read 2h, write 2h
+		addNorm := t.addNormUS(tokens)
 		// Around attention, AIConfigurator's op list adds RoPE on q and k, the KV-cache write
 		// and, where the architecture has it, QK-norm (two passes over q and k, each an
 		// element-wise op and a norm), with a 1.1 correction; vLLM runs these kernels in every

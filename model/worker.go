@@ -72,6 +72,7 @@ func newWorker(d Deployment, t *Table) (*Worker, error) {
 		sum[i] = t.GEMM.Values[i] + gate.Values[i] + t.MoE.Values[i] + t.Collective.Values[i] + t.Elementwise.Values[i]
 	}
 	sharedExpertsOverlap(d, t, sum)
+	allReduceRMSFusion(d, t, sum)
 	eager, graphTokens := eagerCurve(d, t, sum)
 	return &Worker{
 		d:            d,

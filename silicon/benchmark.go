@@ -53,9 +53,31 @@ type Benchmark struct {
 	// MaxCUDAGraphCaptureSize is vLLM's max_cudagraph_capture_size (0: vLLM's default,
 	// which the measured runs used); larger steps run without CUDA graphs.
 	MaxCUDAGraphCaptureSize int `json:"max_cudagraph_capture_size"`
+	// SharedExpertsStreamTokens is VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD (0: vLLM's
+	// default, 256; -1: no second stream), which no run set.
+	SharedExpertsStreamTokens int `json:"shared_experts_stream_tokens,omitempty"`
+	// FuseAllReduceRMS is the script's compilation_config.pass_config.fuse_allreduce_rms
+	// (enable_fi_allreduce_fusion before vLLM 0.11): FlashInfer's fused all-reduce + add +
+	// RMSNorm in small steps (model/fusion.go). AllReduceFusionMaxMB is the script's
+	// VLLM_FLASHINFER_ALLREDUCE_FUSION_THRESHOLDS_MB by TP size (zero: vLLM's default).
+	FuseAllReduceRMS     bool             `json:"fuse_allreduce_rms,omitempty"`
+	AllReduceFusionMaxMB FusionThresholds `json:"allreduce_fusion_max_mb,omitzero"`
 	// TimingReference prices the replay (model.ReferenceSilicon when empty; dynosim shows how
 	// Dynamo's mocker with AIConfigurator's pricing fares against the measurements).
 	TimingReference string `json:"timing_reference,omitempty"`
+}
+
+// FusionThresholds is VLLM_FLASHINFER_ALLREDUCE_FUSION_THRESHOLDS_MB: the largest all-reduce
+// input (MiB) fused at each TP size; zero takes vLLM's default.
+type FusionThresholds struct {
+	TP2 float64 `json:"2,omitempty"`
+	TP4 float64 `json:"4,omitempty"`
+	TP8 float64 `json:"8,omitempty"`
+}
+
+// at is the threshold of a TP size (0: vLLM's default).
+func (f FusionThresholds) at(tp int) float64 {
+	return map[int]float64{2: f.TP2, 4: f.TP4, 8: f.TP8}[tp]
 }
 
 // InferenceXTokenizeNS is what vLLM's API server spends tokenising InferenceX's random text
@@ -147,6 +169,10 @@ func (b Benchmark) check() error {
 		return fmt.Errorf("silicon: benchmark %s: timing_reference %q (want one of %s)", b.Name, b.TimingReference, strings.Join(model.TimingReferences(), ", "))
 	case b.MaxCUDAGraphCaptureSize < 0:
 		return fmt.Errorf("silicon: benchmark %s: max_cudagraph_capture_size %d, want >= 0", b.Name, b.MaxCUDAGraphCaptureSize)
+	case b.SharedExpertsStreamTokens < -1:
+		return fmt.Errorf("silicon: benchmark %s: shared_experts_stream_tokens %d, want >= -1", b.Name, b.SharedExpertsStreamTokens)
+	case min(b.AllReduceFusionMaxMB.TP2, b.AllReduceFusionMaxMB.TP4, b.AllReduceFusionMaxMB.TP8) < 0:
+		return fmt.Errorf("silicon: benchmark %s: negative all-reduce fusion threshold", b.Name)
 	case b.APIServerTokenizeNS < 0:
 		return fmt.Errorf("silicon: benchmark %s: api_server_tokenize_ns %d, want >= 0", b.Name, b.APIServerTokenizeNS)
 	case b.MaxNumBatchedTokens < 0 || b.BatchedTokensPerISL < 0 || b.ExtraModelLen < 0 || b.MaxModelLen < 0:
@@ -220,6 +246,8 @@ func (b Benchmark) deployment(r Row) model.Deployment {
 	d.APIServerTokenizeNS = b.APIServerTokenizeNS
 	d.MaxCUDAGraphCaptureSize = b.MaxCUDAGraphCaptureSize
 	d.TimingReference = b.TimingReference
+	d.SharedExpertsStreamTokens = b.SharedExpertsStreamTokens
+	d.FuseAllReduceRMS, d.AllReduceFusionMaxMB = b.FuseAllReduceRMS, b.AllReduceFusionMaxMB.at(r.TP)
 	return d
 }
 
@@ -253,6 +281,9 @@ func (b Benchmark) String() string {
 	graphs := "CUDA graphs up to vLLM's default capture size"
 	if b.MaxCUDAGraphCaptureSize > 0 {
 		graphs = fmt.Sprintf("CUDA graphs up to %d tokens", b.MaxCUDAGraphCaptureSize)
+	}
+	if b.FuseAllReduceRMS {
+		graphs += ", all-reduce + RMSNorm fused in small steps"
 	}
 	seqs := fmt.Sprint(b.MaxNumSeqs)
 	if b.MaxNumSeqsIsConcurrency {

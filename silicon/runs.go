@@ -118,12 +118,18 @@ func InferenceXRuns() []Run {
 			Benchmark: ix("2025-10-29", func(b *Benchmark) { hopper2025(b); b.KVCacheDtype = model.KVFP8 })},
 		{Model: llama70, System: "b200_sxm", Precision: "fp8", To: "2025-12-31",
 			Script: "benchmarks/70b_fp8_b200_docker.sh@9596d23d7", Image: "vllm/vllm-openai:v0.10.2",
-			NotModelled: "compilation-config cudagraph_mode FULL_DECODE_ONLY with FlashInfer all-reduce + RMSNorm and attention + FP8-quant fusion: mixed steps priced as piecewise graphs of unfused kernels",
-			Benchmark:   ix("2025-10-29", func(b *Benchmark) { b.KVCacheDtype, b.PrefixCaching, b.MaxNumSeqs = model.KVFP8, false, 512 })},
+			NotModelled: llamaB200NM,
+			Benchmark: ix("2025-10-29", func(b *Benchmark) {
+				b.KVCacheDtype, b.PrefixCaching, b.MaxNumSeqs = model.KVFP8, false, 512
+				fused2025(b)
+			})},
 		{Model: llama70, System: "b200_sxm", Precision: "fp4", To: "2025-12-31",
 			Script: "benchmarks/70b_fp4_b200_docker.sh@9596d23d7", Image: "vllm/vllm-openai:v0.10.2",
-			NotModelled: "compilation-config cudagraph_mode FULL_DECODE_ONLY with FlashInfer all-reduce + RMSNorm and attention + FP8-quant fusion: mixed steps priced as piecewise graphs of unfused kernels",
-			Benchmark:   ix("2025-10-29", func(b *Benchmark) { b.KVCacheDtype, b.PrefixCaching, b.MaxNumSeqs = model.KVFP8, false, 512 })},
+			NotModelled: llamaB200NM,
+			Benchmark: ix("2025-10-29", func(b *Benchmark) {
+				b.KVCacheDtype, b.PrefixCaching, b.MaxNumSeqs = model.KVFP8, false, 512
+				fused2025(b)
+			})},
 		// gpt-oss-120b: three generations of scripts.
 		{Model: gptOSS, System: "h100_sxm", Precision: "fp4", To: "2025-11-30",
 			Script: "benchmarks/gptoss_fp4_h100_slurm.sh@af4ccd03f", Image: "vllm/vllm-openai:v0.10.2",
@@ -142,41 +148,41 @@ func InferenceXRuns() []Run {
 			Benchmark: ix("2026-03-27", hopper2026)},
 		{Model: gptOSS, System: "b200_sxm", Precision: "fp4", To: "2025-12-31",
 			Script: "benchmarks/gptoss_fp4_b200_docker.sh@4b860b78e", Image: "vllm/vllm-openai:v0.10.2",
-			NotModelled: mxfp8NM + "; compilation-config with FlashInfer all-reduce + RMSNorm fusion (FULL_AND_PIECEWISE graphs)",
-			Benchmark:   ix("2025-11-02", func(b *Benchmark) { b.PrefixCaching, b.MaxNumSeqs = false, 512 })},
+			NotModelled: mxfp8NM,
+			Benchmark:   ix("2025-11-02", func(b *Benchmark) { b.PrefixCaching, b.MaxNumSeqs = false, 512; fused2025(b) })},
 		{Model: gptOSS, System: "b200_sxm", Precision: "fp4", From: "2026-01-01",
 			Script: "benchmarks/single_node/gptoss_fp4_b200.sh@d2c2acb19", Image: "vllm/vllm-openai:v0.15.1",
-			NotModelled: mxfp8NM + "; compilation-config fuse_allreduce_rms",
+			NotModelled: mxfp8NM,
 			Benchmark: ix("2026-02-25", func(b *Benchmark) {
 				b.KVCacheDtype, b.PrefixCaching, b.MaxNumSeqs, b.MaxCUDAGraphCaptureSize = model.KVFP8, false, 512, 2048
+				b.FuseAllReduceRMS = true // config.yaml: pass_config fuse_allreduce_rms
 			})},
-		// Kimi-K2.5 (priced once MLA is): --max-num-seqs $CONC, FlashInfer all-reduce + RMSNorm
-		// fusion, prefix caching off from 79a42e20a (2026-03-27 22:21 UTC, the day's sweep).
+		// Kimi-K2.5: --max-num-seqs $CONC, FlashInfer all-reduce + RMSNorm fusion, prefix caching off from 79a42e20a (2026-03-27 22:21 UTC, the day's sweep).
 		{Model: kimi, System: "b200_sxm", Precision: "fp4", From: "2026-03-11", To: "2026-03-26",
-			Script: "benchmarks/single_node/kimik2.5_fp4_b200.sh@a58dedd5a", Image: "vllm/vllm-openai:v0.17.0", NotModelled: kimiNM,
+			Script: "benchmarks/single_node/kimik2.5_fp4_b200.sh@a58dedd5a", Image: "vllm/vllm-openai:v0.17.0",
 			Benchmark: ix("2026-03-11", func(b *Benchmark) { kimiFlags(b); kimiNVFP4(b) })},
 		{Model: kimi, System: "b200_sxm", Precision: "fp4", From: "2026-03-27", To: "2026-04-19",
-			Script: "benchmarks/single_node/kimik2.5_fp4_b200.sh@79a42e20a", Image: "vllm/vllm-openai:v0.17.0", NotModelled: kimiNM,
+			Script: "benchmarks/single_node/kimik2.5_fp4_b200.sh@79a42e20a", Image: "vllm/vllm-openai:v0.17.0",
 			Benchmark: ix("2026-03-27", func(b *Benchmark) { kimiFlags(b); kimiNVFP4(b); b.PrefixCaching = false })},
 		{Model: kimi, System: "b200_sxm", Precision: "fp4", From: "2026-04-20",
-			Script: "benchmarks/single_node/kimik2.5_fp4_b200.sh@6c3acebfa", Image: "vllm/vllm-openai:v0.17.0", NotModelled: kimiNM,
+			Script: "benchmarks/single_node/kimik2.5_fp4_b200.sh@6c3acebfa", Image: "vllm/vllm-openai:v0.17.0",
 			Benchmark: ix("2026-04-20", func(b *Benchmark) {
 				kimiFlags(b)
 				b.KVCacheDtype, b.MaxCUDAGraphCaptureSize, b.PrefixCaching = model.KVFP8, 2048, false
 				b.MaxNumBatchedTokens, b.BatchedTokensPerISL = 0, 2
 			})},
 		{Model: kimi, System: "b200_sxm", Precision: "int4", From: "2026-02-23",
-			Script: "benchmarks/single_node/kimik2.5_int4_b200.sh@79ea3651a (VLLM_USE_FLASHINFER_MOE_INT4=1)", Image: "vllm/vllm-openai:v0.15.1", NotModelled: kimiNM,
+			Script: "benchmarks/single_node/kimik2.5_int4_b200.sh@79ea3651a (VLLM_USE_FLASHINFER_MOE_INT4=1)", Image: "vllm/vllm-openai:v0.15.1",
 			Benchmark: ix("2026-03-24", func(b *Benchmark) { kimiFlags(b); b.GPUMemoryUtilization = 0.95 })},
 		{Model: kimi, System: "h200_sxm", Precision: "int4", From: "2026-03-02", To: "2026-03-26",
-			Script: "benchmarks/single_node/kimik2.5_int4_h200.sh@749096c4c", Image: "vllm/vllm-openai:v0.16.0", NotModelled: kimiNM,
+			Script: "benchmarks/single_node/kimik2.5_int4_h200.sh@749096c4c", Image: "vllm/vllm-openai:v0.16.0",
 			Benchmark: ix("2026-03-02", func(b *Benchmark) { kimiFlags(b); b.GPUMemoryUtilization = 0.95 })},
 		{Model: kimi, System: "h200_sxm", Precision: "int4", From: "2026-03-27",
-			Script: "benchmarks/single_node/kimik2.5_int4_h200.sh@79a42e20a", Image: "vllm/vllm-openai:v0.16.0", NotModelled: kimiNM,
+			Script: "benchmarks/single_node/kimik2.5_int4_h200.sh@79a42e20a", Image: "vllm/vllm-openai:v0.16.0",
 			Benchmark: ix("2026-03-27", func(b *Benchmark) { kimiFlags(b); b.GPUMemoryUtilization, b.PrefixCaching = 0.95, false })},
 		// B300: the 2026-04-03 nightly rows ran the config before it was merged (#1056, #1100).
 		{Model: kimi, System: "b300_sxm", Precision: "fp4", From: "2026-04-03",
-			Script: "benchmarks/single_node/kimik2.5_fp4_b300.sh@f34a83b25", Image: "vllm/vllm-openai:v0.17.0-cu130, v0.19.0-cu130", NotModelled: kimiNM,
+			Script: "benchmarks/single_node/kimik2.5_fp4_b300.sh@f34a83b25", Image: "vllm/vllm-openai:v0.17.0-cu130, v0.19.0-cu130",
 			Benchmark: ix("2026-04-03", func(b *Benchmark) { kimiFlags(b); kimiNVFP4(b); b.PrefixCaching = false })},
 		// AIConfigurator's own gap-analysis collections (vLLM 0.12.0; the Qwen3-32B FP8 rows
 		// under Dynamo's vllm-runtime 0.8.0): their server and client settings are not
@@ -208,11 +214,21 @@ func kimiGapAnalysis(runs []Run) []Run {
 	return out
 }
 
-const kimiNM = "compilation_config.pass_config.fuse_allreduce_rms (FlashInfer's fused all-reduce + RMSNorm)"
+// llamaB200NM is what the Llama 3.3 70B B200 runs' compilation config sets beyond the fused
+// all-reduce + RMSNorm.
+const llamaB200NM = "compilation-config cudagraph_mode FULL_DECODE_ONLY and splitting_ops [] with the attention + FP8-quant fusion: mixed steps priced as piecewise graphs of unfused kernels"
+
+// fused2025 is the 2025 B200 scripts' FlashInfer all-reduce fusion: compilation-config
+// pass_config enable_fi_allreduce_fusion true, VLLM_FLASHINFER_ALLREDUCE_FUSION_THRESHOLDS_MB
+// '{"2":32,"4":32,"8":8}'.
+func fused2025(b *Benchmark) {
+	b.FuseAllReduceRMS, b.AllReduceFusionMaxMB = true, FusionThresholds{TP2: 32, TP4: 32, TP8: 8}
+}
 
 // kimiFlags is what InferenceX's Kimi-K2.5 scripts set on top of vLLM's defaults:
-// --max-num-seqs $CONC (--gpu-memory-utilization 0.90 unless raised).
-func kimiFlags(b *Benchmark) { b.MaxNumSeqsIsConcurrency = true }
+// --max-num-seqs $CONC (--gpu-memory-utilization 0.90 unless raised) and
+// --compilation_config.pass_config.fuse_allreduce_rms true.
+func kimiFlags(b *Benchmark) { b.MaxNumSeqsIsConcurrency, b.FuseAllReduceRMS = true, true }
 
 // kimiNVFP4 is the KV cache of NVIDIA's NVFP4 Kimi-K2.5 under --kv-cache-dtype auto: its
 // quantization config names an FP8 KV cache (kv_cache_quant_algo FP8, kv_cache_scheme 8-bit

@@ -108,3 +108,32 @@ func TestUnrecordedVersionFromRun(t *testing.T) {
 		t.Fatalf("gap-analysis run: version %q, want 0.12.0", v)
 	}
 }
+
+// The fused all-reduce + RMSNorm follows each run's script: on where it enables it (every
+// Kimi-K2.5 run, gpt-oss and Llama 3.3 70B on B200), with the 2025 scripts' thresholds per TP
+// size, and off for the rest, the seed's shared rows among them.
+func TestRunsFuseAllReduceRMS(t *testing.T) {
+	fused := map[string]bool{kimi: true}
+	for _, r := range InferenceXRuns() {
+		want := fused[r.Model] || (r.System == "b200_sxm" && (r.Model == gptOSS || r.Model == llama70))
+		if r.Benchmark.FuseAllReduceRMS != want {
+			t.Fatalf("run %s: fuse_allreduce_rms %v, want %v", r.Script, r.Benchmark.FuseAllReduceRMS, want)
+		}
+	}
+	if InferenceX().FuseAllReduceRMS {
+		t.Fatal("the seed's shared rows' benchmark fuses all-reduce + RMSNorm; its script does not enable it")
+	}
+	b := runOf(Row{Model: llama70, System: "b200_sxm", Precision: "fp8", Measured: "2025-10-29"}).Benchmark
+	row := Row{Model: llama70, System: "b200_sxm", Precision: "fp8", Concurrency: 4, TP: 8, AttentionDP: 1, MoETP: 8, MoEEP: 1, ISL: 1024, OSL: 1024}
+	if d := b.deployment(row); !d.FuseAllReduceRMS || d.AllReduceFusionMaxMB != 8 {
+		t.Fatalf("Llama 70B B200 TP 8: fuse %v up to %g MiB, want the script's 8", d.FuseAllReduceRMS, d.AllReduceFusionMaxMB)
+	}
+	b = runOf(Row{Model: kimi, System: "b200_sxm", Precision: "fp4", Measured: "2026-04-20"}).Benchmark
+	row = Row{Model: kimi, System: "b200_sxm", Precision: "fp4", Concurrency: 4, TP: 4, AttentionDP: 1, MoETP: 1, MoEEP: 4, ISL: 1024, OSL: 1024}
+	if d := b.deployment(row); !d.FuseAllReduceRMS || d.AllReduceFusionMaxMB != 0 {
+		t.Fatalf("Kimi-K2.5 B200 TP 4: fuse %v up to %g MiB, want vLLM's default size (0)", d.FuseAllReduceRMS, d.AllReduceFusionMaxMB)
+	}
+	if !strings.Contains(b.String(), "all-reduce + RMSNorm fused in small steps") {
+		t.Fatalf("benchmark line does not say it fuses: %s", b)
+	}
+}
