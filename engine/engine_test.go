@@ -219,7 +219,7 @@ func TestPreemptionTinyPool(t *testing.T) {
 	}
 	// 118 gaps: 61 of 101 µs, 56 of 102 µs, and B's wait from its 29th token (3156) to
 	// its 30th (6452), 3296 µs. Nearest rank 117 of 118 is 102; the mean 15169/118 µs.
-	if sum.P99ITLMS != 0.102 || sum.MeanITLMS != 0.129 || s.itl.over != nil || s.itl.dense[3296] != 1 {
+	if sum.P99ITLMS != 0.102 || sum.MeanITLMS != 0.129 || s.itl.over != nil || s.itl.count(3296) != 1 {
 		t.Errorf("ITL p99 %v mean %v", sum.P99ITLMS, sum.MeanITLMS)
 	}
 	for _, ev := range rt.events {

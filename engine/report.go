@@ -259,27 +259,32 @@ func floatStats(v []float64) (mean, p50, p90, p99 float64) {
 
 // gapHist is an exact histogram of inter-token gaps in microseconds: dense counts below
 // denseGapUS (most step durations), a map for the longer ones (long prefill steps, waits
-// after a preemption). The dense part grows to the longest gap seen: a replay's steps
-// mostly take a few thousand microseconds, and a full-length array (512 KB, faulted in and
-// walked at report time) cost a short replay — the simulator digest runs seven — more than
-// its steps did.
+// after a preemption). The dense counts live in page-sized chunks made when a gap first
+// falls in them: a replay's gaps cluster around its step times, and a full-length array
+// (512 KB, faulted in and walked at report time) cost a short replay — the simulator digest
+// runs seven — more than its steps did.
 type gapHist struct {
-	dense []int64
+	dense [denseGapUS / gapChunk]*[gapChunk]int64
 	over  map[int64]int64
 	n     int64
 	sum   int64
 }
 
-const denseGapUS = 1 << 16
+const (
+	denseGapUS = 1 << 16
+	gapChunk   = 512 // counts per chunk: 4 KB
+)
 
 func (h *gapHist) add(gap, count int64) {
 	h.n += count
 	h.sum += gap * count
 	if gap < denseGapUS {
-		if gap >= int64(len(h.dense)) {
-			h.grow(gap)
+		c := h.dense[gap/gapChunk]
+		if c == nil {
+			c = new([gapChunk]int64)
+			h.dense[gap/gapChunk] = c
 		}
-		h.dense[gap] += count
+		c[gap%gapChunk] += count
 		return
 	}
 	if h.over == nil {
@@ -288,29 +293,43 @@ func (h *gapHist) add(gap, count int64) {
 	h.over[gap] += count
 }
 
-// grow makes the dense counts reach gap, doubling (at least 4,096 entries, at most
-// denseGapUS).
-func (h *gapHist) grow(gap int64) {
-	d := make([]int64, min(denseGapUS, max(4096, 2*len(h.dense), int(gap)+1)))
-	copy(d, h.dense)
-	h.dense = d
+// count is how many gaps of exactly gap microseconds were added.
+func (h *gapHist) count(gap int64) int64 {
+	if gap >= denseGapUS {
+		return h.over[gap]
+	}
+	if c := h.dense[gap/gapChunk]; c != nil {
+		return c[gap%gapChunk]
+	}
+	return 0
+}
+
+// counts yields each gap added with its count, shortest first.
+func (h *gapHist) counts(yield func(gap, count int64) bool) {
+	for i, c := range h.dense {
+		if c == nil {
+			continue
+		}
+		for j, n := range c {
+			if n > 0 && !yield(int64(i*gapChunk+j), n) {
+				return
+			}
+		}
+	}
+	for _, g := range slices.Sorted(maps.Keys(h.over)) {
+		if !yield(g, h.over[g]) {
+			return
+		}
+	}
 }
 
 func (h *gapHist) stats() (mean, p50, p90, p99 float64) {
 	if h.n == 0 {
 		return
 	}
-	long := slices.Sorted(maps.Keys(h.over))
 	q := func(p float64) float64 {
 		k := int64(rank(p, int(h.n))) // 0-based rank
-		for g, c := range h.dense {
-			if k < c {
-				return ms(float64(g))
-			}
-			k -= c
-		}
-		for _, g := range long {
-			c := h.over[g]
+		for g, c := range h.counts {
 			if k < c {
 				return ms(float64(g))
 			}
@@ -326,16 +345,11 @@ func (h *gapHist) stats() (mean, p50, p90, p99 float64) {
 func (h *gapHist) perUser() float64 {
 	var rate float64
 	var n int64
-	for g, c := range h.dense {
-		if g > 0 && c > 0 {
+	for g, c := range h.counts {
+		if g > 0 {
 			rate += float64(c) * 1e6 / float64(g)
 			n += c
 		}
-	}
-	for _, g := range slices.Sorted(maps.Keys(h.over)) {
-		c := h.over[g]
-		rate += float64(c) * 1e6 / float64(g)
-		n += c
 	}
 	if n == 0 {
 		return 0
