@@ -3,12 +3,14 @@ package config
 import (
 	"bytes"
 	"crypto/sha256"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/routerlab/routerlab/internal/buildid"
 	"github.com/routerlab/routerlab/trace"
 )
 
@@ -45,6 +47,86 @@ func TestFingerprintHasSimulator(t *testing.T) {
 	if fp[1].Key != KeySimulator || fp[1].Value != SimulatorDigest() {
 		t.Fatalf("fingerprint[1] = %v, want %s=%s", fp[1], KeySimulator, SimulatorDigest())
 	}
+}
+
+// The digest a process reports is the one its simulator computes, whether it came from the
+// cache file or not: a stale or planted entry for this build would show here.
+func TestSimulatorDigestIsComputed(t *testing.T) {
+	if got, want := SimulatorDigest(), computeDigest(); got != want {
+		t.Fatalf("SimulatorDigest() = %s, the simulator computes %s", got, want)
+	}
+}
+
+// The cache file keeps one digest per build ID: a build finds its own without computing,
+// another build (or no build ID) computes its own, malformed lines are dropped, the file
+// keeps the latest cachedDigests builds, and an unwritable place only costs computing.
+func TestCachedDigest(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "routerlab", "simulator-digests")
+	runs := 0
+	compute := func(d string) func() string { return func() string { runs++; return d } }
+	if d := cachedDigest(path, "build-a", compute("sim-00000000000000aa")); d != "sim-00000000000000aa" || runs != 1 {
+		t.Fatalf("first run: %s after %d computations", d, runs)
+	}
+	if d := cachedDigest(path, "build-a", compute("sim-ffffffffffffffff")); d != "sim-00000000000000aa" || runs != 1 {
+		t.Fatalf("second run of build-a: %s after %d computations, want the recorded digest without computing", d, runs)
+	}
+	if d := cachedDigest(path, "build-b", compute("sim-00000000000000bb")); d != "sim-00000000000000bb" || runs != 2 {
+		t.Fatalf("build-b: %s after %d computations, want its own", d, runs)
+	}
+	if d := cachedDigest(path, "", compute("sim-00000000000000cc")); d != "sim-00000000000000cc" || runs != 3 {
+		t.Fatalf("no build ID: %s after %d computations", d, runs)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != "build-a sim-00000000000000aa\nbuild-b sim-00000000000000bb\n" {
+		t.Fatalf("cache file:\n%s", b)
+	}
+	// A malformed digest is not believed; the build computes and records its own.
+	if err := os.WriteFile(path, []byte("build-a sim-NOTHEX\ngarbage\nbuild-b sim-00000000000000bb\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if d := cachedDigest(path, "build-a", compute("sim-00000000000000aa")); d != "sim-00000000000000aa" || runs != 4 {
+		t.Fatalf("malformed entry: %s after %d computations", d, runs)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "build-b sim-00000000000000bb\nbuild-a sim-00000000000000aa\n" {
+		t.Fatalf("cache file after a malformed entry:\n%s", b)
+	}
+	for i := range 2 * cachedDigests {
+		cachedDigest(path, fmt.Sprintf("build-%d", i), compute("sim-0000000000000001"))
+	}
+	b, _ = os.ReadFile(path)
+	if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); len(lines) != cachedDigests ||
+		lines[len(lines)-1] != fmt.Sprintf("build-%d sim-0000000000000001", 2*cachedDigests-1) {
+		t.Fatalf("cache file keeps %d lines, last %q; want the latest %d", len(lines), lines[len(lines)-1], cachedDigests)
+	}
+	// A directory where the file should be: nothing recorded, the digest still given.
+	blocked := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(blocked, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if d := cachedDigest(filepath.Join(blocked, "simulator-digests"), "build-a", compute("sim-00000000000000aa")); d != "sim-00000000000000aa" {
+		t.Fatalf("unwritable cache: %s", d)
+	}
+}
+
+// BenchmarkSimulatorDigest is a fresh process's cost of its build's identity: computed
+// (the embedded tables hashed, the canonical simulation run) against found in the cache
+// file by the executable's build ID.
+func BenchmarkSimulatorDigest(b *testing.B) {
+	b.Run("computed", func(b *testing.B) {
+		for b.Loop() {
+			computeDigest()
+		}
+	})
+	path := filepath.Join(b.TempDir(), "simulator-digests")
+	cachedDigest(path, buildid.Executable(), computeDigest)
+	b.Run("cached", func(b *testing.B) {
+		for b.Loop() {
+			cachedDigest(path, buildid.Executable(), computeDigest)
+		}
+	})
 }
 
 // BenchmarkCanonicalSimulation is the start-up cost of a build's identity.
