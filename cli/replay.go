@@ -60,15 +60,16 @@ states the point it ran. Override knobs with --set, e.g. --set router_mode=round
 					return err
 				}
 			}
-			fp := exp.PointFingerprint(point, x.requests)
+			// The fingerprint (with the simulator digest) only where an output carries it.
+			fp := func() config.Fingerprint { return exp.PointFingerprint(point, x.requests) }
 			if out != "" {
-				if err := writeReplayDir(out, plots, fp, rep, exp.File.Goal.SLAText()); err != nil {
+				if err := writeReplayDir(out, plots, fp(), rep, exp.File.Goal.SLAText()); err != nil {
 					return err
 				}
 			}
 			w := cmd.OutOrStdout()
 			if format == "json" {
-				return writeJSON(w, replayJSON{Experiment: fp, Summary: rep.Summary})
+				return writeJSON(w, replayJSON{Experiment: fp(), Summary: rep.Summary})
 			}
 			return writeSummaryTable(w, exp, point, cfg, rep.Summary)
 		},
