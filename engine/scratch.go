@@ -26,7 +26,7 @@ type Scratch struct {
 	workers []worker
 	heap    eventHeap
 	flights []*flight
-	itl     []int64 // gapHist.dense
+	itl     [denseGapUS / gapChunk]*[gapChunk]int64 // gapHist.dense
 	rt      *router.Router
 }
 

@@ -151,7 +151,11 @@ func newSimIn(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace, r
 		dynosim:    d.Dynosim(),
 		tokenizeNS: int64(d.APIServerTokenizeNS),
 	}
-	clear(s.itl.dense)
+	for _, c := range s.itl.dense {
+		if c != nil {
+			clear(c[:])
+		}
+	}
 	*sc = Scratch{rt: sc.rt} // the memory is s's now
 	if d.BlockSize&(d.BlockSize-1) == 0 {
 		s.blockShift = int8(bits.TrailingZeros(uint(d.BlockSize)))
