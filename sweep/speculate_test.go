@@ -102,3 +102,27 @@ func TestBootstrapMeansSplitIsExact(t *testing.T) {
 		t.Errorf("interval %+v does not bracket its mean", want[0])
 	}
 }
+
+// TestResampleMeansFusedIsExact: three series summed in one pass give bit-identical means
+// to each series resampled alone from the same stream (odd and even request counts).
+func TestResampleMeansFusedIsExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	for _, n := range []int{1, 2, 999, 1000} {
+		d := make([][]float64, 3)
+		for k := range d {
+			for range n {
+				d[k] = append(d[k], 1000+100*r.NormFloat64())
+			}
+		}
+		const resamples = 50
+		fused := [][]float64{make([]float64, resamples), make([]float64, resamples), make([]float64, resamples)}
+		resampleMeans(d, rand.NewPCG(7, bootstrapStream), fused, 0, resamples)
+		for k := range d {
+			alone := [][]float64{make([]float64, resamples)}
+			resampleMeans(d[k:k+1], rand.NewPCG(7, bootstrapStream), alone, 0, resamples)
+			if !slices.Equal(fused[k], alone[0]) {
+				t.Fatalf("n %d series %d: fused means %v, alone %v", n, k, fused[k][:3], alone[0][:3])
+			}
+		}
+	}
+}

@@ -347,12 +347,37 @@ func bootstrapMeans(d [][]float64, seed uint64) []Interval {
 }
 
 // resampleMeans fills means[k][r] for resamples from ≤ r < to of every series d[k], drawing
-// each resample's indices from rng: one index list per resample (two indices per 64-bit draw,
-// as in bootstrapMean), then one pass over it per series (sequential reads, few branches).
+// each resample's indices from rng, two per 64-bit draw as in bootstrapMean. Three series
+// (a validation's round_robin, default_kv and best) are summed in one pass as the indices are
+// drawn: each sum is a chain of dependent additions whose latency bounds the loop, so three
+// chains side by side cost about what one does. Each series' sum adds the same terms in the
+// same order as a pass of its own, so the means are bit-identical to summing them one by one
+// (TestResampleMeansFusedIsExact).
 func resampleMeans(d [][]float64, rng *rand.PCG, means [][]float64, from, to int) {
 	n := len(d[0])
-	idx := make([]uint32, n)
 	un := uint64(n)
+	if len(d) == 3 {
+		a, b, c := d[0][:n], d[1][:n], d[2][:n]
+		for r := from; r < to; r++ {
+			var sa, sb, sc float64
+			for i := 0; i < n; i += 2 {
+				x := rng.Uint64()
+				j := ((x & 0xffffffff) * un) >> 32
+				sa += a[j]
+				sb += b[j]
+				sc += c[j]
+				if i+1 < n {
+					j = ((x >> 32) * un) >> 32
+					sa += a[j]
+					sb += b[j]
+					sc += c[j]
+				}
+			}
+			means[0][r], means[1][r], means[2][r] = sa/float64(n), sb/float64(n), sc/float64(n)
+		}
+		return
+	}
+	idx := make([]uint32, n)
 	for r := from; r < to; r++ {
 		for i := 0; i < n; i += 2 {
 			x := rng.Uint64()
