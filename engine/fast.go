@@ -1,6 +1,9 @@
 package engine
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
 // The decode fast path. A worker whose waiting queue is empty and whose running requests
 // are all decoding runs identical-shape steps until one of them completes: each step decodes
@@ -39,19 +42,26 @@ func (s *Sim) planFast(w *worker, t int64) bool {
 	if m < 2 {
 		return false
 	}
-	b := &w.batch
-	b.Prefill = b.Prefill[:0]
-	b.Decodes = n
-	b.FirstTokens, b.FirstTokenContextTokens = 0, 0
-	w.fastEnds = w.fastEnds[:0]
-	w.fastDur = w.fastDur[:0]
+	w.fastDur = slices.Grow(w.fastDur[:0], int(m))[:m]
+	w.fastEnds = slices.Grow(w.fastEnds[:0], int(m))[:m]
+	if s.decodeTimer != nil {
+		s.decodeTimer.DecodeStepsUS(n, ctx, w.fastDur)
+	} else {
+		b := &w.batch
+		b.Prefill = b.Prefill[:0]
+		b.Decodes = n
+		b.FirstTokens, b.FirstTokenContextTokens = 0, 0
+		for j := range w.fastDur {
+			b.DecodeContextTokens = ctx + int64(j)*int64(n)
+			w.fastDur[j] = s.timer.StepTimeUS(b)
+		}
+	}
 	end := t
-	for j := range m {
-		b.DecodeContextTokens = ctx + int64(j)*int64(n)
-		d := s.stepTime(b)
+	for j, d := range w.fastDur {
+		d = max(d, 1) // as stepTime
+		w.fastDur[j] = d
 		end += d
-		w.fastDur = append(w.fastDur, d)
-		w.fastEnds = append(w.fastEnds, end)
+		w.fastEnds[j] = end
 	}
 	w.fast = true
 	s.queueStepEnd(w, end)

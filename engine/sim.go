@@ -52,12 +52,14 @@ type flight struct {
 // Sim is one simulated replay. It is single-threaded and not safe for concurrent use; the
 // values it hands out (Snapshots, Report) are copies.
 type Sim struct {
-	cfg        Config
-	timer      model.StepTimer
-	rt         routerAPI
-	tr         *trace.Trace
-	blockSize  int32
-	blockShift int8 // log2(blockSize), or -1 when it is not a power of two
+	cfg   Config
+	timer model.StepTimer
+	// decodeTimer is timer when it prices decode stretches in one call (planFast), else nil.
+	decodeTimer model.DecodeStepTimer
+	rt          routerAPI
+	tr          *trace.Trace
+	blockSize   int32
+	blockShift  int8 // log2(blockSize), or -1 when it is not a power of two
 
 	reqs    []request
 	workers []worker
@@ -157,6 +159,7 @@ func newSimIn(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace, r
 		}
 	}
 	*sc = Scratch{rt: sc.rt} // the memory is s's now
+	s.decodeTimer, _ = timer.(model.DecodeStepTimer)
 	if d.BlockSize&(d.BlockSize-1) == 0 {
 		s.blockShift = int8(bits.TrailingZeros(uint(d.BlockSize)))
 	}

@@ -21,7 +21,20 @@ func axisNodes(octaves int) int { return octaves*nodesPerOctave + 1 }
 
 // axisPos is the fractional node position of x >= 1 (axisPos(axisNode(i)) == i).
 func axisPos(x float64) float64 {
-	frac, exp := math.Frexp(x) // x = frac·2^exp, frac in [0.5, 1)
+	// math.Frexp's x = frac·2^exp, frac in [0.5, 1), read straight from the bits of a normal
+	// x: 2·frac is x's mantissa with a zero exponent (exactly), exp its exponent + 1. Frexp
+	// itself, a call with special cases, cost more than the interpolation around it.
+	b := math.Float64bits(x)
+	e := int(b>>52) & 0x7ff
+	if e == 0 || e == 0x7ff {
+		return axisPosFrexp(x)
+	}
+	return float64((e-1023)*nodesPerOctave) + (math.Float64frombits(b&(1<<52-1)|0x3ff<<52)-1)*nodesPerOctave
+}
+
+// axisPosFrexp is axisPos of any x, subnormal and special values included.
+func axisPosFrexp(x float64) float64 {
+	frac, exp := math.Frexp(x)
 	return float64((exp-1)*nodesPerOctave) + (2*frac-1)*nodesPerOctave
 }
 
@@ -72,16 +85,34 @@ func newSurface(v []float64, rows, cols int, rowPow, colPow float64) surface {
 
 // at evaluates bilinearly at (r, c).
 func (s *surface) at(r, c float64) float64 {
-	scale := 1.0
+	i, i1, fr, scale := s.rowAt(r)
+	return s.colAt(i, i1, fr, scale, c)
+}
+
+// rowAt is the row part of at: the rows i and i1 around r, the fraction fr between them and
+// the hold-utilisation factor beyond the last row.
+func (s *surface) rowAt(r float64) (i, i1 int, fr, scale float64) {
+	scale = 1.0
 	if r < 1 {
 		r = 1
-	}
-	if c < 1 {
-		c = 1
 	}
 	if r > s.rmax {
 		scale *= math.Pow(r/s.rmax, s.rowPow)
 		r = s.rmax
+	}
+	pr := axisPos(r)
+	i = int(pr)
+	i1 = i + 1
+	if i1 >= s.rows {
+		i1 = i
+	}
+	return i, i1, pr - float64(i), scale
+}
+
+// colAt finishes at for the row part rowAt gave: the column part and the bilinear value.
+func (s *surface) colAt(i, i1 int, fr, scale, c float64) float64 {
+	if c < 1 {
+		c = 1
 	}
 	if c > s.cmax {
 		q := c / s.cmax
@@ -92,13 +123,10 @@ func (s *surface) at(r, c float64) float64 {
 		}
 		c = s.cmax
 	}
-	pr, pc := axisPos(r), axisPos(c)
-	i, j := int(pr), int(pc)
-	fr, fc := pr-float64(i), pc-float64(j)
-	i1, j1 := i+1, j+1
-	if i1 >= s.rows {
-		i1 = i
-	}
+	pc := axisPos(c)
+	j := int(pc)
+	fc := pc - float64(j)
+	j1 := j + 1
 	if j1 >= s.cols {
 		j1 = j
 	}

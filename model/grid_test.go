@@ -95,3 +95,23 @@ func TestCurveMonotoneProperty(t *testing.T) {
 		}
 	})
 }
+
+// TestAxisPosIsFrexps: axisPos reads the exponent and mantissa from the bits, which must
+// give exactly the position math.Frexp's formula does, for every positive value.
+func TestAxisPosIsFrexps(t *testing.T) {
+	frexpPos := func(x float64) float64 {
+		frac, exp := math.Frexp(x)
+		return float64((exp-1)*nodesPerOctave) + (2*frac-1)*nodesPerOctave
+	}
+	for _, x := range []float64{1, 1.25, 3, 4.5, 1e6, math.MaxFloat64, math.SmallestNonzeroFloat64, 2.2250738585072014e-308} {
+		if got, want := axisPos(x), frexpPos(x); got != want {
+			t.Fatalf("axisPos(%g) = %v, Frexp's %v", x, got, want)
+		}
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		x := rapid.Float64Range(math.SmallestNonzeroFloat64, math.MaxFloat64).Draw(t, "x")
+		if got, want := axisPos(x), frexpPos(x); got != want {
+			t.Fatalf("axisPos(%g) = %v, Frexp's %v", x, got, want)
+		}
+	})
+}

@@ -33,3 +33,11 @@ type Batch struct {
 type StepTimer interface {
 	StepTimeUS(b *Batch) int64
 }
+
+// DecodeStepTimer is a StepTimer that prices a stretch of decode-only steps in one call
+// (the engine's decode fast path): out[j] must equal StepTimeUS of the batch of decodes
+// decoding requests with ctx + j·decodes context tokens.
+type DecodeStepTimer interface {
+	StepTimer
+	DecodeStepsUS(decodes int, ctx int64, out []int64)
+}

@@ -136,6 +136,27 @@ func (w *Worker) StepTimeUS(b *Batch) int64 {
 	return int64(math.Ceil(us))
 }
 
+// DecodeStepsUS sets out[j] to StepTimeUS of a step of decodes decoding requests holding
+// ctx + j·decodes context tokens, for every j: the steps of a decode stretch, where each
+// step adds one token to every request. The parts that depend only on the batch size (the
+// non-attention work, the LM head, decode attention's row) are priced once.
+func (w *Worker) DecodeStepsUS(decodes int, ctx int64, out []int64) {
+	if w.dynosim || decodes <= 0 {
+		b := Batch{Decodes: decodes}
+		for j := range out {
+			b.DecodeContextTokens = ctx + int64(j)*int64(decodes)
+			out[j] = w.StepTimeUS(&b)
+		}
+		return
+	}
+	base := w.nonAttentionAt(decodes) + w.logits.at(float64(decodes))
+	i, i1, fr, scale := w.decode.rowAt(float64(decodes))
+	for j := range out {
+		c := ctx + int64(j)*int64(decodes)
+		out[j] = int64(math.Ceil(base + w.decode.colAt(i, i1, fr, scale, float64(c)/float64(decodes))))
+	}
+}
+
 // Breakdown is StepTimeUS split by operator family (for `model info` and tests).
 func (w *Worker) Breakdown(b *Batch) StepBreakdown {
 	r := StepBreakdown{Tokens: b.Decodes, Sequences: len(b.Prefill) + b.Decodes}

@@ -222,6 +222,29 @@ func BenchmarkStepTimeMixed(b *testing.B) {
 	_ = sink
 }
 
+// BenchmarkDecodeStretch prices the engine's decode stretch of 32 steps of 4 decodes (the
+// seed replay's: 32 in flight on 8 workers): one DecodeStepsUS call against 32 StepTimeUS
+// calls. One op is one stretch.
+func BenchmarkDecodeStretch(b *testing.B) {
+	w := seedWorker(b)
+	const n, steps, ctx = 4, 32, 4 * 9000
+	out := make([]int64, steps)
+	b.Run("one_call", func(b *testing.B) {
+		for b.Loop() {
+			w.DecodeStepsUS(n, ctx, out)
+		}
+	})
+	b.Run("per_step", func(b *testing.B) {
+		batch := &Batch{Decodes: n}
+		for b.Loop() {
+			for j := range out {
+				batch.DecodeContextTokens = ctx + int64(j)*n
+				out[j] = w.StepTimeUS(batch)
+			}
+		}
+	})
+}
+
 func TestDeploymentValidate(t *testing.T) {
 	if err := SeedDeployment().Validate(); err != nil {
 		t.Fatal(err)
@@ -439,4 +462,27 @@ func TestSharedExpertsOverlap(t *testing.T) {
 	if err := d.Validate(); err == nil || !strings.Contains(err.Error(), "shared_experts_stream_tokens") {
 		t.Fatalf("threshold -2: %v", err)
 	}
+}
+
+// TestDecodeStepsMatchStepTime: a decode stretch priced in one call is, step by step, what
+// StepTimeUS says of each of its steps — on the grid, past either edge, and under the
+// dynosim reference (which prices them one by one).
+func TestDecodeStepsMatchStepTime(t *testing.T) {
+	seed, dyn := seedWorker(t), dynosimWorker(t)
+	rapid.Check(t, func(t *rapid.T) {
+		w := seed
+		if rapid.Bool().Draw(t, "dynosim") {
+			w = dyn
+		}
+		dec := rapid.IntRange(1, 5000).Draw(t, "decodes")
+		ctx := rapid.Int64Range(int64(dec), int64(dec)*500000).Draw(t, "ctx")
+		out := make([]int64, rapid.IntRange(0, 40).Draw(t, "steps"))
+		w.DecodeStepsUS(dec, ctx, out)
+		for j, got := range out {
+			b := Batch{Decodes: dec, DecodeContextTokens: ctx + int64(j)*int64(dec)}
+			if want := w.StepTimeUS(&b); got != want {
+				t.Fatalf("step %d of %d decodes at context %d: %d µs, StepTimeUS %d µs", j, dec, b.DecodeContextTokens, got, want)
+			}
+		}
+	})
 }
