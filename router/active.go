@@ -49,9 +49,9 @@ func (r *Router) bookBlocks(w int, key uint64, nk int) uint32 {
 	t := r.active
 	k := t.insert(key)
 	if !t.used(k) {
-		t.aux[k] = r.newRecord(key)
+		t.setAux(k, r.newRecord(key))
 	}
-	rec := t.aux[k]
+	rec := t.aux(k)
 	var c, totals []uint32
 	if r.refCounts == nil {
 		c = r.counts(rec, w)

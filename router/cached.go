@@ -117,9 +117,9 @@ func (r *Router) store(ev *KVEvent, i, j int) {
 	t := r.cached
 	k := t.insert(key)
 	if !t.used(k) {
-		t.aux[k] = r.newCachedRecord()
+		t.setAux(k, r.newCachedRecord())
 	}
-	rec := t.aux[k]
+	rec := t.aux(k)
 	m := r.cachedSubs(k, rec, w)
 	sole := true // w is (or becomes) the trace block's one holder
 	if r.subsWide != nil {
@@ -162,7 +162,7 @@ func (r *Router) remove(ev *KVEvent, i, j int) {
 	if k < 0 {
 		return
 	}
-	rec := t.aux[k]
+	rec := t.aux(k)
 	m := r.cachedSubs(k, rec, w)
 	if m == 0 {
 		return
@@ -237,7 +237,7 @@ func (r *Router) scanPrefix(t *maskTable, live []uint64, hashes []uint64, prefix
 		} else {
 			present, whole = t.wideMask(k), t.wideSecond(k)
 		}
-		rec := t.aux[k]
+		rec := t.aux(k)
 		nk := min(g, n-base)
 		any = false
 		for j := range live {

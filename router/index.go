@@ -36,10 +36,10 @@ import "math/bits"
 // is then 24 bytes at any fleet size, where inline masks made it 272 at 1,024 workers, and
 // most look-ups touch one cache line.
 type maskTable struct {
-	s      []uint64 // slots of stride words: key, mask (one word) or bit count and holder, [second mask]; slots a power of two
-	aux    []uint32 // payload of each slot, moved along with it; nil if unused
+	s      []uint64 // slots of stride words: key, mask (one word) or bit count and holder, [second mask], [payload]; slots a power of two
+	hasAux bool     // slots end in a uint32 payload word (aux), moved along with the slot
 	words  int      // mask words per slot
-	stride int      // 2, 3 with a second one-word mask; 3 for wide masks
+	stride int      // 2, 3 with a second one-word mask; 3 for wide masks; one more with a payload
 	shift  uint     // 64 − log2(slots)
 	last   int      // slots − 1, the probe wrap mask
 	n      int      // occupied slots
@@ -79,7 +79,10 @@ func newMaskTable(size, words int, withAux, withSecond bool) *maskTable {
 		t.stride = 3
 	}
 	if withAux {
-		t.aux = []uint32{}
+		// The payload sits in the slot, not in an array beside: a look-up and its record
+		// id are then one cache line, where a parallel array cost a second miss.
+		t.hasAux = true
+		t.stride++
 	}
 	t.resize(size)
 	return t
@@ -93,12 +96,17 @@ func reuseMaskTable(t *maskTable, size, words int, withAux, withSecond bool) *ma
 		return newMaskTable(size, words, withAux, withSecond)
 	}
 	clear(t.s)
-	clear(t.aux)
 	clear(t.scratch)
 	t.n = 0
 	t.rows, t.freeRows = t.rows[:0], t.freeRows[:0]
 	return t
 }
+
+// aux is slot i's payload (tables built withAux).
+func (t *maskTable) aux(i int) uint32 { return uint32(t.s[i*t.stride+t.stride-1]) }
+
+// setAux sets slot i's payload.
+func (t *maskTable) setAux(i int, v uint32) { t.s[i*t.stride+t.stride-1] = uint64(v) }
 
 // slots is the table's capacity in slots.
 func (t *maskTable) slots() int { return t.last + 1 }
@@ -216,12 +224,9 @@ func (t *maskTable) insert(h uint64) int {
 }
 
 func (t *maskTable) resize(size int) {
-	old, oldAux, oldN := t.s, t.aux, len(t.s)/t.stride
+	old, oldN := t.s, len(t.s)/t.stride
 	t.s = make([]uint64, size*t.stride)
 	t.last = size - 1
-	if t.aux != nil {
-		t.aux = make([]uint32, size)
-	}
 	t.shift = uint(64 - bits.Len(uint(size-1)))
 	for k := range oldN {
 		src := old[k*t.stride : (k+1)*t.stride]
@@ -233,9 +238,6 @@ func (t *maskTable) resize(size int) {
 			i = (i + 1) & t.last
 		}
 		copy(t.s[i*t.stride:], src)
-		if t.aux != nil {
-			t.aux[i] = oldAux[k]
-		}
 	}
 }
 
@@ -260,26 +262,22 @@ func (t *maskTable) del(i int) {
 			continue
 		}
 		t.move(hole, j)
-		if t.aux != nil {
-			t.aux[hole] = t.aux[j]
-		}
 		hole = j
 	}
-	if t.stride == 2 {
-		t.s[2*hole], t.s[2*hole+1] = 0, 0
-	} else {
-		t.s[3*hole], t.s[3*hole+1], t.s[3*hole+2] = 0, 0, 0
-	}
+	clear(t.s[hole*t.stride : (hole+1)*t.stride])
 	t.n--
 }
 
 // move copies slot j over slot i.
 func (t *maskTable) move(i, j int) {
-	if t.stride == 2 {
+	switch t.stride {
+	case 2:
 		t.s[2*i], t.s[2*i+1] = t.s[2*j], t.s[2*j+1]
-		return
+	case 4:
+		t.s[4*i], t.s[4*i+1], t.s[4*i+2], t.s[4*i+3] = t.s[4*j], t.s[4*j+1], t.s[4*j+2], t.s[4*j+3]
+	default:
+		copy(t.s[i*t.stride:(i+1)*t.stride], t.s[j*t.stride:])
 	}
-	t.s[3*i], t.s[3*i+1], t.s[3*i+2] = t.s[3*j], t.s[3*j+1], t.s[3*j+2]
 }
 
 // word is slot i's first mask word: the count of a one-word table used as a counter.

@@ -353,7 +353,7 @@ func TestMaskTableMatchesMap(t *testing.T) {
 						tab.setSecond(i, w)
 					}
 				}
-				tab.aux[i] = v.aux
+				tab.setAux(i, v.aux)
 				model[h] = v
 			},
 			"add": func(t *rapid.T) {
@@ -403,8 +403,8 @@ func TestMaskTableMatchesMap(t *testing.T) {
 						continue
 					}
 					m, sec := tab.mask(i), tab.second(i)
-					if m[words-1] != want.mask || sec[words-1] != want.second || tab.aux[i] != want.aux {
-						t.Fatalf("key %x: mask %b second %b aux %d, want %b %b %d", h, m, sec, tab.aux[i], want.mask, want.second, want.aux)
+					if m[words-1] != want.mask || sec[words-1] != want.second || tab.aux(i) != want.aux {
+						t.Fatalf("key %x: mask %b second %b aux %d, want %b %b %d", h, m, sec, tab.aux(i), want.mask, want.second, want.aux)
 					}
 					for j := range words - 1 {
 						if m[j] != 0 || sec[j] != 0 {
