@@ -18,9 +18,11 @@ import "slices"
 // pool keeps no per-block objects: plain blocks, free or in use, are counts, and a cache
 // entry is a slot of its trace block's record. Engine block j of a prompt is sub-block
 // j mod G of group j / G, where a group is one trace block (G = trace block size / engine
-// block size, see hash.go), keyed by the hash of its first engine block; a record holds a
-// mask of its cached sub-blocks and, per sub-block, the requests holding it, its release
-// stamp and its engine-block hash. One hash-table probe thus serves G engine blocks, with
+// block size, see hash.go), keyed by the hash of its first engine block; a record holds its
+// key, a mask of its cached sub-blocks and, per sub-block, the requests holding it, its
+// release stamp and its engine-block hash, side by side in G+1 slots, so that what a store,
+// a prefix hit or an eviction reads of a trace block is one stretch of memory. One
+// hash-table probe thus serves G engine blocks, with
 // exactly the semantics of per-block entries keyed by engine-block hash (the two keys are in
 // bijection; TestPoolMatchesPerBlockPool checks the pool against a per-block one).
 //
@@ -42,14 +44,13 @@ type blockPool struct {
 	lruLen int      // cached free blocks
 	stamp  uint32
 
-	g       int32 // sub-blocks per group
-	groups  hashTable
-	recMask []uint32 // per group record: which sub-blocks are cached
-	recKey  []uint64
-	// recSlots: per group record, G entry slots, one per sub-block, in chunks of 128
-	// records. Chunks never move, so a growing pool neither copies its slots nor touches
-	// (and faults in) more memory than it uses.
-	recSlots   [][]entrySlot
+	g      int32 // sub-blocks per group
+	groups hashTable
+	// recs: per group record G+1 slots, its head then one entry slot per sub-block, in
+	// chunks of 128 records. Chunks never move, so a growing pool neither copies its slots
+	// nor touches (and faults in) more memory than it uses.
+	recs       [][]entrySlot
+	nrec       int32 // records made so far (free ones included)
 	chunkShift uint8 // log2 of the records a chunk holds (recChunkShift; tests take smaller chunks)
 	recFree    []int32
 
@@ -87,12 +88,24 @@ type entrySlot struct {
 // 0 is a plain block.
 func entryRef(rec, sub int32) int32 { return (rec+1)<<5 | sub }
 
-// recChunkShift: one chunk of recSlots holds the entry slots of 128 records.
+// recChunkShift: one chunk of recs holds the slots of 128 records.
 const recChunkShift = 7
+
+// head is group record rec's first slot: its hash is the group key and its stamp the mask
+// of cached sub-blocks (refs unused).
+func (p *blockPool) head(rec int32) *entrySlot {
+	return &p.recs[rec>>p.chunkShift][(rec&(1<<p.chunkShift-1))*(p.g+1)]
+}
+
+// key is group record rec's key.
+func (p *blockPool) key(rec int32) uint64 { return p.head(rec).hash }
+
+// mask is group record rec's mask of cached sub-blocks.
+func (p *blockPool) mask(rec int32) *uint32 { return &p.head(rec).stamp }
 
 // entry is the slot of sub-block sub of group record rec.
 func (p *blockPool) entry(rec, sub int32) *entrySlot {
-	return &p.recSlots[rec>>p.chunkShift][(rec&(1<<p.chunkShift-1))*p.g+sub]
+	return &p.recs[rec>>p.chunkShift][(rec&(1<<p.chunkShift-1))*(p.g+1)+1+sub]
 }
 
 // slot is the slot of entry ref e.
@@ -121,7 +134,7 @@ func (p *blockPool) reuse(n int, g int32) {
 	groups := p.groups
 	clear(groups.slots)
 	groups.n = 0
-	chunks := p.recSlots
+	chunks := p.recs
 	if g != p.g || p.chunkShift != recChunkShift {
 		chunks = nil
 	}
@@ -133,7 +146,7 @@ func (p *blockPool) reuse(n int, g int32) {
 	*p = blockPool{
 		n: int32(n), plain: n, g: g, groups: groups,
 		lru: p.lru[:0], spare: p.spare[:0],
-		recMask: p.recMask[:0], recKey: p.recKey[:0], recSlots: chunks, chunkShift: recChunkShift,
+		recs: chunks, chunkShift: recChunkShift,
 		recFree: p.recFree[:0], removed: removed,
 	}
 }
@@ -167,10 +180,10 @@ func (p *blockPool) alloc(t []int32, k int) []int32 {
 func (p *blockPool) evict() {
 	e := p.lruPop()
 	rec, sub := e>>5-1, e&31
-	p.removed.add(p.slot(e).hash, p.recKey[rec], sub)
-	p.recMask[rec] &^= 1 << sub
-	if p.recMask[rec] == 0 {
-		p.groups.del(p.recKey[rec])
+	h := p.head(rec)
+	p.removed.add(p.slot(e).hash, h.hash, sub)
+	if h.stamp &^= 1 << sub; h.stamp == 0 {
+		p.groups.del(h.hash)
 		p.recFree = append(p.recFree, rec)
 	}
 }
@@ -215,7 +228,7 @@ func (p *blockPool) group(key uint64) int32 {
 
 // cached reports whether sub-block sub of group record rec (rec may be -1) is cached.
 func (p *blockPool) cached(rec, sub int32) bool {
-	return rec >= 0 && p.recMask[rec]&(1<<sub) != 0
+	return rec >= 0 && *p.mask(rec)&(1<<sub) != 0
 }
 
 // groupRec returns the record of the group keyed key, creating an empty one if needed.
@@ -228,28 +241,17 @@ func (p *blockPool) groupRec(key uint64) int32 {
 	if k := len(p.recFree); k > 0 {
 		rec = p.recFree[k-1]
 		p.recFree = p.recFree[:k-1]
-		p.recKey[rec] = key
 	} else {
-		rec = int32(len(p.recMask))
-		p.recMask = append(grow(p.recMask, 1), 0)
-		p.recKey = append(grow(p.recKey, 1), key)
-		if int(rec>>p.chunkShift) == len(p.recSlots) {
-			p.recSlots = append(p.recSlots, make([]entrySlot, int32(1)<<p.chunkShift*p.g))
+		rec = p.nrec
+		p.nrec++
+		if int(rec>>p.chunkShift) == len(p.recs) {
+			p.recs = append(p.recs, make([]entrySlot, int32(1)<<p.chunkShift*(p.g+1)))
 		}
 	}
+	p.head(rec).hash = key
 	*s = hashSlot{key, rec}
 	p.groups.n++
 	return rec
-}
-
-// grow returns s with room for k more elements, at least doubling its capacity when it
-// must grow (append grows large slices by 1.25×, which copies and faults in the pool's
-// tables several times over as they fill).
-func grow[T any](s []T, k int) []T {
-	if cap(s)-len(s) >= k {
-		return s
-	}
-	return slices.Grow(s, max(k, len(s), 64))
 }
 
 // store makes the block at t[j] (a plain block in use) the cache entry of engine-block hash
@@ -258,10 +260,11 @@ func grow[T any](s []T, k int) []T {
 // reports whether an entry was created. (A new record always receives its first entry at
 // once, so none stays empty.)
 func (p *blockPool) store(rec, sub int32, t []int32, j int32, h uint64) bool {
-	if p.recMask[rec]&(1<<sub) != 0 {
+	m := p.mask(rec)
+	if *m&(1<<sub) != 0 {
 		return false
 	}
-	p.recMask[rec] |= 1 << sub
+	*m |= 1 << sub
 	s := p.entry(rec, sub)
 	s.refs, s.hash = 1, h
 	t[j] = entryRef(rec, sub)
@@ -280,10 +283,18 @@ func (p *blockPool) lruPush(e int32, s *entrySlot) {
 		}
 	}
 	if len(p.lru) == cap(p.lru) {
-		// Reuse the room of popped and stale entries; grow only when live runs fill half.
-		p.lruCompact()
-		if c := cap(p.lru); len(p.lru) > c/2 {
-			p.lru = append(make([]lruRun, 0, 2*c), p.lru...)
+		if p.lruPos >= len(p.lru)/2 {
+			// Evictions popped half the FIFO: slide the rest down. Its stale runs stay until
+			// they reach the head; checking them now would cost a cache miss per run that
+			// the pop checks again anyway.
+			p.lru = p.lru[:copy(p.lru, p.lru[p.lruPos:])]
+			p.lruPos = 0
+		} else {
+			// Reuse the room of popped and stale entries; grow only when live runs fill half.
+			p.lruCompact()
+			if c := cap(p.lru); len(p.lru) > c/2 {
+				p.lru = append(make([]lruRun, 0, 2*c), p.lru...)
+			}
 		}
 	}
 	p.lru = append(p.lru, lruRun{e, p.stamp, 1})

@@ -346,7 +346,7 @@ func TestPoolMatchesPerBlockPool(t *testing.T) {
 					sub := j % g
 					rec, recRef := p.groupRec(r.hashes[j-sub]), ref.groupRec(r.hashes[j-sub])
 					if p.store(rec, sub, r.table, j, r.hashes[j]) {
-						stored.add(r.hashes[j], p.recKey[rec], sub)
+						stored.add(r.hashes[j], p.key(rec), sub)
 					}
 					if ref.store(recRef, sub, r.blocks[j], r.hashes[j]) {
 						storedRef.add(r.hashes[j], ref.recKey[recRef], sub)

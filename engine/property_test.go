@@ -116,7 +116,7 @@ func checkPool(s *Sim, w *worker, mirror map[uint64]bool) error {
 	}
 	cachedFree := 0
 	cached := map[uint64]bool{}
-	for rec := range p.recMask {
+	for rec := range p.nrec {
 		for sub := range p.g {
 			e, s := entryRef(int32(rec), sub), p.entry(int32(rec), sub)
 			if !p.cached(int32(rec), sub) {

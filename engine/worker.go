@@ -302,7 +302,7 @@ func (s *Sim) storeFull(w *worker, r *request, computed int32) {
 			rec = w.pool.groupRec(r.fl.hashes[j-sub])
 		}
 		if w.pool.store(rec, sub, r.fl.blocks, j, r.fl.hashes[j]) {
-			w.stored.add(r.fl.hashes[j], w.pool.recKey[rec], sub)
+			w.stored.add(r.fl.hashes[j], w.pool.key(rec), sub)
 		}
 		if sub++; sub == G {
 			sub = 0
