@@ -1,12 +1,10 @@
 package trace
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
-	"sort"
 
 	"github.com/routerlab/routerlab/internal/grow"
 )
@@ -146,6 +144,8 @@ type session struct {
 type event struct {
 	u          float64 // cumulative unit-rate exponential draws
 	first, end int     // its sessions: generator.sessions[first:end]
+	turns      int     // of all its sessions
+	reach      float64 // ms from the event to its last turn: the largest delay + offset
 }
 
 // generator draws sessions independently of the arrival rate, then places their start
@@ -192,6 +192,14 @@ const minuteMS = 60000.0
 
 // timeOf maps a point of the unit-rate process to ms for a start rate (events per ms).
 func (g *generator) timeOf(u, rate float64) float64 {
+	t, _ := g.timeFrom(0, u, rate)
+	return t
+}
+
+// timeFrom is timeOf for a point at or after the one whose minute was k: the passes over
+// the events, in the order of their points, walk the minutes instead of searching them.
+// It returns the point's minute too.
+func (g *generator) timeFrom(k int, u, rate float64) (float64, int) {
 	target := u / (rate * minuteMS) // in mod-weighted minutes
 	for g.cumMod[len(g.cumMod)-1] <= target {
 		g.z = g.p.rateRho*g.z + math.Sqrt(1-g.p.rateRho*g.p.rateRho)*g.modRNG.NormFloat64()
@@ -199,11 +207,11 @@ func (g *generator) timeOf(u, rate float64) float64 {
 		g.mods = append(g.mods, m)
 		g.cumMod = append(g.cumMod, g.cumMod[len(g.cumMod)-1]+m)
 	}
-	k := sort.SearchFloat64s(g.cumMod, target)
-	if k > 0 && g.cumMod[k] > target {
-		k--
+	// The minute whose start is the last at or before target (cumMod rises strictly).
+	for g.cumMod[k+1] <= target {
+		k++
 	}
-	return (float64(k) + (target-g.cumMod[k])/g.mods[k]) * minuteMS
+	return (float64(k) + (target-g.cumMod[k])/g.mods[k]) * minuteMS, k
 }
 
 // count returns how many requests start before span at a start rate, drawing more
@@ -212,11 +220,18 @@ func (g *generator) count(rate, span float64) int {
 	for len(g.events) == 0 || g.timeOf(g.events[len(g.events)-1].u, rate) < span {
 		g.drawEvents(max(64, len(g.events)/4))
 	}
-	n := 0
+	n, k := 0, 0
 	for _, e := range g.events {
-		t := g.timeOf(e.u, rate)
+		var t float64
+		t, k = g.timeFrom(k, e.u, rate)
 		if t >= span {
 			break
+		}
+		// Every turn of the event falls within the span (a millisecond to spare for
+		// rounding, so the sum below would agree): count them at once.
+		if t+e.reach+1 < span {
+			n += e.turns
+			continue
 		}
 		for _, s := range g.sessions[e.first:e.end] {
 			for _, tu := range g.turns[s.first:s.end] {
@@ -262,6 +277,10 @@ func (g *generator) drawEvents(n int) {
 			}
 			g.drawTurns(fam)
 			s.end = len(g.turns)
+			for _, tu := range g.turns[s.first:s.end] {
+				e.reach = max(e.reach, s.delay+tu.offset)
+			}
+			e.turns += s.end - s.first
 			g.sessions = grow.Append(g.sessions, s)
 		}
 		e.end = len(g.sessions)
@@ -334,8 +353,10 @@ type placed struct {
 // numbered by first appearance, as in the Mooncake traces.
 func (g *generator) emit(rate float64, n int) []Request {
 	all := make([]placed, 0, len(g.turns))
+	k := 0
 	for _, e := range g.events {
-		t := g.timeOf(e.u, rate)
+		var t float64
+		t, k = g.timeFrom(k, e.u, rate)
 		for si := e.first; si < e.end; si++ {
 			s := &g.sessions[si]
 			for ti, tu := range g.turns[s.first:s.end] {
@@ -344,8 +365,17 @@ func (g *generator) emit(rate float64, n int) []Request {
 		}
 	}
 	sessions := g.sessions
-	// Equal times keep placement order, so a session's turns never swap.
-	slices.SortFunc(all, func(a, b placed) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.seq, b.seq)) })
+	// Equal times keep placement order, so a session's turns never swap. (Times are never
+	// NaN, so plain comparisons order them as cmp.Compare would, at half its cost.)
+	slices.SortFunc(all, func(a, b placed) int {
+		switch {
+		case a.at < b.at:
+			return -1
+		case a.at > b.at:
+			return 1
+		}
+		return int(a.seq - b.seq)
+	})
 	all = all[:min(n, len(all))]
 
 	familyIDs := make([][]int64, len(g.p.families))
