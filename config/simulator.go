@@ -9,8 +9,10 @@ import (
 	"hash"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/routerlab/routerlab/engine"
 	"github.com/routerlab/routerlab/internal/buildid"
@@ -49,58 +51,76 @@ func computeDigest() string {
 	return "sim-" + hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// digestCache is the file that keeps the digests of the builds run lately, one "BUILD-ID
-// DIGEST" line each: the user's cache directory's routerlab/simulator-digests, or "" when
-// there is none.
+// digestCache is the directory that keeps the digests of the builds run lately, a file
+// per build named by its build ID: the user's cache directory's routerlab/simulator, or ""
+// when there is none.
 func digestCache() string {
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		return ""
 	}
-	return filepath.Join(dir, "routerlab", "simulator-digests")
+	return filepath.Join(dir, "routerlab", "simulator")
 }
 
-// cachedDigests is how many builds' digests the cache file keeps, the latest.
-const cachedDigests = 32
+// cachedDigests is how many builds' digests the cache keeps: those used last.
+const cachedDigests = 64
 
-// cachedDigest returns the digest recorded for build id in the cache file at path, or
-// computes it and records it there. A build ID is the go command's hash of everything
-// that went into the executable (internal/buildid), so a build from other code or data
-// never meets another's digest: it computes its own. Without a build ID or a readable
-// file the digest is computed; a file that cannot be written costs only the next run the
-// same computation.
-func cachedDigest(path, id string, compute func() string) string {
-	if path == "" || id == "" {
+// cachedDigest returns the digest recorded for build id in the cache directory dir, or
+// computes it and records it there. A build ID is the go command's hash of everything that
+// went into the executable (internal/buildid), so a build from other code or data never
+// meets another's digest: it computes its own. A file per build, written aside and
+// renamed, lets processes of many builds (a test run's binaries) share the directory
+// without losing one another's entries. Without a build ID or a readable entry the digest
+// is computed; an unwritable directory costs only the next run the same computation.
+func cachedDigest(dir, id string, compute func() string) string {
+	if dir == "" || id == "" {
 		return compute()
 	}
-	b, _ := os.ReadFile(path)
-	var keep []string
-	for l := range strings.Lines(string(b)) {
-		l = strings.TrimSuffix(l, "\n")
-		k, d, ok := strings.Cut(l, " ")
-		if !ok || !digestForm(d) {
-			continue
-		}
-		if k == id {
+	name := filepath.Join(dir, strings.ReplaceAll(id, "/", "_"))
+	if b, err := os.ReadFile(name); err == nil {
+		if d := strings.TrimSuffix(string(b), "\n"); digestForm(d) {
+			now := time.Now()
+			os.Chtimes(name, now, now) // used last: kept longest
 			return d
 		}
-		keep = append(keep, l)
 	}
 	d := compute()
-	keep = append(keep[max(0, len(keep)-(cachedDigests-1)):], id+" "+d)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return d
 	}
-	// Written aside and renamed, so a concurrent reader sees the old file or the new one.
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".simulator-digests-*")
+	tmp, err := os.CreateTemp(dir, ".new-*")
 	if err != nil {
 		return d
 	}
-	_, werr := tmp.WriteString(strings.Join(keep, "\n") + "\n")
-	if err := tmp.Close(); werr != nil || err != nil || os.Rename(tmp.Name(), path) != nil {
+	_, werr := tmp.WriteString(d + "\n")
+	if err := tmp.Close(); werr != nil || err != nil || os.Rename(tmp.Name(), name) != nil {
 		os.Remove(tmp.Name())
+		return d
 	}
+	pruneDigests(dir)
 	return d
+}
+
+// pruneDigests removes all but the cachedDigests entries of dir used last.
+func pruneDigests(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil || len(ents) <= cachedDigests {
+		return
+	}
+	type entry struct {
+		name string
+		used time.Time
+	}
+	var es []entry
+	for _, e := range ents {
+		if info, err := e.Info(); err == nil && !strings.HasPrefix(e.Name(), ".") {
+			es = append(es, entry{e.Name(), info.ModTime()})
+		}
+	}
+	slices.SortFunc(es, func(a, b entry) int { return b.used.Compare(a.used) })
+	for _, e := range es[min(len(es), cachedDigests):] {
+		os.Remove(filepath.Join(dir, e.name))
+	}
 }
 
 // digestForm reports whether d has the form of a simulator digest: "sim-" and 16 lower-case

@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/routerlab/routerlab/internal/buildid"
 	"github.com/routerlab/routerlab/trace"
@@ -57,56 +59,66 @@ func TestSimulatorDigestIsComputed(t *testing.T) {
 	}
 }
 
-// The cache file keeps one digest per build ID: a build finds its own without computing,
-// another build (or no build ID) computes its own, malformed lines are dropped, the file
-// keeps the latest cachedDigests builds, and an unwritable place only costs computing.
+// The cache keeps one digest per build ID: a build finds its own without computing, another
+// build (or no build ID) computes its own, a malformed entry is not believed, the directory
+// keeps the cachedDigests builds used last, and an unwritable place only costs computing.
 func TestCachedDigest(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "routerlab", "simulator-digests")
+	dir := filepath.Join(t.TempDir(), "routerlab", "simulator")
 	runs := 0
 	compute := func(d string) func() string { return func() string { runs++; return d } }
-	if d := cachedDigest(path, "build-a", compute("sim-00000000000000aa")); d != "sim-00000000000000aa" || runs != 1 {
+	if d := cachedDigest(dir, "a/1", compute("sim-00000000000000aa")); d != "sim-00000000000000aa" || runs != 1 {
 		t.Fatalf("first run: %s after %d computations", d, runs)
 	}
-	if d := cachedDigest(path, "build-a", compute("sim-ffffffffffffffff")); d != "sim-00000000000000aa" || runs != 1 {
-		t.Fatalf("second run of build-a: %s after %d computations, want the recorded digest without computing", d, runs)
+	if d := cachedDigest(dir, "a/1", compute("sim-ffffffffffffffff")); d != "sim-00000000000000aa" || runs != 1 {
+		t.Fatalf("second run of build a/1: %s after %d computations, want the recorded digest without computing", d, runs)
 	}
-	if d := cachedDigest(path, "build-b", compute("sim-00000000000000bb")); d != "sim-00000000000000bb" || runs != 2 {
-		t.Fatalf("build-b: %s after %d computations, want its own", d, runs)
+	if d := cachedDigest(dir, "b/1", compute("sim-00000000000000bb")); d != "sim-00000000000000bb" || runs != 2 {
+		t.Fatalf("build b/1: %s after %d computations, want its own", d, runs)
 	}
-	if d := cachedDigest(path, "", compute("sim-00000000000000cc")); d != "sim-00000000000000cc" || runs != 3 {
+	if d := cachedDigest(dir, "", compute("sim-00000000000000cc")); d != "sim-00000000000000cc" || runs != 3 {
 		t.Fatalf("no build ID: %s after %d computations", d, runs)
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(b) != "build-a sim-00000000000000aa\nbuild-b sim-00000000000000bb\n" {
-		t.Fatalf("cache file:\n%s", b)
+	if b, err := os.ReadFile(filepath.Join(dir, "b_1")); err != nil || string(b) != "sim-00000000000000bb\n" {
+		t.Fatalf("entry of b/1: %q, %v", b, err)
 	}
 	// A malformed digest is not believed; the build computes and records its own.
-	if err := os.WriteFile(path, []byte("build-a sim-NOTHEX\ngarbage\nbuild-b sim-00000000000000bb\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "a_1"), []byte("sim-NOTHEX\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if d := cachedDigest(path, "build-a", compute("sim-00000000000000aa")); d != "sim-00000000000000aa" || runs != 4 {
+	if d := cachedDigest(dir, "a/1", compute("sim-00000000000000aa")); d != "sim-00000000000000aa" || runs != 4 {
 		t.Fatalf("malformed entry: %s after %d computations", d, runs)
 	}
-	if b, _ := os.ReadFile(path); string(b) != "build-b sim-00000000000000bb\nbuild-a sim-00000000000000aa\n" {
-		t.Fatalf("cache file after a malformed entry:\n%s", b)
+	if b, _ := os.ReadFile(filepath.Join(dir, "a_1")); string(b) != "sim-00000000000000aa\n" {
+		t.Fatalf("entry of a/1 after a malformed one: %q", b)
 	}
-	for i := range 2 * cachedDigests {
-		cachedDigest(path, fmt.Sprintf("build-%d", i), compute("sim-0000000000000001"))
+	// Older entries go first; a hit counts as a use.
+	old := time.Now().Add(-time.Hour)
+	for i := range cachedDigests {
+		name := filepath.Join(dir, fmt.Sprintf("old_%d", i))
+		if err := os.WriteFile(name, []byte("sim-0000000000000001\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(name, old, old)
 	}
-	b, _ = os.ReadFile(path)
-	if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); len(lines) != cachedDigests ||
-		lines[len(lines)-1] != fmt.Sprintf("build-%d sim-0000000000000001", 2*cachedDigests-1) {
-		t.Fatalf("cache file keeps %d lines, last %q; want the latest %d", len(lines), lines[len(lines)-1], cachedDigests)
+	for _, n := range []string{"a_1", "b_1"} { // the least recently used, until a/1 runs again
+		os.Chtimes(filepath.Join(dir, n), old.Add(-time.Hour), old.Add(-time.Hour))
 	}
-	// A directory where the file should be: nothing recorded, the digest still given.
+	cachedDigest(dir, "a/1", compute("sim-ffffffffffffffff")) // a hit: a/1 is now the newest
+	cachedDigest(dir, "c/1", compute("sim-00000000000000cc"))
+	ents, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if len(names) != cachedDigests || !slices.Contains(names, "a_1") || !slices.Contains(names, "c_1") || slices.Contains(names, "b_1") {
+		t.Fatalf("after pruning: %d entries %v; want %d with a_1 and c_1, without b_1", len(names), names, cachedDigests)
+	}
+	// A file where the directory should be: nothing recorded, the digest still given.
 	blocked := filepath.Join(t.TempDir(), "f")
 	if err := os.WriteFile(blocked, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if d := cachedDigest(filepath.Join(blocked, "simulator-digests"), "build-a", compute("sim-00000000000000aa")); d != "sim-00000000000000aa" {
+	if d := cachedDigest(filepath.Join(blocked, "simulator"), "a/1", compute("sim-00000000000000aa")); d != "sim-00000000000000aa" {
 		t.Fatalf("unwritable cache: %s", d)
 	}
 }
@@ -120,11 +132,11 @@ func BenchmarkSimulatorDigest(b *testing.B) {
 			computeDigest()
 		}
 	})
-	path := filepath.Join(b.TempDir(), "simulator-digests")
-	cachedDigest(path, buildid.Executable(), computeDigest)
+	dir := b.TempDir()
+	cachedDigest(dir, buildid.Executable(), computeDigest)
 	b.Run("cached", func(b *testing.B) {
 		for b.Loop() {
-			cachedDigest(path, buildid.Executable(), computeDigest)
+			cachedDigest(dir, buildid.Executable(), computeDigest)
 		}
 	})
 }
