@@ -15,3 +15,13 @@ func Process() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// MinorFaults is how many minor page faults the process has taken (first touches of
+// memory; 0 if it cannot be read).
+func MinorFaults() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Minflt
+}
