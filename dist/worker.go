@@ -114,6 +114,8 @@ func RunWorker(ctx context.Context, c Conn, opt WorkerOptions) error {
 	})
 	for range opt.Parallel {
 		wg.Go(func() {
+			// One simulation at a time per goroutine: its replays reuse one memory.
+			var sc engine.Scratch
 			for ctx.Err() == nil {
 				msg, err := cons.Next(jetstream.FetchMaxWait(time.Second))
 				if errors.Is(err, nats.ErrTimeout) {
@@ -126,7 +128,7 @@ func RunWorker(ctx context.Context, c Conn, opt WorkerOptions) error {
 					}
 					continue
 				}
-				w.serve(ctx, msg)
+				w.serve(ctx, msg, &sc)
 			}
 		})
 	}
@@ -140,9 +142,9 @@ func (w *worker) logf(format string, args ...any) {
 	fmt.Fprintf(w.opt.Log, format+"\n", args...)
 }
 
-// serve runs one task. The task is acknowledged only once its result is stored; a worker
-// stopped before that leaves it to be redelivered.
-func (w *worker) serve(ctx context.Context, msg jetstream.Msg) {
+// serve runs one task in sc's memory. The task is acknowledged only once its result is
+// stored; a worker stopped before that leaves it to be redelivered.
+func (w *worker) serve(ctx context.Context, msg jetstream.Msg, sc *engine.Scratch) {
 	w.busy.Add(1)
 	defer w.busy.Add(-1)
 	var task Task
@@ -172,7 +174,7 @@ func (w *worker) serve(ctx context.Context, msg jetstream.Msg) {
 		}
 	}()
 	start := time.Now()
-	res := w.run(ctx, &task)
+	res := w.run(ctx, &task, sc)
 	if ctx.Err() != nil {
 		return // stopping: the task goes to another worker
 	}
@@ -192,8 +194,8 @@ func (w *worker) serve(ctx context.Context, msg jetstream.Msg) {
 	}
 }
 
-// run simulates a task, or says why not.
-func (w *worker) run(ctx context.Context, task *Task) Result {
+// run simulates a task in sc's memory, or says why not.
+func (w *worker) run(ctx context.Context, task *Task, sc *engine.Scratch) Result {
 	res := Result{Key: task.Key, Session: task.Session, Worker: w.opt.Name, Simulator: w.sim}
 	if why := refusal(task.Experiment); why != "" {
 		res.Refused = why
@@ -209,7 +211,7 @@ func (w *worker) run(ctx context.Context, task *Task) Result {
 		res.Error = err.Error()
 		return res
 	}
-	rep, err := engine.Replay(ctx, task.Config, m, tr.First(task.Requests))
+	rep, err := sc.Replay(ctx, task.Config, m, tr.First(task.Requests))
 	if err != nil {
 		res.Error = err.Error()
 		return res
