@@ -180,8 +180,9 @@ func NewGroupedReusing(prev *Router, cfg Config, workers, subBlocks int, seed ui
 		activePrefix: zeroed(prev.activePrefix, workers),
 		cost:         zeroed(prev.cost, workers),
 	}
-	// A new cached record takes the slab's room past its length as it is (newCachedRecord).
-	clear(r.recs[:cap(r.recs)])
+	// A new cached record takes the slab's room past its length as it is (newCachedRecord),
+	// so what prev's records wrote is zeroed; its room past them was never written.
+	clear(prev.recs)
 	if words > 1 {
 		r.refCounts = reuseMaskTable(prev.refCounts, 1<<14, 1, false, false)
 		r.subsWide = reuseMaskTable(prev.subsWide, 1<<13, 1, false, false)
