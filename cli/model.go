@@ -58,6 +58,8 @@ func (f *deploymentFlags) register(cmd *cobra.Command, base model.Deployment, la
 		"vLLM's compilation_config.pass_config.fuse_allreduce_rms: small steps run each all-reduce and the add + RMSNorm after it as one FlashInfer kernel")
 	fs.IntVar(&f.d.APIServerTokenizeNS, "api-server-tokenize-ns", 0,
 		"the API server's tokenisation cost per prompt token (ns) for text prompts sent straight to vLLM; 0: token ids (Dynamo's frontend)")
+	fs.StringVar(&f.d.APIServerTokenizeBatching, "api-server-tokenize-batching", "",
+		"how the API server tokenises the prompts of one 2 ms window: serial (vLLM 0.16 on, the default) or parallel (vLLM 0.10–0.15)")
 	fs.StringVar(&f.d.TimingReference, "timing-reference", model.ReferenceSilicon,
 		"how steps are priced and scheduled: silicon (vLLM's one forward pass per step) or dynosim (Dynamo's mocker with AIConfigurator's forward-pass model)")
 }
@@ -191,8 +193,8 @@ func writeModelInfo(out io.Writer, w *model.Worker) error {
 		fmt.Fprintf(&b, "fusion     all-reduce + RMSNorm %s\n", d.AllReduceRMSFusionWords(t))
 	}
 	if d.APIServerTokenizeNS > 0 {
-		fmt.Fprintf(&b, "requests   text prompts tokenised by the API server at %d ns/token before the engine sees them (8,192 tokens: %.1f ms)\n",
-			d.APIServerTokenizeNS, float64(d.APIServerTokenizeNS)*8192/1e6)
+		fmt.Fprintf(&b, "requests   text prompts tokenised by the API server at %d ns/token before the engine sees them (8,192 tokens: %.1f ms), %s\n",
+			d.APIServerTokenizeNS, float64(d.APIServerTokenizeNS)*8192/1e6, model.TokenizeBatchingWords(d.TokenizeBatching()))
 	} else {
 		b.WriteString("requests   token ids: no API-server tokenisation (Dynamo's frontend tokenises)\n")
 	}
@@ -347,7 +349,7 @@ from its vLLM 0.19.0 table, the router gate as a BF16 GEMM), which the whole imp
 }
 
 func newModelValidateCmd() *cobra.Command {
-	var path, format, profile, kvDtype, fp32, ref string
+	var path, format, profile, kvDtype, fp32, ref, tokenizeBatching string
 	var perSlot, warmup, batched, seqs, block, tokenizeNS, capture, sharedStream int
 	var rangeRatio, maxTTFT, maxTPOT float64
 	var async, prefix, fuseARRMS bool
@@ -366,7 +368,8 @@ Nothing is fitted to the rows.
 --benchmark inferencex (the default) replays each row with the settings of the run that
 measured it (silicon.InferenceXRuns: the SemiAnalysis InferenceX script and commit per model,
 GPU, precision and date — KV cache dtype, block size, batched tokens, max_num_seqs, CUDA-graph
-capture size, prefix caching, warm-up; the seed's shared rows: FP8 KV cache, block 32,
+capture size, prefix caching, warm-up, and the API server's tokenisation of its text prompts
+batched as the run's vLLM release does; the seed's shared rows: FP8 KV cache, block 32,
 max_num_batched_tokens 2 × ISL, CUDA graphs to 2,048 tokens, lengths uniform in [0.8 L, L],
 2 × concurrency warm-up then 10 × concurrency timed requests). --benchmark ideal is the
 textbook replay: vLLM's defaults 8192/1024, block 64, exactly ISL/OSL, step-synchronous, no
@@ -386,6 +389,9 @@ warm-up. The flags below override single settings of every row's benchmark.`,
 			fl := cmd.Flags()
 			if fl.Changed("range-ratio") && !(rangeRatio > 0 && rangeRatio <= 1) {
 				return fmt.Errorf("model validate: --range-ratio %g: want a ratio in (0, 1]", rangeRatio)
+			}
+			if fl.Changed("api-tokenize-batching") && !slices.Contains(model.TokenizeBatchings(), tokenizeBatching) {
+				return fmt.Errorf("model validate: --api-tokenize-batching %q: want one of %s", tokenizeBatching, strings.Join(model.TokenizeBatchings(), ", "))
 			}
 			if fl.Changed("max-num-batched-tokens") && batched < 1 {
 				return fmt.Errorf("model validate: --max-num-batched-tokens %d: want at least 1", batched)
@@ -432,6 +438,9 @@ warm-up. The flags below override single settings of every row's benchmark.`,
 				}
 				if fl.Changed("kv-cache-dtype") {
 					b.KVCacheDtype = kvDtype
+				}
+				if fl.Changed("api-tokenize-batching") {
+					b.APIServerTokenizeBatching = tokenizeBatching
 				}
 				if fl.Changed("float32-matmul-precision") {
 					b.Float32MatmulPrecision = fp32
@@ -492,6 +501,7 @@ warm-up. The flags below override single settings of every row's benchmark.`,
 	fs.StringVar(&ref, "timing-reference", model.ReferenceSilicon, "price the replays as silicon (vLLM's kernels, one pass per step) or dynosim (Dynamo's mocker with AIConfigurator's pricing)")
 	fs.IntVar(&capture, "max-cudagraph-capture-size", 0, "vLLM's max_cudagraph_capture_size: larger steps run without CUDA graphs, paying eager all-reduces; 0: vLLM's default, min(2 × max_num_seqs, 512) (default: the benchmark's; InferenceX 2048, as its script passes)")
 	fs.IntVar(&tokenizeNS, "api-tokenize-ns", 0, fmt.Sprintf("the API server's tokenisation cost per prompt token, ns; 0: prompts sent as token ids (default: the benchmark's, InferenceX %d: vllm#19012's rate times the measured cost of its random prompts)", silicon.InferenceXTokenizeNS))
+	fs.StringVar(&tokenizeBatching, "api-tokenize-batching", "", "how the API server tokenises the prompts of one 2 ms window: serial (one after another, vLLM 0.16 on) or parallel (one batched call, vLLM 0.10–0.15) (default: the run's vLLM release's)")
 	fs.Float64Var(&rangeRatio, "range-ratio", 0, fmt.Sprintf("draw input and output lengths uniformly from [ratio × len, len]; 1: fixed (default: the benchmark's, InferenceX %g)", silicon.InferenceXRangeRatio))
 	fs.IntVar(&batched, "max-num-batched-tokens", 0, "token budget of one step (default: the benchmark's; InferenceX 2 × ISL)")
 	fs.IntVar(&seqs, "max-num-seqs", 0, "running requests at most (default: the benchmark's, 1024)")

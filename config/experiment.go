@@ -77,7 +77,8 @@ func (f *File) deployment(sku string, pc ParallelConfig, maxBatchedTokens, maxSe
 		MaxNumBatchedTokens: maxBatchedTokens, MaxNumSeqs: maxSeqs,
 		BlockSize: f.BlockSize, GPUMemoryUtilization: util,
 		ContextLength: f.ContextLength, NumGPUBlocks: f.NumGPUBlocks, AsyncScheduling: f.AsyncScheduling,
-		APIServerTokenizeNS: f.APIServerTokenizeNS, MaxCUDAGraphCaptureSize: f.MaxCUDAGraphCaptureSize,
+		APIServerTokenizeNS: f.APIServerTokenizeNS, APIServerTokenizeBatching: f.APIServerTokenizeBatching,
+		MaxCUDAGraphCaptureSize:   f.MaxCUDAGraphCaptureSize,
 		SharedExpertsStreamTokens: f.SharedExpertsStreamTokens, FuseAllReduceRMS: f.FuseAllReduceRMS,
 		KVCacheDtype: kvDtype, Float32MatmulPrecision: f.float32Precision(), TimingReference: timingReference,
 	}

@@ -168,6 +168,9 @@ type File struct {
 	// clients send text straight to vLLM; 0 (the default): Dynamo's frontend hands the
 	// workers token ids.
 	APIServerTokenizeNS int
+	// APIServerTokenizeBatching is how that tokenizer runs a batch of prompts: serial (vLLM
+	// 0.16 on; "" too) or parallel (0.10 to 0.15) (model.TokenizeBatchingOf).
+	APIServerTokenizeBatching string
 	// MaxCUDAGraphCaptureSize is vLLM's max_cudagraph_capture_size: larger steps run without
 	// CUDA graphs. 0 (the default): vLLM's own, min(2 × max_num_seqs, 512).
 	MaxCUDAGraphCaptureSize int
@@ -489,6 +492,15 @@ func (f *File) setSearch(path, key string, n ast.Node) error {
 		return f.boolean(path, n, &f.AsyncScheduling)
 	case "api_server_tokenize_ns":
 		return f.integer(path, n, &f.APIServerTokenizeNS, 0, 1e6)
+	case "api_server_tokenize_batching":
+		if err := f.str(path, n, &f.APIServerTokenizeBatching); err != nil {
+			return err
+		}
+		if !slices.Contains(model.TokenizeBatchings(), f.APIServerTokenizeBatching) {
+			return f.errAt(n, path, "unsupported value %q (want one of %s)", f.APIServerTokenizeBatching,
+				strings.Join(model.TokenizeBatchings(), ", "))
+		}
+		return nil
 	case "max_cudagraph_capture_size":
 		return f.integer(path, n, &f.MaxCUDAGraphCaptureSize, 0, 1<<20)
 	case "shared_experts_stream_tokens":

@@ -363,6 +363,22 @@ func TestAPIServerTokenizeKey(t *testing.T) {
 	if err := Default().Set("api_server_tokenize_ns=-1"); err == nil {
 		t.Fatal("negative api_server_tokenize_ns accepted")
 	}
+	// Parallel batching (vLLM 0.10–0.15) releases a burst sooner, which changes the replay
+	// (not necessarily its mean: the engine's batches change too); the key shows in the
+	// fingerprint only when given.
+	f2, cfg2, par := seedRun(t, "api_server_tokenize_ns=1340", "api_server_tokenize_batching=parallel")
+	if cfg2.Worker.TokenizeBatching() != model.TokenizeParallel {
+		t.Fatalf("worker batching %q, want parallel", cfg2.Worker.TokenizeBatching())
+	}
+	if !(par > base && par != tok) {
+		t.Fatalf("mean TTFT %.2f ms with parallel batching, want above %.2f (token ids) and other than %.2f (serial)", par, base, tok)
+	}
+	if d := Diff(f1.Fingerprint(), f2.Fingerprint()); len(d) != 1 || d[0].Key != "search_space.api_server_tokenize_batching" || d[0].New != "parallel" {
+		t.Fatalf("fingerprint diff %v", d)
+	}
+	if err := Default().Set("api_server_tokenize_batching=threads"); err == nil || !strings.Contains(err.Error(), `"threads"`) {
+		t.Fatalf("api_server_tokenize_batching threads: %v", err)
+	}
 }
 
 // A layout without MoE keys is vLLM's default: experts (if any) sharded over every GPU; one

@@ -265,6 +265,9 @@ func (f *File) fingerprint(tr *trace.Trace, tables string, list func(string) str
 	add("search_space.block_size", strconv.Itoa(f.BlockSize))
 	add("search_space.async_scheduling", strconv.FormatBool(f.AsyncScheduling))
 	add("search_space.api_server_tokenize_ns", strconv.Itoa(f.APIServerTokenizeNS))
+	if f.APIServerTokenizeBatching != "" { // listed only when given, so earlier experiments keep their fingerprint
+		add("search_space.api_server_tokenize_batching", f.APIServerTokenizeBatching)
+	}
 	add("search_space.max_cudagraph_capture_size", strconv.Itoa(f.MaxCUDAGraphCaptureSize))
 	add("search_space."+KeyFloat32MatmulPrecision, f.float32Precision())
 	if f.SharedExpertsStreamTokens != 0 { // listed only when given, so earlier experiments keep their fingerprint

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/routerlab/routerlab/model"
@@ -41,18 +42,38 @@ func TestAPIServerTokenizationDelaysTheEngine(t *testing.T) {
 }
 
 // The tokenizer is one thread behind one batcher: prompts arriving within a batch's 2 ms
-// window join it, are tokenised one after another and reach the engine together when the
-// last is done; a prompt arriving while the thread is busy waits for it and then opens the
-// next window; once idle, a prompt opens its own.
+// window join it, are tokenised in one call and reach the engine together when it returns
+// (serial: one after another; parallel: as long as the longest); a prompt arriving while the
+// thread is busy waits for it and then opens the next window; once idle, a prompt opens its
+// own.
 func TestAPIServerTokenizerQueues(t *testing.T) {
 	const ns = 10_000 // 10 µs a token: 1,000 tokens take 10 ms
 	tr := &trace.Trace{Name: "t", BlockSize: 1024, Requests: []trace.Request{
-		req(0, 1000, 2, 1), req(1, 1000, 2, 2), // one window: both reach the engine at 22 ms
-		req(5, 1000, 2, 3),   // thread busy until 22 ms: window 22–24, engine at 34 ms
+		req(0, 1000, 2, 1), req(1, 1000, 2, 2), // one window: both reach the engine at 22 ms (parallel: 12)
+		req(5, 1000, 2, 3),   // thread busy until 22 ms: window 22–24, engine at 34 ms (12–14, 24)
 		req(100, 1000, 2, 4), // idle: window 100–102, engine at 112 ms
 	}}
+	for _, c := range []struct {
+		batching string
+		want     []int64
+	}{
+		{"", []int64{22_000, 34_000, 112_000}},
+		{model.TokenizeSerial, []int64{22_000, 34_000, 112_000}},
+		{model.TokenizeParallel, []int64{12_000, 24_000, 112_000}},
+	} {
+		if starts, first := tokenizerPrefillStarts(t, tr, ns, c.batching); first != 2 || !slices.Equal(starts, c.want) {
+			t.Fatalf("%q: prefill steps start at %v µs, the first holding %d prompts; want %v, the window's 2", c.batching, starts, first, c.want)
+		}
+	}
+}
+
+// tokenizerPrefillStarts replays tr on one worker whose API server tokenises at ns per token
+// with the given batching, and returns when each prefill step started and how many prompts
+// the first held.
+func tokenizerPrefillStarts(t *testing.T, tr *trace.Trace, ns int, batching string) ([]int64, int) {
+	t.Helper()
 	cfg := Config{Workers: 1, Worker: deployment(4096, 8192, 8), RecordRequests: true}
-	cfg.Worker.APIServerTokenizeNS = ns
+	cfg.Worker.APIServerTokenizeNS, cfg.Worker.APIServerTokenizeBatching = ns, batching
 	var s *Sim
 	var starts []int64
 	var first int
@@ -69,24 +90,24 @@ func TestAPIServerTokenizerQueues(t *testing.T) {
 	if _, err := s.Run(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if first != 2 {
-		t.Fatalf("first prefill step holds %d prompts, want the window's 2", first)
-	}
-	want := []int64{22_000, 34_000, 112_000}
-	if len(starts) != len(want) {
-		t.Fatalf("prefill steps start at %v µs, want %v", starts, want)
-	}
-	for i := range want {
-		if starts[i] != want[i] {
-			t.Fatalf("prefill steps start at %v µs, want %v", starts, want)
-		}
-	}
+	return starts, first
 }
 
 // A batch holds at most 32 prompts: the 32nd closes it at once (the batcher stops collecting),
 // so a burst of 33 prompts at t = 0 reaches the engine as 32 together after 32 prompts'
-// tokenisation, and the 33rd after a window of its own opened when the thread is free.
+// tokenisation (parallel: one prompt's), and the 33rd after a window of its own opened when
+// the thread is free.
 func TestAPIServerTokenizerBatchCap(t *testing.T) {
+	for _, batching := range model.TokenizeBatchings() {
+		call := int64(tokenizerMaxBatch * 1000) // 1 µs a token, 1,000 tokens a prompt
+		if batching == model.TokenizeParallel {
+			call = 1000
+		}
+		testTokenizerBatchCap(t, batching, call)
+	}
+}
+
+func testTokenizerBatchCap(t *testing.T, batching string, full int64) {
 	const ns = 1_000 // 1 µs a token: 1,000 tokens take 1 ms
 	var reqs []trace.Request
 	for i := range tokenizerMaxBatch + 1 {
@@ -94,7 +115,7 @@ func TestAPIServerTokenizerBatchCap(t *testing.T) {
 	}
 	tr := &trace.Trace{Name: "t", BlockSize: 1024, Requests: reqs}
 	cfg := Config{Workers: 1, Worker: deployment(65536, 1<<20, 64), RecordRequests: true}
-	cfg.Worker.APIServerTokenizeNS = ns
+	cfg.Worker.APIServerTokenizeNS, cfg.Worker.APIServerTokenizeBatching = ns, batching
 	var s *Sim
 	queued := map[int64]int{} // prefill steps' start → prompts they hold
 	timer := timerFunc(func(b *model.Batch) int64 {
@@ -107,9 +128,8 @@ func TestAPIServerTokenizerBatchCap(t *testing.T) {
 	if _, err := s.Run(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	full := int64(tokenizerMaxBatch * 1000) // closed at 0 by the 32nd prompt
-	last := full + tokenizerWindowUS + 1000 // its own window, then 1 ms
+	last := full + tokenizerWindowUS + 1000 // closed at 0 by the 32nd prompt; the 33rd: its own window, then 1 ms
 	if queued[full] != tokenizerMaxBatch || queued[last] != 1 || len(queued) != 2 {
-		t.Fatalf("prefill steps (start µs → prompts) %v, want %d at %d and 1 at %d", queued, tokenizerMaxBatch, full, last)
+		t.Fatalf("%s: prefill steps (start µs → prompts) %v, want %d at %d and 1 at %d", batching, queued, tokenizerMaxBatch, full, last)
 	}
 }

@@ -56,6 +56,7 @@ func genConfig(t *rapid.T, tr *trace.Trace) Config {
 		d.TimingReference = model.ReferenceDynosim // blocks published at pass start
 	}
 	d.APIServerTokenizeNS = rapid.SampledFrom([]int{0, 1340, 50000}).Draw(t, "tokenize_ns")
+	d.APIServerTokenizeBatching = rapid.SampledFrom(model.TokenizeBatchings()).Draw(t, "tokenize_batching")
 	d.BlockSize = bs
 	rc := router.DefaultConfig()
 	rc.Mode = rapid.SampledFrom(router.Modes()).Draw(t, "mode")

@@ -75,6 +75,9 @@ type Sim struct {
 	// tokenizeNS is the API server's tokenisation cost per prompt token (ns); 0: prompts
 	// reach the engine as tokens (apiserver.go).
 	tokenizeNS int64
+	// tokenizeParallel: a batch's prompts are encoded in parallel, so the tokenizer's call
+	// lasts as long as its longest prompt (model.TokenizeParallel); else one after another.
+	tokenizeParallel bool
 
 	itl       gapHist
 	snapshots []Snapshot
@@ -160,6 +163,7 @@ func newSimIn(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace, r
 	}
 	*sc = Scratch{rt: sc.rt} // the memory is s's now
 	s.decodeTimer, _ = timer.(model.DecodeStepTimer)
+	s.tokenizeParallel = d.TokenizeBatching() == model.TokenizeParallel
 	if d.BlockSize&(d.BlockSize-1) == 0 {
 		s.blockShift = int8(bits.TrailingZeros(uint(d.BlockSize)))
 	}

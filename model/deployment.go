@@ -52,6 +52,10 @@ type Deployment struct {
 	// token, paid before the engine sees a request sent as text; 0: requests arrive as
 	// token ids (Dynamo's frontend tokenises; its replay sends tokens).
 	APIServerTokenizeNS int
+	// APIServerTokenizeBatching is how the API server's tokenizer runs a batch of text
+	// prompts collected in one 2 ms window (TokenizeSerial, "" too, or TokenizeParallel): it
+	// depends on the vLLM release (TokenizeBatchingOf).
+	APIServerTokenizeBatching string
 	// MaxCUDAGraphCaptureSize is vLLM's compilation_config.max_cudagraph_capture_size: steps
 	// of more tokens run without CUDA graphs (cudagraph.go). 0: vLLM's default.
 	MaxCUDAGraphCaptureSize int
@@ -99,6 +103,53 @@ const (
 	PrecisionHighest = "highest"
 	PrecisionHigh    = "high"
 )
+
+// How vLLM's API server tokenises a batch of text prompts (AsyncMicrobatchTokenizer,
+// vllm/utils/async_utils.py, vllm#19334: one batcher collects the prompts that arrive within
+// 2 ms, at most 32, and hands them to a one-thread executor in one call).
+const (
+	// TokenizeSerial: the call encodes the prompts one after another (vLLM 0.16 on). A
+	// completion prompt's encode arguments carry truncation to the context + 1 (vllm#31366's
+	// early-fail guard, merged in the week to 2026-02-13, after 0.15.1 and before 0.16.0), a
+	// max_length that is not the tokenizer's model_max_length, so _queue_key files it under
+	// ("encode", "other"), which cannot batch.
+	TokenizeSerial = "serial"
+	// TokenizeParallel: the call is one batched tokenizer(prompts) (vLLM 0.10 to 0.15:
+	// add_special_tokens only, a batchable key), which HF tokenizers' encode_batch runs on its
+	// Rayon pool, one prompt per thread (a pool of the host's logical CPUs, 224 on a DGX H100 or
+	// B200, more than the batcher's 32 prompts), so it lasts as long as its longest prompt.
+	TokenizeParallel = "parallel"
+)
+
+// TokenizeBatchings lists the API server's tokenisation batching modes.
+func TokenizeBatchings() []string { return []string{TokenizeSerial, TokenizeParallel} }
+
+// TokenizeBatchingOf is how vLLM release version (major.minor.patch) tokenises a batch of
+// completion prompts: TokenizeParallel before 0.16.0 (from 0.10.0, AsyncMicrobatchTokenizer's
+// first release), TokenizeSerial from 0.16.0 (vllm#31366).
+func TokenizeBatchingOf(version string) string {
+	var major, minor int
+	if _, err := fmt.Sscanf(version, "%d.%d", &major, &minor); err == nil && major == 0 && minor < 16 {
+		return TokenizeParallel
+	}
+	return TokenizeSerial
+}
+
+// TokenizeBatchingWords says how the API server tokenises a window's prompts in batching.
+func TokenizeBatchingWords(batching string) string {
+	if batching == TokenizeParallel {
+		return "a 2 ms window's prompts in one parallel call, released together when the longest is done (vLLM 0.10–0.15)"
+	}
+	return "a 2 ms window's prompts one after another, released together when the last is done (vLLM 0.16 on)"
+}
+
+// TokenizeBatching is the batching mode d's API server tokenises with ("" is TokenizeSerial).
+func (d Deployment) TokenizeBatching() string {
+	if d.APIServerTokenizeBatching == "" {
+		return TokenizeSerial
+	}
+	return d.APIServerTokenizeBatching
+}
 
 // Float32MatmulPrecisions lists the supported float32 matmul precisions.
 func Float32MatmulPrecisions() []string { return []string{PrecisionHighest, PrecisionHigh} }
@@ -161,6 +212,9 @@ func (d Deployment) Validate() error {
 		return fmt.Errorf("deployment: kv_cache_dtype %q is not supported (want one of %s)", d.KVCacheDtype, strings.Join(KVCacheDtypes(), ", "))
 	case d.APIServerTokenizeNS < 0 || d.APIServerTokenizeNS > 1e6:
 		return fmt.Errorf("deployment: api_server_tokenize_ns %d must be in [0, 1000000] ns per prompt token", d.APIServerTokenizeNS)
+	case !slices.Contains(TokenizeBatchings(), d.TokenizeBatching()):
+		return fmt.Errorf("deployment: api_server_tokenize_batching %q is not supported (want one of %s)",
+			d.APIServerTokenizeBatching, strings.Join(TokenizeBatchings(), ", "))
 	case d.MaxCUDAGraphCaptureSize < 0 || d.MaxCUDAGraphCaptureSize > maxCaptureSize:
 		return fmt.Errorf("deployment: max_cudagraph_capture_size %d must be in [0, %d] tokens (0: vLLM's default)", d.MaxCUDAGraphCaptureSize, maxCaptureSize)
 	case d.SharedExpertsStreamTokens < -1 || d.SharedExpertsStreamTokens > maxCaptureSize:

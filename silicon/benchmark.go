@@ -50,6 +50,9 @@ type Benchmark struct {
 	// APIServerTokenizeNS is what the server spends tokenising a text prompt, in ns per prompt
 	// token, before the engine sees the request (0: the client sends token ids).
 	APIServerTokenizeNS int `json:"api_server_tokenize_ns"`
+	// APIServerTokenizeBatching is how the server's tokenizer runs a batch of prompts, as the
+	// run's vLLM release did (model.TokenizeBatchingOf; "": serial).
+	APIServerTokenizeBatching string `json:"api_server_tokenize_batching,omitempty"`
 	// MaxCUDAGraphCaptureSize is vLLM's max_cudagraph_capture_size (0: vLLM's default,
 	// which the measured runs used); larger steps run without CUDA graphs.
 	MaxCUDAGraphCaptureSize int `json:"max_cudagraph_capture_size"`
@@ -90,8 +93,11 @@ func (f FusionThresholds) at(tp int) float64 {
 // "hi " × 10,000 on its own, alternated in one run: ISL 1024 3.46 and 3.56, ISL 8192 2.78 and
 // 2.84 on GPT-4o's 200 k and DeepSeek-V3's 128 k byte-level BPE vocabularies, stand-ins for
 // MiniMax-M2.5's, which is not available offline; silicon/testdata/tokenizer-rate).
-// 1.07 × 3.16 = 3.38 µs. The engine queues it as vLLM 0.19 batches a completion prompt
-// (engine/apiserver.go); runs on earlier vLLM releases are replayed with token ids.
+// 1.07 × 3.16 = 3.38 µs. The same rate serves every model of the sample: on gpt-oss's own
+// o200k_harmony vocabulary and Llama 3.1's 128 k one, InferenceX's prompts cost within 7 % of
+// GPT-4o's per token on the same machine (7.07, 7.60 and 7.30 µs at ISL 1024). The engine
+// queues it as the run's vLLM release batches a completion prompt (engine/apiserver.go,
+// model.TokenizeBatchingOf).
 const InferenceXTokenizeNS = 3400
 
 // InferenceX is the benchmark the shared silicon rows come from (SemiAnalysis InferenceX,
@@ -175,6 +181,9 @@ func (b Benchmark) check() error {
 		return fmt.Errorf("silicon: benchmark %s: negative all-reduce fusion threshold", b.Name)
 	case b.APIServerTokenizeNS < 0:
 		return fmt.Errorf("silicon: benchmark %s: api_server_tokenize_ns %d, want >= 0", b.Name, b.APIServerTokenizeNS)
+	case b.APIServerTokenizeBatching != "" && !slices.Contains(model.TokenizeBatchings(), b.APIServerTokenizeBatching):
+		return fmt.Errorf("silicon: benchmark %s: api_server_tokenize_batching %q, want one of %s", b.Name, b.APIServerTokenizeBatching,
+			strings.Join(model.TokenizeBatchings(), ", "))
 	case b.MaxNumBatchedTokens < 0 || b.BatchedTokensPerISL < 0 || b.ExtraModelLen < 0 || b.MaxModelLen < 0:
 		return fmt.Errorf("silicon: benchmark %s: negative batched tokens or model length", b.Name)
 	case !slices.Contains(model.KVCacheDtypes(), b.KVCacheDtype):
@@ -243,7 +252,7 @@ func (b Benchmark) deployment(r Row) model.Deployment {
 	// when the previous one ends.
 	d.AsyncScheduling, d.NoPrefixCaching = b.AsyncScheduling && b.TimingReference != model.ReferenceDynosim, !b.PrefixCaching
 	d.Float32MatmulPrecision = b.float32Precision(r)
-	d.APIServerTokenizeNS = b.APIServerTokenizeNS
+	d.APIServerTokenizeNS, d.APIServerTokenizeBatching = b.APIServerTokenizeNS, b.APIServerTokenizeBatching
 	d.MaxCUDAGraphCaptureSize = b.MaxCUDAGraphCaptureSize
 	d.TimingReference = b.TimingReference
 	d.SharedExpertsStreamTokens = b.SharedExpertsStreamTokens
@@ -276,7 +285,7 @@ func (b Benchmark) String() string {
 	}
 	prompts := "prompts sent as token ids"
 	if b.APIServerTokenizeNS > 0 {
-		prompts = fmt.Sprintf("text prompts tokenised by the API server at %d ns/token", b.APIServerTokenizeNS)
+		prompts = fmt.Sprintf("text prompts tokenised by the API server at %d ns/token, %s", b.APIServerTokenizeNS, model.TokenizeBatchingWords(b.APIServerTokenizeBatching))
 	}
 	graphs := "CUDA graphs up to vLLM's default capture size"
 	if b.MaxCUDAGraphCaptureSize > 0 {

@@ -32,7 +32,9 @@ const inferenceXWarmupSince = "2026-01-21"
 
 // ix is an InferenceX run's settings: its client (benchmark_serving.py's random dataset,
 // --random-range-ratio 0.8 from the workflow, --num-prompts 10 × CONC, --request-rate inf
-// --max-concurrency CONC --ignore-eos, 2 × CONC warm-ups from inferenceXWarmupSince) and
+// --max-concurrency CONC --ignore-eos, 2 × CONC warm-ups from inferenceXWarmupSince; text
+// prompts posted to /v1/completions, which the API server tokenises, InferenceXTokenizeNS,
+// batched as the run's release does — InferenceXRuns sets that from the image) and
 // vLLM's defaults for what the script does not set (BF16 KV cache, block 16, 8,192 batched
 // tokens and 1,024 sequences on GPUs of ≥ 70 GiB, prefix caching on, async scheduling —
 // explicit in the 2025 scripts, the default since 0.14 — and FP32 matmuls at "highest").
@@ -42,7 +44,7 @@ func ix(from string, set func(*Benchmark)) Benchmark {
 		Name: "inferencex", KVCacheDtype: model.KVBF16, BlockSize: 16, GPUMemoryUtilization: 0.9,
 		MaxNumBatchedTokens: 8192, MaxNumSeqs: 1024, AsyncScheduling: true, PrefixCaching: true,
 		ExtraModelLen: 200, Float32MatmulPrecision: model.PrecisionHighest,
-		RangeRatio: InferenceXRangeRatio, RequestsPerSlot: 10,
+		RangeRatio: InferenceXRangeRatio, RequestsPerSlot: 10, APIServerTokenizeNS: InferenceXTokenizeNS,
 	}
 	if from >= inferenceXWarmupSince {
 		b.WarmupPerSlot = 2
@@ -191,6 +193,11 @@ func InferenceXRuns() []Run {
 		gapAnalysis(qwen32, "h100_sxm", ""), gapAnalysis(qwen32, "h100_sxm", "fp8"),
 		gapAnalysis(qwen235, "h200_sxm", "fp8"), gapAnalysis(llama8, "h200_sxm", "fp8"),
 	}
+	for i, r := range runs {
+		if r.Benchmark.APIServerTokenizeNS > 0 {
+			runs[i].Benchmark.APIServerTokenizeBatching = model.TokenizeBatchingOf(r.version())
+		}
+	}
 	return append(runs, kimiGapAnalysis(runs)...)
 }
 
@@ -240,11 +247,9 @@ func kimiNVFP4(b *Benchmark) { b.KVCacheDtype = model.KVFP8 }
 // blackwellFP4 is the flags of InferenceX's MiniMax-M2.5 NVFP4 (and B300 FP8) scripts:
 // --gpu-memory-utilization 0.90 --kv-cache-dtype fp8 --max-cudagraph-capture-size 2048
 // --max-num-batched-tokens $((ISL*2)) --no-enable-prefix-caching, max_model_len ISL+OSL+200,
-// and VLLM_FLOAT32_MATMUL_PRECISION=high in runs from 2026-04-22; on vLLM 0.19, its text
-// prompts tokenised as the seed's are.
+// and VLLM_FLOAT32_MATMUL_PRECISION=high in runs from 2026-04-22.
 func blackwellFP4(b *Benchmark) {
 	b.KVCacheDtype, b.MaxCUDAGraphCaptureSize, b.PrefixCaching = model.KVFP8, 2048, false
-	b.APIServerTokenizeNS = InferenceXTokenizeNS // vLLM 0.19, as the seed's runs
 	b.MaxNumBatchedTokens, b.BatchedTokensPerISL = 0, 2
 	b.Float32MatmulPrecision, b.HighPrecisionSince = "", "2026-04-22"
 }

@@ -137,3 +137,30 @@ func TestRunsFuseAllReduceRMS(t *testing.T) {
 		t.Fatalf("benchmark line does not say it fuses: %s", b)
 	}
 }
+
+// Every InferenceX run posts text prompts, which its vLLM release's API server tokenises at
+// InferenceXTokenizeNS: batched in parallel before 0.16 (vllm#31366), one after another from
+// 0.16; AIConfigurator's own collections, whose client is not published, send token ids.
+func TestRunsTokeniseAsTheirRelease(t *testing.T) {
+	modes := map[string]int{}
+	for _, r := range InferenceXRuns() {
+		b := r.Benchmark
+		if b.Name != "inferencex" {
+			if b.APIServerTokenizeNS != 0 {
+				t.Fatalf("%s: tokenises at %d ns/token, want token ids", r.Script, b.APIServerTokenizeNS)
+			}
+			continue
+		}
+		want := model.TokenizeBatchingOf(r.version())
+		if b.APIServerTokenizeNS != InferenceXTokenizeNS || b.APIServerTokenizeBatching != want {
+			t.Fatalf("%s (%s): %d ns/token, %q; want %d, %q", r.Script, r.Image, b.APIServerTokenizeNS, b.APIServerTokenizeBatching, InferenceXTokenizeNS, want)
+		}
+		modes[want]++
+	}
+	if modes[model.TokenizeParallel] == 0 || modes[model.TokenizeSerial] == 0 {
+		t.Fatalf("runs by batching %v: want both releases' kinds", modes)
+	}
+	if !strings.Contains(InferenceX().String(), "one after another") {
+		t.Fatalf("the seed's benchmark (vLLM 0.19): %s", InferenceX())
+	}
+}

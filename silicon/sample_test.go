@@ -53,11 +53,11 @@ func TestValidateAIConfiguratorVLLMSample(t *testing.T) {
 	// vLLM version, H200 attention from physical rows, Kimi-K2.5's four groups (MLA) among
 	// them, their shared experts overlapping the routed experts in steps of up to 256 tokens,
 	// FlashInfer's fused all-reduce + RMSNorm where the run's script enables it (Kimi-K2.5,
-	// gpt-oss and Llama 3.3 70B on B200): median TTFT 25.5 %, TPOT 12.9 % over 20 groups
-	// (25.2 / 14.2 % unfused; README, "AIConfigurator's whole vLLM sample"); the 20
-	// and 10 % are not met.
-	if len(ttft) < 20 || median(ttft) > 26 || median(tpot) > 13.5 {
-		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 20, <= 26 %%, <= 13.5 %%",
+	// gpt-oss and Llama 3.3 70B on B200), and every InferenceX run's text prompts tokenised as
+	// its vLLM release did: median TTFT 24.4 %, TPOT 12.9 % over 20 groups (README,
+	// "AIConfigurator's whole vLLM sample"); the 20 and 10 % are not met.
+	if len(ttft) < 20 || median(ttft) > 25 || median(tpot) > 13.5 {
+		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 20, <= 25 %%, <= 13.5 %%",
 			len(ttft), median(ttft), median(tpot))
 	}
 	t.Logf("%d of %d vLLM rows validated; %d groups; median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%", rep.Validated, len(rows), len(ttft), median(ttft), median(tpot))
