@@ -5,9 +5,12 @@ import "math/bits"
 // Engine blocks and trace blocks. A trace names a prompt by hash ids of traceBlock-token
 // blocks; the engine caches blockSize-token blocks. Engine block j (tokens j·B … (j+1)·B−1)
 // ends inside trace block k = ((j+1)·B − 1) / traceBlock, so its content is fixed by
-// hash_ids[0..k] and its position j. Its hash chains the previous engine block's hash with
-// (hash_ids[k], j − first engine block ending in k): two prompts share engine block j exactly
-// when they share trace blocks 0..k, so sharing stays at trace-block granularity.
+// hash_ids[0..k] and its position j. The first engine block ending in trace block k hashes
+// to the trace block's key, which chains the previous trace block's key with hash_ids[k];
+// the others hash the key with their place s after it (j − that first block). Two prompts
+// share engine block j exactly when they share trace blocks 0..k, so sharing stays at
+// trace-block granularity. Only the keys form a chain: a prompt's sub-block hashes do not
+// wait for one another, so they cost a fraction of a chained hash each.
 
 // mix64 is the splitmix64 finalizer: a cheap bijection with full avalanche.
 func mix64(z uint64) uint64 {
@@ -24,18 +27,21 @@ func mix64(z uint64) uint64 {
 // "no hash".
 func blockHashes(dst []uint64, hashIDs []int64, offset int64, input, blockSize, traceBlock int) []uint64 {
 	n := input / blockSize
-	var h uint64
+	var key uint64
 	k, sub, next := -1, 0, 0 // next: first token of trace block k+1
 	for j := range n {
+		var h uint64
+		// One bijective mix per block; two different inputs collide only by a 64-bit
+		// coincidence.
 		if last := (j+1)*blockSize - 1; last >= next {
 			k, sub = last/traceBlock, 0
 			next = (k + 1) * traceBlock
+			key = mix64(bits.RotateLeft64(key, 29) ^ (uint64(hashIDs[k]+offset)*0x9e3779b97f4a7c15 + 0xc2b2ae3d27d4eb4f))
+			h = key
 		} else {
 			sub++
+			h = mix64(key ^ uint64(sub)*0xd6e8feb86659fd93)
 		}
-		// One bijective mix per block; two different (previous hash, id, sub-block) inputs
-		// collide only by a 64-bit coincidence.
-		h = mix64(bits.RotateLeft64(h, 29) ^ (uint64(hashIDs[k]+offset)*0x9e3779b97f4a7c15 + uint64(sub+1)*0xc2b2ae3d27d4eb4f))
 		if h == 0 {
 			h = 1
 		}
