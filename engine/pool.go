@@ -42,7 +42,10 @@ type blockPool struct {
 	spare  []lruRun // compaction's other buffer
 	lruPos int      // head of the FIFO
 	lruLen int      // cached free blocks
-	stamp  uint32
+	// fifoN is how many blocks the FIFO's runs from the head on stand for: lruLen live ones,
+	// the rest stale.
+	fifoN int
+	stamp uint32
 
 	g      int32 // sub-blocks per group
 	groups hashTable
@@ -275,6 +278,7 @@ func (p *blockPool) lruPush(e int32, s *entrySlot) {
 	p.stamp++
 	s.stamp = p.stamp
 	p.lruLen++
+	p.fifoN++
 	// The sub-block below the tail run's last one, released right after it: extend the run.
 	if k := len(p.lru) - 1; k >= p.lruPos {
 		if l := &p.lru[k]; e == l.e-l.n && e>>5 == l.e>>5 && l.stamp+uint32(l.n) == p.stamp {
@@ -290,8 +294,13 @@ func (p *blockPool) lruPush(e int32, s *entrySlot) {
 			p.lru = p.lru[:copy(p.lru, p.lru[p.lruPos:])]
 			p.lruPos = 0
 		} else {
-			// Reuse the room of popped and stale entries; grow only when live runs fill half.
-			p.lruCompact()
+			// Drop stale runs only when at least half the blocks are stale: compaction checks
+			// every block's slot, a cache miss per run, so it must pay for itself. Otherwise,
+			// or when live runs still fill half, grow: the FIFO then stands for at most twice
+			// the cached free blocks.
+			if 2*(p.fifoN-p.lruLen) >= p.fifoN {
+				p.lruCompact()
+			}
 			if c := cap(p.lru); len(p.lru) > c/2 {
 				p.lru = append(make([]lruRun, 0, 2*c), p.lru...)
 			}
@@ -319,6 +328,7 @@ func (p *blockPool) lruPop() int32 {
 		} else {
 			l.e, l.stamp = e-1, stamp+1
 		}
+		p.fifoN--
 		if p.live(e, stamp) {
 			p.lruLen--
 			return e
@@ -343,7 +353,7 @@ func (p *blockPool) lruCompact() {
 			}
 		}
 	}
-	p.spare, p.lru, p.lruPos = p.lru[:0], keep, 0
+	p.spare, p.lru, p.lruPos, p.fifoN = p.lru[:0], keep, 0, p.lruLen
 }
 
 // hashTable maps a group key → group record: open addressing with linear probing and

@@ -285,6 +285,9 @@ func TestPoolMatchesPerBlockPool(t *testing.T) {
 				t.Fatalf("%s: available %d/%d, plain %d/%d, in use %d/%d, cached free %d/%d", op,
 					p.available(), ref.available(), p.plainFree(), ref.plainFree(), p.inUse, ref.inUse, p.lruLen, ref.lruLen)
 			}
+			if err := p.checkFIFO(); err != nil {
+				t.Fatalf("%s: %v", op, err)
+			}
 			for _, k := range []struct{ a, b *kvBlocks }{{&p.removed, &ref.removed}, {&stored, &storedRef}} {
 				if !slices.Equal(k.a.hashes, k.b.hashes) || !slices.Equal(k.a.keys, k.b.keys) || !slices.Equal(k.a.subs, k.b.subs) {
 					t.Fatalf("%s: KV events differ: %v %v %v, per-block pool %v %v %v", op, k.a.hashes, k.a.keys, k.a.subs, k.b.hashes, k.b.keys, k.b.subs)

@@ -137,6 +137,9 @@ func checkPool(s *Sim, w *worker, mirror map[uint64]bool) error {
 			cached[s.hash] = true
 		}
 	}
+	if err := p.checkFIFO(); err != nil {
+		return err
+	}
 	if inUse != p.inUse || cachedFree != p.lruLen || p.inUse+p.lruLen+p.plain != int(p.n) {
 		return fmt.Errorf("counts: in use %d/%d, cached free %d/%d, plain %d, blocks %d",
 			inUse, p.inUse, cachedFree, p.lruLen, p.plain, p.n)
@@ -346,4 +349,17 @@ func TestConversationKVRouterBeatsRoundRobin(t *testing.T) {
 		t.Errorf("kv_router does not beat round_robin: reuse %v vs %v, TTFT %v vs %v",
 			kv.PrefixCacheReusedRatio, rr.PrefixCacheReusedRatio, kv.MeanTTFTMS, rr.MeanTTFTMS)
 	}
+}
+
+// checkFIFO checks the LRU FIFO's block count: the runs from the head stand for fifoN
+// blocks, lruLen of them live.
+func (p *blockPool) checkFIFO() error {
+	n := 0
+	for _, l := range p.lru[p.lruPos:] {
+		n += int(l.n)
+	}
+	if n != p.fifoN || p.lruLen > n {
+		return fmt.Errorf("LRU FIFO: runs stand for %d blocks, fifoN %d, cached free %d", n, p.fifoN, p.lruLen)
+	}
+	return nil
 }
