@@ -2,7 +2,6 @@ package router
 
 import (
 	"math/bits"
-	"slices"
 )
 
 // The prefix-cache index per trace block. A trace names prompts in trace blocks of G engine
@@ -27,7 +26,7 @@ import (
 // nowhere: they are the sub-blocks whose holder count is not zero (heldSubs).
 func (r *Router) cachedSubs(k int, rec uint32, w int) uint32 {
 	if r.subsWide == nil {
-		return r.recs[int(rec)*r.recStride+r.g+w]
+		return r.record(rec)[r.g+w]
 	}
 	switch v, n := r.cached.holder(k); {
 	case n == 0:
@@ -46,7 +45,7 @@ func (r *Router) cachedSubs(k int, rec uint32, w int) uint32 {
 // heldSubs is the mask of the sub-blocks of record rec that some worker caches.
 func (r *Router) heldSubs(rec uint32) uint32 {
 	var m uint32
-	for s, c := range r.recs[int(rec)*r.recStride:][:r.g] {
+	for s, c := range r.record(rec)[:r.g] {
 		if c != 0 {
 			m |= 1 << s
 		}
@@ -58,7 +57,7 @@ func (r *Router) heldSubs(rec uint32) uint32 {
 // trace blocks held by two or more workers).
 func (r *Router) setCachedSubs(rec uint32, w int, m uint32) {
 	if r.subsWide == nil {
-		r.recs[int(rec)*r.recStride+r.g+w] = m
+		r.record(rec)[r.g+w] = m
 		return
 	}
 	t := r.subsWide
@@ -81,13 +80,19 @@ func (r *Router) newCachedRecord() uint32 {
 	}
 	rec := uint32(r.cachedRecs)
 	r.cachedRecs++
-	// Grown by doubling: append's 1.25× for large slices copies (and faults in) the
-	// records several times over as the index fills.
-	if n := len(r.recs) + r.recStride; n > cap(r.recs) {
-		r.recs = slices.Grow(r.recs, max(len(r.recs), r.recStride))
+	if int(rec>>recChunkShift) == len(r.recs) {
+		r.recs = append(r.recs, make([]uint32, r.recStride<<recChunkShift))
 	}
-	r.recs = r.recs[:len(r.recs)+r.recStride]
 	return rec
+}
+
+// recChunkShift: a chunk of cached records holds 1,024 of them.
+const recChunkShift = 10
+
+// record is cached record rec's counts.
+func (r *Router) record(rec uint32) []uint32 {
+	i := int(rec&(1<<recChunkShift-1)) * r.recStride
+	return r.recs[rec>>recChunkShift][i : i+r.recStride]
 }
 
 // blockAt is the trace-block key and sub-block of an event's i-th block.
@@ -131,11 +136,12 @@ func (r *Router) store(ev *KVEvent, i, j int) {
 			}
 		}
 	}
+	counts := r.record(rec)
 	for ; i < j; i++ {
 		_, sub := ev.blockAt(i)
 		if b := uint32(1) << sub; m&b == 0 {
 			m |= b
-			h := &r.recs[int(rec)*r.recStride+int(sub)]
+			h := &counts[sub]
 			if *h == 0 {
 				r.cachedN++
 			}
@@ -168,11 +174,12 @@ func (r *Router) remove(ev *KVEvent, i, j int) {
 		return
 	}
 	_, holders := t.holder(k)
+	counts := r.record(rec)
 	for ; i < j; i++ {
 		_, sub := ev.blockAt(i)
 		if b := uint32(1) << sub; m&b != 0 {
 			m &^= b
-			h := &r.recs[int(rec)*r.recStride+int(sub)]
+			h := &counts[sub]
 			if *h--; *h == 0 {
 				r.cachedN--
 			}

@@ -79,11 +79,12 @@ type Router struct {
 	g         int
 	wholeSubs uint32     // all g sub-blocks
 	cached    *maskTable // trace-block key → workers caching any of it; second: all of it; aux: record
-	// Record rec is recs[rec·recStride:][:recStride]: g counts of the workers caching each
+	// Record rec is recStride counts (record): g counts of the workers caching each
 	// sub-block, then (up to 64 workers) each worker's mask of cached sub-blocks, so one
 	// record is one or two cache lines. Wider fleets key the masks by (rec, worker) in
-	// subsWide instead.
-	recs       []uint32
+	// subsWide instead. Records come in chunks of recChunk that never move: a filling index
+	// neither copies its records nor zeroes their room again as it grows.
+	recs       [][]uint32
 	recStride  int
 	subsWide   *maskTable
 	cachedN    int // distinct engine blocks cached on some worker
@@ -147,6 +148,19 @@ func NewGroupedReusing(prev *Router, cfg Config, workers, subBlocks int, seed ui
 	for w := range workers {
 		all[w>>6] |= 1 << (w & 63)
 	}
+	stride := subBlocks // a cached record's counts (recs)
+	if words == 1 {
+		stride += workers
+	}
+	// A new cached record takes its chunk's room as it is (newCachedRecord).
+	recs := prev.recs
+	if prev.recStride != stride {
+		recs = nil
+	}
+	// Only the records prev made were written; the room past them never was.
+	for i, c := range recs {
+		clear(c[:min(len(c), max(0, prev.cachedRecs-i<<recChunkShift)*stride)])
+	}
 	booked := prev.booked
 	if booked == nil {
 		booked = make(map[int64]booking, 1024)
@@ -158,6 +172,7 @@ func NewGroupedReusing(prev *Router, cfg Config, workers, subBlocks int, seed ui
 		policy:       def.build(),
 		rng:          rand.New(rand.NewPCG(seed, 0x726f75746572)), // "router"
 		g:            subBlocks,
+		recStride:    stride,
 		wholeSubs:    uint32(1)<<subBlocks - 1,
 		cached:       reuseMaskTable(prev.cached, 1<<13, words, true, true),
 		active:       reuseMaskTable(prev.active, 1<<12, words, true, true),
@@ -170,7 +185,7 @@ func NewGroupedReusing(prev *Router, cfg Config, workers, subBlocks int, seed ui
 		wideCounts:   prev.wideCounts[:0],
 		freeRows:     prev.freeRows[:0],
 		freeRecs:     prev.freeRecs[:0],
-		recs:         prev.recs[:0],
+		recs:         recs,
 		freeCached:   prev.freeCached[:0],
 		all:          all,
 		liveCached:   zeroed(prev.liveCached, words),
@@ -180,16 +195,9 @@ func NewGroupedReusing(prev *Router, cfg Config, workers, subBlocks int, seed ui
 		activePrefix: zeroed(prev.activePrefix, workers),
 		cost:         zeroed(prev.cost, workers),
 	}
-	// A new cached record takes the slab's room past its length as it is (newCachedRecord),
-	// so what prev's records wrote is zeroed; its room past them was never written.
-	clear(prev.recs)
 	if words > 1 {
 		r.refCounts = reuseMaskTable(prev.refCounts, 1<<14, 1, false, false)
 		r.subsWide = reuseMaskTable(prev.subsWide, 1<<13, 1, false, false)
-	}
-	r.recStride = subBlocks
-	if r.subsWide == nil {
-		r.recStride += workers
 	}
 	*prev = Router{} // prev's memory is r's now
 	return r, nil
