@@ -195,3 +195,16 @@ func BenchmarkReplayCopies(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBlockHashes is the hash chain of one toolagent-like prompt at arrival (134
+// engine blocks of 64 tokens in 17 trace blocks of 512): one op is one prompt.
+func BenchmarkBlockHashes(b *testing.B) {
+	ids := make([]int64, 17)
+	for i := range ids {
+		ids[i] = int64(1000 + i)
+	}
+	var dst []uint64
+	for b.Loop() {
+		dst = blockHashes(dst[:0], ids, 0, 134*64+10, 64, 512)
+	}
+}
