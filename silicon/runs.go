@@ -186,10 +186,8 @@ func InferenceXRuns() []Run {
 		{Model: kimi, System: "b300_sxm", Precision: "fp4", From: "2026-04-03",
 			Script: "benchmarks/single_node/kimik2.5_fp4_b300.sh@f34a83b25", Image: "vllm/vllm-openai:v0.17.0-cu130, v0.19.0-cu130",
 			Benchmark: ix("2026-04-03", func(b *Benchmark) { kimiFlags(b); kimiNVFP4(b); b.PrefixCaching = false })},
-		// AIConfigurator's own gap-analysis collections (vLLM 0.12.0; the Qwen3-32B FP8 rows
-		// under Dynamo's vllm-runtime 0.8.0): their server and client settings are not
-		// published, so they are replayed with vLLM 0.12's serving defaults (synchronous
-		// scheduling: async became the default in 0.14) and a client sending exactly ISL/OSL.
+		// AIConfigurator's own gap-analysis collection (vLLM 0.12.0): see gapAnalysis for what
+		// is known of its settings and where it comes from.
 		gapAnalysis(qwen32, "h100_sxm", ""), gapAnalysis(qwen32, "h100_sxm", "fp8"),
 		gapAnalysis(qwen235, "h200_sxm", "fp8"), gapAnalysis(llama8, "h200_sxm", "fp8"),
 	}
@@ -267,13 +265,39 @@ func hopper2026(b *Benchmark) {
 	b.MaxCUDAGraphCaptureSize = 2048
 }
 
+// gapAnalysis is AIConfigurator's aic-auto-gap-analysis collection (the Qwen3-32B BF16 rows
+// on H100, Qwen3-235B-A22B-FP8 and nvidia/Llama-3.1-8B-Instruct-FP8 on H200, vLLM 0.12.0). It
+// is an internal NVIDIA project: every row's source_file is a path on an AIConfigurator
+// developer's laptop (/Users/harrli/projects/aic-auto-gap-analysis/data/<gpu>/vllm/0.12.0/…),
+// its dated rows carry internal cluster job ids, and no script, launch command or benchmark
+// log of it is public (searched: ai-dynamo/aiconfigurator's whole history, its issues and PRs,
+// the AIConfigurator paper). What the public record does say:
+//   - the server: the collection's dated rows (qwen3_32b.csv, qwen3_235b_a22b.csv, 2026-01-23/25)
+//     name nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.8.0 — Dynamo's vLLM worker (dynamo.vllm),
+//     which builds vLLM's config with the OpenAI server's usage context (main.py,
+//     setup_vllm_engine: vLLM's 8,192 batched tokens and 1,024 sequences on GPUs of ≥ 70 GiB),
+//     turns prefix caching on unless told otherwise (args.py) and receives token ids from
+//     Dynamo's Rust frontend (ModelInput.Tokens), so no vLLM API-server tokenisation is paid;
+//   - the client: AIConfigurator's own deploy-and-benchmark runner of that period
+//     (src/aiconfigurator/eval/benchmarks/genai_perf_runner.py, 2025-08-22 … removed
+//     2026-03-03 in #504) drives aiperf with exact lengths (input and output stddev 0,
+//     min_tokens = max_tokens = OSL, ignore_eos), --request-count 10 × c and
+//     --warmup-request-count 2 × c at --concurrency c.
+//
+// Everything else (KV cache dtype, block size, max_num_seqs, batched tokens, CUDA-graph
+// sizes, memory fraction, whether AIConfigurator's generator wrote the flags) is unknown and
+// left at vLLM 0.12's defaults: BF16 KV (Qwen3-235B-A22B-FP8's quantization config names no KV
+// cache dtype; nvidia's Llama-3.1-8B-Instruct-FP8 config is not in ../shared), block 16,
+// memory 0.90, step-synchronous scheduling (async became vLLM's default in 0.14).
 func gapAnalysis(m, sku, precision string) Run {
 	return Run{Model: m, System: sku, Precision: precision,
-		Script: "aic-auto-gap-analysis (AIConfigurator's collection; settings not published)", Image: "vLLM 0.12.0",
-		NotModelled: "the server's and client's settings: vLLM 0.12's defaults and exact ISL/OSL assumed",
-		Benchmark: Benchmark{Name: "vllm-defaults", KVCacheDtype: model.KVBF16, BlockSize: 16, GPUMemoryUtilization: 0.9,
+		Script: "aic-auto-gap-analysis (AIConfigurator's internal collection; client: AIConfigurator's aiperf runner, eval/benchmarks/genai_perf_runner.py)",
+		Image:  "vLLM 0.12.0 under Dynamo's vllm-runtime:0.8.0 (named by the collection's dated rows)",
+		NotModelled: "the server's flags are not published: vLLM 0.12's defaults assumed (BF16 KV, block 16, 8,192 tokens, 1,024 sequences, prefix caching on, step-synchronous); " +
+			"Dynamo's frontend tokenisation (Rust) not priced",
+		Benchmark: Benchmark{Name: "aic-gap-analysis", KVCacheDtype: model.KVBF16, BlockSize: 16, GPUMemoryUtilization: 0.9,
 			MaxNumBatchedTokens: 8192, MaxNumSeqs: 1024, PrefixCaching: true, ExtraModelLen: 200,
-			Float32MatmulPrecision: model.PrecisionHighest, RangeRatio: 1, RequestsPerSlot: 10}}
+			Float32MatmulPrecision: model.PrecisionHighest, RangeRatio: 1, RequestsPerSlot: 10, WarmupPerSlot: 2}}
 }
 
 var versionPattern = regexp.MustCompile(`\d+\.\d+\.\d+`)

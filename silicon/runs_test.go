@@ -85,7 +85,9 @@ func TestRunOfRow(t *testing.T) {
 				return b.KVCacheDtype == model.KVFP8 && b.MaxNumSeqs == 512 && !b.MaxNumSeqsIsConcurrency
 			}},
 		{Row{Model: qwen32, System: "h100_sxm"}, "aic-auto-gap-analysis",
-			func(b Benchmark) bool { return b.RangeRatio == 1 && !b.AsyncScheduling && b.WarmupPerSlot == 0 }},
+			func(b Benchmark) bool {
+				return b.RangeRatio == 1 && !b.AsyncScheduling && b.WarmupPerSlot == 2 && b.APIServerTokenizeNS == 0
+			}},
 	} {
 		run := runOf(c.row)
 		if !strings.Contains(run.Script, c.script) || !c.check(run.Benchmark) {

@@ -562,3 +562,23 @@ func TestTableGroupsManySkippedRows(t *testing.T) {
 		t.Fatalf("skipped rows listed one by one past %d:\n%s", listSkipped, out)
 	}
 }
+
+// A row whose MoE labels span more GPUs than its tp, with attention_dp left blank, is read as
+// AIConfigurator writes its layouts (dp × tp = moe_tp × moe_ep): vLLM data-parallel attention.
+// Complete labels and dense labels are left as they are.
+func TestImpliedDP(t *testing.T) {
+	for _, c := range []struct {
+		tp, moeTP, moeEP, wantDP int
+	}{{1, 2, 1, 2}, {1, 4, 1, 4}, {2, 4, 1, 2}, {2, 1, 2, 0}, {4, 4, 1, 0}, {4, 1, 1, 0}, {4, 2, 1, 0}, {3, 4, 1, 0}} {
+		r, note, ok := impliedDP(Row{TP: c.tp, AttentionDP: 1, MoETP: c.moeTP, MoEEP: c.moeEP})
+		if ok != (c.wantDP > 0) || ok && (r.AttentionDP != c.wantDP || !strings.Contains(note, fmt.Sprintf("--data-parallel-size %d", c.wantDP))) {
+			t.Fatalf("tp %d moe_tp %d moe_ep %d: %v %q %+v, want attention_dp %d", c.tp, c.moeTP, c.moeEP, ok, note, r, c.wantDP)
+		}
+	}
+	if _, _, ok := impliedDP(Row{TP: 1, AttentionDP: 2, MoETP: 2, MoEEP: 1}); ok {
+		t.Fatal("a row with attention_dp labelled was re-read")
+	}
+	if _, _, ok := impliedDP(Row{Backend: "sglang", TP: 1, AttentionDP: 1, MoETP: 2, MoEEP: 1}); ok {
+		t.Fatal("an SGLang row was read with vLLM's flags")
+	}
+}

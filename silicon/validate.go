@@ -88,6 +88,26 @@ func denseLabels(r Row) (Row, string, bool) {
 	return r, note, true
 }
 
+// impliedDP reads a row that leaves attention_dp blank while its MoE labels span more GPUs
+// than its tp (AIConfigurator's gap-analysis rows of Qwen3-235B on H200: tp 1 with moe_tp 2
+// or 4, tp 2 with moe_tp 4). AIConfigurator enumerates only layouts with dp × tp = moe_tp ×
+// moe_ep (sdk/utils.py, enumerate_parallel_config) and its generator passes dp to vLLM as
+// --data-parallel-size and adds --enable-expert-parallel only when moe_ep > 1
+// (generator/config/backend_config_mapping.yaml, rule_plugin/vllm.rule); vLLM then shards each
+// expert over all dp × tp GPUs (FusedMoEParallelConfig without expert parallelism). So tp 1,
+// moe_tp 2 is one worker of two attention-data-parallel ranks whose experts are split over
+// both GPUs: a describable layout, with attention_dp = moe_tp × moe_ep / tp.
+func impliedDP(r Row) (Row, string, bool) {
+	moe := r.MoETP * r.MoEEP
+	if (r.Backend != "" && r.Backend != "vllm") || r.AttentionDP != 1 || r.TP < 1 || moe <= r.TP || moe%r.TP != 0 {
+		return r, "", false
+	}
+	r.AttentionDP = moe / r.TP
+	note := fmt.Sprintf("labelled tp %d, moe_tp %d, moe_ep %d with attention_dp blank: AIConfigurator's layout dp × tp = moe_tp × moe_ep, i.e. vLLM --data-parallel-size %d on %d GPUs",
+		r.TP, r.MoETP, r.MoEEP, r.AttentionDP, moe)
+	return r, note, true
+}
+
 // convertedDEP reads a row labelled with attention data parallelism on top of tensor-parallel
 // attention (tp > 1) whose batch size is its concurrency divided by attention_dp: such labels
 // come from a conversion that computed attention_dp = GPUs / TP and split the batch
@@ -136,6 +156,8 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 		sim := r
 		if c, note, ok := convertedDEP(r); ok {
 			sim, res.Note = c, note
+		} else if c, note, ok := impliedDP(r); ok && r.Unsupported == "" {
+			sim, res.Note = c, note
 		}
 		if c, note, ok := denseLabels(sim); ok && r.Unsupported == "" {
 			sim, res.Note = c, strings.TrimPrefix(res.Note+"; "+note, "; ")
@@ -151,7 +173,11 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 		case sim.MoETP*sim.MoEEP != sim.TP*sim.AttentionDP:
 			res.Skipped = fmt.Sprintf("labels tp %d, attention_dp %d, moe_tp %d, moe_ep %d do not describe one worker", r.TP, r.AttentionDP, r.MoETP, r.MoEEP)
 		case sim.AttentionDP > 1:
-			res.Skipped = fmt.Sprintf("attention_dp %d (DEP): attention data parallelism is not modelled", r.AttentionDP)
+			kind := "DEP"
+			if sim.MoEEP == 1 {
+				kind = fmt.Sprintf("data-parallel attention, experts split over %d GPUs", sim.MoETP)
+			}
+			res.Skipped = fmt.Sprintf("attention_dp %d (%s): attention data parallelism is not modelled", sim.AttentionDP, kind)
 		case r.Concurrency > d.MaxNumSeqs:
 			res.Skipped = fmt.Sprintf("concurrency %d exceeds max_num_seqs %d", r.Concurrency, d.MaxNumSeqs)
 		}
