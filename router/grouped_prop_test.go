@@ -52,6 +52,22 @@ func groupedTree(t *rapid.T, g int) (chains [][]uint64, universe []groupedBlock)
 	return chains, universe
 }
 
+// groupedEvent draws a KV event of a grouped fleet: up to 12 blocks of universe stored on or
+// removed from one worker.
+func groupedEvent(t *rapid.T, workers int, universe []groupedBlock) KVEvent {
+	blocks := rapid.SliceOfN(rapid.SampledFrom(universe), 0, 12).Draw(t, "blocks")
+	ev := KVEvent{
+		Worker: rapid.IntRange(0, workers-1).Draw(t, "worker"),
+		Kind:   rapid.SampledFrom([]KVEventKind{BlocksStored, BlocksRemoved}).Draw(t, "kind"),
+	}
+	for _, b := range blocks {
+		ev.Hashes = append(ev.Hashes, b.hash)
+		ev.Keys = append(ev.Keys, b.key)
+		ev.Subs = append(ev.Subs, b.sub)
+	}
+	return ev
+}
+
 // TestGroupedIndexerMatchesNaiveModel: the index per trace block answers exactly what a
 // table per engine block does — the naive model, and the ungrouped router fed the same
 // events — through stores and removals of any sub-blocks (holes included), and routes
@@ -78,16 +94,7 @@ func TestGroupedIndexerMatchesNaiveModel(t *testing.T) {
 		var nextID int64
 		t.Repeat(map[string]func(*rapid.T){
 			"event": func(t *rapid.T) {
-				blocks := rapid.SliceOfN(rapid.SampledFrom(universe), 0, 12).Draw(t, "blocks")
-				ev := KVEvent{
-					Worker: rapid.IntRange(0, workers-1).Draw(t, "worker"),
-					Kind:   rapid.SampledFrom([]KVEventKind{BlocksStored, BlocksRemoved}).Draw(t, "kind"),
-				}
-				for _, b := range blocks {
-					ev.Hashes = append(ev.Hashes, b.hash)
-					ev.Keys = append(ev.Keys, b.key)
-					ev.Subs = append(ev.Subs, b.sub)
-				}
+				ev := groupedEvent(t, workers, universe)
 				r.Apply(ev)
 				f.apply(ev)
 				flat.Apply(KVEvent{Worker: ev.Worker, Kind: ev.Kind, Hashes: ev.Hashes})

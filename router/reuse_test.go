@@ -50,16 +50,7 @@ func driveAlike(t *rapid.T, routers []*Router, workers, g, life int) {
 	for range rapid.IntRange(1, 60).Draw(t, "ops") {
 		switch rapid.IntRange(0, 2).Draw(t, "op") {
 		case 0:
-			blocks := rapid.SliceOfN(rapid.SampledFrom(universe), 0, 12).Draw(t, "blocks")
-			ev := KVEvent{
-				Worker: rapid.IntRange(0, workers-1).Draw(t, "worker"),
-				Kind:   rapid.SampledFrom([]KVEventKind{BlocksStored, BlocksRemoved}).Draw(t, "kind"),
-			}
-			for _, b := range blocks {
-				ev.Hashes = append(ev.Hashes, b.hash)
-				ev.Keys = append(ev.Keys, b.key)
-				ev.Subs = append(ev.Subs, b.sub)
-			}
+			ev := groupedEvent(t, workers, universe)
 			for _, r := range routers {
 				r.Apply(ev)
 			}
