@@ -37,17 +37,31 @@ func blockHashes(dst []uint64, hashIDs []int64, offset int64, input, blockSize, 
 			k, sub = last/traceBlock, 0
 			next = (k + 1) * traceBlock
 			key = mix64(bits.RotateLeft64(key, 29) ^ (uint64(hashIDs[k]+offset)*0x9e3779b97f4a7c15 + 0xc2b2ae3d27d4eb4f))
+			if key == 0 {
+				key = 1
+			}
 			h = key
 		} else {
 			sub++
-			h = mix64(key ^ uint64(sub)*0xd6e8feb86659fd93)
-		}
-		if h == 0 {
-			h = 1
+			h = subBlockHash(key, int32(sub))
 		}
 		dst = append(dst, h)
 	}
 	return dst
+}
+
+// subBlockHash is the hash of the engine block sub places after the first one ending in
+// the trace block keyed key (sub 0: the key itself). The pool keeps no hashes: it derives
+// them from its records' keys.
+func subBlockHash(key uint64, sub int32) uint64 {
+	if sub == 0 {
+		return key
+	}
+	h := mix64(key ^ uint64(sub)*0xd6e8feb86659fd93)
+	if h == 0 {
+		h = 1
+	}
+	return h
 }
 
 // groupSize is how many engine blocks make one trace block (the pool's cache-entry group);

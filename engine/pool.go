@@ -19,11 +19,11 @@ import "slices"
 // entry is a slot of its trace block's record. Engine block j of a prompt is sub-block
 // j mod G of group j / G, where a group is one trace block (G = trace block size / engine
 // block size, see hash.go), keyed by the hash of its first engine block; a record holds its
-// key, a mask of its cached sub-blocks and, per sub-block, the requests holding it, its
-// release stamp and its engine-block hash, side by side in G+1 slots, so that what a store,
-// a prefix hit or an eviction reads of a trace block is one stretch of memory. One
-// hash-table probe thus serves G engine blocks, with
-// exactly the semantics of per-block entries keyed by engine-block hash (the two keys are in
+// key, a mask of its cached sub-blocks and, per sub-block, the requests holding it and its
+// release stamp, side by side in 8-byte slots (80 bytes for G = 8), so that what a store, a
+// prefix hit or an eviction reads of a trace block is one short stretch of memory; an
+// entry's engine-block hash follows from the key (subBlockHash). One hash-table probe thus
+// serves G engine blocks, with exactly the semantics of per-block entries keyed by engine-block hash (the two keys are in
 // bijection; TestPoolMatchesPerBlockPool checks the pool against a per-block one).
 //
 // A request's block table lists, per block, the cache entry it holds (entryRef) or 0 for a
@@ -49,7 +49,7 @@ type blockPool struct {
 
 	g      int32 // sub-blocks per group
 	groups hashTable
-	// recs: per group record G+1 slots, its head then one entry slot per sub-block, in
+	// recs: per group record G+recHead slots, its head then one entry slot per sub-block, in
 	// chunks of 128 records. Chunks never move, so a growing pool neither copies its slots
 	// nor touches (and faults in) more memory than it uses.
 	recs       [][]entrySlot
@@ -79,10 +79,10 @@ func (k *kvBlocks) reset() {
 	k.hashes, k.keys, k.subs = k.hashes[:0], k.keys[:0], k.subs[:0]
 }
 
-// entrySlot is what the pool keeps of one cache entry, in one 16-byte slot so that an
-// eviction's liveness check and hash read touch one cache line.
+// entrySlot is what the pool keeps of one cache entry: 8 bytes, so that a trace block's
+// record (its head and G entries) is 80 bytes for the seed's G = 8. The entry's
+// engine-block hash is not kept: it follows from the record's key (subBlockHash).
 type entrySlot struct {
-	hash  uint64 // engine-block hash
 	refs  int32  // running requests holding the block
 	stamp uint32 // release stamp of its live FIFO entry
 }
@@ -94,21 +94,38 @@ func entryRef(rec, sub int32) int32 { return (rec+1)<<5 | sub }
 // recChunkShift: one chunk of recs holds the slots of 128 records.
 const recChunkShift = 7
 
-// head is group record rec's first slot: its hash is the group key and its stamp the mask
-// of cached sub-blocks (refs unused).
-func (p *blockPool) head(rec int32) *entrySlot {
-	return &p.recs[rec>>p.chunkShift][(rec&(1<<p.chunkShift-1))*(p.g+1)]
+// recHead is the number of slots a record's head takes before its entries: the group key
+// in their refs (low half, then high half), the mask of cached sub-blocks in the first's
+// stamp.
+const recHead = 2
+
+// head is group record rec's head.
+func (p *blockPool) head(rec int32) []entrySlot {
+	i := (rec & (1<<p.chunkShift - 1)) * (p.g + recHead)
+	return p.recs[rec>>p.chunkShift][i : i+recHead]
 }
 
 // key is group record rec's key.
-func (p *blockPool) key(rec int32) uint64 { return p.head(rec).hash }
+func (p *blockPool) key(rec int32) uint64 {
+	h := p.head(rec)
+	return uint64(uint32(h[0].refs)) | uint64(uint32(h[1].refs))<<32
+}
+
+// setKey makes key group record rec's key.
+func (p *blockPool) setKey(rec int32, key uint64) {
+	h := p.head(rec)
+	h[0].refs, h[1].refs = int32(uint32(key)), int32(uint32(key>>32))
+}
 
 // mask is group record rec's mask of cached sub-blocks.
-func (p *blockPool) mask(rec int32) *uint32 { return &p.head(rec).stamp }
+func (p *blockPool) mask(rec int32) *uint32 { return &p.head(rec)[0].stamp }
+
+// hash is the engine-block hash of sub-block sub of group record rec.
+func (p *blockPool) hash(rec, sub int32) uint64 { return subBlockHash(p.key(rec), sub) }
 
 // entry is the slot of sub-block sub of group record rec.
 func (p *blockPool) entry(rec, sub int32) *entrySlot {
-	return &p.recs[rec>>p.chunkShift][(rec&(1<<p.chunkShift-1))*(p.g+1)+1+sub]
+	return &p.recs[rec>>p.chunkShift][(rec&(1<<p.chunkShift-1))*(p.g+recHead)+recHead+sub]
 }
 
 // slot is the slot of entry ref e.
@@ -183,10 +200,10 @@ func (p *blockPool) alloc(t []int32, k int) []int32 {
 func (p *blockPool) evict() {
 	e := p.lruPop()
 	rec, sub := e>>5-1, e&31
-	h := p.head(rec)
-	p.removed.add(p.slot(e).hash, h.hash, sub)
-	if h.stamp &^= 1 << sub; h.stamp == 0 {
-		p.groups.del(h.hash)
+	key, m := p.key(rec), p.mask(rec)
+	p.removed.add(subBlockHash(key, sub), key, sub)
+	if *m &^= 1 << sub; *m == 0 {
+		p.groups.del(key)
 		p.recFree = append(p.recFree, rec)
 	}
 }
@@ -248,28 +265,28 @@ func (p *blockPool) groupRec(key uint64) int32 {
 		rec = p.nrec
 		p.nrec++
 		if int(rec>>p.chunkShift) == len(p.recs) {
-			p.recs = append(p.recs, make([]entrySlot, int32(1)<<p.chunkShift*(p.g+1)))
+			p.recs = append(p.recs, make([]entrySlot, int32(1)<<p.chunkShift*(p.g+recHead)))
 		}
 	}
-	p.head(rec).hash = key
+	p.setKey(rec, key)
 	*s = hashSlot{key, rec}
 	p.groups.n++
 	return rec
 }
 
-// store makes the block at t[j] (a plain block in use) the cache entry of engine-block hash
-// h, sub-block sub of group record rec (from groupRec). If the entry already exists (two
+// store makes the block at t[j] (a plain block in use) the cache entry of sub-block sub of
+// group record rec (from groupRec). If the entry already exists (two
 // requests computed the same prefix concurrently) the block stays plain, as in vLLM; it
 // reports whether an entry was created. (A new record always receives its first entry at
 // once, so none stays empty.)
-func (p *blockPool) store(rec, sub int32, t []int32, j int32, h uint64) bool {
+func (p *blockPool) store(rec, sub int32, t []int32, j int32) bool {
 	m := p.mask(rec)
 	if *m&(1<<sub) != 0 {
 		return false
 	}
 	*m |= 1 << sub
 	s := p.entry(rec, sub)
-	s.refs, s.hash = 1, h
+	s.refs = 1
 	t[j] = entryRef(rec, sub)
 	return true
 }

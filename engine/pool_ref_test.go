@@ -348,7 +348,7 @@ func TestPoolMatchesPerBlockPool(t *testing.T) {
 				for j := r.stored; j < m; j++ {
 					sub := j % g
 					rec, recRef := p.groupRec(r.hashes[j-sub]), ref.groupRec(r.hashes[j-sub])
-					if p.store(rec, sub, r.table, j, r.hashes[j]) {
+					if p.store(rec, sub, r.table, j) {
 						stored.add(r.hashes[j], p.key(rec), sub)
 					}
 					if ref.store(recRef, sub, r.blocks[j], r.hashes[j]) {
@@ -407,7 +407,7 @@ func BenchmarkBlockPool(b *testing.B) {
 			t = p.alloc(t, len(hs)+3-len(t))
 			for j := hit; j < int32(len(hs)); j++ {
 				sub := j % g
-				p.store(p.groupRec(hs[j-sub]), sub, t, j, hs[j])
+				p.store(p.groupRec(hs[j-sub]), sub, t, j)
 			}
 			p.removed.reset()
 			return t

@@ -134,7 +134,7 @@ func checkPool(s *Sim, w *worker, mirror map[uint64]bool) error {
 			} else {
 				cachedFree++
 			}
-			cached[s.hash] = true
+			cached[p.hash(int32(rec), sub)] = true
 		}
 	}
 	if err := p.checkFIFO(); err != nil {
@@ -296,7 +296,7 @@ func cachedPrefix(p *blockPool, hashes []uint64) int {
 	for j, h := range hashes {
 		sub := int32(j) % p.g
 		rec := p.group(hashes[j-int(sub)])
-		if !p.cached(rec, sub) || p.entry(rec, sub).hash != h {
+		if !p.cached(rec, sub) || p.hash(rec, sub) != h {
 			break
 		}
 		n++

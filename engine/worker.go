@@ -301,8 +301,8 @@ func (s *Sim) storeFull(w *worker, r *request, computed int32) {
 		if rec < 0 || sub == 0 {
 			rec = w.pool.groupRec(r.fl.hashes[j-sub])
 		}
-		if w.pool.store(rec, sub, r.fl.blocks, j, r.fl.hashes[j]) {
-			w.stored.add(r.fl.hashes[j], w.pool.key(rec), sub)
+		if w.pool.store(rec, sub, r.fl.blocks, j) {
+			w.stored.add(r.fl.hashes[j], r.fl.hashes[j-sub], sub)
 		}
 		if sub++; sub == G {
 			sub = 0
