@@ -11,7 +11,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
@@ -493,14 +492,7 @@ func (f *File) setSearch(path, key string, n ast.Node) error {
 	case "api_server_tokenize_ns":
 		return f.integer(path, n, &f.APIServerTokenizeNS, 0, 1e6)
 	case "api_server_tokenize_batching":
-		if err := f.str(path, n, &f.APIServerTokenizeBatching); err != nil {
-			return err
-		}
-		if !slices.Contains(model.TokenizeBatchings(), f.APIServerTokenizeBatching) {
-			return f.errAt(n, path, "unsupported value %q (want one of %s)", f.APIServerTokenizeBatching,
-				strings.Join(model.TokenizeBatchings(), ", "))
-		}
-		return nil
+		return f.oneOf(path, n, &f.APIServerTokenizeBatching, model.TokenizeBatchings())
 	case "max_cudagraph_capture_size":
 		return f.integer(path, n, &f.MaxCUDAGraphCaptureSize, 0, 1<<20)
 	case "shared_experts_stream_tokens":
@@ -508,14 +500,7 @@ func (f *File) setSearch(path, key string, n ast.Node) error {
 	case "fuse_allreduce_rms":
 		return f.boolean(path, n, &f.FuseAllReduceRMS)
 	case KeyFloat32MatmulPrecision:
-		if err := f.str(path, n, &f.Float32MatmulPrecision); err != nil {
-			return err
-		}
-		if !slices.Contains(model.Float32MatmulPrecisions(), f.Float32MatmulPrecision) {
-			return f.errAt(n, path, "unsupported value %q (want one of %s)", f.Float32MatmulPrecision,
-				strings.Join(model.Float32MatmulPrecisions(), ", "))
-		}
-		return nil
+		return f.oneOf(path, n, &f.Float32MatmulPrecision, model.Float32MatmulPrecisions())
 	case "parallel_configs":
 		return f.setParallel(path, n)
 	}

@@ -4,7 +4,9 @@ package config
 
 import (
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/goccy/go-yaml/ast"
 )
@@ -72,6 +74,17 @@ func (f *File) str(path string, n ast.Node, dst *string) error {
 		return f.errAt(n, path, "empty value")
 	}
 	*dst = s
+	return nil
+}
+
+// oneOf reads a string that must be one of values.
+func (f *File) oneOf(path string, n ast.Node, dst *string, values []string) error {
+	if err := f.str(path, n, dst); err != nil {
+		return err
+	}
+	if !slices.Contains(values, *dst) {
+		return f.errAt(n, path, "unsupported value %q (want one of %s)", *dst, strings.Join(values, ", "))
+	}
 	return nil
 }
 
