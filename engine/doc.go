@@ -51,9 +51,10 @@
 // chosen worker; FirstToken and Finished follow its progress, and the router's indexer sees
 // the pools only through the KV events. With API-server tokenisation
 // (Deployment.APIServerTokenizeNS, apiserver.go) the request reaches the worker's engine once
-// that worker's one tokenizer thread has collected it (2 ms window) and tokenised it and the
-// prompts ahead of it (input_length × ns each), in its own phase between arrivals and step
-// starts.
+// that worker's one tokenizer thread, done with earlier windows, has collected it (2 ms
+// window) and tokenised its window's prompts (input_length × ns each: one after another, or
+// as long as the longest under Deployment.APIServerTokenizeBatching parallel), in its own
+// phase between arrivals and step starts.
 //
 // Under the dynosim timing reference (Deployment.TimingReference, Dynamo's mocker) a step's
 // prompt blocks enter the prefix cache and reach the router (BlocksStored) when the step
