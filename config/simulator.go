@@ -63,7 +63,7 @@ func digestCache() string {
 }
 
 // cachedDigests is how many builds' digests the cache keeps: those used last.
-const cachedDigests = 64
+const cachedDigests = 256
 
 // cachedDigest returns the digest recorded for build id in the cache directory dir, or
 // computes it and records it there. A build ID is the go command's hash of everything that
