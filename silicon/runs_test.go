@@ -142,7 +142,8 @@ func TestRunsFuseAllReduceRMS(t *testing.T) {
 
 // Every InferenceX run posts text prompts, which its vLLM release's API server tokenises at
 // InferenceXTokenizeNS: batched in parallel before 0.16 (vllm#31366), one after another from
-// 0.16; AIConfigurator's own collections, whose client is not published, send token ids.
+// 0.16; AIConfigurator's gap-analysis collection, served by Dynamo's vLLM worker behind its
+// Rust frontend, sends token ids.
 func TestRunsTokeniseAsTheirRelease(t *testing.T) {
 	modes := map[string]int{}
 	for _, r := range InferenceXRuns() {
