@@ -59,3 +59,21 @@ func TestGapHistMatchesList(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkGapHist is a short replay's inter-token histogram: a fresh one filled with
+// 20,000 gaps of 2–40 ms (a canonical replay's steps) and read for the report. The
+// chunks take the pages the gaps fall in; a full-length array took 512 KB, faulted in
+// and walked by every report.
+func BenchmarkGapHist(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		var h gapHist
+		g := int64(2000)
+		for range 20_000 {
+			g = 2000 + (g*7919+13)%38_000
+			h.add(g, 1)
+		}
+		h.stats()
+		h.perUser()
+	}
+}
