@@ -81,7 +81,7 @@ func TestSpeculativeSweepIsTheSerialOne(t *testing.T) {
 }
 
 // TestBootstrapMeansSplitIsExact: the mean-e2e intervals are the same however many parts
-// their resamples are split into (each part draws past the earlier parts' draws).
+// their resamples are split into (each part starts where the stream stands, advancePCG).
 func TestBootstrapMeansSplitIsExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 3))
 	d := make([][]float64, 3)
@@ -123,6 +123,43 @@ func TestResampleMeansFusedIsExact(t *testing.T) {
 			if !slices.Equal(fused[k], alone[0]) {
 				t.Fatalf("n %d series %d: fused means %v, alone %v", n, k, fused[k][:3], alone[0][:3])
 			}
+		}
+	}
+}
+
+// TestAdvancePCG: advancing the generator k draws lands where k draws do.
+func TestAdvancePCG(t *testing.T) {
+	for _, k := range []uint64{0, 1, 2, 3, 7, 1000, 123457} {
+		a, b := rand.NewPCG(11, bootstrapStream), rand.NewPCG(11, bootstrapStream)
+		advancePCG(a, k)
+		for range k {
+			b.Uint64()
+		}
+		for i := range 3 {
+			if x, y := a.Uint64(), b.Uint64(); x != y {
+				t.Fatalf("k %d draw %d: advanced %x, drawn %x", k, i, x, y)
+			}
+		}
+	}
+}
+
+// TestPairedBootstrapSplitIsExact: the paired interval is the same however many parts its
+// resamples are split into.
+func TestPairedBootstrapSplitIsExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	a, b := make([]float64, 1001), make([]float64, 1001)
+	for i := range a {
+		a[i], b[i] = 1000+100*r.NormFloat64(), 1000+100*r.NormFloat64()
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	want, err := PairedBootstrap(a, b, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, procs := range []int{2, 3, 4} {
+		runtime.GOMAXPROCS(procs)
+		if got, _ := PairedBootstrap(a, b, 9); *got != *want {
+			t.Errorf("GOMAXPROCS %d: %+v, one part %+v", procs, *got, *want)
 		}
 	}
 }

@@ -2,7 +2,9 @@ package sweep
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -139,34 +141,22 @@ func Validate(ctx context.Context, s *Search, sim Simulator, opt Options) (*Vali
 	}
 	v.Saturation = sat
 	v.Requests = reports[2].Summary.RequestsCompleted
-	bestIDs, bestE2E, err1 := e2eByRequest(reports[2])
-	defIDs, defE2E, err2 := e2eByRequest(reports[1])
-	if err1 != nil {
-		return nil, err1
-	}
-	if err2 != nil {
-		return nil, err2
-	}
-	if !slices.Equal(bestIDs, defIDs) {
-		return nil, fmt.Errorf("sweep: best and default_kv completed different requests (%d and %d); cannot pair them", len(bestIDs), len(defIDs))
-	}
 	// The runs' mean e2e intervals resample the same requests together: one index stream for
 	// all three, a third of the cost of three. The paired interval has its own stream, so
-	// the two bootstraps run at once (each is as it would be alone).
+	// the two bootstraps run at once (each is as it would be alone); the means start first,
+	// while the paired differences are put in request order.
 	e2e := make([][]float64, len(reports))
 	for j, rep := range reports {
+		e2e[j] = make([]float64, 0, len(rep.Requests))
 		for _, r := range rep.Requests {
 			e2e[j] = append(e2e[j], r.E2EMS)
 		}
 	}
-	paired := make(chan error, 1)
-	go func() {
-		var err error
-		v.Paired, err = PairedBootstrap(bestE2E, defE2E, f.Sweep.Seed)
-		paired <- err
-	}()
-	ivs := bootstrapMeans(e2e, f.Sweep.Seed+1)
-	if err := <-paired; err != nil {
+	means := make(chan []Interval, 1)
+	go func() { means <- bootstrapMeans(e2e, f.Sweep.Seed+1) }()
+	v.Paired, err = pairRuns(reports[2], reports[1], f.Sweep.Seed)
+	ivs := <-means // also on an error: the bootstrap never outlives Validate
+	if err != nil {
 		return nil, err
 	}
 	if ivs != nil {
@@ -290,6 +280,23 @@ func saturationPlan(s *Search, sim Simulator) ([]SaturationRow, []runJob, []int,
 	return rows, jobs, owner, nil
 }
 
+// pairRuns is the paired bootstrap interval of best − default_kv over the requests both
+// completed (the same ones, or an error).
+func pairRuns(best, def *engine.Report, seed uint64) (*PairedDiff, error) {
+	bestIDs, bestE2E, err := e2eByRequest(best)
+	if err != nil {
+		return nil, err
+	}
+	defIDs, defE2E, err := e2eByRequest(def)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Equal(bestIDs, defIDs) {
+		return nil, fmt.Errorf("sweep: best and default_kv completed different requests (%d and %d); cannot pair them", len(bestIDs), len(defIDs))
+	}
+	return PairedBootstrap(bestE2E, defE2E, seed)
+}
+
 // PairedBootstrap resamples the per-request differences a−b (same requests) with a seeded
 // generator and returns the mean difference with its percentile interval.
 func PairedBootstrap(a, b []float64, seed uint64) (*PairedDiff, error) {
@@ -316,22 +323,7 @@ func bootstrapMeans(d [][]float64, seed uint64) []Interval {
 	for k := range means {
 		means[k] = make([]float64, bootstrapResamples)
 	}
-	// The resamples split into one part per core (up to 4). A part starts its own generator
-	// where the stream stands at its first resample, by drawing past the earlier parts'
-	// draws: cheap beside the sums, and every resample sees the draws it would alone.
-	parts := min(runtime.GOMAXPROCS(0), 4)
-	var wg sync.WaitGroup
-	for p := range parts {
-		wg.Go(func() {
-			from, to := p*bootstrapResamples/parts, (p+1)*bootstrapResamples/parts
-			rng := rand.NewPCG(seed, bootstrapStream) // the source itself: its Uint64 inlines
-			for range from * ((n + 1) / 2) {
-				rng.Uint64()
-			}
-			resampleMeans(d, rng, means, from, to)
-		})
-	}
-	wg.Wait()
+	inParts(seed, (n+1)/2, func(rng *rand.PCG, from, to int) { resampleMeans(d, rng, means, from, to) })
 	out := make([]Interval, len(d))
 	tail := (1 - bootstrapLevel) / 2
 	for k := range d {
@@ -403,23 +395,88 @@ func bootstrapMean(d []float64, seed uint64) (mean, lo, hi float64) {
 		mean += x
 	}
 	mean /= float64(n)
-	rng := rand.NewPCG(seed, bootstrapStream) // the source itself: its Uint64 inlines
 	means := make([]float64, bootstrapResamples)
 	un := uint64(n)
-	for r := range means {
-		// Two indices per 64-bit draw, each by multiply-shift of 32 random bits (its bias,
-		// n/2³², is far below the resampling noise).
-		var s float64
-		for i := 0; i < n; i += 2 {
-			x := rng.Uint64()
-			s += d[((x&0xffffffff)*un)>>32]
-			if i+1 < n {
-				s += d[((x>>32)*un)>>32]
+	inParts(seed, (n+1)/2, func(rng *rand.PCG, from, to int) {
+		for r := from; r < to; r++ {
+			// Two indices per 64-bit draw, each by multiply-shift of 32 random bits (its bias,
+			// n/2³², is far below the resampling noise).
+			var s float64
+			for i := 0; i < n; i += 2 {
+				x := rng.Uint64()
+				s += d[((x&0xffffffff)*un)>>32]
+				if i+1 < n {
+					s += d[((x>>32)*un)>>32]
+				}
 			}
+			means[r] = s / float64(n)
 		}
-		means[r] = s / float64(n)
-	}
+	})
 	slices.Sort(means)
 	tail := (1 - bootstrapLevel) / 2
 	return mean, means[int(tail*float64(bootstrapResamples))], means[int((1-tail)*float64(bootstrapResamples))-1]
+}
+
+// inParts runs fill(rng, from, to) over the resamples [0, bootstrapResamples) split into one
+// part per core (up to 4). Each part's generator is the stream (seed, bootstrapStream)
+// advanced to where it stands at the part's first resample (drawsPer draws a resample), so
+// every resample sees the draws it would in one pass and the intervals do not depend on the
+// split (TestBootstrapMeansSplitIsExact).
+func inParts(seed uint64, drawsPer int, fill func(rng *rand.PCG, from, to int)) {
+	parts := min(runtime.GOMAXPROCS(0), 4)
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Go(func() {
+			from, to := p*bootstrapResamples/parts, (p+1)*bootstrapResamples/parts
+			rng := rand.NewPCG(seed, bootstrapStream) // the source itself: its Uint64 inlines
+			advancePCG(rng, uint64(from)*uint64(drawsPer))
+			fill(rng, from, to)
+		})
+	}
+	wg.Wait()
+}
+
+// u128 is a 128-bit integer, arithmetic mod 2¹²⁸.
+type u128 struct{ hi, lo uint64 }
+
+func (a u128) mul(b u128) u128 {
+	hi, lo := bits.Mul64(a.lo, b.lo)
+	return u128{hi + a.hi*b.lo + a.lo*b.hi, lo}
+}
+
+func (a u128) add(b u128) u128 {
+	lo, c := bits.Add64(a.lo, b.lo, 0)
+	hi, _ := bits.Add64(a.hi, b.hi, c)
+	return u128{hi, lo}
+}
+
+// PCG's state is a 128-bit linear congruential generator, s ← s·mul + inc (mod 2¹²⁸), with
+// math/rand/v2's multiplier and increment (pcg-cpp's defaults); TestAdvancePCG checks them
+// against the generator.
+var (
+	pcgMul = u128{2549297995355413924, 4865540595714422341}
+	pcgInc = u128{6364136223846793005, 1442695040888963407}
+)
+
+// advancePCG moves p k draws ahead in O(log k) steps (drawing past them one by one cost as
+// much as a part's own resamples): k steps of the generator are one affine map s ← s·A + C,
+// built by repeated squaring (F. Brown, "Random number generation with arbitrary strides",
+// 1994). The state is read and written through the generator's binary encoding.
+func advancePCG(p *rand.PCG, k uint64) {
+	b, _ := p.MarshalBinary() // "pcg:", then the state's high and low words, big-endian
+	s := u128{binary.BigEndian.Uint64(b[4:]), binary.BigEndian.Uint64(b[12:])}
+	a, c := u128{0, 1}, u128{}
+	m, inc := pcgMul, pcgInc
+	for ; k > 0; k >>= 1 {
+		if k&1 == 1 {
+			a, c = a.mul(m), c.mul(m).add(inc)
+		}
+		inc = m.add(u128{0, 1}).mul(inc)
+		m = m.mul(m)
+	}
+	s = s.mul(a).add(c)
+	b = binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(b[:4], s.hi), s.lo)
+	if err := p.UnmarshalBinary(b); err != nil {
+		panic(err) // the encoding PCG itself wrote
+	}
 }
