@@ -49,6 +49,8 @@ func (r Row) Layout() string {
 	switch {
 	case r.TP == 0:
 		return "-"
+	case r.AttentionDP > 1 && r.MoEEP <= 1:
+		return "DP" // data-parallel attention, every expert split over the worker's GPUs
 	case r.AttentionDP > 1:
 		return "DEP"
 	case r.MoEEP > 1:

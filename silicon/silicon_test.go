@@ -571,7 +571,7 @@ func TestImpliedDP(t *testing.T) {
 		tp, moeTP, moeEP, wantDP int
 	}{{1, 2, 1, 2}, {1, 4, 1, 4}, {2, 4, 1, 2}, {2, 1, 2, 0}, {4, 4, 1, 0}, {4, 1, 1, 0}, {4, 2, 1, 0}, {3, 4, 1, 0}} {
 		r, note, ok := impliedDP(Row{TP: c.tp, AttentionDP: 1, MoETP: c.moeTP, MoEEP: c.moeEP})
-		if ok != (c.wantDP > 0) || ok && (r.AttentionDP != c.wantDP || !strings.Contains(note, fmt.Sprintf("--data-parallel-size %d", c.wantDP))) {
+		if ok != (c.wantDP > 0) || ok && (r.AttentionDP != c.wantDP || r.Layout() != "DP" || !strings.Contains(note, fmt.Sprintf("--data-parallel-size %d", c.wantDP))) {
 			t.Fatalf("tp %d moe_tp %d moe_ep %d: %v %q %+v, want attention_dp %d", c.tp, c.moeTP, c.moeEP, ok, note, r, c.wantDP)
 		}
 	}

@@ -174,7 +174,7 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 			res.Skipped = fmt.Sprintf("labels tp %d, attention_dp %d, moe_tp %d, moe_ep %d do not describe one worker", r.TP, r.AttentionDP, r.MoETP, r.MoEEP)
 		case sim.AttentionDP > 1:
 			kind := "DEP"
-			if sim.MoEEP == 1 {
+			if sim.Layout() == "DP" {
 				kind = fmt.Sprintf("data-parallel attention, experts split over %d GPUs", sim.MoETP)
 			}
 			res.Skipped = fmt.Sprintf("attention_dp %d (%s): attention data parallelism is not modelled", sim.AttentionDP, kind)
