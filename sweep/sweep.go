@@ -206,10 +206,14 @@ func RunSearch(ctx context.Context, f *config.File, sim Simulator, opt Options) 
 		}
 		if led != nil {
 			// Put the ledger in evaluation order (appends arrive in completion order), keeping
-			// resumed evaluations of later rounds for their turn.
-			if err := led.rewrite(append(slices.Clone(s.Evaluations), unused(prior, s.Evaluations)...)); err != nil {
-				return nil, err
-			}
+			// resumed evaluations of later rounds for their turn; the next round need not wait
+			// for the disk.
+			led.rewriteBehind(append(slices.Clone(s.Evaluations), unused(prior, s.Evaluations)...))
+		}
+	}
+	if led != nil {
+		if err := led.wait(); err != nil {
+			return nil, err
 		}
 	}
 	if len(s.Evaluations) == 0 {
