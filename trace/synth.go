@@ -152,9 +152,10 @@ type event struct {
 // events by time change: event times are the unit-rate points u mapped through the inverse
 // of rate·∫mod (mod: a per-minute log-normal rate multiplier). The rate alone then decides
 // how many requests fall within the span, so it can be calibrated without redrawing anything.
-// Events, sessions and turns are drawn into three flat lists grown by doubling (an event's
-// sessions and a session's turns are runs of them): one slice per session and event cost a
-// third of a synthesis in allocation and growth.
+// Events, sessions and turns are drawn into three lists kept in chunks that never move (an
+// event's sessions and a session's turns are runs of them): one slice per session and event
+// cost a third of a synthesis in allocation and growth, and one list grown by doubling
+// copied, and faulted in anew, what it held at each growth.
 type generator struct {
 	p         *profile
 	seed      uint64
@@ -165,9 +166,9 @@ type generator struct {
 	mods      []float64 // rate multiplier of each minute
 	cumMod    []float64 // ∫mod up to the start of each minute, in minute units
 	z         float64   // AR(1) state behind mods
-	events    []event
-	sessions  []session
-	turns     []turn
+	events    grow.Chunks[event]
+	sessions  grow.Chunks[session]
+	turns     grow.Chunks[turn]
 }
 
 func newGenerator(p *profile, seed uint64) *generator {
@@ -217,11 +218,12 @@ func (g *generator) timeFrom(k int, u, rate float64) (float64, int) {
 // count returns how many requests start before span at a start rate, drawing more
 // events when the ones drawn so far end before it.
 func (g *generator) count(rate, span float64) int {
-	for len(g.events) == 0 || g.timeOf(g.events[len(g.events)-1].u, rate) < span {
-		g.drawEvents(max(64, len(g.events)/4))
+	for g.events.Len() == 0 || g.timeOf(g.events.At(g.events.Len()-1).u, rate) < span {
+		g.drawEvents(max(64, g.events.Len()/4))
 	}
 	n, k := 0, 0
-	for _, e := range g.events {
+	for ei := range g.events.Len() {
+		e := g.events.At(ei)
 		var t float64
 		t, k = g.timeFrom(k, e.u, rate)
 		if t >= span {
@@ -233,9 +235,10 @@ func (g *generator) count(rate, span float64) int {
 			n += e.turns
 			continue
 		}
-		for _, s := range g.sessions[e.first:e.end] {
-			for _, tu := range g.turns[s.first:s.end] {
-				if t+s.delay+tu.offset < span {
+		for si := e.first; si < e.end; si++ {
+			s := g.sessions.At(si)
+			for ti := s.first; ti < s.end; ti++ {
+				if t+s.delay+g.turns.At(ti).offset < span {
 					n++
 				}
 			}
@@ -263,28 +266,28 @@ func (g *generator) calibrate(requests int, span float64) float64 {
 
 func (g *generator) drawEvents(n int) {
 	u := 0.0
-	if len(g.events) > 0 {
-		u = g.events[len(g.events)-1].u
+	if n := g.events.Len(); n > 0 {
+		u = g.events.At(n - 1).u
 	}
 	for range n {
 		u += g.arrivals.ExpFloat64()
-		e := event{u: u, first: len(g.sessions)}
+		e := event{u: u, first: g.sessions.Len()}
 		fam := g.pickFamily()
 		for i := range max(1, int(g.p.burst.sample(g.content))) {
-			s := session{family: fam, first: len(g.turns)}
+			s := session{family: fam, first: g.turns.Len()}
 			if i > 0 {
 				s.delay = g.content.Float64() * 200
 			}
 			g.drawTurns(fam)
-			s.end = len(g.turns)
-			for _, tu := range g.turns[s.first:s.end] {
-				e.reach = max(e.reach, s.delay+tu.offset)
+			s.end = g.turns.Len()
+			for ti := s.first; ti < s.end; ti++ {
+				e.reach = max(e.reach, s.delay+g.turns.At(ti).offset)
 			}
 			e.turns += s.end - s.first
-			g.sessions = grow.Append(g.sessions, s)
+			g.sessions.Append(s)
 		}
-		e.end = len(g.sessions)
-		g.events = grow.Append(g.events, e)
+		e.end = g.sessions.Len()
+		g.events.Append(e)
 	}
 }
 
@@ -307,7 +310,7 @@ func (g *generator) drawTurns(fam int) {
 	pace := math.Exp(p.paceSigma * r.NormFloat64())
 	stopScale := math.Pow(pace, p.paceStop)
 	for k := 0; ; k++ {
-		g.turns = grow.Append(g.turns, cur)
+		g.turns.Append(cur)
 		pCont := 1 - (1-p.cont[min(k, len(p.cont)-1)])*stopScale
 		if k == 0 {
 			pCont *= p.firstContScale.at(cur.input)
@@ -352,19 +355,19 @@ type placed struct {
 // builds their requests: timestamps (on ticks if the profile has them) and hash ids
 // numbered by first appearance, as in the Mooncake traces.
 func (g *generator) emit(rate float64, n int) []Request {
-	all := make([]placed, 0, len(g.turns))
+	all := make([]placed, 0, g.turns.Len())
 	k := 0
-	for _, e := range g.events {
+	for ei := range g.events.Len() {
+		e := g.events.At(ei)
 		var t float64
 		t, k = g.timeFrom(k, e.u, rate)
 		for si := e.first; si < e.end; si++ {
-			s := &g.sessions[si]
-			for ti, tu := range g.turns[s.first:s.end] {
-				all = append(all, placed{at: t + s.delay + tu.offset, seq: int32(len(all)), sess: int32(si), turn: int32(ti)})
+			s := g.sessions.At(si)
+			for ti := s.first; ti < s.end; ti++ {
+				all = append(all, placed{at: t + s.delay + g.turns.At(ti).offset, seq: int32(len(all)), sess: int32(si), turn: int32(ti - s.first)})
 			}
 		}
 	}
-	sessions := g.sessions
 	// Equal times keep placement order, so a session's turns never swap. (Times are never
 	// NaN, so plain comparisons order them as cmp.Compare would, at half its cost.)
 	slices.SortFunc(all, func(a, b placed) int {
@@ -379,7 +382,7 @@ func (g *generator) emit(rate float64, n int) []Request {
 	all = all[:min(n, len(all))]
 
 	familyIDs := make([][]int64, len(g.p.families))
-	history := make([][]int64, len(sessions)) // ids of each session's latest turn
+	history := make([][]int64, g.sessions.Len()) // ids of each session's latest turn
 	nextID := int64(0)
 	fresh := func(ids []int64, blocks int) []int64 {
 		for len(ids) < blocks {
@@ -392,13 +395,13 @@ func (g *generator) emit(rate float64, n int) []Request {
 	lastTick, lastTS := int64(-1), int64(0)
 	total := 0
 	for _, pl := range all {
-		total += blocksOf(g.turns[sessions[pl.sess].first+int(pl.turn)].input)
+		total += blocksOf(g.turns.At(g.sessions.At(int(pl.sess)).first + int(pl.turn)).input)
 	}
 	arena := make([]int64, 0, total) // every request's ids, in one allocation
 	out := make([]Request, len(all))
 	for i, pl := range all {
-		s := &sessions[pl.sess]
-		tu := g.turns[s.first+int(pl.turn)]
+		s := g.sessions.At(int(pl.sess))
+		tu := *g.turns.At(s.first + int(pl.turn))
 		blocks := blocksOf(tu.input)
 		ids := arena[len(arena) : len(arena) : len(arena)+blocks]
 		if pl.turn == 0 {

@@ -1,22 +1,34 @@
-// Package grow appends to long slices by doubling their capacity.
+// Package grow keeps long lists that are filled by appending without copying them as they
+// grow.
 //
-// append grows a large slice by about 1.25× at a time, so a list filled to hundreds of
-// thousands of entries is copied — and its fresh pages faulted in — many times over; the
-// lists of a trace synthesis or a block pool fill that way.
+// A slice grown by append (about 1.25× at a time once large) or by doubling copies — and
+// faults in anew — everything it held at each growth, and leaves part of its capacity
+// unused; the lists of a trace synthesis fill that way to tens of thousands of entries.
 package grow
 
-import "slices"
+// chunkLen is how many elements a chunk of a Chunks holds.
+const chunkLen = 1024
 
-// Room returns s with room for k more elements, at least doubling its capacity (to 64 at
-// least) when it must grow.
-func Room[T any](s []T, k int) []T {
-	if cap(s)-len(s) >= k {
-		return s
+// Chunks is a list kept in chunks of chunkLen elements: appending never copies, nor
+// faults in again, what it holds, and an element's address never changes. The zero value
+// is an empty list.
+type Chunks[T any] struct {
+	chunks [][]T
+	n      int
+}
+
+// Append adds v at the end.
+func (c *Chunks[T]) Append(v T) {
+	if c.n%chunkLen == 0 {
+		c.chunks = append(c.chunks, make([]T, 0, chunkLen))
 	}
-	return slices.Grow(s, max(k, len(s), 64))
+	last := &c.chunks[len(c.chunks)-1]
+	*last = append(*last, v)
+	c.n++
 }
 
-// Append appends v to s, doubling the capacity when s is full.
-func Append[T any](s []T, v T) []T {
-	return append(Room(s, 1), v)
-}
+// Len is the number of elements.
+func (c *Chunks[T]) Len() int { return c.n }
+
+// At is the address of element i (0 <= i < Len()).
+func (c *Chunks[T]) At(i int) *T { return &c.chunks[i/chunkLen][i%chunkLen] }

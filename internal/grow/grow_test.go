@@ -2,39 +2,30 @@ package grow
 
 import "testing"
 
-// Filling a list by Append keeps every element and reallocates only when full, doubling:
-// 64, 128, 256, … entries, so n appends copy fewer than 2n elements in all.
-func TestAppendDoubles(t *testing.T) {
-	var s []int
-	grows, copied := 0, 0
-	for i := range 100_000 {
-		before := cap(s)
-		s = Append(s, i)
-		if cap(s) != before {
-			grows++
-			copied += i
-			if before > 0 && cap(s) < 2*before {
-				t.Fatalf("at %d entries the capacity went from %d to %d, less than double", i, before, cap(s))
-			}
+// A Chunks list keeps every element in order, at an address that never changes, across
+// chunk boundaries.
+func TestChunks(t *testing.T) {
+	var c Chunks[int]
+	if c.Len() != 0 {
+		t.Fatalf("empty list of %d", c.Len())
+	}
+	var first *int
+	for i := range 3*chunkLen + 5 {
+		c.Append(i)
+		if i == 0 {
+			first = c.At(0)
 		}
 	}
-	for i, v := range s {
-		if v != i {
-			t.Fatalf("s[%d] = %d", i, v)
+	if c.Len() != 3*chunkLen+5 || c.At(0) != first {
+		t.Fatalf("%d elements; the first moved: %v", c.Len(), c.At(0) != first)
+	}
+	for i := range c.Len() {
+		if *c.At(i) != i {
+			t.Fatalf("element %d is %d", i, *c.At(i))
 		}
 	}
-	if grows > 12 || copied >= 2*len(s) {
-		t.Fatalf("%d reallocations copying %d elements for %d appends", grows, copied, len(s))
-	}
-}
-
-// Room leaves a slice with enough spare capacity alone.
-func TestRoomKeepsSpareCapacity(t *testing.T) {
-	s := make([]int, 3, 10)
-	if r := Room(s, 7); &r[:10][9] != &s[:10][9] {
-		t.Fatal("Room reallocated a slice with room for 7 more")
-	}
-	if r := Room(s, 8); cap(r) < 11 {
-		t.Fatalf("Room(s, 8) has capacity %d, want at least 11", cap(r))
+	*c.At(chunkLen) = -1
+	if *c.At(chunkLen) != -1 || *c.At(chunkLen - 1) != chunkLen-1 {
+		t.Fatal("writing through At changed the wrong element")
 	}
 }
