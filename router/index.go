@@ -19,9 +19,9 @@ import "math/bits"
 // longest matching prefix, and a block removed in the middle stops the walk there.
 //
 // The route path is bound by cache and TLB misses, so the big cached table is kept small
-// (hash and mask words inline, no refcounts: 16 bytes a slot up to 64 workers) and only
-// Route's walk and KV events touch it; bookings and Finished touch only the small active
-// and refcount tables, which stay in cache.
+// (hash, mask words and record id inline, no refcounts: 32 bytes a slot up to 64 workers,
+// within one cache line) and only Route's walk and KV events touch it; bookings and
+// Finished touch only the small active and refcount tables, which stay in cache.
 
 // maskTable is an open-addressing hash table (linear probing, backward-shift deletion)
 // from a 64-bit key to a mask of `words` words, optionally with a uint32 payload per key. A
@@ -33,8 +33,8 @@ import "math/bits"
 // size) and a holder word. Most blocks of a wide fleet are held by one worker (a request's
 // private tail), so with one bit set the holder word is that worker and its second-mask bit,
 // and only blocks held by two or more workers take a row of masks in a slab beside. A slot
-// is then 24 bytes at any fleet size, where inline masks made it 272 at 1,024 workers, and
-// most look-ups touch one cache line.
+// (with its payload) is then 32 bytes at any fleet size, where inline masks made it 280 at
+// 1,024 workers, and most look-ups touch one cache line.
 type maskTable struct {
 	s      []uint64 // slots of stride words: key, mask (one word) or bit count and holder, [second mask], [payload]; slots a power of two
 	hasAux bool     // slots end in a uint32 payload word (aux), moved along with the slot
