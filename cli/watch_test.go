@@ -39,10 +39,18 @@ func TestWatchFollowsAKilledAndResumedSweep(t *testing.T) {
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
 	// The terminal stream carries changed cells only: wait on text that is new where it
 	// appears, and check the final screen from the model itself.
-	shows := func(text string) {
+	// shows waits until the output read from here on has shown every text.
+	shows := func(texts ...string) {
 		t.Helper()
-		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return strings.Contains(ansi.Strip(string(b)), text) },
-			teatest.WithDuration(20*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+		teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+			out := ansi.Strip(string(b))
+			for _, text := range texts {
+				if !strings.Contains(out, text) {
+					return false
+				}
+			}
+			return true
+		}, teatest.WithDuration(20*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
 	}
 
 	writer, stderr := routerlabProcess(t, killSweepArgs(dir)...)
@@ -51,15 +59,17 @@ func TestWatchFollowsAKilledAndResumedSweep(t *testing.T) {
 	if !waitFor(writer, exited, func() bool { return ledgerLines(dir) >= 5 }) {
 		t.Fatalf("the sweep ended before its fourth evaluation: %s", stderr)
 	}
-	// Text that appears on a blank line: the renderer sends changed cells only, so a word
-	// that overwrites one sharing letters at the same columns never arrives whole.
-	shows("e2e ms runs")
+	// Killed at once: waiting for the terminal first gave a fast sweep time to finish on a
+	// loaded machine. What it wrote stays, so the watch shows it all the same.
 	writer.Process.Signal(syscall.SIGKILL)
 	<-exited
 	if _, err := os.Stat(filepath.Join(dir, "summary.json")); err == nil {
 		t.Fatal("the sweep finished before the kill: make the test sweep longer")
 	}
-	shows("the writer is gone")
+	// Text that appears on a blank line: the renderer sends changed cells only, so a word
+	// that overwrites one sharing letters at the same columns never arrives whole. Both may
+	// arrive in one frame, so they are waited for together.
+	shows("e2e ms runs", "the writer is gone")
 
 	if _, stderr, err := runSweepCmd(t, append(killSweepArgs(dir)[1:], "--resume")...); err != nil {
 		t.Fatalf("resume: %v\n%s", err, stderr)
@@ -142,10 +152,18 @@ func TestWatchParentListsRunsAndShowsAnInterruptedOne(t *testing.T) {
 		t.Fatal("a run directory itself opened the picker")
 	}
 	tm := teatest.NewTestModel(t, picker, teatest.WithInitialTermSize(160, 30))
-	shows := func(text string) {
+	// shows waits until the output read from here on has shown every text.
+	shows := func(texts ...string) {
 		t.Helper()
-		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return strings.Contains(ansi.Strip(string(b)), text) },
-			teatest.WithDuration(20*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+		teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+			out := ansi.Strip(string(b))
+			for _, text := range texts {
+				if !strings.Contains(out, text) {
+					return false
+				}
+			}
+			return true
+		}, teatest.WithDuration(20*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
 	}
 	shows("interrupted · interrupt signal received")
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
