@@ -55,7 +55,7 @@ func (f *deploymentFlags) register(cmd *cobra.Command, base model.Deployment, la
 	fs.IntVar(&f.d.SharedExpertsStreamTokens, "shared-experts-stream-tokens", 0,
 		"VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD: steps of at most this many tokens overlap shared with routed experts; 0: vLLM's default, 256; -1: no second stream")
 	fs.BoolVar(&f.d.FuseAllReduceRMS, "fuse-allreduce-rms", false,
-		"vLLM's compilation_config.pass_config.fuse_allreduce_rms: small steps run each all-reduce and the add + RMSNorm after it as one FlashInfer kernel")
+		"vLLM's compilation_config.pass_config.fuse_allreduce_rms: small steps run each all-reduce and the add + RMSNorm after it as one FlashInfer kernel (default: the vLLM release's, on from 0.18 at TP > 1 on H100/H200/B200, B300 from 0.19)")
 	fs.IntVar(&f.d.APIServerTokenizeNS, "api-server-tokenize-ns", 0,
 		"the API server's tokenisation cost per prompt token (ns) for text prompts sent straight to vLLM; 0: token ids (Dynamo's frontend)")
 	fs.StringVar(&f.d.APIServerTokenizeBatching, "api-server-tokenize-batching", "",
@@ -129,6 +129,9 @@ func newModelInfoCmd() *cobra.Command {
 		Short: "Print the worker's KV capacity arithmetic and the step time of typical batches",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("fuse-allreduce-rms") { // the vLLM release's default
+				f.d.FuseAllReduceRMS = model.VLLMFusesAllReduceRMS(f.d.BackendVersion, f.d.HardwareSKU, f.d.TP, f.d.AttentionDP)
+			}
 			w, err := model.NewWorker(f.d)
 			if err != nil {
 				return err
@@ -452,7 +455,7 @@ warm-up. The flags below override single settings of every row's benchmark.`,
 					b.PrefixCaching = prefix
 				}
 				if fl.Changed("fuse-allreduce-rms") {
-					b.FuseAllReduceRMS = fuseARRMS
+					b.FuseAllReduceRMS = &fuseARRMS
 				}
 			}
 			fh, err := os.Open(path)
@@ -511,7 +514,7 @@ warm-up. The flags below override single settings of every row's benchmark.`,
 	fs.BoolVar(&async, "async-scheduling", false, "vLLM's async scheduling: a request arriving during a step joins the step after next (default: the benchmark's)")
 	fs.BoolVar(&prefix, "prefix-caching", false, "vLLM's prefix caching (default: the benchmark's)")
 	fs.IntVar(&sharedStream, "shared-experts-stream-tokens", 0, "VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD: steps of at most this many tokens overlap a MoE layer's shared experts with its routed experts; -1: no second stream (default: the benchmark's, vLLM's 256)")
-	fs.BoolVar(&fuseARRMS, "fuse-allreduce-rms", false, "compilation_config.pass_config.fuse_allreduce_rms for every row: FlashInfer's fused all-reduce + add + RMSNorm in small steps (default: the run's, on where its script enables it)")
+	fs.BoolVar(&fuseARRMS, "fuse-allreduce-rms", false, "compilation_config.pass_config.fuse_allreduce_rms for every row: FlashInfer's fused all-reduce + add + RMSNorm in small steps (default: the run's script's, else its vLLM release's default: on from 0.18 at TP > 1 on H100/H200/B200, B300 from 0.19)")
 	fs.Float64Var(&maxTTFT, "max-ttft-mape", 0, "exit 2 when the TTFT MAPE exceeds this percentage (0: no check)")
 	fs.Float64Var(&maxTPOT, "max-tpot-mape", 0, "exit 2 when the TPOT MAPE exceeds this percentage (0: no check)")
 	return cmd

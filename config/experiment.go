@@ -79,9 +79,18 @@ func (f *File) deployment(sku string, pc ParallelConfig, maxBatchedTokens, maxSe
 		ContextLength: f.ContextLength, NumGPUBlocks: f.NumGPUBlocks, AsyncScheduling: f.AsyncScheduling,
 		APIServerTokenizeNS: f.APIServerTokenizeNS, APIServerTokenizeBatching: f.APIServerTokenizeBatching,
 		MaxCUDAGraphCaptureSize:   f.MaxCUDAGraphCaptureSize,
-		SharedExpertsStreamTokens: f.SharedExpertsStreamTokens, FuseAllReduceRMS: f.FuseAllReduceRMS,
+		SharedExpertsStreamTokens: f.SharedExpertsStreamTokens, FuseAllReduceRMS: f.fusesAllReduceRMS(sku, pc),
 		KVCacheDtype: kvDtype, Float32MatmulPrecision: f.float32Precision(), TimingReference: timingReference,
 	}
+}
+
+// fusesAllReduceRMS is fuse_allreduce_rms as given, else backend_version's vLLM default for
+// the layout on the GPU.
+func (f *File) fusesAllReduceRMS(sku string, pc ParallelConfig) bool {
+	if f.FuseAllReduceRMS != nil {
+		return *f.FuseAllReduceRMS
+	}
+	return model.VLLMFusesAllReduceRMS(f.BackendVersion, sku, pc.TP, pc.AttentionDP)
 }
 
 // unresolved is the map key of a deployment: the same deployment whatever KV block count

@@ -178,9 +178,10 @@ type File struct {
 	// default): vLLM's, 256; -1: no second stream (VLLM_DISABLE_SHARED_EXPERTS_STREAM=1).
 	SharedExpertsStreamTokens int
 	// FuseAllReduceRMS is vLLM's compilation_config.pass_config.fuse_allreduce_rms: small steps
-	// run each all-reduce with the add + RMSNorm after it as one FlashInfer kernel (false, the
-	// default: priced apart, as before the switch existed).
-	FuseAllReduceRMS bool
+	// run each all-reduce with the add + RMSNorm after it as one FlashInfer kernel. nil (the
+	// default): as backend_version's vLLM does at -O2 for each layout
+	// (model.VLLMFusesAllReduceRMS: on from 0.18 at TP > 1 without attention DP).
+	FuseAllReduceRMS *bool
 	// Float32MatmulPrecision is VLLM_FLOAT32_MATMUL_PRECISION: highest (vLLM's default; the FP32
 	// router gate on CUDA cores) or high (TF32 tensor cores). "" means highest.
 	Float32MatmulPrecision string
@@ -498,7 +499,12 @@ func (f *File) setSearch(path, key string, n ast.Node) error {
 	case "shared_experts_stream_tokens":
 		return f.integer(path, n, &f.SharedExpertsStreamTokens, -1, 1<<20)
 	case "fuse_allreduce_rms":
-		return f.boolean(path, n, &f.FuseAllReduceRMS)
+		var on bool
+		if err := f.boolean(path, n, &on); err != nil {
+			return err
+		}
+		f.FuseAllReduceRMS = &on
+		return nil
 	case KeyFloat32MatmulPrecision:
 		return f.oneOf(path, n, &f.Float32MatmulPrecision, model.Float32MatmulPrecisions())
 	case "parallel_configs":

@@ -456,26 +456,32 @@ func TestSharedExpertsStreamTokensKey(t *testing.T) {
 	}
 }
 
-// search_space.fuse_allreduce_rms reaches the workers and, only when set, the fingerprint;
-// it is off by default, so the seed's replay is unchanged, and on it shortens the seed's
-// decode steps (TP 4 on B200 fuses steps of up to 5,461 tokens).
+// search_space.fuse_allreduce_rms follows backend_version's vLLM default when unset — on for
+// the seed (vLLM 0.19, TP 4 on B200: steps of up to 5,461 tokens fuse), off on 0.17 and at
+// TP 1 — and, when set, overrides it and enters the fingerprint; unfused, the seed's decode
+// steps are longer.
 func TestFuseAllReduceRMSKey(t *testing.T) {
 	f0 := Default()
-	cfg0, base := runPoint(t, f0, nil, 400)
-	if cfg0.Worker.FuseAllReduceRMS {
-		t.Fatal("the seed fuses all-reduce + RMSNorm by default")
+	cfg0, fused := runPoint(t, f0, nil, 400)
+	if !cfg0.Worker.FuseAllReduceRMS {
+		t.Fatal("the seed (vLLM 0.19, TP 4, B200) does not fuse all-reduce + RMSNorm by default")
 	}
 	f1 := Default()
-	setAll(t, f1, "fuse_allreduce_rms=true")
-	cfg, fused := runPoint(t, f1, nil, 400)
-	if !cfg.Worker.FuseAllReduceRMS {
-		t.Fatal("fuse_allreduce_rms=true did not reach the workers")
+	setAll(t, f1, "fuse_allreduce_rms=false")
+	cfg, unfused := runPoint(t, f1, nil, 400)
+	if cfg.Worker.FuseAllReduceRMS {
+		t.Fatal("fuse_allreduce_rms=false did not reach the workers")
 	}
-	if !(fused.MeanTPOTMS < base.MeanTPOTMS) {
-		t.Fatalf("mean TPOT %.4f ms fused, %.4f ms unfused: fusing takes kernels out of every decode step", fused.MeanTPOTMS, base.MeanTPOTMS)
+	if !(fused.MeanTPOTMS < unfused.MeanTPOTMS) {
+		t.Fatalf("mean TPOT %.4f ms fused, %.4f ms unfused: fusing takes kernels out of every decode step", fused.MeanTPOTMS, unfused.MeanTPOTMS)
 	}
-	if d := Diff(f0.Fingerprint(), f1.Fingerprint()); len(d) != 1 || d[0] != (Change{"search_space.fuse_allreduce_rms", absent, "true"}) {
+	if d := Diff(f0.Fingerprint(), f1.Fingerprint()); len(d) != 1 || d[0] != (Change{"search_space.fuse_allreduce_rms", absent, "false"}) {
 		t.Fatalf("fingerprint diff %v", d)
+	}
+	old := Default()
+	setAll(t, old, "backend_version=0.17.0")
+	if old.fusesAllReduceRMS("b200_sxm", ParallelConfig{TP: 4, AttentionDP: 1}) || f0.fusesAllReduceRMS("b200_sxm", ParallelConfig{TP: 1, AttentionDP: 1}) {
+		t.Fatal("vLLM 0.17 or TP 1 fuses by default")
 	}
 	if err := Default().Set("fuse_allreduce_rms=maybe"); err == nil || !strings.Contains(err.Error(), "fuse_allreduce_rms") {
 		t.Fatalf("fuse_allreduce_rms=maybe: %v", err)

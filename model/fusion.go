@@ -23,6 +23,37 @@ import "fmt"
 // quantisation of the norm's output (+quant_fp8 in some runs) is not priced separately: the
 // GEMM rows include their input's quantisation.
 
+// VLLMFusesAllReduceRMS is enable_allreduce_rms_fusion, vLLM's default for
+// pass_config.fuse_allreduce_rms at its default optimisation level (-O2, vllm/config/vllm.py),
+// for a release serving at tp × attention DP on a GPU: on for TP > 1 with data parallelism off
+// on SM 9.0 or SM 10.x with FlashInfer (which vLLM's CUDA images ship). Its history:
+// vllm#34299 (merged 2026-02-12) turned the fusion on at -O2, vllm#34392 (the next day) left it
+// off under data parallelism (vllm#34458) until vllm#41458 (2026-05-01, after 0.19),
+// vllm#35424 under pipeline parallelism (never modelled), and vllm#37755 (2026-03-21) widened
+// SM 10.0 to the SM 10.x family (B300). 0.14.1's -O2 has it off (fuse_allreduce_rms: False);
+// the first release documented with it on is 0.18 (its fusion guide: "O2 (Hopper/Blackwell +
+// TP > 1)"), so 0.18 is where this default starts: 0.16 and 0.17, released after vllm#34299
+// merged, are left unfused because their tags' contents were not read. B300 fuses from 0.19,
+// the first release cut after vllm#37755. An unparsable version (a nightly) is taken as newer
+// than every release, as NearestVersion does.
+func VLLMFusesAllReduceRMS(version, sku string, tp, attentionDP int) bool {
+	v, ok := releaseNumber(version)
+	if !ok {
+		v = 1 << 30
+	}
+	sm := gpuSMVersion[sku]
+	return tp > 1 && attentionDP <= 1 && v >= 18_000 &&
+		(sm == 90 || sm == 100 || (sm > 100 && sm < 110 && v >= 19_000))
+}
+
+// releaseNumber is a vLLM release as major × 1,000,000 + minor × 1,000 + patch; false for a
+// version without major and minor numbers (a nightly).
+func releaseNumber(version string) (int, bool) {
+	var a, b, c int
+	n, _ := fmt.Sscanf(version, "%d.%d.%d", &a, &b, &c)
+	return a*1_000_000 + b*1_000 + c, n >= 2
+}
+
 // gpuSMVersion is the compute capability of each GPU the tables cover (sm_version in
 // AIConfigurator's system files, systems/<sku>.yaml; TestGPUSMVersions checks them).
 var gpuSMVersion = map[string]int{"h100_sxm": 90, "h200_sxm": 90, "b200_sxm": 100, "b300_sxm": 103}

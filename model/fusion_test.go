@@ -96,3 +96,28 @@ func TestGPUSMVersions(t *testing.T) {
 		}
 	}
 }
+
+// vLLM's -O2 default for the fusion (enable_allreduce_rms_fusion) by release, GPU and layout.
+func TestVLLMFusesAllReduceRMS(t *testing.T) {
+	for _, c := range []struct {
+		version, sku string
+		tp, dp       int
+		want         bool
+	}{
+		{"0.19.0", "b200_sxm", 4, 1, true},
+		{"0.19.0", "b200_sxm", 1, 1, false}, // nothing to reduce
+		{"0.19.0", "b200_sxm", 4, 4, false}, // data parallel: vllm#34392 until vllm#41458
+		{"0.18.0", "h200_sxm", 8, 1, true},  // the 0.18 fusion guide
+		{"0.18.0", "h100_sxm", 2, 1, true},
+		{"0.17.0", "b200_sxm", 4, 1, false}, // before the first release documented fusing
+		{"0.15.1", "b200_sxm", 4, 1, false},
+		{"0.12.0", "h100_sxm", 4, 1, false}, // 0.14.1's -O2 still off
+		{"0.19.0", "b300_sxm", 4, 1, true},  // SM 10.3 from vllm#37755
+		{"0.18.0", "b300_sxm", 4, 1, false},
+		{"nightly-5b8c30d62b754b57", "b200_sxm", 2, 1, true},
+	} {
+		if got := VLLMFusesAllReduceRMS(c.version, c.sku, c.tp, c.dp); got != c.want {
+			t.Errorf("vLLM %s on %s tp %d dp %d: %v, want %v", c.version, c.sku, c.tp, c.dp, got, c.want)
+		}
+	}
+}

@@ -448,11 +448,7 @@ func embeddedJSON(name string) ([]byte, error) {
 // version (by major, minor, patch; an unparsable version such as a nightly takes the newest),
 // or "" when none is embedded.
 func NearestVersion(model, sku, version string) string {
-	parse := func(v string) (int, bool) {
-		var a, b, c int
-		n, _ := fmt.Sscanf(v, "%d.%d.%d", &a, &b, &c)
-		return a*1_000_000 + b*1_000 + c, n >= 2
-	}
+	parse := releaseNumber
 	want, ok := parse(version)
 	prefix := tableFileName(model, sku, "vllm", "", Layout{}, "", "")
 	prefix = prefix[:strings.Index(prefix, "vllm-")+len("vllm-")]

@@ -61,13 +61,24 @@ type Benchmark struct {
 	SharedExpertsStreamTokens int `json:"shared_experts_stream_tokens,omitempty"`
 	// FuseAllReduceRMS is the script's compilation_config.pass_config.fuse_allreduce_rms
 	// (enable_fi_allreduce_fusion before vLLM 0.11): FlashInfer's fused all-reduce + add +
-	// RMSNorm in small steps (model/fusion.go). AllReduceFusionMaxMB is the script's
+	// RMSNorm in small steps (model/fusion.go); nil when the script leaves it to the vLLM
+	// release's default (model.VLLMFusesAllReduceRMS). AllReduceFusionMaxMB is the script's
 	// VLLM_FLASHINFER_ALLREDUCE_FUSION_THRESHOLDS_MB by TP size (zero: vLLM's default).
-	FuseAllReduceRMS     bool             `json:"fuse_allreduce_rms,omitempty"`
+	FuseAllReduceRMS     *bool            `json:"fuse_allreduce_rms,omitempty"`
 	AllReduceFusionMaxMB FusionThresholds `json:"allreduce_fusion_max_mb,omitzero"`
 	// TimingReference prices the replay (model.ReferenceSilicon when empty; dynosim shows how
 	// Dynamo's mocker with AIConfigurator's pricing fares against the measurements).
 	TimingReference string `json:"timing_reference,omitempty"`
+}
+
+// fusesAllReduceRMS says whether deployment d, serving row r, fuses all-reduce + RMSNorm: as
+// the script sets it, else as the vLLM release that measured the row does by default (not
+// the release of the tables that price it).
+func (b Benchmark) fusesAllReduceRMS(r Row, d model.Deployment) bool {
+	if b.FuseAllReduceRMS != nil {
+		return *b.FuseAllReduceRMS
+	}
+	return model.VLLMFusesAllReduceRMS(r.BackendVersion, d.HardwareSKU, d.TP, d.AttentionDP)
 }
 
 // FusionThresholds is VLLM_FLASHINFER_ALLREDUCE_FUSION_THRESHOLDS_MB: the largest all-reduce
@@ -256,7 +267,7 @@ func (b Benchmark) deployment(r Row) model.Deployment {
 	d.MaxCUDAGraphCaptureSize = b.MaxCUDAGraphCaptureSize
 	d.TimingReference = b.TimingReference
 	d.SharedExpertsStreamTokens = b.SharedExpertsStreamTokens
-	d.FuseAllReduceRMS, d.AllReduceFusionMaxMB = b.FuseAllReduceRMS, b.AllReduceFusionMaxMB.at(r.TP)
+	d.FuseAllReduceRMS, d.AllReduceFusionMaxMB = b.fusesAllReduceRMS(r, d), b.AllReduceFusionMaxMB.at(r.TP)
 	return d
 }
 
@@ -291,7 +302,10 @@ func (b Benchmark) String() string {
 	if b.MaxCUDAGraphCaptureSize > 0 {
 		graphs = fmt.Sprintf("CUDA graphs up to %d tokens", b.MaxCUDAGraphCaptureSize)
 	}
-	if b.FuseAllReduceRMS {
+	switch {
+	case b.FuseAllReduceRMS == nil:
+		graphs += ", all-reduce + RMSNorm fused as the vLLM release does by default"
+	case *b.FuseAllReduceRMS:
 		graphs += ", all-reduce + RMSNorm fused in small steps"
 	}
 	seqs := fmt.Sprint(b.MaxNumSeqs)

@@ -157,7 +157,7 @@ func InferenceXRuns() []Run {
 			NotModelled: mxfp8NM,
 			Benchmark: ix("2026-02-25", func(b *Benchmark) {
 				b.KVCacheDtype, b.PrefixCaching, b.MaxNumSeqs, b.MaxCUDAGraphCaptureSize = model.KVFP8, false, 512, 2048
-				b.FuseAllReduceRMS = true // config.yaml: pass_config fuse_allreduce_rms
+				b.FuseAllReduceRMS = scriptSets(true) // config.yaml: pass_config fuse_allreduce_rms
 			})},
 		// Kimi-K2.5: --max-num-seqs $CONC, FlashInfer all-reduce + RMSNorm fusion, prefix caching off from 79a42e20a (2026-03-27 22:21 UTC, the day's sweep).
 		{Model: kimi, System: "b200_sxm", Precision: "fp4", From: "2026-03-11", To: "2026-03-26",
@@ -227,13 +227,16 @@ const llamaB200NM = "compilation-config cudagraph_mode FULL_DECODE_ONLY and spli
 // pass_config enable_fi_allreduce_fusion true, VLLM_FLASHINFER_ALLREDUCE_FUSION_THRESHOLDS_MB
 // '{"2":32,"4":32,"8":8}'.
 func fused2025(b *Benchmark) {
-	b.FuseAllReduceRMS, b.AllReduceFusionMaxMB = true, FusionThresholds{TP2: 32, TP4: 32, TP8: 8}
+	b.FuseAllReduceRMS, b.AllReduceFusionMaxMB = scriptSets(true), FusionThresholds{TP2: 32, TP4: 32, TP8: 8}
 }
 
 // kimiFlags is what InferenceX's Kimi-K2.5 scripts set on top of vLLM's defaults:
 // --max-num-seqs $CONC (--gpu-memory-utilization 0.90 unless raised) and
 // --compilation_config.pass_config.fuse_allreduce_rms true.
-func kimiFlags(b *Benchmark) { b.MaxNumSeqsIsConcurrency, b.FuseAllReduceRMS = true, true }
+func kimiFlags(b *Benchmark) { b.MaxNumSeqsIsConcurrency, b.FuseAllReduceRMS = true, scriptSets(true) }
+
+// scriptSets is a switch the script sets explicitly (Benchmark.FuseAllReduceRMS).
+func scriptSets(v bool) *bool { return &v }
 
 // kimiNVFP4 is the KV cache of NVIDIA's NVFP4 Kimi-K2.5 under --kv-cache-dtype auto: its
 // quantization config names an FP8 KV cache (kv_cache_quant_algo FP8, kv_cache_scheme 8-bit

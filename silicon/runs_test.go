@@ -111,19 +111,38 @@ func TestUnrecordedVersionFromRun(t *testing.T) {
 	}
 }
 
-// The fused all-reduce + RMSNorm follows each run's script: on where it enables it (every
+// The fused all-reduce + RMSNorm follows each run's script where it enables it (every
 // Kimi-K2.5 run, gpt-oss and Llama 3.3 70B on B200), with the 2025 scripts' thresholds per TP
-// size, and off for the rest, the seed's shared rows among them.
+// size, and the vLLM release's default for the rest, the seed's shared rows among them: on for
+// 0.19 at TP 4 on B200, off at TP 1, under attention DP and on 0.17.
 func TestRunsFuseAllReduceRMS(t *testing.T) {
 	fused := map[string]bool{kimi: true}
 	for _, r := range InferenceXRuns() {
 		want := fused[r.Model] || (r.System == "b200_sxm" && (r.Model == gptOSS || r.Model == llama70))
-		if r.Benchmark.FuseAllReduceRMS != want {
-			t.Fatalf("run %s: fuse_allreduce_rms %v, want %v", r.Script, r.Benchmark.FuseAllReduceRMS, want)
+		if set := r.Benchmark.FuseAllReduceRMS; (set != nil) != want || (set != nil && !*set) {
+			t.Fatalf("run %s: fuse_allreduce_rms %v, want explicit %v", r.Script, set, want)
 		}
 	}
-	if InferenceX().FuseAllReduceRMS {
-		t.Fatal("the seed's shared rows' benchmark fuses all-reduce + RMSNorm; its script does not enable it")
+	seed := InferenceX()
+	if seed.FuseAllReduceRMS != nil {
+		t.Fatal("the seed's shared rows' script sets fuse_allreduce_rms; it leaves it to vLLM's default")
+	}
+	shared := Row{Concurrency: 4, TP: 4, AttentionDP: 1, MoETP: 1, MoEEP: 4, ISL: 1024, OSL: 1024, BackendVersion: "0.19.0"}
+	for _, c := range []struct {
+		version string
+		tp, dp  int
+		want    bool
+	}{{"0.19.0", 4, 1, true}, {"0.19.0", 1, 1, false}, {"0.19.0", 1, 4, false}, {"0.17.0", 4, 1, false}, {"0.18.0", 2, 1, true}} {
+		r := shared
+		r.BackendVersion, r.TP, r.AttentionDP, r.MoEEP = c.version, c.tp, c.dp, c.tp*c.dp
+		if d := seed.deployment(r); d.FuseAllReduceRMS != c.want {
+			t.Fatalf("MiniMax-M2.5 B200 vLLM %s tp %d dp %d: fuse %v, want %v", c.version, c.tp, c.dp, d.FuseAllReduceRMS, c.want)
+		}
+	}
+	off := false
+	seed.FuseAllReduceRMS = &off
+	if d := seed.deployment(shared); d.FuseAllReduceRMS {
+		t.Fatal("fuse_allreduce_rms false does not override vLLM 0.19's default")
 	}
 	b := runOf(Row{Model: llama70, System: "b200_sxm", Precision: "fp8", Measured: "2025-10-29"}).Benchmark
 	row := Row{Model: llama70, System: "b200_sxm", Precision: "fp8", Concurrency: 4, TP: 8, AttentionDP: 1, MoETP: 8, MoEEP: 1, ISL: 1024, OSL: 1024}

