@@ -304,7 +304,7 @@ func (b Benchmark) String() string {
 	}
 	switch {
 	case b.FuseAllReduceRMS == nil:
-		graphs += ", all-reduce + RMSNorm fused as the vLLM release does by default"
+		graphs += ", all-reduce + RMSNorm fused where the vLLM release does by default (from 0.18 at TP > 1)"
 	case *b.FuseAllReduceRMS:
 		graphs += ", all-reduce + RMSNorm fused in small steps"
 	}

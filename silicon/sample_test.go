@@ -53,11 +53,13 @@ func TestValidateAIConfiguratorVLLMSample(t *testing.T) {
 	// vLLM version, H200 attention from physical rows, Kimi-K2.5's four groups (MLA) among
 	// them, their shared experts overlapping the routed experts in steps of up to 256 tokens,
 	// FlashInfer's fused all-reduce + RMSNorm where the run's script enables it (Kimi-K2.5,
-	// gpt-oss and Llama 3.3 70B on B200), and every InferenceX run's text prompts tokenised as
-	// its vLLM release did: median TTFT 24.4 %, TPOT 12.9 % over 20 groups (README,
-	// "AIConfigurator's whole vLLM sample"); the issue's 20 and 10 % are not met.
-	if len(ttft) < 20 || median(ttft) > 25 || median(tpot) > 13.5 {
-		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 20, <= 25 %%, <= 13.5 %%",
+	// gpt-oss and Llama 3.3 70B on B200) or its vLLM release's default does (0.18 and later at
+	// TP > 1: the MiniMax-M2.5 groups, gpt-oss on Hopper), and every InferenceX run's text
+	// prompts tokenised as its vLLM release did: median TTFT 25.3 %, TPOT 12.4 % over 20 groups
+	// (24.4 / 12.9 % without the release default; README, "AIConfigurator's whole vLLM
+	// sample"); the issue's 20 and 10 % are not met.
+	if len(ttft) < 20 || median(ttft) > 25.5 || median(tpot) > 12.5 {
+		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 20, <= 25.5 %%, <= 12.5 %%",
 			len(ttft), median(ttft), median(tpot))
 	}
 	t.Logf("%d of %d vLLM rows validated; %d groups; median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%", rep.Validated, len(rows), len(ttft), median(ttft), median(tpot))
