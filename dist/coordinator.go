@@ -38,7 +38,7 @@ type Coordinator struct {
 	cc      jetstream.ConsumeContext
 
 	mu       sync.Mutex
-	waiting  map[string]chan Result   // tasks published and not answered
+	waiting  map[string][]chan Result // tasks published and not answered: every run that asked
 	arrived  map[string]Result        // answers nobody waits for yet (a resumed sweep's)
 	workers  map[string]heartbeatSeen // last heartbeat of each worker
 	done     int
@@ -71,7 +71,7 @@ func NewCoordinator(ctx context.Context, c Conn, exp *config.Experiment, fp conf
 	}
 	sim, _ := fp.Get(config.KeySimulator)
 	co := &Coordinator{exp: exp, fp: fp, ref: refOf(exp.Trace), url: Redact(c.URL), sim: sim, sweep: sweepID(fp, out), session: rand.Text(), nc: nc, js: js,
-		waiting: map[string]chan Result{}, arrived: map[string]Result{}, workers: map[string]heartbeatSeen{},
+		waiting: map[string][]chan Result{}, arrived: map[string]Result{}, workers: map[string]heartbeatSeen{},
 		status: opt.Status, stop: make(chan struct{})}
 	if co.status == nil {
 		co.status = io.Discard
@@ -155,10 +155,12 @@ func (co *Coordinator) receive(m jetstream.Msg) {
 	}
 	co.mu.Lock()
 	defer co.mu.Unlock()
-	if ch, ok := co.waiting[res.Key]; ok {
+	if chs, ok := co.waiting[res.Key]; ok {
 		delete(co.waiting, res.Key)
 		co.done++
-		ch <- res
+		for _, ch := range chs {
+			ch <- res
+		}
 		return
 	}
 	if _, ok := co.arrived[res.Key]; !ok {
@@ -182,25 +184,31 @@ func (co *Coordinator) CheckRequests(ns ...int) error { return co.exp.CheckReque
 func (co *Coordinator) Run(ctx context.Context, cfg engine.Config, requests int) (*engine.Report, error) {
 	task := Task{Sweep: co.sweep, Session: co.session, Simulator: co.sim, Experiment: co.fp, Trace: co.ref, Requests: requests, Config: cfg}
 	task.Key = taskKey(co.fp, co.ref, requests, cfg)
+	// Two runs of one task at once (a validation replay of the same configuration as another,
+	// both in flight) share its one publication and its one result.
 	ch := make(chan Result, 1)
 	co.mu.Lock()
 	res, ok := co.arrived[task.Key]
+	inFlight := false
 	if ok {
 		delete(co.arrived, task.Key)
 	} else {
-		co.waiting[task.Key] = ch
+		_, inFlight = co.waiting[task.Key]
+		co.waiting[task.Key] = append(co.waiting[task.Key], ch)
 	}
 	co.mu.Unlock()
 	if !ok {
-		b, _ := json.Marshal(task)
-		if _, err := co.js.Publish(ctx, taskSubjectOf(co.sim, co.sweep), b); err != nil {
-			co.forget(task.Key)
-			return nil, fmt.Errorf("nats: publishing a task: %w", err)
+		if !inFlight {
+			b, _ := json.Marshal(task)
+			if _, err := co.js.Publish(ctx, taskSubjectOf(co.sim, co.sweep), b); err != nil {
+				co.forget(task.Key, ch)
+				return nil, fmt.Errorf("nats: publishing a task: %w", err)
+			}
 		}
 		select {
 		case res = <-ch:
 		case <-ctx.Done():
-			co.forget(task.Key)
+			co.forget(task.Key, ch)
 			return nil, ctx.Err()
 		}
 	}
@@ -219,10 +227,16 @@ func (co *Coordinator) Run(ctx context.Context, cfg engine.Config, requests int)
 	return res.Report, nil
 }
 
-func (co *Coordinator) forget(key string) {
+// forget stops waiting on ch for the task of key (the task stays waited for by other runs).
+func (co *Coordinator) forget(key string, ch chan Result) {
 	co.mu.Lock()
-	delete(co.waiting, key)
-	co.mu.Unlock()
+	defer co.mu.Unlock()
+	chs := slices.DeleteFunc(co.waiting[key], func(c chan Result) bool { return c == ch })
+	if len(chs) == 0 {
+		delete(co.waiting, key)
+		return
+	}
+	co.waiting[key] = chs
 }
 
 func (co *Coordinator) fetchReport(ctx context.Context, res Result) (*engine.Report, error) {

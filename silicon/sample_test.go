@@ -55,7 +55,7 @@ func TestValidateAIConfiguratorVLLMSample(t *testing.T) {
 	// FlashInfer's fused all-reduce + RMSNorm where the run's script enables it (Kimi-K2.5,
 	// gpt-oss and Llama 3.3 70B on B200) or its vLLM release's default does (0.18 and later at
 	// TP > 1: the MiniMax-M2.5 groups, gpt-oss on Hopper), and every InferenceX run's text
-	// prompts tokenised as its vLLM release did: median TTFT 25.3 %, TPOT 12.4 % over 20 groups
+	// prompts tokenised as its vLLM release did: median TTFT 25.3 %, TPOT 12.3 % over 20 groups
 	// (24.4 / 12.9 % without the release default; README, "AIConfigurator's whole vLLM
 	// sample"); the issue's 20 and 10 % are not met.
 	if len(ttft) < 20 || median(ttft) > 25.5 || median(tpot) > 12.5 {
