@@ -201,7 +201,7 @@ func (co *Coordinator) Run(ctx context.Context, cfg engine.Config, requests int)
 		if !inFlight {
 			b, _ := json.Marshal(task)
 			if _, err := co.js.Publish(ctx, taskSubjectOf(co.sim, co.sweep), b); err != nil {
-				co.forget(task.Key, ch)
+				co.unpublished(task.Key, ch, err)
 				return nil, fmt.Errorf("nats: publishing a task: %w", err)
 			}
 		}
@@ -225,6 +225,19 @@ func (co *Coordinator) Run(ctx context.Context, cfg engine.Config, requests int)
 		return nil, fmt.Errorf("worker %s: task %s: result without a report", res.Worker, res.Key)
 	}
 	return res.Report, nil
+}
+
+// unpublished fails every other run waiting on the task of key, which ch's run could not
+// publish: none of them would ever see a result.
+func (co *Coordinator) unpublished(key string, ch chan Result, err error) {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	for _, c := range co.waiting[key] {
+		if c != ch {
+			c <- Result{Key: key, Worker: "none", Simulator: co.sim, Error: "the coordinator could not publish the task: " + err.Error()}
+		}
+	}
+	delete(co.waiting, key)
 }
 
 // forget stops waiting on ch for the task of key (the task stays waited for by other runs).

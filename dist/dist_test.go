@@ -486,3 +486,67 @@ func TestFileTraceTravelsByDigest(t *testing.T) {
 		t.Errorf("worker's replay of the file:\n%s\nlocal:\n%s", g, w)
 	}
 }
+
+// Runs of one task at once (a validation replay of a configuration already in flight) share
+// one publication and one result; a run that gives up leaves the others waiting for it.
+func TestOneTaskRunTwiceAtOnce(t *testing.T) {
+	_, exp := experiment(t)
+	c := startServer(t)
+	ctx := context.Background()
+	co, cfg := coordinator(ctx, t, c, exp, exp.Fingerprint())
+	key := taskKey(co.fp, co.ref, 50, cfg)
+	quitter, quit := context.WithCancel(ctx)
+	type answer struct {
+		rep *engine.Report
+		err error
+	}
+	answers := make(chan answer, 3)
+	for _, rctx := range []context.Context{quitter, ctx, ctx} {
+		go func() {
+			rep, err := co.Run(rctx, cfg, 50)
+			answers <- answer{rep, err}
+		}()
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		co.mu.Lock()
+		n := len(co.waiting[key])
+		co.mu.Unlock()
+		if n == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d runs waiting on the task, want 3", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	info, err := co.js.Stream(ctx, TaskStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := info.Info(ctx); err != nil || st.State.Msgs != 1 {
+		t.Fatalf("tasks published for three runs of one task: %v (%v), want 1", st.State.Msgs, err)
+	}
+	quit()
+	if a := <-answers; !errors.Is(a.err, context.Canceled) {
+		t.Fatalf("the run that gave up: %v", a.err)
+	}
+	startWorkers(t, c, 1, DefaultAckWait)
+	var got []string
+	for range 2 {
+		select {
+		case a := <-answers:
+			if a.err != nil || a.rep.Summary.RequestsCompleted != 50 {
+				t.Fatalf("a run sharing the task: %v", a.err)
+			}
+			a.rep.Summary.WallTimeMS = 0
+			b, _ := json.Marshal(a.rep.Summary)
+			got = append(got, string(b))
+		case <-time.After(2 * time.Minute):
+			t.Fatal("a run sharing the task never got its result")
+		}
+	}
+	if got[0] != got[1] {
+		t.Errorf("the two runs' reports differ:\n%s\n%s", got[0], got[1])
+	}
+}
