@@ -39,19 +39,7 @@ func TestWatchFollowsAKilledAndResumedSweep(t *testing.T) {
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
 	// The terminal stream carries changed cells only: wait on text that is new where it
 	// appears, and check the final screen from the model itself.
-	// shows waits until the output read from here on has shown every text.
-	shows := func(texts ...string) {
-		t.Helper()
-		teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
-			out := ansi.Strip(string(b))
-			for _, text := range texts {
-				if !strings.Contains(out, text) {
-					return false
-				}
-			}
-			return true
-		}, teatest.WithDuration(20*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
-	}
+	shows := showsOf(t, tm)
 
 	writer, stderr := routerlabProcess(t, killSweepArgs(dir)...)
 	exited := make(chan struct{})
@@ -152,19 +140,7 @@ func TestWatchParentListsRunsAndShowsAnInterruptedOne(t *testing.T) {
 		t.Fatal("a run directory itself opened the picker")
 	}
 	tm := teatest.NewTestModel(t, picker, teatest.WithInitialTermSize(160, 30))
-	// shows waits until the output read from here on has shown every text.
-	shows := func(texts ...string) {
-		t.Helper()
-		teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
-			out := ansi.Strip(string(b))
-			for _, text := range texts {
-				if !strings.Contains(out, text) {
-					return false
-				}
-			}
-			return true
-		}, teatest.WithDuration(20*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
-	}
+	shows := showsOf(t, tm)
 	shows("interrupted · interrupt signal received")
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
 	shows("e2e ms runs") // the table: its rows come with the interrupted record
@@ -177,5 +153,21 @@ func TestWatchParentListsRunsAndShowsAnInterruptedOne(t *testing.T) {
 	}
 	if strings.Contains(final, "not-a-run") {
 		t.Errorf("a directory without sweep files was listed")
+	}
+}
+
+// showsOf returns a wait until tm's output read from then on has shown every text.
+func showsOf(t *testing.T, tm *teatest.TestModel) func(texts ...string) {
+	return func(texts ...string) {
+		t.Helper()
+		teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+			out := ansi.Strip(string(b))
+			for _, text := range texts {
+				if !strings.Contains(out, text) {
+					return false
+				}
+			}
+			return true
+		}, teatest.WithDuration(20*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
 	}
 }
