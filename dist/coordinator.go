@@ -104,6 +104,9 @@ func (co *Coordinator) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := co.nc.Publish(pingSubject, nil); err != nil {
+		return fmt.Errorf("nats: asking workers for a heartbeat: %w", err)
+	}
 	// Every result of this sweep from the start: a resumed sweep's earlier tasks included.
 	cons, err := co.js.OrderedConsumer(ctx, ResultStream, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{resultSubject + co.sweep}, DeliverPolicy: jetstream.DeliverAllPolicy,

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/routerlab/routerlab/config"
@@ -548,5 +549,37 @@ func TestOneTaskRunTwiceAtOnce(t *testing.T) {
 	}
 	if got[0] != got[1] {
 		t.Errorf("the two runs' reports differ:\n%s\n%s", got[0], got[1])
+	}
+}
+
+// A worker answers a coordinator's ping with a heartbeat at once, so a coordinator that
+// starts after its workers counts them before their next beat: five pings bring five beats
+// in far less than the five seconds the ticker alone would take.
+func TestWorkerAnswersAPing(t *testing.T) {
+	c := startServer(t)
+	nc, _, err := c.dial("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	beats := make(chan struct{}, 64)
+	sub, err := nc.Subscribe(heartbeatSubject, func(*nats.Msg) { beats <- struct{}{} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	startWorkers(t, c, 1, DefaultAckWait)
+	<-beats // the worker is up and subscribed to pings
+	start := time.Now()
+	for range 5 {
+		if err := nc.Publish(pingSubject, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 5 {
+		<-beats
+	}
+	if took := time.Since(start); took >= 5*heartbeatEvery {
+		t.Errorf("five pings brought five beats in %v, as the ticker alone would", took)
 	}
 }

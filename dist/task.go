@@ -46,6 +46,9 @@ const (
 	taskSubject      = "routerlab.work." // + simulator digest + "." + sweep id
 	resultSubject    = "routerlab.results."
 	heartbeatSubject = "routerlab.workers"
+	// pingSubject asks every worker for a heartbeat at once: a coordinator that starts
+	// after its workers counts them before their next beat (a short sweep may end sooner).
+	pingSubject = "routerlab.workers.ping"
 )
 
 // taskSubjectOf is where the tasks of sweep for simulator sim go.

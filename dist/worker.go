@@ -98,13 +98,24 @@ func RunWorker(ctx context.Context, c Conn, opt WorkerOptions) error {
 	}
 	w := &worker{opt: opt, sim: sim, js: js, cons: cons, traces: map[string]*trace.Trace{}, models: map[model.Deployment]*model.Worker{}}
 	w.logf("worker %s: serving %s with %d simulation(s) at once; simulator %s", opt.Name, Redact(c.URL), opt.Parallel, sim)
+	// Heartbeats: how coordinators count connected workers; one at once when a coordinator
+	// asks. The ping subscription comes first, so a coordinator's ping either reaches it or
+	// precedes this worker's first beat.
+	beat := func() {
+		b, _ := json.Marshal(heartbeat{Worker: opt.Name, Simulator: sim, Parallel: opt.Parallel, Busy: int(w.busy.Load())})
+		_ = nc.Publish(heartbeatSubject, b)
+	}
+	ping, err := nc.Subscribe(pingSubject, func(*nats.Msg) { beat() })
+	if err != nil {
+		return fmt.Errorf("nats: subscribing to %s: %w", pingSubject, err)
+	}
+	defer func() { _ = ping.Unsubscribe() }()
 	var wg sync.WaitGroup
-	wg.Go(func() { // heartbeats: how coordinators count connected workers
+	wg.Go(func() {
 		t := time.NewTicker(heartbeatEvery)
 		defer t.Stop()
 		for {
-			b, _ := json.Marshal(heartbeat{Worker: opt.Name, Simulator: sim, Parallel: opt.Parallel, Busy: int(w.busy.Load())})
-			_ = nc.Publish(heartbeatSubject, b)
+			beat()
 			select {
 			case <-ctx.Done():
 				return
