@@ -448,8 +448,7 @@ func embeddedJSON(name string) ([]byte, error) {
 // version (by major, minor, patch; an unparsable version such as a nightly takes the newest),
 // or "" when none is embedded.
 func NearestVersion(model, sku, version string) string {
-	parse := releaseNumber
-	want, ok := parse(version)
+	want, ok := releaseNumber(version)
 	prefix := tableFileName(model, sku, "vllm", "", Layout{}, "", "")
 	prefix = prefix[:strings.Index(prefix, "vllm-")+len("vllm-")]
 	best, bestDist := "", 0
@@ -459,7 +458,7 @@ func NearestVersion(model, sku, version string) string {
 			continue
 		}
 		tv, _, _ := strings.Cut(rest, "_")
-		v, _ := parse(tv)
+		v, _ := releaseNumber(tv)
 		dist := -v // an unparsable version: the newest
 		if ok {
 			dist = max(want-v, v-want)
