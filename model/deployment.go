@@ -128,8 +128,7 @@ func TokenizeBatchings() []string { return []string{TokenizeSerial, TokenizePara
 // completion prompts: TokenizeParallel before 0.16.0 (from 0.10.0, AsyncMicrobatchTokenizer's
 // first release), TokenizeSerial from 0.16.0 (vllm#31366).
 func TokenizeBatchingOf(version string) string {
-	var major, minor int
-	if _, err := fmt.Sscanf(version, "%d.%d", &major, &minor); err == nil && major == 0 && minor < 16 {
+	if v, ok := releaseNumber(version); ok && v < 16_000 {
 		return TokenizeParallel
 	}
 	return TokenizeSerial
