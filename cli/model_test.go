@@ -75,6 +75,7 @@ func TestModelValidateBenchmarkFlags(t *testing.T) {
 		{[]string{"--warmup-per-slot", "-1"}, "--warmup-per-slot -1"},
 		{[]string{"--benchmark", "mlperf"}, `--benchmark: silicon: unknown benchmark "mlperf"`},
 		{[]string{"--kv-cache-dtype", "int4"}, `kv_cache_dtype "int4"`},
+		{[]string{"--api-tokenize-batching", "threads"}, `--api-tokenize-batching "threads": want one of serial, parallel`},
 	} {
 		_, _, err := runCmd(t, newModelValidateCmd(), append([]string{"--silicon", path}, c.args...)...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
