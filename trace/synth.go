@@ -348,7 +348,7 @@ func (g *generator) output() int { return max(1, int(g.p.output.sample(g.content
 type placed struct {
 	at         float64
 	seq        int32 // placement order: a session's turns in order
-	sess, turn int32 // indices into generator.sessions and the session's turns
+	sess, turn int32 // indices into generator.sessions and generator.turns
 }
 
 // emit places every turn at the calibrated rate, keeps the first n in time order and
@@ -364,7 +364,7 @@ func (g *generator) emit(rate float64, n int) []Request {
 		for si := e.first; si < e.end; si++ {
 			s := g.sessions.At(si)
 			for ti := s.first; ti < s.end; ti++ {
-				all = append(all, placed{at: t + s.delay + g.turns.At(ti).offset, seq: int32(len(all)), sess: int32(si), turn: int32(ti - s.first)})
+				all = append(all, placed{at: t + s.delay + g.turns.At(ti).offset, seq: int32(len(all)), sess: int32(si), turn: int32(ti)})
 			}
 		}
 	}
@@ -395,16 +395,16 @@ func (g *generator) emit(rate float64, n int) []Request {
 	lastTick, lastTS := int64(-1), int64(0)
 	total := 0
 	for _, pl := range all {
-		total += blocksOf(g.turns.At(g.sessions.At(int(pl.sess)).first + int(pl.turn)).input)
+		total += blocksOf(g.turns.At(int(pl.turn)).input)
 	}
 	arena := make([]int64, 0, total) // every request's ids, in one allocation
 	out := make([]Request, len(all))
 	for i, pl := range all {
 		s := g.sessions.At(int(pl.sess))
-		tu := *g.turns.At(s.first + int(pl.turn))
+		tu := *g.turns.At(int(pl.turn))
 		blocks := blocksOf(tu.input)
 		ids := arena[len(arena) : len(arena) : len(arena)+blocks]
-		if pl.turn == 0 {
+		if int(pl.turn) == s.first { // the session's first turn
 			if familyIDs[s.family] == nil {
 				familyIDs[s.family] = fresh(nil, tu.keep)
 			}
