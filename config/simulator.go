@@ -71,7 +71,9 @@ const cachedDigests = 256
 // meets another's digest: it computes its own. A file per build, written aside and
 // renamed, lets processes of many builds (a test run's binaries) share the directory
 // without losing one another's entries. Without a build ID or a readable entry the digest
-// is computed; an unwritable directory costs only the next run the same computation.
+// is computed; an entry not of a digest's form (digestForm) is the cache's own damage, so it
+// is dropped and written anew; an unwritable directory costs only the next run the same
+// computation.
 func cachedDigest(dir, id string, compute func() string) string {
 	if dir == "" || id == "" {
 		return compute()
