@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -60,8 +61,9 @@ states the point it ran. Override knobs with --set, e.g. --set router_mode=round
 					return err
 				}
 			}
-			// The fingerprint (with the simulator digest) only where an output carries it.
-			fp := func() config.Fingerprint { return exp.PointFingerprint(point, x.requests) }
+			// The fingerprint (with the simulator digest) only where an output carries it, and
+			// once when both do.
+			fp := sync.OnceValue(func() config.Fingerprint { return exp.PointFingerprint(point, x.requests) })
 			if out != "" {
 				if err := writeReplayDir(out, plots, fp(), rep, exp.File.Goal.SLAText()); err != nil {
 					return err
