@@ -82,8 +82,8 @@ type Router struct {
 	// Record rec is recStride counts (record): g counts of the workers caching each
 	// sub-block, then (up to 64 workers) each worker's mask of cached sub-blocks, so one
 	// record is one or two cache lines. Wider fleets key the masks by (rec, worker) in
-	// subsWide instead. Records come in chunks of recChunk that never move: a filling index
-	// neither copies its records nor zeroes their room again as it grows.
+	// subsWide instead. Records come in chunks of 1,024 (recChunkShift) that never move: a
+	// filling index neither copies its records nor zeroes their room again as it grows.
 	recs       [][]uint32
 	recStride  int
 	subsWide   *maskTable
