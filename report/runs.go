@@ -4,42 +4,55 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/routerlab/routerlab/engine"
 )
 
 // LatencyCDFs draws the TTFT, TPOT and e2e distributions of runs with per-request records,
-// one line per run.
+// one line per run. The three are drawn at once, one goroutine each (each sorts every run's
+// latencies), and returned in that order.
 func LatencyCDFs(names []string, reps []*engine.Report) ([]Figure, error) {
-	var figs []Figure
-	for _, m := range []struct{ name, title, label string }{
+	metrics := []struct{ name, title, label string }{
 		{"ttft", "TTFT", "TTFT (ms)"}, {"tpot", "TPOT", "TPOT (ms)"}, {"e2e", "e2e latency", "e2e latency (ms)"},
-	} {
-		samples := make([][]float64, len(reps))
-		for i, rep := range reps {
-			for _, rr := range rep.Requests {
-				switch m.name {
-				case "ttft":
-					samples[i] = append(samples[i], rr.TTFTMS)
-				case "tpot":
-					if rr.OutputLength > 1 {
-						samples[i] = append(samples[i], (rr.E2EMS-rr.TTFTMS)/float64(rr.OutputLength-1))
+	}
+	plots := make([]*plot.Plot, len(metrics))
+	errs := make([]error, len(metrics))
+	var wg sync.WaitGroup
+	for k, m := range metrics {
+		wg.Go(func() {
+			samples := make([][]float64, len(reps))
+			for i, rep := range reps {
+				samples[i] = make([]float64, 0, len(rep.Requests))
+				for _, rr := range rep.Requests {
+					switch m.name {
+					case "ttft":
+						samples[i] = append(samples[i], rr.TTFTMS)
+					case "tpot":
+						if rr.OutputLength > 1 {
+							samples[i] = append(samples[i], (rr.E2EMS-rr.TTFTMS)/float64(rr.OutputLength-1))
+						}
+					default:
+						samples[i] = append(samples[i], rr.E2EMS)
 					}
-				default:
-					samples[i] = append(samples[i], rr.E2EMS)
 				}
 			}
+			plots[k], errs[k] = CDF(m.title+" distribution", m.label+", log scale", names, samples)
+		})
+	}
+	wg.Wait()
+	var figs []Figure
+	for k, m := range metrics {
+		if errs[k] != nil {
+			return nil, errs[k]
 		}
-		p, err := CDF(m.title+" distribution", m.label+", log scale", names, samples)
-		if err != nil {
-			return nil, err
-		}
-		if p == nil {
+		if plots[k] == nil {
 			continue
 		}
-		figs = append(figs, Figure{Name: "cdf-" + m.name, Plot: p, Caption: "Share of requests with " + m.title + " at most x."})
+		figs = append(figs, Figure{Name: "cdf-" + m.name, Plot: plots[k], Caption: "Share of requests with " + m.title + " at most x."})
 	}
 	return figs, nil
 }

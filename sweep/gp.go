@@ -3,6 +3,7 @@ package sweep
 import (
 	"errors"
 	"math"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/optimize"
@@ -188,30 +189,45 @@ func FitGP(x [][]float64, y []float64) (*GP, error) {
 		}
 		return -(lml + lp), g
 	}
+	// The restarts are independent: they run at once, one goroutine each (the proposal
+	// between a sweep's rounds is otherwise serial, with cores idle), and the best is chosen
+	// in restart order as a loop over them would, so the fit does not depend on scheduling.
+	type fit struct {
+		t []float64
+		f float64
+	}
+	fits := make([]fit, len(restarts))
+	var wg sync.WaitGroup
+	for k, r := range restarts {
+		wg.Go(func() {
+			start := Hyper{LengthScales: make([]float64, d), SignalVar: 1, NoiseVar: r[1] + minNoise}
+			for i := range start.LengthScales {
+				start.LengthScales[i] = r[0]
+			}
+			t0 := start.theta()
+			p := optimize.Problem{
+				Func: func(t []float64) float64 { f, _ := objective(t); return f },
+				Grad: func(g, t []float64) { _, gg := objective(t); copy(g, gg) },
+			}
+			// A line-search failure still returns a usable, improved point, so the error is
+			// not fatal: the best finite point of all restarts wins.
+			res, _ := optimize.Minimize(p, t0, &optimize.Settings{MajorIterations: 200, GradientThreshold: 1e-6}, &optimize.LBFGS{})
+			t, f := t0, math.Inf(1)
+			if f0, _ := objective(t0); !math.IsInf(f0, 1) {
+				f = f0
+			}
+			if res != nil && !math.IsNaN(res.F) && res.F < f && allFinite(res.X) {
+				t, f = res.X, res.F
+			}
+			fits[k] = fit{t, f}
+		})
+	}
+	wg.Wait()
 	var best []float64
 	bestF := math.Inf(1)
-	for _, r := range restarts {
-		start := Hyper{LengthScales: make([]float64, d), SignalVar: 1, NoiseVar: r[1] + minNoise}
-		for i := range start.LengthScales {
-			start.LengthScales[i] = r[0]
-		}
-		t0 := start.theta()
-		p := optimize.Problem{
-			Func: func(t []float64) float64 { f, _ := objective(t); return f },
-			Grad: func(g, t []float64) { _, gg := objective(t); copy(g, gg) },
-		}
-		// A line-search failure still returns a usable, improved point, so the error is
-		// not fatal: the best finite point of all restarts wins.
-		res, _ := optimize.Minimize(p, t0, &optimize.Settings{MajorIterations: 200, GradientThreshold: 1e-6}, &optimize.LBFGS{})
-		t, f := t0, math.Inf(1)
-		if f0, _ := objective(t0); !math.IsInf(f0, 1) {
-			f = f0
-		}
-		if res != nil && !math.IsNaN(res.F) && res.F < f && allFinite(res.X) {
-			t, f = res.X, res.F
-		}
-		if f < bestF {
-			best, bestF = append([]float64(nil), t...), f
+	for _, x := range fits {
+		if x.f < bestF {
+			best, bestF = append([]float64(nil), x.t...), x.f
 		}
 	}
 	if best == nil {

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gonum.org/v1/plot/vg"
 
+	"github.com/routerlab/routerlab/engine"
 	"github.com/routerlab/routerlab/report"
 )
 
@@ -167,21 +169,50 @@ func (r *Result) Figures() ([]report.Figure, error) {
 	if len(v.Reports) != len(v.Runs) {
 		return figs, nil
 	}
-	names := make([]string, len(v.Runs))
-	for i, run := range v.Runs {
-		names[i] = run.Name
-	}
-	cdfs, err := report.LatencyCDFs(names, v.Reports)
+	runFigs, err := v.runFigures()
 	if err != nil {
 		return nil, err
 	}
-	figs = append(figs, cdfs...)
-	for i, rep := range v.Reports {
-		hs, err := report.FleetHeatmaps(names[i], rep)
-		if err != nil {
-			return nil, err
+	return append(figs, runFigs...), nil
+}
+
+// runFigures are the charts drawn from the validation runs' reports alone: the latency
+// CDFs and each run's fleet heatmaps. Validate starts them beside the bootstrap intervals,
+// which the other charts need, and keeps them (v.built); without them they are drawn here.
+func (v *Validation) runFigures() ([]report.Figure, error) {
+	if v.built != nil {
+		return v.built.figs, v.built.err
+	}
+	return drawRunFigures(v.Runs, v.Reports)
+}
+
+// builtFigures are runFigures drawn ahead.
+type builtFigures struct {
+	figs []report.Figure
+	err  error
+}
+
+// drawRunFigures draws the CDFs and each run's heatmaps at once, one goroutine each, and
+// returns them in that order (the first error in that order).
+func drawRunFigures(runs []Validated, reps []*engine.Report) ([]report.Figure, error) {
+	names := make([]string, len(runs))
+	for i, run := range runs {
+		names[i] = run.Name
+	}
+	parts := make([][]report.Figure, 1+len(reps))
+	errs := make([]error, len(parts))
+	var wg sync.WaitGroup
+	wg.Go(func() { parts[0], errs[0] = report.LatencyCDFs(names, reps) })
+	for i, rep := range reps {
+		wg.Go(func() { parts[1+i], errs[1+i] = report.FleetHeatmaps(names[i], rep) })
+	}
+	wg.Wait()
+	var figs []report.Figure
+	for i, p := range parts {
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
-		figs = append(figs, hs...)
+		figs = append(figs, p...)
 	}
 	return figs, nil
 }

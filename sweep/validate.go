@@ -72,6 +72,8 @@ type Validation struct {
 	// Reports are the runs' whole reports (per-request records, snapshots of the fleet), in
 	// Runs' order, for the charts of report.html; they are not written to summary.json.
 	Reports []*engine.Report
+
+	built *builtFigures // the charts of Reports alone, drawn by Validate (runFigures)
 }
 
 // snapshotsPerRun is about how many fleet snapshots a validation run keeps for the heatmaps
@@ -154,8 +156,16 @@ func Validate(ctx context.Context, s *Search, sim Simulator, opt Options) (*Vali
 	}
 	means := make(chan []Interval, 1)
 	go func() { means <- bootstrapMeans(e2e, f.Sweep.Seed+1) }()
+	// The charts that need only the reports are drawn beside the bootstraps rather than after
+	// them (report.html's other charts and its tables need the intervals).
+	built := make(chan *builtFigures, 1)
+	go func() {
+		figs, err := drawRunFigures(v.Runs, reports)
+		built <- &builtFigures{figs, err}
+	}()
 	v.Paired, err = pairRuns(reports[2], reports[1], f.Sweep.Seed)
-	ivs := <-means // also on an error: the bootstrap never outlives Validate
+	ivs := <-means // also on an error: neither goroutine outlives Validate
+	v.built = <-built
 	if err != nil {
 		return nil, err
 	}
