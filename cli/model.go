@@ -340,7 +340,7 @@ from its vLLM 0.19.0 table, the router gate as a BF16 GEMM), which the whole imp
 	fs.StringVar(&o.MoE.Source, "moe-kernel", o.MoE.Source, "kernel_source of the expert rows (default: the one vLLM selects for the quantisation and GPU; vllm_fused_moe: Triton)")
 	fs.StringVar(&o.MoE.Quant, "moe-quant", o.MoE.Quant, "moe_dtype of the expert rows")
 	fs.StringVar(&o.AttentionVersion, "attention-version", o.AttentionVersion, "vLLM version directory of the attention rows (default: --backend-version; H200's 0.19.0 context rows are not physical, the embedded H200 tables take 0.18.0)")
-	fs.StringVar(&o.QKNormKernels, "qk-norm-kernels", model.QKNormAIConfigurator, "how a QK-norm over a layer's heads (qk_norm_type per_layer, MiniMax-M2) is priced: aiconfigurator (its op list, per-head element-wise ops; the embedded tables) or vllm (the reduction, all-reduce of the variances and normalisation vLLM 0.19 runs)")
+	fs.StringVar(&o.QKNormKernels, "qk-norm-kernels", model.QKNormVLLM, "how a QK-norm over a layer's heads (qk_norm_type per_layer, MiniMax-M2) is priced: vllm (the reduction, all-reduce of the variances and normalisation vLLM 0.19 runs; the embedded tables) or aiconfigurator (its op list, per-head element-wise ops)")
 	fs.Float64Var(&o.FP32TFLOPS, "fp32-tflops", 0, "the GPU's dense FP32 (CUDA-core) peak, for an FP32 router gate (default: the datasheet figure of a known --sku)")
 	fs.Float64Var(&o.TF32TFLOPS, "tf32-tflops", 0, "the GPU's dense TF32 (tensor-core) peak, for an FP32 router gate under VLLM_FLOAT32_MATMUL_PRECISION=high (default: the datasheet figure of a known --sku)")
 	var defaults []string

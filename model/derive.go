@@ -196,10 +196,13 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 	// vLLM runs a QK-norm over all of a layer's heads (qk_norm_type per_layer) as three kernels:
 	// one pass reads q and k for their sums of squares, one all-reduce adds the two FP32
 	// variances of every token across the TP group, one pass normalises q and k in place
-	// (MiniMaxText01RMSNormTP.forward_qk, vllm#31493: "only a single all_reduce is launched";
-	// the same three in SGLang, sglang#14416). Unless asked for (ImportOptions.QKNormKernels)
-	// and always for the dynosim reference, AIConfigurator's op list prices it instead, as
-	// per-head element-wise ops.
+	// (MiniMaxText01RMSNormTP.forward_qk, vllm#31493, merged by 2026-01: "only a single
+	// all_reduce is launched"; the same three in SGLang, sglang#14416). forward_qk is plain
+	// torch code inlined into the compiled graph, so Inductor fuses the element-wise work on
+	// each side of the all-reduce (priced as one pass each); 0.19 has no pass that replaces it (fuse_minimax_qk_norm came
+	// later, off by default, and InferenceX's script sets no pass_config). On request
+	// (ImportOptions.QKNormKernels aiconfigurator) and always for the dynosim reference,
+	// AIConfigurator's op list prices it instead, as per-head element-wise ops.
 	perLayerQKNorm := vllmQKNorm && s.QKNormPerLayer && t.TimingReference != ReferenceDynosim
 	qkVarianceElems := 0.0 // bfloat16 elements of the all-reduce per token: 2 FP32 variances
 	if perLayerQKNorm {

@@ -39,10 +39,9 @@ type ImportOptions struct {
 	// their own.
 	TimingReference string
 	// QKNormKernels prices a QK-norm over a layer's heads (qk_norm_type per_layer):
-	// QKNormAIConfigurator ("" too), AIConfigurator's op list, which prices every QK-norm as
-	// per-head element-wise ops; or QKNormVLLM, the three kernels vLLM 0.19 runs (derive.go).
-	// The embedded tables keep AIConfigurator's: vLLM's kernels fit TPOT better but leave a
-	// TTFT shortfall at low concurrency with no sourced cause yet (README, issue 19).
+	// QKNormVLLM ("" too, the embedded tables), the three kernels vLLM 0.19 runs
+	// (derive.go); or QKNormAIConfigurator, AIConfigurator's op list, which prices every
+	// QK-norm as per-head element-wise ops (an ablation; README, issue 19).
 	QKNormKernels string
 }
 
@@ -386,7 +385,7 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 				return nil, fmt.Errorf("model import: layout %s: %w", l, err)
 			}
 		}
-		if err := derive(t, mk, o.QKNormKernels == QKNormVLLM, gatePeaks{fp32 * 1e12, tf32 * 1e12}, gemms, moes, ctxs, gens, mctxs, mgens, ars, gemmRel, moeRel, ctxRel, genRel, arRel); err != nil {
+		if err := derive(t, mk, o.QKNormKernels != QKNormAIConfigurator, gatePeaks{fp32 * 1e12, tf32 * 1e12}, gemms, moes, ctxs, gens, mctxs, mgens, ars, gemmRel, moeRel, ctxRel, genRel, arRel); err != nil {
 			return nil, fmt.Errorf("model import: layout %s: %w", l, err)
 		}
 		out = append(out, t)
