@@ -208,7 +208,7 @@ func writeModelInfo(out io.Writer, w *model.Worker) error {
 	b.WriteString(w.Capacity().String())
 	b.WriteString("\nstep time of typical batches (µs)\n")
 	fmt.Fprintf(&b, "%-44s %8s %8s %7s %8s %8s %9s\n", "batch", "tokens", "non-attn", "logits", "ctx-attn", "dec-attn", "total")
-	for _, c := range []struct {
+	batches := []struct {
 		name string
 		b    model.Batch
 	}{
@@ -222,10 +222,20 @@ func writeModelInfo(out io.Writer, w *model.Worker) error {
 		{"prefill 16384", model.Batch{Prefill: []model.Chunk{{NewTokens: 16384}}}},
 		{"mixed: 8k chunk after 16k + 64 dec @ 8k", model.Batch{Prefill: []model.Chunk{{NewTokens: 8192, CachedTokens: 16384}},
 			Decodes: 64, DecodeContextTokens: 64 * 8192}},
-	} {
+	}
+	brs := make([]model.StepBreakdown, len(batches))
+	for i, c := range batches {
 		br := w.Breakdown(&c.b)
+		brs[i] = br
 		fmt.Fprintf(&b, "%-44s %8d %8.0f %7.0f %8.0f %8.0f %9d\n", c.name, br.Tokens, br.NonAttentionUS, br.LogitsUS,
 			br.ContextAttnUS, br.DecodeAttnUS, br.TotalUS)
+	}
+	b.WriteString("\nnon-attention work by operator, all layers (µs; fused/overlap: the fused all-reduce + RMSNorm's saving and the shared experts' overlap)\n")
+	fmt.Fprintf(&b, "%-44s %8s %6s %8s %7s %10s %8s %13s %8s\n", "batch", "proj", "gate", "experts", "shared", "all-reduce", "elemwise", "fused/overlap", "non-attn")
+	for i, c := range batches {
+		o := brs[i].Operators
+		fmt.Fprintf(&b, "%-44s %8.0f %6.0f %8.0f %7.0f %10.0f %8.0f %13.0f %8.0f\n", c.name, o.ProjectionsUS, o.RouterGateUS, o.ExpertsUS,
+			o.SharedExpertsUS, o.AllReduceUS, o.ElementwiseUS, o.AdjustmentUS, brs[i].NonAttentionUS)
 	}
 	_, err := io.WriteString(out, b.String())
 	return err

@@ -84,7 +84,8 @@ func TestModelValidateBenchmarkFlags(t *testing.T) {
 	}
 }
 
-// model info names the timing reference, the kernels it prices and the request path;
+// model info names the timing reference, the kernels it prices and the request path, and
+// splits the steps' non-attention work by operator;
 // model validate passes --timing-reference and --api-tokenize-ns to the benchmark.
 func TestModelInfoAndValidateTimingFlags(t *testing.T) {
 	out, _, err := runCmd(t, newModelInfoCmd(), "--timing-reference", "dynosim", "--api-server-tokenize-ns", "1340")
@@ -98,7 +99,8 @@ func TestModelInfoAndValidateTimingFlags(t *testing.T) {
 		}
 	}
 	out, _, err = runCmd(t, newModelInfoCmd())
-	if err != nil || !strings.Contains(out, "timing     silicon") || !strings.Contains(out, "requests   token ids") || strings.Contains(out, "dynosim") {
+	if err != nil || !strings.Contains(out, "timing     silicon") || !strings.Contains(out, "requests   token ids") || strings.Contains(out, "dynosim") ||
+		!strings.Contains(out, "non-attention work by operator") || !strings.Contains(out, "fused/overlap") {
 		t.Fatalf("default model info: %v\n%s", err, out)
 	}
 	path := filepath.Join(t.TempDir(), "rows.csv")

@@ -12,10 +12,11 @@ type Worker struct {
 	table   *Table
 	dynosim bool // price as Dynamo's mocker (reference.go)
 
-	nonAttention curve // GEMM + router gate + MoE + collectives + element-wise, by step tokens
-	eager        curve // the same with the collectives run without CUDA graphs
-	graphTokens  int   // steps of more tokens run eagerly (cudagraph.go)
-	logits       curve // LM head, by sequences in the step
+	nonAttention curve     // GEMM + router gate + MoE + collectives + element-wise, by step tokens
+	routerGate   []float64 // the router gate's grid at the deployment's float32 matmul precision
+	eager        curve     // the same with the collectives run without CUDA graphs
+	graphTokens  int       // steps of more tokens run eagerly (cudagraph.go)
+	logits       curve     // LM head, by sequences in the step
 	context      surface
 	decode       surface
 }
@@ -79,6 +80,7 @@ func newWorker(d Deployment, t *Table) (*Worker, error) {
 		table:        t,
 		dynosim:      d.Dynosim(),
 		nonAttention: newCurve(sum, 1),
+		routerGate:   gate.Values,
 		eager:        eager,
 		graphTokens:  graphTokens,
 		logits:       newCurve(t.Logits.Values, 1),
@@ -105,6 +107,22 @@ type StepBreakdown struct {
 	ContextAttnUS     float64
 	DecodeAttnUS      float64
 	TotalUS           int64
+	// Operators splits NonAttentionUS by the table's operator grids.
+	Operators OperatorBreakdown
+}
+
+// OperatorBreakdown is a step's non-attention work by operator, all layers, in microseconds:
+// each of the table's grids at the step's tokens. Adjustment is what the worker's sum
+// changes on top of them — the fused all-reduce + RMSNorm's saving, the shared experts'
+// overlap with the routed ones (both ≤ 0) — so the parts add up to NonAttentionUS.
+type OperatorBreakdown struct {
+	ProjectionsUS   float64 // attention projections and dense MLP GEMMs
+	RouterGateUS    float64
+	ExpertsUS       float64 // routed experts
+	SharedExpertsUS float64
+	AllReduceUS     float64 // under CUDA graphs, or eager above the capture size
+	ElementwiseUS   float64 // add + RMSNorm, RoPE, KV write, QK-norm, embedding
+	AdjustmentUS    float64
 }
 
 // StepTimeUS is the duration of one engine step: the non-attention work of all its tokens
@@ -171,6 +189,7 @@ func (w *Worker) Breakdown(b *Batch) StepBreakdown {
 		return r
 	}
 	r.NonAttentionUS = w.nonAttentionAt(r.Tokens)
+	r.Operators = w.operators(r.Tokens, r.NonAttentionUS)
 	r.LogitsUS = w.logits.at(float64(r.Sequences))
 	if n := len(b.Prefill); n > 0 {
 		r.ContextAttnUS = w.context.at(float64(n), math.Sqrt(work/float64(n)))
@@ -179,6 +198,28 @@ func (w *Worker) Breakdown(b *Batch) StepBreakdown {
 		r.DecodeAttnUS = w.decode.at(float64(b.Decodes), float64(b.DecodeContextTokens)/float64(b.Decodes))
 	}
 	return r
+}
+
+// operators splits the non-attention work of a step of tokens by the table's grids.
+func (w *Worker) operators(tokens int, nonAttention float64) OperatorBreakdown {
+	t, x := w.table, float64(tokens)
+	at := func(v []float64) float64 {
+		if len(v) == 0 {
+			return 0
+		}
+		c := newCurve(v, 1)
+		return c.at(x)
+	}
+	allReduce := t.Collective.Values
+	if tokens > w.graphTokens {
+		allReduce = t.CollectiveEager.Values
+	}
+	o := OperatorBreakdown{
+		ProjectionsUS: at(t.GEMM.Values), RouterGateUS: at(w.routerGate), ExpertsUS: at(t.MoE.Values),
+		SharedExpertsUS: at(t.SharedExperts.Values), AllReduceUS: at(allReduce), ElementwiseUS: at(t.Elementwise.Values),
+	}
+	o.AdjustmentUS = nonAttention - (o.ProjectionsUS + o.RouterGateUS + o.ExpertsUS + o.SharedExpertsUS + o.AllReduceUS + o.ElementwiseUS)
+	return o
 }
 
 // sharedExpertsOverlap adds the shared experts to a table's non-attention sum. vLLM's

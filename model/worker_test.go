@@ -486,3 +486,50 @@ func TestDecodeStepsMatchStepTime(t *testing.T) {
 		}
 	})
 }
+
+// TestOperatorBreakdownAddsUp checks `model info`'s split of a step's non-attention work: the
+// operators and the fused/overlap adjustment add up to the priced sum, the adjustment only
+// ever saves time, experts appear only with experts, all-reduces only on several GPUs, and a
+// step above the CUDA-graph capture size shows the eager all-reduce.
+func TestOperatorBreakdownAddsUp(t *testing.T) {
+	gptOSS := SeedDeployment()
+	gptOSS.ModelName, gptOSS.HardwareSKU, gptOSS.TP, gptOSS.MoETP, gptOSS.MoEEP = "openai/gpt-oss-120b", "h200_sxm", 1, 1, 1
+	kimi := SeedDeployment()
+	kimi.ModelName, kimi.HardwareSKU, kimi.TP, kimi.MoETP, kimi.MoEEP = "moonshotai/Kimi-K2.5", "h200_sxm", 8, 8, 1
+	dense := SeedDeployment()
+	dense.ModelName, dense.HardwareSKU, dense.TP, dense.MoETP, dense.MoEEP = "Qwen/Qwen3-32B", "h100_sxm", 2, 2, 1
+	fused := SeedDeployment()
+	fused.FuseAllReduceRMS = true
+	for _, d := range []Deployment{SeedDeployment(), fused, gptOSS, kimi, dense} {
+		w, err := NewWorker(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tokens := range []int{1, 7, 64, 300, 512, 513, 2048, 8192, 20000} {
+			br := w.Breakdown(&Batch{Prefill: []Chunk{{NewTokens: tokens}}})
+			o := br.Operators
+			sum := o.ProjectionsUS + o.RouterGateUS + o.ExpertsUS + o.SharedExpertsUS + o.AllReduceUS + o.ElementwiseUS + o.AdjustmentUS
+			if math.Abs(sum-br.NonAttentionUS) > 1e-6*br.NonAttentionUS {
+				t.Fatalf("%s %s, %d tokens: operators add up to %.3f µs, non-attention %.3f", d.ModelName, d.Layout(), tokens, sum, br.NonAttentionUS)
+			}
+			if o.AdjustmentUS > 1e-9 {
+				t.Fatalf("%s %s, %d tokens: fusion/overlap adds %.3f µs", d.ModelName, d.Layout(), tokens, o.AdjustmentUS)
+			}
+			moe := w.Table().LLM.MoE()
+			if (o.ExpertsUS > 0) != moe || (o.RouterGateUS > 0) != moe || (o.AllReduceUS > 0) != (d.TP > 1) || o.ProjectionsUS <= 0 || o.ElementwiseUS <= 0 {
+				t.Fatalf("%s %s, %d tokens: %+v", d.ModelName, d.Layout(), tokens, o)
+			}
+			if (o.SharedExpertsUS > 0) != (w.Table().LLM.SharedInter > 0) {
+				t.Fatalf("%s %s, %d tokens: shared experts %.1f µs", d.ModelName, d.Layout(), tokens, o.SharedExpertsUS)
+			}
+		}
+		if d.TP > 1 {
+			graphs := d.CUDAGraphMaxTokens()
+			in := w.Breakdown(&Batch{Prefill: []Chunk{{NewTokens: graphs}}}).Operators.AllReduceUS
+			above := w.Breakdown(&Batch{Prefill: []Chunk{{NewTokens: graphs + 1}}}).Operators.AllReduceUS
+			if above <= in {
+				t.Fatalf("%s %s: all-reduce %.1f µs at %d tokens, %.1f just above the capture size", d.ModelName, d.Layout(), in, graphs, above)
+			}
+		}
+	}
+}

@@ -63,7 +63,13 @@ const (
 	qwen235  = "Qwen/Qwen3-235B-A22B-FP8"
 	kimi     = "moonshotai/Kimi-K2.5"
 	marlinNM = "VLLM_MXFP4_USE_MARLIN=1: vLLM's Marlin MXFP4 experts, which no table measures at gpt-oss's shape (H100/H200 0.24 Marlin MXFP4 rows are hidden 3,584 only); priced as OpenAI's Triton MXFP4 experts"
-	mxfp8NM  = "VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1: FlashInfer's MXFP4 × MXFP8 experts, which no table measures at gpt-oss's shape; priced as its MXFP4 × BF16 experts"
+	// The 2025 Hopper images ran Marlin too: OpenAI's triton_kernels, which vLLM needs for its
+	// Triton MXFP4 experts, was not a dependency of vLLM (vllm#27672: "users will have to
+	// install triton_kernels manually") until vllm#28788 vendored it for 0.12, and without it
+	// Hopper falls back to Marlin. When the 0.13 upgrade ran Triton, InferenceX restored
+	// Marlin (4e52ed4c6: "Fix H100/H200 perf regression").
+	marlin2025NM = "no triton_kernels in the vLLM 0.10.2/0.11.2 image (vllm#27672; vendored by vllm#28788 for 0.12): vLLM's Marlin MXFP4 experts, which no table measures at gpt-oss's shape; priced as OpenAI's Triton MXFP4 experts"
+	mxfp8NM      = "VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1: FlashInfer's MXFP4 × MXFP8 experts, which no table measures at gpt-oss's shape; priced as its MXFP4 × BF16 experts"
 )
 
 // InferenceXRuns lists the runs behind the sample's vLLM rows, from SemiAnalysisAI/InferenceX's
@@ -134,16 +140,16 @@ func InferenceXRuns() []Run {
 			})},
 		// gpt-oss-120b: three generations of scripts.
 		{Model: gptOSS, System: "h100_sxm", Precision: "fp4", To: "2025-11-30",
-			Script: "benchmarks/gptoss_fp4_h100_slurm.sh@af4ccd03f", Image: "vllm/vllm-openai:v0.10.2",
+			Script: "benchmarks/gptoss_fp4_h100_slurm.sh@af4ccd03f", Image: "vllm/vllm-openai:v0.10.2", NotModelled: marlin2025NM,
 			Benchmark: ix("2025-11-02", func(b *Benchmark) { hopper2025(b); h100ModelLen(b) })},
 		{Model: gptOSS, System: "h100_sxm", Precision: "fp4", From: "2025-12-01", To: "2025-12-31",
-			Script: "benchmarks/gptoss_fp4_h100_slurm.sh@25506e87c", Image: "vllm/vllm-openai:v0.11.2",
+			Script: "benchmarks/gptoss_fp4_h100_slurm.sh@25506e87c", Image: "vllm/vllm-openai:v0.11.2", NotModelled: marlin2025NM,
 			Benchmark: ix("2025-12-05", func(b *Benchmark) { hopper2025(b); h100ModelLen(b); b.MaxCUDAGraphCaptureSize = 2048 })},
 		{Model: gptOSS, System: "h100_sxm", Precision: "fp4", From: "2026-01-01",
 			Script: "benchmarks/single_node/gptoss_fp4_h100.sh@cec542a9a", Image: "vllm/vllm-openai:v0.18.0", NotModelled: marlinNM,
 			Benchmark: ix("2026-03-27", func(b *Benchmark) { hopper2026(b); h100ModelLen(b) })},
 		{Model: gptOSS, System: "h200_sxm", Precision: "fp4", To: "2025-12-31",
-			Script: "benchmarks/gptoss_fp4_h200_slurm.sh@9596d23d7", Image: "vllm/vllm-openai:v0.10.2",
+			Script: "benchmarks/gptoss_fp4_h200_slurm.sh@9596d23d7", Image: "vllm/vllm-openai:v0.10.2", NotModelled: marlin2025NM,
 			Benchmark: ix("2025-11-02", hopper2025)},
 		{Model: gptOSS, System: "h200_sxm", Precision: "fp4", From: "2026-01-01",
 			Script: "benchmarks/single_node/gptoss_fp4_h200.sh@cec542a9a", Image: "vllm/vllm-openai:v0.18.0", NotModelled: marlinNM,
