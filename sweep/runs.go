@@ -115,14 +115,22 @@ func e2eByRequest(rep *engine.Report) (ids []int, e2e []float64, err error) {
 	if len(rep.Requests) == 0 {
 		return nil, nil, fmt.Errorf("sweep: the validation run kept no per-request records")
 	}
-	recs := slices.Clone(rep.Requests)
-	slices.SortFunc(recs, func(a, b engine.RequestRecord) int { return a.ID - b.ID })
+	// Sorted as (id, e2e) pairs, not whole records: a fifth of the bytes to move.
+	type pair struct {
+		id  int
+		e2e float64
+	}
+	recs := make([]pair, len(rep.Requests))
+	for i, r := range rep.Requests {
+		recs[i] = pair{r.ID, r.E2EMS}
+	}
+	slices.SortFunc(recs, func(a, b pair) int { return a.id - b.id })
+	ids, e2e = make([]int, len(recs)), make([]float64, len(recs))
 	for i, r := range recs {
-		if r.ID < 0 || i > 0 && recs[i-1].ID == r.ID {
-			return nil, nil, fmt.Errorf("sweep: per-request record with id %d (want non-negative ids, each once)", r.ID)
+		if r.id < 0 || i > 0 && recs[i-1].id == r.id {
+			return nil, nil, fmt.Errorf("sweep: per-request record with id %d (want non-negative ids, each once)", r.id)
 		}
-		ids = append(ids, r.ID)
-		e2e = append(e2e, r.E2EMS)
+		ids[i], e2e[i] = r.id, r.e2e
 	}
 	return ids, e2e, nil
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/routerlab/routerlab/config"
@@ -427,20 +428,29 @@ func bootstrapMean(d []float64, seed uint64) (mean, lo, hi float64) {
 	return mean, means[int(tail*float64(bootstrapResamples))], means[int((1-tail)*float64(bootstrapResamples))-1]
 }
 
-// inParts runs fill(rng, from, to) over the resamples [0, bootstrapResamples) split into one
-// part per core (up to 4). Each part's generator is the stream (seed, bootstrapStream)
-// advanced to where it stands at the part's first resample (drawsPer draws a resample), so
-// every resample sees the draws it would in one pass and the intervals do not depend on the
-// split (TestBootstrapMeansSplitIsExact).
+// inParts runs fill(rng, from, to) over the resamples [0, bootstrapResamples) split into
+// parts, one goroutine per core taking the next part as it finishes one: four parts per core
+// (at most 16), so that when the two bootstraps and the report's charts run at once no core
+// waits long for another's last part. Each part's generator is the stream (seed,
+// bootstrapStream) advanced to where it stands at the part's first resample (drawsPer draws a
+// resample), so every resample sees the draws it would in one pass and the intervals do not
+// depend on the split (TestBootstrapMeansSplitIsExact).
 func inParts(seed uint64, drawsPer int, fill func(rng *rand.PCG, from, to int)) {
-	parts := min(runtime.GOMAXPROCS(0), 4)
+	cores := runtime.GOMAXPROCS(0)
+	parts := 1
+	if cores > 1 {
+		parts = min(4*cores, 16)
+	}
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	for p := range parts {
+	for range min(cores, parts) {
 		wg.Go(func() {
-			from, to := p*bootstrapResamples/parts, (p+1)*bootstrapResamples/parts
-			rng := rand.NewPCG(seed, bootstrapStream) // the source itself: its Uint64 inlines
-			advancePCG(rng, uint64(from)*uint64(drawsPer))
-			fill(rng, from, to)
+			for p := int(next.Add(1) - 1); p < parts; p = int(next.Add(1) - 1) {
+				from, to := p*bootstrapResamples/parts, (p+1)*bootstrapResamples/parts
+				rng := rand.NewPCG(seed, bootstrapStream) // the source itself: its Uint64 inlines
+				advancePCG(rng, uint64(from)*uint64(drawsPer))
+				fill(rng, from, to)
+			}
 		})
 	}
 	wg.Wait()
