@@ -42,16 +42,9 @@ func (r *Router) cachedSubs(k int, rec uint32, w int) uint32 {
 	return 0
 }
 
-// heldSubs is the mask of the sub-blocks of record rec that some worker caches.
-func (r *Router) heldSubs(rec uint32) uint32 {
-	var m uint32
-	for s, c := range r.record(rec)[:r.g] {
-		if c != 0 {
-			m |= 1 << s
-		}
-	}
-	return m
-}
+// heldSubs is the mask of the sub-blocks of record rec that some worker caches (wider
+// fleets keep it in the record, after the holder counts, as the counts change).
+func (r *Router) heldSubs(rec uint32) uint32 { return r.record(rec)[r.g] }
 
 // setCachedSubs stores the sub-block mask of record rec on worker w (wider fleets' masks of
 // trace blocks held by two or more workers).
@@ -144,6 +137,9 @@ func (r *Router) store(ev *KVEvent, i, j int) {
 			h := &counts[sub]
 			if *h == 0 {
 				r.cachedN++
+				if r.subsWide != nil {
+					counts[r.g] |= b
+				}
 			}
 			*h++
 		}
@@ -182,6 +178,9 @@ func (r *Router) remove(ev *KVEvent, i, j int) {
 			h := &counts[sub]
 			if *h--; *h == 0 {
 				r.cachedN--
+				if r.subsWide != nil {
+					counts[r.g] &^= b
+				}
 			}
 		}
 	}

@@ -190,6 +190,21 @@ func (t *maskTable) setHolderBits(masks []uint64, h uint64) {
 // used reports whether slot i holds a key: its one mask word, or its bit count, is nonzero.
 func (t *maskTable) used(i int) bool { return t.s[i*t.stride+1] != 0 }
 
+// prefetch reads the home slots of the keys hashes[0], hashes[g], hashes[2g], … and returns
+// a value that depends on them: the loads are independent, so their cache misses overlap,
+// and the probes that follow find the slots in cache. A table probe is one cache miss into
+// megabytes; a walk or a KV event probes once per trace block, one after another.
+func (t *maskTable) prefetch(hashes []uint64, g int) uint64 {
+	var x uint64
+	for i := 0; i < len(hashes); i += g {
+		x += t.touch(hashes[i])
+	}
+	return x
+}
+
+// touch reads key h's home slot (see prefetch).
+func (t *maskTable) touch(h uint64) uint64 { return t.s[t.home(h)*t.stride] }
+
 // find returns the slot holding h, or -1. It is every lookup's probe loop, kept small
 // enough to inline: offset 1 of a slot is its one mask word or its bit count, nonzero
 // exactly when the slot is used.

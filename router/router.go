@@ -12,7 +12,9 @@ type Request struct {
 	ID          int64
 	InputLength int // prompt tokens (isl)
 	// BlockHashes are the chained hashes of the prompt's engine blocks, full blocks only,
-	// in order; equal hash at position i means equal prompt prefix through block i.
+	// in order; equal hash at position i means equal prompt prefix through block i. A
+	// router built with NewGrouped reads only each trace block's first (its key), so an
+	// engine may give every block its trace block's key there.
 	BlockHashes []uint64
 }
 
@@ -82,7 +84,7 @@ type Router struct {
 	// Record rec is recStride counts (record): g counts of the workers caching each
 	// sub-block, then (up to 64 workers) each worker's mask of cached sub-blocks, so one
 	// record is one or two cache lines. Wider fleets key the masks by (rec, worker) in
-	// subsWide instead. Records come in chunks of 1,024 (recChunkShift) that never move: a
+	// subsWide instead, and keep the mask of the sub-blocks whose count is not zero. Records come in chunks of 1,024 (recChunkShift) that never move: a
 	// filling index neither copies its records nor zeroes their room again as it grows.
 	recs       [][]uint32
 	recStride  int
@@ -98,6 +100,8 @@ type Router struct {
 	overlap      []int     // cached prefix blocks per worker
 	activePrefix []int     // the request's leading blocks already active on the worker
 	cost         []float64 // policy scratch
+
+	sink uint64 // what prefetch loaded, kept so the loads are not dropped
 }
 
 // booking is what Route recorded about a request, so FirstToken and Finished can undo it.
@@ -151,6 +155,8 @@ func NewGroupedReusing(prev *Router, cfg Config, workers, subBlocks int, seed ui
 	stride := subBlocks // a cached record's counts (recs)
 	if words == 1 {
 		stride += workers
+	} else {
+		stride++ // the mask of sub-blocks held anywhere (heldSubs)
 	}
 	// A new cached record takes its chunk's room as it is (newCachedRecord).
 	recs := prev.recs
@@ -281,6 +287,12 @@ func (r *Router) Apply(ev KVEvent) {
 	if ev.Worker < 0 || ev.Worker >= r.workers {
 		return
 	}
+	if ev.Keys != nil {
+		// The event's trace blocks' slots, read at once (maskTable.prefetch).
+		for i := 0; i < len(ev.Keys); i = ev.runEnd(i) {
+			r.sink += r.cached.touch(ev.Keys[i])
+		}
+	}
 	for i := 0; i < len(ev.Hashes); {
 		j := ev.runEnd(i)
 		switch ev.Kind {
@@ -303,6 +315,7 @@ func (r *Router) Overlaps(hashes []uint64, out []int) {
 // scan fills r.overlap (cached prefix per worker, scanCached) and r.activePrefix (active
 // prefix per worker, scanActive).
 func (r *Router) scan(hashes []uint64) {
+	r.sink += r.cached.prefetch(hashes, r.g)
 	r.scanCached(hashes)
 	r.scanActive(hashes)
 }

@@ -19,12 +19,13 @@ func newTest(t testing.TB, cfg Config, workers int) *Router {
 
 // kvCosts returns the kv_router cost of req on every worker without booking it.
 func kvCosts(r *Router, req *Request) []float64 {
-	saved := r.cfg.Temperature
-	r.cfg.Temperature = 0
 	r.scan(req.BlockHashes)
-	kvPolicy{}.choose(r, req)
-	r.cfg.Temperature = saved
-	return slices.Clone(r.cost)
+	k := newKVCost(r, req)
+	costs := make([]float64, r.workers)
+	for w := range costs {
+		costs[w] = k.cost(w)
+	}
+	return costs
 }
 
 // put books req on worker w directly (bypassing the policy) to set up a scenario.
