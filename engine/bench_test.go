@@ -197,7 +197,8 @@ func BenchmarkReplayCopies(b *testing.B) {
 }
 
 // BenchmarkBlockHashes is the hash chain of one toolagent-like prompt at arrival (134
-// engine blocks of 64 tokens in 17 trace blocks of 512): one op is one prompt.
+// engine blocks of 64 tokens in 17 trace blocks of 512: 17 chained keys, blockKeys): one op
+// is one prompt.
 func BenchmarkBlockHashes(b *testing.B) {
 	ids := make([]int64, 17)
 	for i := range ids {
@@ -205,6 +206,6 @@ func BenchmarkBlockHashes(b *testing.B) {
 	}
 	var dst []uint64
 	for b.Loop() {
-		dst = blockHashes(dst[:0], ids, 0, 134*64+10, 64, 512)
+		dst = blockKeys(dst[:0], ids, 0, 134*64+10, 64, 512)
 	}
 }

@@ -1,6 +1,9 @@
 package engine
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // Engine blocks and trace blocks. A trace names a prompt by hash ids of traceBlock-token
 // blocks; the engine caches blockSize-token blocks. Engine block j (tokens j·B … (j+1)·B−1)
@@ -22,30 +25,42 @@ func mix64(z uint64) uint64 {
 	return z
 }
 
-// blockHashes appends to dst the chained hashes of the prompt's full engine blocks
-// (input/blockSize of them), whose trace ids are hashIDs shifted by offset, and returns it. Hashes are never 0, which the pool uses as
-// "no hash".
-func blockHashes(dst []uint64, hashIDs []int64, offset int64, input, blockSize, traceBlock int) []uint64 {
+// blockKeys appends to dst the group keys of the prompt's full engine blocks
+// (input/blockSize of them, whose trace ids are hashIDs shifted by offset), and returns it.
+// When engine blocks group into trace blocks (groupSize > 1), a block's group key is the
+// key of the trace block it ends in: that and the block's place in the group (j mod G) are
+// all the pool and the router (built with NewGrouped) read of a block, and the block's
+// hash proper, subBlockHash(key, place), is derived only where a KV event publishes it —
+// one chained mix per trace block, not one per engine block. Otherwise every block is its
+// own group and its key is its hash. Keys are never 0, which the pool uses as "no hash".
+func blockKeys(dst []uint64, hashIDs []int64, offset int64, input, blockSize, traceBlock int) []uint64 {
 	n := input / blockSize
+	grouped := groupSize(blockSize, traceBlock) > 1
+	start := len(dst)
+	dst = slices.Grow(dst, n)[:start+n]
+	out := dst[start:]
 	var key uint64
-	k, sub, next := -1, 0, 0 // next: first token of trace block k+1
-	for j := range n {
-		var h uint64
-		// One bijective mix per block; two different inputs collide only by a 64-bit
+	for j := 0; j < n; {
+		// Engine block j is the first to end in trace block k; so do the ones up to end.
+		k := ((j+1)*blockSize - 1) / traceBlock
+		end := min(n, (k+1)*traceBlock/blockSize)
+		// One bijective mix per trace block; two different inputs collide only by a 64-bit
 		// coincidence.
-		if last := (j+1)*blockSize - 1; last >= next {
-			k, sub = last/traceBlock, 0
-			next = (k + 1) * traceBlock
-			key = mix64(bits.RotateLeft64(key, 29) ^ (uint64(hashIDs[k]+offset)*0x9e3779b97f4a7c15 + 0xc2b2ae3d27d4eb4f))
-			if key == 0 {
-				key = 1
-			}
-			h = key
-		} else {
-			sub++
-			h = subBlockHash(key, int32(sub))
+		key = mix64(bits.RotateLeft64(key, 29) ^ (uint64(hashIDs[k]+offset)*0x9e3779b97f4a7c15 + 0xc2b2ae3d27d4eb4f))
+		if key == 0 {
+			key = 1
 		}
-		dst = append(dst, h)
+		run := out[j:end]
+		if grouped {
+			for i := range run {
+				run[i] = key
+			}
+		} else {
+			for i := range run {
+				run[i] = subBlockHash(key, int32(i))
+			}
+		}
+		j = end
 	}
 	return dst
 }

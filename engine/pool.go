@@ -56,6 +56,8 @@ type blockPool struct {
 	nrec       int32 // records made so far (free ones included)
 	chunkShift uint8 // log2 of the records a chunk holds (recChunkShift; tests take smaller chunks)
 	recFree    []int32
+	emptied    []int32 // records evict emptied, until dropGroups deletes their groups
+	sink       uint64  // what dropGroups' reads loaded, kept so they are not dropped
 
 	removed kvBlocks // evicted blocks not yet published as a KV event
 }
@@ -167,7 +169,7 @@ func (p *blockPool) reuse(n int, g int32) {
 		n: int32(n), plain: n, g: g, groups: groups,
 		lru: p.lru[:0], spare: p.spare[:0],
 		recs: chunks, chunkShift: recChunkShift,
-		recFree: p.recFree[:0], removed: removed,
+		recFree: p.recFree[:0], emptied: p.emptied[:0], removed: removed,
 	}
 }
 
@@ -186,8 +188,11 @@ func (p *blockPool) alloc(t []int32, k int) []int32 {
 	p.inUse += k
 	take := min(k, p.plain)
 	p.plain -= take
-	for range k - take {
-		p.evict()
+	if k > take {
+		for range k - take {
+			p.evict()
+		}
+		p.dropGroups()
 	}
 	n := len(t)
 	t = slices.Grow(t, k)[:n+k]
@@ -203,9 +208,25 @@ func (p *blockPool) evict() {
 	key, m := p.key(rec), p.mask(rec)
 	p.removed.add(subBlockHash(key, sub), key, sub)
 	if *m &^= 1 << sub; *m == 0 {
-		p.groups.del(key)
+		p.emptied = append(p.emptied, rec)
+	}
+}
+
+// dropGroups deletes the groups whose last entries evict dropped from the group table and
+// frees their records. Their table slots are read first, all at once (hashTable.prefetch),
+// so that the deletions' probes do not each wait for a cache miss in turn.
+func (p *blockPool) dropGroups() {
+	if len(p.emptied) == 0 {
+		return
+	}
+	for _, rec := range p.emptied {
+		p.sink += p.groups.slots[p.key(rec)>>p.groups.shift].key
+	}
+	for _, rec := range p.emptied {
+		p.groups.del(p.key(rec))
 		p.recFree = append(p.recFree, rec)
 	}
+	p.emptied = p.emptied[:0]
 }
 
 // touch takes a reference on a cached entry found by a prefix hit.
@@ -395,6 +416,17 @@ func newHashTable(n int) hashTable {
 		size, shift = 2*size, shift-1
 	}
 	return hashTable{slots: make([]hashSlot, size), shift: shift}
+}
+
+// prefetch reads the home slots of the keys hashes[0], hashes[g], hashes[2g], … and returns
+// a value that depends on them: the loads are independent, so their cache misses overlap,
+// and the probes that follow, one per trace block, find their slots in cache.
+func (t *hashTable) prefetch(hashes []uint64, g int32) uint64 {
+	var x uint64
+	for i := 0; i < len(hashes); i += int(g) {
+		x += t.slots[hashes[i]>>t.shift].key
+	}
+	return x
 }
 
 func (t *hashTable) get(key uint64) (int32, bool) {

@@ -45,7 +45,7 @@ type flight struct {
 	lastTok   int64
 	queued    int64 // when the engine received it: arrival, or the end of its tokenisation
 
-	hashes []uint64 // chained hashes of the prompt's full engine blocks
+	hashes []uint64 // per full engine block of the prompt, its trace block's key (blockKeys)
 	blocks []int32  // block table: per block the cache entry it holds (entryRef), or 0 (plain)
 }
 
@@ -89,6 +89,8 @@ type Sim struct {
 
 	onKV   func(router.KVEvent) // tests: observe every KV event
 	onDone func(*request)       // tests: see each request as it completes
+
+	sink uint64 // what the pools' prefetch loaded, kept so the loads are not dropped
 
 	traceIndex []int       // position in the caller's trace of each simulated request (nil: the same)
 	rejected   []Rejection // requests refused before routing
@@ -300,7 +302,7 @@ func (s *Sim) arrive(i int, t int64) {
 	tr := &s.tr.Requests[i]
 	r.arrival = t
 	r.fl = s.takeFlight(r.isl)
-	r.fl.hashes = blockHashes(r.fl.hashes, tr.HashIDs, tr.IDOffset, tr.InputLength, int(s.blockSize), s.tr.BlockSize)
+	r.fl.hashes = blockKeys(r.fl.hashes, tr.HashIDs, tr.IDOffset, tr.InputLength, int(s.blockSize), s.tr.BlockSize)
 	s.rreq = router.Request{ID: int64(i), InputLength: tr.InputLength, BlockHashes: r.fl.hashes}
 	wi := s.rt.Route(&s.rreq)
 	r.worker = int32(wi)

@@ -124,6 +124,7 @@ func (s *Sim) startStep(w *worker, t int64) {
 		w.hit = w.hit[:0]
 		hitFree := 0
 		G := w.pool.g
+		s.sink += w.pool.groups.prefetch(r.fl.hashes[:maxHit], G)
 		rec, sub := int32(-1), int32(0)
 		for j := int32(0); j < maxHit; j++ {
 			if sub == 0 {
@@ -297,12 +298,14 @@ func (s *Sim) storeFull(w *worker, r *request, computed int32) {
 	}
 	G := w.pool.g
 	rec, sub := int32(-1), r.fl.stored%G
+	s.sink += w.pool.groups.prefetch(r.fl.hashes[r.fl.stored-sub:full], G)
 	for j := r.fl.stored; j < full; j++ {
 		if rec < 0 || sub == 0 {
-			rec = w.pool.groupRec(r.fl.hashes[j-sub])
+			rec = w.pool.groupRec(r.fl.hashes[j])
 		}
 		if w.pool.store(rec, sub, r.fl.blocks, j) {
-			w.stored.add(r.fl.hashes[j], r.fl.hashes[j-sub], sub)
+			key := r.fl.hashes[j]
+			w.stored.add(subBlockHash(key, sub), key, sub)
 		}
 		if sub++; sub == G {
 			sub = 0
