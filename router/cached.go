@@ -231,8 +231,11 @@ func (r *Router) scanPrefix(t *maskTable, live []uint64, hashes []uint64, prefix
 	// hold not even the first trace block (most of them) cost one clear, not a write each.
 	clear(prefix)
 	n, g := len(hashes), r.g
-	base, any := 0, true
-	for ; base < n && any; base += g {
+	base := 0
+	// live's words outside [lo, hi) are zero: past the first trace block a wide fleet's walk
+	// looks only at the words of the workers still matching.
+	lo, hi := 0, len(live)
+	for ; base < n && lo < hi; base += g {
 		k := t.find(hashes[base])
 		if k < 0 {
 			break
@@ -245,8 +248,8 @@ func (r *Router) scanPrefix(t *maskTable, live []uint64, hashes []uint64, prefix
 		}
 		rec := t.aux(k)
 		nk := min(g, n-base)
-		any = false
-		for j := range live {
+		nlo, nhi := hi, lo
+		for j := lo; j < hi; j++ {
 			wb := j << 6
 			if base > 0 {
 				for lost := live[j] &^ present[j]; lost != 0; lost &= lost - 1 {
@@ -262,14 +265,17 @@ func (r *Router) scanPrefix(t *maskTable, live []uint64, hashes []uint64, prefix
 				}
 			}
 			live[j] = keep
-			any = any || keep != 0
+			if keep != 0 {
+				nlo, nhi = min(nlo, j), j+1
+			}
 		}
+		lo, hi = nlo, nhi
 	}
 	end := min(base, n)
 	if end == 0 {
 		return
 	}
-	for j := range live {
+	for j := lo; j < hi; j++ {
 		wb := j << 6
 		for m := live[j]; m != 0; m &= m - 1 {
 			prefix[wb+bits.TrailingZeros64(m)] = end

@@ -16,14 +16,16 @@ const ModeKV Mode = "kv_router"
 type kvPolicy struct{}
 
 func (kvPolicy) choose(r *Router, req *Request) int {
-	k := newKVCost(r, req)
+	k := newKVCost(r.cfg, req)
+	n := r.workers
+	load, overlap, active := r.load[:n], r.overlap[:n], r.activePrefix[:n]
 	if r.cfg.Temperature == 0 {
 		// argminRandomTie fused with the costs: one pass over the fleet and no cost array
-		// (at 1,024 workers two passes were a sixth of a route); the same comparisons in the
-		// same order, so the same ties and the same draws (TestFusedArgminIsArgmin).
-		best, ties, lo := 0, 1, k.cost(0)
-		for w := 1; w < r.workers; w++ {
-			switch v := k.cost(w); {
+		// (at 1,024 workers the two passes were a third of a route); the same comparisons in
+		// the same order, so the same ties and the same draws (TestFusedArgminIsArgmin).
+		best, ties, lo := 0, 1, k.cost(&load[0], overlap[0], active[0])
+		for w := 1; w < n; w++ {
+			switch v := k.cost(&load[w], overlap[w], active[w]); {
 			case v < lo:
 				best, ties, lo = w, 1, v
 			case v == lo:
@@ -35,15 +37,16 @@ func (kvPolicy) choose(r *Router, req *Request) int {
 		}
 		return best
 	}
-	for w := range r.workers {
-		r.cost[w] = k.cost(w)
+	cost := r.cost[:n]
+	for w := range cost {
+		cost[w] = k.cost(&load[w], overlap[w], active[w])
 	}
-	return softmaxSample(r, r.cost, r.cfg.Temperature)
+	return softmaxSample(r, cost, r.cfg.Temperature)
 }
 
-// kvCost prices one request on the workers, from the overlaps of the last scan.
+// kvCost prices one request on a worker. The policy's loops copy it into a local, so its
+// fields stay in registers across the fleet.
 type kvCost struct {
-	r       *Router
 	credit  float64
 	scale   float64
 	bs, inv float64 // block size, and its reciprocal when a power of two (else 0)
@@ -51,9 +54,8 @@ type kvCost struct {
 	blocks  int
 }
 
-func newKVCost(r *Router, req *Request) kvCost {
-	c := r.cfg
-	k := kvCost{r: r, credit: c.OverlapScoreCredit, scale: c.PrefillLoadScale, bs: float64(c.BlockSize),
+func newKVCost(c Config, req *Request) kvCost {
+	k := kvCost{credit: c.OverlapScoreCredit, scale: c.PrefillLoadScale, bs: float64(c.BlockSize),
 		isl: int64(req.InputLength), blocks: len(req.BlockHashes)}
 	// With a power-of-two block size the quotient is exact and so is the product with the
 	// reciprocal (the same float), which costs a fraction of a division per worker.
@@ -63,20 +65,20 @@ func newKVCost(r *Router, req *Request) kvCost {
 	return k
 }
 
-// cost is cost_w of worker w.
-func (k *kvCost) cost(w int) float64 {
-	l := &k.r.load[w]
+// cost is cost_w of a worker with load l on which the request's cached prefix is overlap
+// blocks and its leading active blocks activePrefix.
+func (k kvCost) cost(l *WorkerLoad, overlap, activePrefix int) float64 {
 	blocksIn := float64(l.PrefillTokens + k.isl)
 	if k.inv != 0 {
 		blocksIn *= k.inv
 	} else {
 		blocksIn /= k.bs
 	}
-	prefill := blocksIn - k.credit*float64(k.r.overlap[w])
+	prefill := blocksIn - k.credit*float64(overlap)
 	if prefill < 0 {
 		prefill = 0
 	}
-	return k.scale*prefill + float64(l.ActiveBlocks+k.blocks-k.r.activePrefix[w])
+	return k.scale*prefill + float64(l.ActiveBlocks+k.blocks-activePrefix)
 }
 
 // softmaxSample draws w with p_w ∝ exp(−(c_w − c_min) / ((c_max − c_min) · T)), uniform

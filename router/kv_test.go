@@ -37,9 +37,9 @@ func TestFusedArgminIsArgmin(t *testing.T) {
 				}
 			}
 			got := kvPolicy{}.choose(a, req)
-			k := newKVCost(b, req)
+			k := newKVCost(b.cfg, req)
 			for w := range workers {
-				b.cost[w] = k.cost(w)
+				b.cost[w] = k.cost(&b.load[w], b.overlap[w], b.activePrefix[w])
 			}
 			if want := argminRandomTie(b, b.cost); got != want {
 				t.Fatalf("fused pick %d, argminRandomTie %d over %v", got, want, b.cost)

@@ -20,10 +20,10 @@ func newTest(t testing.TB, cfg Config, workers int) *Router {
 // kvCosts returns the kv_router cost of req on every worker without booking it.
 func kvCosts(r *Router, req *Request) []float64 {
 	r.scan(req.BlockHashes)
-	k := newKVCost(r, req)
+	k := newKVCost(r.cfg, req)
 	costs := make([]float64, r.workers)
 	for w := range costs {
-		costs[w] = k.cost(w)
+		costs[w] = k.cost(&r.load[w], r.overlap[w], r.activePrefix[w])
 	}
 	return costs
 }
