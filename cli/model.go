@@ -180,6 +180,9 @@ func writeModelInfo(out io.Writer, w *model.Worker) error {
 		fmt.Fprintf(&b, ", experts %s %s, router gate %s", t.MoEKernel, t.MoEQuant, gate)
 	}
 	fmt.Fprintf(&b, " (%s)\n", model.TableFileName(t))
+	if t.MLAModule != "" {
+		fmt.Fprintf(&b, "mla        the measured MLA module less its projections, from %s\n", t.MLAModule)
+	}
 	fmt.Fprintf(&b, "timing     %s\n", timingLine(d))
 	if d.TP > 1 && !d.Dynosim() {
 		fmt.Fprintf(&b, "graphs     CUDA graphs for steps of up to %d tokens (max_cudagraph_capture_size %s); larger steps run eagerly and pay the eager all-reduces\n",
@@ -320,7 +323,7 @@ from its vLLM 0.19.0 table, the router gate as a BF16 GEMM), which the whole imp
 				imports = []model.ImportOptions{o}
 			}
 			for _, im := range imports {
-				im.QKNormKernels = o.QKNormKernels
+				im.QKNormKernels, im.MLAModuleRows = o.QKNormKernels, o.MLAModuleRows
 				tables, err := model.Import(aic, im)
 				if err != nil {
 					return fmt.Errorf("%s on %s: %w", im.Model, im.HardwareSKU, err)
@@ -351,6 +354,7 @@ from its vLLM 0.19.0 table, the router gate as a BF16 GEMM), which the whole imp
 	fs.StringVar(&o.MoE.Quant, "moe-quant", o.MoE.Quant, "moe_dtype of the expert rows")
 	fs.StringVar(&o.AttentionVersion, "attention-version", o.AttentionVersion, "vLLM version directory of the attention rows (default: --backend-version; H200's 0.19.0 context rows are not physical, the embedded H200 tables take 0.18.0)")
 	fs.StringVar(&o.QKNormKernels, "qk-norm-kernels", model.QKNormVLLM, "how a QK-norm over a layer's heads (qk_norm_type per_layer, MiniMax-M2) is priced: vllm (the reduction, all-reduce of the variances and normalisation vLLM 0.19 runs; the embedded tables) or aiconfigurator (its op list, per-head element-wise ops)")
+	fs.StringVar(&o.MLAModuleRows, "mla-module-rows", model.MLARowsFusedNorms, "which collection of AIConfigurator's MLA module rows prices multi-head latent attention: fused-norms (the GPU's collection run with the norm kernels a serving engine runs, where it has one: B200's 0.24.0; the embedded tables) or version (the deployment's own version's rows, or --attention-version's)")
 	fs.Float64Var(&o.FP32TFLOPS, "fp32-tflops", 0, "the GPU's dense FP32 (CUDA-core) peak, for an FP32 router gate (default: the datasheet figure of a known --sku)")
 	fs.Float64Var(&o.TF32TFLOPS, "tf32-tflops", 0, "the GPU's dense TF32 (tensor-core) peak, for an FP32 router gate under VLLM_FLOAT32_MATMUL_PRECISION=high (default: the datasheet figure of a known --sku)")
 	var defaults []string
@@ -365,7 +369,7 @@ func newModelValidateCmd() *cobra.Command {
 	var path, format, profile, kvDtype, fp32, ref, tokenizeBatching string
 	var perSlot, warmup, batched, seqs, block, tokenizeNS, capture, sharedStream int
 	var rangeRatio, maxTTFT, maxTPOT float64
-	var async, prefix, fuseARRMS bool
+	var async, prefix, fuseARRMS, expertParallel bool
 	cmd := &cobra.Command{
 		Use:   "validate --silicon FILE.csv",
 		Short: "Replay measured closed-loop benchmarks and compare TTFT and TPOT",
@@ -467,6 +471,9 @@ warm-up. The flags below override single settings of every row's benchmark.`,
 				if fl.Changed("fuse-allreduce-rms") {
 					b.FuseAllReduceRMS = &fuseARRMS
 				}
+				if fl.Changed("expert-parallel") {
+					b.ExpertParallel = &expertParallel
+				}
 			}
 			fh, err := os.Open(path)
 			if err != nil {
@@ -524,6 +531,7 @@ warm-up. The flags below override single settings of every row's benchmark.`,
 	fs.BoolVar(&async, "async-scheduling", false, "vLLM's async scheduling: a request arriving during a step joins the step after next (default: the benchmark's)")
 	fs.BoolVar(&prefix, "prefix-caching", false, "vLLM's prefix caching (default: the benchmark's)")
 	fs.IntVar(&sharedStream, "shared-experts-stream-tokens", 0, "VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD: steps of at most this many tokens overlap a MoE layer's shared experts with its routed experts; -1: no second stream (default: the benchmark's, vLLM's 256)")
+	fs.BoolVar(&expertParallel, "expert-parallel", false, "--enable-expert-parallel for every row: true replays each row's moe_ep label, false shards every expert over the worker's GPUs (default: the run's script's; InferenceX's Kimi-K2.5 scripts never pass it)")
 	fs.BoolVar(&fuseARRMS, "fuse-allreduce-rms", false, "compilation_config.pass_config.fuse_allreduce_rms for every row: FlashInfer's fused all-reduce + add + RMSNorm in small steps (default: the run's script's, else its vLLM release's default: on from 0.18 at TP > 1 on H100/H200/B200, B300 from 0.19)")
 	fs.Float64Var(&maxTTFT, "max-ttft-mape", 0, "exit 2 when the TTFT MAPE exceeds this percentage (0: no check)")
 	fs.Float64Var(&maxTPOT, "max-tpot-mape", 0, "exit 2 when the TPOT MAPE exceeds this percentage (0: no check)")

@@ -189,3 +189,41 @@ func TestValidateSharedExpertsAndFusionFlags(t *testing.T) {
 		t.Fatalf("--shared-experts-stream-tokens -2: %v", err)
 	}
 }
+
+// model info names the collection of MLA module rows: B200's fused-norm collection, the
+// version's own rows on a GPU without one; no line for other attention. model validate's
+// --expert-parallel replays a Kimi-K2.5 row's moe_ep label, which its script's run ignores.
+func TestModelInfoMLAAndExpertParallel(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sku", "b200_sxm", "--quantization", "nvfp4"}, "mla        the measured MLA module less its projections, from the 0.24.0 collection, run with the norm kernels a serving engine runs"},
+		{[]string{"--sku", "h200_sxm", "--kv-cache-dtype", "bf16"}, "from the 0.19.0 collection (no collection of this GPU ran the fused norm kernels)"},
+	} {
+		out, _, err := runCmd(t, newModelInfoCmd(), append([]string{"--model-name", "moonshotai/Kimi-K2.5", "--tp", "8", "--moe-tp", "8", "--moe-ep", "1"}, c.args...)...)
+		if err != nil || !strings.Contains(out, c.want) {
+			t.Fatalf("%v: %v, want %q:\n%s", c.args, err, c.want, out)
+		}
+	}
+	if out, _, err := runCmd(t, newModelInfoCmd()); err != nil || strings.Contains(out, "\nmla ") {
+		t.Fatalf("MiniMax model info: %v\n%s", err, out)
+	}
+	path := filepath.Join(t.TempDir(), "rows.csv")
+	// A row of AIConfigurator's sample (silicon_sample.csv's columns), a Kimi-K2.5 NVFP4 B200 run of
+	// 2026-03-11 labelled TEP (tp 4, moe_ep 4), at OSL 64 to keep the replay short.
+	csv := "id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n" +
+		"x,source_file=2026-03-25.csv; silicon_concurrency=4; measured=2026-03-11T16:59:40Z,vllm,0.17.0,moonshotai/Kimi-K2.5,b200_sxm,fp4,agg,1024,64,nvfp4,nvfp4,4,4,1,1,1,4,170.0,8.4\n"
+	if err := os.WriteFile(path, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{{nil, "replayed as moe_tp 4 (the script does not pass --enable-expert-parallel)"}, {[]string{"--expert-parallel"}, " TEP "}} {
+		out, _, err := runCmd(t, newModelValidateCmd(), append([]string{"--silicon", path, "--requests-per-slot", "2"}, c.args...)...)
+		if err != nil || !strings.Contains(out, c.want) {
+			t.Fatalf("validate %v: %v, want %q:\n%s", c.args, err, c.want, out)
+		}
+	}
+}

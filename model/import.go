@@ -25,6 +25,10 @@ type ImportOptions struct {
 	// AttentionVersion is the backend version directory of the attention rows when they are
 	// not the deployment's (a shape only a later collector measured); "" = BackendVersion.
 	AttentionVersion string
+	// MLAModuleRows selects the collection of MLA module rows that prices multi-head latent
+	// attention: MLARowsFusedNorms ("" too), the GPU's collection run with the norm kernels a
+	// serving engine runs where it has one (mla.go), or MLARowsVersion, the attention version's.
+	MLAModuleRows string
 	// MoE names the measured fused-expert kernel that prices the experts.
 	MoE MoEKernel
 	// FP32TFLOPS and TF32TFLOPS are the GPU's dense FP32 (CUDA-core) and TF32 (tensor-core)
@@ -342,8 +346,14 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 	attnDir := filepath.Join(o.HardwareSKU, "attention", o.Backend, cmp.Or(o.AttentionVersion, o.BackendVersion))
 	ctxRel := filepath.Join(attnDir, "context_attention_perf.parquet")
 	genRel := filepath.Join(attnDir, "generation_attention_perf.parquet")
+	var mlaWords string
 	if llm.MLA() {
-		attnDir = filepath.Join(o.HardwareSKU, "mla", o.Backend, cmp.Or(o.AttentionVersion, o.BackendVersion))
+		v, words, err := mlaModuleVersion(aicDir, o, &common)
+		if err != nil {
+			return nil, err
+		}
+		mlaWords = words
+		attnDir = filepath.Join(o.HardwareSKU, "mla", o.Backend, v)
 		ctxRel = filepath.Join(attnDir, "mla_context_module_perf.parquet")
 		genRel = filepath.Join(attnDir, "mla_generation_module_perf.parquet")
 		if mctxs, err = readParquet[mlaRow](aicDir, ctxRel, &common); err != nil {
@@ -376,7 +386,7 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 		}
 		t := &Table{Format: tableFormat, Model: o.Model, HardwareSKU: o.HardwareSKU, Backend: o.Backend,
 			BackendVersion: o.BackendVersion, Quantization: o.Quantization, GEMMQuant: gemmQuant, MoEQuant: mk.Quant, MoEKernel: mk.Source, Layout: l, LLM: llm, GPU: gpu,
-			Sources: common}
+			MLAModule: mlaWords, Sources: common}
 		if o.TimingReference == ReferenceDynosim {
 			t.TimingReference = ReferenceDynosim
 		}

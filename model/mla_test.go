@@ -2,6 +2,8 @@ package model
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -102,5 +104,101 @@ func TestMLAImportMissing(t *testing.T) {
 	o = ImportOptions{Model: "moonshotai/Kimi-K2.5", HardwareSKU: "h200_sxm", Backend: "vllm", BackendVersion: "0.19.0", Layouts: layouts("16,16,1")}
 	if _, err := Import(dir, o); err == nil || !strings.Contains(err.Error(), "custom_allreduce_perf: no rows for bfloat16 16 GPUs") {
 		t.Fatalf("16 GPUs (no all-reduce measured): %v", err)
+	}
+}
+
+// The MLA module rows come from the GPU's collection run with the serving engine's norm
+// kernels (both module tables' norm_dispatch in collection_meta.yaml), the nearest such
+// version, unless the deployment's own rows are asked for or --attention-version names one.
+func TestMLAModuleVersion(t *testing.T) {
+	dir := t.TempDir()
+	meta := func(sku, version, body string) {
+		p := filepath.Join(dir, sku, "mla", "vllm", version)
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if body != "" {
+			if err := os.WriteFile(filepath.Join(p, "collection_meta.yaml"), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	fused := func(ctx, gen string) string {
+		return "schema_version: 1\ntables:\n  mla_context_module_perf:\n    status: complete\n    norm_dispatch: " + ctx +
+			"\n  mla_generation_module_perf:\n    norm_dispatch: " + gen + "\n"
+	}
+	meta("b200_sxm", "0.19.0", "schema_version: 1\ntables:\n  mla_context_module_perf:\n    status: complete\n")
+	meta("b200_sxm", "0.22.0", "") // reuse.yaml only
+	meta("b200_sxm", "0.24.0", fused(fusedNormDispatch, fusedNormDispatch))
+	meta("b200_sxm", "0.25.0", fused("native", fusedNormDispatch)) // one table only: not this collection
+	meta("b200_sxm", "0.30.0", fused(fusedNormDispatch, fusedNormDispatch))
+	meta("h200_sxm", "0.19.0", "schema_version: 1\n")
+	meta("b300_sxm", "0.24.0", "tables: [")
+	o := ImportOptions{HardwareSKU: "b200_sxm", Backend: "vllm", BackendVersion: "0.19.0"}
+	for _, c := range []struct {
+		name        string
+		rows, sku   string
+		attention   string
+		want, words string
+		source      bool
+	}{
+		{"fused, nearest of 0.24 and 0.30", "", "b200_sxm", "", "0.24.0", "norm_dispatch vllm_c_eager_surrogate", true},
+		{"fused by name", MLARowsFusedNorms, "b200_sxm", "", "0.24.0", "aiconfigurator#1423", true},
+		{"the version's own", MLARowsVersion, "b200_sxm", "", "0.19.0", "--mla-module-rows version", false},
+		{"--attention-version wins", "", "b200_sxm", "0.22.0", "0.22.0", "(--attention-version)", false},
+		{"no fused collection", "", "h200_sxm", "", "0.19.0", "no collection of this GPU ran the fused norm kernels", false},
+	} {
+		o := o
+		o.MLAModuleRows, o.HardwareSKU, o.AttentionVersion = c.rows, c.sku, c.attention
+		var srcs []Source
+		v, words, err := mlaModuleVersion(dir, o, &srcs)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if v != c.want || !strings.Contains(words, c.want) || !strings.Contains(words, c.words) {
+			t.Fatalf("%s: version %s (%s), want %s with %q", c.name, v, words, c.want, c.words)
+		}
+		if got := len(srcs) == 1 && srcs[0].Path == "b200_sxm/mla/vllm/0.24.0/collection_meta.yaml"; got != c.source {
+			t.Fatalf("%s: sources %v", c.name, srcs)
+		}
+	}
+	o.MLAModuleRows = "native"
+	if _, _, err := mlaModuleVersion(dir, o, new([]Source)); err == nil || !strings.Contains(err.Error(), `MLA module rows "native": want fused-norms or version`) {
+		t.Fatalf("a bad choice: %v", err)
+	}
+	o.MLAModuleRows, o.HardwareSKU = "", "b300_sxm"
+	if _, _, err := mlaModuleVersion(dir, o, new([]Source)); err == nil || !strings.Contains(err.Error(), "b300_sxm/mla/vllm/0.24.0/collection_meta.yaml") {
+		t.Fatalf("malformed collection_meta.yaml: %v", err)
+	}
+}
+
+// On AIConfigurator's data: B200's fused-norm collection (0.24.0) prices a decode layer's MLA
+// attention well below the 0.19.0 rows, whose collector ran the native norm chain; both price
+// the same projections, so the difference is the module's rest. Kimi-K2.5 INT4 at TP 8 (8
+// heads per GPU, BF16 projections), one decode at context 2,048: the paired B200 0.24.0
+// collections before and after the fix differ by 38 µs a layer there.
+func TestMLAFusedNormRows(t *testing.T) {
+	dir := sharedAICDir(t)
+	decode := func(rows string) float64 {
+		o := ImportOptions{Model: "moonshotai/Kimi-K2.5", HardwareSKU: "b200_sxm", Backend: "vllm", BackendVersion: "0.19.0",
+			MLAModuleRows: rows, Layouts: layouts("8,8,1")}
+		tables, err := Import(dir, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tb := tables[0]
+		if !strings.Contains(tb.MLAModule, map[string]string{MLARowsFusedNorms: "the 0.24.0 collection", MLARowsVersion: "the 0.19.0 collection"}[rows]) {
+			t.Fatalf("%s: MLA module rows from %q", rows, tb.MLAModule)
+		}
+		a, err := tb.AttentionFor(KVBF16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := newSurface(a.Decode.Values, a.Decode.Rows, a.Decode.Cols, 1, 1)
+		return s.at(1, 2048) / float64(tb.LLM.Layers)
+	}
+	fused, native := decode(MLARowsFusedNorms), decode(MLARowsVersion)
+	if native-fused < 25 || fused > native/2 {
+		t.Fatalf("decode MLA attention per layer, 1 request at 2k: fused-norm rows %.1f µs, 0.19.0 rows %.1f µs: want the native chain's 25+ µs gone", fused, native)
 	}
 }

@@ -161,6 +161,9 @@ type Table struct {
 	// own operator choice); empty for the silicon tables.
 	TimingReference string   `json:"timing_reference,omitempty"`
 	Kernels         []string `json:"kernels"` // which measured rows were used, in words
+	// MLAModule says which collection of AIConfigurator's MLA module rows prices multi-head
+	// latent attention, and why (mla.go); empty for other attention.
+	MLAModule string `json:"mla_module,omitempty"`
 	// Extrapolated names every price derived beyond the measured shapes on purpose (e.g. a
 	// head count between two measured ones); model info and the fingerprint's table digest
 	// carry it.

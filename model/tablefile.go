@@ -63,6 +63,9 @@ func Provenance(tables []*Table) []byte {
 		for _, k := range t.Kernels {
 			fmt.Fprintf(&b, "- %s\n", k)
 		}
+		if t.MLAModule != "" {
+			fmt.Fprintf(&b, "- MLA module rows: %s\n", t.MLAModule)
+		}
 		for _, x := range t.Extrapolated {
 			fmt.Fprintf(&b, "- beyond the measured shapes, on purpose: %s\n", x)
 		}

@@ -66,6 +66,11 @@ type Benchmark struct {
 	// VLLM_FLASHINFER_ALLREDUCE_FUSION_THRESHOLDS_MB by TP size (zero: vLLM's default).
 	FuseAllReduceRMS     *bool            `json:"fuse_allreduce_rms,omitempty"`
 	AllReduceFusionMaxMB FusionThresholds `json:"allreduce_fusion_max_mb,omitzero"`
+	// ExpertParallel is the script's --enable-expert-parallel: false when the script never
+	// passes it, so vLLM shards every expert over the tensor-parallel group (its default,
+	// FusedMoEParallelConfig without expert parallelism) whatever moe_ep the row is labelled
+	// with; nil replays the row's labels.
+	ExpertParallel *bool `json:"expert_parallel,omitempty"`
 	// TimingReference prices the replay (model.ReferenceSilicon when empty; dynosim shows how
 	// Dynamo's mocker with AIConfigurator's pricing fares against the measurements).
 	TimingReference string `json:"timing_reference,omitempty"`
@@ -307,6 +312,9 @@ func (b Benchmark) String() string {
 		graphs += ", all-reduce + RMSNorm fused where the vLLM release does by default (from 0.18 at TP > 1)"
 	case *b.FuseAllReduceRMS:
 		graphs += ", all-reduce + RMSNorm fused in small steps"
+	}
+	if b.ExpertParallel != nil && !*b.ExpertParallel {
+		graphs += ", no expert parallelism (experts sharded over the TP group, whatever the moe_ep label)"
 	}
 	seqs := fmt.Sprint(b.MaxNumSeqs)
 	if b.MaxNumSeqsIsConcurrency {

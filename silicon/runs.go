@@ -238,8 +238,13 @@ func fused2025(b *Benchmark) {
 
 // kimiFlags is what InferenceX's Kimi-K2.5 scripts set on top of vLLM's defaults:
 // --max-num-seqs $CONC (--gpu-memory-utilization 0.90 unless raised) and
-// --compilation_config.pass_config.fuse_allreduce_rms true.
-func kimiFlags(b *Benchmark) { b.MaxNumSeqsIsConcurrency, b.FuseAllReduceRMS = true, scriptSets(true) }
+// --compilation_config.pass_config.fuse_allreduce_rms true. None of them passes
+// --enable-expert-parallel (only --tensor-parallel-size=$TP): the configs' "ep: 4" search
+// points (nvidia-master.yaml, kimik2.5-fp4-b200-vllm from a58dedd5a) ran with every expert
+// sharded over the four GPUs.
+func kimiFlags(b *Benchmark) {
+	b.MaxNumSeqsIsConcurrency, b.FuseAllReduceRMS, b.ExpertParallel = true, scriptSets(true), scriptSets(false)
+}
 
 // scriptSets is a switch the script sets explicitly (Benchmark.FuseAllReduceRMS).
 func scriptSets(v bool) *bool { return &v }

@@ -186,3 +186,36 @@ func TestRunsTokeniseAsTheirRelease(t *testing.T) {
 		t.Fatalf("the seed's benchmark (vLLM 0.19): %s", InferenceX())
 	}
 }
+
+// No Kimi-K2.5 script passes --enable-expert-parallel, so its rows labelled with expert
+// parallelism replay with every expert sharded over the worker's GPUs; the other runs keep
+// their labels, and --expert-parallel true restores them.
+func TestRunsExpertParallel(t *testing.T) {
+	for _, r := range InferenceXRuns() {
+		ep := r.Benchmark.ExpertParallel
+		if want := r.Model == kimi; (ep != nil) != want || (ep != nil && *ep) {
+			t.Fatalf("run %s: expert_parallel %v, want explicit false %v", r.Script, ep, want)
+		}
+	}
+	b := runOf(Row{Model: kimi, System: "b200_sxm", Precision: "fp4", Measured: "2026-03-11"}).Benchmark
+	tep := Row{TP: 4, AttentionDP: 1, MoETP: 1, MoEEP: 4}
+	r, note, ok := noExpertParallel(tep, b)
+	if !ok || r.MoETP != 4 || r.MoEEP != 1 || r.Layout() != "TP" || !strings.Contains(note, "labelled moe_tp 1, moe_ep 4: replayed as moe_tp 4") {
+		t.Fatalf("Kimi TEP label: %+v %q %v", r, note, ok)
+	}
+	if !strings.Contains(b.String(), "no expert parallelism") {
+		t.Fatalf("benchmark line does not say it: %s", b)
+	}
+	on := true
+	b.ExpertParallel = &on
+	if _, _, ok := noExpertParallel(tep, b); ok {
+		t.Fatal("--expert-parallel true still rewrites the labels")
+	}
+	if _, _, ok := noExpertParallel(tep, InferenceX()); ok {
+		t.Fatal("a run without the setting rewrites the labels")
+	}
+	b.ExpertParallel = new(bool)
+	if r, _, ok := noExpertParallel(Row{TP: 8, AttentionDP: 1, MoETP: 8, MoEEP: 1}, b); ok || r.MoETP != 8 {
+		t.Fatal("a TP row is rewritten")
+	}
+}

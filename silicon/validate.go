@@ -124,6 +124,18 @@ func convertedDEP(r Row) (Row, string, bool) {
 	return r, note, true
 }
 
+// noExpertParallel reads a row labelled with expert parallelism from a run whose script does
+// not enable it (Benchmark.ExpertParallel false) as vLLM served it: every expert sharded over
+// the worker's GPUs.
+func noExpertParallel(r Row, b Benchmark) (Row, string, bool) {
+	if b.ExpertParallel == nil || *b.ExpertParallel || r.MoEEP <= 1 {
+		return r, "", false
+	}
+	note := fmt.Sprintf("labelled moe_tp %d, moe_ep %d: replayed as moe_tp %d (the script does not pass --enable-expert-parallel)", r.MoETP, r.MoEEP, r.MoETP*r.MoEEP)
+	r.MoETP, r.MoEEP = r.MoETP*r.MoEEP, 1
+	return r, note, true
+}
+
 // Validate replays, for every row, one worker of the row's layout under the benchmark that
 // measured it, and compares the simulated mean TTFT and TPOT with the measured ones.
 // Nothing is fitted to the rows: the worker's step times come from the embedded tables.
@@ -160,6 +172,9 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 			sim, res.Note = c, note
 		}
 		if c, note, ok := denseLabels(sim); ok && r.Unsupported == "" {
+			sim, res.Note = c, strings.TrimPrefix(res.Note+"; "+note, "; ")
+		}
+		if c, note, ok := noExpertParallel(sim, b); ok && r.Unsupported == "" {
 			sim, res.Note = c, strings.TrimPrefix(res.Note+"; "+note, "; ")
 		}
 		if _, err := fmt.Sscanf(sim.BackendVersion, "%d.", new(int)); err != nil && run.version() != "" {
