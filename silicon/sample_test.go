@@ -58,12 +58,12 @@ func TestValidateAIConfiguratorVLLMSample(t *testing.T) {
 	// prompts tokenised as its vLLM release did, MiniMax's per-layer QK-norm priced as the
 	// three kernels vLLM runs, B200's MLA modules from AIConfigurator's fused-norm collection
 	// and the Kimi-K2.5 runs' experts sharded over the TP group as their scripts left them:
-	// median TTFT XXTTFT %, TPOT XXTPOT % over 20 groups (26.0 / 11.6 % with the MLA module rows
+	// median TTFT 26.0 %, TPOT 9.1 % over 20 groups (26.0 / 11.5 % with the MLA module rows
 	// of the 0.19.0 collection, 25.3 / 12.3 % with AIConfigurator's QK-norm op list as well,
 	// 24.4 / 12.9 % without the release default either; README, "AIConfigurator's whole vLLM
-	// sample"); the issue's 20 and 10 % are not met.
-	if len(ttft) < 20 || median(ttft) > BTTFT || median(tpot) > BTPOT {
-		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 20, <= BTTFT %%, <= BTPOT %%",
+	// sample"); the issue's 10 % TPOT is met, its 20 % TTFT is not.
+	if len(ttft) < 20 || median(ttft) > 26.2 || median(tpot) > 9.3 {
+		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 20, <= 26.2 %%, <= 9.3 %%",
 			len(ttft), median(ttft), median(tpot))
 	}
 	t.Logf("%d of %d vLLM rows validated; %d groups; median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%", rep.Validated, len(rows), len(ttft), median(ttft), median(tpot))
