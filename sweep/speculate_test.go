@@ -2,11 +2,14 @@ package sweep
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"runtime"
 	"slices"
 	"testing"
+	"time"
 
+	"github.com/routerlab/routerlab/engine"
 	"github.com/routerlab/routerlab/router"
 )
 
@@ -161,5 +164,49 @@ func TestPairedBootstrapSplitIsExact(t *testing.T) {
 		if got, _ := PairedBootstrap(a, b, 9); *got != *want {
 			t.Errorf("GOMAXPROCS %d: %+v, one part %+v", procs, *got, *want)
 		}
+	}
+}
+
+// startSim is a Simulator whose runs announce their start and return at once.
+type startSim struct {
+	Simulator
+	started chan int
+}
+
+func (s startSim) Run(_ context.Context, cfg engine.Config, _ int) (*engine.Report, error) {
+	s.started <- int(cfg.Seed)
+	return &engine.Report{}, nil
+}
+
+// TestRunAllBookkeepingDoesNotHoldSimulations: a finished job's bookkeeping (done: the
+// ledger line, progress.json, the progress receiver) runs beside the simulations, so a slow
+// one does not keep the next job from starting, even with one simulation at a time.
+func TestRunAllBookkeepingDoesNotHoldSimulations(t *testing.T) {
+	sim := startSim{started: make(chan int, 3)}
+	jobs := []runJob{{cfg: engine.Config{Seed: 0}}, {cfg: engine.Config{Seed: 1}}, {cfg: engine.Config{Seed: 2}}}
+	var order []int
+	err := runAll(context.Background(), sim, 1, jobs, nil, func(j int, _ *engine.Report, _ time.Duration) error {
+		order = append(order, j)
+		if j > 0 {
+			return nil
+		}
+		// Job 0's bookkeeping waits for job 1's simulation to start.
+		timeout := time.After(time.Minute)
+		for {
+			select {
+			case s := <-sim.started:
+				if s == 1 {
+					return nil
+				}
+			case <-timeout:
+				return errors.New("job 1 did not start while job 0's bookkeeping ran")
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(order, []int{0, 1, 2}) {
+		t.Errorf("bookkeeping order %v, want each job once in completion order 0, 1, 2", order)
 	}
 }

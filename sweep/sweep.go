@@ -398,7 +398,10 @@ type runJob struct {
 // runAll runs jobs on `parallel` goroutines, but never more than GOMAXPROCS: a simulation
 // is single-threaded and CPU-bound, so more at once only adds memory and cache pressure (a
 // Remote simulator's Slots bound it instead). It calls done(j, report, wall time) as each
-// finishes; the first error cancels the rest.
+// finishes, one call at a time on a goroutine of its own, so that a simulating goroutine
+// never waits for another's bookkeeping (the ledger line, progress.json, the progress
+// receiver: on a busy disk these took longer than a search evaluation, with its core idle);
+// the first error cancels the rest.
 //
 // With a speculator g, each simulation takes one of g's slots, and a job whose replay g ran
 // speculatively takes that replay's report instead of simulating again.
@@ -420,6 +423,20 @@ func runAll(ctx context.Context, sim Simulator, parallel int, jobs []runJob, g *
 	fail := func(err error) {
 		once.Do(func() { firstErr = err; cancel() })
 	}
+	type finished struct {
+		j    int
+		rep  *engine.Report
+		wall time.Duration
+	}
+	results := make(chan finished, len(jobs)) // never full: a simulating goroutine never blocks on it
+	var collector sync.WaitGroup
+	collector.Go(func() {
+		for r := range results {
+			if err := done(r.j, r.rep, r.wall); err != nil {
+				fail(err)
+			}
+		}
+	})
 	n := min(parallel, runtime.GOMAXPROCS(0))
 	if r, ok := sim.(Remote); ok {
 		n = r.Slots()
@@ -432,12 +449,11 @@ func runAll(ctx context.Context, sim Simulator, parallel int, jobs []runJob, g *
 				started.Add(1)
 				start := time.Now()
 				rep, err := run(ctx, sim, jobs[j], g)
-				if err == nil {
-					err = done(j, rep, time.Since(start))
-				}
 				if err != nil {
 					fail(err)
+					continue
 				}
+				results <- finished{j, rep, time.Since(start)}
 			}
 		}()
 	}
@@ -451,6 +467,8 @@ feed:
 	}
 	close(next)
 	wg.Wait()
+	close(results)
+	collector.Wait()
 	if firstErr == nil && ctx.Err() != nil {
 		firstErr = ctx.Err()
 	}
