@@ -101,34 +101,44 @@ const recChunkShift = 7
 // stamp.
 const recHead = 2
 
-// head is group record rec's head.
-func (p *blockPool) head(rec int32) []entrySlot {
-	i := (rec & (1<<p.chunkShift - 1)) * (p.g + recHead)
-	return p.recs[rec>>p.chunkShift][i : i+recHead]
+// record is a group record's slots: its head, then one entry slot per sub-block. The hot
+// loops take it once per trace block and index it per sub-block, rather than locating the
+// record's chunk again for every block.
+type record []entrySlot
+
+// record is group record rec's slots.
+func (p *blockPool) record(rec int32) record {
+	n := p.g + recHead
+	i := (rec & (1<<p.chunkShift - 1)) * n
+	return record(p.recs[rec>>p.chunkShift][i : i+n : i+n])
 }
 
+// key is the record's group key.
+func (r record) key() uint64 { return uint64(uint32(r[0].refs)) | uint64(uint32(r[1].refs))<<32 }
+
+// mask is the record's mask of cached sub-blocks.
+func (r record) mask() *uint32 { return &r[0].stamp }
+
+// entry is the slot of the record's sub-block sub.
+func (r record) entry(sub int32) *entrySlot { return &r[recHead+sub] }
+
 // key is group record rec's key.
-func (p *blockPool) key(rec int32) uint64 {
-	h := p.head(rec)
-	return uint64(uint32(h[0].refs)) | uint64(uint32(h[1].refs))<<32
-}
+func (p *blockPool) key(rec int32) uint64 { return p.record(rec).key() }
 
 // setKey makes key group record rec's key.
 func (p *blockPool) setKey(rec int32, key uint64) {
-	h := p.head(rec)
-	h[0].refs, h[1].refs = int32(uint32(key)), int32(uint32(key>>32))
+	r := p.record(rec)
+	r[0].refs, r[1].refs = int32(uint32(key)), int32(uint32(key>>32))
 }
 
 // mask is group record rec's mask of cached sub-blocks.
-func (p *blockPool) mask(rec int32) *uint32 { return &p.head(rec)[0].stamp }
+func (p *blockPool) mask(rec int32) *uint32 { return p.record(rec).mask() }
 
 // hash is the engine-block hash of sub-block sub of group record rec.
 func (p *blockPool) hash(rec, sub int32) uint64 { return subBlockHash(p.key(rec), sub) }
 
 // entry is the slot of sub-block sub of group record rec.
-func (p *blockPool) entry(rec, sub int32) *entrySlot {
-	return &p.recs[rec>>p.chunkShift][(rec&(1<<p.chunkShift-1))*(p.g+recHead)+recHead+sub]
-}
+func (p *blockPool) entry(rec, sub int32) *entrySlot { return p.record(rec).entry(sub) }
 
 // slot is the slot of entry ref e.
 func (p *blockPool) slot(e int32) *entrySlot { return p.entry(e>>5-1, e&31) }
@@ -203,9 +213,9 @@ func (p *blockPool) alloc(t []int32, k int) []int32 {
 // evict drops the least recently released cached block's entry (its block is then handed
 // out by alloc) and lists it for the BlocksRemoved event.
 func (p *blockPool) evict() {
-	e := p.lruPop()
+	e, r := p.lruPop()
 	rec, sub := e>>5-1, e&31
-	key, m := p.key(rec), p.mask(rec)
+	key, m := r.key(), r.mask()
 	p.removed.add(subBlockHash(key, sub), key, sub)
 	if *m &^= 1 << sub; *m == 0 {
 		p.emptied = append(p.emptied, rec)
@@ -229,20 +239,31 @@ func (p *blockPool) dropGroups() {
 	p.emptied = p.emptied[:0]
 }
 
-// touch takes a reference on a cached entry found by a prefix hit.
-func (p *blockPool) touch(e int32) {
-	s := p.slot(e)
-	if s.refs == 0 {
-		p.lruLen-- // its FIFO entry is now stale
-		p.inUse++
+// touchAll takes a reference on each cached entry a prefix hit found (hit: entry refs, a
+// trace block's in a row, so one record look-up serves its sub-blocks).
+func (p *blockPool) touchAll(hit []int32) {
+	var r record
+	cur := int32(0)
+	for _, e := range hit {
+		if e>>5 != cur {
+			cur = e >> 5
+			r = p.record(cur - 1)
+		}
+		s := r.entry(e & 31)
+		if s.refs == 0 {
+			p.lruLen-- // its FIFO entry is now stale
+			p.inUse++
+		}
+		s.refs++
 	}
-	s.refs++
 }
 
 // freeAll releases a request's blocks tail first, as vLLM does, so that a prompt's last
 // (least shared) blocks are evicted before its first ones. An entry no request holds any
 // more becomes cached-free (LRU tail); a plain block becomes plain free.
 func (p *blockPool) freeAll(t []int32) {
+	var r record
+	cur := int32(0) // entries of r are entry refs e with e>>5 == cur
 	for i := len(t) - 1; i >= 0; i-- {
 		e := t[i]
 		if e == 0 {
@@ -250,7 +271,11 @@ func (p *blockPool) freeAll(t []int32) {
 			p.inUse--
 			continue
 		}
-		s := p.slot(e)
+		if e>>5 != cur {
+			cur = e >> 5
+			r = p.record(cur - 1)
+		}
+		s := r.entry(e & 31)
 		if s.refs--; s.refs == 0 {
 			p.inUse--
 			p.lruPush(e, s)
@@ -265,11 +290,6 @@ func (p *blockPool) group(key uint64) int32 {
 		return -1
 	}
 	return rec
-}
-
-// cached reports whether sub-block sub of group record rec (rec may be -1) is cached.
-func (p *blockPool) cached(rec, sub int32) bool {
-	return rec >= 0 && *p.mask(rec)&(1<<sub) != 0
 }
 
 // groupRec returns the record of the group keyed key, creating an empty one if needed.
@@ -301,13 +321,17 @@ func (p *blockPool) groupRec(key uint64) int32 {
 // reports whether an entry was created. (A new record always receives its first entry at
 // once, so none stays empty.)
 func (p *blockPool) store(rec, sub int32, t []int32, j int32) bool {
-	m := p.mask(rec)
+	return p.storeIn(p.record(rec), rec, sub, t, j)
+}
+
+// storeIn is store with the record's slots r at hand.
+func (p *blockPool) storeIn(r record, rec, sub int32, t []int32, j int32) bool {
+	m := r.mask()
 	if *m&(1<<sub) != 0 {
 		return false
 	}
 	*m |= 1 << sub
-	s := p.entry(rec, sub)
-	s.refs = 1
+	r.entry(sub).refs = 1
 	t[j] = entryRef(rec, sub)
 	return true
 }
@@ -356,8 +380,9 @@ func (p *blockPool) live(e int32, stamp uint32) bool {
 	return s.refs == 0 && s.stamp == stamp
 }
 
-// lruPop removes and returns the least recently released cached free block's entry.
-func (p *blockPool) lruPop() int32 {
+// lruPop removes and returns the least recently released cached free block's entry, and
+// its record's slots.
+func (p *blockPool) lruPop() (int32, record) {
 	for {
 		l := &p.lru[p.lruPos]
 		e, stamp := l.e, l.stamp
@@ -367,9 +392,11 @@ func (p *blockPool) lruPop() int32 {
 			l.e, l.stamp = e-1, stamp+1
 		}
 		p.fifoN--
-		if p.live(e, stamp) {
+		// live(e, stamp), with the record kept for the caller.
+		r := p.record(e>>5 - 1)
+		if s := r.entry(e & 31); s.refs == 0 && s.stamp == stamp {
 			p.lruLen--
-			return e
+			return e, r
 		}
 	}
 }

@@ -332,7 +332,7 @@ func TestPoolMatchesPerBlockPool(t *testing.T) {
 				}
 				r := &poolReq{hashes: hs, stored: int32(len(hit))}
 				for i := range hit {
-					p.touch(hit[i])
+					p.touchAll(hit[i : i+1])
 					ref.touch(hitRef[i])
 				}
 				r.table = p.alloc(append(r.table, hit...), need)
@@ -400,7 +400,7 @@ func BenchmarkBlockPool(b *testing.B) {
 					break
 				}
 				e := entryRef(rec, sub)
-				p.touch(e)
+				p.touchAll([]int32{e})
 				t = append(t, e)
 			}
 			hit := int32(len(t))
@@ -451,4 +451,9 @@ func streamPool(b *testing.B, prompts [][]uint64, free func([]int32), admit func
 		free(*slot)
 		*slot = admit((*slot)[:0], prompts[i%len(prompts)])
 	}
+}
+
+// cached reports whether sub-block sub of group record rec (rec may be -1) is cached.
+func (p *blockPool) cached(rec, sub int32) bool {
+	return rec >= 0 && *p.mask(rec)&(1<<sub) != 0
 }

@@ -126,14 +126,18 @@ func (s *Sim) startStep(w *worker, t int64) {
 		G := w.pool.g
 		s.sink += w.pool.groups.prefetch(r.fl.hashes[:maxHit], G)
 		rec, sub := int32(-1), int32(0)
+		var rs record
 		for j := int32(0); j < maxHit; j++ {
 			if sub == 0 {
-				rec = w.pool.group(r.fl.hashes[j])
+				if rec = w.pool.group(r.fl.hashes[j]); rec < 0 {
+					break
+				}
+				rs = w.pool.record(rec)
 			}
-			if !w.pool.cached(rec, sub) {
+			if *rs.mask()&(1<<sub) == 0 {
 				break
 			}
-			if w.pool.entry(rec, sub).refs == 0 {
+			if rs.entry(sub).refs == 0 {
 				hitFree++
 			}
 			w.hit = append(w.hit, entryRef(rec, sub))
@@ -149,9 +153,7 @@ func (s *Sim) startStep(w *worker, t int64) {
 			break
 		}
 		w.waiting.popFront()
-		for _, e := range w.hit {
-			w.pool.touch(e)
-		}
+		w.pool.touchAll(w.hit)
 		r.fl.blocks = append(r.fl.blocks, w.hit...)
 		r.fl.blocks = w.pool.alloc(r.fl.blocks, need)
 		r.fl.computed = cachedTok
@@ -298,12 +300,14 @@ func (s *Sim) storeFull(w *worker, r *request, computed int32) {
 	}
 	G := w.pool.g
 	rec, sub := int32(-1), r.fl.stored%G
+	var rs record
 	s.sink += w.pool.groups.prefetch(r.fl.hashes[r.fl.stored-sub:full], G)
 	for j := r.fl.stored; j < full; j++ {
 		if rec < 0 || sub == 0 {
 			rec = w.pool.groupRec(r.fl.hashes[j])
+			rs = w.pool.record(rec)
 		}
-		if w.pool.store(rec, sub, r.fl.blocks, j) {
+		if w.pool.storeIn(rs, rec, sub, r.fl.blocks, j) {
 			key := r.fl.hashes[j]
 			w.stored.add(subBlockHash(key, sub), key, sub)
 		}
