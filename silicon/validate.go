@@ -40,13 +40,18 @@ func (o Options) benchmarkOf(r Row) (Benchmark, Run) {
 // Note says how the row was read when its labels were not taken at face value.
 type Result struct {
 	Row
-	PredTTFTMS  float64 `json:"pred_ttft_ms"`
-	PredTPOTMS  float64 `json:"pred_tpot_ms"`
-	TTFTErrPct  float64 `json:"ttft_err_pct"` // (pred − silicon) / silicon × 100
-	TPOTErrPct  float64 `json:"tpot_err_pct"`
-	Skipped     string  `json:"skipped,omitempty"`
-	Note        string  `json:"note,omitempty"`
-	ValidatedAs string  `json:"validated_as"` // the layout replayed (see Note when it differs from the labels)
+	PredTTFTMS float64 `json:"pred_ttft_ms"`
+	PredTPOTMS float64 `json:"pred_tpot_ms"`
+	TTFTErrPct float64 `json:"ttft_err_pct"` // (pred − silicon) / silicon × 100
+	TPOTErrPct float64 `json:"tpot_err_pct"`
+	// DecodingInFlight is how many of the row's clients were decoding at any time, by its own
+	// TTFT and TPOT (decodingInFlight); PredDecodingInFlight the same of the replay. A row
+	// far below its concurrency ran fewer requests at once than its label says.
+	DecodingInFlight     float64 `json:"decoding_in_flight"`
+	PredDecodingInFlight float64 `json:"pred_decoding_in_flight,omitempty"`
+	Skipped              string  `json:"skipped,omitempty"`
+	Note                 string  `json:"note,omitempty"`
+	ValidatedAs          string  `json:"validated_as"` // the layout replayed (see Note when it differs from the labels)
 	// Float32MatmulPrecision is the VLLM_FLOAT32_MATMUL_PRECISION the row was replayed with.
 	Float32MatmulPrecision string `json:"float32_matmul_precision,omitempty"`
 	NumGPUBlocks           int    `json:"num_gpu_blocks,omitempty"`
@@ -165,6 +170,7 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 			return nil, fmt.Errorf("%w (the run of line %d, %s)", err, r.Line, run.Script)
 		}
 		res.Script, res.Image, res.NotModelled, res.Benchmark = run.Script, run.Image, run.NotModelled, b
+		res.DecodingInFlight = decodingInFlight(r.Concurrency, r.OSL, b.RangeRatio, r.TTFTMS, r.TPOTMS)
 		sim := r
 		if c, note, ok := convertedDEP(r); ok {
 			sim, res.Note = c, note
@@ -216,6 +222,7 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 				res.PredTTFTMS, res.PredTPOTMS, res.NumGPUBlocks = p.ttft, p.tpot, p.blocks
 				res.TTFTErrPct = (p.ttft - r.TTFTMS) / r.TTFTMS * 100
 				res.TPOTErrPct = (p.tpot - r.TPOTMS) / r.TPOTMS * 100
+				res.PredDecodingInFlight = decodingInFlight(r.Concurrency, r.OSL, b.RangeRatio, p.ttft, p.tpot)
 			}
 		}
 		rep.Rows = append(rep.Rows, res)
@@ -275,6 +282,21 @@ func replay(ctx context.Context, d model.Deployment, r Row, b Benchmark, seed ui
 		return 0, 0, 0, err
 	}
 	return rep.Summary.MeanTTFTMS, rep.Summary.MeanTPOTMS, d.NumGPUBlocks, nil
+}
+
+// decodingInFlight is, by Little's law, how many of a closed loop's c clients are decoding at
+// any time: each request waits TTFT for its first token and decodes the rest of its output
+// (mean OSL − 1 tokens, lengths uniform on [⌊OSL × ratio⌋, OSL]) at TPOT, so the loop
+// completes c / (TTFT + decode) requests a second and c × decode / (TTFT + decode) of them
+// are decoding. Near c when the server admits every client at once; far below it when
+// requests queued before their first token.
+func decodingInFlight(c, osl int, ratio, ttftMS, tpotMS float64) float64 {
+	lo := min(max(int(float64(osl)*ratio), 1), osl)
+	decode := (float64(lo+osl)/2 - 1) * tpotMS
+	if decode <= 0 || ttftMS+decode <= 0 {
+		return 0
+	}
+	return float64(c) * decode / (ttftMS + decode)
 }
 
 // sampleLengths draws n lengths uniformly from the integers [⌊hi × ratio⌋, hi] (at least 1)
