@@ -57,6 +57,8 @@ type blockPool struct {
 	chunkShift uint8 // log2 of the records a chunk holds (recChunkShift; tests take smaller chunks)
 	recFree    []int32
 	emptied    []int32 // records evict emptied, until dropGroups deletes their groups
+	popCur     int32   // lruPop's last record (+1, as in entry refs; 0: none) and its slots
+	popRec     record
 	sink       uint64  // what dropGroups' reads loaded, kept so they are not dropped
 
 	removed kvBlocks // evicted blocks not yet published as a KV event
@@ -392,8 +394,13 @@ func (p *blockPool) lruPop() (int32, record) {
 			l.e, l.stamp = e-1, stamp+1
 		}
 		p.fifoN--
-		// live(e, stamp), with the record kept for the caller.
-		r := p.record(e>>5 - 1)
+		// live(e, stamp), with the record kept for the caller and the next pop: a run's
+		// blocks are one record's. (A record's slots never move, so the view stays valid
+		// whoever holds the record later.)
+		if e>>5 != p.popCur {
+			p.popCur, p.popRec = e>>5, p.record(e>>5-1)
+		}
+		r := p.popRec
 		if s := r.entry(e & 31); s.refs == 0 && s.stamp == stamp {
 			p.lruLen--
 			return e, r
