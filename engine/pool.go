@@ -59,7 +59,7 @@ type blockPool struct {
 	emptied    []int32 // records evict emptied, until dropGroups deletes their groups
 	popCur     int32   // lruPop's last record (+1, as in entry refs; 0: none) and its slots
 	popRec     record
-	sink       uint64  // what dropGroups' reads loaded, kept so they are not dropped
+	sink       uint64 // what dropGroups' reads loaded, kept so they are not dropped
 
 	removed kvBlocks // evicted blocks not yet published as a KV event
 }
