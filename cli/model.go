@@ -50,6 +50,8 @@ func (f *deploymentFlags) register(cmd *cobra.Command, base model.Deployment, la
 	fs.StringVar(&f.d.KVCacheDtype, "kv-cache-dtype", f.d.KVCacheDtype, "KV cache dtype: fp8 or bf16 (sets KV bytes per token, block count and attention price)")
 	fs.StringVar(&f.d.Float32MatmulPrecision, "float32-matmul-precision", model.PrecisionHighest,
 		"vLLM's VLLM_FLOAT32_MATMUL_PRECISION: highest (the FP32 router gate on CUDA cores) or high (TF32 tensor cores)")
+	fs.StringVar(&f.d.CUDAGraphMode, "cudagraph-mode", "",
+		"vLLM's compilation_config.cudagraph_mode: PIECEWISE (as vLLM's default, the empty value) or FULL_DECODE_ONLY (steps holding a prefill run without CUDA graphs, paying eager all-reduces)")
 	fs.IntVar(&f.d.MaxCUDAGraphCaptureSize, "max-cudagraph-capture-size", 0,
 		"vLLM's max_cudagraph_capture_size: larger steps run without CUDA graphs (eager all-reduces); 0: vLLM's default, min(2 × max_num_seqs, 512)")
 	fs.IntVar(&f.d.SharedExpertsStreamTokens, "shared-experts-stream-tokens", 0,
@@ -185,8 +187,12 @@ func writeModelInfo(out io.Writer, w *model.Worker) error {
 	}
 	fmt.Fprintf(&b, "timing     %s\n", timingLine(d))
 	if d.TP > 1 && !d.Dynosim() {
-		fmt.Fprintf(&b, "graphs     CUDA graphs for steps of up to %d tokens (max_cudagraph_capture_size %s); larger steps run eagerly and pay the eager all-reduces\n",
-			d.CUDAGraphMaxTokens(), captureWords(d))
+		steps := "steps"
+		if d.CUDAGraphMode == model.CUDAGraphFullDecodeOnly {
+			steps = "decode-only steps (cudagraph_mode FULL_DECODE_ONLY: every step holding a prefill runs eagerly)"
+		}
+		fmt.Fprintf(&b, "graphs     CUDA graphs for %s of up to %d tokens (max_cudagraph_capture_size %s); larger steps run eagerly and pay the eager all-reduces\n",
+			steps, d.CUDAGraphMaxTokens(), captureWords(d))
 	}
 	if t.LLM.SharedInter > 0 && !d.Dynosim() {
 		if n := d.SharedExpertsOverlapTokens(); n > 0 {
@@ -366,7 +372,7 @@ from its vLLM 0.19.0 table, the router gate as a BF16 GEMM), which the whole imp
 }
 
 func newModelValidateCmd() *cobra.Command {
-	var path, format, profile, kvDtype, fp32, ref, tokenizeBatching string
+	var path, format, profile, kvDtype, fp32, ref, tokenizeBatching, graphMode string
 	var perSlot, warmup, batched, seqs, block, tokenizeNS, capture, sharedStream int
 	var rangeRatio, maxTTFT, maxTPOT float64
 	var async, prefix, fuseARRMS, expertParallel bool
@@ -410,6 +416,9 @@ warm-up. The flags below override single settings of every row's benchmark.`,
 			if fl.Changed("api-tokenize-batching") && !slices.Contains(model.TokenizeBatchings(), tokenizeBatching) {
 				return fmt.Errorf("model validate: --api-tokenize-batching %q: want one of %s", tokenizeBatching, strings.Join(model.TokenizeBatchings(), ", "))
 			}
+			if fl.Changed("cudagraph-mode") && !slices.Contains(model.CUDAGraphModes(), graphMode) {
+				return fmt.Errorf("model validate: --cudagraph-mode %q: want one of %s", graphMode, strings.Join(model.CUDAGraphModes(), ", "))
+			}
 			if fl.Changed("max-num-batched-tokens") && batched < 1 {
 				return fmt.Errorf("model validate: --max-num-batched-tokens %d: want at least 1", batched)
 			}
@@ -438,6 +447,9 @@ warm-up. The flags below override single settings of every row's benchmark.`,
 			override := func(b *silicon.Benchmark) {
 				if fl.Changed("timing-reference") {
 					b.TimingReference = ref
+				}
+				if fl.Changed("cudagraph-mode") {
+					b.CUDAGraphMode = graphMode
 				}
 				if fl.Changed("range-ratio") {
 					b.RangeRatio = rangeRatio
@@ -520,6 +532,7 @@ warm-up. The flags below override single settings of every row's benchmark.`,
 	fs.IntVar(&warmup, "warmup-per-slot", 0, "warm-up requests per concurrency slot, not measured (default: the benchmark's)")
 	fs.StringVar(&ref, "timing-reference", model.ReferenceSilicon, "price the replays as silicon (vLLM's kernels, one pass per step) or dynosim (Dynamo's mocker with AIConfigurator's pricing)")
 	fs.IntVar(&capture, "max-cudagraph-capture-size", 0, "vLLM's max_cudagraph_capture_size: larger steps run without CUDA graphs, paying eager all-reduces; 0: vLLM's default, min(2 × max_num_seqs, 512) (default: the benchmark's; InferenceX 2048, as its script passes)")
+	fs.StringVar(&graphMode, "cudagraph-mode", "", "vLLM's compilation_config.cudagraph_mode of every row: PIECEWISE (vLLM's default) or FULL_DECODE_ONLY (steps holding a prefill run without CUDA graphs) (default: the run's script's; FULL_DECODE_ONLY in the 2025 Llama-3.1-70B B200 runs)")
 	fs.IntVar(&tokenizeNS, "api-tokenize-ns", 0, fmt.Sprintf("the API server's tokenisation cost per prompt token, ns; 0: prompts sent as token ids (default: the benchmark's, InferenceX %d: vllm#19012's rate times the measured cost of its random prompts)", silicon.InferenceXTokenizeNS))
 	fs.StringVar(&tokenizeBatching, "api-tokenize-batching", "", "how the API server tokenises the prompts of one 2 ms window: serial (one after another, vLLM 0.16 on) or parallel (one batched call, vLLM 0.10–0.15) (default: the run's vLLM release's)")
 	fs.Float64Var(&rangeRatio, "range-ratio", 0, fmt.Sprintf("draw input and output lengths uniformly from [ratio × len, len]; 1: fixed (default: the benchmark's, InferenceX %g)", silicon.InferenceXRangeRatio))

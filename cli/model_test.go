@@ -57,6 +57,10 @@ func TestModelValidateBenchmarkFlags(t *testing.T) {
 	if ideal == def {
 		t.Fatalf("ideal and inferencex predict the same TTFT %.2f ms", def)
 	}
+	eager, b := run("--cudagraph-mode", "FULL_DECODE_ONLY")
+	if b["cudagraph_mode"] != "FULL_DECODE_ONLY" || !(eager > def) {
+		t.Fatalf("--cudagraph-mode FULL_DECODE_ONLY: benchmark %v, TTFT %.2f ms against %.2f with graphed prefills", b, eager, def)
+	}
 	sync, b := run("--async-scheduling=false", "--max-num-batched-tokens", "4096", "--range-ratio", "1", "--kv-cache-dtype", "bf16")
 	if b["name"] != "inferencex" || b["async_scheduling"] != false || b["max_num_batched_tokens"] != 4096.0 ||
 		b["batched_tokens_per_isl"] != nil || b["range_ratio"] != 1.0 || b["kv_cache_dtype"] != "bf16" {
@@ -76,6 +80,7 @@ func TestModelValidateBenchmarkFlags(t *testing.T) {
 		{[]string{"--benchmark", "mlperf"}, `--benchmark: silicon: unknown benchmark "mlperf"`},
 		{[]string{"--kv-cache-dtype", "int4"}, `kv_cache_dtype "int4"`},
 		{[]string{"--api-tokenize-batching", "threads"}, `--api-tokenize-batching "threads": want one of serial, parallel`},
+		{[]string{"--cudagraph-mode", "FULL"}, `--cudagraph-mode "FULL": want one of PIECEWISE, FULL_DECODE_ONLY`},
 	} {
 		_, _, err := runCmd(t, newModelValidateCmd(), append([]string{"--silicon", path}, c.args...)...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -102,6 +107,10 @@ func TestModelInfoAndValidateTimingFlags(t *testing.T) {
 	if err != nil || !strings.Contains(out, "timing     silicon") || !strings.Contains(out, "requests   token ids") || strings.Contains(out, "dynosim") ||
 		!strings.Contains(out, "non-attention work by operator") || !strings.Contains(out, "fused/overlap") {
 		t.Fatalf("default model info: %v\n%s", err, out)
+	}
+	out, _, err = runCmd(t, newModelInfoCmd(), "--cudagraph-mode", "FULL_DECODE_ONLY")
+	if err != nil || !strings.Contains(out, "CUDA graphs for decode-only steps (cudagraph_mode FULL_DECODE_ONLY") {
+		t.Fatalf("model info --cudagraph-mode FULL_DECODE_ONLY: %v\n%s", err, out)
 	}
 	path := filepath.Join(t.TempDir(), "rows.csv")
 	csv := "config_id,concurrency,measured,backend_version,precision,gemm_quant_mode,moe_quant_mode,isl,osl,batch_size,tp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n" +

@@ -173,6 +173,10 @@ type File struct {
 	// MaxCUDAGraphCaptureSize is vLLM's max_cudagraph_capture_size: larger steps run without
 	// CUDA graphs. 0 (the default): vLLM's own, min(2 × max_num_seqs, 512).
 	MaxCUDAGraphCaptureSize int
+	// CUDAGraphMode is vLLM's compilation_config.cudagraph_mode: "" (the default: vLLM's own)
+	// or PIECEWISE graph every step up to the capture size; FULL_DECODE_ONLY runs every step
+	// that holds a prefill chunk without graphs (model.CUDAGraphModes).
+	CUDAGraphMode string
 	// SharedExpertsStreamTokens is VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD: steps of at most
 	// this many tokens overlap a MoE model's shared experts with its routed experts. 0 (the
 	// default): vLLM's, 256; -1: no second stream (VLLM_DISABLE_SHARED_EXPERTS_STREAM=1).
@@ -496,6 +500,8 @@ func (f *File) setSearch(path, key string, n ast.Node) error {
 		return f.oneOf(path, n, &f.APIServerTokenizeBatching, model.TokenizeBatchings())
 	case "max_cudagraph_capture_size":
 		return f.integer(path, n, &f.MaxCUDAGraphCaptureSize, 0, 1<<20)
+	case "cudagraph_mode":
+		return f.oneOf(path, n, &f.CUDAGraphMode, model.CUDAGraphModes())
 	case "shared_experts_stream_tokens":
 		return f.integer(path, n, &f.SharedExpertsStreamTokens, -1, 1<<20)
 	case "fuse_allreduce_rms":

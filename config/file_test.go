@@ -434,6 +434,36 @@ func TestMaxCUDAGraphCaptureSizeKey(t *testing.T) {
 	}
 }
 
+// search_space.cudagraph_mode reaches the workers and, only when set, the fingerprint;
+// FULL_DECODE_ONLY runs a 256-token prefill step of the seed's worker without graphs, so it
+// is dearer; a mode routerlab does not price is refused by key.
+func TestCUDAGraphModeKey(t *testing.T) {
+	f0, cfg0, _ := seedRun(t)
+	if cfg0.Worker.CUDAGraphMode != "" {
+		t.Fatalf("default cudagraph_mode %q, want vLLM's (empty)", cfg0.Worker.CUDAGraphMode)
+	}
+	f1, cfg, _ := seedRun(t, "cudagraph_mode=FULL_DECODE_ONLY")
+	if cfg.Worker.CUDAGraphMode != model.CUDAGraphFullDecodeOnly {
+		t.Fatalf("worker cudagraph_mode %q", cfg.Worker.CUDAGraphMode)
+	}
+	step := func(d model.Deployment) int64 {
+		w, err := model.NewWorker(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w.StepTimeUS(&model.Batch{Prefill: []model.Chunk{{NewTokens: 256}}})
+	}
+	if graph, eager := step(cfg0.Worker), step(cfg.Worker); !(eager > graph) {
+		t.Fatalf("a 256-token prefill step: %d µs run eagerly, %d µs as a graph", eager, graph)
+	}
+	if d := Diff(f0.Fingerprint(), f1.Fingerprint()); len(d) != 1 || d[0].Key != "search_space.cudagraph_mode" || d[0].New != "FULL_DECODE_ONLY" {
+		t.Fatalf("fingerprint diff %v", d)
+	}
+	if err := Default().Set("cudagraph_mode=FULL"); err == nil || !strings.Contains(err.Error(), "cudagraph_mode") {
+		t.Fatalf("cudagraph_mode FULL: %v", err)
+	}
+}
+
 // search_space.shared_experts_stream_tokens reaches the workers and, only when set, the
 // fingerprint; the seed's MiniMax-M2.5 has no shared experts, so its replay is unchanged.
 func TestSharedExpertsStreamTokensKey(t *testing.T) {

@@ -269,6 +269,9 @@ func (f *File) fingerprint(tr *trace.Trace, tables string, list func(string) str
 		add("search_space.api_server_tokenize_batching", f.APIServerTokenizeBatching)
 	}
 	add("search_space.max_cudagraph_capture_size", strconv.Itoa(f.MaxCUDAGraphCaptureSize))
+	if f.CUDAGraphMode != "" { // listed only when given, so earlier experiments keep their fingerprint
+		add("search_space.cudagraph_mode", f.CUDAGraphMode)
+	}
 	add("search_space."+KeyFloat32MatmulPrecision, f.float32Precision())
 	if f.SharedExpertsStreamTokens != 0 { // listed only when given, so earlier experiments keep their fingerprint
 		add("search_space.shared_experts_stream_tokens", strconv.Itoa(f.SharedExpertsStreamTokens))

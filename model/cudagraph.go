@@ -12,6 +12,20 @@ import "math"
 // the capture size pays the eager all-reduces. The other tables measure kernels, not the way
 // they were launched, and stay as they are.
 
+// vLLM's cudagraph_mode FULL_DECODE_ONLY (vllm/config/compilation.py, CUDAGraphMode) captures
+// full graphs of decode-only batches and runs every batch that holds a prefill chunk without
+// graphs, whatever its size: InferenceX's 2025 B200 scripts set it (with splitting_ops [],
+// 70b_fp8_b200_docker.sh at 9596d23d7). The modes that also capture piecewise graphs
+// (PIECEWISE, FULL_AND_PIECEWISE) graph mixed steps up to the capture size too, so for
+// which steps replay a graph they are one.
+const (
+	CUDAGraphPiecewise      = "PIECEWISE"
+	CUDAGraphFullDecodeOnly = "FULL_DECODE_ONLY"
+)
+
+// CUDAGraphModes are the cudagraph_mode values routerlab prices ("" is vLLM's default).
+func CUDAGraphModes() []string { return []string{CUDAGraphPiecewise, CUDAGraphFullDecodeOnly} }
+
 // maxCaptureSize bounds max_cudagraph_capture_size (the largest token budget routerlab takes).
 const maxCaptureSize = 1 << 20
 
@@ -38,9 +52,15 @@ func eagerCurve(d Deployment, t *Table, sum []float64) (curve, int) {
 	return newCurve(v, 1), d.CUDAGraphMaxTokens()
 }
 
-// nonAttentionAt prices the non-attention work of a step of tokens.
-func (w *Worker) nonAttentionAt(tokens int) float64 {
-	if tokens > w.graphTokens {
+// runsEagerly tells whether a step of tokens runs without CUDA graphs, prefill telling
+// whether it holds a prefill chunk.
+func (w *Worker) runsEagerly(tokens int, prefill bool) bool {
+	return tokens > w.graphTokens || prefill && w.decodeOnlyGraphs
+}
+
+// nonAttentionAt prices the non-attention work of a step of tokens (runsEagerly's prefill).
+func (w *Worker) nonAttentionAt(tokens int, prefill bool) float64 {
+	if w.runsEagerly(tokens, prefill) {
 		return w.eager.at(float64(tokens))
 	}
 	return w.nonAttention.at(float64(tokens))

@@ -2,6 +2,7 @@ package model
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -58,5 +59,46 @@ func TestEagerStepsPayEagerAllReduces(t *testing.T) {
 		if a != b {
 			t.Fatalf("dynosim, %d tokens: %g µs with vLLM's capture size, %g without", tokens, a, b)
 		}
+	}
+}
+
+// Under FULL_DECODE_ONLY every step holding a prefill chunk pays the eager all-reduces, even
+// a one-token chunk; a decode-only step within the capture size replays its graph; PIECEWISE
+// prices as vLLM's default; an unknown mode is refused by name.
+func TestFullDecodeOnlyRunsPrefillStepsEagerly(t *testing.T) {
+	worker := func(mode string) *Worker {
+		d := SeedDeployment()
+		d.CUDAGraphMode = mode
+		w, err := NewWorker(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	def, piece, fdo := worker(""), worker(CUDAGraphPiecewise), worker(CUDAGraphFullDecodeOnly)
+	tb := def.Table()
+	ce, cg := newCurve(tb.CollectiveEager.Values, 1), newCurve(tb.Collective.Values, 1)
+	for _, tokens := range []int{1, 64, 400} { // the seed's steps of up to 512 tokens replay graphs by default
+		mixed := &Batch{Prefill: []Chunk{{NewTokens: tokens}}, Decodes: 3, DecodeContextTokens: 3000}
+		want := ce.at(float64(tokens+3)) - cg.at(float64(tokens+3))
+		if want <= 0 {
+			t.Fatalf("%d tokens: eager all-reduces %g µs cheaper than graph ones", tokens, -want)
+		}
+		got := fdo.Breakdown(mixed).NonAttentionUS - def.Breakdown(mixed).NonAttentionUS
+		if math.Abs(got-want) > 1e-6 {
+			t.Fatalf("mixed step of %d tokens: FULL_DECODE_ONLY adds %g µs, want the eager all-reduces' %g", tokens+3, got, want)
+		}
+		if p, d := piece.StepTimeUS(mixed), def.StepTimeUS(mixed); p != d {
+			t.Fatalf("PIECEWISE prices a mixed step at %d µs, vLLM's default at %d", p, d)
+		}
+		decode := &Batch{Decodes: tokens, DecodeContextTokens: int64(tokens) * 3000}
+		if f, d := fdo.StepTimeUS(decode), def.StepTimeUS(decode); f != d {
+			t.Fatalf("decode step of %d: FULL_DECODE_ONLY %d µs, default %d", tokens, f, d)
+		}
+	}
+	d := SeedDeployment()
+	d.CUDAGraphMode = "FULL"
+	if err := d.Validate(); err == nil || !strings.Contains(err.Error(), "cudagraph_mode") || !strings.Contains(err.Error(), CUDAGraphFullDecodeOnly) {
+		t.Fatalf("cudagraph_mode FULL: %v", err)
 	}
 }

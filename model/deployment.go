@@ -59,6 +59,11 @@ type Deployment struct {
 	// MaxCUDAGraphCaptureSize is vLLM's compilation_config.max_cudagraph_capture_size: steps
 	// of more tokens run without CUDA graphs (cudagraph.go). 0: vLLM's default.
 	MaxCUDAGraphCaptureSize int
+	// CUDAGraphMode is vLLM's compilation_config.cudagraph_mode as far as it decides which
+	// steps replay a graph (cudagraph.go): "" (vLLM's default, FULL_AND_PIECEWISE from 0.11,
+	// PIECEWISE before) or CUDAGraphPiecewise graph every step up to the capture size;
+	// CUDAGraphFullDecodeOnly only the steps that hold no prefill chunk.
+	CUDAGraphMode string
 	// SharedExpertsStreamTokens is vLLM's VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD: steps of
 	// at most this many tokens run a MoE layer's shared experts on a second CUDA stream beside
 	// the routed experts (worker.go). 0: vLLM's default, 256; -1: no second stream
@@ -214,6 +219,8 @@ func (d Deployment) Validate() error {
 	case !slices.Contains(TokenizeBatchings(), d.TokenizeBatching()):
 		return fmt.Errorf("deployment: api_server_tokenize_batching %q is not supported (want one of %s)",
 			d.APIServerTokenizeBatching, strings.Join(TokenizeBatchings(), ", "))
+	case !slices.Contains(CUDAGraphModes(), d.CUDAGraphMode) && d.CUDAGraphMode != "":
+		return fmt.Errorf("deployment: cudagraph_mode %q (want one of %s)", d.CUDAGraphMode, strings.Join(CUDAGraphModes(), ", "))
 	case d.MaxCUDAGraphCaptureSize < 0 || d.MaxCUDAGraphCaptureSize > maxCaptureSize:
 		return fmt.Errorf("deployment: max_cudagraph_capture_size %d must be in [0, %d] tokens (0: vLLM's default)", d.MaxCUDAGraphCaptureSize, maxCaptureSize)
 	case d.SharedExpertsStreamTokens < -1 || d.SharedExpertsStreamTokens > maxCaptureSize:

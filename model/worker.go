@@ -16,9 +16,11 @@ type Worker struct {
 	routerGate   []float64 // the router gate's grid at the deployment's float32 matmul precision
 	eager        curve     // the same with the collectives run without CUDA graphs
 	graphTokens  int       // steps of more tokens run eagerly (cudagraph.go)
-	logits       curve     // LM head, by sequences in the step
-	context      surface
-	decode       surface
+	// decodeOnlyGraphs: steps holding a prefill chunk run eagerly too (FULL_DECODE_ONLY)
+	decodeOnlyGraphs bool
+	logits           curve // LM head, by sequences in the step
+	context          surface
+	decode           surface
 }
 
 // NewWorker loads the embedded tables of d's model, GPU, backend version and layout.
@@ -76,16 +78,17 @@ func newWorker(d Deployment, t *Table) (*Worker, error) {
 	allReduceRMSFusion(d, t, sum)
 	eager, graphTokens := eagerCurve(d, t, sum)
 	return &Worker{
-		d:            d,
-		table:        t,
-		dynosim:      d.Dynosim(),
-		nonAttention: newCurve(sum, 1),
-		routerGate:   gate.Values,
-		eager:        eager,
-		graphTokens:  graphTokens,
-		logits:       newCurve(t.Logits.Values, 1),
-		context:      newSurface(attn.Context.Values, attn.Context.Rows, attn.Context.Cols, 1, 2),
-		decode:       newSurface(attn.Decode.Values, attn.Decode.Rows, attn.Decode.Cols, 1, 1),
+		d:                d,
+		table:            t,
+		dynosim:          d.Dynosim(),
+		nonAttention:     newCurve(sum, 1),
+		routerGate:       gate.Values,
+		eager:            eager,
+		graphTokens:      graphTokens,
+		decodeOnlyGraphs: d.CUDAGraphMode == CUDAGraphFullDecodeOnly,
+		logits:           newCurve(t.Logits.Values, 1),
+		context:          newSurface(attn.Context.Values, attn.Context.Rows, attn.Context.Cols, 1, 2),
+		decode:           newSurface(attn.Decode.Values, attn.Decode.Rows, attn.Decode.Cols, 1, 1),
 	}, nil
 }
 
@@ -144,7 +147,7 @@ func (w *Worker) StepTimeUS(b *Batch) int64 {
 	if tokens == 0 {
 		return 1
 	}
-	us := w.nonAttentionAt(tokens) + w.logits.at(float64(len(b.Prefill)+b.Decodes))
+	us := w.nonAttentionAt(tokens, len(b.Prefill) > 0) + w.logits.at(float64(len(b.Prefill)+b.Decodes))
 	if n := len(b.Prefill); n > 0 {
 		us += w.context.at(float64(n), math.Sqrt(work/float64(n)))
 	}
@@ -167,7 +170,7 @@ func (w *Worker) DecodeStepsUS(decodes int, ctx int64, out []int64) {
 		}
 		return
 	}
-	base := w.nonAttentionAt(decodes) + w.logits.at(float64(decodes))
+	base := w.nonAttentionAt(decodes, false) + w.logits.at(float64(decodes))
 	i, i1, fr, scale := w.decode.rowAt(float64(decodes))
 	for j := range out {
 		c := ctx + int64(j)*int64(decodes)
@@ -188,8 +191,8 @@ func (w *Worker) Breakdown(b *Batch) StepBreakdown {
 	if r.Tokens == 0 {
 		return r
 	}
-	r.NonAttentionUS = w.nonAttentionAt(r.Tokens)
-	r.Operators = w.operators(r.Tokens, r.NonAttentionUS)
+	r.NonAttentionUS = w.nonAttentionAt(r.Tokens, len(b.Prefill) > 0)
+	r.Operators = w.operators(r.Tokens, len(b.Prefill) > 0, r.NonAttentionUS)
 	r.LogitsUS = w.logits.at(float64(r.Sequences))
 	if n := len(b.Prefill); n > 0 {
 		r.ContextAttnUS = w.context.at(float64(n), math.Sqrt(work/float64(n)))
@@ -201,7 +204,7 @@ func (w *Worker) Breakdown(b *Batch) StepBreakdown {
 }
 
 // operators splits the non-attention work of a step of tokens by the table's grids.
-func (w *Worker) operators(tokens int, nonAttention float64) OperatorBreakdown {
+func (w *Worker) operators(tokens int, prefill bool, nonAttention float64) OperatorBreakdown {
 	t, x := w.table, float64(tokens)
 	at := func(v []float64) float64 {
 		if len(v) == 0 {
@@ -211,7 +214,7 @@ func (w *Worker) operators(tokens int, nonAttention float64) OperatorBreakdown {
 		return c.at(x)
 	}
 	allReduce := t.Collective.Values
-	if tokens > w.graphTokens {
+	if w.runsEagerly(tokens, prefill) {
 		allReduce = t.CollectiveEager.Values
 	}
 	o := OperatorBreakdown{

@@ -56,6 +56,9 @@ type Benchmark struct {
 	// MaxCUDAGraphCaptureSize is vLLM's max_cudagraph_capture_size (0: vLLM's default,
 	// which the measured runs used); larger steps run without CUDA graphs.
 	MaxCUDAGraphCaptureSize int `json:"max_cudagraph_capture_size"`
+	// CUDAGraphMode is the script's compilation_config.cudagraph_mode ("": vLLM's default;
+	// FULL_DECODE_ONLY runs steps holding a prefill chunk without graphs).
+	CUDAGraphMode string `json:"cudagraph_mode,omitempty"`
 	// SharedExpertsStreamTokens is VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD (0: vLLM's
 	// default, 256; -1: no second stream), which no run set.
 	SharedExpertsStreamTokens int `json:"shared_experts_stream_tokens,omitempty"`
@@ -191,6 +194,8 @@ func (b Benchmark) check() error {
 		return fmt.Errorf("silicon: benchmark %s: timing_reference %q (want one of %s)", b.Name, b.TimingReference, strings.Join(model.TimingReferences(), ", "))
 	case b.MaxCUDAGraphCaptureSize < 0:
 		return fmt.Errorf("silicon: benchmark %s: max_cudagraph_capture_size %d, want >= 0", b.Name, b.MaxCUDAGraphCaptureSize)
+	case b.CUDAGraphMode != "" && !slices.Contains(model.CUDAGraphModes(), b.CUDAGraphMode):
+		return fmt.Errorf("silicon: benchmark %s: cudagraph_mode %q (want one of %s)", b.Name, b.CUDAGraphMode, strings.Join(model.CUDAGraphModes(), ", "))
 	case b.SharedExpertsStreamTokens < -1:
 		return fmt.Errorf("silicon: benchmark %s: shared_experts_stream_tokens %d, want >= -1", b.Name, b.SharedExpertsStreamTokens)
 	case min(b.AllReduceFusionMaxMB.TP2, b.AllReduceFusionMaxMB.TP4, b.AllReduceFusionMaxMB.TP8) < 0:
@@ -269,7 +274,7 @@ func (b Benchmark) deployment(r Row) model.Deployment {
 	d.AsyncScheduling, d.NoPrefixCaching = b.AsyncScheduling && b.TimingReference != model.ReferenceDynosim, !b.PrefixCaching
 	d.Float32MatmulPrecision = b.float32Precision(r)
 	d.APIServerTokenizeNS, d.APIServerTokenizeBatching = b.APIServerTokenizeNS, b.APIServerTokenizeBatching
-	d.MaxCUDAGraphCaptureSize = b.MaxCUDAGraphCaptureSize
+	d.MaxCUDAGraphCaptureSize, d.CUDAGraphMode = b.MaxCUDAGraphCaptureSize, b.CUDAGraphMode
 	d.TimingReference = b.TimingReference
 	d.SharedExpertsStreamTokens = b.SharedExpertsStreamTokens
 	d.FuseAllReduceRMS, d.AllReduceFusionMaxMB = b.fusesAllReduceRMS(r, d), b.AllReduceFusionMaxMB.at(r.TP)
@@ -306,6 +311,9 @@ func (b Benchmark) String() string {
 	graphs := "CUDA graphs up to vLLM's default capture size"
 	if b.MaxCUDAGraphCaptureSize > 0 {
 		graphs = fmt.Sprintf("CUDA graphs up to %d tokens", b.MaxCUDAGraphCaptureSize)
+	}
+	if b.CUDAGraphMode == model.CUDAGraphFullDecodeOnly {
+		graphs += " for decode-only steps (cudagraph_mode FULL_DECODE_ONLY: steps holding a prefill run eagerly)"
 	}
 	switch {
 	case b.FuseAllReduceRMS == nil:

@@ -127,17 +127,11 @@ func InferenceXRuns() []Run {
 		{Model: llama70, System: "b200_sxm", Precision: "fp8", To: "2025-12-31",
 			Script: "benchmarks/70b_fp8_b200_docker.sh@9596d23d7", Image: "vllm/vllm-openai:v0.10.2",
 			NotModelled: llamaB200NM,
-			Benchmark: ix("2025-10-29", func(b *Benchmark) {
-				b.KVCacheDtype, b.PrefixCaching, b.MaxNumSeqs = model.KVFP8, false, 512
-				fused2025(b)
-			})},
+			Benchmark:   ix("2025-10-29", llamaB2002025)},
 		{Model: llama70, System: "b200_sxm", Precision: "fp4", To: "2025-12-31",
 			Script: "benchmarks/70b_fp4_b200_docker.sh@9596d23d7", Image: "vllm/vllm-openai:v0.10.2",
 			NotModelled: llamaB200NM,
-			Benchmark: ix("2025-10-29", func(b *Benchmark) {
-				b.KVCacheDtype, b.PrefixCaching, b.MaxNumSeqs = model.KVFP8, false, 512
-				fused2025(b)
-			})},
+			Benchmark:   ix("2025-10-29", llamaB2002025)},
 		// gpt-oss-120b: three generations of scripts.
 		{Model: gptOSS, System: "h100_sxm", Precision: "fp4", To: "2025-11-30",
 			Script: "benchmarks/gptoss_fp4_h100_slurm.sh@af4ccd03f", Image: "vllm/vllm-openai:v0.10.2", NotModelled: marlin2025NM,
@@ -226,8 +220,16 @@ func kimiGapAnalysis(runs []Run) []Run {
 }
 
 // llamaB200NM is what the Llama 3.3 70B B200 runs' compilation config sets beyond the fused
-// all-reduce + RMSNorm.
-const llamaB200NM = "compilation-config cudagraph_mode FULL_DECODE_ONLY and splitting_ops [] with the attention + FP8-quant fusion: mixed steps priced as piecewise graphs of unfused kernels"
+// all-reduce + RMSNorm and cudagraph_mode FULL_DECODE_ONLY (llamaB2002025).
+const llamaB200NM = "compilation-config splitting_ops [] with the attention + FP8-quant fusion and custom_ops +quant_fp8, +rms_norm: priced as the tables' unfused kernels; the eager steps' kernel launches (FULL_DECODE_ONLY runs every step holding a prefill without CUDA graphs) are priced only as eager all-reduces"
+
+// llamaB2002025 is the 2025 Llama 3.3 70B B200 scripts' config.yaml (9596d23d7): FP8 KV cache,
+// async scheduling, no prefix caching, 8,192 batched tokens, --max-num-seqs 512,
+// cudagraph_mode FULL_DECODE_ONLY and the FlashInfer all-reduce fusion.
+func llamaB2002025(b *Benchmark) {
+	b.KVCacheDtype, b.PrefixCaching, b.MaxNumSeqs, b.CUDAGraphMode = model.KVFP8, false, 512, model.CUDAGraphFullDecodeOnly
+	fused2025(b)
+}
 
 // fused2025 is the 2025 B200 scripts' FlashInfer all-reduce fusion: compilation-config
 // pass_config enable_fi_allreduce_fusion true, VLLM_FLASHINFER_ALLREDUCE_FUSION_THRESHOLDS_MB

@@ -74,6 +74,13 @@ func TestRunOfRow(t *testing.T) {
 			func(b Benchmark) bool {
 				return b.WarmupPerSlot == 0 && b.MaxNumSeqsIsConcurrency && b.MaxModelLen == 10240 && b.KVCacheDtype == model.KVFP8
 			}},
+		// The 2025 B200 Llama scripts graph decode-only steps (cudagraph_mode FULL_DECODE_ONLY).
+		{Row{Model: llama70, System: "b200_sxm", Precision: "fp4", Measured: "2025-10-29"}, "70b_fp4_b200_docker.sh@9596d23d7",
+			func(b Benchmark) bool {
+				return b.CUDAGraphMode == model.CUDAGraphFullDecodeOnly && b.MaxNumSeqs == 512 && *b.FuseAllReduceRMS
+			}},
+		{Row{Model: llama70, System: "h200_sxm", Precision: "fp8", Measured: "2025-10-29"}, "70b_fp8_h200_slurm.sh@9596d23d7",
+			func(b Benchmark) bool { return b.CUDAGraphMode == "" }},
 		{Row{Model: gptOSS, System: "h100_sxm", Precision: "fp4", Measured: "2026-03-27"}, "gptoss_fp4_h100.sh@cec542a9a",
 			func(b Benchmark) bool {
 				return b.KVCacheDtype == model.KVBF16 && b.MaxCUDAGraphCaptureSize == 2048 && b.MaxNumSeqsIsConcurrency && b.WarmupPerSlot == 2
