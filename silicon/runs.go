@@ -69,7 +69,9 @@ const (
 	// Hopper falls back to Marlin. When the 0.13 upgrade ran Triton, InferenceX restored
 	// Marlin (4e52ed4c6: "Fix H100/H200 perf regression").
 	marlin2025NM = "no triton_kernels in the vLLM 0.10.2/0.11.2 image (vllm#27672; vendored by vllm#28788 for 0.12): vLLM's Marlin MXFP4 experts, which no table measures at gpt-oss's shape; priced as OpenAI's Triton MXFP4 experts"
-	mxfp8NM      = "VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1: FlashInfer's MXFP4 × MXFP8 experts, which no table measures at gpt-oss's shape; priced as its MXFP4 × BF16 experts"
+	// nightlyMNNVLNM is what #996's early script sets that the replay does not price.
+	nightlyMNNVLNM = "VLLM_FLASHINFER_ALLREDUCE_BACKEND=mnnvl: FlashInfer's MNNVL kernels for the fused all-reduce + RMSNorm, priced as every fused all-reduce is, as vLLM's custom all-reduce (no table measures an MNNVL all-reduce)"
+	mxfp8NM        = "VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1: FlashInfer's MXFP4 × MXFP8 experts, which no table measures at gpt-oss's shape; priced as its MXFP4 × BF16 experts"
 )
 
 // InferenceXRuns lists the runs behind the sample's vLLM rows, from SemiAnalysisAI/InferenceX's
@@ -91,9 +93,19 @@ func InferenceXRuns() []Run {
 			Script: "benchmarks/single_node/minimaxm2.5_fp8_b200.sh@626932a11", Image: "vllm/vllm-openai:v0.17.0-cu130",
 			NotModelled: "VLLM_USE_FLASHINFER_MOE_FP8=0, VLLM_MOE_USE_DEEP_GEMM=0: Triton block-FP8 experts, priced as FlashInfer's TRT-LLM experts (the embedded MiniMax B200 tables)",
 			Benchmark:   ix("2026-03-28", func(b *Benchmark) { b.GPUMemoryUtilization, b.BlockSize, b.PrefixCaching = 0.95, 32, false })},
-		// MiniMax-M2.5 NVFP4 on B200 and B300: the 2026-04-03 nightly rows ran the scripts
-		// before they were merged (#996 on 2026-04-08, #1055 on 2026-04-17).
-		{Model: minimax, System: "b200_sxm", Precision: "fp4", From: "2026-04-03",
+		// MiniMax-M2.5 NVFP4 on B200: the 2026-04-03 rows name the nightly image that #996's
+		// branch ran from 08bcde8f1 (2026-04-02) until a9c199207 (2026-04-07) rewrote the
+		// script's flags: vLLM's default token budget and CUDA-graph capture size, block 32,
+		// memory 0.95.
+		{Model: minimax, System: "b200_sxm", Precision: "fp4", From: "2026-04-03", To: "2026-04-06",
+			Script: "benchmarks/single_node/minimaxm2.5_fp4_b200.sh@08bcde8f1 (#996's branch)", Image: "vllm/vllm-openai:nightly-5b8c30d62b754b575e043ce2fc0dcbf8a64f6306",
+			NotModelled: nightlyMNNVLNM,
+			Benchmark: ix("2026-04-03", func(b *Benchmark) {
+				b.GPUMemoryUtilization, b.BlockSize, b.KVCacheDtype, b.PrefixCaching = 0.95, 32, model.KVFP8, false
+			})},
+		// MiniMax-M2.5 NVFP4 on B200 from a9c199207 (merged as #996 on 2026-04-08) and on B300
+		// (#1055, 2026-04-17; its 2026-04-03 nightly rows ran the config before the merge).
+		{Model: minimax, System: "b200_sxm", Precision: "fp4", From: "2026-04-07",
 			Script: "benchmarks/single_node/minimaxm2.5_fp4_b200.sh@79bd988e9 (VLLM_FLOAT32_MATMUL_PRECISION=high from 13962fcfa)", Image: "vllm/vllm-openai:v0.19.0-cu130",
 			Benchmark: ix("2026-04-03", blackwellFP4)},
 		{Model: minimax, System: "b300_sxm", Precision: "fp4", From: "2026-04-03",

@@ -48,6 +48,15 @@ func TestRunOfRow(t *testing.T) {
 			func(b Benchmark) bool {
 				return b.MaxNumSeqs == 256 && !b.PrefixCaching && b.MaxNumBatchedTokens == 8192
 			}},
+		// NVFP4 on B200: the nightly rows of #996's branch ran vLLM's default token budget and
+		// CUDA-graph capture size; the merged script's rows 2 × ISL and 2,048.
+		{Row{Model: minimax, System: "b200_sxm", Precision: "fp4", Measured: "2026-04-03"}, "minimaxm2.5_fp4_b200.sh@08bcde8f1",
+			func(b Benchmark) bool {
+				return b.MaxNumBatchedTokens == 8192 && b.BatchedTokensPerISL == 0 && b.MaxCUDAGraphCaptureSize == 0 &&
+					b.BlockSize == 32 && b.GPUMemoryUtilization == 0.95 && b.KVCacheDtype == model.KVFP8 && !b.PrefixCaching
+			}},
+		{Row{Model: minimax, System: "b200_sxm", Precision: "fp4", Measured: "2026-04-08"}, "minimaxm2.5_fp4_b200.sh@79bd988e9",
+			func(b Benchmark) bool { return b.BatchedTokensPerISL == 2 && b.MaxCUDAGraphCaptureSize == 2048 }},
 		{Row{Model: minimax, System: "b300_sxm", Precision: "fp4", Measured: "2026-04-22"}, "minimaxm2.5_fp4_b300.sh",
 			func(b Benchmark) bool {
 				return b.BatchedTokensPerISL == 2 && b.BlockSize == 16 && b.float32Precision(Row{Measured: "2026-04-22"}) == model.PrecisionHigh
