@@ -259,7 +259,7 @@ func timingLine(d model.Deployment) string {
 }
 
 func newModelImportCmd() *cobra.Command {
-	var aic, out, ref string
+	var aic, out, ref, moeShape string
 	var layouts []string
 	o := model.DefaultImportOptions()
 	cmd := &cobra.Command{
@@ -298,7 +298,7 @@ from its vLLM 0.19.0 table, the router gate as a BF16 GEMM), which the whole imp
 			if !selected {
 				// Without a deployment every embedded one is re-derived with its own kernel
 				// choice: a kernel flag would be dropped silently.
-				for _, name := range []string{"backend-version", "gemm-quant", "moe-version", "moe-kernel", "moe-quant", "attention-version", "fp32-tflops", "tf32-tflops"} {
+				for _, name := range []string{"backend-version", "gemm-quant", "moe-version", "moe-kernel", "moe-quant", "moe-shape", "attention-version", "fp32-tflops", "tf32-tflops"} {
 					if f.Changed(name) {
 						return fmt.Errorf("model import: --%s applies to one deployment: name it with --model-name, --sku, --layout or --quantization (without them every embedded table is re-derived with its own kernels)", name)
 					}
@@ -317,6 +317,13 @@ from its vLLM 0.19.0 table, the router gate as a BF16 GEMM), which the whole imp
 							*f.dst = *f.from
 						}
 					}
+				}
+				if moeShape != "" {
+					sh, err := model.ParseMoEShape(moeShape)
+					if err != nil {
+						return fmt.Errorf("model import: --moe-shape: %w", err)
+					}
+					o.MoE.Shape = sh
 				}
 				o.Layouts = nil
 				for _, s := range layouts {
@@ -358,6 +365,7 @@ from its vLLM 0.19.0 table, the router gate as a BF16 GEMM), which the whole imp
 	fs.StringVar(&o.MoE.Version, "moe-version", o.MoE.Version, "vLLM version directory of the expert rows (default: the kernel's)")
 	fs.StringVar(&o.MoE.Source, "moe-kernel", o.MoE.Source, "kernel_source of the expert rows (default: the one vLLM selects for the quantisation and GPU; vllm_fused_moe: Triton)")
 	fs.StringVar(&o.MoE.Quant, "moe-quant", o.MoE.Quant, "moe_dtype of the expert rows")
+	fs.StringVar(&moeShape, "moe-shape", "", "hidden,inter,experts,topk of the expert rows when --moe-kernel is measured only at another model's shape: transferred at equal tokens per expert, latency scaled by experts × hidden × inter (an assumption, stated in the table; default: the model's own shape)")
 	fs.StringVar(&o.AttentionVersion, "attention-version", o.AttentionVersion, "vLLM version directory of the attention rows (default: --backend-version; H200's 0.19.0 context rows are not physical, the embedded H200 tables take 0.18.0)")
 	fs.StringVar(&o.QKNormKernels, "qk-norm-kernels", model.QKNormVLLM, "how a QK-norm over a layer's heads (qk_norm_type per_layer, MiniMax-M2) is priced: vllm (the reduction, all-reduce of the variances and normalisation vLLM 0.19 runs; the embedded tables) or aiconfigurator (its op list, per-head element-wise ops)")
 	fs.StringVar(&o.MLAModuleRows, "mla-module-rows", model.MLARowsFusedNorms, "which collection of AIConfigurator's MLA module rows prices multi-head latent attention: fused-norms (the GPU's collection run with the norm kernels a serving engine runs, where it has one: B200's 0.24.0; the embedded tables) or version (the deployment's own version's rows, or --attention-version's)")

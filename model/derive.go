@@ -84,6 +84,20 @@ func gemmCurveAtK(rows []gemmRow, dtype string, n, k int) (func(m float64) float
 	return func(m float64) float64 { a := lo.at(m, 1); return a + (hi.at(m, 1)-a)*w }, nil
 }
 
+// transferMoE maps expert rows measured at shape `at` onto shape `own`: a step of N tokens
+// gives each expert N × topk / experts of them, so a row of N' tokens at the other shape is
+// read as N' × (topk' / experts') / (topk / experts) tokens here, where each expert GEMM sees
+// the same rows; its latency scales by the layer's expert work, experts × hidden × inter (the
+// weights read and, at equal rows per expert, the FLOPs). This is an assumption, not a
+// measurement: it holds only for the kernel's cost per expert-GEMM element, not for costs
+// that do not grow with the shape (launches, routing), which it scales too.
+func transferMoE(own, at MoEShape) (tokens, latency float64) {
+	tokens = float64(at.TopK) / float64(at.Experts) / (float64(own.TopK) / float64(own.Experts))
+	latency = float64(own.Experts) * float64(own.Hidden) * float64(own.Inter) /
+		(float64(at.Experts) * float64(at.Hidden) * float64(at.Inter))
+	return tokens, latency
+}
+
 // gatePeaks are the FLOP/s an FP32 GEMM runs at under each float32 matmul precision.
 type gatePeaks struct{ fp32, tf32 float64 }
 
@@ -158,22 +172,34 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 	var moeWords, gateWords string
 	gate := func(float64, float64) float64 { return 0 }
 	if s.MoE() {
+		own := MoEShape{Hidden: h, Inter: s.ExpertInter, Experts: s.Experts, TopK: s.TopK}
+		at := own
+		if mk.Shape != (MoEShape{}) {
+			at = mk.Shape
+		}
+		tokens, latency := transferMoE(own, at)
 		var moePts []point
 		for _, r := range moes {
-			if r.Kernel == mk.Source && r.Dtype == mk.Quant && r.Hidden == int64(h) && r.Inter == int64(s.ExpertInter) &&
-				r.TopK == int64(s.TopK) && r.Experts == int64(s.Experts) && r.MoETP == int64(l.MoETP) &&
+			if r.Kernel == mk.Source && r.Dtype == mk.Quant && r.Hidden == int64(at.Hidden) && r.Inter == int64(at.Inter) &&
+				r.TopK == int64(at.TopK) && r.Experts == int64(at.Experts) && r.MoETP == int64(l.MoETP) &&
 				r.MoEEP == int64(l.MoEEP) && r.Distribution == moeDistribution {
-				moePts = append(moePts, point{float64(r.Tokens), msToUS(r.Latency)})
+				moePts = append(moePts, point{float64(r.Tokens) * tokens, msToUS(r.Latency) * latency})
 			}
 		}
 		if len(moePts) == 0 {
 			return missing("moe_perf", fmt.Sprintf("%s %s hidden %d inter %d top-%d of %d experts moe_tp %d moe_ep %d %s",
-				mk.Source, mk.Quant, h, s.ExpertInter, s.TopK, s.Experts, l.MoETP, l.MoEEP, moeDistribution))
+				mk.Source, mk.Quant, at.Hidden, at.Inter, at.TopK, at.Experts, l.MoETP, l.MoEEP, moeDistribution))
 		}
 		ms := newSeries(moePts)
 		moe = func(x float64) float64 { return ms.at(x, 1) }
 		moeWords = fmt.Sprintf("%s: %s %s hidden %d inter %d top-%d/%d moe_tp %d moe_ep %d %s",
-			moeRel, mk.Source, mk.Quant, h, s.ExpertInter, s.TopK, s.Experts, l.MoETP, l.MoEEP, moeDistribution)
+			moeRel, mk.Source, mk.Quant, at.Hidden, at.Inter, at.TopK, at.Experts, l.MoETP, l.MoEEP, moeDistribution)
+		if at != own {
+			what := fmt.Sprintf("moe_perf: %s measured at hidden %d inter %d top-%d of %d experts, transferred to this model's hidden %d inter %d top-%d of %d at equal tokens per expert (tokens × %.4g) with latency × %.4g (experts × hidden × inter)",
+				mk.Source, at.Hidden, at.Inter, at.TopK, at.Experts, h, s.ExpertInter, s.TopK, s.Experts, tokens, latency)
+			note(what)
+			moeWords += " — " + what
+		}
 		if s.FP32RouterGate && t.TimingReference != ReferenceDynosim {
 			gate = func(x, flops float64) float64 { return fp32GateUS(x, s.Experts, h, flops, t.GPU) }
 			gateWords = fmt.Sprintf("router gate: FP32 GEMM n=%d k=%d on its roofline (float32_matmul_precision highest: FP32 CUDA cores, %.0f TFLOPS; high: TF32 tensor cores, %.0f TFLOPS; mem_bw × mem_bw_empirical_scaling_factor) + mem_empirical_constant_latency, plus the FP32 copy of its input",

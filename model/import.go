@@ -60,6 +60,23 @@ type MoEKernel struct {
 	Version string // backend version directory of the rows; "" = the deployment's
 	Source  string // kernel_source of the rows
 	Quant   string // moe_dtype of the rows
+	// Shape, when set, is the expert shape the rows were measured at instead of the
+	// model's: a kernel measured only at another model's shape, transferred (derive.go,
+	// transferMoE). Zero: the model's own shape, the only one priced by default.
+	Shape MoEShape
+}
+
+// MoEShape is an expert layer's shape as AIConfigurator's moe_perf rows key it.
+type MoEShape struct{ Hidden, Inter, Experts, TopK int }
+
+// ParseMoEShape reads "hidden,inter,experts,topk".
+func ParseMoEShape(s string) (MoEShape, error) {
+	var m MoEShape
+	if n, err := fmt.Sscanf(s, "%d,%d,%d,%d", &m.Hidden, &m.Inter, &m.Experts, &m.TopK); err != nil || n != 4 ||
+		m.Hidden <= 0 || m.Inter <= 0 || m.Experts <= 0 || m.TopK <= 0 || m.TopK > m.Experts {
+		return MoEShape{}, fmt.Errorf("moe shape %q: want hidden,inter,experts,topk (positive, topk ≤ experts)", s)
+	}
+	return m, nil
 }
 
 // The expert kernel vLLM runs for a block-FP8 checkpoint on Blackwell is FlashInfer's TRT-LLM
