@@ -317,16 +317,11 @@ func (p *blockPool) groupRec(key uint64) int32 {
 	return rec
 }
 
-// store makes the block at t[j] (a plain block in use) the cache entry of sub-block sub of
-// group record rec (from groupRec). If the entry already exists (two
+// storeIn makes the block at t[j] (a plain block in use) the cache entry of sub-block sub of
+// group record rec (from groupRec), whose slots are r. If the entry already exists (two
 // requests computed the same prefix concurrently) the block stays plain, as in vLLM; it
 // reports whether an entry was created. (A new record always receives its first entry at
 // once, so none stays empty.)
-func (p *blockPool) store(rec, sub int32, t []int32, j int32) bool {
-	return p.storeIn(p.record(rec), rec, sub, t, j)
-}
-
-// storeIn is store with the record's slots r at hand.
 func (p *blockPool) storeIn(r record, rec, sub int32, t []int32, j int32) bool {
 	m := r.mask()
 	if *m&(1<<sub) != 0 {

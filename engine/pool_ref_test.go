@@ -390,24 +390,31 @@ func BenchmarkBlockPool(b *testing.B) {
 	}
 	b.Run("per_trace_block", func(b *testing.B) {
 		p := newBlockPool(n, g)
+		// As the engine's admission and storeFull: a trace block's record once for its blocks.
 		streamPool(b, prompts, p.freeAll, func(t []int32, hs []uint64) []int32 {
 			rec, sub := int32(-1), int32(0)
+			var rs record
 			for j := range hs {
 				if sub = int32(j) % g; sub == 0 {
-					rec = p.group(hs[j])
+					if rec = p.group(hs[j]); rec < 0 {
+						break
+					}
+					rs = p.record(rec)
 				}
-				if !p.cached(rec, sub) {
+				if *rs.mask()&(1<<sub) == 0 {
 					break
 				}
-				e := entryRef(rec, sub)
-				p.touchAll([]int32{e})
-				t = append(t, e)
+				t = append(t, entryRef(rec, sub))
 			}
+			p.touchAll(t)
 			hit := int32(len(t))
-			t = p.alloc(t, len(hs)+3-len(t))
+			t = p.alloc(t, len(hs)+3-int(hit))
 			for j := hit; j < int32(len(hs)); j++ {
-				sub := j % g
-				p.store(p.groupRec(hs[j-sub]), sub, t, j)
+				if sub = j % g; j == hit || sub == 0 {
+					rec = p.groupRec(hs[j-sub])
+					rs = p.record(rec)
+				}
+				p.storeIn(rs, rec, sub, t, j)
 			}
 			p.removed.reset()
 			return t
@@ -456,4 +463,9 @@ func streamPool(b *testing.B, prompts [][]uint64, free func([]int32), admit func
 // cached reports whether sub-block sub of group record rec (rec may be -1) is cached.
 func (p *blockPool) cached(rec, sub int32) bool {
 	return rec >= 0 && *p.mask(rec)&(1<<sub) != 0
+}
+
+// store is storeIn for a record given by number.
+func (p *blockPool) store(rec, sub int32, t []int32, j int32) bool {
+	return p.storeIn(p.record(rec), rec, sub, t, j)
 }
