@@ -60,6 +60,10 @@ func (f *deploymentFlags) register(cmd *cobra.Command, base model.Deployment, la
 		"vLLM's compilation_config.pass_config.fuse_allreduce_rms: small steps run each all-reduce and the add + RMSNorm after it as one FlashInfer kernel (default: the vLLM release's, on from 0.18 at TP > 1 on H100/H200/B200, B300 from 0.19)")
 	fs.IntVar(&f.d.APIServerTokenizeNS, "api-server-tokenize-ns", 0,
 		"the API server's tokenisation cost per prompt token (ns) for text prompts sent straight to vLLM; 0: token ids (Dynamo's frontend)")
+	fs.IntVar(&f.d.RequestPathUS, "request-path-us", 0,
+		"the client's HTTP request path from its send to the API server's handler, µs (counted in TTFT); 0: none")
+	fs.IntVar(&f.d.StreamEndUS, "stream-end-us", 0,
+		"in a closed loop, from a stream's last token leaving the server to the client's next send, µs; 0: at once")
 	fs.StringVar(&f.d.APIServerTokenizeBatching, "api-server-tokenize-batching", "",
 		"how the API server tokenises the prompts of one 2 ms window: serial (vLLM 0.16 on, the default) or parallel (vLLM 0.10–0.15)")
 	fs.StringVar(&f.d.TimingReference, "timing-reference", model.ReferenceSilicon,
@@ -209,6 +213,10 @@ func writeModelInfo(out io.Writer, w *model.Worker) error {
 			d.APIServerTokenizeNS, float64(d.APIServerTokenizeNS)*8192/1e6, model.TokenizeBatchingWords(d.TokenizeBatching()))
 	} else {
 		b.WriteString("requests   token ids: no API-server tokenisation (Dynamo's frontend tokenises)\n")
+	}
+	if d.RequestPathUS > 0 || d.StreamEndUS > 0 {
+		fmt.Fprintf(&b, "client     request path %d µs from the client's send to the API server's handler (in TTFT); in a closed loop the next send %d µs after a stream's last token\n",
+			d.RequestPathUS, d.StreamEndUS)
 	}
 	for _, x := range t.Extrapolated {
 		fmt.Fprintf(&b, "beyond the measured shapes, on purpose: %s\n", x)
@@ -381,7 +389,7 @@ from its vLLM 0.19.0 table, the router gate as a BF16 GEMM), which the whole imp
 
 func newModelValidateCmd() *cobra.Command {
 	var path, format, profile, kvDtype, fp32, ref, tokenizeBatching, graphMode string
-	var perSlot, warmup, batched, seqs, block, tokenizeNS, capture, sharedStream int
+	var perSlot, warmup, batched, seqs, block, tokenizeNS, capture, sharedStream, requestPath, streamEnd int
 	var rangeRatio, maxTTFT, maxTPOT float64
 	var async, prefix, fuseARRMS, expertParallel bool
 	cmd := &cobra.Command{
@@ -442,6 +450,8 @@ warm-up. The flags below override single settings of every row's benchmark.`,
 				{"max-num-seqs", seqs, 1, 1 << 20, func(b *silicon.Benchmark) *int { return &b.MaxNumSeqs }},
 				{"block-size", block, 1, 1 << 16, func(b *silicon.Benchmark) *int { return &b.BlockSize }},
 				{"api-tokenize-ns", tokenizeNS, 0, 1 << 40, func(b *silicon.Benchmark) *int { return &b.APIServerTokenizeNS }},
+				{"request-path-us", requestPath, 0, 1_000_000, func(b *silicon.Benchmark) *int { return &b.RequestPathUS }},
+				{"stream-end-us", streamEnd, 0, 1_000_000, func(b *silicon.Benchmark) *int { return &b.StreamEndUS }},
 				{"max-cudagraph-capture-size", capture, 0, 1 << 20, func(b *silicon.Benchmark) *int { return &b.MaxCUDAGraphCaptureSize }},
 				{"shared-experts-stream-tokens", sharedStream, -1, 1 << 20, func(b *silicon.Benchmark) *int { return &b.SharedExpertsStreamTokens }},
 			}
@@ -542,6 +552,8 @@ warm-up. The flags below override single settings of every row's benchmark.`,
 	fs.IntVar(&capture, "max-cudagraph-capture-size", 0, "vLLM's max_cudagraph_capture_size: larger steps run without CUDA graphs, paying eager all-reduces; 0: vLLM's default, min(2 × max_num_seqs, 512) (default: the benchmark's; InferenceX 2048, as its script passes)")
 	fs.StringVar(&graphMode, "cudagraph-mode", "", "vLLM's compilation_config.cudagraph_mode of every row: PIECEWISE (vLLM's default) or FULL_DECODE_ONLY (steps holding a prefill run without CUDA graphs) (default: the run's script's; FULL_DECODE_ONLY in the 2025 Llama-3.1-70B B200 runs)")
 	fs.IntVar(&tokenizeNS, "api-tokenize-ns", 0, fmt.Sprintf("the API server's tokenisation cost per prompt token, ns; 0: prompts sent as token ids (default: the benchmark's, InferenceX %d: vllm#19012's rate times the measured cost of its random prompts)", silicon.InferenceXTokenizeNS))
+	fs.IntVar(&requestPath, "request-path-us", 0, fmt.Sprintf("the client's HTTP request path from its send to the API server's handler, µs, in TTFT; 0: none (default: the benchmark's, InferenceX %d, measured on this project's host with InferenceX's client and a stub server: silicon/requestpath)", silicon.InferenceXRequestPathUS))
+	fs.IntVar(&streamEnd, "stream-end-us", 0, fmt.Sprintf("in the closed loop, from a stream's last token leaving the server to the client's next send, µs; 0: at once (default: the benchmark's, InferenceX %d, measured as --request-path-us is)", silicon.InferenceXStreamEndUS))
 	fs.StringVar(&tokenizeBatching, "api-tokenize-batching", "", "how the API server tokenises the prompts of one 2 ms window: serial (one after another, vLLM 0.16 on) or parallel (one batched call, vLLM 0.10–0.15) (default: the run's vLLM release's)")
 	fs.Float64Var(&rangeRatio, "range-ratio", 0, fmt.Sprintf("draw input and output lengths uniformly from [ratio × len, len]; 1: fixed (default: the benchmark's, InferenceX %g)", silicon.InferenceXRangeRatio))
 	fs.IntVar(&batched, "max-num-batched-tokens", 0, "token budget of one step (default: the benchmark's; InferenceX 2 × ISL)")

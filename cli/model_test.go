@@ -81,6 +81,8 @@ func TestModelValidateBenchmarkFlags(t *testing.T) {
 		{[]string{"--kv-cache-dtype", "int4"}, `kv_cache_dtype "int4"`},
 		{[]string{"--api-tokenize-batching", "threads"}, `--api-tokenize-batching "threads": want one of serial, parallel`},
 		{[]string{"--cudagraph-mode", "FULL"}, `--cudagraph-mode "FULL": want one of PIECEWISE, FULL_DECODE_ONLY`},
+		{[]string{"--request-path-us", "-1"}, "--request-path-us -1"},
+		{[]string{"--stream-end-us", "2000000"}, "--stream-end-us 2000000"},
 	} {
 		_, _, err := runCmd(t, newModelValidateCmd(), append([]string{"--silicon", path}, c.args...)...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -119,8 +121,18 @@ func TestModelInfoAndValidateTimingFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, _, err = runCmd(t, newModelValidateCmd(), "--silicon", path, "--timing-reference", "dynosim", "--api-tokenize-ns", "1340")
-	if err != nil || !strings.Contains(out, "timing reference dynosim") || !strings.Contains(out, "tokenised by the API server at 1340 ns/token") {
+	if err != nil || !strings.Contains(out, "timing reference dynosim") || !strings.Contains(out, "tokenised by the API server at 1340 ns/token") ||
+		!strings.Contains(out, "request path 1960 µs from send to handler and 980 µs") {
 		t.Fatalf("validate: %v\n%s", err, out)
+	}
+	// The measured request path is the profile's; flags change it, and model info shows one.
+	out, _, err = runCmd(t, newModelValidateCmd(), "--silicon", path, "--request-path-us", "0", "--stream-end-us", "0")
+	if err != nil || strings.Contains(out, "request path") {
+		t.Fatalf("validate without the request path: %v\n%s", err, out)
+	}
+	out, _, err = runCmd(t, newModelInfoCmd(), "--request-path-us", "1960", "--stream-end-us", "980")
+	if err != nil || !strings.Contains(out, "client     request path 1960 µs") || !strings.Contains(out, "next send 980 µs") {
+		t.Fatalf("model info with a request path: %v\n%s", err, out)
 	}
 	if _, _, err := runCmd(t, newModelValidateCmd(), "--silicon", path, "--timing-reference", "mocker"); err == nil || !strings.Contains(err.Error(), "timing_reference") {
 		t.Fatalf("--timing-reference mocker: %v", err)

@@ -78,6 +78,7 @@ func (f *File) deployment(sku string, pc ParallelConfig, maxBatchedTokens, maxSe
 		BlockSize: f.BlockSize, GPUMemoryUtilization: util,
 		ContextLength: f.ContextLength, NumGPUBlocks: f.NumGPUBlocks, AsyncScheduling: f.AsyncScheduling,
 		APIServerTokenizeNS: f.APIServerTokenizeNS, APIServerTokenizeBatching: f.APIServerTokenizeBatching,
+		RequestPathUS: f.RequestPathUS, StreamEndUS: f.StreamEndUS,
 		MaxCUDAGraphCaptureSize: f.MaxCUDAGraphCaptureSize, CUDAGraphMode: f.CUDAGraphMode,
 		SharedExpertsStreamTokens: f.SharedExpertsStreamTokens, FuseAllReduceRMS: f.fusesAllReduceRMS(sku, pc),
 		KVCacheDtype: kvDtype, Float32MatmulPrecision: f.float32Precision(), TimingReference: timingReference,

@@ -167,6 +167,11 @@ type File struct {
 	// clients send text straight to vLLM; 0 (the default): Dynamo's frontend hands the
 	// workers token ids.
 	APIServerTokenizeNS int
+	// RequestPathUS and StreamEndUS are the client's HTTP request path when clients post
+	// straight to vLLM's OpenAI server (model.Deployment): from the send to the API server's
+	// handler, and in a closed loop from a stream's last token to the next send, in µs. 0 (the
+	// default): the simulator's instant client.
+	RequestPathUS, StreamEndUS int
 	// APIServerTokenizeBatching is how that tokenizer runs a batch of prompts: serial (vLLM
 	// 0.16 on; "" too) or parallel (0.10 to 0.15) (model.TokenizeBatchingOf).
 	APIServerTokenizeBatching string
@@ -496,6 +501,10 @@ func (f *File) setSearch(path, key string, n ast.Node) error {
 		return f.boolean(path, n, &f.AsyncScheduling)
 	case "api_server_tokenize_ns":
 		return f.integer(path, n, &f.APIServerTokenizeNS, 0, 1e6)
+	case "request_path_us":
+		return f.integer(path, n, &f.RequestPathUS, 0, 1e6)
+	case "stream_end_us":
+		return f.integer(path, n, &f.StreamEndUS, 0, 1e6)
 	case "api_server_tokenize_batching":
 		return f.oneOf(path, n, &f.APIServerTokenizeBatching, model.TokenizeBatchings())
 	case "max_cudagraph_capture_size":

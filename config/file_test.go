@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -378,6 +379,29 @@ func TestAPIServerTokenizeKey(t *testing.T) {
 	}
 	if err := Default().Set("api_server_tokenize_batching=threads"); err == nil || !strings.Contains(err.Error(), `"threads"`) {
 		t.Fatalf("api_server_tokenize_batching threads: %v", err)
+	}
+}
+
+// search_space.request_path_us and stream_end_us reach the workers and the fingerprint (both
+// listed once either is given, so earlier experiments keep theirs): a request path before the
+// server lengthens every TTFT.
+func TestRequestPathKeys(t *testing.T) {
+	f0, _, base := seedRun(t)
+	f1, cfg, path := seedRun(t, "request_path_us=2000", "stream_end_us=900")
+	if cfg.Worker.RequestPathUS != 2000 || cfg.Worker.StreamEndUS != 900 {
+		t.Fatalf("worker request path %d µs, stream end %d µs; want 2000 and 900", cfg.Worker.RequestPathUS, cfg.Worker.StreamEndUS)
+	}
+	if !(path > base+1.9) {
+		t.Fatalf("mean TTFT %.2f ms with a 2 ms request path, %.2f without", path, base)
+	}
+	want := []Change{{"search_space.request_path_us", absent, "2000"}, {"search_space.stream_end_us", absent, "900"}}
+	if d := Diff(f0.Fingerprint(), f1.Fingerprint()); !slices.Equal(d, want) {
+		t.Fatalf("fingerprint diff %v, want %v", d, want)
+	}
+	for _, bad := range []string{"request_path_us=-1", "stream_end_us=2000000"} {
+		if err := Default().Set(bad); err == nil {
+			t.Fatalf("%s accepted", bad)
+		}
 	}
 }
 

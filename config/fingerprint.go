@@ -268,6 +268,10 @@ func (f *File) fingerprint(tr *trace.Trace, tables string, list func(string) str
 	if f.APIServerTokenizeBatching != "" { // listed only when given, so earlier experiments keep their fingerprint
 		add("search_space.api_server_tokenize_batching", f.APIServerTokenizeBatching)
 	}
+	if f.RequestPathUS != 0 || f.StreamEndUS != 0 { // listed only when given, so earlier experiments keep their fingerprint
+		add("search_space.request_path_us", strconv.Itoa(f.RequestPathUS))
+		add("search_space.stream_end_us", strconv.Itoa(f.StreamEndUS))
+	}
 	add("search_space.max_cudagraph_capture_size", strconv.Itoa(f.MaxCUDAGraphCaptureSize))
 	if f.CUDAGraphMode != "" { // listed only when given, so earlier experiments keep their fingerprint
 		add("search_space.cudagraph_mode", f.CUDAGraphMode)

@@ -47,7 +47,10 @@
 //
 // # Fleet and replay
 //
-// At arrival a request is routed (router.Route with its block hashes) and queued on the
+// A request is sent at its arrival (its TTFT counts from there) and reaches the server then,
+// or Deployment.RequestPathUS later in a phase of its own (the client's HTTP request path);
+// in a closed loop the next request is sent Deployment.StreamEndUS after a completion. On
+// reaching the server a request is routed (router.Route with its block hashes) and queued on the
 // chosen worker; FirstToken and Finished follow its progress, and the router's indexer sees
 // the pools only through the KV events. With API-server tokenisation
 // (Deployment.APIServerTokenizeNS, apiserver.go) the request reaches the worker's engine once

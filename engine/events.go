@@ -3,8 +3,9 @@ package engine
 // Event phases at one instant, in processing order. Everything that happens at time t is
 // ordered (t, phase, id): first every step that ends at t finishes (tokens, completions,
 // KV "stored"), then tokenizer batches whose 2 ms window ends at t are handed to the thread (a
-// prompt arriving exactly then waits for the next batch), then requests arriving at t are
-// routed — so routing sees all of t's completions and first tokens — then requests whose tokenisation ends at t reach their
+// prompt arriving exactly then waits for the next batch), then requests sent at t, then
+// requests whose HTTP request path (Deployment.RequestPathUS) ends at t are routed — so
+// routing sees all of t's completions and first tokens — then requests whose tokenisation ends at t reach their
 // engine, then idle or finished workers start their next step — so a step starting at t sees
 // every request that arrived by t — and last the snapshot.
 //
@@ -15,6 +16,7 @@ const (
 	phaseStepEnd uint8 = iota
 	phaseTokenizerClose
 	phaseArrival
+	phaseReachServer
 	phaseTokenized
 	phaseStepStart
 	phaseSnapshot

@@ -57,6 +57,8 @@ func genConfig(t *rapid.T, tr *trace.Trace) Config {
 	}
 	d.APIServerTokenizeNS = rapid.SampledFrom([]int{0, 1340, 50000}).Draw(t, "tokenize_ns")
 	d.APIServerTokenizeBatching = rapid.SampledFrom(model.TokenizeBatchings()).Draw(t, "tokenize_batching")
+	d.RequestPathUS = rapid.SampledFrom([]int{0, 3000}).Draw(t, "request_path_us")
+	d.StreamEndUS = rapid.SampledFrom([]int{0, 2000}).Draw(t, "stream_end_us")
 	d.BlockSize = bs
 	rc := router.DefaultConfig()
 	rc.Mode = rapid.SampledFrom(router.Modes()).Draw(t, "mode")

@@ -75,6 +75,10 @@ type Sim struct {
 	// tokenizeNS is the API server's tokenisation cost per prompt token (ns); 0: prompts
 	// reach the engine as tokens (apiserver.go).
 	tokenizeNS int64
+	// requestPathUS delays every sent request's arrival at the server (its TTFT counts from
+	// the send); streamEndUS delays a closed loop's next send after a completion
+	// (Deployment.RequestPathUS, StreamEndUS).
+	requestPathUS, streamEndUS int64
 	// tokenizeParallel: a batch's prompts are encoded in parallel, so the tokenizer's call
 	// lasts as long as its longest prompt (model.TokenizeParallel); else one after another.
 	tokenizeParallel bool
@@ -157,6 +161,9 @@ func newSimIn(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace, r
 		itl:        gapHist{dense: sc.itl},
 		dynosim:    d.Dynosim(),
 		tokenizeNS: int64(d.APIServerTokenizeNS),
+
+		requestPathUS: int64(d.RequestPathUS),
+		streamEndUS:   int64(d.StreamEndUS),
 	}
 	for _, c := range s.itl.dense {
 		if c != nil {
@@ -263,6 +270,8 @@ func (s *Sim) process(e event) {
 		s.startNext(w, e.time)
 	case phaseArrival:
 		s.arrive(int(e.id), e.time)
+	case phaseReachServer:
+		s.reachServer(int(e.id), e.time)
 	case phaseTokenizerClose:
 		if a := &s.workers[e.id].api; a.collecting && a.seq == e.gen {
 			s.closeTokenizerBatch(a, e.time)
@@ -292,15 +301,25 @@ func (s *Sim) startNext(w *worker, t int64) {
 	s.heap.push(event{time: t, phase: phaseStepStart, id: int32(w.id)})
 }
 
-// arrive routes trace request i at time t and queues it on the chosen worker.
+// arrive sends trace request i at time t (its TTFT counts from here); it reaches the server
+// at once, or after the request path.
 func (s *Sim) arrive(i int, t int64) {
 	if s.cfg.ReplayConcurrency == 0 && s.nextReq < len(s.reqs) {
 		s.heap.push(event{time: s.arrivalTime(s.nextReq), phase: phaseArrival, id: int32(s.nextReq)})
 		s.nextReq++
 	}
+	s.reqs[i].arrival = t
+	if s.requestPathUS > 0 {
+		s.heap.push(event{time: t + s.requestPathUS, phase: phaseReachServer, id: int32(i)})
+		return
+	}
+	s.reachServer(i, t)
+}
+
+// reachServer routes request i at time t and queues it on the chosen worker.
+func (s *Sim) reachServer(i int, t int64) {
 	r := &s.reqs[i]
 	tr := &s.tr.Requests[i]
-	r.arrival = t
 	r.fl = s.takeFlight(r.isl)
 	r.fl.hashes = blockKeys(r.fl.hashes, tr.HashIDs, tr.IDOffset, tr.InputLength, int(s.blockSize), s.tr.BlockSize)
 	s.rreq = router.Request{ID: int64(i), InputLength: tr.InputLength, BlockHashes: r.fl.hashes}
@@ -344,7 +363,7 @@ func (s *Sim) complete(w *worker, ri int32, t int64) {
 	s.completed++
 	s.lastDone = t
 	if s.cfg.ReplayConcurrency > 0 && s.nextReq < len(s.reqs) {
-		s.heap.push(event{time: t, phase: phaseArrival, id: int32(s.nextReq)})
+		s.heap.push(event{time: t + s.streamEndUS, phase: phaseArrival, id: int32(s.nextReq)})
 		s.nextReq++
 	}
 }

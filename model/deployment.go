@@ -52,6 +52,16 @@ type Deployment struct {
 	// token, paid before the engine sees a request sent as text; 0: requests arrive as
 	// token ids (Dynamo's frontend tokenises; its replay sends tokens).
 	APIServerTokenizeNS int
+	// RequestPathUS is the HTTP request path before the API server's handler, in µs: from a
+	// client's send (its POST, where TTFT starts) to the handler holding the parsed request —
+	// the client's new connection, HTTP, the server's event loop and request parsing. Paid by
+	// every request before tokenisation and the engine. 0: none (the simulator's instant client).
+	RequestPathUS int
+	// StreamEndUS is, in a closed loop, the time from a request's last token leaving the server
+	// to the client's next send, in µs: the stream's end reaching the client, its session
+	// closed and its slot handed to the next request. Not part of any request's TTFT. 0: the
+	// next request is sent the instant the last token is produced.
+	StreamEndUS int
 	// APIServerTokenizeBatching is how the API server's tokenizer runs a batch of text
 	// prompts collected in one 2 ms window (TokenizeSerial, "" too, or TokenizeParallel): it
 	// depends on the vLLM release (TokenizeBatchingOf).
@@ -80,6 +90,9 @@ type Deployment struct {
 
 // vLLMSharedExpertsStreamTokens is VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD's default.
 const vLLMSharedExpertsStreamTokens = 256
+
+// maxRequestPathUS bounds RequestPathUS and StreamEndUS: a second, far above any measured path.
+const maxRequestPathUS = 1_000_000
 
 // SharedExpertsOverlapTokens is the largest step whose shared experts overlap the routed
 // experts: SharedExpertsStreamTokens with vLLM's default for 0; 0 when there is no second
@@ -216,6 +229,10 @@ func (d Deployment) Validate() error {
 		return fmt.Errorf("deployment: kv_cache_dtype %q is not supported (want one of %s)", d.KVCacheDtype, strings.Join(KVCacheDtypes(), ", "))
 	case d.APIServerTokenizeNS < 0 || d.APIServerTokenizeNS > 1e6:
 		return fmt.Errorf("deployment: api_server_tokenize_ns %d must be in [0, 1000000] ns per prompt token", d.APIServerTokenizeNS)
+	case d.RequestPathUS < 0 || d.RequestPathUS > maxRequestPathUS:
+		return fmt.Errorf("deployment: request_path_us %d must be in [0, %d] µs", d.RequestPathUS, maxRequestPathUS)
+	case d.StreamEndUS < 0 || d.StreamEndUS > maxRequestPathUS:
+		return fmt.Errorf("deployment: stream_end_us %d must be in [0, %d] µs", d.StreamEndUS, maxRequestPathUS)
 	case !slices.Contains(TokenizeBatchings(), d.TokenizeBatching()):
 		return fmt.Errorf("deployment: api_server_tokenize_batching %q is not supported (want one of %s)",
 			d.APIServerTokenizeBatching, strings.Join(TokenizeBatchings(), ", "))

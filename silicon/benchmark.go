@@ -53,6 +53,11 @@ type Benchmark struct {
 	// APIServerTokenizeBatching is how the server's tokenizer runs a batch of prompts, as the
 	// run's vLLM release did (model.TokenizeBatchingOf; "": serial).
 	APIServerTokenizeBatching string `json:"api_server_tokenize_batching,omitempty"`
+	// RequestPathUS and StreamEndUS are the client's HTTP request path (model.Deployment):
+	// from its send to the API server's handler (in TTFT), and in the closed loop from a
+	// stream's last token leaving the server to the next send (0: the instant client).
+	RequestPathUS int `json:"request_path_us,omitempty"`
+	StreamEndUS   int `json:"stream_end_us,omitempty"`
 	// MaxCUDAGraphCaptureSize is vLLM's max_cudagraph_capture_size (0: vLLM's default,
 	// which the measured runs used); larger steps run without CUDA graphs.
 	MaxCUDAGraphCaptureSize int `json:"max_cudagraph_capture_size"`
@@ -119,6 +124,22 @@ func (f FusionThresholds) at(tp int) float64 {
 // model.TokenizeBatchingOf).
 const InferenceXTokenizeNS = 3400
 
+// InferenceXRequestPathUS and InferenceXStreamEndUS are InferenceX's client's HTTP request
+// path around vLLM's OpenAI server, measured on this project's 2-core host (not the DGX host
+// that ran the rows) by silicon/requestpath: InferenceX's own request function
+// (backend_request_func.py at bddbf403: a new aiohttp.ClientSession per request, a streamed
+// POST to /v1/completions) in benchmark_serving.py's closed loop against a stub that streams
+// as vLLM 0.19's completion endpoint does (FastAPI under uvicorn on uvloop, SSE chunks every
+// 20 tokens, usage, [DONE]). Request path: send → the handler holding the parsed request;
+// stream end: the last token's chunk handed to the socket → the next send. The median of
+// 12 runs' medians (c 4, 8 and 16, four runs each; the stream end over the 8 runs that timed
+// it): 1.96 and 0.98 ms, with no trend in concurrency (request path 2.06, 1.88, 1.84 ms at c
+// 4, 8, 16). Nothing in them comes from the rows (README, "The request path, measured").
+const (
+	InferenceXRequestPathUS = 1960
+	InferenceXStreamEndUS   = 980
+)
+
 // InferenceX is the benchmark the shared silicon rows come from (SemiAnalysis InferenceX,
 // benchmarks/single_node/minimaxm2.5_fp8_b200.sh at commit bddbf403, image
 // vllm/vllm-openai:v0.19.0): `vllm serve --gpu-memory-utilization 0.90 --block-size=32
@@ -138,6 +159,7 @@ func InferenceX() Benchmark {
 		BatchedTokensPerISL: 2, MaxNumSeqs: 1024, AsyncScheduling: true, PrefixCaching: false,
 		ExtraModelLen: 200, HighPrecisionSince: "2026-04-22",
 		MaxCUDAGraphCaptureSize: 2048, APIServerTokenizeNS: InferenceXTokenizeNS,
+		RequestPathUS: InferenceXRequestPathUS, StreamEndUS: InferenceXStreamEndUS,
 		RangeRatio: InferenceXRangeRatio, WarmupPerSlot: 2, RequestsPerSlot: 10,
 	}
 }
@@ -202,6 +224,8 @@ func (b Benchmark) check() error {
 		return fmt.Errorf("silicon: benchmark %s: negative all-reduce fusion threshold", b.Name)
 	case b.APIServerTokenizeNS < 0:
 		return fmt.Errorf("silicon: benchmark %s: api_server_tokenize_ns %d, want >= 0", b.Name, b.APIServerTokenizeNS)
+	case b.RequestPathUS < 0 || b.StreamEndUS < 0:
+		return fmt.Errorf("silicon: benchmark %s: request_path_us %d, stream_end_us %d, want >= 0", b.Name, b.RequestPathUS, b.StreamEndUS)
 	case b.APIServerTokenizeBatching != "" && !slices.Contains(model.TokenizeBatchings(), b.APIServerTokenizeBatching):
 		return fmt.Errorf("silicon: benchmark %s: api_server_tokenize_batching %q, want one of %s", b.Name, b.APIServerTokenizeBatching,
 			strings.Join(model.TokenizeBatchings(), ", "))
@@ -274,6 +298,7 @@ func (b Benchmark) deployment(r Row) model.Deployment {
 	d.AsyncScheduling, d.NoPrefixCaching = b.AsyncScheduling && b.TimingReference != model.ReferenceDynosim, !b.PrefixCaching
 	d.Float32MatmulPrecision = b.float32Precision(r)
 	d.APIServerTokenizeNS, d.APIServerTokenizeBatching = b.APIServerTokenizeNS, b.APIServerTokenizeBatching
+	d.RequestPathUS, d.StreamEndUS = b.RequestPathUS, b.StreamEndUS
 	d.MaxCUDAGraphCaptureSize, d.CUDAGraphMode = b.MaxCUDAGraphCaptureSize, b.CUDAGraphMode
 	d.TimingReference = b.TimingReference
 	d.SharedExpertsStreamTokens = b.SharedExpertsStreamTokens
@@ -307,6 +332,9 @@ func (b Benchmark) String() string {
 	prompts := "prompts sent as token ids"
 	if b.APIServerTokenizeNS > 0 {
 		prompts = fmt.Sprintf("text prompts tokenised by the API server at %d ns/token, %s", b.APIServerTokenizeNS, model.TokenizeBatchingWords(b.APIServerTokenizeBatching))
+	}
+	if b.RequestPathUS > 0 || b.StreamEndUS > 0 {
+		prompts += fmt.Sprintf(", request path %d µs from send to handler and %d µs from a stream's last token to the next send (measured here, not on the DGX host)", b.RequestPathUS, b.StreamEndUS)
 	}
 	graphs := "CUDA graphs up to vLLM's default capture size"
 	if b.MaxCUDAGraphCaptureSize > 0 {

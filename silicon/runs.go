@@ -45,6 +45,7 @@ func ix(from string, set func(*Benchmark)) Benchmark {
 		MaxNumBatchedTokens: 8192, MaxNumSeqs: 1024, AsyncScheduling: true, PrefixCaching: true,
 		ExtraModelLen: 200, Float32MatmulPrecision: model.PrecisionHighest,
 		RangeRatio: InferenceXRangeRatio, RequestsPerSlot: 10, APIServerTokenizeNS: InferenceXTokenizeNS,
+		RequestPathUS: InferenceXRequestPathUS, StreamEndUS: InferenceXStreamEndUS,
 	}
 	if from >= inferenceXWarmupSince {
 		b.WarmupPerSlot = 2
