@@ -66,6 +66,7 @@ func (f *deploymentFlags) register(cmd *cobra.Command, base model.Deployment, la
 		"in a closed loop, from a stream's last token leaving the server to the client's next send, µs; 0: at once")
 	fs.StringVar(&f.d.APIServerTokenizeBatching, "api-server-tokenize-batching", "",
 		"how the API server tokenises the prompts of one 2 ms window: serial (vLLM 0.16 on, the default) or parallel (vLLM 0.10–0.15)")
+	fs.StringVar(&f.d.MemoryBudget, "memory-budget", model.MemoryBudgetAIConfigurator, memoryBudgetUsage)
 	fs.StringVar(&f.d.TimingReference, "timing-reference", model.ReferenceSilicon,
 		"how steps are priced and scheduled: silicon (vLLM's one forward pass per step) or dynosim (Dynamo's mocker with AIConfigurator's forward-pass model)")
 }
@@ -388,7 +389,7 @@ from its vLLM 0.19.0 table, the router gate as a BF16 GEMM), which the whole imp
 }
 
 func newModelValidateCmd() *cobra.Command {
-	var path, format, profile, kvDtype, fp32, ref, tokenizeBatching, graphMode string
+	var path, format, profile, kvDtype, fp32, ref, tokenizeBatching, graphMode, budget string
 	var perSlot, warmup, batched, seqs, block, tokenizeNS, capture, sharedStream, requestPath, streamEnd int
 	var rangeRatio, maxTTFT, maxTPOT float64
 	var async, prefix, fuseARRMS, expertParallel bool
@@ -412,7 +413,9 @@ batched as the run's vLLM release does; the seed's shared rows: FP8 KV cache, bl
 max_num_batched_tokens 2 × ISL, CUDA graphs to 2,048 tokens, lengths uniform in [0.8 L, L],
 2 × concurrency warm-up then 10 × concurrency timed requests). --benchmark ideal is the
 textbook replay: vLLM's defaults 8192/1024, block 64, exactly ISL/OSL, step-synchronous, no
-warm-up. The flags below override single settings of every row's benchmark.`,
+warm-up. Under both, each row's KV cache is sized as the measured server's vLLM profiler sized
+it (--memory-budget vllm: weights and activations off, NCCL and CUDA graphs outside the
+budget before vLLM 0.21). The flags below override single settings of every row's benchmark.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if path == "" {
@@ -434,6 +437,9 @@ warm-up. The flags below override single settings of every row's benchmark.`,
 			}
 			if fl.Changed("cudagraph-mode") && !slices.Contains(model.CUDAGraphModes(), graphMode) {
 				return fmt.Errorf("model validate: --cudagraph-mode %q: want one of %s", graphMode, strings.Join(model.CUDAGraphModes(), ", "))
+			}
+			if fl.Changed("memory-budget") && !slices.Contains(model.MemoryBudgets(), budget) {
+				return fmt.Errorf("model validate: --memory-budget %q: want one of %s", budget, strings.Join(model.MemoryBudgets(), ", "))
 			}
 			if fl.Changed("max-num-batched-tokens") && batched < 1 {
 				return fmt.Errorf("model validate: --max-num-batched-tokens %d: want at least 1", batched)
@@ -488,6 +494,9 @@ warm-up. The flags below override single settings of every row's benchmark.`,
 				}
 				if fl.Changed("api-tokenize-batching") {
 					b.APIServerTokenizeBatching = tokenizeBatching
+				}
+				if fl.Changed("memory-budget") {
+					b.MemoryBudget = budget
 				}
 				if fl.Changed("float32-matmul-precision") {
 					b.Float32MatmulPrecision = fp32
@@ -560,6 +569,7 @@ warm-up. The flags below override single settings of every row's benchmark.`,
 	fs.IntVar(&seqs, "max-num-seqs", 0, "running requests at most (default: the benchmark's, 1024)")
 	fs.IntVar(&block, "block-size", 0, "KV block size in tokens (default: the benchmark's)")
 	fs.StringVar(&kvDtype, "kv-cache-dtype", "", "KV cache dtype: fp8 or bf16 (default: the benchmark's, fp8)")
+	fs.StringVar(&budget, "memory-budget", "", memoryBudgetUsage+" (default: vllm, as the measured servers sized their caches)")
 	fs.StringVar(&fp32, "float32-matmul-precision", "", "VLLM_FLOAT32_MATMUL_PRECISION of every row: highest or high (default: the benchmark's; InferenceX: high in runs from 2026-04-22, when its script set it)")
 	fs.BoolVar(&async, "async-scheduling", false, "vLLM's async scheduling: a request arriving during a step joins the step after next (default: the benchmark's)")
 	fs.BoolVar(&prefix, "prefix-caching", false, "vLLM's prefix caching (default: the benchmark's)")
@@ -578,3 +588,6 @@ func captureWords(d model.Deployment) string {
 	}
 	return "vLLM's default, min(2 × max_num_seqs, 512)"
 }
+
+// memoryBudgetUsage describes --memory-budget for model info and model validate.
+const memoryBudgetUsage = "how the KV cache's memory is computed: aiconfigurator (its vLLM budget: capacity × utilisation × 0.98 − weights, activations, NCCL, runtime) or vllm (what vLLM's profiler takes off before 0.21: weights and activations; NCCL and CUDA graphs sit outside its budget)"

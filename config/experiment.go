@@ -82,6 +82,7 @@ func (f *File) deployment(sku string, pc ParallelConfig, maxBatchedTokens, maxSe
 		MaxCUDAGraphCaptureSize: f.MaxCUDAGraphCaptureSize, CUDAGraphMode: f.CUDAGraphMode,
 		SharedExpertsStreamTokens: f.SharedExpertsStreamTokens, FuseAllReduceRMS: f.fusesAllReduceRMS(sku, pc),
 		KVCacheDtype: kvDtype, Float32MatmulPrecision: f.float32Precision(), TimingReference: timingReference,
+		MemoryBudget: f.MemoryBudget,
 	}
 }
 

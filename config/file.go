@@ -194,6 +194,10 @@ type File struct {
 	// Float32MatmulPrecision is VLLM_FLOAT32_MATMUL_PRECISION: highest (vLLM's default; the FP32
 	// router gate on CUDA cores) or high (TF32 tensor cores). "" means highest.
 	Float32MatmulPrecision string
+	// MemoryBudget is how the KV cache's memory is computed: aiconfigurator ("" too;
+	// AIConfigurator's vLLM budget) or vllm (what vLLM's profiler takes off before 0.21)
+	// (model.Deployment.MemoryBudget).
+	MemoryBudget string
 
 	// lists holds every list-capable search_space key in canonical order.
 	lists []list
@@ -522,6 +526,8 @@ func (f *File) setSearch(path, key string, n ast.Node) error {
 		return nil
 	case KeyFloat32MatmulPrecision:
 		return f.oneOf(path, n, &f.Float32MatmulPrecision, model.Float32MatmulPrecisions())
+	case "memory_budget":
+		return f.oneOf(path, n, &f.MemoryBudget, model.MemoryBudgets())
 	case "parallel_configs":
 		return f.setParallel(path, n)
 	}

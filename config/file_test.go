@@ -541,3 +541,22 @@ func TestFuseAllReduceRMSKey(t *testing.T) {
 		t.Fatalf("fuse_allreduce_rms=maybe: %v", err)
 	}
 }
+
+// search_space.memory_budget reaches the workers' KV capacity and, only when set, the
+// fingerprint; an unknown budget is an error naming the key.
+func TestMemoryBudgetKey(t *testing.T) {
+	f0, cfg0, _ := seedRun(t)
+	f1, cfg1, _ := seedRun(t, "memory_budget=vllm")
+	if cfg0.Worker.MemoryBudget != "" || cfg1.Worker.MemoryBudget != model.MemoryBudgetVLLM {
+		t.Fatalf("worker memory_budget %q, %q", cfg0.Worker.MemoryBudget, cfg1.Worker.MemoryBudget)
+	}
+	if cfg1.Worker.NumGPUBlocks <= cfg0.Worker.NumGPUBlocks {
+		t.Fatalf("num_gpu_blocks %d under memory_budget vllm, %d under aiconfigurator's", cfg1.Worker.NumGPUBlocks, cfg0.Worker.NumGPUBlocks)
+	}
+	if d := Diff(f0.Fingerprint(), f1.Fingerprint()); len(d) != 1 || d[0].Key != "search_space.memory_budget" || d[0].New != "vllm" {
+		t.Fatalf("fingerprint diff %v", d)
+	}
+	if err := Default().Set("memory_budget=torch"); err == nil || !strings.Contains(err.Error(), `"torch"`) {
+		t.Fatalf("memory_budget torch: %v", err)
+	}
+}

@@ -280,6 +280,9 @@ func (f *File) fingerprint(tr *trace.Trace, tables string, list func(string) str
 	if f.SharedExpertsStreamTokens != 0 { // listed only when given, so earlier experiments keep their fingerprint
 		add("search_space.shared_experts_stream_tokens", strconv.Itoa(f.SharedExpertsStreamTokens))
 	}
+	if f.MemoryBudget != "" { // listed only when given, so earlier experiments keep their fingerprint
+		add("search_space.memory_budget", f.MemoryBudget)
+	}
 	if f.FuseAllReduceRMS != nil { // listed only when given (else backend_version's default)
 		add("search_space.fuse_allreduce_rms", strconv.FormatBool(*f.FuseAllReduceRMS))
 	}

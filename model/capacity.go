@@ -24,6 +24,7 @@ type Capacity struct {
 	ActivationBytes      int64   // activation peak of a max_num_batched_tokens step
 	NCCLBytes            int64   // communicator buffers (system file, by GPU count)
 	OtherBytes           int64   // CUDA graphs, allocator slack, runtime (system file)
+	budget               string  // MemoryBudgetAIConfigurator or MemoryBudgetVLLM (unexported: the simulator digest hashes this struct)
 	KVBytes              int64   // left for the KV cache
 	KVCacheDtype         string  // KVFP8 or KVBF16
 	KVElementBytes       int     // bytes per K or V element in the cache (1 for FP8)
@@ -132,7 +133,22 @@ func (w *Worker) Capacity() Capacity {
 		}
 	}
 	usable := int64(float64(g.MemCapacity) * d.GPUMemoryUtilization * (1 - KVTolerance))
-	kvBytes := usable - weights - act - nccl - g.OtherMem
+	kvBytes := usable - weights - act
+	if d.Budget() == MemoryBudgetAIConfigurator {
+		// AIConfigurator's budget also takes the system file's NCCL and runtime memory off.
+		// vLLM's profiler does not (MemoryBudgetVLLM): its baseline snapshot is taken after
+		// init_worker_distributed_environment has set up NCCL and the custom all-reduce
+		// buffers (vllm#25359, from 0.11), so they and the CUDA context sit in the
+		// (1 − utilisation) headroom; the KV cache is requested_memory − (weights + the
+		// profile step's torch peak + the non-torch increase during it) (v1
+		// gpu_worker.determine_available_memory); CUDA
+		// graphs are captured after the KV cache is allocated and are not estimated into the
+		// budget before VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS became the default in 0.21
+		// (vllm#30515, off by default when merged). The tolerance stays in both: the torch
+		// total vLLM multiplies is 0.99 of the system file's (79.19 of 80 GiB on an H100,
+		// 139.8 of 141 on an H200, 178.35 of 180 on a B200).
+		kvBytes -= nccl + g.OtherMem
+	}
 	elem := s.KVCacheBytes
 	if d.KVCacheDtype == KVFP8 {
 		elem = 1
@@ -156,7 +172,7 @@ func (w *Worker) Capacity() Capacity {
 	}
 	c := Capacity{
 		GPUs: gpus, GPUMemoryBytes: g.MemCapacity, GPUMemoryUtilization: d.GPUMemoryUtilization,
-		UsableBytes: usable, WeightBytes: weights, ActivationBytes: act, NCCLBytes: nccl, OtherBytes: g.OtherMem,
+		UsableBytes: usable, WeightBytes: weights, ActivationBytes: act, NCCLBytes: nccl, OtherBytes: g.OtherMem, budget: d.Budget(),
 		KVBytes: kvBytes, KVCacheDtype: d.KVCacheDtype, KVElementBytes: elem, KVBytesPerToken: perToken, KVBytesPerTokenTotal: perToken * int64(d.TP),
 		BlockSize: d.BlockSize, DerivedBlocks: derived, NumGPUBlocks: derived,
 		layers: kvLayers, slidingLayers: int64(s.Layers) - kvLayers, window: s.SlidingWindow, kvHeadsPerGPU: kvPerGPU, headDim: hd,
@@ -174,12 +190,21 @@ func (w *Worker) Capacity() Capacity {
 func (c Capacity) String() string {
 	var b strings.Builder
 	gb := func(x int64) string { return fmt.Sprintf("%8.2f GB", float64(x)/1e9) }
-	fmt.Fprintf(&b, "GPU memory            %s × %.2f utilisation × %.2f = %s usable per GPU (%d GPUs)\n",
-		gb(c.GPUMemoryBytes), c.GPUMemoryUtilization, 1-KVTolerance, gb(c.UsableBytes), c.GPUs)
+	budget := "" // named only when it is not the default, AIConfigurator's
+	if c.budget == MemoryBudgetVLLM {
+		budget = "; memory_budget vllm"
+	}
+	fmt.Fprintf(&b, "GPU memory            %s × %.2f utilisation × %.2f = %s usable per GPU (%d GPUs%s)\n",
+		gb(c.GPUMemoryBytes), c.GPUMemoryUtilization, 1-KVTolerance, gb(c.UsableBytes), c.GPUs, budget)
 	fmt.Fprintf(&b, "  − weights           %s\n", gb(c.WeightBytes))
 	fmt.Fprintf(&b, "  − activations       %s\n", gb(c.ActivationBytes))
-	fmt.Fprintf(&b, "  − NCCL              %s\n", gb(c.NCCLBytes))
-	fmt.Fprintf(&b, "  − runtime/other     %s\n", gb(c.OtherBytes))
+	if c.budget == MemoryBudgetVLLM {
+		fmt.Fprintf(&b, "  (NCCL              %s, allocated before vLLM's baseline snapshot: outside its budget)\n", gb(c.NCCLBytes))
+		fmt.Fprintf(&b, "  (runtime/other     %s, AIConfigurator's padding for CUDA graphs and the context: outside vLLM's budget before 0.21)\n", gb(c.OtherBytes))
+	} else {
+		fmt.Fprintf(&b, "  − NCCL              %s\n", gb(c.NCCLBytes))
+		fmt.Fprintf(&b, "  − runtime/other     %s\n", gb(c.OtherBytes))
+	}
 	fmt.Fprintf(&b, "  = KV cache          %s per GPU\n", gb(c.KVBytes))
 	if c.mlaLatent > 0 {
 		fmt.Fprintf(&b, "KV per token          %d layers × (%d kv_lora_rank + %d qk_rope_head_dim) × %d B (kv_cache_dtype %s) = %d B per GPU (MLA: the latent, whole on every GPU)\n",

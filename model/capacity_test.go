@@ -118,3 +118,63 @@ func TestCapacityHybridSlidingWindow(t *testing.T) {
 		t.Fatalf("arithmetic text:\n%s", s)
 	}
 }
+
+// memory_budget vllm takes off what vLLM's profiler does — weights and activations — and
+// leaves the NCCL and runtime memory AIConfigurator's budget also subtracts in the headroom.
+func TestMemoryBudgetVLLM(t *testing.T) {
+	aic := seedWorker(t).Capacity()
+	d := SeedDeployment()
+	d.MemoryBudget = MemoryBudgetVLLM
+	w, err := NewWorker(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := w.Capacity()
+	if c.budget != MemoryBudgetVLLM || aic.budget != MemoryBudgetAIConfigurator {
+		t.Fatalf("budgets %q, %q", c.budget, aic.budget)
+	}
+	if c.KVBytes != c.UsableBytes-c.WeightBytes-c.ActivationBytes || c.KVBytes != aic.KVBytes+aic.NCCLBytes+aic.OtherBytes {
+		t.Fatalf("vllm KV %d B, aiconfigurator %d B + NCCL %d + other %d", c.KVBytes, aic.KVBytes, aic.NCCLBytes, aic.OtherBytes)
+	}
+	if c.NumGPUBlocks <= aic.NumGPUBlocks {
+		t.Fatalf("vllm budget %d blocks, aiconfigurator %d", c.NumGPUBlocks, aic.NumGPUBlocks)
+	}
+	if s := c.String(); !strings.Contains(s, "memory_budget vllm") || !strings.Contains(s, "outside its budget") || strings.Contains(s, "− NCCL") {
+		t.Fatalf("arithmetic text:\n%s", s)
+	}
+	if s := aic.String(); strings.Contains(s, "memory_budget") || !strings.Contains(s, "− NCCL") {
+		t.Fatalf("default arithmetic text:\n%s", s)
+	}
+	d.MemoryBudget = "torch"
+	if _, err := NewWorker(d); err == nil || !strings.Contains(err.Error(), `memory_budget "torch"`) {
+		t.Fatalf("unknown budget: %v", err)
+	}
+}
+
+// A published log line: vllm#45178 (B200, DEP2 — attention DP 2, experts EP 2 —
+// MiniMax-M2.5 NVFP4, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0, vLLM's defaults otherwise)
+// reports a 769,888-token KV cache per engine. The vllm budget comes within 1 % of it, with
+// vLLM's serving defaults (gpu_memory_utilization 0.9, 8,192 batched tokens, 1,024 sequences,
+// block 16) and the FP8 KV cache its token count implies (126,976 B a token at TP 1).
+func TestMemoryBudgetPublishedKVCache(t *testing.T) {
+	d := SeedDeployment()
+	d.Quantization = "nvfp4"
+	d.TP, d.MoETP, d.MoEEP = 2, 1, 2 // the TP 2 × EP 2 table; the capacity is then taken at DEP2
+	d.MaxNumBatchedTokens, d.MaxNumSeqs, d.BlockSize = 8192, 1024, 16
+	w, err := NewWorker(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const published = 769888
+	for _, b := range MemoryBudgets() {
+		dep := *w
+		dep.d.TP, dep.d.AttentionDP, dep.d.MemoryBudget = 1, 2, b
+		c := dep.Capacity()
+		tokens := c.NumGPUBlocks * c.BlockSize
+		off := float64(tokens)/published - 1
+		t.Logf("memory_budget %s: %d tokens (%+.1f %% from the published %d)", b, tokens, 100*off, published)
+		if b == MemoryBudgetVLLM && (off < -0.02 || off > 0.02) {
+			t.Errorf("memory_budget vllm: %d tokens, published %d", tokens, published)
+		}
+	}
+}

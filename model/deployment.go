@@ -86,6 +86,12 @@ type Deployment struct {
 	// AllReduceFusionMaxMB is the largest all-reduce input (MiB) the fusion takes at this TP
 	// size (VLLM_FLASHINFER_ALLREDUCE_FUSION_THRESHOLDS_MB); 0: vLLM's default for the GPU.
 	AllReduceFusionMaxMB float64
+	// MemoryBudget is what the KV cache's memory is computed as (capacity.go):
+	// MemoryBudgetAIConfigurator ("" too) is AIConfigurator's vLLM budget, which also takes the
+	// system file's NCCL and runtime memory off; MemoryBudgetVLLM is what vLLM's own profiler
+	// (v1 gpu_worker.determine_available_memory, releases 0.11 to 0.20) takes off: weights and
+	// the profile step's activation peak only.
+	MemoryBudget string
 }
 
 // vLLMSharedExpertsStreamTokens is VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD's default.
@@ -166,6 +172,23 @@ func (d Deployment) TokenizeBatching() string {
 		return TokenizeSerial
 	}
 	return d.APIServerTokenizeBatching
+}
+
+// The KV-cache memory budgets (Deployment.MemoryBudget).
+const (
+	MemoryBudgetAIConfigurator = "aiconfigurator"
+	MemoryBudgetVLLM           = "vllm"
+)
+
+// MemoryBudgets lists the supported KV-cache memory budgets.
+func MemoryBudgets() []string { return []string{MemoryBudgetAIConfigurator, MemoryBudgetVLLM} }
+
+// Budget is the memory budget d sizes its KV cache with ("" is MemoryBudgetAIConfigurator).
+func (d Deployment) Budget() string {
+	if d.MemoryBudget == "" {
+		return MemoryBudgetAIConfigurator
+	}
+	return d.MemoryBudget
 }
 
 // Float32MatmulPrecisions lists the supported float32 matmul precisions.
@@ -250,6 +273,8 @@ func (d Deployment) Validate() error {
 		return fmt.Errorf("deployment: timing_reference %q is not supported (want one of %s)", d.TimingReference, strings.Join(TimingReferences(), ", "))
 	case d.Dynosim() && d.AsyncScheduling:
 		return fmt.Errorf("deployment: timing_reference dynosim schedules as Dynamo's mocker, which has no asynchronous scheduler: set async_scheduling false")
+	case !slices.Contains(MemoryBudgets(), d.Budget()):
+		return fmt.Errorf("deployment: memory_budget %q is not supported (want one of %s)", d.MemoryBudget, strings.Join(MemoryBudgets(), ", "))
 	case !slices.Contains(Float32MatmulPrecisions(), d.float32Precision()):
 		return fmt.Errorf("deployment: float32_matmul_precision %q is not supported (want one of %s)",
 			d.Float32MatmulPrecision, strings.Join(Float32MatmulPrecisions(), ", "))

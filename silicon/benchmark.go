@@ -1,6 +1,7 @@
 package silicon
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -67,6 +68,10 @@ type Benchmark struct {
 	// SharedExpertsStreamTokens is VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD (0: vLLM's
 	// default, 256; -1: no second stream), which no run set.
 	SharedExpertsStreamTokens int `json:"shared_experts_stream_tokens,omitempty"`
+	// MemoryBudget is how each row's KV cache is sized (model.MemoryBudget*). "": as the
+	// measured vLLM server's profiler sized it, model.MemoryBudgetVLLM — every row is a vLLM
+	// release before 0.21, whose budget leaves NCCL and CUDA graphs out (model/capacity.go).
+	MemoryBudget string `json:"memory_budget,omitempty"`
 	// FuseAllReduceRMS is the script's compilation_config.pass_config.fuse_allreduce_rms
 	// (enable_fi_allreduce_fusion before vLLM 0.11): FlashInfer's fused all-reduce + add +
 	// RMSNorm in small steps (model/fusion.go); nil when the script leaves it to the vLLM
@@ -226,6 +231,8 @@ func (b Benchmark) check() error {
 		return fmt.Errorf("silicon: benchmark %s: api_server_tokenize_ns %d, want >= 0", b.Name, b.APIServerTokenizeNS)
 	case b.RequestPathUS < 0 || b.StreamEndUS < 0:
 		return fmt.Errorf("silicon: benchmark %s: request_path_us %d, stream_end_us %d, want >= 0", b.Name, b.RequestPathUS, b.StreamEndUS)
+	case b.MemoryBudget != "" && !slices.Contains(model.MemoryBudgets(), b.MemoryBudget):
+		return fmt.Errorf("silicon: benchmark %s: memory_budget %q, want one of %s", b.Name, b.MemoryBudget, strings.Join(model.MemoryBudgets(), ", "))
 	case b.APIServerTokenizeBatching != "" && !slices.Contains(model.TokenizeBatchings(), b.APIServerTokenizeBatching):
 		return fmt.Errorf("silicon: benchmark %s: api_server_tokenize_batching %q, want one of %s", b.Name, b.APIServerTokenizeBatching,
 			strings.Join(model.TokenizeBatchings(), ", "))
@@ -302,6 +309,7 @@ func (b Benchmark) deployment(r Row) model.Deployment {
 	d.MaxCUDAGraphCaptureSize, d.CUDAGraphMode = b.MaxCUDAGraphCaptureSize, b.CUDAGraphMode
 	d.TimingReference = b.TimingReference
 	d.SharedExpertsStreamTokens = b.SharedExpertsStreamTokens
+	d.MemoryBudget = cmp.Or(b.MemoryBudget, model.MemoryBudgetVLLM)
 	d.FuseAllReduceRMS, d.AllReduceFusionMaxMB = b.fusesAllReduceRMS(r, d), b.AllReduceFusionMaxMB.at(r.TP)
 	return d
 }

@@ -58,15 +58,17 @@ func TestValidateAIConfiguratorVLLMSample(t *testing.T) {
 	// prompts tokenised as its vLLM release did and its client's request path as measured
 	// (silicon/requestpath), MiniMax's per-layer QK-norm priced as the three kernels vLLM runs,
 	// B200's MLA modules from AIConfigurator's fused-norm collection and the Kimi-K2.5 runs'
-	// experts sharded over the TP group as their scripts left them, and MiniMax-M2.5 NVFP4
-	// B200's nightly rows with their branch script's flags (vLLM's default capture size, 512):
-	// median TTFT 24.8 %, TPOT 9.1 % over 20 groups (26.5 / 9.1 % without the request path,
-	// 26.0 / 9.1 % with those rows under the merged script's flags too, 26.0 / 11.5 % with the
-	// MLA module rows of the 0.19.0 collection as well, 25.3 / 12.3 % with AIConfigurator's
-	// QK-norm op list as well, 24.4 / 12.9 % without the release default either; README,
-	// "AIConfigurator's whole vLLM sample"); the 10 % TPOT is met, its 20 % TTFT is not.
-	if len(ttft) < 20 || median(ttft) > 25.0 || median(tpot) > 9.3 {
-		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 20, <= 25.0 %%, <= 9.3 %%",
+	// experts sharded over the TP group as their scripts left them, MiniMax-M2.5 NVFP4
+	// B200's nightly rows with their branch script's flags (vLLM's default capture size, 512),
+	// and each row's KV cache sized as its vLLM's profiler sized it (memory_budget vllm):
+	// median TTFT 19.1 %, TPOT 8.9 % over 20 groups (24.8 / 9.1 % under AIConfigurator's budget,
+	// which also takes NCCL and 3.5 GiB of runtime off; 26.5 / 9.1 % without the request path
+	// as well, 26.0 / 9.1 % with those rows under the merged script's flags too, 26.0 / 11.5 %
+	// with the MLA module rows of the 0.19.0 collection as well, 25.3 / 12.3 % with
+	// AIConfigurator's QK-norm op list as well, 24.4 / 12.9 % without the release default
+	// either; README, "AIConfigurator's whole vLLM sample").
+	if len(ttft) < 20 || median(ttft) > 19.3 || median(tpot) > 9.1 {
+		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 20, <= 19.3 %%, <= 9.1 %%",
 			len(ttft), median(ttft), median(tpot))
 	}
 	t.Logf("%d of %d vLLM rows validated; %d groups; median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%", rep.Validated, len(rows), len(ttft), median(ttft), median(tpot))
