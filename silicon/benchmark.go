@@ -364,6 +364,10 @@ func (b Benchmark) String() string {
 	if b.MaxNumSeqsIsConcurrency {
 		seqs = "= concurrency"
 	}
-	return fmt.Sprintf("%s: %s KV cache, block %d, %s, max_num_seqs %s, %s scheduling, %s, %s, %s; %s, %s, %d warm-up + %d timed requests per slot",
-		b.Name, b.KVCacheDtype, b.BlockSize, tokens, seqs, sched, cache, fp32, graphs, lengths, prompts, b.WarmupPerSlot, b.RequestsPerSlot)
+	budget := "sized as vLLM's profiler sizes it"
+	if b.MemoryBudget == model.MemoryBudgetAIConfigurator {
+		budget = "sized by AIConfigurator's memory budget"
+	}
+	return fmt.Sprintf("%s: %s KV cache, block %d, %s, %s, max_num_seqs %s, %s scheduling, %s, %s, %s; %s, %s, %d warm-up + %d timed requests per slot",
+		b.Name, b.KVCacheDtype, b.BlockSize, budget, tokens, seqs, sched, cache, fp32, graphs, lengths, prompts, b.WarmupPerSlot, b.RequestsPerSlot)
 }
