@@ -3,6 +3,7 @@ package trace
 import (
 	"bytes"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -190,4 +191,23 @@ func BenchmarkSynthesizeConversation(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// lowerBound finds what slices.BinarySearch finds in every ascending list of non-NaN values,
+// duplicates, signed zeros and probes outside the list included.
+func TestLowerBoundMatchesBinarySearch(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		fs := rapid.SliceOf(rapid.SampledFrom([]float64{-0.0, 0, 0.1, 0.25, 0.5, 0.5, 0.75, 1, 2, math.Inf(1), math.Inf(-1)})).Draw(t, "floats")
+		slices.Sort(fs)
+		x := rapid.SampledFrom([]float64{-0.0, 0, 0.05, 0.25, 0.5, 0.6, 1, 3, math.Inf(1), math.Inf(-1)}).Draw(t, "x")
+		if want, _ := slices.BinarySearch(fs, x); lowerBound(fs, x) != want {
+			t.Fatalf("lowerBound(%v, %v) = %d, slices.BinarySearch %d", fs, x, lowerBound(fs, x), want)
+		}
+		is := rapid.SliceOf(rapid.IntRange(-5, 5)).Draw(t, "ints")
+		slices.Sort(is)
+		y := rapid.IntRange(-7, 7).Draw(t, "y")
+		if want, _ := slices.BinarySearch(is, y); lowerBound(is, y) != want {
+			t.Fatalf("lowerBound(%v, %d) = %d, slices.BinarySearch %d", is, y, lowerBound(is, y), want)
+		}
+	})
 }
