@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"cmp"
 	"math"
 	"slices"
 	"strings"
@@ -208,6 +209,32 @@ func TestLowerBoundMatchesBinarySearch(t *testing.T) {
 		y := rapid.IntRange(-7, 7).Draw(t, "y")
 		if want, _ := slices.BinarySearch(is, y); lowerBound(is, y) != want {
 			t.Fatalf("lowerBound(%v, %d) = %d, slices.BinarySearch %d", is, y, lowerBound(is, y), want)
+		}
+	})
+}
+
+// sortPlaced, and its heapsort fallback, order turns as slices.SortFunc by (time, placement)
+// does, many equal times among them.
+func TestSortPlacedMatchesSortFunc(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 300).Draw(t, "n")
+		times := rapid.IntRange(1, 40).Draw(t, "distinct times")
+		s := make([]placed, n)
+		for i := range s {
+			s[i] = placed{at: float64(rapid.IntRange(0, times).Draw(t, "at")) / 4, seq: int32(i), turn: int32(i)}
+		}
+		want := slices.Clone(s)
+		slices.SortFunc(want, func(a, b placed) int {
+			if c := cmp.Compare(a.at, b.at); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.seq, b.seq)
+		})
+		got, heap := slices.Clone(s), slices.Clone(s)
+		sortPlaced(got)
+		heapsortPlaced(heap)
+		if !slices.Equal(got, want) || !slices.Equal(heap, want) {
+			t.Fatalf("sortPlaced %v\nheapsort %v\nwant %v", got, heap, want)
 		}
 	})
 }
