@@ -189,6 +189,12 @@ func RunSearch(ctx context.Context, f *config.File, sim Simulator, opt Options) 
 			if ctx.Err() != nil {
 				n := len(s.Evaluations) + resumed
 				if led != nil {
+					// A ledger that could not be written (its creation or a rewrite behind,
+					// whose error only the next append or wait returns) is the sweep's error:
+					// not an interruption that --resume continues.
+					if err := led.wait(); err != nil {
+						return nil, err
+					}
 					n = led.saved()
 				}
 				return nil, &Interrupted{Evaluations: n, Err: ctx.Err()}
