@@ -39,7 +39,7 @@ type ledger struct {
 	lines  int // evaluations in the file
 
 	// A rewrite behind (rewriteBehind) in flight: appends queue their lines until it has
-	// reopened the file; done is closed when it has, err is its error.
+	// reopened the file; behind is closed when it has, err is its error (or an append's).
 	behind chan struct{}
 	queued [][]byte
 	err    error
@@ -71,7 +71,8 @@ func openLedger(dir string, h ledgerHeader, resume bool) (l *ledger, prior []Eva
 		return nil, nil, nil, err
 	}
 	// Written behind, as between rounds: the first round's simulations need not wait for
-	// the new file's fsync (2–30 ms with every core idle); a failure is the first append's.
+	// the new file's fsync (2–30 ms with every core idle); a failure is returned by the first
+	// append or wait after it (RunSearch waits before it reports an interruption).
 	l.rewriteBehind(prior)
 	return l, prior, notes, nil
 }
@@ -140,25 +141,13 @@ func sameExperiment(path string, old, now config.Fingerprint) (notes []string, e
 	return notes, nil
 }
 
-// rewrite replaces the ledger by the header and evals, atomically (temporary file, fsync,
-// rename), then reopens it for appending.
-func (l *ledger) rewrite(evals []Evaluation) error {
-	if err := l.wait(); err != nil {
-		return err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.closeFile()
-	f, err := l.replace(evals)
-	l.f, l.lines = f, len(evals)
-	return err
-}
-
-// rewriteBehind is rewrite without waiting for it: between a sweep's rounds the next
-// proposal and simulations need not wait for the disk (the fsync took 25–75 ms on a busy
-// machine, with both cores idle). The round's appends queue until the rewrite has reopened
-// the file, then follow it in their order, so the ledger's lines are those rewrite then append
-// would write; a failure is returned by the next append, rewrite or wait.
+// rewriteBehind replaces the ledger by the header and evals, atomically (temporary file,
+// fsync, rename: replace), then reopens it for appending, without waiting for it: between a
+// sweep's rounds the next proposal and simulations need not wait for the disk (the fsync took
+// 25–75 ms on a busy machine, with both cores idle). The round's appends queue until the
+// rewrite has reopened the file, then follow it in their order, so the ledger's lines are
+// those a waiting rewrite then the appends would write; a failure is returned by the next
+// append or wait after it (appends queued meanwhile return nil).
 func (l *ledger) rewriteBehind(evals []Evaluation) {
 	if l.wait() != nil {
 		return // the error stays for the next call
