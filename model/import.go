@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -71,10 +72,22 @@ type MoEShape struct{ Hidden, Inter, Experts, TopK int }
 
 // ParseMoEShape reads "hidden,inter,experts,topk".
 func ParseMoEShape(s string) (MoEShape, error) {
-	var m MoEShape
-	if n, err := fmt.Sscanf(s, "%d,%d,%d,%d", &m.Hidden, &m.Inter, &m.Experts, &m.TopK); err != nil || n != 4 ||
-		m.Hidden <= 0 || m.Inter <= 0 || m.Experts <= 0 || m.TopK <= 0 || m.TopK > m.Experts {
-		return MoEShape{}, fmt.Errorf("moe shape %q: want hidden,inter,experts,topk (positive, topk ≤ experts)", s)
+	bad := fmt.Errorf("moe shape %q: want hidden,inter,experts,topk (positive, topk ≤ experts)", s)
+	f := strings.Split(s, ",")
+	if len(f) != 4 { // Sscanf would take the first four of "a,b,c,d,e" and drop the rest
+		return MoEShape{}, bad
+	}
+	var v [4]int
+	for i, x := range f {
+		n, err := strconv.Atoi(x)
+		if err != nil || n <= 0 {
+			return MoEShape{}, bad
+		}
+		v[i] = n
+	}
+	m := MoEShape{Hidden: v[0], Inter: v[1], Experts: v[2], TopK: v[3]}
+	if m.TopK > m.Experts {
+		return MoEShape{}, bad
 	}
 	return m, nil
 }

@@ -10,7 +10,7 @@ func TestParseMoEShape(t *testing.T) {
 	if got, err := ParseMoEShape("3584,3072,896,16"); err != nil || got != (MoEShape{3584, 3072, 896, 16}) {
 		t.Fatalf("ParseMoEShape: %+v, %v", got, err)
 	}
-	for _, bad := range []string{"", "3584,3072,896", "3584,3072,896,0", "3584,3072,8,16", "a,b,c,d", "-1,2,3,1"} {
+	for _, bad := range []string{"", "3584,3072,896", "3584,3072,896,0", "3584,3072,8,16", "a,b,c,d", "-1,2,3,1", "3584,3072,896,16,8", "3584,3072,896,16x", " 3584,3072,896,16"} {
 		if _, err := ParseMoEShape(bad); err == nil || !strings.Contains(err.Error(), "hidden,inter,experts,topk") {
 			t.Errorf("ParseMoEShape(%q): %v", bad, err)
 		}
