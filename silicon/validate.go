@@ -291,7 +291,7 @@ func replay(ctx context.Context, d model.Deployment, r Row, b Benchmark, seed ui
 // are decoding. Near c when the server admits every client at once; far below it when
 // requests queued before their first token.
 func decodingInFlight(c, osl int, ratio, ttftMS, tpotMS float64) float64 {
-	lo := min(max(int(float64(osl)*ratio), 1), osl)
+	lo := shortestLength(osl, ratio)
 	decode := (float64(lo+osl)/2 - 1) * tpotMS
 	if decode <= 0 || ttftMS+decode <= 0 {
 		return 0
@@ -299,10 +299,14 @@ func decodingInFlight(c, osl int, ratio, ttftMS, tpotMS float64) float64 {
 	return float64(c) * decode / (ttftMS + decode)
 }
 
+// shortestLength is the shortest of the lengths the benchmark client draws up to hi:
+// ⌊hi × ratio⌋, at least 1 and at most hi.
+func shortestLength(hi int, ratio float64) int { return min(max(int(float64(hi)*ratio), 1), hi) }
+
 // sampleLengths draws n lengths uniformly from the integers [⌊hi × ratio⌋, hi] (at least 1)
 // the way the benchmark client's random dataset does, deterministically from seed.
 func sampleLengths(n, hi int, ratio float64, seed uint64) []int {
-	lo := min(max(int(float64(hi)*ratio), 1), hi)
+	lo := shortestLength(hi, ratio)
 	rng := rand.New(rand.NewPCG(seed, 0x5111c0))
 	out := make([]int, n)
 	for i := range out {
