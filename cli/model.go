@@ -51,7 +51,7 @@ func (f *deploymentFlags) register(cmd *cobra.Command, base model.Deployment, la
 	fs.StringVar(&f.d.Float32MatmulPrecision, "float32-matmul-precision", model.PrecisionHighest,
 		"vLLM's VLLM_FLOAT32_MATMUL_PRECISION: highest (the FP32 router gate on CUDA cores) or high (TF32 tensor cores)")
 	fs.StringVar(&f.d.CUDAGraphMode, "cudagraph-mode", "",
-		"vLLM's compilation_config.cudagraph_mode: PIECEWISE (as vLLM's default, the empty value) or FULL_DECODE_ONLY (steps holding a prefill run without CUDA graphs, paying eager all-reduces)")
+		"vLLM's compilation_config.cudagraph_mode: empty (vLLM's default, FULL_AND_PIECEWISE from 0.11) or PIECEWISE graph every step up to the capture size; FULL_DECODE_ONLY graphs decode-only steps (steps holding a prefill run without CUDA graphs, paying eager all-reduces)")
 	fs.IntVar(&f.d.MaxCUDAGraphCaptureSize, "max-cudagraph-capture-size", 0,
 		"vLLM's max_cudagraph_capture_size: larger steps run without CUDA graphs (eager all-reduces); 0: vLLM's default, min(2 × max_num_seqs, 512)")
 	fs.IntVar(&f.d.SharedExpertsStreamTokens, "shared-experts-stream-tokens", 0,
@@ -559,7 +559,7 @@ budget before vLLM 0.21). The flags below override single settings of every row'
 	fs.IntVar(&warmup, "warmup-per-slot", 0, "warm-up requests per concurrency slot, not measured (default: the benchmark's)")
 	fs.StringVar(&ref, "timing-reference", model.ReferenceSilicon, "price the replays as silicon (vLLM's kernels, one pass per step) or dynosim (Dynamo's mocker with AIConfigurator's pricing)")
 	fs.IntVar(&capture, "max-cudagraph-capture-size", 0, "vLLM's max_cudagraph_capture_size: larger steps run without CUDA graphs, paying eager all-reduces; 0: vLLM's default, min(2 × max_num_seqs, 512) (default: the benchmark's; InferenceX 2048, as its script passes)")
-	fs.StringVar(&graphMode, "cudagraph-mode", "", "vLLM's compilation_config.cudagraph_mode of every row: PIECEWISE (vLLM's default) or FULL_DECODE_ONLY (steps holding a prefill run without CUDA graphs) (default: the run's script's; FULL_DECODE_ONLY in the 2025 Llama-3.1-70B B200 runs)")
+	fs.StringVar(&graphMode, "cudagraph-mode", "", "vLLM's compilation_config.cudagraph_mode of every row: PIECEWISE (graphs every step up to the capture size, as vLLM's default FULL_AND_PIECEWISE does) or FULL_DECODE_ONLY (steps holding a prefill run without CUDA graphs) (default: the run's script's; FULL_DECODE_ONLY in the 2025 Llama 70B B200 runs)")
 	fs.IntVar(&tokenizeNS, "api-tokenize-ns", 0, fmt.Sprintf("the API server's tokenisation cost per prompt token, ns; 0: prompts sent as token ids (default: the benchmark's, InferenceX %d: vllm#19012's rate times the measured cost of its random prompts)", silicon.InferenceXTokenizeNS))
 	fs.IntVar(&requestPath, "request-path-us", 0, fmt.Sprintf("the client's HTTP request path from its send to the API server's handler, µs, in TTFT; 0: none (default: the benchmark's, InferenceX %d, measured on this project's host with InferenceX's client and a stub server: silicon/requestpath)", silicon.InferenceXRequestPathUS))
 	fs.IntVar(&streamEnd, "stream-end-us", 0, fmt.Sprintf("in the closed loop, from a stream's last token leaving the server to the client's next send, µs; 0: at once (default: the benchmark's, InferenceX %d, measured as --request-path-us is)", silicon.InferenceXStreamEndUS))
