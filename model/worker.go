@@ -123,7 +123,7 @@ type OperatorBreakdown struct {
 	RouterGateUS    float64
 	ExpertsUS       float64 // routed experts
 	SharedExpertsUS float64
-	AllReduceUS     float64 // under CUDA graphs, or eager above the capture size
+	AllReduceUS     float64 // under CUDA graphs, or eager in the steps that run eagerly (runsEagerly)
 	ElementwiseUS   float64 // add + RMSNorm, RoPE, KV write, QK-norm, embedding
 	AdjustmentUS    float64
 }
