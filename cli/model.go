@@ -66,7 +66,7 @@ func (f *deploymentFlags) register(cmd *cobra.Command, base model.Deployment, la
 		"in a closed loop, from a stream's last token leaving the server to the client's next send, µs; 0: at once")
 	fs.StringVar(&f.d.APIServerTokenizeBatching, "api-server-tokenize-batching", "",
 		"how the API server tokenises the prompts of one 2 ms window: serial (vLLM 0.16 on, the default) or parallel (vLLM 0.10–0.15)")
-	fs.StringVar(&f.d.MemoryBudget, "memory-budget", model.MemoryBudgetAIConfigurator, memoryBudgetUsage)
+	fs.StringVar(&f.d.MemoryBudget, "memory-budget", "", memoryBudgetUsage+" (default: the timing reference's, vllm for silicon, aiconfigurator for dynosim)")
 	fs.StringVar(&f.d.TimingReference, "timing-reference", model.ReferenceSilicon,
 		"how steps are priced and scheduled: silicon (vLLM's one forward pass per step) or dynosim (Dynamo's mocker with AIConfigurator's forward-pass model)")
 }

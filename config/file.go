@@ -194,9 +194,9 @@ type File struct {
 	// Float32MatmulPrecision is VLLM_FLOAT32_MATMUL_PRECISION: highest (vLLM's default; the FP32
 	// router gate on CUDA cores) or high (TF32 tensor cores). "" means highest.
 	Float32MatmulPrecision string
-	// MemoryBudget is how the KV cache's memory is computed: aiconfigurator ("" too;
-	// AIConfigurator's vLLM budget) or vllm (what vLLM's profiler takes off before 0.21)
-	// (model.Deployment.MemoryBudget).
+	// MemoryBudget is how the KV cache's memory is computed: aiconfigurator
+	// (AIConfigurator's vLLM budget) or vllm (what vLLM's profiler takes off before 0.21);
+	// "": the timing reference's (model.Deployment.Budget).
 	MemoryBudget string
 
 	// lists holds every list-capable search_space key in canonical order.

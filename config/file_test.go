@@ -544,17 +544,24 @@ func TestFuseAllReduceRMSKey(t *testing.T) {
 }
 
 // search_space.memory_budget reaches the workers' KV capacity and, only when set, the
-// fingerprint; an unknown budget is an error naming the key.
+// fingerprint; unset, the seed (silicon) sizes its workers with vLLM's budget, as `model
+// validate` sizes the measured servers, and dynosim with AIConfigurator's; an unknown budget
+// is an error naming the key.
 func TestMemoryBudgetKey(t *testing.T) {
 	f0, cfg0, _ := seedRun(t)
-	f1, cfg1, _ := seedRun(t, "memory_budget=vllm")
-	if cfg0.Worker.MemoryBudget != "" || cfg1.Worker.MemoryBudget != model.MemoryBudgetVLLM {
+	f1, cfg1, _ := seedRun(t, "memory_budget=aiconfigurator")
+	_, cfgV, _ := seedRun(t, "memory_budget=vllm")
+	_, cfgD, _ := seedRun(t, "timing_reference=dynosim")
+	if cfg0.Worker.MemoryBudget != "" || cfg1.Worker.MemoryBudget != model.MemoryBudgetAIConfigurator {
 		t.Fatalf("worker memory_budget %q, %q", cfg0.Worker.MemoryBudget, cfg1.Worker.MemoryBudget)
 	}
-	if cfg1.Worker.NumGPUBlocks <= cfg0.Worker.NumGPUBlocks {
-		t.Fatalf("num_gpu_blocks %d under memory_budget vllm, %d under aiconfigurator's", cfg1.Worker.NumGPUBlocks, cfg0.Worker.NumGPUBlocks)
+	if cfg1.Worker.NumGPUBlocks >= cfg0.Worker.NumGPUBlocks || cfgV.Worker.NumGPUBlocks != cfg0.Worker.NumGPUBlocks {
+		t.Fatalf("num_gpu_blocks %d by default, %d under memory_budget aiconfigurator, %d under vllm", cfg0.Worker.NumGPUBlocks, cfg1.Worker.NumGPUBlocks, cfgV.Worker.NumGPUBlocks)
 	}
-	if d := Diff(f0.Fingerprint(), f1.Fingerprint()); len(d) != 1 || d[0].Key != "search_space.memory_budget" || d[0].New != "vllm" {
+	if cfgD.Worker.NumGPUBlocks != cfg1.Worker.NumGPUBlocks {
+		t.Fatalf("num_gpu_blocks %d under dynosim, %d under AIConfigurator's budget", cfgD.Worker.NumGPUBlocks, cfg1.Worker.NumGPUBlocks)
+	}
+	if d := Diff(f0.Fingerprint(), f1.Fingerprint()); len(d) != 1 || d[0].Key != "search_space.memory_budget" || d[0].New != "aiconfigurator" {
 		t.Fatalf("fingerprint diff %v", d)
 	}
 	if err := Default().Set("memory_budget=torch"); err == nil || !strings.Contains(err.Error(), `search_space.memory_budget: unsupported value "torch"`) {

@@ -190,10 +190,7 @@ func (w *Worker) Capacity() Capacity {
 func (c Capacity) String() string {
 	var b strings.Builder
 	gb := func(x int64) string { return fmt.Sprintf("%8.2f GB", float64(x)/1e9) }
-	budget := "" // named only when it is not the default, AIConfigurator's
-	if c.budget == MemoryBudgetVLLM {
-		budget = "; memory_budget vllm"
-	}
+	budget := "; memory_budget " + c.budget // the default follows the timing reference (Deployment.Budget): always named
 	fmt.Fprintf(&b, "GPU memory            %s × %.2f utilisation × %.2f = %s usable per GPU (%d GPUs%s)\n",
 		gb(c.GPUMemoryBytes), c.GPUMemoryUtilization, 1-KVTolerance, gb(c.UsableBytes), c.GPUs, budget)
 	fmt.Fprintf(&b, "  − weights           %s\n", gb(c.WeightBytes))

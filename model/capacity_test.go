@@ -19,13 +19,14 @@ func TestSeedCapacityArithmetic(t *testing.T) {
 	if c.KVCacheDtype != KVFP8 || c.KVBytesPerToken != 31744 || c.KVBytesPerTokenTotal != 4*31744 {
 		t.Fatalf("KV %s: %d B per token per GPU, %d per worker", c.KVCacheDtype, c.KVBytesPerToken, c.KVBytesPerTokenTotal)
 	}
-	// AIConfigurator's vLLM budget: capacity × 0.9 × (1 − 0.02 tolerance).
+	// capacity × 0.9 × (1 − 0.02 tolerance); the silicon reference's default budget is
+	// vLLM's own (weights and activations off; NCCL and runtime memory outside it).
 	capacity, util := 193273528320.0, 0.9
 	if c.UsableBytes != int64(capacity*util*0.98) || c.NCCLBytes != 411041792 || c.OtherBytes != 3758096384 {
 		t.Fatalf("memory inputs: usable %d nccl %d other %d", c.UsableBytes, c.NCCLBytes, c.OtherBytes)
 	}
-	if c.KVBytes != c.UsableBytes-c.WeightBytes-c.ActivationBytes-c.NCCLBytes-c.OtherBytes {
-		t.Fatal("KV bytes are not what is left")
+	if c.budget != MemoryBudgetVLLM || c.KVBytes != c.UsableBytes-c.WeightBytes-c.ActivationBytes {
+		t.Fatalf("KV bytes are not what is left under vLLM's budget (budget %q)", c.budget)
 	}
 	if want := int(c.KVBytes / (c.KVBytesPerToken * 64)); c.NumGPUBlocks != want || c.DerivedBlocks != want || c.Overridden {
 		t.Fatalf("blocks %d (derived %d), want %d", c.NumGPUBlocks, c.DerivedBlocks, want)
@@ -121,18 +122,33 @@ func TestCapacityHybridSlidingWindow(t *testing.T) {
 
 // memory_budget vllm takes off what vLLM's profiler does — weights and activations — and
 // leaves the NCCL and runtime memory AIConfigurator's budget also subtracts in the headroom.
+// Unset, the budget follows the timing reference: vllm under silicon, aiconfigurator under
+// dynosim (Dynamo's mocker priced by AIConfigurator).
 func TestMemoryBudgetVLLM(t *testing.T) {
-	aic := seedWorker(t).Capacity()
-	d := SeedDeployment()
-	d.MemoryBudget = MemoryBudgetVLLM
-	w, err := NewWorker(d)
-	if err != nil {
-		t.Fatal(err)
+	capacity := func(budget, reference string) Capacity {
+		t.Helper()
+		d := SeedDeployment()
+		d.MemoryBudget, d.TimingReference = budget, reference
+		w, err := NewWorker(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w.Capacity()
 	}
-	c := w.Capacity()
+	c, aic := seedWorker(t).Capacity(), capacity(MemoryBudgetAIConfigurator, "")
 	if c.budget != MemoryBudgetVLLM || aic.budget != MemoryBudgetAIConfigurator {
 		t.Fatalf("budgets %q, %q", c.budget, aic.budget)
 	}
+	if explicit := capacity(MemoryBudgetVLLM, ""); explicit.NumGPUBlocks != c.NumGPUBlocks {
+		t.Fatalf("explicit vllm budget %d blocks, silicon's default %d", explicit.NumGPUBlocks, c.NumGPUBlocks)
+	}
+	if dyn := capacity("", ReferenceDynosim); dyn.budget != MemoryBudgetAIConfigurator || dyn.NumGPUBlocks != aic.NumGPUBlocks {
+		t.Fatalf("dynosim's default budget %q, %d blocks; aiconfigurator's %d", dyn.budget, dyn.NumGPUBlocks, aic.NumGPUBlocks)
+	}
+	if dyn := capacity(MemoryBudgetVLLM, ReferenceDynosim); dyn.NumGPUBlocks != c.NumGPUBlocks {
+		t.Fatalf("an explicit vllm budget under dynosim: %d blocks, want %d", dyn.NumGPUBlocks, c.NumGPUBlocks)
+	}
+	d := SeedDeployment()
 	if c.KVBytes != c.UsableBytes-c.WeightBytes-c.ActivationBytes || c.KVBytes != aic.KVBytes+aic.NCCLBytes+aic.OtherBytes {
 		t.Fatalf("vllm KV %d B, aiconfigurator %d B + NCCL %d + other %d", c.KVBytes, aic.KVBytes, aic.NCCLBytes, aic.OtherBytes)
 	}
@@ -142,7 +158,7 @@ func TestMemoryBudgetVLLM(t *testing.T) {
 	if s := c.String(); !strings.Contains(s, "memory_budget vllm") || !strings.Contains(s, "outside its budget") || strings.Contains(s, "− NCCL") {
 		t.Fatalf("arithmetic text:\n%s", s)
 	}
-	if s := aic.String(); strings.Contains(s, "memory_budget") || !strings.Contains(s, "− NCCL") {
+	if s := aic.String(); !strings.Contains(s, "memory_budget aiconfigurator") || !strings.Contains(s, "− NCCL") {
 		t.Fatalf("default arithmetic text:\n%s", s)
 	}
 	d.MemoryBudget = "torch"

@@ -87,10 +87,10 @@ type Deployment struct {
 	// size (VLLM_FLASHINFER_ALLREDUCE_FUSION_THRESHOLDS_MB); 0: vLLM's default for the GPU.
 	AllReduceFusionMaxMB float64
 	// MemoryBudget is what the KV cache's memory is computed as (capacity.go):
-	// MemoryBudgetAIConfigurator ("" too) is AIConfigurator's vLLM budget, which also takes the
+	// MemoryBudgetAIConfigurator is AIConfigurator's vLLM budget, which also takes the
 	// system file's NCCL and runtime memory off; MemoryBudgetVLLM is what vLLM's own profiler
 	// (v1 gpu_worker.determine_available_memory, releases 0.11 to 0.20) takes off: weights and
-	// the profile step's activation peak only.
+	// the profile step's activation peak only. "": the timing reference's (Budget).
 	MemoryBudget string
 }
 
@@ -183,12 +183,19 @@ const (
 // MemoryBudgets lists the supported KV-cache memory budgets.
 func MemoryBudgets() []string { return []string{MemoryBudgetAIConfigurator, MemoryBudgetVLLM} }
 
-// Budget is the memory budget d sizes its KV cache with ("" is MemoryBudgetAIConfigurator).
+// Budget is the memory budget d sizes its KV cache with. Unset, it follows the timing
+// reference, the one place that default is read: silicon models a vLLM worker, whose cache
+// is what vLLM's own profiler leaves (MemoryBudgetVLLM), as `model validate` sizes every
+// measured server; dynosim models Dynamo's mocker priced by AIConfigurator, whose stack
+// sizes a vLLM worker with AIConfigurator's budget (MemoryBudgetAIConfigurator).
 func (d Deployment) Budget() string {
-	if d.MemoryBudget == "" {
+	switch {
+	case d.MemoryBudget != "":
+		return d.MemoryBudget
+	case d.Dynosim():
 		return MemoryBudgetAIConfigurator
 	}
-	return d.MemoryBudget
+	return MemoryBudgetVLLM
 }
 
 // Float32MatmulPrecisions lists the supported float32 matmul precisions.
