@@ -210,3 +210,20 @@ func TestRunAllBookkeepingDoesNotHoldSimulations(t *testing.T) {
 		t.Errorf("bookkeeping order %v, want each job once in completion order 0, 1, 2", order)
 	}
 }
+
+// TestRunAllReturnsTheBookkeepingError: an error of a finished job's bookkeeping (a ledger
+// line the disk refused), returned on the bookkeeping's own goroutine, is runAll's error.
+func TestRunAllReturnsTheBookkeepingError(t *testing.T) {
+	sim := startSim{started: make(chan int, 8)}
+	jobs := make([]runJob, 8)
+	ioErr := errors.New("ledger.jsonl: no space left on device")
+	err := runAll(context.Background(), sim, 2, jobs, nil, func(j int, _ *engine.Report, _ time.Duration) error {
+		if j == 0 {
+			return ioErr
+		}
+		return nil
+	})
+	if !errors.Is(err, ioErr) {
+		t.Fatalf("runAll: %v, want the bookkeeping's error", err)
+	}
+}
