@@ -447,8 +447,8 @@ func (a placed) before(b placed) bool {
 	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
 }
 
-// sortPlaced sorts by before in place: an introsort (median-of-three quicksort, insertion
-// sort below 16 elements, heapsort past a depth limit) with the comparison inlined. It
+// sortPlaced sorts by before in place: an introsort (quicksort on a ninther pivot, insertion
+// sort for 16 elements or fewer, heapsort past a depth limit) with the comparison inlined. It
 // replaced slices.SortFunc, whose comparison is a call through a func value: the sort was
 // about 15 % of a one-request replay's instructions (30,000 turns in the toolagent trace).
 // It allocates nothing (a radix sort, tried before, cost more in page faults than it saved).
