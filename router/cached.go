@@ -42,8 +42,9 @@ func (r *Router) cachedSubs(k int, rec uint32, w int) uint32 {
 	return 0
 }
 
-// heldSubs is the mask of the sub-blocks of record rec that some worker caches (wider
-// fleets keep it in the record, after the holder counts, as the counts change).
+// heldSubs is the mask of the sub-blocks of record rec that some worker caches. Only wide
+// fleets (subsWide) keep it, in the record after the holder counts, as the counts change;
+// in a narrow fleet's record that word is worker 0's mask, so this is for wide fleets only.
 func (r *Router) heldSubs(rec uint32) uint32 { return r.record(rec)[r.g] }
 
 // setCachedSubs stores the sub-block mask of record rec on worker w (wider fleets' masks of

@@ -84,8 +84,10 @@ type Router struct {
 	// Record rec is recStride counts (record): g counts of the workers caching each
 	// sub-block, then (up to 64 workers) each worker's mask of cached sub-blocks, so one
 	// record is one or two cache lines. Wider fleets key the masks by (rec, worker) in
-	// subsWide instead, and keep the mask of the sub-blocks whose count is not zero. Records come in chunks of 1,024 (recChunkShift) that never move: a
-	// filling index neither copies its records nor zeroes their room again as it grows.
+	// subsWide instead, and keep, after the counts, the mask of the sub-blocks whose count
+	// is not zero (heldSubs). Records come in chunks of 1,024 (recChunkShift) that never
+	// move: a filling index neither copies its records nor zeroes their room again as it
+	// grows.
 	recs       [][]uint32
 	recStride  int
 	subsWide   *maskTable
