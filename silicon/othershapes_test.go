@@ -3,8 +3,10 @@ package silicon
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"os"
+	"slices"
 	"testing"
 )
 
@@ -76,7 +78,8 @@ func TestValidateOtherShapes(t *testing.T) {
 	if len(byConc) != 4 {
 		t.Fatalf("ISL 8192 concurrencies at most 32: %v, want 4, 8, 16, 32", byConc)
 	}
-	for c, errs := range byConc {
+	for _, c := range slices.Sorted(maps.Keys(byConc)) { // in order: the same failures print the same way every run
+		errs := byConc[c]
 		var sum float64
 		for _, e := range errs {
 			sum += e
