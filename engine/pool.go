@@ -225,14 +225,14 @@ func (p *blockPool) evict() {
 }
 
 // dropGroups deletes the groups whose last entries evict dropped from the group table and
-// frees their records. Their table slots are read first, all at once (hashTable.prefetch),
+// frees their records. Their table slots are read first, all at once (hashTable.touch),
 // so that the deletions' probes do not each wait for a cache miss in turn.
 func (p *blockPool) dropGroups() {
 	if len(p.emptied) == 0 {
 		return
 	}
 	for _, rec := range p.emptied {
-		p.sink += p.groups.slots[p.key(rec)>>p.groups.shift].key
+		p.sink += p.groups.touch(p.key(rec))
 	}
 	for _, rec := range p.emptied {
 		p.groups.del(p.key(rec))
@@ -453,10 +453,13 @@ func newHashTable(n int) hashTable {
 func (t *hashTable) prefetch(hashes []uint64, g int32) uint64 {
 	var x uint64
 	for i := 0; i < len(hashes); i += int(g) {
-		x += t.slots[hashes[i]>>t.shift].key
+		x += t.touch(hashes[i])
 	}
 	return x
 }
+
+// touch reads key's home slot (see prefetch).
+func (t *hashTable) touch(key uint64) uint64 { return t.slots[key>>t.shift].key }
 
 func (t *hashTable) get(key uint64) (int32, bool) {
 	m := uint64(len(t.slots) - 1)
