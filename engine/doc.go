@@ -4,8 +4,9 @@
 // # Clock and events
 //
 // Time is integer microseconds. One event heap orders everything by (time, phase, id):
-// at one instant, steps ending then finish first, then arrivals are routed, then workers
-// start their next step, then the snapshot is taken (see the phase constants). Ties inside
+// at one instant, steps ending then finish first, then arrivals are sent and requests
+// reaching the server routed, then workers start their next step, then the snapshot is
+// taken (see the phase constants, events.go, for the phases between). Ties inside
 // a phase go by worker or trace index, never by insertion order, so the order of events
 // does not depend on how the loop reached them. There are no goroutines, no wall clock
 // and no randomness in the engine itself (the router owns the only RNG, seeded from

@@ -45,8 +45,10 @@ type flight struct {
 	lastTok   int64
 	queued    int64 // when the engine received it: arrival, or the end of its tokenisation
 
-	hashes []uint64 // per full engine block of the prompt, its trace block's key (blockKeys)
-	blocks []int32  // block table: per block the cache entry it holds (entryRef), or 0 (plain)
+	// hashes: per full engine block of the prompt, its group key (blockKeys): its trace
+	// block's key, or its own hash when engine blocks do not group into trace blocks.
+	hashes []uint64
+	blocks []int32 // block table: per block the cache entry it holds (entryRef), or 0 (plain)
 }
 
 // Sim is one simulated replay. It is single-threaded and not safe for concurrent use; the
