@@ -472,7 +472,7 @@ func TestInferenceXProfile(t *testing.T) {
 }
 
 // What the replays hold: shared rows TTFT 12.6 %, TPOT 5.7 %; other shapes of testdata TTFT
-// 6.5 %, TPOT 3.8 %, with the seed script's --max-cudagraph-capture-size 2048 (bddbf403), its
+// 6.0 %, TPOT 3.7 % (6.5 / 3.8 % before model validate sized caches by vLLM's budget), with the seed script's --max-cudagraph-capture-size 2048 (bddbf403), its
 // text prompts tokenised by the API server, the client's request path as measured
 // (silicon/requestpath: 13.1 / 5.7 % and 6.4 / 3.8 % without it), vLLM 0.19's default fused
 // all-reduce + RMSNorm (model.VLLMFusesAllReduceRMS) and MiniMax's per-layer QK-norm priced
