@@ -456,8 +456,8 @@ budget before vLLM 0.21). The flags below override single settings of every row'
 				{"max-num-seqs", seqs, 1, 1 << 20, func(b *silicon.Benchmark) *int { return &b.MaxNumSeqs }},
 				{"block-size", block, 1, 1 << 16, func(b *silicon.Benchmark) *int { return &b.BlockSize }},
 				{"api-tokenize-ns", tokenizeNS, 0, 1 << 40, func(b *silicon.Benchmark) *int { return &b.APIServerTokenizeNS }},
-				{"request-path-us", requestPath, 0, 1_000_000, func(b *silicon.Benchmark) *int { return &b.RequestPathUS }},
-				{"stream-end-us", streamEnd, 0, 1_000_000, func(b *silicon.Benchmark) *int { return &b.StreamEndUS }},
+				{"request-path-us", requestPath, 0, model.MaxRequestPathUS, func(b *silicon.Benchmark) *int { return &b.RequestPathUS }},
+				{"stream-end-us", streamEnd, 0, model.MaxRequestPathUS, func(b *silicon.Benchmark) *int { return &b.StreamEndUS }},
 				{"max-cudagraph-capture-size", capture, 0, 1 << 20, func(b *silicon.Benchmark) *int { return &b.MaxCUDAGraphCaptureSize }},
 				{"shared-experts-stream-tokens", sharedStream, -1, 1 << 20, func(b *silicon.Benchmark) *int { return &b.SharedExpertsStreamTokens }},
 			}

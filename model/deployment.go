@@ -97,8 +97,9 @@ type Deployment struct {
 // vLLMSharedExpertsStreamTokens is VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD's default.
 const vLLMSharedExpertsStreamTokens = 256
 
-// maxRequestPathUS bounds RequestPathUS and StreamEndUS: a second, far above any measured path.
-const maxRequestPathUS = 1_000_000
+// MaxRequestPathUS bounds RequestPathUS and StreamEndUS (and model validate's flags for them):
+// a second, far above any measured path.
+const MaxRequestPathUS = 1_000_000
 
 // SharedExpertsOverlapTokens is the largest step whose shared experts overlap the routed
 // experts: SharedExpertsStreamTokens with vLLM's default for 0; 0 when there is no second
@@ -259,10 +260,10 @@ func (d Deployment) Validate() error {
 		return fmt.Errorf("deployment: kv_cache_dtype %q is not supported (want one of %s)", d.KVCacheDtype, strings.Join(KVCacheDtypes(), ", "))
 	case d.APIServerTokenizeNS < 0 || d.APIServerTokenizeNS > 1e6:
 		return fmt.Errorf("deployment: api_server_tokenize_ns %d must be in [0, 1000000] ns per prompt token", d.APIServerTokenizeNS)
-	case d.RequestPathUS < 0 || d.RequestPathUS > maxRequestPathUS:
-		return fmt.Errorf("deployment: request_path_us %d must be in [0, %d] µs", d.RequestPathUS, maxRequestPathUS)
-	case d.StreamEndUS < 0 || d.StreamEndUS > maxRequestPathUS:
-		return fmt.Errorf("deployment: stream_end_us %d must be in [0, %d] µs", d.StreamEndUS, maxRequestPathUS)
+	case d.RequestPathUS < 0 || d.RequestPathUS > MaxRequestPathUS:
+		return fmt.Errorf("deployment: request_path_us %d must be in [0, %d] µs", d.RequestPathUS, MaxRequestPathUS)
+	case d.StreamEndUS < 0 || d.StreamEndUS > MaxRequestPathUS:
+		return fmt.Errorf("deployment: stream_end_us %d must be in [0, %d] µs", d.StreamEndUS, MaxRequestPathUS)
 	case !slices.Contains(TokenizeBatchings(), d.TokenizeBatching()):
 		return fmt.Errorf("deployment: api_server_tokenize_batching %q is not supported (want one of %s)",
 			d.APIServerTokenizeBatching, strings.Join(TokenizeBatchings(), ", "))
