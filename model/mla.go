@@ -173,9 +173,12 @@ func mlaModuleVersion(aicDir string, o ImportOptions, srcs *[]Source) (string, s
 	want, _ := releaseNumber(o.BackendVersion)
 	best, bestDist := "", 0
 	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
 		rel := filepath.Join(base, e.Name(), "collection_meta.yaml")
 		b, err := os.ReadFile(filepath.Join(aicDir, rel))
-		if !e.IsDir() || err != nil {
+		if err != nil {
 			continue // a version without collection metadata says nothing of its collector
 		}
 		var m mlaCollectionMeta
