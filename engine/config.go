@@ -130,33 +130,42 @@ type Rejection struct {
 // trace whose every request is rejected is an error too.
 func (c *Config) Admit(tr *trace.Trace) (served []int, rejected []Rejection, err error) {
 	d := c.Worker
-	byReason := map[string]int{}
+	// The two reasons depend on the worker only: each is worded once, when its first request
+	// is refused, not per request (a trace of millions may refuse most of them).
+	const tooLong, tooManyBlocks = 0, 1
+	slot := [2]int{-1, -1}
+	served = make([]int, 0, len(tr.Requests))
 	for i := range tr.Requests {
 		r := &tr.Requests[i]
-		var reason, detail string
 		total := r.InputLength + r.OutputLength
-		switch need := (total + d.BlockSize - 1) / max(1, d.BlockSize); {
+		need := (total + d.BlockSize - 1) / max(1, d.BlockSize)
+		var kind int
+		switch {
 		case d.ContextLength > 0 && total > d.ContextLength:
-			reason = fmt.Sprintf("input_length + output_length exceeds context_length %d", d.ContextLength)
-			detail = fmt.Sprintf("input_length %d + output_length %d = %d exceeds context_length %d", r.InputLength, r.OutputLength, total, d.ContextLength)
+			kind = tooLong
 		case d.NumGPUBlocks > 0 && need > d.NumGPUBlocks:
-			reason = fmt.Sprintf("needs more KV blocks than a worker's %d", d.NumGPUBlocks)
-			detail = fmt.Sprintf("input_length + output_length = %d needs %d KV blocks of %d tokens, more than num_gpu_blocks %d",
-				total, need, d.BlockSize, d.NumGPUBlocks)
+			kind = tooManyBlocks
 		default:
 			served = append(served, i)
 			continue
 		}
 		if c.Strict {
+			detail := fmt.Sprintf("input_length %d + output_length %d = %d exceeds context_length %d", r.InputLength, r.OutputLength, total, d.ContextLength)
+			if kind == tooManyBlocks {
+				detail = fmt.Sprintf("input_length + output_length = %d needs %d KV blocks of %d tokens, more than num_gpu_blocks %d",
+					total, need, d.BlockSize, d.NumGPUBlocks)
+			}
 			return nil, nil, fmt.Errorf("%s: %s (strict: a request the fleet would reject is an error)", tr.Where(i), detail)
 		}
-		k, ok := byReason[reason]
-		if !ok {
-			k = len(rejected)
-			byReason[reason] = k
+		if slot[kind] < 0 {
+			reason := fmt.Sprintf("input_length + output_length exceeds context_length %d", d.ContextLength)
+			if kind == tooManyBlocks {
+				reason = fmt.Sprintf("needs more KV blocks than a worker's %d", d.NumGPUBlocks)
+			}
+			slot[kind] = len(rejected)
 			rejected = append(rejected, Rejection{Reason: reason, First: tr.Where(i)})
 		}
-		rejected[k].Requests++
+		rejected[slot[kind]].Requests++
 	}
 	if len(served) == 0 {
 		if len(rejected) == 0 {

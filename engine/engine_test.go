@@ -380,6 +380,26 @@ func TestOverLongRequestsAreRejectedNotFatal(t *testing.T) {
 	}
 }
 
+// Both reasons in one trace: each counted under its own wording, in the order its first
+// request appears, and the served indices are exactly the rest.
+func TestAdmitCountsEachReasonOnce(t *testing.T) {
+	tr := &trace.Trace{Name: "x.jsonl", BlockSize: 512, Lines: []int{1, 2, 3, 4, 5, 6},
+		Requests: []trace.Request{req(0, 100, 2), req(0, 3000, 100), req(0, 9000, 1), req(0, 2500, 600), req(0, 100, 3), req(0, 8000, 200)}}
+	cfg := Config{Worker: deployment(100, 1024, 1000)}
+	cfg.Worker.ContextLength, cfg.Worker.NumGPUBlocks = 4096, 2
+	served, rejected, err := cfg.Admit(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Rejection{
+		{Reason: "needs more KV blocks than a worker's 2", Requests: 2, First: "x.jsonl:2"},
+		{Reason: "input_length + output_length exceeds context_length 4096", Requests: 2, First: "x.jsonl:3"},
+	}
+	if !slices.Equal(served, []int{0, 4}) || !slices.Equal(rejected, want) {
+		t.Errorf("served %v, rejected %+v; want [0 4], %+v", served, rejected, want)
+	}
+}
+
 func TestWriteRequests(t *testing.T) {
 	var buf bytes.Buffer
 	recs := []RequestRecord{{ID: 3, Worker: 1, ArrivalMS: 0.5, TTFTMS: 1.25, E2EMS: 2, InputLength: 10, OutputLength: 2, CachedTokens: 0}}
