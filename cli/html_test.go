@@ -53,12 +53,14 @@ func checkHTMLReport(t *testing.T, path string, charts ...string) string {
 }
 
 // chromiumHosts are the services Chromium itself calls while it runs (component updates,
-// network time, account checks), whatever page it shows: requests to them are the browser's,
-// not the page's. Any other host means the page fetched something.
+// network time, account checks; Debian's Chromium 148 also probes www.google.com and
+// android.clients.google.com at start-up), whatever page it shows: requests to them are the
+// browser's, not the page's. Any other host means the page fetched something.
 var chromiumHosts = map[string]bool{
 	"update.googleapis.com": true, "clients2.google.com": true, "accounts.google.com": true,
 	"clients1.google.com": true, "redirector.gvt1.com": true, "optimizationguide-pa.googleapis.com": true,
 	"content-autofill.googleapis.com": true, "safebrowsing.googleapis.com": true,
+	"www.google.com": true, "android.clients.google.com": true,
 }
 
 // renderPNG renders a page with headless Chromium (Debian's chromium) into a PNG, through a
