@@ -6,6 +6,8 @@ import (
 	"maps"
 	"math"
 	"os"
+	"reflect"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -86,6 +88,38 @@ func TestValidateOtherShapes(t *testing.T) {
 		}
 		if bias := sum / float64(len(errs)); math.Abs(bias) > 10 {
 			t.Errorf("ISL 8192 at c %d: TTFT bias %+.1f%% over %d rows, want within 10 %%", c, bias, len(errs))
+		}
+	}
+}
+
+// Validate replays the distinct shapes at once: the report is the same on one core as on
+// several, a repeated row takes its twin's prediction, and a skipped row stays in its place.
+func TestValidateIsTheSameOnAnyNumberOfCores(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays four closed-loop benchmarks twice; skipped in -short")
+	}
+	all := otherShapeRows(t)
+	rows := append(slices.Clone(all[:4]), all[0], all[1])
+	rows[2].Unsupported = "skipped for the test"
+	validate := func(procs int) *Report {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		rep, err := Validate(context.Background(), rows, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	one, many := validate(1), validate(4)
+	if !reflect.DeepEqual(one, many) {
+		t.Fatalf("one core and four disagree:\n%+v\n%+v", one.Rows, many.Rows)
+	}
+	if one.Validated != 5 || one.Skipped != 1 || one.Rows[2].Skipped != "skipped for the test" {
+		t.Fatalf("validated %d, skipped %d (row 3: %q); want 5, 1, the row's own reason", one.Validated, one.Skipped, one.Rows[2].Skipped)
+	}
+	for _, twin := range [][2]int{{0, 4}, {1, 5}} {
+		a, b := one.Rows[twin[0]], one.Rows[twin[1]]
+		if a.PredTTFTMS == 0 || a.PredTTFTMS != b.PredTTFTMS || a.PredTPOTMS != b.PredTPOTMS {
+			t.Errorf("rows %d and %d are the same measurement: predicted %v / %v and %v / %v", twin[0], twin[1], a.PredTTFTMS, a.PredTPOTMS, b.PredTTFTMS, b.PredTPOTMS)
 		}
 	}
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/routerlab/routerlab/engine"
 	"github.com/routerlab/routerlab/model"
@@ -161,9 +164,19 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 		b              Benchmark
 		conc, isl, osl int
 	}
-	done := map[key]pred{} // identical rows (repeated measurements) share one replay
-	rep := &Report{Benchmark: base}
-	for _, r := range rows {
+	// A row's replay depends only on its deployment, benchmark and shape: identical rows
+	// (repeated measurements) share one, and the distinct replays run at once, one per core.
+	// The rows are then filled in order as a sequential pass would: a replay that failed is
+	// run again for the next row of its shape, so every message names its own row.
+	type prepared struct {
+		res Result
+		sim Row
+		d   model.Deployment
+		b   Benchmark
+		k   key
+	}
+	rowsOut := make([]prepared, len(rows))
+	for i, r := range rows {
 		res := Result{Row: r}
 		b, run := o.benchmarkOf(r)
 		if err := b.check(); err != nil {
@@ -202,27 +215,60 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 		case r.Concurrency > d.MaxNumSeqs:
 			res.Skipped = fmt.Sprintf("concurrency %d exceeds max_num_seqs %d", r.Concurrency, d.MaxNumSeqs)
 		}
+		rowsOut[i] = prepared{res, sim, d, b, key{d, b, r.Concurrency, r.ISL, r.OSL}}
+	}
+	type outcome struct {
+		p   pred
+		err error
+	}
+	first := map[key]int{} // the first row of each shape to replay
+	outcomes := make([]outcome, len(rows))
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i := range rowsOut {
+		pr := &rowsOut[i]
+		if pr.res.Skipped != "" {
+			continue
+		}
+		if _, ok := first[pr.k]; ok {
+			continue
+		}
+		first[pr.k] = i
+		g.Go(func() error {
+			ttft, tpot, blocks, err := replay(ctx, pr.d, pr.sim, pr.b, o.Seed)
+			outcomes[i] = outcome{pred{ttft, tpot, blocks}, err}
+			return nil
+		})
+	}
+	_ = g.Wait() // every job returns nil: a replay's error is its row's
+	done := map[key]pred{}
+	rep := &Report{Benchmark: base}
+	for i := range rowsOut {
+		pr := &rowsOut[i]
+		res, r := pr.res, rows[i]
 		if res.Skipped == "" {
-			k := key{d, b, r.Concurrency, r.ISL, r.OSL}
-			p, ok := done[k]
+			p, ok := done[pr.k]
 			if !ok {
-				ttft, tpot, blocks, err := replay(ctx, d, sim, b, o.Seed)
+				var err error
+				if first[pr.k] == i {
+					p, err = outcomes[i].p, outcomes[i].err
+				} else {
+					p.ttft, p.tpot, p.blocks, err = replay(ctx, pr.d, pr.sim, pr.b, o.Seed)
+				}
 				if err != nil {
 					if ctx.Err() != nil {
 						return nil, ctx.Err()
 					}
 					res.Skipped = err.Error()
-				}
-				p = pred{ttft, tpot, blocks}
-				if err == nil {
-					done[k] = p
+				} else {
+					done[pr.k] = p
 				}
 			}
 			if res.Skipped == "" {
 				res.PredTTFTMS, res.PredTPOTMS, res.NumGPUBlocks = p.ttft, p.tpot, p.blocks
 				res.TTFTErrPct = (p.ttft - r.TTFTMS) / r.TTFTMS * 100
 				res.TPOTErrPct = (p.tpot - r.TPOTMS) / r.TPOTMS * 100
-				res.PredDecodingInFlight = decodingInFlight(r.Concurrency, r.OSL, b.RangeRatio, p.ttft, p.tpot)
+				res.PredDecodingInFlight = decodingInFlight(r.Concurrency, r.OSL, pr.b.RangeRatio, p.ttft, p.tpot)
 			}
 		}
 		rep.Rows = append(rep.Rows, res)
