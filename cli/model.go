@@ -345,7 +345,7 @@ from its vLLM 0.19.0 table, the router gate as a BF16 GEMM), which the whole imp
 				imports = []model.ImportOptions{o}
 			}
 			for _, im := range imports {
-				im.QKNormKernels, im.MLAModuleRows = o.QKNormKernels, o.MLAModuleRows
+				im.QKNormKernels, im.MLAModuleRows, im.MoE.Distribution = o.QKNormKernels, o.MLAModuleRows, o.MoE.Distribution
 				tables, err := model.Import(aic, im)
 				if err != nil {
 					return fmt.Errorf("%s on %s: %w", im.Model, im.HardwareSKU, err)
@@ -374,6 +374,7 @@ from its vLLM 0.19.0 table, the router gate as a BF16 GEMM), which the whole imp
 	fs.StringVar(&o.MoE.Version, "moe-version", o.MoE.Version, "vLLM version directory of the expert rows (default: the kernel's)")
 	fs.StringVar(&o.MoE.Source, "moe-kernel", o.MoE.Source, "kernel_source of the expert rows (default: the one vLLM selects for the quantisation and GPU; vllm_fused_moe: Triton)")
 	fs.StringVar(&o.MoE.Quant, "moe-quant", o.MoE.Quant, "moe_dtype of the expert rows")
+	fs.StringVar(&o.MoE.Distribution, "moe-distribution", "", "how the expert rows spread a step's tokens over the experts, AIConfigurator's moe_perf distribution: "+strings.Join(model.MoEDistributions(), ", ")+" (default: the first, AIConfigurator's own and the embedded tables'; the others are ablations)")
 	fs.StringVar(&moeShape, "moe-shape", "", "hidden,inter,experts,topk of the expert rows when --moe-kernel is measured only at another model's shape: transferred at equal tokens per expert, latency scaled by experts × hidden × inter (an assumption, stated in the table; default: the model's own shape)")
 	fs.StringVar(&o.AttentionVersion, "attention-version", o.AttentionVersion, "vLLM version directory of the attention rows (default: --backend-version; H200's 0.19.0 context rows are not physical, the embedded H200 tables take 0.18.0)")
 	fs.StringVar(&o.QKNormKernels, "qk-norm-kernels", model.QKNormVLLM, "how a QK-norm over a layer's heads (qk_norm_type per_layer, MiniMax-M2) is priced: vllm (the reduction, all-reduce of the variances and normalisation vLLM 0.19 runs; the embedded tables) or aiconfigurator (its op list, per-head element-wise ops)")

@@ -4,6 +4,7 @@ package model
 // composition of one forward pass per batch shape.
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strings"
@@ -178,22 +179,23 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 			at = mk.Shape
 		}
 		tokens, latency := transferMoE(own, at)
+		dist := cmp.Or(mk.Distribution, moeDistribution)
 		var moePts []point
 		for _, r := range moes {
 			if r.Kernel == mk.Source && r.Dtype == mk.Quant && r.Hidden == int64(at.Hidden) && r.Inter == int64(at.Inter) &&
 				r.TopK == int64(at.TopK) && r.Experts == int64(at.Experts) && r.MoETP == int64(l.MoETP) &&
-				r.MoEEP == int64(l.MoEEP) && r.Distribution == moeDistribution {
+				r.MoEEP == int64(l.MoEEP) && r.Distribution == dist {
 				moePts = append(moePts, point{float64(r.Tokens) * tokens, msToUS(r.Latency) * latency})
 			}
 		}
 		if len(moePts) == 0 {
 			return missing("moe_perf", fmt.Sprintf("%s %s hidden %d inter %d top-%d of %d experts moe_tp %d moe_ep %d %s",
-				mk.Source, mk.Quant, at.Hidden, at.Inter, at.TopK, at.Experts, l.MoETP, l.MoEEP, moeDistribution))
+				mk.Source, mk.Quant, at.Hidden, at.Inter, at.TopK, at.Experts, l.MoETP, l.MoEEP, dist))
 		}
 		ms := newSeries(moePts)
 		moe = func(x float64) float64 { return ms.at(x, 1) }
 		moeWords = fmt.Sprintf("%s: %s %s hidden %d inter %d top-%d/%d moe_tp %d moe_ep %d %s",
-			moeRel, mk.Source, mk.Quant, at.Hidden, at.Inter, at.TopK, at.Experts, l.MoETP, l.MoEEP, moeDistribution)
+			moeRel, mk.Source, mk.Quant, at.Hidden, at.Inter, at.TopK, at.Experts, l.MoETP, l.MoEEP, dist)
 		if at != own {
 			what := fmt.Sprintf("moe_perf: %s measured at hidden %d inter %d top-%d of %d experts, transferred to this model's hidden %d inter %d top-%d of %d at equal tokens per expert (tokens × %.4g) with latency × %.4g (experts × hidden × inter)",
 				mk.Source, at.Hidden, at.Inter, at.TopK, at.Experts, h, s.ExpertInter, s.TopK, s.Experts, tokens, latency)

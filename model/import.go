@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -65,7 +66,15 @@ type MoEKernel struct {
 	// model's: a kernel measured only at another model's shape, transferred (derive.go,
 	// transferMoE). Zero: the model's own shape, the only one priced by default.
 	Shape MoEShape
+	// Distribution is how the measured rows spread a step's tokens over the experts
+	// (AIConfigurator's moe_perf `distribution`): "" is its default, power_law_1.2, which the
+	// embedded tables price; balanced and power_law_1.01 are ablations (README, issue 19).
+	Distribution string
 }
+
+// MoEDistributions are the token distributions AIConfigurator measures experts under, the
+// default first.
+func MoEDistributions() []string { return []string{moeDistribution, "power_law_1.01", "balanced"} }
 
 // MoEShape is an expert layer's shape as AIConfigurator's moe_perf rows key it.
 type MoEShape struct{ Hidden, Inter, Experts, TopK int }
@@ -332,12 +341,16 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 	if k := o.QKNormKernels; k != "" && k != QKNormAIConfigurator && k != QKNormVLLM {
 		return nil, fmt.Errorf("model import: QK-norm kernels %q: want %s or %s", k, QKNormAIConfigurator, QKNormVLLM)
 	}
+	if d := o.MoE.Distribution; d != "" && !slices.Contains(MoEDistributions(), d) {
+		return nil, fmt.Errorf("model import: MoE token distribution %q: want one of %s", d, strings.Join(MoEDistributions(), ", "))
+	}
 	gemmQuant := cmp.Or(o.GEMMQuant, llm.WeightQuant)
 	mk := o.MoE
 	if llm.MoE() && mk.Source == "" {
 		if mk, err = defaultMoEKernel(o.HardwareSKU, o.BackendVersion, cmp.Or(llm.ExpertQuant, gemmQuant)); err != nil {
 			return nil, err
 		}
+		mk.Distribution = o.MoE.Distribution
 	}
 	sysRel := o.HardwareSKU + ".yaml"
 	sysBytes, err := digestFile(aicDir, sysRel, &common)

@@ -409,3 +409,43 @@ func TestQKNormKernels(t *testing.T) {
 		t.Fatalf("unknown qk_norm_type: %v", err)
 	}
 }
+
+// The expert rows' token distribution is an import option: AIConfigurator's default
+// (power_law_1.2) prices the embedded tables, the others only the experts, and an unknown
+// one is refused by name.
+func TestMoEDistribution(t *testing.T) {
+	dir := sharedAICDir(t)
+	load := func(dist string) *Table {
+		t.Helper()
+		o := DefaultImportOptions()
+		o.MoE.Distribution, o.Layouts = dist, layouts("4,4,1")
+		tables, err := Import(dir, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tables[0]
+	}
+	def, named, balanced := load(""), load("power_law_1.2"), load("balanced")
+	if !reflect.DeepEqual(def, named) {
+		t.Fatal("power_law_1.2 named is not the default")
+	}
+	words := func(tb *Table) string { return strings.Join(tb.Kernels, "\n") }
+	if !strings.Contains(words(def), "moe_tp 4 moe_ep 1 power_law_1.2") || !strings.Contains(words(balanced), "moe_tp 4 moe_ep 1 balanced") {
+		t.Fatalf("kernels do not name the distribution:\n%s\n---\n%s", words(def), words(balanced))
+	}
+	// At 32 tokens every one of the 256 experts holds a token when balanced, far fewer under
+	// the power law: the measured rows cost 1.73× (TRT-LLM FP8 block-scale, B200 0.24.0).
+	i := int(axisPos(32))
+	if r := balanced.MoE.Values[i] / def.MoE.Values[i]; r < 1.6 || r > 1.9 {
+		t.Errorf("balanced experts at 32 tokens cost %.2f× the power law's, want about 1.73×", r)
+	}
+	balanced.MoE, balanced.Kernels, def.Kernels = def.MoE, nil, nil
+	if !reflect.DeepEqual(def, balanced) {
+		t.Error("the distribution changed more than the experts")
+	}
+	o := DefaultImportOptions()
+	o.MoE.Distribution = "zipf"
+	if _, err := Import(dir, o); err == nil || !strings.Contains(err.Error(), `"zipf"`) {
+		t.Fatalf("unknown distribution: %v", err)
+	}
+}
