@@ -307,7 +307,7 @@ func (f *File) check() error {
 		gpus := pc.TP * pc.AttentionDP * pc.Replicas
 		if f.GPUBudget > 0 && gpus > f.GPUBudget {
 			return &Error{File: f.Name, Key: "search_space.parallel_configs",
-				Msg: fmt.Sprintf("%s needs %d GPUs, more than gpu_budget %d", pc, gpus, f.GPUBudget)}
+				Msg: fmt.Sprintf("%s needs %d GPUs, more than gpu_budget %d (raise search_space.gpu_budget to %d, or --set gpu_budget=%d, to allow it)", pc, gpus, f.GPUBudget, gpus, gpus)}
 		}
 	}
 	return nil

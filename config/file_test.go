@@ -85,7 +85,7 @@ func TestParseErrorsNameFileLineAndKey(t *testing.T) {
 		{"section", "goal:", "gaol:", "x.yaml:25: gaol: unknown section"},
 		{"target", "target: e2e_latency", "target: speed", `x.yaml:26: goal.target: unknown target "speed"`},
 		{"duplicate value", "[0.0, 0.2, 0.5, 1.0]", "[0.0, 0.2, 0.2, 1.0]", `search_space.router_temperature: value "0.2" listed twice`},
-		{"budget", "gpu_budget: 32", "gpu_budget: 16", "parallel_configs: tp4-dp1-moetp1-ep4-x8 needs 32 GPUs, more than gpu_budget 16"},
+		{"budget", "gpu_budget: 32", "gpu_budget: 16", "parallel_configs: tp4-dp1-moetp1-ep4-x8 needs 32 GPUs, more than gpu_budget 16 (raise search_space.gpu_budget to 32, or --set gpu_budget=32, to allow it)"},
 		{"layout", "{tp: 4, moe_ep: 4, replicas: 8}", "{tp: 4, moe_tp: 4, moe_ep: 2, replicas: 8}", "moe_tp × moe_ep (8) must equal tp × attention_dp (4)"},
 		{"layout indivisible", "{tp: 4, moe_ep: 4, replicas: 8}", "{tp: 4, moe_ep: 3, replicas: 8}", "moe_tp × moe_ep must equal tp × attention_dp (4): 3 does not divide it"},
 		{"async flag", "  gpu_budget: 32", "  gpu_budget: 32\n  async_scheduling: maybe", `x.yaml:10: search_space.async_scheduling: want true or false, got "maybe"`},

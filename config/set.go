@@ -43,9 +43,9 @@ func (f *File) Set(assign string) error { return f.Apply([]string{assign}) }
 // layout=tp4·ep4, batched_tokens=8192, max_num_seqs=256, replay_concurrency=8); other
 // sections are dotted (workload.replay_concurrency=8). The value is YAML: a scalar or a flow
 // list such as [0.5,1.0]. A key given twice is an error. replicas and layout set that half
-// of every parallel_configs entry (lists give every combination); unless gpu_budget is set
-// too, they raise gpu_budget to what the fleet needs, as the explorer does. On error f is
-// unchanged.
+// of every parallel_configs entry (lists give every combination). Unless gpu_budget is set
+// too, replicas, layout and parallel_configs raise gpu_budget to what the fleet needs, as the
+// explorer does. On error f is unchanged.
 func (f *File) Apply(assigns []string) error {
 	type override struct {
 		key, typed string
@@ -106,7 +106,19 @@ func (f *File) Apply(assigns []string) error {
 				return suggest(err, o.typed)
 			}
 		}
+		// The fleet named on the command line is what the user asked for: the budget follows
+		// it unless it is given too (a file's budget is a bound).
+		raiseBudget := func(pcs []ParallelConfig) {
+			if _, ok := given["search_space.gpu_budget"]; !ok && g.GPUBudget > 0 {
+				for _, pc := range pcs {
+					g.GPUBudget = max(g.GPUBudget, pc.TP*pc.AttentionDP*pc.Replicas)
+				}
+			}
+		}
 		if replicas == nil && layout == nil {
+			if _, ok := given["search_space.parallel_configs"]; ok {
+				raiseBudget(g.list("parallel_configs").parallel)
+			}
 			return g.check()
 		}
 		pcs := g.list("parallel_configs").parallel
@@ -139,11 +151,7 @@ func (f *File) Apply(assigns []string) error {
 			}
 		}
 		g.setParallelConfigs(pcs)
-		if _, ok := given["search_space.gpu_budget"]; !ok && g.GPUBudget > 0 {
-			for _, pc := range pcs {
-				g.GPUBudget = max(g.GPUBudget, pc.TP*pc.AttentionDP*pc.Replicas)
-			}
-		}
+		raiseBudget(pcs)
 		return g.check()
 	}()
 	if err != nil {

@@ -30,6 +30,15 @@ func TestSetExplorerNames(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "needs 256 GPUs, more than gpu_budget 128") {
 		t.Fatalf("error = %v", err)
 	}
+	// So does a whole parallel_configs; with a budget given too, the error says how to allow it.
+	pc := Default()
+	if err := pc.Apply([]string{"parallel_configs=[{tp: 8, replicas: 8}]"}); err != nil || pc.GPUBudget != 64 {
+		t.Fatalf("parallel_configs tp 8 × 8: budget %d, error %v; want 64, none", pc.GPUBudget, err)
+	}
+	err = Default().Apply([]string{"parallel_configs=[{tp: 8, replicas: 8}]", "gpu_budget=32"})
+	if err == nil || !strings.Contains(err.Error(), "needs 64 GPUs, more than gpu_budget 32 (raise search_space.gpu_budget to 64, or --set gpu_budget=64, to allow it)") {
+		t.Fatalf("error = %v", err)
+	}
 	// Lists give every combination.
 	g := Default()
 	if err := g.Apply([]string{"replicas=[8, 16]", "layout=[tp4·ep4, tp4·moe_tp4]"}); err != nil {
