@@ -83,7 +83,7 @@ func TestParseErrorsNameFileLineAndKey(t *testing.T) {
 		{"negative credit", "[0.0, 0.5, 1.0]", "[-0.5, 0.5, 1.0]", `x.yaml:18: search_space.overlap_score_credit: value "-0.5" out of range`},
 		{"concurrency", "replay_concurrency: 32", "replay_concurrency: lots", `x.yaml:24: workload.replay_concurrency: want an integer`},
 		{"section", "goal:", "gaol:", "x.yaml:25: gaol: unknown section"},
-		{"target", "target: e2e_latency", "target: speed", `x.yaml:26: goal.target: unknown target "speed"`},
+		{"target", "target: e2e_latency", "target: speed", `x.yaml:26: goal.target: unsupported value "speed" (want one of e2e_latency, ttft, tpot, throughput)`},
 		{"duplicate value", "[0.0, 0.2, 0.5, 1.0]", "[0.0, 0.2, 0.2, 1.0]", `search_space.router_temperature: value "0.2" listed twice`},
 		{"budget", "gpu_budget: 32", "gpu_budget: 16", "parallel_configs: tp4-dp1-moetp1-ep4-x8 needs 32 GPUs, more than gpu_budget 16 (raise search_space.gpu_budget to 32, or --set gpu_budget=32, to allow it)"},
 		{"layout", "{tp: 4, moe_ep: 4, replicas: 8}", "{tp: 4, moe_tp: 4, moe_ep: 2, replicas: 8}", "moe_tp × moe_ep (8) must equal tp × attention_dp (4)"},
@@ -92,7 +92,7 @@ func TestParseErrorsNameFileLineAndKey(t *testing.T) {
 		{"fp32 precision", "  gpu_budget: 32", "  gpu_budget: 32\n  float32_matmul_precision: medium", `x.yaml:10: search_space.float32_matmul_precision: unsupported value "medium" (want one of highest, high)`},
 		{"too many replicas", "replicas: 8}", "replicas: 1025}", "x.yaml:12: search_space.parallel_configs.replicas: want an integer in [1, 1024], got \"1025\""},
 		{"kv dtype", "kv_cache_dtype: [fp8]", "kv_cache_dtype: [fp8, int4]", `x.yaml:15: search_space.kv_cache_dtype: unsupported value "int4" (want one of fp8, bf16, auto)`},
-		{"algorithm", "parallel_evals: 10", "parallel_evals: 10\n  algorithm: annealing", `sweep.algorithm: unknown algorithm "annealing"`},
+		{"algorithm", "parallel_evals: 10", "parallel_evals: 10\n  algorithm: annealing", `sweep.algorithm: unsupported value "annealing" (want one of gp_bandit, random, grid)`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -131,14 +131,7 @@ func (f *File) setNode(path string, n ast.Node) error {
 		g := &f.Goal
 		switch key {
 		case "target":
-			if err := f.str(path, n, &g.Target); err != nil {
-				return err
-			}
-			switch g.Target {
-			case "e2e_latency", "ttft", "tpot", "throughput":
-				return nil
-			}
-			return f.errAt(n, path, "unknown target %q (want e2e_latency, ttft, tpot or throughput)", g.Target)
+			return f.oneOf(path, n, &g.Target, []string{"e2e_latency", "ttft", "tpot", "throughput"})
 		case "max_ttft_ms":
 			return f.number(path, n, &g.MaxTTFTMS, 0, math.MaxFloat64)
 		case "max_tpot_ms":
@@ -175,14 +168,7 @@ func (f *File) setNode(path string, n ast.Node) error {
 		case "parallel_evals":
 			return f.integer(path, n, &s.ParallelEvals, 1, 1024)
 		case "algorithm":
-			if err := f.str(path, n, &s.Algorithm); err != nil {
-				return err
-			}
-			switch s.Algorithm {
-			case "gp_bandit", "random", "grid":
-				return nil
-			}
-			return f.errAt(n, path, "unknown algorithm %q (want gp_bandit, random or grid)", s.Algorithm)
+			return f.oneOf(path, n, &s.Algorithm, []string{"gp_bandit", "random", "grid"})
 		case "seed":
 			return f.seed(path, n, &s.Seed)
 		}
