@@ -76,6 +76,9 @@ type ParallelConfig struct {
 	Replicas    int
 }
 
+// GPUs is how many GPUs the fleet of this entry takes: tp × attention_dp per worker.
+func (p ParallelConfig) GPUs() int { return p.TP * p.AttentionDP * p.Replicas }
+
 func (p ParallelConfig) String() string {
 	return fmt.Sprintf("tp%d-dp%d-moetp%d-ep%d-x%d", p.TP, p.AttentionDP, p.MoETP, p.MoEEP, p.Replicas)
 }
@@ -304,7 +307,7 @@ func (f *File) check() error {
 		return &Error{File: f.Name, Key: "search_space.hardware_sku", Msg: "missing"}
 	}
 	for _, pc := range f.list("parallel_configs").parallel {
-		gpus := pc.TP * pc.AttentionDP * pc.Replicas
+		gpus := pc.GPUs()
 		if f.GPUBudget > 0 && gpus > f.GPUBudget {
 			return &Error{File: f.Name, Key: "search_space.parallel_configs",
 				Msg: fmt.Sprintf("%s needs %d GPUs, more than gpu_budget %d (raise search_space.gpu_budget to %d, or --set gpu_budget=%d, to allow it)", pc, gpus, f.GPUBudget, gpus, gpus)}

@@ -37,6 +37,12 @@ const (
 // Set applies one --set override "key=value"; see Apply.
 func (f *File) Set(assign string) error { return f.Apply([]string{assign}) }
 
+// override is one --set: the key as typed, its full key and its YAML value.
+type override struct {
+	key, typed string
+	node       ast.Node
+}
+
 // Apply applies --set overrides "key=value" and then checks the experiment once, so the
 // order of the overrides never matters. A bare key names a search_space key
 // (router_mode=round_robin) or one of the explorer's knob names (replicas=64,
@@ -44,13 +50,9 @@ func (f *File) Set(assign string) error { return f.Apply([]string{assign}) }
 // sections are dotted (workload.replay_concurrency=8). The value is YAML: a scalar or a flow
 // list such as [0.5,1.0]. A key given twice is an error. replicas and layout set that half
 // of every parallel_configs entry (lists give every combination). Unless gpu_budget is set
-// too, replicas, layout and parallel_configs raise gpu_budget to what the fleet needs, as the
-// explorer does. On error f is unchanged.
+// too, replicas, layout and parallel_configs raise gpu_budget to what the fleet needs (the
+// explorer's deployments rely on it). On error f is unchanged.
 func (f *File) Apply(assigns []string) error {
-	type override struct {
-		key, typed string
-		node       ast.Node
-	}
 	var whole []override
 	var replicas, layout *override
 	given := map[string]string{}
@@ -106,52 +108,20 @@ func (f *File) Apply(assigns []string) error {
 				return suggest(err, o.typed)
 			}
 		}
+		_, fleet := given["search_space.parallel_configs"]
+		if replicas != nil || layout != nil {
+			fleet = true
+			if err := g.combineFleet(replicas, layout); err != nil {
+				return err
+			}
+		}
 		// The fleet named on the command line is what the user asked for: the budget follows
 		// it unless it is given too (a file's budget is a bound).
-		raiseBudget := func(pcs []ParallelConfig) {
-			if _, ok := given["search_space.gpu_budget"]; !ok && g.GPUBudget > 0 {
-				for _, pc := range pcs {
-					g.GPUBudget = max(g.GPUBudget, pc.TP*pc.AttentionDP*pc.Replicas)
-				}
+		if _, budget := given["search_space.gpu_budget"]; fleet && !budget && g.GPUBudget > 0 {
+			for _, pc := range g.list("parallel_configs").parallel {
+				g.GPUBudget = max(g.GPUBudget, pc.GPUs())
 			}
 		}
-		if replicas == nil && layout == nil {
-			if _, ok := given["search_space.parallel_configs"]; ok {
-				raiseBudget(g.list("parallel_configs").parallel)
-			}
-			return g.check()
-		}
-		pcs := g.list("parallel_configs").parallel
-		var reps []int
-		var lays []ParallelConfig
-		for _, pc := range pcs {
-			reps = append(reps, pc.Replicas)
-			pc.Replicas = 1
-			lays = append(lays, pc)
-		}
-		if replicas != nil {
-			var err error
-			if reps, err = g.replicaList(replicas.node); err != nil {
-				return err
-			}
-		}
-		if layout != nil {
-			var err error
-			if lays, err = g.layoutList(layout.node); err != nil {
-				return err
-			}
-		}
-		pcs = pcs[:0:0]
-		for _, l := range lays {
-			for _, r := range reps {
-				l.Replicas = r
-				if !slices.Contains(pcs, l) {
-					pcs = append(pcs, l)
-				}
-			}
-		}
-		g.setParallelConfigs(pcs)
-		raiseBudget(pcs)
 		return g.check()
 	}()
 	if err != nil {
@@ -278,4 +248,40 @@ func knownKeys() []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// combineFleet sets parallel_configs from replicas=… and/or layout=… (either nil): every
+// layout with every replica count, the side not given kept from the current entries.
+func (f *File) combineFleet(replicas, layout *override) error {
+	pcs := f.list("parallel_configs").parallel
+	var reps []int
+	var lays []ParallelConfig
+	for _, pc := range pcs {
+		reps = append(reps, pc.Replicas)
+		pc.Replicas = 1
+		lays = append(lays, pc)
+	}
+	if replicas != nil {
+		var err error
+		if reps, err = f.replicaList(replicas.node); err != nil {
+			return err
+		}
+	}
+	if layout != nil {
+		var err error
+		if lays, err = f.layoutList(layout.node); err != nil {
+			return err
+		}
+	}
+	pcs = pcs[:0:0]
+	for _, l := range lays {
+		for _, r := range reps {
+			l.Replicas = r
+			if !slices.Contains(pcs, l) {
+				pcs = append(pcs, l)
+			}
+		}
+	}
+	f.setParallelConfigs(pcs)
+	return nil
 }

@@ -123,17 +123,14 @@ func (s *Sim) deploymentSets(k tui.Knobs) ([]string, error) {
 		return nil, fmt.Errorf("explorer: unknown parallel layout %q", dk.Layout)
 	}
 	l := s.layouts[i]
-	var sets []string
-	if gpus := dk.Replicas * l.TP * l.AttentionDP; s.exp.File.GPUBudget > 0 && gpus > s.exp.File.GPUBudget {
-		sets = append(sets, "gpu_budget="+strconv.Itoa(gpus))
-	}
-	sets = append(sets,
-		"workload.replay_concurrency="+strconv.Itoa(k.Concurrency),
+	// parallel_configs given with --set raises gpu_budget to fit (config.File.Apply).
+	sets := []string{
+		"workload.replay_concurrency=" + strconv.Itoa(k.Concurrency),
 		fmt.Sprintf("parallel_configs=[{tp: %d, attention_dp: %d, moe_tp: %d, moe_ep: %d, replicas: %d}]",
 			l.TP, l.AttentionDP, l.MoETP, l.MoEEP, dk.Replicas),
 		fmt.Sprintf("agg_max_num_batched_tokens=[%d]", dk.MaxBatchedTokens),
 		fmt.Sprintf("agg_max_num_seqs=[%d]", dk.MaxSeqs),
-	)
+	}
 	if dk.KVCacheDtype != "" {
 		sets = append(sets, fmt.Sprintf("%s=[%s]", config.KeyKVCacheDtype, dk.KVCacheDtype))
 	}
