@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"image/png"
 	"net"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -96,13 +98,28 @@ func renderPNG(t *testing.T, page, pngPath string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir="+t.TempDir(), "--proxy-server="+proxy.URL, "--proxy-bypass-list=<-loopback>",
-		"--window-size=1200,5000", "--hide-scrollbars", "--screenshot="+pngPath, "file://"+abs)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
+	// --disable-dev-shm-usage: Debian's launcher adds it only when its own /dev/shm probe works,
+	// and on some CI machines that probe fails (two mounts), leaving a large page's shared
+	// images in a /dev/shm that may be small. A browser that still dies by a signal is the
+	// browser's crash, not the report's: it is retried twice, fresh profile each time.
+	for attempt := 1; ; attempt++ {
+		cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+			"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
+			"--user-data-dir="+t.TempDir(), "--proxy-server="+proxy.URL, "--proxy-bypass-list=<-loopback>",
+			"--window-size=1200,5000", "--hide-scrollbars", "--screenshot="+pngPath, "file://"+abs)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		if err == nil {
+			break
+		}
+		var exit *exec.ExitError
+		if errors.As(err, &exit) && attempt < 3 && ctx.Err() == nil {
+			if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				t.Logf("chromium died by %v (attempt %d), retrying:\n%s", ws.Signal(), attempt, stderr.String())
+				continue
+			}
+		}
 		t.Fatalf("chromium: %v\n%s", err, stderr.String())
 	}
 	mu.Lock()
