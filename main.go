@@ -10,8 +10,10 @@ import (
 	"os"
 
 	"github.com/routerlab/routerlab/cli"
+	"github.com/routerlab/routerlab/internal/hugeheap"
 )
 
 func main() {
+	hugeheap.Reserve() // a fresh process's heap in 2 MB pages: a quarter of a replay's CPU on a VM
 	os.Exit(cli.Execute(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
