@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/routerlab/routerlab/config"
-	"github.com/routerlab/routerlab/dist"
+	"github.com/routerlab/routerlab/natsweep"
 )
 
 // experimentFlags are the flags every command that simulates shares: which experiment file,
@@ -96,7 +96,7 @@ func experimentArgs(fs *pflag.FlagSet, skip ...string) []string {
 			}
 			return
 		}
-		args = append(args, "--"+fl.Name, dist.Redact(fl.Value.String()))
+		args = append(args, "--"+fl.Name, natsweep.Redact(fl.Value.String()))
 	})
 	return args
 }

@@ -10,11 +10,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/routerlab/routerlab/dist"
+	"github.com/routerlab/routerlab/natsweep"
 )
 
 // natsFlags are the standard NATS connection settings of `sweep --nats` and `worker`.
-type natsFlags struct{ c dist.Conn }
+type natsFlags struct{ c natsweep.Conn }
 
 func (n *natsFlags) register(fs *pflag.FlagSet, what string) {
 	fs.StringVar(&n.c.URL, "nats", "", what+" (nats://host:4222; user:password@ or a token in the URL, tls:// for TLS)")
@@ -26,7 +26,7 @@ func (n *natsFlags) register(fs *pflag.FlagSet, what string) {
 
 func newWorkerCmd() *cobra.Command {
 	var n natsFlags
-	var opt dist.WorkerOptions
+	var opt natsweep.WorkerOptions
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Run sweep simulations from a NATS JetStream work queue (see sweep --nats)",
@@ -45,10 +45,10 @@ task on stderr; stop it with ctrl+c.`,
 				return errors.New("--nats: the NATS server's URL is required")
 			}
 			if opt.Parallel < 1 {
-				return fmt.Errorf("--parallel: %d must be between 1 and %d", opt.Parallel, dist.MaxParallel)
+				return fmt.Errorf("--parallel: %d must be between 1 and %d", opt.Parallel, natsweep.MaxParallel)
 			}
-			if opt.AckWait < dist.MinAckWait {
-				return fmt.Errorf("--ack-wait: %s must be at least %s", opt.AckWait, dist.MinAckWait)
+			if opt.AckWait < natsweep.MinAckWait {
+				return fmt.Errorf("--ack-wait: %s must be at least %s", opt.AckWait, natsweep.MinAckWait)
 			}
 			if err := opt.Check(); err != nil {
 				return err
@@ -56,13 +56,13 @@ task on stderr; stop it with ctrl+c.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			opt.Log = cmd.ErrOrStderr()
-			return dist.RunWorker(ctx, n.c, opt)
+			return natsweep.RunWorker(ctx, n.c, opt)
 		},
 	}
 	n.register(cmd.Flags(), "NATS server to take tasks from")
 	fl := cmd.Flags()
-	fl.IntVar(&opt.Parallel, "parallel", 1, fmt.Sprintf("simulations run at once (one per core is right for a dedicated machine; at most %d)", dist.MaxParallel))
+	fl.IntVar(&opt.Parallel, "parallel", 1, fmt.Sprintf("simulations run at once (one per core is right for a dedicated machine; at most %d)", natsweep.MaxParallel))
 	fl.StringVar(&opt.Name, "name", "", "worker name in logs and at the sweep (default host-pid)")
-	fl.DurationVar(&opt.AckWait, "ack-wait", dist.DefaultAckWait, "how long a silent worker's task waits before it goes to another worker (at least 1s)")
+	fl.DurationVar(&opt.AckWait, "ack-wait", natsweep.DefaultAckWait, "how long a silent worker's task waits before it goes to another worker (at least 1s)")
 	return cmd
 }

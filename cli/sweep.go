@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/routerlab/routerlab/config"
-	"github.com/routerlab/routerlab/dist"
+	"github.com/routerlab/routerlab/natsweep"
 	"github.com/routerlab/routerlab/report"
 	"github.com/routerlab/routerlab/sweep"
 )
@@ -136,7 +136,7 @@ func runSweep(ctx context.Context, f *config.File, o sweepOptions, stdout, stder
 	fmt.Fprintf(stderr, "sweep: writing %s\n", out)
 	var sim sweep.Simulator = exp
 	if o.nats.c.URL != "" {
-		co, err := dist.NewCoordinator(ctx, o.nats.c, exp, exp.Fingerprint(), dist.CoordinatorOptions{Out: out, Status: stderr})
+		co, err := natsweep.NewCoordinator(ctx, o.nats.c, exp, exp.Fingerprint(), natsweep.CoordinatorOptions{Out: out, Status: stderr})
 		if err != nil {
 			return err
 		}

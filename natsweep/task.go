@@ -1,4 +1,4 @@
-// Package dist runs a sweep's simulations on a NATS JetStream work queue. The sweep's
+// Package natsweep runs a sweep's simulations on a NATS JetStream work queue. The sweep's
 // process is the coordinator: its Simulator publishes one task per simulation (the
 // experiment's fingerprint, the candidate's engine configuration with its seed, the request
 // count, a reference to the trace) and waits for the result, while the sweep itself — the
@@ -19,7 +19,7 @@
 // The trace travels once: a file's bytes go into a JetStream object store under the SHA-256
 // of those bytes (built-in traces are rebuilt by name and seed), and workers keep the traces
 // they have loaded.
-package dist
+package natsweep
 
 import (
 	"crypto/sha256"

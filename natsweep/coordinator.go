@@ -1,4 +1,4 @@
-package dist
+package natsweep
 
 import (
 	"context"
