@@ -7,7 +7,10 @@
 // some 7,000 heap pages, a quarter of its CPU. Go's runtime does not ask for huge pages on
 // its heap (runtime/mem_linux.go, sysMapOS), and with the kernel's THP setting at `madvise`
 // (a common default) every heap page is then its own fault; with huge pages one fault
-// serves 512 of them.
+// serves 512 of them. (The runtime once collapsed dense heap chunks into huge pages itself and
+// stopped for performance problems in production, runtime/mgcscavenge.go, scavengeIndex.alloc;
+// this hint covers only the first Size bytes, so that is the most it can hold in huge pages,
+// and leaves the rest of the heap as the runtime keeps it.)
 package hugeheap
 
 import (
