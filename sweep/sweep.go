@@ -26,7 +26,7 @@ type Simulator interface {
 }
 
 // Remote is implemented by a Simulator whose runs use other machines' CPUs (the NATS
-// work queue of package dist): the sweep then keeps up to Slots runs in flight instead of
+// work queue of package natsweep): the sweep then keeps up to Slots runs in flight instead of
 // at most one per local CPU. Results and their order do not depend on it.
 type Remote interface {
 	Slots() int
