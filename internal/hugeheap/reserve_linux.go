@@ -14,7 +14,7 @@ const hugePage = 2 << 20
 // inside MADV_HUGEPAGE, and frees them: the runtime hands the same addresses out again
 // (lowest first), and the kernel keeps the mark on the mapping. Marking the reserved arena
 // before the runtime maps it would not do — the runtime maps each chunk afresh
-// (mmap MAP_FIXED), and a new mapping carries no mark. The collection is forced (3–5 ms of a
+// (mmap MAP_FIXED), and a new mapping carries no mark. The collection is forced (1–4 ms of a
 // short command) so that what the process allocates next lands in the marked pages; left
 // to the collection the allocation starts, the first allocations land beside them.
 func reserve(n int) bool {
