@@ -180,17 +180,32 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		}
 		tokens, latency := transferMoE(own, at)
 		dist := cmp.Or(mk.Distribution, moeDistribution)
-		var moePts []point
-		for _, r := range moes {
-			if r.Kernel == mk.Source && r.Dtype == mk.Quant && r.Hidden == int64(at.Hidden) && r.Inter == int64(at.Inter) &&
-				r.TopK == int64(at.TopK) && r.Experts == int64(at.Experts) && r.MoETP == int64(l.MoETP) &&
-				r.MoEEP == int64(l.MoEEP) && r.Distribution == dist {
-				moePts = append(moePts, point{float64(r.Tokens) * tokens, msToUS(r.Latency) * latency})
+		measured := func(dist string) []point { // at the measured shape's tokens and latency
+			var pts []point
+			for _, r := range moes {
+				if r.Kernel == mk.Source && r.Dtype == mk.Quant && r.Hidden == int64(at.Hidden) && r.Inter == int64(at.Inter) &&
+					r.TopK == int64(at.TopK) && r.Experts == int64(at.Experts) && r.MoETP == int64(l.MoETP) &&
+					r.MoEEP == int64(l.MoEEP) && r.Distribution == dist {
+					pts = append(pts, point{float64(r.Tokens), msToUS(r.Latency)})
+				}
 			}
+			return pts
+		}
+		var moePts []point
+		if dist == NarrowIndependent {
+			moePts = measured(moeDistribution)
+			if len(moePts) > 0 {
+				moePts = narrowIndependent(moePts, measured("balanced"), at, l.MoEEP, moePowerLawAlpha)
+			}
+		} else {
+			moePts = measured(dist)
 		}
 		if len(moePts) == 0 {
 			return missing("moe_perf", fmt.Sprintf("%s %s hidden %d inter %d top-%d of %d experts moe_tp %d moe_ep %d %s",
-				mk.Source, mk.Quant, at.Hidden, at.Inter, at.TopK, at.Experts, l.MoETP, l.MoEEP, dist))
+				mk.Source, mk.Quant, at.Hidden, at.Inter, at.TopK, at.Experts, l.MoETP, l.MoEEP, cmp.Or(dist, moeDistribution)))
+		}
+		for i := range moePts {
+			moePts[i] = point{moePts[i].x * tokens, moePts[i].us * latency}
 		}
 		ms := newSeries(moePts)
 		moe = func(x float64) float64 { return ms.at(x, 1) }

@@ -68,13 +68,17 @@ type MoEKernel struct {
 	Shape MoEShape
 	// Distribution is how the measured rows spread a step's tokens over the experts
 	// (AIConfigurator's moe_perf `distribution`): "" is its default, power_law_1.2, which the
-	// embedded tables price; balanced and power_law_1.01 are ablations (README, issue 19).
+	// embedded tables price; balanced and power_law_1.01 are ablations (README, issue 19), and
+	// so is narrow_independent, derived from the power_law_1.2 and balanced rows
+	// (experts_touched.go).
 	Distribution string
 }
 
 // MoEDistributions are the token distributions AIConfigurator measures experts under, the
 // default first.
-func MoEDistributions() []string { return []string{moeDistribution, "power_law_1.01", "balanced"} }
+func MoEDistributions() []string {
+	return []string{moeDistribution, "power_law_1.01", "balanced", NarrowIndependent}
+}
 
 // MoEShape is an expert layer's shape as AIConfigurator's moe_perf rows key it.
 type MoEShape struct{ Hidden, Inter, Experts, TopK int }
@@ -318,6 +322,7 @@ const (
 	decodeOctaves     = 10 // decoding requests 1..1024
 	decodeCtxOctaves  = 18 // decode context 1..262144
 	moeDistribution   = "power_law_1.2"
+	moePowerLawAlpha  = 1.2 // moeDistribution's exponent, for narrow_independent's sampler
 	allreduceMode     = "vllm_graph"
 	allreduceEager    = "vllm_eager" // the same all-reduce launched without CUDA graphs
 	unquantGEMMDtype  = "bfloat16"

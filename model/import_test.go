@@ -439,6 +439,18 @@ func TestMoEDistribution(t *testing.T) {
 	if r := balanced.MoE.Values[i] / def.MoE.Values[i]; r < 1.6 || r > 1.9 {
 		t.Errorf("balanced experts at 32 tokens cost %.2f× the power law's, want about 1.73×", r)
 	}
+	// narrow_independent: the 32-token step (the sampler's narrow range) a third of the way to
+	// the balanced row, 64 tokens as measured.
+	ni := load(NarrowIndependent)
+	if r := ni.MoE.Values[i] / def.MoE.Values[i]; r < 1.2 || r > 1.3 {
+		t.Errorf("narrow_independent experts at 32 tokens cost %.2f× the power law's, want about 1.24×", r)
+	}
+	if j := int(axisPos(64)); ni.MoE.Values[j] != def.MoE.Values[j] {
+		t.Errorf("narrow_independent moved the 64-token experts: %.1f against %.1f µs", ni.MoE.Values[j], def.MoE.Values[j])
+	}
+	if !strings.Contains(words(ni), "moe_ep 1 narrow_independent") {
+		t.Errorf("kernels do not name narrow_independent:\n%s", words(ni))
+	}
 	balanced.MoE, balanced.Kernels, def.Kernels = def.MoE, nil, nil
 	if !reflect.DeepEqual(def, balanced) {
 		t.Error("the distribution changed more than the experts")
