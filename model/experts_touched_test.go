@@ -67,3 +67,50 @@ func TestNarrowIndependent(t *testing.T) {
 		t.Errorf("without balanced rows the power law stands, got %.1f at 32 tokens", got[2].us)
 	}
 }
+
+// What narrow_independent rests on: at a decode step's few tokens the expert kernel reads the
+// weights of every expert it reaches, so its measured time is a constant plus the experts
+// reached times one expert's weights at HBM bandwidth, whichever distribution spread the
+// tokens (TRT-LLM FP8 block-scale experts, B200, MiniMax-M2.5 at moe_tp 4: about 33 µs +
+// 0.50 µs per expert, 3.5 MB of FP8 weights at 7.0 TB/s).
+func TestExpertCostFollowsExpertsReached(t *testing.T) {
+	dir := sharedAICDir(t)
+	load := func(dist string) *Table {
+		t.Helper()
+		o := DefaultImportOptions()
+		o.MoE.Distribution, o.Layouts = dist, layouts("4,4,1")
+		tables, err := Import(dir, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tables[0]
+	}
+	pl, bal := load(""), load("balanced")
+	s := pl.LLM
+	layers := float64(s.MoELayers())
+	type obs struct{ reached, us float64 }
+	var pts []obs
+	for _, tokens := range []int{8, 16, 32} {
+		pts = append(pts, obs{narrowPowerLawTouched(tokens, s.Experts, s.TopK, 1, moePowerLawAlpha), pl.MoE.Values[int(axisPos(float64(tokens)))] / layers})
+	}
+	for _, tokens := range []int{8, 16, 32, 64} {
+		pts = append(pts, obs{balancedTouched(tokens, s.Experts, s.TopK, 1), bal.MoE.Values[int(axisPos(float64(tokens)))] / layers})
+	}
+	var sx, sy, sxx, sxy float64
+	for _, p := range pts {
+		sx, sy, sxx, sxy = sx+p.reached, sy+p.us, sxx+p.reached*p.reached, sxy+p.reached*p.us
+	}
+	n := float64(len(pts))
+	slope := (n*sxy - sx*sy) / (n*sxx - sx*sx)
+	fixed := (sy - slope*sx) / n
+	for _, p := range pts {
+		if fit := fixed + slope*p.reached; math.Abs(fit-p.us) > 0.04*p.us {
+			t.Errorf("%.0f experts reached: %.1f µs measured, %.1f on the line %.1f + %.3f × experts", p.reached, p.us, fit, fixed, slope)
+		}
+	}
+	expertBytes := 3 * float64(s.Hidden) * float64(s.ExpertInter) / 4 // FP8 gate, up and down, a quarter per rank
+	if bw := expertBytes / (slope * 1e-6); bw < 0.8*pl.GPU.MemBW || bw > pl.GPU.MemBW {
+		t.Errorf("each expert reached costs %.3f µs: %.1f TB/s for its %.2f MB, want near the GPU's %.1f TB/s", slope, bw/1e12, expertBytes/1e6, pl.GPU.MemBW/1e12)
+	}
+	t.Logf("%.1f µs + %.3f µs per expert reached (%.1f TB/s)", fixed, slope, expertBytes/(slope*1e-6)/1e12)
+}
