@@ -195,7 +195,12 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		if dist == NarrowIndependent {
 			moePts = measured(moeDistribution)
 			if len(moePts) > 0 {
-				moePts = narrowIndependent(moePts, measured("balanced"), at, l.MoEEP, moePowerLawAlpha)
+				var unpaired []int
+				moePts, unpaired = narrowIndependent(moePts, measured("balanced"), at, l.MoEEP, moePowerLawAlpha)
+				if len(unpaired) > 0 {
+					note(fmt.Sprintf("moe_perf: %s %s moe_tp %d moe_ep %d: no balanced row at %v tokens, where %s keeps the power-law row as measured",
+						mk.Source, mk.Quant, l.MoETP, l.MoEEP, unpaired, NarrowIndependent))
+				}
 			}
 		} else {
 			moePts = measured(dist)

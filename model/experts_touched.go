@@ -140,16 +140,21 @@ func independentTouched(tokens, experts, topK, ep int) float64 {
 // experts independent routing reaches, linearly in experts reached between the power-law and
 // the balanced row of the same token count (a memory-bound kernel's cost grows with the
 // weights it reads); other token counts keep the power-law rows. Points are at measured tokens.
-func narrowIndependent(powerLaw, balanced []point, at MoEShape, ep int, alpha float64) []point {
+// unpaired lists the narrow-range token counts left as measured for want of a balanced row.
+func narrowIndependent(powerLaw, balanced []point, at MoEShape, ep int, alpha float64) (out []point, unpaired []int) {
 	bal := map[float64]float64{}
 	for _, p := range newSeries(balanced) {
 		bal[p.x] = p.us
 	}
-	out := newSeries(powerLaw)
+	out = newSeries(powerLaw)
 	for i, p := range out {
 		tokens := int(p.x)
+		if !narrowBranch(tokens, at.Experts, at.TopK) {
+			continue
+		}
 		b, ok := bal[p.x]
-		if !ok || !narrowBranch(tokens, at.Experts, at.TopK) {
+		if !ok {
+			unpaired = append(unpaired, tokens)
 			continue
 		}
 		pl := narrowPowerLawTouched(tokens, at.Experts, at.TopK, ep, alpha)
@@ -160,5 +165,5 @@ func narrowIndependent(powerLaw, balanced []point, at MoEShape, ep int, alpha fl
 		w := (independentTouched(tokens, at.Experts, at.TopK, ep) - pl) / (bt - pl)
 		out[i].us = p.us + max(0, min(1, w))*(b-p.us)
 	}
-	return out
+	return out, unpaired
 }

@@ -2,6 +2,7 @@ package model
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -46,7 +47,10 @@ func TestNarrowIndependent(t *testing.T) {
 	at := MoEShape{Hidden: 3072, Inter: 1536, Experts: 256, TopK: 8}
 	pl := []point{{8, 61}, {16, 75.8}, {32, 93.3}, {48, 124.4}, {256, 192.1}}
 	bal := []point{{8, 66.4}, {16, 100.1}, {32, 161.4}, {48, 163}, {256, 173.8}}
-	got := narrowIndependent(pl, bal, at, 1, 1.2)
+	got, unpaired := narrowIndependent(pl, bal, at, 1, 1.2)
+	if len(unpaired) != 0 {
+		t.Errorf("every narrow-range row has its balanced row, yet %v are unpaired", unpaired)
+	}
 	want := map[float64][2]float64{
 		8:   {61, 61},       // the power law already reaches as many experts as independent routing
 		16:  {83, 87},       // (102 − 86) / (128 − 86) of the way
@@ -63,8 +67,9 @@ func TestNarrowIndependent(t *testing.T) {
 	if len(got) != len(pl) {
 		t.Fatalf("%d points from %d", len(got), len(pl))
 	}
-	if got := narrowIndependent(pl, nil, at, 1, 1.2); got[2].us != 93.3 {
-		t.Errorf("without balanced rows the power law stands, got %.1f at 32 tokens", got[2].us)
+	got, unpaired = narrowIndependent(pl, bal[1:], at, 1, 1.2)
+	if got[0].us != 61 || got[2].us < 114 || !slices.Equal(unpaired, []int{8}) {
+		t.Errorf("without the 8-token balanced row: %.1f µs at 8 tokens, %.1f at 32, unpaired %v; want 61 as measured, the 32 re-priced, [8] named", got[0].us, got[2].us, unpaired)
 	}
 }
 
