@@ -80,17 +80,7 @@ func TestNarrowIndependent(t *testing.T) {
 // 0.50 µs per expert, 3.5 MB of FP8 weights at 7.0 TB/s).
 func TestExpertCostFollowsExpertsReached(t *testing.T) {
 	dir := sharedAICDir(t)
-	load := func(dist string) *Table {
-		t.Helper()
-		o := DefaultImportOptions()
-		o.MoE.Distribution, o.Layouts = dist, layouts("4,4,1")
-		tables, err := Import(dir, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tables[0]
-	}
-	pl, bal := load(""), load("balanced")
+	pl, bal := importSeedTP4(t, dir, ""), importSeedTP4(t, dir, "balanced")
 	s := pl.LLM
 	layers := float64(s.MoELayers())
 	type obs struct{ reached, us float64 }

@@ -413,18 +413,22 @@ func TestQKNormKernels(t *testing.T) {
 // The expert rows' token distribution is an import option: AIConfigurator's default
 // (power_law_1.2) prices the embedded tables, the others only the experts, and an unknown
 // one is refused by name.
+// importSeedTP4 derives the seed's TP 4 table (MiniMax-M2.5 on B200, moe_tp 4) with its experts
+// priced under the given distribution ("" the default).
+func importSeedTP4(t *testing.T, dir, dist string) *Table {
+	t.Helper()
+	o := DefaultImportOptions()
+	o.MoE.Distribution, o.Layouts = dist, layouts("4,4,1")
+	tables, err := Import(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tables[0]
+}
+
 func TestMoEDistribution(t *testing.T) {
 	dir := sharedAICDir(t)
-	load := func(dist string) *Table {
-		t.Helper()
-		o := DefaultImportOptions()
-		o.MoE.Distribution, o.Layouts = dist, layouts("4,4,1")
-		tables, err := Import(dir, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tables[0]
-	}
+	load := func(dist string) *Table { return importSeedTP4(t, dir, dist) }
 	def, named, balanced := load(""), load("power_law_1.2"), load("balanced")
 	if !reflect.DeepEqual(def, named) {
 		t.Fatal("power_law_1.2 named is not the default")
