@@ -192,8 +192,10 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 			return pts
 		}
 		var moePts []point
+		rowsDist := dist // the distribution whose rows the experts are priced from
 		if dist == NarrowIndependent {
-			moePts = measured(moeDistribution)
+			rowsDist = moeDistribution
+			moePts = measured(rowsDist)
 			if len(moePts) > 0 {
 				var unpaired []int
 				moePts, unpaired = narrowIndependent(moePts, measured("balanced"), at, l.MoEEP, moePowerLawAlpha)
@@ -207,7 +209,7 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		}
 		if len(moePts) == 0 {
 			return missing("moe_perf", fmt.Sprintf("%s %s hidden %d inter %d top-%d of %d experts moe_tp %d moe_ep %d %s",
-				mk.Source, mk.Quant, at.Hidden, at.Inter, at.TopK, at.Experts, l.MoETP, l.MoEEP, cmp.Or(dist, moeDistribution)))
+				mk.Source, mk.Quant, at.Hidden, at.Inter, at.TopK, at.Experts, l.MoETP, l.MoEEP, rowsDist))
 		}
 		for i := range moePts {
 			moePts[i] = point{moePts[i].x * tokens, moePts[i].us * latency}

@@ -75,7 +75,7 @@ type MoEKernel struct {
 }
 
 // MoEDistributions are the token distributions AIConfigurator measures experts under, the
-// default first.
+// default first, and narrow_independent, derived from two of them.
 func MoEDistributions() []string {
 	return []string{moeDistribution, "power_law_1.01", "balanced", NarrowIndependent}
 }
