@@ -180,12 +180,12 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		}
 		tokens, latency := transferMoE(own, at)
 		dist := cmp.Or(mk.Distribution, moeDistribution)
-		measured := func(dist string) []point { // at the measured shape's tokens and latency
+		measured := func(distribution string) []point { // at the measured shape's tokens and latency
 			var pts []point
 			for _, r := range moes {
 				if r.Kernel == mk.Source && r.Dtype == mk.Quant && r.Hidden == int64(at.Hidden) && r.Inter == int64(at.Inter) &&
 					r.TopK == int64(at.TopK) && r.Experts == int64(at.Experts) && r.MoETP == int64(l.MoETP) &&
-					r.MoEEP == int64(l.MoEEP) && r.Distribution == dist {
+					r.MoEEP == int64(l.MoEEP) && r.Distribution == distribution {
 					pts = append(pts, point{float64(r.Tokens), msToUS(r.Latency)})
 				}
 			}
