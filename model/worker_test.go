@@ -3,6 +3,7 @@ package model
 import (
 	"math"
 	"strings"
+	"sync"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -531,5 +532,37 @@ func TestOperatorBreakdownAddsUp(t *testing.T) {
 				t.Fatalf("%s %s: all-reduce %.1f µs at %d tokens, %.1f just above the capture size", d.ModelName, d.Layout(), in, graphs, above)
 			}
 		}
+	}
+}
+
+// Workers builds a deployment's timing model once, whoever asks and however often, and
+// passes a build error through without keeping it.
+func TestWorkersBuildEachDeploymentOnce(t *testing.T) {
+	var ws Workers
+	d := SeedDeployment()
+	var wg sync.WaitGroup
+	got := make([]*Worker, 8)
+	for i := range got {
+		wg.Go(func() {
+			w, err := ws.Get(d)
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = w
+		})
+	}
+	wg.Wait()
+	for _, w := range got {
+		if w == nil || w != got[0] {
+			t.Fatalf("one deployment, several timing models: %p and %p", got[0], w)
+		}
+	}
+	bad := d
+	bad.ModelName = "no/such-model"
+	if _, err := ws.Get(bad); err == nil {
+		t.Fatal("an unknown model built a timing model")
+	}
+	if len(ws.byDeployment) != 1 {
+		t.Fatalf("%d deployments kept, want the one that built", len(ws.byDeployment))
 	}
 }

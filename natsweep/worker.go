@@ -59,8 +59,8 @@ type worker struct {
 	busy atomic.Int32
 
 	mu     sync.Mutex
-	traces map[string]*trace.Trace            // by TraceRef.Digest
-	models map[model.Deployment]*model.Worker // timing models, by deployment
+	traces map[string]*trace.Trace // by TraceRef.Digest
+	models model.Workers           // timing models, by deployment
 	logMu  sync.Mutex
 }
 
@@ -96,7 +96,7 @@ func RunWorker(ctx context.Context, c Conn, opt WorkerOptions) error {
 	if err != nil {
 		return err
 	}
-	w := &worker{opt: opt, sim: sim, js: js, cons: cons, traces: map[string]*trace.Trace{}, models: map[model.Deployment]*model.Worker{}}
+	w := &worker{opt: opt, sim: sim, js: js, cons: cons, traces: map[string]*trace.Trace{}}
 	w.logf("worker %s: serving %s with %d simulation(s) at once; simulator %s", opt.Name, Redact(c.URL), opt.Parallel, sim)
 	// Heartbeats: how coordinators count connected workers; one at once when a coordinator
 	// asks. The ping subscription comes first, so a coordinator's ping either reaches it or
@@ -212,7 +212,7 @@ func (w *worker) run(ctx context.Context, task *Task, sc *engine.Scratch) Result
 		res.Refused = why
 		return res
 	}
-	m, err := w.model(task.Config.Worker)
+	m, err := w.models.Get(task.Config.Worker)
 	if err != nil {
 		res.Refused = "no timing table for the task's deployment: " + err.Error()
 		return res
@@ -255,21 +255,6 @@ func (w *worker) publish(ctx context.Context, task *Task, res *Result) error {
 	}
 	_, err = w.js.Publish(ctx, resultSubject+task.Sweep, b)
 	return err
-}
-
-// model returns the timing model of deployment d, built once per worker.
-func (w *worker) model(d model.Deployment) (*model.Worker, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if m, ok := w.models[d]; ok {
-		return m, nil
-	}
-	m, err := model.NewWorker(d)
-	if err != nil {
-		return nil, err
-	}
-	w.models[d] = m
-	return m, nil
 }
 
 // trace returns the task's trace: from the cache, rebuilt (built-in), or fetched from the

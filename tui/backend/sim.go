@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/routerlab/routerlab/config"
@@ -40,8 +39,7 @@ type Sim struct {
 	requests int
 	layouts  []model.Layout // the parallel-layout knob's values, named by layoutName
 
-	mu      sync.Mutex
-	workers map[model.Deployment]*model.Worker // by deployment with KV blocks unresolved
+	workers model.Workers // by deployment with KV blocks unresolved
 }
 
 // NewSim prepares runs of the first `requests` requests of exp's trace (0: the file's
@@ -54,8 +52,7 @@ func NewSim(exp *config.Experiment, requests int) (*Sim, error) {
 	if requests <= 0 {
 		requests = exp.File.Workload.SearchRequests
 	}
-	s := &Sim{exp: exp, base: base, trace: exp.Trace.First(requests), requests: requests,
-		workers: map[model.Deployment]*model.Worker{}}
+	s := &Sim{exp: exp, base: base, trace: exp.Trace.First(requests), requests: requests}
 	s.layouts = s.layoutLadder()
 	return s, nil
 }
@@ -98,17 +95,7 @@ func layoutName(l model.Layout) string {
 // worker returns the worker model of d (KV blocks unresolved), building it on first use.
 func (s *Sim) worker(d model.Deployment) (*model.Worker, error) {
 	d.NumGPUBlocks = 0
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if w, ok := s.workers[d]; ok {
-		return w, nil
-	}
-	w, err := model.NewWorker(d)
-	if err != nil {
-		return nil, err
-	}
-	s.workers[d] = w
-	return w, nil
+	return s.workers.Get(d)
 }
 
 // Requests is how many requests each run replays.
