@@ -2,9 +2,10 @@
 // Mooncake traces through it, and tunes the router — in a terminal explorer or headless.
 package main
 
-// README.md's generated blocks (command outputs) are re-run and compared by TestREADME;
+// The generated blocks (command outputs) of README.md and docs/*.md are re-run and compared by
+// TestREADME, and docs/experiment-file.md's key reference by TestExperimentFileReference;
 // this rewrites them after a change that moves a figure.
-//go:generate go test . -run TestREADME -update
+//go:generate go test . -run TestREADME|TestExperimentFileReference -update
 
 import (
 	"os"

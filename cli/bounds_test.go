@@ -40,7 +40,7 @@ func setUp(ctx context.Context, text string, sets []string) error {
 
 // Hostile experiments — YAML nested deep (in a file and through --set), numbers at and past
 // every bound, long search lists — end in a clear error or a ready sweep, allocating at most
-// 512 MB. The slowest case's time is logged (BENCHMARKS.md records it; no wall-clock
+// 512 MB. The slowest case's time is logged (docs/benchmarks.md records it; no wall-clock
 // assertion here).
 func TestHostileExperimentsStayBounded(t *testing.T) {
 	const budget = 512 << 20

@@ -47,7 +47,7 @@ type serveOptions struct {
 	experimentArgs []string
 }
 
-// Defaults of the serve limits, as the README documents them.
+// Defaults of the serve limits, as docs/team.md documents them.
 const (
 	defaultHandshakeTimeout = 30 * time.Second
 	defaultIdleTimeout      = 30 * time.Minute

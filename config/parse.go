@@ -95,8 +95,11 @@ func keyText(mv *ast.MappingValueNode) string {
 	return mv.Key.GetToken().Value
 }
 
-// setNode assigns one key from its YAML node.
+// setNode assigns one key from its YAML node. The key table (keys.go) decides which keys exist.
 func (f *File) setNode(path string, n ast.Node) error {
+	if !keyIndex[path] {
+		return f.errAt(n, path, "unknown key")
+	}
 	sec, key, _ := strings.Cut(path, ".")
 	switch sec {
 	case "search_space":

@@ -12,7 +12,7 @@ import (
 // the dynosim reference the seed's default_kv and the published winner (credit 1.0, scale 32,
 // T 0) on the full toolagent-like trace land within 15 % of the published TTFT (142 ms and
 // 142 × 0.86); TPOT of the winner within 15 % of 12.1 ms, while the default's stays below the
-// published 16.5 ms by more (README: the trace's short turns decide the TPOT change).
+// published 16.5 ms by more (docs/seed-experiment.md: the trace's short turns decide the TPOT change).
 func TestDynosimSeedAgainstPublished(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays the full 23,608-request trace twice; skipped in -short")
@@ -49,7 +49,7 @@ func replayDefaultPoint(t *testing.T, f *File, set ...string) engine.Summary {
 // 0.19 tables against the run's 0.14 ones), and the KV router's TTFT gain over it within 15 %
 // of the published gain; but the KV router raises TPOT over round-robin by less
 // than 10 % here against 38 % and 17 % there: the TPOT the router costs is the real trace's,
-// not the pricing's (README, "Where the TPOT gap comes from").
+// not the pricing's (docs/seed-experiment.md, "Where the TPOT gap comes from").
 func TestDynosimAgainstPublishedRouterExperiment(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays the full 23,608-request trace four times; skipped in -short")
@@ -86,7 +86,7 @@ func TestDynosimAgainstPublishedRouterExperiment(t *testing.T) {
 			t.Errorf("c %d: kv_router TTFT %.3f × round_robin's, published %.3f: want within 15 %%", p.c, gain, pubGain)
 		}
 		if rise, pubRise := kv.MeanTPOTMS/rr.MeanTPOTMS, p.kvTPOT/p.rrTPOT; rise > 1.10 || pubRise < 1.15 {
-			t.Errorf("c %d: kv_router TPOT %.3f × round_robin's (published %.3f): the README's account wants under 1.10 here", p.c, rise, pubRise)
+			t.Errorf("c %d: kv_router TPOT %.3f × round_robin's (published %.3f): docs/seed-experiment.md wants under 1.10 here", p.c, rise, pubRise)
 		}
 	}
 }

@@ -176,7 +176,7 @@ func BenchmarkReplayConversation(b *testing.B) {
 // BenchmarkReplayCopies replays the toolagent trace and back-to-back copies of it
 // (builtin:toolagent:xN): per-request time (cpu-µs/request) should not grow with the
 // trace's length once the caches are warm (the first hour runs cheaper). ×100 (2.4 M
-// requests) is measured from the command line instead; see BENCHMARKS.md.
+// requests) is measured from the command line instead; see docs/benchmarks.md.
 func BenchmarkReplayCopies(b *testing.B) {
 	for _, spec := range []string{"builtin:toolagent", "builtin:toolagent:x2", "builtin:toolagent:x10"} {
 		tr, err := trace.Load(spec, trace.DefaultBlockSize)

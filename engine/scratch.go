@@ -15,7 +15,7 @@ import (
 // memory, each grows its tables again and faults every page of them in anew — on a
 // paravirtualised VM each fault is a trap to the hypervisor, and two replays at once fault
 // in twice as much, which made the seed sweep use 10 % more CPU on two cores than on one
-// (BENCHMARKS.md). Replays on one Scratch reuse the largest memory any of them grew.
+// (docs/benchmarks.md). Replays on one Scratch reuse the largest memory any of them grew.
 //
 // A replay on a Scratch is a new replay: every buffer it takes is emptied (or zeroed where a
 // new one would be zero), so its report is byte-identical to Replay's

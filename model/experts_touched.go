@@ -2,7 +2,7 @@ package model
 
 // How many experts a step's tokens reach, under AIConfigurator's sampled token distributions
 // and under independent routing: the narrow_independent ablation of the expert rows (issue 19,
-// README "How a step's tokens spread over the experts").
+// docs/validation.md "How a step's tokens spread over the experts").
 //
 // A memory-bound expert kernel (a decode step's few tokens) reads the weights of every expert
 // holding a token, so what it costs follows how many experts the step reaches. AIConfigurator's

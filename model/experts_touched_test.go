@@ -7,7 +7,7 @@ import (
 )
 
 // The experts MiniMax-M2.5's shape (256 experts, top-8) reaches per step under the collector's
-// samplers and under independent routing: the counts README's ablation quotes.
+// samplers and under independent routing: the counts docs/validation.md's ablation quotes.
 func TestExpertsTouched(t *testing.T) {
 	const experts, topK = 256, 8
 	near := func(what string, got, want, tol float64) {

@@ -47,7 +47,7 @@ type ImportOptions struct {
 	// QKNormKernels prices a QK-norm over a layer's heads (qk_norm_type per_layer):
 	// QKNormVLLM ("" too, the embedded tables), the three kernels vLLM 0.19 runs
 	// (derive.go); or QKNormAIConfigurator, AIConfigurator's op list, which prices every
-	// QK-norm as per-head element-wise ops (an ablation; README, issue 19).
+	// QK-norm as per-head element-wise ops (an ablation; docs/validation.md, issue 19).
 	QKNormKernels string
 }
 
@@ -68,7 +68,7 @@ type MoEKernel struct {
 	Shape MoEShape
 	// Distribution is how the measured rows spread a step's tokens over the experts
 	// (AIConfigurator's moe_perf `distribution`): "" is its default, power_law_1.2, which the
-	// embedded tables price; balanced and power_law_1.01 are ablations (README, issue 19), and
+	// embedded tables price; balanced and power_law_1.01 are ablations (docs/validation.md, issue 19), and
 	// so is narrow_independent, derived from the power_law_1.2 and balanced rows
 	// (experts_touched.go).
 	Distribution string
@@ -287,7 +287,7 @@ func defaultMoEKernel(sku, version, quant string) (MoEKernel, error) {
 		// CompressedTensorsWNA16MarlinMoEMethod with Marlin experts on Hopper and Blackwell,
 		// which AIConfigurator's 0.24 collector measures through vLLM's own layer (and records);
 		// its 0.19 table's vllm_marlin_int4_moe rows call a Marlin kernel directly, 2-3× slower
-		// at decode batches than the layer vLLM builds (README: the ablation).
+		// at decode batches than the layer vLLM builds (docs/validation.md: the ablation).
 		return MoEKernel{Version: "0.24.0", Source: "vllm_compressedtensorswna16marlinmoe_marlin_marlinexperts", Quant: quant}, nil
 	case quant == "fp8_block" || quant == "fp8" || quant == "bfloat16":
 		return MoEKernel{Source: "vllm_fused_moe", Quant: quant}, nil

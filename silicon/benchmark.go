@@ -139,7 +139,7 @@ const InferenceXTokenizeNS = 3400
 // stream end: the last token's chunk handed to the socket → the next send. The median of
 // 12 runs' medians (c 4, 8 and 16, four runs each; the stream end over the 8 runs that timed
 // it): 1.96 and 0.98 ms, with no trend in concurrency (request path 2.06, 1.88, 1.84 ms at c
-// 4, 8, 16). Nothing in them comes from the rows (README, "The request path, measured").
+// 4, 8, 16). Nothing in them comes from the rows (docs/validation.md, "The request path, measured").
 const (
 	InferenceXRequestPathUS = 1960
 	InferenceXStreamEndUS   = 980

@@ -30,7 +30,7 @@ func TestDecodingInFlight(t *testing.T) {
 
 // The nine gpt-oss-120b H100 rows labelled concurrency 512 (vLLM 0.11.2, 2025-12) decoded
 // about a hundred requests at a time at every TP and length, where the B200 rows at
-// concurrency 128 decoded all of theirs: the README's reading of their TPOT.
+// concurrency 128 decoded all of theirs: docs/validation.md's reading of their TPOT.
 func TestGptOSSH100C512RowsRanAboutAHundred(t *testing.T) {
 	const path = "../../shared/aic/silicon_sample.csv"
 	f, err := os.Open(path)

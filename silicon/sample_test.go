@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// AIConfigurator's whole vLLM aggregated sample: the counts and per-group accuracy the README
+// AIConfigurator's whole vLLM aggregated sample: the counts and per-group accuracy docs/validation.md
 // reports, held as regression bounds (nothing is fitted to these rows).
 func TestValidateAIConfiguratorVLLMSample(t *testing.T) {
 	const path = "../../shared/aic/silicon_sample.csv"

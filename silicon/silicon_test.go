@@ -277,7 +277,7 @@ func validateFile(t *testing.T, r io.Reader, path string) ([]Row, *Report) {
 	return rows, rep
 }
 
-// The shared silicon rows: the accuracy the README reports, guarded against regressions.
+// The shared silicon rows: the accuracy docs/validation.md reports, guarded against regressions.
 func TestValidateSharedSilicon(t *testing.T) {
 	const path = "../../shared/aic/silicon_minimax_m2.5_b200_vllm_isl1024_tp4.csv"
 	f, err := os.Open(path)
@@ -318,10 +318,10 @@ func TestValidateSharedSilicon(t *testing.T) {
 	if rep.TTFTMAPE > TTFTMAPEBound || rep.TPOTMAPE > TPOTMAPEBound {
 		t.Fatalf("TTFT MAPE %.1f%% (bound %g), TPOT MAPE %.1f%% (bound %g)", rep.TTFTMAPE, TTFTMAPEBound, rep.TPOTMAPE, TPOTMAPEBound)
 	}
-	// What remains of TTFT is a shortfall at every concurrency (README: per-concurrency table).
+	// What remains of TTFT is a shortfall at every concurrency (docs/validation.md: per-concurrency table).
 	for _, c := range rep.Concurrencies {
 		if c.TTFTGapMS <= 0 {
-			t.Errorf("concurrency %d: TTFT over-predicted by %.1f ms; the README's residual says short everywhere", c.Concurrency, -c.TTFTGapMS)
+			t.Errorf("concurrency %d: TTFT over-predicted by %.1f ms; docs/validation.md says short everywhere", c.Concurrency, -c.TTFTGapMS)
 		}
 	}
 
@@ -477,10 +477,10 @@ func TestInferenceXProfile(t *testing.T) {
 // (silicon/requestpath: 13.1 / 5.7 % and 6.4 / 3.8 % without it), vLLM 0.19's default fused
 // all-reduce + RMSNorm (model.VLLMFusesAllReduceRMS) and MiniMax's per-layer QK-norm priced
 // as the three kernels vLLM 0.19 runs (model import's default). The 2 × 2 ablation of the
-// last two (README, "QK-norm by the source"): AIConfigurator's QK-norm op list 10.3 / 5.2 %
+// last two (docs/validation.md, "QK-norm by the source"): AIConfigurator's QK-norm op list 10.3 / 5.2 %
 // fused, 7.6 / 6.0 % unfused; vLLM's kernels unfused 10.4 / 4.5 %. Issue 19's targets, 10 % and
 // 5 %, are missed on the shared rows: both mechanisms the source says those runs had shorten
-// every step, and so widen the TTFT shortfall that remains unexplained (README, "What the
+// every step, and so widen the TTFT shortfall that remains unexplained (docs/validation.md, "What the
 // remaining shortfall is").
 const (
 	TTFTMAPEBound = 13.0

@@ -19,7 +19,7 @@ import (
 // simulation slot and with two. The wall-time ratio of the two is what a second core buys;
 // cpu-ms/op, the process's CPU per sweep, stays the same when speculation wastes nothing.
 // One slot still leaves the garbage collector the second core: the acceptance figure pins
-// the whole process with taskset instead (BENCHMARKS.md).
+// the whole process with taskset instead (docs/benchmarks.md).
 //
 // Where the slots wait, from every simulation's start and end: start-ms before the first
 // simulation, tail-ms after the last (bootstraps, charts, files), and while simulations run,

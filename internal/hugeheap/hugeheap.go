@@ -3,7 +3,7 @@
 //
 // Why: a fresh process pays for every 4 KB page of heap the first time it touches it, and on
 // a virtual machine that first touch is dear — about 10 µs on the 2-core CI kind of VM, as
-// much as simulating a request (BENCHMARKS.md, issue 23). A whole replay's process touched
+// much as simulating a request (docs/benchmarks.md, issue 23). A whole replay's process touched
 // some 7,000 heap pages, a quarter of its CPU. Go's runtime does not ask for huge pages on
 // its heap (runtime/mem_linux.go, sysMapOS), and with the kernel's THP setting at `madvise`
 // (a common default) every heap page is then its own fault; with huge pages one fault

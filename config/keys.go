@@ -1,0 +1,122 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// KeyDoc is one key of the experiment file as its reference documents it.
+type KeyDoc struct {
+	Key  string // dotted: section.key (goal.sla.ttft_ms)
+	Want string // the values the parser accepts
+	Doc  string // what it sets, in Dynamo's or vLLM's words where it is theirs
+}
+
+// keyDocs is the experiment file's key table: the parser accepts exactly these keys (setNode
+// refuses any other before reading its value), and docs/experiment-file.md is generated from
+// it, so the reference and the parser cannot disagree.
+var keyDocs = []KeyDoc{
+	{"search_space.model_name", "an embedded model's Hugging Face id (`routerlab model list`)", "the model every worker serves"},
+	{"search_space.hardware_sku", "`h100_sxm`, `h200_sxm`, `b200_sxm`, `b300_sxm`; a list", "the GPU; a list makes it a search dimension"},
+	{"search_space.backend", "`vllm`; a list", "the engine (Dynamo's sweeper schema)"},
+	{"search_space.backend_version", "a vLLM version with embedded tables (`0.19.0`, `0.18.0`)", "which vLLM release's kernels and defaults price a step"},
+	{"search_space.deployment_mode", "`agg`; a list", "aggregated workers (prefill and decode on the same worker)"},
+	{"search_space.planner_scaling_policy", "`disabled`; a list", "Dynamo's planner; the fleet does not scale"},
+	{"search_space.quantization", "`fp8`, `nvfp4`", "the serving precision when it is not the checkpoint's: vLLM's `--quantization fp8` of a BF16 checkpoint, or NVIDIA's FP4 checkpoint (unset: the checkpoint's own)"},
+	{"search_space.gpu_budget", "an integer in [1, 1048576]", "most GPUs a fleet may take; a fleet over it is an error naming the budget that would allow it (raised to fit when `--set` gives replicas, a layout or `parallel_configs` and not the budget)"},
+	{"search_space.parallel_configs", "a list of `{tp, moe_tp, moe_ep, attention_dp (or dp), replicas}`", "each worker's layout and how many workers (1–1,024); moe_tp × moe_ep = tp × attention_dp; without either MoE key vLLM's default, moe_tp = tp"},
+	{"search_space.agg_max_num_batched_tokens", "integers in [1, 4194304]; a list", "vLLM `--max-num-batched-tokens`: most tokens one step schedules"},
+	{"search_space.agg_max_num_seqs", "integers in [1, 65536]; a list", "vLLM `--max-num-seqs`: most running sequences"},
+	{"search_space.context_length", "an integer in [1, 16777216]", "vLLM `--max-model-len`: a request whose prompt plus output exceeds it is rejected, as vLLM answers HTTP 400"},
+	{"search_space.gpu_memory_utilization", "a number in [0.05, 1]", "vLLM `--gpu-memory-utilization`"},
+	{"search_space.block_size", "an integer in [1, 65536]", "vLLM `--block-size`: tokens per KV block"},
+	{"search_space.num_gpu_blocks", "an integer in [0, 1073741824]", "KV blocks per worker; 0: from the memory arithmetic (`routerlab model info`)"},
+	{"search_space.kv_cache_dtype", "`fp8`, `bf16`, `auto`; a list", "vLLM `--kv-cache-dtype`: sets the block count and the attention price (`auto`: the model's BF16)"},
+	{"search_space.memory_budget", "`vllm`, `aiconfigurator`", "how a worker's KV cache is sized: vLLM's profiler, or AIConfigurator's budget (also less NCCL and runtime memory); unset: the timing reference's ([the timing model](timing.md))"},
+	{"search_space.async_scheduling", "`true`, `false`", "vLLM's async scheduler: a busy worker schedules each step when the previous one starts, so an arrival waits for the step after"},
+	{"search_space.float32_matmul_precision", "`highest`, `high`", "vLLM's `VLLM_FLOAT32_MATMUL_PRECISION`: the FP32 MoE router gate on CUDA cores (`highest`, vLLM's default) or TF32 tensor cores"},
+	{"search_space.fuse_allreduce_rms", "`true`, `false`", "vLLM's `compilation_config.pass_config.fuse_allreduce_rms`; unset: `backend_version`'s default (on from 0.18 at TP > 1)"},
+	{"search_space.max_cudagraph_capture_size", "an integer in [0, 1048576]", "vLLM's `max_cudagraph_capture_size`: larger steps run without CUDA graphs and pay eager all-reduces; 0: vLLM's default, min(2 × max_num_seqs, 512)"},
+	{"search_space.cudagraph_mode", "`PIECEWISE`, `FULL_DECODE_ONLY`", "vLLM's `cudagraph_mode`: `FULL_DECODE_ONLY` runs every step holding a prefill chunk eagerly; unset: vLLM's default"},
+	{"search_space.shared_experts_stream_tokens", "an integer in [-1, 1048576]", "`VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD`: steps of at most this many tokens overlap a MoE layer's shared experts with its routed ones; 0: vLLM's 256; -1: in series"},
+	{"search_space.api_server_tokenize_ns", "an integer in [0, 1000000]", "ns per prompt token the API server spends tokenising text prompts before the engine sees them; 0: token ids"},
+	{"search_space.api_server_tokenize_batching", "`serial`, `parallel`", "how the API server tokenises one window's prompts (vLLM 0.16 and later: serial)"},
+	{"search_space.request_path_us", "an integer in [0, 1000000]", "µs from a client's send to the API server's handler, in TTFT; 0: the instant client (fleets go through Dynamo's frontend)"},
+	{"search_space.stream_end_us", "an integer in [0, 1000000]", "closed loop: µs from a stream's last token to the client's next send"},
+	{"search_space.timing_reference", "`silicon`, `dynosim`; a list", "how a step is priced and scheduled: as vLLM runs it (`silicon`) or as Dynamo's mocker replay does (`dynosim`)"},
+	{"search_space.router_mode", "`kv_router`, `round_robin`, `random`, `least_loaded`; a list", "Dynamo's routing policy"},
+	{"search_space.overlap_score_credit", "numbers in [0, 1]; a list", "the KV router's credit for a worker's cached prefix blocks"},
+	{"search_space.prefill_load_scale", "numbers in [0, 1024]; a list", "the KV router's weight of a worker's prefill load"},
+	{"search_space.router_temperature", "numbers in [0, 100]; a list", "softmax temperature of the KV router's worker choice; 0 takes the cheapest"},
+	{"workload.trace_path", "a Mooncake JSONL file, `builtin:toolagent`, `builtin:conversation` (`:xN` repeats it N times)", "the trace ([traces](traces.md))"},
+	{"workload.trace_format", "`mooncake`", "the trace's format"},
+	{"workload.trace_block_size", "an integer in [1, 1048576]", "tokens per `hash_ids` block"},
+	{"workload.replay_concurrency", "an integer in [0, 1048576]", "closed loop: requests in flight; 0: open loop on the trace's timestamps"},
+	{"workload.arrival_speedup_ratio", "a number in [1e-06, 1e+06]", "open loop: timestamps are divided by it"},
+	{"workload.search_requests", "an integer ≥ 0", "the sweep's search subset: the first N requests"},
+	{"workload.seed", "an integer", "seed of the router's tie-breaking and sampling"},
+	{"workload.strict", "`true`, `false`", "a request the fleet would reject is an error naming its line (also `--strict`)"},
+	{"goal.target", "`e2e_latency`, `ttft`, `tpot`, `throughput`", "what the sweep minimises (mean latency) or maximises (throughput)"},
+	{"goal.max_ttft_ms", "a number ≥ 0", "SLA bound on mean TTFT: infeasible candidates rank by violation"},
+	{"goal.max_tpot_ms", "a number ≥ 0", "SLA bound on mean TPOT"},
+	{"goal.max_e2e_latency_ms", "a number ≥ 0", "SLA bound on mean e2e latency"},
+	{"goal.sla", "a mapping of the four keys below", "a per-request SLO: reports add the share of requests meeting every target and the goodput"},
+	{"goal.sla.ttft_ms", "a number ≥ 0", "the SLO's TTFT target"},
+	{"goal.sla.tpot_ms", "a number ≥ 0", "the SLO's TPOT target (a one-token answer has TPOT 0)"},
+	{"goal.sla.e2e_latency_ms", "a number ≥ 0", "the SLO's e2e latency target"},
+	{"goal.sla.percentile", "a number in [1, 100]", "the share of requests that must meet the SLO (90 unset)"},
+	{"sweep.algorithm", "`gp_bandit`, `random`, `grid`", "the search"},
+	{"sweep.max_rounds", "an integer in [1, 10000]", "rounds of the search"},
+	{"sweep.candidates_per_round", "an integer in [1, 10000]", "configurations evaluated per round"},
+	{"sweep.parallel_evals", "an integer in [1, 1024]", "simulations at once (results do not depend on it)"},
+	{"sweep.seed", "an integer", "seed of the search"},
+	{"validate.enabled", "`true`, `false`", "replay round_robin, default_kv and the winner on the validation requests after the search"},
+	{"validate.requests", "an integer ≥ 0", "validation requests, the first N; 0: the whole trace"},
+}
+
+var keyIndex = func() map[string]bool {
+	m := make(map[string]bool, len(keyDocs))
+	for _, k := range keyDocs {
+		m[k.Key] = true
+	}
+	return m
+}()
+
+// Keys returns the experiment file's key table in its reference order.
+func Keys() []KeyDoc { return slices.Clone(keyDocs) }
+
+// Aliases returns the short --set names of experiment-file keys (the explorer's knob names),
+// alias → key, sorted by alias.
+func Aliases() [][2]string {
+	var out [][2]string
+	for _, a := range slices.Sorted(maps.Keys(aliases)) {
+		out = append(out, [2]string{a, aliases[a]})
+	}
+	return out
+}
+
+// KeyReference renders the key table as the Markdown of docs/experiment-file.md's generated
+// part: each key with what it accepts, the seed's value where the seed sets it, and its meaning.
+func KeyReference() string {
+	seed := Default().Fingerprint()
+	var b strings.Builder
+	section := ""
+	for _, k := range keyDocs {
+		if sec, _, _ := strings.Cut(k.Key, "."); sec != section {
+			section = sec
+			fmt.Fprintf(&b, "\n### `%s`\n\n| key | accepts | seed | meaning |\n|---|---|---|---|\n", sec)
+		}
+		v, _ := seed.Get(k.Key)
+		if v != "" {
+			v = "`" + strings.ReplaceAll(v, "|", `\|`) + "`"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", k.Key, k.Want, v, k.Doc)
+	}
+	b.WriteString("\n### Short names for `--set`\n\n| name | key |\n|---|---|\n")
+	for _, a := range Aliases() {
+		fmt.Fprintf(&b, "| `%s` | `%s` |\n", a[0], a[1])
+	}
+	return b.String()
+}
