@@ -46,8 +46,8 @@ var kvKnobs = []string{config.KeyOverlapScoreCredit, config.KeyPrefillLoadScale,
 
 // MaxSpacePoints bounds the product of a search space's dimensions: NewSpace visits every
 // point and keeps a candidate (about a kilobyte with its key, configuration and encoding) per
-// canonical one, so this keeps setup under 512 MB and a few seconds. The seed's space has 480
-// points; a 4,000-value list in it, 216,000.
+// canonical one, so this keeps setup under 512 MB and a few seconds. The seed's space has 216
+// points; with a 4,000-value router_temperature list, 216,000.
 const MaxSpacePoints = 250_000
 
 // NewSpace enumerates the product of f's search dimensions (last dimension fastest) and keeps
