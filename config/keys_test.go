@@ -16,9 +16,9 @@ var sampleValues = map[string]string{
 }
 
 // TestKeyTableIsTheParsers sets every key of the table through --set, and requires each to be
-// accepted, so a key in the table that the parser does not read fails here; setNode refuses
-// any key missing from the table, so a key the parser reads but the table lacks fails every
-// test that uses it.
+// accepted, so a key in the table that the parser does not read fails here; it requires every
+// list key of search_space in the table; and setNode refuses any other key missing from the
+// table, so a scalar key the parser reads but the table lacks fails every test that uses it.
 func TestKeyTableIsTheParsers(t *testing.T) {
 	for _, k := range Keys() {
 		v, ok := sampleValues[k.Key]
@@ -35,6 +35,11 @@ func TestKeyTableIsTheParsers(t *testing.T) {
 		f := Default()
 		if err := f.Set(k.Key + "=" + v); err != nil && strings.Contains(err.Error(), "unknown key") {
 			t.Errorf("%s=%s: %v: the key table lists a key the parser does not read", k.Key, v, err)
+		}
+	}
+	for _, l := range Default().lists {
+		if k := l.key; !keyIndex["search_space."+k] {
+			t.Errorf("search_space.%s: a list key the parser reads (File.lists) has no entry in the key table (config/keys.go): add one, then run go generate . to rewrite docs/experiment-file.md", k)
 		}
 	}
 	if err := Default().Set("search_space.not_a_key=1"); err == nil || !strings.Contains(err.Error(), "unknown key") {

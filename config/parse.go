@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
@@ -95,12 +96,15 @@ func keyText(mv *ast.MappingValueNode) string {
 	return mv.Key.GetToken().Value
 }
 
-// setNode assigns one key from its YAML node. The key table (keys.go) decides which keys exist.
+// setNode assigns one key from its YAML node. The key table (keys.go) decides which keys
+// exist, besides the list keys of search_space, which register themselves (File.lists) and
+// whose table entries TestKeyTableIsTheParsers requires.
 func (f *File) setNode(path string, n ast.Node) error {
-	if !keyIndex[path] {
+	sec, key, _ := strings.Cut(path, ".")
+	isList := sec == "search_space" && slices.ContainsFunc(f.lists, func(l list) bool { return l.key == key })
+	if !keyIndex[path] && !isList {
 		return f.errAt(n, path, "unknown key")
 	}
-	sec, key, _ := strings.Cut(path, ".")
 	switch sec {
 	case "search_space":
 		return f.setSearch(path, key, n)
