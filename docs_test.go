@@ -244,13 +244,15 @@ func headingAnchors(t *testing.T, path string) map[string]bool {
 // figureRE finds a measured figure in prose: a decimal with a unit or a percentage.
 var figureRE = regexp.MustCompile(`\d[\d,]*(\.\d+)? ?(%|ms|µs|ns|MB|GB|GiB|MiB)|\d[\d,]*\.\d+ ?(s\b|×)`)
 
-// sourceRE is the line that says where a section's figures come from: the command (in
-// backticks) and the commit (7 to 40 hex digits) that produced them.
-var sourceRE = regexp.MustCompile("(?m)^> Figures: .*`[^`]+`.* at `?[0-9a-f]{7,40}\\b")
+// sourceRE is a line that says where a section's figures come from: a command or source file
+// in backticks and, after it on the line, the commit (7 to 40 hex digits) "at" or "@" which it
+// produced them — "> Figures: `COMMAND` at COMMIT" in this project's documents.
+var sourceRE = regexp.MustCompile("(?m)`[^`\n]+`[^\n]*\\b(at|@) [`*]*[0-9a-f]{7,40}\\b")
 
 // TestDocFigures requires every section of docs/*.md whose prose quotes a measured figure to
-// say where its figures come from: a "> Figures: `COMMAND` at COMMIT" line, or else every
-// figure must be printed by a generated block of the section (which TestREADME re-runs).
+// say where its figures come from: a line naming the command (or source) and the commit, as
+// "> Figures: `COMMAND` at COMMIT", or else every figure must be printed by a generated block
+// of the section (which TestREADME re-runs).
 func TestDocFigures(t *testing.T) {
 	for _, doc := range documents(t)[1:] {
 		data, err := os.ReadFile(doc)
