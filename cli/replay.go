@@ -17,6 +17,7 @@ import (
 	"github.com/routerlab/routerlab/config"
 	"github.com/routerlab/routerlab/engine"
 	"github.com/routerlab/routerlab/report"
+	"github.com/routerlab/routerlab/router"
 )
 
 func newReplayCmd() *cobra.Command {
@@ -166,12 +167,8 @@ func writeSummaryTable(w io.Writer, exp *config.Experiment, point config.Point, 
 	for _, rj := range s.Rejections {
 		fmt.Fprintf(w, "rejected %d requests before routing: %s (first: %s)\n", rj.Requests, rj.Reason, rj.First)
 	}
-	if dims := exp.File.Dimensions(); len(dims) > 0 {
-		var at []string
-		for i, d := range dims {
-			at = append(at, d.Key+"="+d.Values[point[i]].Text)
-		}
-		fmt.Fprintf(w, "point of the search space: %s\n", strings.Join(at, " "))
+	if line := pointLine(exp.File.Dimensions(), point, r.Mode); line != "" {
+		fmt.Fprintln(w, line)
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -200,4 +197,34 @@ func writeSummaryTable(w io.Writer, exp *config.Experiment, point config.Point, 
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t\n", i, ws.Requests, ws.PromptTokens, ws.ReusedTokens, ws.PeakBlocks, ws.Preemptions)
 	}
 	return tw.Flush()
+}
+
+// pointLine says which point of the search space a replay ran: its router mode first (it
+// decides which other knobs apply), then the dimensions that apply to it; the KV router's
+// knobs under another mode are named as ignored, not listed as if they mattered. "" when the
+// file has no dimensions.
+func pointLine(dims []config.Dimension, point config.Point, mode router.Mode) string {
+	if len(dims) == 0 {
+		return ""
+	}
+	at := []string{config.KeyRouterMode + "=" + string(mode)}
+	var ignored []string
+	for i, d := range dims {
+		switch d.Key {
+		case config.KeyRouterMode:
+		case config.KeyOverlapScoreCredit, config.KeyPrefillLoadScale, config.KeyRouterTemperature:
+			if mode != router.ModeKV {
+				ignored = append(ignored, d.Key)
+				continue
+			}
+			fallthrough
+		default:
+			at = append(at, d.Key+"="+d.Values[point[i]].Text)
+		}
+	}
+	line := "point of the search space: " + strings.Join(at, " ")
+	if len(ignored) > 0 {
+		line += fmt.Sprintf(" (%s ignores %s)", mode, strings.Join(ignored, ", "))
+	}
+	return line
 }

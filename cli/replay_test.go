@@ -43,4 +43,12 @@ func TestBareReplayIsDynamosDefaultPoint(t *testing.T) {
 		!strings.Contains(table, "point of the search space: router_mode=kv_router overlap_score_credit=1.0 prefill_load_scale=1.0 router_temperature=0.0") {
 		t.Errorf("table does not state the point it ran:\n%s", table)
 	}
+	// Under round robin the point names the mode set and the KV knobs as ignored (issue 31).
+	rr, _, err := runCmd(t, newReplayCmd(), "--requests", "50", "--set", "router_mode=round_robin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "point of the search space: router_mode=round_robin (round_robin ignores overlap_score_credit, prefill_load_scale, router_temperature)\n"; !strings.Contains(rr, want) {
+		t.Errorf("round robin's point line, want %q:\n%s", want, rr)
+	}
 }

@@ -194,7 +194,15 @@ func (f *File) setNode(path string, n ast.Node) error {
 func (f *File) setSearch(path, key string, n ast.Node) error {
 	switch key {
 	case "model_name":
-		return f.str(path, n, &f.ModelName)
+		if err := f.str(path, n, &f.ModelName); err != nil {
+			return err
+		}
+		id, err := model.ResolveModel(f.ModelName)
+		if err != nil {
+			return f.errAt(n, path, "%s", err)
+		}
+		f.ModelName = id
+		return nil
 	case "quantization":
 		return f.str(path, n, &f.Quantization)
 	case "backend_version":

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -210,10 +211,32 @@ func suggest(err error, key string) error {
 	if !ok || e.Msg != "unknown key" {
 		return err
 	}
-	if s := closest(key, knownKeys()); s != "" {
+	known := knownKeys()
+	if s := cmp.Or(closest(key, known), byWords(key, known)); s != "" {
 		e.Msg += fmt.Sprintf(" (did you mean %s?)", s)
 	}
 	return e
+}
+
+// byWords returns the shortest candidate whose words (split at "_" and ".") include every
+// word of s — temperature → router_temperature, credit → overlap_score_credit: a knob named
+// by its last word is too far from its full name for an edit distance — else "".
+func byWords(s string, candidates []string) string {
+	split := func(x string) []string {
+		return strings.FieldsFunc(x, func(r rune) bool { return r == '_' || r == '.' })
+	}
+	want := split(strings.ToLower(s))
+	best := ""
+	for _, c := range candidates {
+		words := split(c)
+		if len(want) == 0 || slices.ContainsFunc(want, func(w string) bool { return !slices.Contains(words, w) }) {
+			continue
+		}
+		if best == "" || len(c) < len(best) || (len(c) == len(best) && c < best) {
+			best = c
+		}
+	}
+	return best
 }
 
 // closest returns the candidate nearest to s by edit distance when it is near enough to be

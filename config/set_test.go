@@ -57,6 +57,12 @@ func TestSetErrors(t *testing.T) {
 		{[]string{"replica=64"}, "--set: search_space.replica: unknown key (did you mean replicas?)"},
 		{[]string{"workload.replay_concurency=3"}, "--set: workload.replay_concurency: unknown key (did you mean workload.replay_concurrency?)"},
 		{[]string{"router_mod=kv_router"}, "(did you mean router_mode?)"},
+		// The knob named by its last word (issue 31): too far for an edit distance.
+		{[]string{"temperature=0.5"}, "--set: search_space.temperature: unknown key (did you mean router_temperature?)"},
+		{[]string{"credit=0.5"}, "unknown key (did you mean overlap_score_credit?)"},
+		{[]string{"scale=2"}, "unknown key (did you mean prefill_load_scale?)"},
+		{[]string{"model_name=Foo/Bar"}, `--set: search_space.model_name: unknown model "Foo/Bar"; closest embedded: `},
+		{[]string{"model_name=Llama-3.1-70"}, `unknown model "Llama-3.1-70"; closest embedded: meta-llama/Llama-3.1-70B,`},
 		{[]string{"concurrency=8", "workload.replay_concurrency=16"}, "--set: workload.replay_concurrency: set twice"},
 		{[]string{"layout=tp4·ep2"}, "moe_tp × moe_ep (2) must equal tp × dp (4)"},
 		{[]string{"layout=tp4·xx2"}, `unknown part "xx2"`},
@@ -71,6 +77,23 @@ func TestSetErrors(t *testing.T) {
 		}
 		if d := Diff(before, f.Fingerprint()); len(d) > 0 || f.Name != "embedded defaults" {
 			t.Errorf("Apply(%q) failed but changed the file: %v", c.sets, d)
+		}
+	}
+}
+
+// A model is named by its Hugging Face id or, as the explorer shows it, without its
+// organisation in any case (issue 31: `--set model_name=MiniMax-M2.5` was refused).
+func TestSetModelByShortName(t *testing.T) {
+	for _, c := range []struct{ typed, want string }{
+		{"MiniMax-M2.5", "MiniMaxAI/MiniMax-M2.5"}, {"minimax-m2.5", "MiniMaxAI/MiniMax-M2.5"},
+		{"Qwen3-32B", "Qwen/Qwen3-32B"}, {"meta-llama/Llama-3.1-70B", "meta-llama/Llama-3.1-70B"},
+	} {
+		f := Default()
+		if err := f.Set("model_name=" + c.typed); err != nil {
+			t.Fatalf("model_name=%s: %v", c.typed, err)
+		}
+		if f.ModelName != c.want {
+			t.Errorf("model_name=%s: %q, want %q", c.typed, f.ModelName, c.want)
 		}
 	}
 }
