@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/routerlab/routerlab/config"
@@ -27,6 +28,49 @@ func TestExplorerCopyCommandReplaysThePoint(t *testing.T) {
 	k := sim.Initial()
 	k.Credit, k.Scale, k.Temperature, k.Concurrency = 0.5, 8, 0, 16
 	k.Deployment.Replicas, k.Deployment.MaxBatchedTokens, k.Deployment.Async = 128, 8192, true
+	replaysThePoint(t, sim, k)
+}
+
+// On another model and GPU the command carries what they bring — the model's own context
+// length (Qwen3-32B: 40,960, so the toolagent's longest prompts are rejected, as the explorer
+// counts them) and a dense layout in its own words — and nothing a bare replay runs anyway.
+func TestExplorerCopyCommandOnAnotherModel(t *testing.T) {
+	exp, err := config.NewExperiment(config.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, err := backend.NewSim(exp, 2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := sim.Initial()
+	k.Deployment.Model, k.Deployment.GPU, k.Deployment.Layout, k.Deployment.Replicas = "Qwen/Qwen3-32B", "h100_sxm", "tp2", 16
+	sets, err := sim.ReplaySets(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"replicas=16", "layout=tp2", "model_name=Qwen/Qwen3-32B", "hardware_sku=h100_sxm", "context_length=40960"}
+	if fmt.Sprint(sets) != fmt.Sprint(want) {
+		t.Fatalf("sets %q, want %q", sets, want)
+	}
+	long := 0 // counted from the trace itself
+	for _, r := range exp.Trace.First(2000).Requests {
+		if r.InputLength+r.OutputLength > 40960 {
+			long++
+		}
+	}
+	shown := replaysThePoint(t, sim, k)
+	if long != 19 || shown.Metrics.Rejected != long || shown.Metrics.Completed != 2000-long ||
+		!strings.HasPrefix(shown.Metrics.RejectedWhy, "input_length + output_length exceeds context_length 40960 (first: builtin:toolagent:") {
+		t.Fatalf("%d served, %d rejected (%s); the trace has %d (want 19) longer than 40,960 tokens",
+			shown.Metrics.Completed, shown.Metrics.Rejected, shown.Metrics.RejectedWhy, long)
+	}
+}
+
+// replaysThePoint runs the replay command the explorer copies for k, as a shell reads it,
+// and checks it gives the explorer's figures; it returns the explorer's result.
+func replaysThePoint(t *testing.T, sim *backend.Sim, k tui.Knobs) tui.Result {
+	t.Helper()
 	shown, err := sim.Simulate(context.Background(), tui.Run{Knobs: k}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +103,7 @@ func TestExplorerCopyCommandReplaysThePoint(t *testing.T) {
 	if got != want {
 		t.Fatalf("%s\nreplays requests/e2e/TTFT %s; the explorer shows %s", line, got, want)
 	}
+	return shown
 }
 
 // shellSplit reads a command line of shellJoin's quoting.

@@ -152,7 +152,8 @@ func (f *File) replicaList(n ast.Node) ([]int, error) {
 }
 
 // layoutList reads layout=tp4·ep4 (or a list of layouts), as the explorer names them: parts
-// tpN, dpN, moe_tpN, epN joined by "·", "-" or "+", each absent part 1.
+// tpN, dpN, moe_tpN, epN joined by "·", "-" or "+", each absent part 1 — but for a layout
+// without an expert part (tp4, a dense model's), moe_tp is tp × dp.
 func (f *File) layoutList(n ast.Node) ([]ParallelConfig, error) {
 	vals, err := f.scalars("layout", n)
 	if err != nil {
@@ -197,6 +198,11 @@ func parseLayout(s string) (ParallelConfig, error) {
 			return pc, fmt.Errorf("layout %q: part %q wants an integer in [1, 4096]", s, p)
 		}
 		*dst = x
+	}
+	if !strings.Contains(s, "moe_tp") && !strings.Contains(s, "ep") {
+		// No expert split named (a dense model's layout, as the explorer shows it: tp4):
+		// the MoE ranks, if any, follow attention's, as vLLM's default does.
+		pc.MoETP = pc.TP * pc.AttentionDP
 	}
 	if pc.MoETP*pc.MoEEP != pc.TP*pc.AttentionDP {
 		return pc, fmt.Errorf("layout %q: moe_tp × moe_ep (%d) must equal tp × dp (%d)", s, pc.MoETP*pc.MoEEP, pc.TP*pc.AttentionDP)

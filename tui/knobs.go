@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -111,6 +112,19 @@ type Space struct {
 	KVCacheDtypes []string // empty: no kv_cache_dtype knob
 	Models        []string // embedded models; fewer than 2: no model knob
 	GPUs          []string // embedded GPUs; fewer than 2: no GPU knob
+	// Catalog, when set, says which GPUs and layouts each model has step-time tables for:
+	// the GPU and layout knobs step through those of the knobs' model, and a model or GPU
+	// change moves the deployment onto one that exists. nil: every listed value combines.
+	Catalog Catalog
+}
+
+// Catalog lists the deployments the simulator can price.
+type Catalog interface {
+	GPUs(model string) []string         // the GPUs model has tables on
+	Layouts(model, gpu string) []string // model's layouts on gpu, in the knob's order
+	// Fit moves d onto a GPU and layout that exist for its model, nearest first, and says
+	// what moved and why ("" when nothing did).
+	Fit(d Deployment) (Deployment, string)
 }
 
 // knob identifies a row of the Knobs pane.
@@ -148,13 +162,13 @@ func (k knob) about() string {
 		"Dynamo KV router (unitless): 0 picks the cheapest worker; above 0 samples a softmax of the normalised costs",
 		"benchmark client (requests): kept in flight, a new one as one finishes; open loop replays the trace's timestamps",
 		"vLLM workers (engine instances) behind the router; each takes the layout's GPUs",
-		"vLLM parallelism of one worker: tp GPUs; MoE experts split by expert (ep) or tensor (moe_tp) parallelism",
+		"vLLM parallelism of one worker: tp GPUs; MoE experts split by expert (ep) or tensor (moe_tp) parallelism; a precision after it (nvfp4) when not the checkpoint's",
 		"vLLM --max-num-batched-tokens (tokens): most tokens one step schedules, prefill chunks and decodes together",
 		"vLLM --max-num-seqs (sequences): most requests running at once on a worker",
 		"vLLM --kv-cache-dtype: fp8 holds twice the tokens of bf16 in the same memory and prices attention lower",
 		"vLLM --async-scheduling: a busy worker schedules each step as the previous one starts; an arrival waits a step more",
-		"the model served (its architecture priced from its embedded tables; routerlab model list); a layout it has no table for says so",
-		"the GPU each worker runs on (its own operator tables; routerlab model list)",
+		"the model served, priced from its embedded tables (routerlab model list); a change moves the GPU and layout to the nearest it has tables for",
+		"the GPU each worker runs on: the GPUs the model has tables for (routerlab model list); a change moves the layout to the nearest there",
 	}[k]
 }
 
@@ -209,41 +223,106 @@ func (k knob) value(ks Knobs) string {
 	}
 }
 
-// step moves knob k of ks dir (±1) places through the space. Modes, layouts, dtypes and the
-// async switch wrap around (they have no order); numbers stop at the ends of their list. A
-// current value that is not in the list moves to the nearest listed value in the step's
-// direction.
-func (s Space) step(ks Knobs, k knob, dir int) Knobs {
+// step moves knob k of ks dir (±1) places through its list and says what happened when
+// that is not plain: every knob stops at the ends of its list and says so (only the global
+// `m` cycles the router modes round), and a model or GPU change that has to move the
+// layout or GPU says where to and why. A current value that is not in the list moves to the
+// nearest listed value in the step's direction.
+func (s Space) step(ks Knobs, k knob, dir int) (Knobs, string) {
 	d := &ks.Deployment
+	var moved bool
+	list := func(vals []string, cur *string) {
+		var v string
+		v, moved = stepList(vals, *cur, dir)
+		*cur = v
+	}
+	num := func(vals []float64, cur *float64) {
+		v := stepFloat(vals, *cur, dir)
+		moved = v != *cur
+		*cur = v
+	}
+	integer := func(vals []int, cur *int) {
+		v := stepInt(vals, *cur, dir)
+		moved = v != *cur
+		*cur = v
+	}
+	var note string
 	switch k {
 	case knobMode:
-		ks.Mode = cycle(s.Modes, ks.Mode, dir)
+		list(s.Modes, &ks.Mode)
 	case knobCredit:
-		ks.Credit = stepFloat(s.Credits, ks.Credit, dir)
+		num(s.Credits, &ks.Credit)
 	case knobScale:
-		ks.Scale = stepFloat(s.Scales, ks.Scale, dir)
+		num(s.Scales, &ks.Scale)
 	case knobTemperature:
-		ks.Temperature = stepFloat(s.Temperatures, ks.Temperature, dir)
+		num(s.Temperatures, &ks.Temperature)
 	case knobConcurrency:
-		ks.Concurrency = stepInt(s.Concurrencies, ks.Concurrency, dir)
+		integer(s.Concurrencies, &ks.Concurrency)
 	case knobReplicas:
-		d.Replicas = stepInt(s.Replicas, d.Replicas, dir)
+		integer(s.Replicas, &d.Replicas)
 	case knobLayout:
-		d.Layout = cycle(s.Layouts, d.Layout, dir)
+		list(s.layouts(*d), &d.Layout)
 	case knobBatchedTokens:
-		d.MaxBatchedTokens = stepInt(s.BatchedTokens, d.MaxBatchedTokens, dir)
+		integer(s.BatchedTokens, &d.MaxBatchedTokens)
 	case knobSeqs:
-		d.MaxSeqs = stepInt(s.Seqs, d.MaxSeqs, dir)
+		integer(s.Seqs, &d.MaxSeqs)
 	case knobKVCacheDtype:
-		d.KVCacheDtype = cycle(s.KVCacheDtypes, d.KVCacheDtype, dir)
+		list(s.KVCacheDtypes, &d.KVCacheDtype)
 	case knobAsync:
-		d.Async = !d.Async
+		v := strconv.FormatBool(d.Async)
+		list([]string{"false", "true"}, &v)
+		d.Async = v == "true"
 	case knobModel:
-		d.Model = cycle(s.Models, d.Model, dir)
+		list(s.Models, &d.Model)
+		if moved && s.Catalog != nil {
+			*d, note = s.Catalog.Fit(*d)
+		}
 	case knobGPU:
-		d.GPU = cycle(s.GPUs, d.GPU, dir)
+		gpus := s.GPUs
+		if s.Catalog != nil {
+			gpus = s.Catalog.GPUs(d.Model)
+		}
+		if list(gpus, &d.GPU); moved && s.Catalog != nil {
+			*d, note = s.Catalog.Fit(*d)
+		}
+		if !moved && len(gpus) == 1 {
+			return ks, fmt.Sprintf("%s: %s has tables on %s only", k.key(), k.value(ks), d.GPU)
+		}
 	}
-	return ks
+	if !moved {
+		return ks, k.atEnd(ks, dir)
+	}
+	return ks, note
+}
+
+// atEnd says that knob k is at the end of its list in direction dir.
+func (k knob) atEnd(ks Knobs, dir int) string {
+	end, back := "last", "←"
+	if dir < 0 {
+		end, back = "first", "→"
+	}
+	return fmt.Sprintf("%s: %s is the %s value; %s steps back", k.key(), k.value(ks), end, back)
+}
+
+// layouts is the layout knob's list at deployment d: the layouts of d's model on d's GPU.
+func (s Space) layouts(d Deployment) []string {
+	if s.Catalog != nil {
+		return s.Catalog.Layouts(d.Model, d.GPU)
+	}
+	return s.Layouts
+}
+
+// stepList moves dir places through list, stopping at its ends; false when it did not move.
+func stepList(list []string, cur string, dir int) (string, bool) {
+	if len(list) == 0 {
+		return cur, false
+	}
+	i := slices.Index(list, cur)
+	if i < 0 {
+		return list[0], true
+	}
+	j := min(max(i+dir, 0), len(list)-1)
+	return list[j], j != i
 }
 
 func cycle(list []string, cur string, dir int) string {

@@ -8,8 +8,8 @@ import (
 	"pgregory.net/rapid"
 )
 
-// Stepping a knob always lands on a listed value, never leaves the list's range, and a step
-// up then down (away from the ends) comes back.
+// Stepping a knob always lands on a listed value, never leaves the list's range, a step
+// up then down (away from the ends) comes back, and a step that cannot move says why.
 func TestStepProperties(t *testing.T) {
 	sp := testSpace()
 	rapid.Check(t, func(t *rapid.T) {
@@ -22,7 +22,10 @@ func TestStepProperties(t *testing.T) {
 		}
 		which := knob(rapid.IntRange(0, int(numKnobs)-1).Draw(t, "knob"))
 		dir := rapid.SampledFrom([]int{-1, 1}).Draw(t, "dir")
-		next := sp.step(k, which, dir)
+		next, note := sp.step(k, which, dir)
+		if next == k && note == "" {
+			t.Fatalf("%s %+d from %+v: no move and nothing said", which.key(), dir, k)
+		}
 		if !slices.Contains(sp.Modes, next.Mode) || !slices.Contains(sp.Credits, next.Credit) ||
 			!slices.Contains(sp.Scales, next.Scale) || !slices.Contains(sp.Temperatures, next.Temperature) ||
 			!slices.Contains(sp.Concurrencies, next.Concurrency) {
@@ -38,8 +41,8 @@ func TestStepProperties(t *testing.T) {
 		if changed > 1 {
 			t.Fatalf("one step changed %d knobs: %+v → %+v", changed, k, next)
 		}
-		if changed == 1 || which == knobMode {
-			if back := sp.step(next, which, -dir); back != k {
+		if changed == 1 {
+			if back, _ := sp.step(next, which, -dir); back != k {
 				t.Fatalf("step %d then %d: %+v → %+v → %+v", dir, -dir, k, next, back)
 			}
 		}
@@ -49,14 +52,24 @@ func TestStepProperties(t *testing.T) {
 func TestStepOffListValue(t *testing.T) {
 	sp := testSpace()
 	k := Knobs{Mode: "kv_router", Scale: 3}
-	if got := sp.step(k, knobScale, +1).Scale; got != 4 {
-		t.Errorf("→ from 3 = %v, want 4", got)
+	if got, _ := sp.step(k, knobScale, +1); got.Scale != 4 {
+		t.Errorf("→ from 3 = %v, want 4", got.Scale)
 	}
-	if got := sp.step(k, knobScale, -1).Scale; got != 2 {
-		t.Errorf("← from 3 = %v, want 2", got)
+	if got, _ := sp.step(k, knobScale, -1); got.Scale != 2 {
+		t.Errorf("← from 3 = %v, want 2", got.Scale)
 	}
-	if got := sp.step(Knobs{Mode: "fastest"}, knobMode, +1).Mode; got != "kv_router" {
-		t.Errorf("m from an unknown mode = %q", got)
+	if got, _ := sp.step(Knobs{Mode: "fastest"}, knobMode, +1); got.Mode != "kv_router" {
+		t.Errorf("→ from an unknown mode = %q", got.Mode)
+	}
+	// Every knob stops at the ends of its list and says so (issue 31: model_name wrapped
+	// round while the numbers stopped silently).
+	if got, note := sp.step(Knobs{Mode: "kv_router"}, knobMode, -1); got.Mode != "kv_router" ||
+		note != "router_mode: kv_router is the first value; → steps back" {
+		t.Errorf("← on the first mode: %q, %q", got.Mode, note)
+	}
+	top := Knobs{Mode: "kv_router", Scale: sp.Scales[len(sp.Scales)-1]}
+	if got, note := sp.step(top, knobScale, +1); got != top || note != "prefill_load_scale: 32.0 is the last value; ← steps back" {
+		t.Errorf("→ on the highest scale: %+v, %q", got, note)
 	}
 }
 

@@ -159,6 +159,7 @@ func (m *Model) startRun(k Knobs) tea.Cmd {
 
 // Update handles one message.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	defer m.hideStale()
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.common.Width, m.common.Height = msg.Width, msg.Height
@@ -216,6 +217,29 @@ func (m *Model) simulated(msg streamMsg[Result]) tea.Cmd {
 	m.updateKeys() // `b` works once there is a result; the layout follows the baseline's height
 	return waitStream(msg.next)
 }
+
+// hideStale keeps the Metrics and Fleet panes from showing figures under a name they are not
+// of: a result of another model or GPU than the knobs' (while the knobs' run is under way),
+// or any result once the knobs' run has failed. Figures of other router knobs stay while
+// the next run goes: they are the same deployment, and the header says a run is going.
+func (m *Model) hideStale() {
+	want := m.knobs.knobs.Deployment
+	why := func(r *Result) string {
+		switch {
+		case m.err != nil:
+			return "no figures: the run of these knobs failed (the error is at the bottom)"
+		case r == nil || (r.Knobs.Deployment.Model == want.Model && r.Knobs.Deployment.GPU == want.GPU):
+			return ""
+		}
+		had := r.Knobs.Deployment
+		return fmt.Sprintf("running %s on %s… (the last figures, of %s on %s, are hidden)",
+			shortModel(want.Model), want.GPU, shortModel(had.Model), had.GPU)
+	}
+	m.metrics.hide, m.fleet.hide = why(m.metrics.cur), why(m.fleet.res)
+}
+
+// shortModel is a model's name without its organisation, as the Knobs pane shows it.
+func shortModel(id string) string { return id[strings.LastIndex(id, "/")+1:] }
 
 // loadRow is the point a sweep row loads: its router knobs at the explorer's concurrency and
 // deployment, or, for a row of a sweep run at another concurrency or deployment (a server
@@ -278,7 +302,12 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.detach()
 	default:
 		m.notice = m.refused(msg)
-		return m.panes()[m.focus].Update(msg)
+		m.knobs.note = ""
+		cmd := m.panes()[m.focus].Update(msg)
+		if m.knobs.note != "" {
+			m.notice = m.knobs.note
+		}
+		return cmd
 	}
 	return nil
 }
@@ -291,7 +320,10 @@ func (m *Model) copyCommand() tea.Cmd {
 		m.notice = "y: " + err.Error()
 		return nil
 	}
-	m.notice = "copied (if the terminal allows OSC 52): " + cmd
+	// Broken at flag boundaries to the window's width, so no flag wraps mid-word; the shell
+	// reads the continuation lines as one command.
+	cmd = breakAtFlags(cmd, m.common.Width)
+	m.notice = "copied (if the terminal allows OSC 52):\n" + cmd
 	return tea.SetClipboard(cmd)
 }
 
@@ -390,12 +422,19 @@ func (m *Model) helpView() string {
 		k := m.knobs.cursor
 		about = m.common.Styles.Muted.Render(truncate(k.key()+": "+k.about(), m.common.Width)) + "\n"
 	}
+	if m.err != nil {
+		// The whole error, wrapped to the width: it says what to change.
+		about += m.common.Styles.Worse.Render(ansi.Wrap("error: "+m.err.Error(), m.common.Width, " ")) + "\n"
+	}
 	if m.notice != "" && !m.help.ShowAll {
 		// The whole message, wrapped: a copied command must be selectable in full.
 		m.help.SetWidth(0)
-		tail := m.help.ShortHelpView([]key.Binding{keys.Help, keys.Quit})
-		text := ansi.Wrap(m.notice+" • "+ansi.Strip(tail), m.common.Width, " ")
-		return about + m.common.Styles.Warn.Render(text)
+		tail := ansi.Strip(m.help.ShortHelpView([]key.Binding{keys.Help, keys.Quit}))
+		text := m.notice + " • " + tail
+		if strings.Contains(m.notice, "\n") { // lines of their own (a command): left whole
+			text = m.notice + "\n" + tail
+		}
+		return about + m.common.Styles.Warn.Render(ansi.Wrap(text, m.common.Width, " "))
 	}
 	if m.help.ShowAll {
 		m.help.SetWidth(m.common.Width)
@@ -504,7 +543,7 @@ func (m *Model) header() string {
 	var status string
 	switch {
 	case m.err != nil:
-		status = st.Worse.Render("error: " + m.err.Error())
+		status = st.Worse.Render("✗ run failed (see below)")
 	case m.running:
 		status = st.Warn.Render(fmt.Sprintf("● simulating %s… t=%.0fs", m.knobs.knobs.Mode, m.progress/1000))
 	case m.results > 0:
@@ -519,14 +558,19 @@ func (m *Model) header() string {
 }
 
 func (m *Model) metricsExtra() string {
-	if m.metrics.cur == nil {
+	if m.metrics.cur == nil || m.metrics.hide != "" {
 		return ""
 	}
-	return fmt.Sprintf("· %s · %d requests", m.metrics.cur.Knobs.Mode, m.metrics.cur.Metrics.Completed)
+	cur := m.metrics.cur
+	s := fmt.Sprintf("· %s · %d requests", cur.Knobs.Mode, cur.Metrics.Completed)
+	if cur.Metrics.Rejected > 0 {
+		s += fmt.Sprintf(" · %d rejected", cur.Metrics.Rejected)
+	}
+	return s
 }
 
 func (m *Model) fleetExtra() string {
-	if m.fleet.res == nil {
+	if m.fleet.res == nil || m.fleet.hide != "" {
 		return ""
 	}
 	workers := fmt.Sprintf("%d workers", m.fleet.res.Fleet.Workers())

@@ -97,12 +97,19 @@ func TestKnobValueKeysRerun(t *testing.T) {
 	if m.knobs.knobs.Scale != 0 || m.results != 8 {
 		t.Fatalf("h at the bottom of the list: scale %v, results %d (want 0 and no re-run past it)", m.knobs.knobs.Scale, m.results)
 	}
-	// ←/→ on router_mode steps through the modes, wrapping.
+	if !strings.Contains(ansi.Strip(m.render()), "prefill_load_scale: 0.0 is the first value; → steps back") {
+		t.Fatalf("h at the bottom of the list does not say so:\n%s", ansi.Strip(m.render()))
+	}
+	// ←/→ on router_mode steps through the modes and stops at the ends, as every knob does.
 	m.keyAndSettle(t, "k")
 	m.keyAndSettle(t, "k")
 	m.keyAndSettle(t, "left")
-	if m.knobs.knobs.Mode != "least_loaded" {
-		t.Fatalf("← on kv_router gave %q", m.knobs.knobs.Mode)
+	if m.knobs.knobs.Mode != "kv_router" || m.results != 8 {
+		t.Fatalf("← on kv_router gave %q (%d results)", m.knobs.knobs.Mode, m.results)
+	}
+	m.keyAndSettle(t, "right")
+	if m.knobs.knobs.Mode != "round_robin" || m.results != 9 {
+		t.Fatalf("→ on kv_router gave %q (%d results)", m.knobs.knobs.Mode, m.results)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // fleetPane draws two heatmaps, workers × simulated time: load (active KV blocks or queued
@@ -22,6 +23,7 @@ type fleetPane struct {
 	base          *Result // pinned baseline (the first final result until `b` pins another)
 	last          *Result // latest final result, what `b` pins
 	queued        bool    // load heatmap shows queued prefill tokens instead of active blocks
+	hide          string  // why res is not shown (another model's or GPU's, or a failed run)
 	width, height int
 }
 
@@ -85,6 +87,9 @@ const minContrast = 3
 
 func (p *fleetPane) View() string {
 	st := p.common.Styles
+	if p.hide != "" {
+		return st.Muted.Render(ansi.Wrap(p.hide, max(1, p.width), " "))
+	}
 	if p.res == nil || p.res.Fleet.Workers() == 0 {
 		return st.Muted.Render("no snapshots yet")
 	}

@@ -7,6 +7,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // knobsChangedMsg tells the root that the knobs moved and a new run is due.
@@ -19,6 +20,9 @@ type knobsPane struct {
 	knobs         Knobs
 	cursor        knob
 	width, height int
+	// note is what the last ←/→ did when that is not plain (a list's end, a layout moved
+	// for another model or GPU); the root shows it on the status line.
+	note string
 }
 
 func newKnobsPane(c *Common, space Space, initial Knobs) *knobsPane {
@@ -39,7 +43,7 @@ func (p *knobsPane) changed() tea.Cmd {
 
 // cycleMode is the global `m`: it works whatever pane has focus.
 func (p *knobsPane) cycleMode() tea.Cmd {
-	p.knobs = p.space.step(p.knobs, knobMode, +1)
+	p.knobs.Mode = cycle(p.space.Modes, p.knobs.Mode, +1)
 	return p.changed()
 }
 
@@ -61,7 +65,8 @@ func (p *knobsPane) Update(msg tea.Msg) tea.Cmd {
 		if key.Matches(km, keys.Left) {
 			dir = -1
 		}
-		next := p.space.step(p.knobs, p.cursor, dir)
+		next, note := p.space.step(p.knobs, p.cursor, dir)
+		p.note = note
 		if next == p.knobs {
 			return nil // at the end of the list: nothing to re-run
 		}
@@ -90,17 +95,25 @@ func (p *knobsPane) View() string {
 	}
 	var lines []string
 	for _, k := range rows[first : first+shown] {
-		name := k.key()
-		if len(name) > nameW {
-			name = name[:nameW-1] + "…"
-		}
+		// A value never wraps: a long one (a model's name) takes room from its row's name,
+		// then, if still too long, is cut with an ellipsis.
 		val := k.value(p.knobs)
 		ignored := !p.knobs.KVKnobsApply() && (k == knobCredit || k == knobScale || k == knobTemperature)
+		room := p.width - 7 // name and value: the marker, a space, and ‹ › (or two spaces) take 7
+		if ignored && k != p.cursor {
+			room -= len(" (ignored)") - 2
+		}
+		w := min(nameW, max(6, room-ansi.StringWidth(val)))
+		val = ansi.Truncate(val, max(1, room-w), "…")
+		name := k.key()
+		if len(name) > w {
+			name = name[:w-1] + "…"
+		}
 		marker := "  "
 		if k == p.cursor {
 			marker = "▸ "
 		}
-		line := fmt.Sprintf("%s%-*s ", marker, nameW, name)
+		line := fmt.Sprintf("%s%-*s ", marker, w, name)
 		switch {
 		case k == p.cursor:
 			line = st.Selected.Render(line + "‹ " + val + " ›")

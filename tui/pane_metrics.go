@@ -7,6 +7,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/guptarohit/asciigraph"
 )
 
@@ -19,9 +20,12 @@ type pinMsg struct{}
 // metricsPane shows the summary figures, their change against the pinned baseline and a
 // chart of TTFT over simulated time.
 type metricsPane struct {
-	common        *Common
-	cur           *Result // last final result
-	base          *Result // pinned baseline
+	common *Common
+	cur    *Result // last final result
+	base   *Result // pinned baseline
+	// hide, when set, says why cur is not shown: it is another model's or GPU's, or the
+	// run of the knobs failed (the root sets it).
+	hide          string
 	width, height int
 }
 
@@ -80,16 +84,24 @@ func (p *metricsPane) table() []string {
 	lines = append(lines,
 		st.Text.Render(fmt.Sprintf("%-13s %8.0f", "output tok/s", m.OutputTokS))+" "+p.delta(m.OutputTokS, b.OutputTokS, true, 8),
 		st.Text.Render(fmt.Sprintf("%-13s %7.1f%%", "prefix reuse", 100*m.PrefixReuse))+" "+p.delta(m.PrefixReuse, b.PrefixReuse, true, 8))
-	base := "baseline: " + p.base.Knobs.Against(p.cur.Knobs)
-	wrapped := lipgloss.NewStyle().Width(min(p.width, metricsTableWidth+1)).Render(base)
-	for _, l := range strings.Split(wrapped, "\n") {
-		lines = append(lines, st.Muted.Render(strings.TrimRight(l, " ")))
+	wrap := func(text string, style lipgloss.Style) {
+		wrapped := lipgloss.NewStyle().Width(min(p.width, metricsTableWidth+1)).Render(text)
+		for _, l := range strings.Split(wrapped, "\n") {
+			lines = append(lines, style.Render(strings.TrimRight(l, " ")))
+		}
 	}
+	if m.Rejected > 0 {
+		wrap(fmt.Sprintf("rejected %d: %s", m.Rejected, m.RejectedWhy), st.Warn)
+	}
+	wrap("baseline: "+p.base.Knobs.Against(p.cur.Knobs), st.Muted)
 	return lines
 }
 
 func (p *metricsPane) View() string {
 	st := p.common.Styles
+	if p.hide != "" {
+		return st.Muted.Render(ansi.Wrap(p.hide, max(1, p.width), " "))
+	}
 	if p.cur == nil {
 		return st.Muted.Render("waiting for the first run…")
 	}
@@ -111,7 +123,7 @@ func (p *metricsPane) View() string {
 // tableHeight is the height of the figures table at the pane's width (a baseline that
 // differs in more ways wraps onto more lines).
 func (p *metricsPane) tableHeight() int {
-	if p.cur == nil {
+	if p.cur == nil || p.hide != "" {
 		return 10
 	}
 	return len(p.table())

@@ -16,6 +16,10 @@ type Metrics struct {
 	E2E         Quantiles
 	OutputTokS  float64
 	PrefixReuse float64 // prefix_cache_reused_ratio, 0..1
+	// Rejected requests were refused before routing, as vLLM answers HTTP 400 (a prompt
+	// longer than context_length); RejectedWhy says why, with the first one's place.
+	Rejected    int
+	RejectedWhy string
 }
 
 // Fleet is the per-worker state over simulated time, one column per snapshot window.

@@ -1,6 +1,7 @@
 // Package shellwords splits a command line as a POSIX shell reads the commands routerlab
-// prints and documents: bare words, '…' quoting (with '\” for a quote inside), and a
-// backslash escaping the next character. For tests that run the commands they read.
+// prints and documents: bare words, '…' quoting (with '\” for a quote inside), a
+// backslash escaping the next character, and a backslash before a newline continuing the
+// line. For tests that run the commands they read.
 package shellwords
 
 import (
@@ -22,10 +23,12 @@ func Split(s string) ([]string, error) {
 			cur.WriteByte(c)
 		case c == '\'':
 			quoted, in = true, true
+		case c == '\\' && i+1 < len(s) && s[i+1] == '\n': // a line continuation: nothing
+			i++
 		case c == '\\' && i+1 < len(s):
 			i++
 			cur.WriteByte(s[i])
-		case c == ' ':
+		case c == ' ' || c == '\n':
 			if in {
 				out = append(out, cur.String())
 				cur.Reset()

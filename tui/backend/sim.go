@@ -37,7 +37,7 @@ type Sim struct {
 	base     engine.Config
 	trace    *trace.Trace
 	requests int
-	layouts  []model.Layout // the parallel-layout knob's values, named by layoutName
+	catalog  *catalog // the models, GPUs and layouts the knobs step through
 
 	workers model.Workers // by deployment with KV blocks unresolved
 }
@@ -52,44 +52,22 @@ func NewSim(exp *config.Experiment, requests int) (*Sim, error) {
 	if requests <= 0 {
 		requests = exp.File.Workload.SearchRequests
 	}
-	s := &Sim{exp: exp, base: base, trace: exp.Trace.First(requests), requests: requests}
-	s.layouts = s.layoutLadder()
-	return s, nil
+	cat, err := newCatalog(base.Worker)
+	if err != nil {
+		return nil, err
+	}
+	return &Sim{exp: exp, base: base, trace: exp.Trace.First(requests), requests: requests, catalog: cat}, nil
 }
 
-// layoutLadder is the experiment's layout and, at the same GPUs per worker, its other
-// expert layout (experts split by tensor or by expert parallelism) when its step-time
-// tables are embedded.
-func (s *Sim) layoutLadder() []model.Layout {
-	l := s.base.Worker.Layout()
-	out := []model.Layout{l}
-	gpus := l.TP * l.AttentionDP
-	for _, alt := range []model.Layout{
-		{TP: l.TP, AttentionDP: l.AttentionDP, MoETP: 1, MoEEP: gpus},
-		{TP: l.TP, AttentionDP: l.AttentionDP, MoETP: gpus, MoEEP: 1},
-	} {
-		d := s.base.Worker
-		d.TP, d.AttentionDP, d.MoETP, d.MoEEP = alt.TP, alt.AttentionDP, alt.MoETP, alt.MoEEP
-		if _, err := s.worker(d); alt != l && err == nil {
-			out = append(out, alt)
-		}
+// contextLength is the context_length a point of model runs with: the experiment's, capped
+// at the model's own limit (vLLM refuses a longer --max-model-len), or the limit when the
+// experiment leaves it unchecked.
+func (s *Sim) contextLength(name string) int {
+	pin, limit := s.exp.File.ContextLength, model.ContextLimit(name)
+	if pin > 0 && (limit == 0 || pin <= limit) {
+		return pin
 	}
-	return out
-}
-
-// layoutName is how the explorer names a layout: tp4·ep4, tp4·moe_tp4, tp2·dp2·ep4.
-func layoutName(l model.Layout) string {
-	s := fmt.Sprintf("tp%d", l.TP)
-	if l.AttentionDP > 1 {
-		s += fmt.Sprintf("·dp%d", l.AttentionDP)
-	}
-	if l.MoETP > 1 {
-		s += fmt.Sprintf("·moe_tp%d", l.MoETP)
-	}
-	if l.MoEEP > 1 {
-		s += fmt.Sprintf("·ep%d", l.MoEEP)
-	}
-	return s
+	return limit
 }
 
 // worker returns the worker model of d (KV blocks unresolved), building it on first use.
@@ -121,21 +99,22 @@ func (s *Sim) Config(k tui.Knobs) (engine.Config, *model.Worker, error) {
 	cfg.ReplayConcurrency = k.Concurrency
 	cfg.RecordRequests = true
 	dk := k.Deployment
-	i := slices.IndexFunc(s.layouts, func(l model.Layout) bool { return layoutName(l) == dk.Layout })
-	if i < 0 {
-		return engine.Config{}, nil, fmt.Errorf("explorer: unknown parallel layout %q", dk.Layout)
-	}
-	l := s.layouts[i]
-	cfg.Workers = dk.Replicas
 	d := &cfg.Worker
-	d.TP, d.AttentionDP, d.MoETP, d.MoEEP = l.TP, l.AttentionDP, l.MoETP, l.MoEEP
-	d.MaxNumBatchedTokens, d.MaxNumSeqs, d.KVCacheDtype, d.AsyncScheduling = dk.MaxBatchedTokens, dk.MaxSeqs, dk.KVCacheDtype, dk.Async
 	if dk.Model != "" {
 		d.ModelName = dk.Model
 	}
 	if dk.GPU != "" {
 		d.HardwareSKU = dk.GPU
 	}
+	o, err := s.catalog.option(d.ModelName, d.HardwareSKU, dk.Layout)
+	if err != nil {
+		return engine.Config{}, nil, err
+	}
+	cfg.Workers = dk.Replicas
+	l := o.layout
+	d.TP, d.AttentionDP, d.MoETP, d.MoEEP = l.TP, l.AttentionDP, l.MoETP, l.MoEEP
+	d.Quantization, d.BackendVersion, d.ContextLength = o.quant, o.version, s.contextLength(d.ModelName)
+	d.MaxNumBatchedTokens, d.MaxNumSeqs, d.KVCacheDtype, d.AsyncScheduling = dk.MaxBatchedTokens, dk.MaxSeqs, dk.KVCacheDtype, dk.Async
 	d.NumGPUBlocks = s.exp.File.NumGPUBlocks // 0: derived from memory for this deployment
 	w, err := s.worker(*d)
 	if err != nil {
@@ -296,7 +275,16 @@ func ttftOverTime(recs []engine.RequestRecord, windowMS float64, cols int) []flo
 
 // metrics picks the explorer's figures out of an engine summary.
 func metrics(s engine.Summary) tui.Metrics {
+	why := ""
+	if len(s.Rejections) > 0 {
+		r := s.Rejections[0]
+		why = fmt.Sprintf("%s (first: %s)", r.Reason, r.First)
+		if len(s.Rejections) > 1 {
+			why += fmt.Sprintf(", and %d more reasons", len(s.Rejections)-1)
+		}
+	}
 	return tui.Metrics{
+		Rejected: s.RequestsRejected, RejectedWhy: why,
 		Completed:   s.RequestsCompleted,
 		TTFT:        tui.Quantiles{Mean: s.MeanTTFTMS, P50: s.P50TTFTMS, P90: s.P90TTFTMS, P99: s.P99TTFTMS},
 		TPOT:        tui.Quantiles{Mean: s.MeanTPOTMS, P50: s.P50TPOTMS, P90: s.P90TPOTMS, P99: s.P99TPOTMS},
@@ -360,20 +348,15 @@ func (s *Sim) Space() tui.Space {
 	for _, m := range router.Modes() {
 		sp.Modes = append(sp.Modes, string(m))
 	}
-	for _, l := range s.layouts {
-		sp.Layouts = append(sp.Layouts, layoutName(l))
-	}
 	sp.KVCacheDtypes = model.KVCacheDtypes()
-	if ts, err := model.Embedded(); err == nil {
-		for _, t := range ts {
-			if t.TimingReference == "" {
-				sp.Models, sp.GPUs = append(sp.Models, t.Model), append(sp.GPUs, t.HardwareSKU)
-			}
-		}
-		slices.Sort(sp.Models)
-		slices.Sort(sp.GPUs)
-		sp.Models, sp.GPUs = slices.Compact(sp.Models), slices.Compact(sp.GPUs)
+	d := s.base.Worker
+	sp.Layouts = s.catalog.Layouts(d.ModelName, d.HardwareSKU)
+	sp.Models, sp.Catalog = s.catalog.Models(), s.catalog
+	for _, m := range sp.Models {
+		sp.GPUs = append(sp.GPUs, s.catalog.GPUs(m)...)
 	}
+	slices.Sort(sp.GPUs)
+	sp.GPUs = slices.Compact(sp.GPUs)
 	return sp
 }
 
@@ -395,7 +378,7 @@ func (s *Sim) Initial() tui.Knobs {
 		Temperature: val(config.KeyRouterTemperature).Num,
 		Concurrency: f.Workload.ReplayConcurrency,
 		Deployment: tui.Deployment{
-			Replicas: s.base.Workers, Layout: layoutName(d.Layout()),
+			Replicas: s.base.Workers, Layout: layoutName(d.Layout(), s.catalog.moe[d.ModelName], d.Quantization),
 			MaxBatchedTokens: d.MaxNumBatchedTokens, MaxSeqs: d.MaxNumSeqs, KVCacheDtype: d.KVCacheDtype, Async: d.AsyncScheduling,
 			Model: d.ModelName, GPU: d.HardwareSKU,
 		},

@@ -150,9 +150,12 @@ func TestSpaceOffersTheSeedValues(t *testing.T) {
 	if len(sp.Scales) != 9 || sp.Concurrencies[0] != 1 {
 		t.Errorf("scales %v concurrencies %v", sp.Scales, sp.Concurrencies)
 	}
-	// Deployment ladders: both embedded expert layouts at the seed's TP 4, replicas up to the
-	// router's limit, the vLLM budgets around the seed's.
-	if !slices.Equal(sp.Layouts, []string{"tp4·ep4", "tp4·moe_tp4"}) || sp.Replicas[0] != 1 || sp.Replicas[len(sp.Replicas)-1] != router.MaxWorkers ||
+	// Deployment ladders: every embedded layout of the seed's model on its GPU, by GPUs per
+	// worker, the checkpoint's precision before NVFP4, expert before tensor parallel
+	// experts; replicas up to the router's limit, the vLLM budgets around the seed's.
+	layouts := []string{"tp1 nvfp4", "tp2·ep2", "tp2·moe_tp2", "tp2·ep2 nvfp4", "tp2·moe_tp2 nvfp4",
+		"tp4·ep4", "tp4·moe_tp4", "tp4·ep4 nvfp4", "tp4·moe_tp4 nvfp4", "tp8·moe_tp8 nvfp4"}
+	if !slices.Equal(sp.Layouts, layouts) || sp.Replicas[0] != 1 || sp.Replicas[len(sp.Replicas)-1] != router.MaxWorkers ||
 		!slices.Contains(sp.BatchedTokens, 16384) || !slices.Contains(sp.Seqs, 512) || !slices.Equal(sp.KVCacheDtypes, []string{"fp8", "bf16"}) {
 		t.Errorf("deployment ladders: layouts %v replicas %v tokens %v seqs %v", sp.Layouts, sp.Replicas, sp.BatchedTokens, sp.Seqs)
 	}
@@ -241,7 +244,7 @@ func TestExplorerSwitchesModelAndGPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k.Deployment.Model, k.Deployment.GPU, k.Deployment.Layout = "meta-llama/Llama-3.1-70B", "h200_sxm", "tp4·moe_tp4"
+	k.Deployment.Model, k.Deployment.GPU, k.Deployment.Layout = "meta-llama/Llama-3.1-70B", "h200_sxm", "tp4"
 	cfg, w, err := s.Config(k)
 	if err != nil {
 		t.Fatal(err)
@@ -253,7 +256,7 @@ func TestExplorerSwitchesModelAndGPU(t *testing.T) {
 		t.Fatalf("the same %d KV blocks for another model and GPU", cfg.Worker.NumGPUBlocks)
 	}
 	k.Deployment.Layout = "tp4·ep4"
-	if _, _, err := s.Config(k); err == nil || !strings.Contains(err.Error(), "no step-time table") {
+	if _, _, err := s.Config(k); err == nil || !strings.Contains(err.Error(), `meta-llama/Llama-3.1-70B on h200_sxm has no layout "tp4·ep4" (it has: tp1 fp8, tp2 fp8, tp4, tp4 fp8, tp8, tp8 fp8)`) {
 		t.Fatalf("a dense model on an expert-parallel layout: %v", err)
 	}
 }

@@ -1,17 +1,18 @@
 package backend
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/routerlab/routerlab/config"
-	"github.com/routerlab/routerlab/model"
 	"github.com/routerlab/routerlab/router"
 	"github.com/routerlab/routerlab/sweep"
 	"github.com/routerlab/routerlab/tui"
@@ -115,14 +116,17 @@ func (s *Sweeper) ResumeSets(at tui.Knobs) ([]string, error) {
 }
 
 // deploymentSets are the --set overrides that put the experiment at k's concurrency and
-// deployment, in the experiment file's own keys (what every routerlab command accepts).
+// deployment, in the experiment file's own keys (what every routerlab command accepts):
+// every setting, then what the model and GPU bring with them (precision, backend version,
+// context length) where it differs from the file's.
 func (s *Sim) deploymentSets(k tui.Knobs) ([]string, error) {
 	dk := k.Deployment
-	i := slices.IndexFunc(s.layouts, func(l model.Layout) bool { return layoutName(l) == dk.Layout })
-	if i < 0 {
-		return nil, fmt.Errorf("explorer: unknown parallel layout %q", dk.Layout)
+	f := s.exp.File
+	o, err := s.option(dk)
+	if err != nil {
+		return nil, err
 	}
-	l := s.layouts[i]
+	l := o.layout
 	// parallel_configs given with --set raises gpu_budget to fit (config.File.Apply).
 	sets := []string{
 		"workload.replay_concurrency=" + strconv.Itoa(k.Concurrency),
@@ -140,21 +144,82 @@ func (s *Sim) deploymentSets(k tui.Knobs) ([]string, error) {
 	if dk.GPU != "" {
 		sets = append(sets, fmt.Sprintf("%s=[%s]", config.KeyHardwareSKU, dk.GPU))
 	}
-	return append(sets, "async_scheduling="+strconv.FormatBool(dk.Async)), nil
+	sets = append(sets, "async_scheduling="+strconv.FormatBool(dk.Async))
+	switch {
+	case o.quant == f.Quantization:
+	case o.quant == "":
+		return nil, fmt.Errorf("explorer: layout %s serves the checkpoint's own precision, which no --set can ask for over the file's quantization %s", dk.Layout, f.Quantization)
+	default:
+		sets = append(sets, "quantization="+o.quant)
+	}
+	if o.version != f.BackendVersion {
+		sets = append(sets, "backend_version="+o.version)
+	}
+	if c := s.contextLength(s.modelOf(dk)); c != f.ContextLength {
+		sets = append(sets, "context_length="+strconv.Itoa(c))
+	}
+	return sets, nil
+}
+
+// modelOf is the model a deployment of the knobs serves.
+func (s *Sim) modelOf(d tui.Deployment) string { return cmp.Or(d.Model, s.base.Worker.ModelName) }
+
+// option is the catalogue's entry for the knobs' deployment.
+func (s *Sim) option(d tui.Deployment) (fleetOption, error) {
+	return s.catalog.option(s.modelOf(d), cmp.Or(d.GPU, s.base.Worker.HardwareSKU), d.Layout)
 }
 
 // ReplaySets are the --set overrides with which `routerlab replay --requests N` on the same
-// experiment runs point k: the deployment's, and each router knob as a one-value list.
+// experiment runs point k: only what differs from the point a bare replay runs (the
+// explorer's first), so the command stays short — the router knobs as values, the fleet as
+// replicas and layout, and what a model or GPU change brings with it.
 func (s *Sim) ReplaySets(k tui.Knobs) ([]string, error) {
-	sets, err := s.deploymentSets(k)
+	init := s.Initial()
+	var sets []string
+	num := func(key string, v, was float64) {
+		if v != was {
+			sets = append(sets, key+"="+strconv.FormatFloat(v, 'g', -1, 64))
+		}
+	}
+	if k.Mode != init.Mode {
+		sets = append(sets, config.KeyRouterMode+"="+k.Mode)
+	}
+	num(config.KeyOverlapScoreCredit, k.Credit, init.Credit)
+	num(config.KeyPrefillLoadScale, k.Scale, init.Scale)
+	num(config.KeyRouterTemperature, k.Temperature, init.Temperature)
+	if k.Concurrency != init.Concurrency {
+		sets = append(sets, "replay_concurrency="+strconv.Itoa(k.Concurrency))
+	}
+	all, err := s.deploymentSets(k)
 	if err != nil {
 		return nil, err
 	}
-	return append(sets,
-		fmt.Sprintf("%s=[%s]", config.KeyRouterMode, k.Mode),
-		fmt.Sprintf("%s=[%s]", config.KeyOverlapScoreCredit, strconv.FormatFloat(k.Credit, 'g', -1, 64)),
-		fmt.Sprintf("%s=[%s]", config.KeyPrefillLoadScale, strconv.FormatFloat(k.Scale, 'g', -1, 64)),
-		fmt.Sprintf("%s=[%s]", config.KeyRouterTemperature, strconv.FormatFloat(k.Temperature, 'g', -1, 64))), nil
+	was, err := s.deploymentSets(init)
+	if err != nil {
+		return nil, err
+	}
+	for _, set := range all {
+		key, _, _ := strings.Cut(set, "=")
+		switch {
+		case slices.Contains(was, set), key == "workload.replay_concurrency":
+		case key == "parallel_configs":
+			if k.Deployment.Replicas != init.Deployment.Replicas {
+				sets = append(sets, "replicas="+strconv.Itoa(k.Deployment.Replicas))
+			}
+			o, err := s.option(k.Deployment)
+			if err != nil {
+				return nil, err
+			}
+			// The layout alone, in the words --set reads (a dense model's without experts).
+			l := layoutName(o.layout, s.catalog.moe[s.modelOf(k.Deployment)], "")
+			if l != layoutName(s.base.Worker.Layout(), s.catalog.moe[s.base.Worker.ModelName], "") {
+				sets = append(sets, "layout="+l)
+			}
+		default: // one-value lists as plain values
+			sets = append(sets, strings.NewReplacer("=[", "=", "]", "").Replace(set))
+		}
+	}
+	return sets, nil
 }
 
 // knobs reads a sweep configuration (search-dimension values by key) as explorer knobs, the
