@@ -16,10 +16,17 @@ type fakeSim struct {
 	workers, windows int
 	// block, when set, holds every run until it is closed or ctx is cancelled.
 	block chan struct{}
+	// fail, when set, is the error of every run with async scheduling on.
+	fail error
+	// rejected requests are reported beside the 200 served, for one reason.
+	rejected int
 }
 
 func (f fakeSim) Simulate(ctx context.Context, run Run, partial func(Result)) (Result, error) {
 	k := run.Knobs
+	if f.fail != nil && k.Deployment.Async {
+		return Result{}, f.fail
+	}
 	reuse := 0.62
 	ttft := 180.0
 	switch k.Mode {
@@ -74,6 +81,10 @@ func (f fakeSim) Simulate(ctx context.Context, run Run, partial func(Result)) (R
 		E2E:         Quantiles{ttft + 2000, ttft + 1900, ttft + 4100, ttft + 7000},
 		OutputTokS:  1e6 / (ttft + 2000) * 3,
 		PrefixReuse: reuse,
+	}
+	if f.rejected > 0 {
+		res.Metrics.Rejected = f.rejected
+		res.Metrics.RejectedWhy = "input_length + output_length exceeds context_length 40960 (first: trace.jsonl:17)"
 	}
 	return res, nil
 }

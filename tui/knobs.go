@@ -223,10 +223,9 @@ func (k knob) value(ks Knobs) string {
 	}
 }
 
-// step moves knob k of ks dir (±1) places through its list and says what happened when
-// that is not plain: every knob stops at the ends of its list and says so (only the global
-// `m` cycles the router modes round), and a model or GPU change that has to move the
-// layout or GPU says where to and why. A current value that is not in the list moves to the
+// step moves knob k of ks dir (±1) places through its list and, when it cannot, says why:
+// every knob stops at the ends of its list (only the global `m` cycles the router modes
+// round); the GPU knob lists the GPUs of the knobs' model. A current value that is not in the list moves to the
 // nearest listed value in the step's direction.
 func (s Space) step(ks Knobs, k knob, dir int) (Knobs, string) {
 	d := &ks.Deployment
@@ -246,7 +245,6 @@ func (s Space) step(ks Knobs, k knob, dir int) (Knobs, string) {
 		moved = v != *cur
 		*cur = v
 	}
-	var note string
 	switch k {
 	case knobMode:
 		list(s.Modes, &ks.Mode)
@@ -274,24 +272,47 @@ func (s Space) step(ks Knobs, k knob, dir int) (Knobs, string) {
 		d.Async = v == "true"
 	case knobModel:
 		list(s.Models, &d.Model)
-		if moved && s.Catalog != nil {
-			*d, note = s.Catalog.Fit(*d)
-		}
 	case knobGPU:
 		gpus := s.GPUs
 		if s.Catalog != nil {
 			gpus = s.Catalog.GPUs(d.Model)
 		}
-		if list(gpus, &d.GPU); moved && s.Catalog != nil {
-			*d, note = s.Catalog.Fit(*d)
-		}
-		if !moved && len(gpus) == 1 {
-			return ks, fmt.Sprintf("%s: %s has tables on %s only", k.key(), k.value(ks), d.GPU)
+		if list(gpus, &d.GPU); !moved && len(gpus) == 1 {
+			return ks, fmt.Sprintf("%s: %s has tables on %s only", k.key(), shortModel(d.Model), d.GPU)
 		}
 	}
 	if !moved {
 		return ks, k.atEnd(ks, dir)
 	}
+	return ks, ""
+}
+
+// fit puts the deployment of ks, whose model or GPU has just changed, where the catalog has
+// tables, starting from the GPU and layout last chosen by hand (asked): stepping through
+// models that lack that GPU does not lose it. It says what moved and why.
+func (s Space) fit(ks Knobs, k knob, asked Deployment) (Knobs, string) {
+	if s.Catalog == nil {
+		return ks, ""
+	}
+	was := ks.Deployment
+	want := was
+	want.Layout = asked.Layout
+	if k == knobModel {
+		want.GPU = asked.GPU
+	}
+	d, note := s.Catalog.Fit(want)
+	var back []string
+	if d.GPU != was.GPU && d.GPU == asked.GPU {
+		back = append(back, "hardware_sku back to "+d.GPU)
+	}
+	if d.Layout != was.Layout && d.Layout == asked.Layout {
+		back = append(back, "layout back to "+d.Layout)
+	}
+	if len(back) > 0 {
+		note = strings.Join(append(back, note), "; ")
+		note = strings.TrimSuffix(note, "; ") + " (as last chosen)"
+	}
+	ks.Deployment = d
 	return ks, note
 }
 

@@ -202,6 +202,7 @@ func (m *Model) simulated(msg streamMsg[Result]) tea.Cmd {
 		m.cancel()
 		if msg.err != nil && !errors.Is(msg.err, context.Canceled) {
 			m.err = msg.err
+			m.updateKeys() // the layout makes room for the error below
 		}
 		return nil
 	}

@@ -23,10 +23,13 @@ type knobsPane struct {
 	// note is what the last ←/→ did when that is not plain (a list's end, a layout moved
 	// for another model or GPU); the root shows it on the status line.
 	note string
+	// asked is the deployment as last chosen by hand: a model or GPU change starts from its
+	// GPU and layout.
+	asked Deployment
 }
 
 func newKnobsPane(c *Common, space Space, initial Knobs) *knobsPane {
-	return &knobsPane{common: c, space: space, knobs: initial}
+	return &knobsPane{common: c, space: space, knobs: initial, asked: initial.Deployment}
 }
 
 func (p *knobsPane) Init() tea.Cmd { return nil }
@@ -34,7 +37,7 @@ func (p *knobsPane) Init() tea.Cmd { return nil }
 func (p *knobsPane) SetSize(w, h int) { p.width, p.height = w, h }
 
 // set replaces the knobs (a sweep row loaded) without emitting a change.
-func (p *knobsPane) set(k Knobs) { p.knobs = k }
+func (p *knobsPane) set(k Knobs) { p.knobs, p.asked = k, k.Deployment }
 
 func (p *knobsPane) changed() tea.Cmd {
 	k := p.knobs
@@ -66,6 +69,16 @@ func (p *knobsPane) Update(msg tea.Msg) tea.Cmd {
 			dir = -1
 		}
 		next, note := p.space.step(p.knobs, p.cursor, dir)
+		switch {
+		case next == p.knobs:
+		case p.cursor == knobModel || p.cursor == knobGPU:
+			if p.cursor == knobGPU {
+				p.asked.GPU = next.Deployment.GPU
+			}
+			next, note = p.space.fit(next, p.cursor, p.asked)
+		case p.cursor == knobLayout:
+			p.asked.Layout = next.Deployment.Layout
+		}
 		p.note = note
 		if next == p.knobs {
 			return nil // at the end of the list: nothing to re-run

@@ -65,6 +65,15 @@ func (p *metricsPane) table() []string {
 	st := p.common.Styles
 	m, b := p.cur.Metrics, p.base.Metrics
 	var lines []string
+	wrap := func(text string, style lipgloss.Style) {
+		wrapped := lipgloss.NewStyle().Width(min(p.width, metricsTableWidth+1)).Render(text)
+		for _, l := range strings.Split(wrapped, "\n") {
+			lines = append(lines, style.Render(strings.TrimRight(l, " ")))
+		}
+	}
+	if m.Rejected > 0 { // first, where a short pane does not cut it off
+		wrap(fmt.Sprintf("%d of %d rejected: %s", m.Rejected, m.Rejected+m.Completed, m.RejectedWhy), st.Warn)
+	}
 	lines = append(lines, st.Muted.Render(fmt.Sprintf("%-6s %7s %7s %7s %7s", "ms", "mean", "p50", "p90", "p99")))
 	row := func(name string, q, bq Quantiles) {
 		vals := []float64{q.Mean, q.P50, q.P90, q.P99}
@@ -84,15 +93,6 @@ func (p *metricsPane) table() []string {
 	lines = append(lines,
 		st.Text.Render(fmt.Sprintf("%-13s %8.0f", "output tok/s", m.OutputTokS))+" "+p.delta(m.OutputTokS, b.OutputTokS, true, 8),
 		st.Text.Render(fmt.Sprintf("%-13s %7.1f%%", "prefix reuse", 100*m.PrefixReuse))+" "+p.delta(m.PrefixReuse, b.PrefixReuse, true, 8))
-	wrap := func(text string, style lipgloss.Style) {
-		wrapped := lipgloss.NewStyle().Width(min(p.width, metricsTableWidth+1)).Render(text)
-		for _, l := range strings.Split(wrapped, "\n") {
-			lines = append(lines, style.Render(strings.TrimRight(l, " ")))
-		}
-	}
-	if m.Rejected > 0 {
-		wrap(fmt.Sprintf("rejected %d: %s", m.Rejected, m.RejectedWhy), st.Warn)
-	}
 	wrap("baseline: "+p.base.Knobs.Against(p.cur.Knobs), st.Muted)
 	return lines
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/routerlab/routerlab/config"
@@ -275,16 +276,16 @@ func ttftOverTime(recs []engine.RequestRecord, windowMS float64, cols int) []flo
 
 // metrics picks the explorer's figures out of an engine summary.
 func metrics(s engine.Summary) tui.Metrics {
-	why := ""
-	if len(s.Rejections) > 0 {
-		r := s.Rejections[0]
-		why = fmt.Sprintf("%s (first: %s)", r.Reason, r.First)
+	var why []string // each reason with its first request's place; counted when several
+	for _, r := range s.Rejections {
+		w := fmt.Sprintf("%s (first: %s)", r.Reason, r.First)
 		if len(s.Rejections) > 1 {
-			why += fmt.Sprintf(", and %d more reasons", len(s.Rejections)-1)
+			w = fmt.Sprintf("%d %s", r.Requests, w)
 		}
+		why = append(why, w)
 	}
 	return tui.Metrics{
-		Rejected: s.RequestsRejected, RejectedWhy: why,
+		Rejected: s.RequestsRejected, RejectedWhy: strings.Join(why, "; "),
 		Completed:   s.RequestsCompleted,
 		TTFT:        tui.Quantiles{Mean: s.MeanTTFTMS, P50: s.P50TTFTMS, P90: s.P90TTFTMS, P99: s.P99TTFTMS},
 		TPOT:        tui.Quantiles{Mean: s.MeanTPOTMS, P50: s.P50TPOTMS, P90: s.P90TPOTMS, P99: s.P99TPOTMS},
