@@ -112,9 +112,12 @@ func (p *knobsPane) View() string {
 		// then, if still too long, is cut with an ellipsis.
 		val := k.value(p.knobs)
 		ignored := !p.knobs.KVKnobsApply() && (k == knobCredit || k == knobScale || k == knobTemperature)
-		room := p.width - 7 // name and value: the marker, a space, and ‹ › (or two spaces) take 7
-		if ignored && k != p.cursor {
-			room -= len(" (ignored)") - 2
+		room := p.width - 5 // for name and value: the marker, a space and two spaces take 5
+		switch {
+		case k == p.cursor:
+			room -= 2 // ‹ › instead of the two spaces
+		case ignored:
+			room -= len(" (ignored)")
 		}
 		w := min(nameW, max(6, room-ansi.StringWidth(val)))
 		val = ansi.Truncate(val, max(1, room-w), "…")
