@@ -167,7 +167,7 @@ func (k knob) about() string {
 		"vLLM --max-num-seqs (sequences): most requests running at once on a worker",
 		"vLLM --kv-cache-dtype: fp8 holds twice the tokens of bf16 in the same memory and prices attention lower",
 		"vLLM --async-scheduling: a busy worker schedules each step as the previous one starts; an arrival waits a step more",
-		"the model served, priced from its embedded tables (routerlab model list); a change moves the GPU and layout to the nearest it has tables for",
+		"the model served, priced from its embedded tables (routerlab model list); a change moves the GPU and layout to the nearest it has tables for; like every knob, it stops at its list's ends",
 		"the GPU each worker runs on: the GPUs the model has tables for (routerlab model list); a change moves the layout to the nearest there",
 	}[k]
 }
