@@ -93,3 +93,17 @@ func closestModels(name string, ids []string, n int) []string {
 	slices.SortStableFunc(out, func(a, b string) int { return cmp.Compare(dist(a), dist(b)) })
 	return out[:min(n, len(out))]
 }
+
+// modelGPUs lists the GPUs an embedded model has tables for under backend, from the tables'
+// file names (<model>_<gpu>_<backend>-<version>_…), sorted.
+func modelGPUs(id, backend string) []string {
+	var out []string
+	for _, n := range EmbeddedTables() {
+		rest, ok := strings.CutPrefix(n, shortName(id)+"_")
+		if gpu, _, found := strings.Cut(rest, "_"+backend+"-"); ok && found && !slices.Contains(out, gpu) {
+			out = append(out, gpu)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

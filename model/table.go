@@ -309,6 +309,9 @@ func loadTable(d Deployment) (*Table, error) {
 			}
 		}
 		have = "no table of this layout; embedded for this model and GPU: none"
+		if gpus := modelGPUs(d.ModelName, d.Backend); len(cands) == 0 && len(gpus) > 0 {
+			have = fmt.Sprintf("no table of this model on %s; it has tables on %s", d.HardwareSKU, strings.Join(gpus, ", "))
+		}
 		if len(cands) > 0 {
 			have = "no table of this layout; embedded for this model and GPU: " + strings.Join(cands, ", ")
 		}
