@@ -17,14 +17,7 @@ import (
 // printed (its quoting read back as a shell would), it gives the explorer's figures, for a
 // point off the seed in every knob.
 func TestExplorerCopyCommandReplaysThePoint(t *testing.T) {
-	exp, err := config.NewExperiment(config.Default())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sim, err := backend.NewSim(exp, 300)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, sim := seedSim(t, 300)
 	k := sim.Initial()
 	k.Credit, k.Scale, k.Temperature, k.Concurrency = 0.5, 8, 0, 16
 	k.Deployment.Replicas, k.Deployment.MaxBatchedTokens, k.Deployment.Async = 128, 8192, true
@@ -35,14 +28,7 @@ func TestExplorerCopyCommandReplaysThePoint(t *testing.T) {
 // length (Qwen3-32B: 40,960, so the toolagent's longest prompts are rejected, as the explorer
 // counts them) and a dense layout in its own words — and nothing a bare replay runs anyway.
 func TestExplorerCopyCommandOnAnotherModel(t *testing.T) {
-	exp, err := config.NewExperiment(config.Default())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sim, err := backend.NewSim(exp, 2000)
-	if err != nil {
-		t.Fatal(err)
-	}
+	exp, sim := seedSim(t, 2000)
 	k := sim.Initial()
 	k.Deployment.Model, k.Deployment.GPU, k.Deployment.Layout, k.Deployment.Replicas = "Qwen/Qwen3-32B", "h100_sxm", "tp2", 16
 	sets, err := sim.ReplaySets(k)
@@ -65,6 +51,20 @@ func TestExplorerCopyCommandOnAnotherModel(t *testing.T) {
 		t.Fatalf("%d served, %d rejected (%s); the trace has %d (want 19) longer than 40,960 tokens",
 			shown.Metrics.Completed, shown.Metrics.Rejected, shown.Metrics.RejectedWhy, long)
 	}
+}
+
+// seedSim is the explorer's simulator on the seed experiment's first requests.
+func seedSim(t *testing.T, requests int) (*config.Experiment, *backend.Sim) {
+	t.Helper()
+	exp, err := config.NewExperiment(config.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, err := backend.NewSim(exp, requests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exp, sim
 }
 
 // replaysThePoint runs the replay command the explorer copies for k, as a shell reads it,

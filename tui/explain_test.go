@@ -50,6 +50,8 @@ func TestFailedRunWrapsItsErrorAndHidesOldFigures(t *testing.T) {
 	if strings.Contains(sc, "output tok/s") || flat(m.metrics.View()) != why || flat(m.fleet.View()) != why {
 		t.Fatalf("a failed run's panes:\n%s", sc)
 	}
+	m.keyAndSettle(t, "b") // the hidden figures cannot become the baseline
+	fits(t, m, "b: nothing to pin until the run of these knobs has finished")
 	m.keyAndSettle(t, "left") // back where it ran: the figures return
 	if sc := fits(t, m, "output tok/s"); strings.Contains(sc, "error:") {
 		t.Fatalf("the error outlived a good run:\n%s", sc)

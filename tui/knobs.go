@@ -215,7 +215,7 @@ func (k knob) value(ks Knobs) string {
 	case knobKVCacheDtype:
 		return d.KVCacheDtype
 	case knobModel: // the name without its organisation, to fit the pane
-		return d.Model[strings.LastIndex(d.Model, "/")+1:]
+		return shortModel(d.Model)
 	case knobGPU:
 		return d.GPU
 	default:

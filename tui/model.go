@@ -335,6 +335,8 @@ func (m *Model) refused(msg tea.KeyPressMsg) string {
 	is := func(b key.Binding) bool { return !b.Enabled() && slices.Contains(b.Keys(), msg.String()) }
 	viewer := m.jobs != nil && !m.jobs.jobs.CanControl()
 	switch {
+	case is(k.Pin) && m.metrics.cur != nil:
+		return "b: nothing to pin until the run of these knobs has finished"
 	case is(k.Pin):
 		return "b: nothing to pin until the first run has finished"
 	case is(k.StartSweep) && viewer:
@@ -389,7 +391,8 @@ func (m *Model) updateKeys() {
 	k.Load.SetEnabled(f == paneSweep && rows)
 	k.Attach.SetEnabled(f == paneJobs && listed)
 	k.Detach.SetEnabled(m.attached != 0)
-	k.Pin.SetEnabled(m.metrics.cur != nil)
+	m.hideStale()
+	k.Pin.SetEnabled(m.metrics.cur != nil && m.metrics.hide == "")
 	control := m.jobs == nil || m.jobs.jobs.CanControl()
 	k.StartSweep.SetEnabled(m.sweep.canStart() && control)
 	k.CancelSweep.SetEnabled(m.sweep.running() && control)
