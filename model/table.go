@@ -346,10 +346,38 @@ func sharedTable(name string) (*Table, error) {
 // tableHead is what loadTable chooses a table by. Its fields come before the grids in a
 // table's JSON (MarshalTable writes Table's fields in order), so reading them inflates and
 // scans the first kilobytes of a file, not its 170 KB of grids: a deployment's layout has
-// up to three tables (its own, nvfp4, dynosim) and needs one.
+// up to three tables (its own, nvfp4, dynosim) and needs one. The explorer lists every
+// table's deployment from the heads alone (EmbeddedHeads).
 type tableHead struct {
 	Format                                                    int
 	Model, Quantization, GEMMQuant, MoEQuant, TimingReference string
+	HardwareSKU, BackendVersion                               string
+	Layout                                                    Layout
+	LLM                                                       LLMSpec
+}
+
+// TableHead is an embedded table's deployment: what it prices, without its grids.
+type TableHead struct {
+	Model, HardwareSKU, BackendVersion string
+	Quantization                       string // "": the checkpoint's own
+	TimingReference                    string // "": silicon
+	Layout                             Layout
+	MoE                                bool // the model has routed experts
+}
+
+// EmbeddedHeads lists every embedded table's deployment in EmbeddedTables' order, reading
+// only the first kilobytes of each file.
+func EmbeddedHeads() ([]TableHead, error) {
+	var out []TableHead
+	for _, n := range EmbeddedTables() {
+		h, err := sharedHead(n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, TableHead{Model: h.Model, HardwareSKU: h.HardwareSKU, BackendVersion: h.BackendVersion,
+			Quantization: h.Quantization, TimingReference: h.TimingReference, Layout: h.Layout, MoE: h.LLM.MoE()})
+	}
+	return out, nil
 }
 
 // sharedHeads holds the heads loadTable has read, by file name (tableHead).
@@ -389,7 +417,8 @@ func readHead(name string) (tableHead, error) {
 		return fail(fmt.Errorf("not a JSON object (%v)", err))
 	}
 	fields := map[string]any{"format": &h.Format, "model": &h.Model, "quantization": &h.Quantization,
-		"gemm_quant_mode": &h.GEMMQuant, "moe_quant_mode": &h.MoEQuant, "timing_reference": &h.TimingReference}
+		"gemm_quant_mode": &h.GEMMQuant, "moe_quant_mode": &h.MoEQuant, "timing_reference": &h.TimingReference,
+		"hardware_sku": &h.HardwareSKU, "backend_version": &h.BackendVersion, "layout": &h.Layout, "llm": &h.LLM}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {

@@ -399,7 +399,8 @@ func TestTableHeads(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := tableHead{tb.Format, tb.Model, tb.Quantization, tb.GEMMQuant, tb.MoEQuant, tb.TimingReference}
+		want := tableHead{tb.Format, tb.Model, tb.Quantization, tb.GEMMQuant, tb.MoEQuant, tb.TimingReference,
+			tb.HardwareSKU, tb.BackendVersion, tb.Layout, tb.LLM}
 		if h != want {
 			t.Errorf("%s: head %+v, the table says %+v", n, h, want)
 		}

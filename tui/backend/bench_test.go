@@ -117,3 +117,17 @@ func procStatusMB(field string) float64 {
 	}
 	return 0
 }
+
+// BenchmarkExplorerStart times what the explorer does before its first run on the seed:
+// the simulator for the first 2,000 requests and its knob space (the catalogue of every
+// embedded table's model, GPU and layout).
+func BenchmarkExplorerStart(b *testing.B) {
+	exp, _ := smallExperiment(b, 2000)
+	for b.Loop() {
+		s, err := NewSim(exp, 2000)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = s.Space()
+	}
+}

@@ -36,7 +36,7 @@ var _ tui.Catalog = (*catalog)(nil)
 // newCatalog lists the embedded tables' deployments under base's timing reference and
 // backend version; initial, the experiment's own deployment, is always among them.
 func newCatalog(base model.Deployment) (*catalog, error) {
-	ts, err := model.Embedded()
+	ts, err := model.EmbeddedHeads()
 	if err != nil {
 		return nil, err
 	}
@@ -57,9 +57,9 @@ func newCatalog(base model.Deployment) (*catalog, error) {
 		if t.BackendVersion != version[pair] {
 			continue
 		}
-		c.moe[t.Model] = t.LLM.MoE()
+		c.moe[t.Model] = t.MoE
 		c.options[pair] = append(c.options[pair], fleetOption{
-			name: layoutName(t.Layout, t.LLM.MoE(), t.Quantization), layout: t.Layout, quant: t.Quantization, version: t.BackendVersion})
+			name: layoutName(t.Layout, t.MoE, t.Quantization), layout: t.Layout, quant: t.Quantization, version: t.BackendVersion})
 	}
 	own := [2]string{base.ModelName, base.HardwareSKU}
 	mine := fleetOption{name: layoutName(base.Layout(), c.moe[base.ModelName], base.Quantization),
