@@ -53,6 +53,21 @@ func TestExplorerCopyCommandOnAnotherModel(t *testing.T) {
 	}
 }
 
+// A layout at another precision than the checkpoint's carries it as quantization.
+func TestExplorerCopyCommandAtAnotherPrecision(t *testing.T) {
+	_, sim := seedSim(t, 300)
+	k := sim.Initial()
+	k.Deployment.Layout = "tp2·ep2 nvfp4"
+	sets, err := sim.ReplaySets(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"layout=tp2·ep2", "quantization=nvfp4"}; fmt.Sprint(sets) != fmt.Sprint(want) {
+		t.Fatalf("sets %q, want %q", sets, want)
+	}
+	replaysThePoint(t, sim, k)
+}
+
 // seedSim is the explorer's simulator on the seed experiment's first requests.
 func seedSim(t *testing.T, requests int) (*config.Experiment, *backend.Sim) {
 	t.Helper()

@@ -54,6 +54,7 @@ type override struct {
 // too, replicas, layout and parallel_configs raise gpu_budget to what the fleet needs (the
 // explorer's deployments rely on it). On error f is unchanged.
 func (f *File) Apply(assigns []string) error {
+	assigns = splitLayoutPrecision(assigns)
 	var whole []override
 	var replicas, layout *override
 	given := map[string]string{}
@@ -134,6 +135,26 @@ func (f *File) Apply(assigns []string) error {
 	g.Name = f.Name
 	*f = *g
 	return nil
+}
+
+// splitLayoutPrecision reads a layout as the explorer names it with a serving precision
+// after it (layout=tp4·ep4 nvfp4) as the layout and quantization=nvfp4.
+func splitLayoutPrecision(assigns []string) []string {
+	var out []string
+	for _, a := range assigns {
+		key, val, _ := strings.Cut(a, "=")
+		fields := strings.Fields(val)
+		if k := aliases[strings.TrimSpace(key)]; k != keyLayout || len(fields) != 2 || strings.ContainsAny(val, "[]{},") {
+			out = append(out, a)
+			continue
+		}
+		if q := fields[1]; !slices.ContainsFunc([]string{"tp", "dp", "ep", "moe_"}, func(p string) bool { return strings.HasPrefix(q, p) }) {
+			out = append(out, key+"="+fields[0], "quantization="+q)
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // replicaList reads replicas=N or replicas=[N, M].

@@ -98,6 +98,21 @@ func TestSetModelByShortName(t *testing.T) {
 	}
 }
 
+// A layout as the explorer names it, with its precision after it, is the layout and the
+// quantization (issue 31: the explorer accepts the names its screen shows).
+func TestSetLayoutWithPrecision(t *testing.T) {
+	f := Default()
+	if err := f.Apply([]string{"layout=tp2·ep2 nvfp4", "replicas=4"}); err != nil {
+		t.Fatal(err)
+	}
+	if pc := f.Values("parallel_configs"); f.Quantization != "nvfp4" || len(pc) != 1 || pc[0].Text != (ParallelConfig{TP: 2, AttentionDP: 1, MoETP: 1, MoEEP: 2, Replicas: 4}).String() {
+		t.Fatalf("quantization %q, parallel_configs %v", f.Quantization, pc)
+	}
+	if err := Default().Apply([]string{"layout=tp4·ep4 nvfp4", "quantization=fp8"}); err == nil || !strings.Contains(err.Error(), "set twice") {
+		t.Fatalf("a precision in the layout and in quantization: %v", err)
+	}
+}
+
 // The order of --set overrides never matters: every permutation of any subset of these gives
 // the same experiment or, for the subsets that fail, the same error. The issue's own example
 // (gpu_budget before parallel_configs worked, after it failed) is among them.
