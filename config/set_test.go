@@ -159,6 +159,7 @@ func FuzzApply(f *testing.F) {
 		{"replicas=64", "layout=tp4·moe_tp4"}, {"gpu_budget=256", "parallel_configs=[{tp: 4, moe_ep: 4, replicas: 64}]"},
 		{"replicas=[8, 16]", "batched_tokens=8192"}, {"goal.sla.ttft_ms=200", "goal.sla={tpot_ms: 12}"},
 		{"layout=tp0", "replica=3"}, {"concurrency=8", "replay_concurrency=9"}, {"=", "x"},
+		{"layout=tp2·ep2 nvfp4", "model_name=MiniMax-M2.5"}, {"layout=tp4", "model_name=Foo/Bar"}, {"temperature=1", "credit=0"},
 	} {
 		f.Add(s[0], s[1])
 	}
