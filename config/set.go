@@ -239,11 +239,15 @@ func suggest(err error, key string) error {
 		return err
 	}
 	known := knownKeys()
-	if s := cmp.Or(closest(key, known), byWords(key, known)); s != "" {
+	if s := cmp.Or(synonyms[key], closest(key, known), byWords(key, known)); s != "" {
 		e.Msg += fmt.Sprintf(" (did you mean %s?)", s)
 	}
 	return e
 }
+
+// synonyms are the words people say for a knob that neither spelling nor its words reach:
+// the GPU is hardware_sku (not gpu_budget), workers are replicas, tp is part of a layout.
+var synonyms = map[string]string{"gpu": "hardware_sku", "workers": "replicas", "tp": "layout"}
 
 // byWords returns the shortest candidate whose words (split at "_" and ".") include every
 // word of s — temperature → router_temperature, credit → overlap_score_credit: a knob named
