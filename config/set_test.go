@@ -61,6 +61,7 @@ func TestSetErrors(t *testing.T) {
 		{[]string{"temperature=0.5"}, "--set: search_space.temperature: unknown key (did you mean router_temperature?)"},
 		{[]string{"credit=0.5"}, "unknown key (did you mean overlap_score_credit?)"},
 		{[]string{"scale=2"}, "unknown key (did you mean prefill_load_scale?)"},
+		{[]string{"mode=round_robin"}, "unknown key (did you mean router_mode?)"},
 		{[]string{"gpu=h100_sxm"}, "unknown key (did you mean hardware_sku?)"},
 		{[]string{"workers=16"}, "unknown key (did you mean replicas?)"},
 		{[]string{"model_name=Foo/Bar"}, `--set: search_space.model_name: unknown model "Foo/Bar"; closest embedded: `},
