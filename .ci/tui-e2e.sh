@@ -2,11 +2,12 @@
 # End-to-end test of the explorer in a real terminal: build routerlab, start it in tmux at
 # 80×24 on the embedded defaults with 64 workers, wait for the first result, check that the
 # help hint shows and the fleet is grouped to fit, press `m`, check from the captured screen
-# that the router mode and the prefix-reuse figure changed, then quit with `q` and check the
-# exit status is 0. Then start it at 120×40 on the defaults, press `s` and follow the sweep
-# to its end, moving the table's cursor while it runs, checking that its phases showed with
-# their counts and the stop reason and that the winner ends named in the title and visible in
-# the table. Then `routerlab watch` on a headless sweep stopped by SIGINT says it was
+# that the router mode and the prefix-reuse figure changed, step the model knob to a model
+# without tables on the seed's GPU and check the explorer moves to its GPU and runs, then
+# quit with `q` and check the exit status is 0. Then start it at 120×40 on the defaults,
+# press `s` and follow the sweep to its end, moving the table's cursor while it runs,
+# checking that its phases showed with their counts and the stop reason and that the winner
+# ends named in the title and visible in the table. Then `routerlab watch` on a headless sweep stopped by SIGINT says it was
 # interrupted, and on the parent directory lists the runs (that one and the explorer's
 # sweep) to pick from. Finally two terminals over a real `ssh`: keys restricted by from= or
 # expiry-time= are refused, the operator logs in beside 200 idle TCP connections and starts a
@@ -114,6 +115,26 @@ if ((fail)); then
 	echo "$after" >&2
 	exit 1
 fi
+
+# The model knob (12th row): the next model has no tables on the seed's b200_sxm, so the
+# explorer moves to its GPU, says so, and runs there; no error.
+for _ in $(seq 11); do tmux -L "$sock" send-keys -t e2e Down; done
+tmux -L "$sock" send-keys -t e2e Right
+wait_for ' run 3 in '
+model=$(capture)
+for want in 'Qwen3-235B-A22B-FP8 has no tables on b200_sxm, so hardware_sku h200_sxm' 'Metrics · round_robin · ' 'h200_sxm'; do
+	if ! grep -qF -- "$want" <<<"$model"; then
+		echo "tui-e2e: model_name → at 80×24: the screen lacks '$want'" >&2
+		echo "$model" >&2
+		exit 1
+	fi
+done
+if grep -qF 'error:' <<<"$model"; then
+	echo "tui-e2e: model_name → gave an error:" >&2
+	echo "$model" >&2
+	exit 1
+fi
+echo "tui-e2e: model_name → Qwen3-235B-A22B-FP8 moved to h200_sxm and ran"
 
 quit
 echo "tui-e2e: 64 workers at 80×24 ok (q exited with status 0)"
