@@ -391,7 +391,7 @@ func (m *Model) updateKeys() {
 	k.Load.SetEnabled(f == paneSweep && rows)
 	k.Attach.SetEnabled(f == paneJobs && listed)
 	k.Detach.SetEnabled(m.attached != 0)
-	m.hideStale()
+	m.hideStale() // hidden figures cannot be pinned as the baseline
 	k.Pin.SetEnabled(m.metrics.cur != nil && m.metrics.hide == "")
 	control := m.jobs == nil || m.jobs.jobs.CanControl()
 	k.StartSweep.SetEnabled(m.sweep.canStart() && control)
