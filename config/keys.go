@@ -18,7 +18,7 @@ type KeyDoc struct {
 // refuses any other before reading its value), and docs/experiment-file.md is generated from
 // it, so the reference and the parser cannot disagree.
 var keyDocs = []KeyDoc{
-	{"search_space.model_name", "an embedded model's Hugging Face id (`routerlab model list`)", "the model every worker serves"},
+	{"search_space.model_name", "an embedded model's Hugging Face id or its name without the organisation, `MiniMax-M2.5` (`routerlab model list`)", "the model every worker serves"},
 	{"search_space.hardware_sku", "`h100_sxm`, `h200_sxm`, `b200_sxm`, `b300_sxm`; a list", "the GPU; a list makes it a search dimension"},
 	{"search_space.backend", "`vllm`; a list", "the engine (Dynamo's sweeper schema)"},
 	{"search_space.backend_version", "a vLLM version with embedded tables (`0.19.0`, `0.18.0`)", "which vLLM release's kernels and defaults price a step"},
