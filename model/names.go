@@ -51,12 +51,12 @@ func shortName(id string) string { return strings.ToLower(id[strings.LastIndex(i
 
 // Models lists the embedded models by id, sorted.
 func Models() ([]string, error) {
+	hs, err := EmbeddedHeads()
+	if err != nil {
+		return nil, err
+	}
 	var out []string
-	for _, n := range EmbeddedTables() {
-		h, err := sharedHead(n)
-		if err != nil {
-			return nil, err
-		}
+	for _, h := range hs {
 		out = append(out, h.Model)
 	}
 	slices.Sort(out)
