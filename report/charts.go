@@ -5,7 +5,6 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"image/color"
 	"math"
@@ -19,38 +18,6 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
-
-// Figure is one chart with the name its file takes under --plots.
-type Figure struct {
-	Name    string // file name without extension: convergence, cdf-ttft, …
-	Caption string
-	Plot    *plot.Plot
-	Width   vg.Length
-	Height  vg.Length
-}
-
-// Render encodes the figure as "svg" or "png". gonum/plot panics on some degenerate data
-// (a log axis over nothing positive); that comes back as an error naming the figure.
-func (f Figure) Render(format string) (_ []byte, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("report: %s: %v", f.Name, r)
-		}
-	}()
-	w, h := f.Width, f.Height
-	if w == 0 {
-		w, h = 17*vg.Centimeter, 9*vg.Centimeter
-	}
-	wt, err := f.Plot.WriterTo(w, h, format)
-	if err != nil {
-		return nil, fmt.Errorf("report: %s: %w", f.Name, err)
-	}
-	var b bytes.Buffer
-	if _, err := wt.WriteTo(&b); err != nil {
-		return nil, fmt.Errorf("report: %s: %w", f.Name, err)
-	}
-	return b.Bytes(), nil
-}
 
 // Series is one named line of points.
 type Series struct {
@@ -72,7 +39,7 @@ func newPlot(title, xLabel, yLabel string) *plot.Plot {
 	p.X.Label.Text = xLabel
 	p.Y.Label.Text = yLabel
 	p.Add(plotter.NewGrid())
-	p.Legend.Top = true
+	p.X.Tick.Marker, p.Y.Tick.Marker = niceTicks{}, niceTicks{}
 	return p
 }
 
@@ -102,7 +69,6 @@ func Lines(title, xLabel, yLabel string, series []Series, logX bool, labels map[
 			p.Legend.Add(s.Name, l, sc)
 		}
 	}
-	p.Legend.Left = true
 	if logX {
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
@@ -156,41 +122,50 @@ func Convergence(values, best []float64, yLabel string) (*plot.Plot, error) {
 	return p, nil
 }
 
-// Bar is one bar with an optional interval (Low ≤ Value ≤ High; both 0: none).
-type Bar struct {
+// Interval is one value with an optional interval around it (Low ≤ Value ≤ High; both 0:
+// none).
+type Interval struct {
 	Name             string
 	Value, Low, High float64
 }
 
-// Bars draws one bar per entry, with its interval as an error bar where given.
-func Bars(title, yLabel string, bars []Bar) (*plot.Plot, error) {
-	p := newPlot(title, "", yLabel)
-	vals := make(plotter.Values, len(bars))
-	names := make([]string, len(bars))
-	var errs plotter.YErrors
+// Intervals draws one dot per entry with its interval as an error bar, on a value axis
+// zoomed to the dots and intervals (with a margin) rather than from 0, so that differences
+// of a percent are visible. It returns the axis range drawn, for the caption to state.
+func Intervals(title, yLabel string, vals []Interval) (p *plot.Plot, lo, hi float64, err error) {
+	p = newPlot(title, "", yLabel)
 	var pts plotter.XYs
-	for i, b := range bars {
-		vals[i], names[i] = b.Value, b.Name
-		if b.Low != 0 || b.High != 0 {
-			pts = append(pts, plotter.XY{X: float64(i), Y: b.Value})
-			errs = append(errs, struct{ Low, High float64 }{b.Value - b.Low, b.High - b.Value})
+	var errs plotter.YErrors
+	names := make([]string, len(vals))
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for i, v := range vals {
+		names[i] = v.Name
+		low, high := v.Value, v.Value
+		if v.Low != 0 || v.High != 0 {
+			low, high = v.Low, v.High
 		}
+		pts = append(pts, plotter.XY{X: float64(i), Y: v.Value})
+		errs = append(errs, struct{ Low, High float64 }{v.Value - low, high - v.Value})
+		lo, hi = math.Min(lo, low), math.Max(hi, high)
 	}
-	bc, err := plotter.NewBarChart(vals, vg.Points(40))
+	if len(vals) == 0 {
+		return nil, 0, 0, fmt.Errorf("report: %s: no data", title)
+	}
+	margin := math.Max((hi-lo)*0.15, math.Abs(hi)*0.002+1e-9)
+	lo, hi = lo-margin, hi+margin
+	eb := &plotter.YErrorBars{XYs: pts, YErrors: errs, LineStyle: plotter.DefaultLineStyle, CapWidth: vg.Points(10)}
+	eb.LineStyle.Width = vg.Points(1.5)
+	eb.LineStyle.Color = colour(0)
+	sc, err := plotter.NewScatter(pts)
 	if err != nil {
-		return nil, fmt.Errorf("report: %s: %w", title, err)
+		return nil, 0, 0, fmt.Errorf("report: %s: %w", title, err)
 	}
-	bc.Color = color.RGBA{0x9e, 0xc5, 0xe8, 0xff}
-	bc.LineStyle.Color = colour(0)
-	p.Add(bc)
-	if len(pts) > 0 {
-		eb := &plotter.YErrorBars{XYs: pts, YErrors: errs, LineStyle: plotter.DefaultLineStyle, CapWidth: vg.Points(10)}
-		eb.LineStyle.Width = vg.Points(1.5)
-		p.Add(eb)
-	}
+	sc.Color, sc.Shape, sc.Radius = colour(0), draw.CircleGlyph{}, vg.Points(4)
+	p.Add(eb, sc)
 	p.NominalX(names...)
-	p.Y.Min = 0
-	return p, nil
+	p.X.Min, p.X.Max = -0.6, float64(len(vals))-0.4
+	p.Y.Min, p.Y.Max = lo, hi
+	return p, lo, hi, nil
 }
 
 // CDF draws the empirical distribution of each sample: the share of values ≤ x, x on a log
@@ -228,7 +203,6 @@ func CDF(title, xLabel string, names []string, samples [][]float64) (*plot.Plot,
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	p.Y.Min, p.Y.Max = 0, 1
-	p.Legend.Left = true
 	return p, nil
 }
 
@@ -249,20 +223,31 @@ func (x gridXYZ) Z(c, r int) float64 { return x.g.Z[r][c] }
 func (x gridXYZ) X(c int) float64    { return x.g.X0 + float64(c)*x.g.DX }
 func (x gridXYZ) Y(r int) float64    { return float64(r) }
 
-// Heatmap draws g with a black-body palette from lo to hi (white for the lowest).
-func Heatmap(title, xLabel string, g Grid, lo, hi float64) (*plot.Plot, error) {
+// HeatmapScale is how a heatmap's colours read: pale cream at the lowest value through
+// yellow, red, purple and blue to black at the highest (gonum's extended black-body palette,
+// reversed, so that an idle worker is nearly white).
+const HeatmapScale = "pale cream (low) through yellow, red, purple and blue to black (high)"
+
+// Heatmap draws g with the HeatmapScale palette from lo to hi, and returns with it the colour
+// bar that reads it (label: what a colour measures). untilX > 0 extends the x axis to it, so
+// that heatmaps of runs of different lengths share one time axis.
+func Heatmap(title, xLabel string, g Grid, lo, hi, untilX float64, label string) (*plot.Plot, *plot.Plot, error) {
 	if len(g.Z) == 0 || len(g.Z[0]) == 0 {
-		return nil, fmt.Errorf("report: %s: no data", title)
+		return nil, nil, fmt.Errorf("report: %s: no data", title)
 	}
+	hi = math.Max(hi, lo+1e-9)
 	p := newPlot(title, xLabel, "")
 	cm := moreland.ExtendedBlackBody()
 	cm.SetMin(lo)
-	cm.SetMax(math.Max(hi, lo+1e-9))
+	cm.SetMax(hi)
 	pal := palette.Reverse(cm).Palette(64)
 	h := plotter.NewHeatMap(gridXYZ{g}, pal)
-	h.Min, h.Max = lo, math.Max(hi, lo+1e-9)
+	h.Min, h.Max = lo, hi
 	h.Underflow, h.Overflow = pal.Colors()[0], pal.Colors()[len(pal.Colors())-1]
 	p.Add(h)
+	if untilX > 0 {
+		p.X.Max = untilX
+	}
 	var ticks []plot.Tick
 	every := max(1, len(g.Rows)/16)
 	for i, name := range g.Rows {
@@ -271,8 +256,37 @@ func Heatmap(title, xLabel string, g Grid, lo, hi float64) (*plot.Plot, error) {
 		}
 	}
 	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
-	return p, nil
+
+	bar := plot.New()
+	bar.HideX()
+	bar.Y.Label.Text = label
+	bar.Y.Tick.Marker = niceTicks{}
+	bar.Y.Min, bar.Y.Max = lo, hi
+	bar.Add(colourScale{pal: pal.Colors(), lo: lo, hi: hi})
+	return p, bar, nil
 }
+
+// colourScale draws a palette as a column of bands from lo (bottom) to hi (top): a colour
+// bar of filled rectangles, crisp in SVG and PNG alike.
+type colourScale struct {
+	pal    []color.Color
+	lo, hi float64
+}
+
+func (s colourScale) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	n := float64(len(s.pal))
+	for i, col := range s.pal {
+		y0 := s.lo + (s.hi-s.lo)*float64(i)/n
+		y1 := s.lo + (s.hi-s.lo)*float64(i+1)/n
+		// Each band overlaps the next by a hair: no seam shows between them.
+		r := vg.Rectangle{Min: vg.Point{X: trX(0), Y: trY(y0)}, Max: vg.Point{X: trX(1), Y: trY(y1) + 0.3}}
+		c.SetColor(col)
+		c.Fill(r.Path())
+	}
+}
+
+func (s colourScale) DataRange() (xmin, xmax, ymin, ymax float64) { return 0, 1, s.lo, s.hi }
 
 // countTicks labels a count axis 1…n at whole numbers, in steps of 1, 2, 5, 10, 20, 50, …
 // giving at most about 10 labels.

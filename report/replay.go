@@ -14,7 +14,7 @@ func ReplayFigures(rep *engine.Report) ([]Figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	hs, err := FleetHeatmaps("replay", rep)
+	hs, err := FleetHeatmaps("replay", rep, FleetScale{})
 	return append(figs, hs...), err
 }
 

@@ -80,7 +80,7 @@ func TestDegenerateCharts(t *testing.T) {
 	if p, err := CDF("x", "x", []string{"a"}, [][]float64{{0, 0}}); p != nil || err != nil {
 		t.Errorf("CDF of no positive value: %v, %v", p, err)
 	}
-	if _, err := Heatmap("h", "t", Grid{}, 0, 1); err == nil {
+	if _, _, err := Heatmap("h", "t", Grid{}, 0, 1, 0, "z"); err == nil {
 		t.Error("empty heatmap drew")
 	}
 	p, _ := Lines("l", "x", "y", []Series{{X: []float64{-1, 0}, Y: []float64{1, 2}}}, true, nil)
@@ -102,11 +102,11 @@ func TestFleetHeatmapsGroupWorkers(t *testing.T) {
 		}
 		sn = append(sn, engine.Snapshot{TimeUS: int64(i) * 1_000_000, Workers: ws})
 	}
-	figs, err := FleetHeatmaps("r", &engine.Report{Snapshots: sn})
+	figs, err := FleetHeatmaps("r", &engine.Report{Snapshots: sn}, FleetScale{})
 	if err != nil || len(figs) != 2 {
 		t.Fatalf("%d figures, %v", len(figs), err)
 	}
-	if !strings.Contains(figs[0].Caption, "(4 workers a row") || !strings.Contains(figs[0].Caption, "black 698") {
+	if !strings.Contains(figs[0].Caption, "(4 workers a row") || !strings.Contains(figs[0].Caption, "0 to 698 blocks") {
 		t.Errorf("caption %q", figs[0].Caption)
 	}
 	if _, err := figs[0].Render("png"); err != nil {

@@ -61,9 +61,30 @@ func LatencyCDFs(names []string, reps []*engine.Report) ([]Figure, error) {
 // consecutive workers, longer runs into time bins.
 const heatmapRows, heatmapCols = 64, 160
 
+// FleetScale is what the fleet heatmaps of runs shown together share: the time axis (s) and
+// the load colour scale's top (KV blocks), so that one colour is one load in every run.
+type FleetScale struct{ UntilS, MaxLoad float64 }
+
+// SharedFleetScale is the scale spanning every run's snapshots.
+func SharedFleetScale(reps []*engine.Report) FleetScale {
+	var sc FleetScale
+	for _, rep := range reps {
+		if sn := rep.Snapshots; len(sn) > 0 {
+			sc.UntilS = math.Max(sc.UntilS, float64(sn[len(sn)-1].TimeUS)/1e6)
+			for _, s := range sn {
+				for _, w := range s.Workers {
+					sc.MaxLoad = math.Max(sc.MaxLoad, float64(w.ActiveBlocks))
+				}
+			}
+		}
+	}
+	return sc
+}
+
 // FleetHeatmaps draws a run's per-worker load (active KV blocks) and prefix-hit ratio over
-// time from its snapshots; none when it kept none.
-func FleetHeatmaps(name string, rep *engine.Report) ([]Figure, error) {
+// time from its snapshots, each with its colour bar; none when it kept none. sc is shared
+// with the runs shown beside it (zero: the run's own).
+func FleetHeatmaps(name string, rep *engine.Report, sc FleetScale) ([]Figure, error) {
 	sn := rep.Snapshots
 	if len(sn) < 2 || len(sn[0].Workers) == 0 {
 		return nil, nil
@@ -109,19 +130,20 @@ func FleetHeatmaps(name string, rep *engine.Report) ([]Figure, error) {
 	if per > 1 {
 		group = fmt.Sprintf(" (%d workers a row: the maximum load, the mean hit ratio)", per)
 	}
-	pl, err := Heatmap(name+": active KV blocks per worker", "simulated time (s)", Grid{Z: load, X0: x0, DX: dx, Rows: labels}, 0, hiLoad)
+	hiLoad = math.Max(hiLoad, sc.MaxLoad)
+	pl, bl, err := Heatmap(name+": active KV blocks per worker", "simulated time (s)", Grid{Z: load, X0: x0, DX: dx, Rows: labels}, 0, hiLoad, sc.UntilS, "active KV blocks")
 	if err != nil {
 		return nil, err
 	}
-	ph, err := Heatmap(name+": prefix-hit ratio per worker", "simulated time (s)", Grid{Z: hit, X0: x0, DX: dx, Rows: labels}, 0, 1)
+	ph, bh, err := Heatmap(name+": prefix-hit ratio per worker", "simulated time (s)", Grid{Z: hit, X0: x0, DX: dx, Rows: labels}, 0, 1, sc.UntilS, "prefix-hit ratio")
 	if err != nil {
 		return nil, err
 	}
 	h := vg.Length(max(5, min(12, 2+rows/3))) * vg.Centimeter
 	return []Figure{
-		{Name: "load-" + name, Plot: pl, Height: h, Width: 17 * vg.Centimeter,
-			Caption: fmt.Sprintf("%s: KV blocks held by running requests, white 0 to black %.0f%s.", name, hiLoad, group)},
-		{Name: "prefix-hit-" + name, Plot: ph, Height: h, Width: 17 * vg.Centimeter,
-			Caption: fmt.Sprintf("%s: prefix-hit tokens ÷ prompt tokens of the requests admitted in each interval, white 0 to black 1%s.", name, group)},
+		{Name: "load-" + name, Plot: pl, Bar: bl, Height: h, Width: 17 * vg.Centimeter,
+			Caption: fmt.Sprintf("%s: KV blocks held by running requests; colour from %s, 0 to %.0f blocks, as the bar at the right reads%s.", name, HeatmapScale, hiLoad, group)},
+		{Name: "prefix-hit-" + name, Plot: ph, Bar: bh, Height: h, Width: 17 * vg.Centimeter,
+			Caption: fmt.Sprintf("%s: prefix-hit tokens ÷ prompt tokens of the requests admitted in each interval; colour from %s, 0 to 1, as the bar at the right reads%s.", name, HeatmapScale, group)},
 	}, nil
 }

@@ -152,20 +152,21 @@ func (r *Result) Figures() ([]report.Figure, error) {
 		figs = append(figs, report.Figure{Name: "saturation", Plot: p,
 			Caption: fmt.Sprintf("The goal's %s on the search requests at each prefill_load_scale, evenly spaced.", objectiveName(s.Objective))})
 	}
-	var bars []report.Bar
+	var dots []report.Interval
 	for _, run := range v.Runs {
-		b := report.Bar{Name: run.Name, Value: run.Metrics.MeanE2EMS}
+		d := report.Interval{Name: run.Name, Value: run.Metrics.MeanE2EMS}
 		if run.MeanE2E != nil {
-			b.Low, b.High = run.MeanE2E.LowMS, run.MeanE2E.HighMS
+			d.Low, d.High = run.MeanE2E.LowMS, run.MeanE2E.HighMS
 		}
-		bars = append(bars, b)
+		dots = append(dots, d)
 	}
-	p, err = report.Bars(fmt.Sprintf("Validation on %d requests", v.Requests), "mean e2e latency (ms)", bars)
+	p, lo, hi, err := report.Intervals(fmt.Sprintf("Validation on %d requests", v.Requests), "mean e2e latency (ms)", dots)
 	if err != nil {
 		return nil, err
 	}
 	figs = append(figs, report.Figure{Name: "validation", Plot: p, Width: 12 * vg.Centimeter, Height: 8 * vg.Centimeter,
-		Caption: fmt.Sprintf("Mean e2e latency of each validation run with its %.0f %% bootstrap interval over requests.", 100*bootstrapLevel)})
+		Caption: fmt.Sprintf("Mean e2e latency of each validation run (dot) with its %.0f %% bootstrap interval over requests (bar). "+
+			"The axis is zoomed to %s–%s ms to show the differences: it does not start at 0.", 100*bootstrapLevel, ff(lo, 0), ff(hi, 0))})
 	if len(v.Reports) != len(v.Runs) {
 		return figs, nil
 	}
@@ -203,8 +204,9 @@ func drawRunFigures(runs []Validated, reps []*engine.Report) ([]report.Figure, e
 	errs := make([]error, len(parts))
 	var wg sync.WaitGroup
 	wg.Go(func() { parts[0], errs[0] = report.LatencyCDFs(names, reps) })
+	sc := report.SharedFleetScale(reps)
 	for i, rep := range reps {
-		wg.Go(func() { parts[1+i], errs[1+i] = report.FleetHeatmaps(names[i], rep) })
+		wg.Go(func() { parts[1+i], errs[1+i] = report.FleetHeatmaps(names[i], rep, sc) })
 	}
 	wg.Wait()
 	var figs []report.Figure
