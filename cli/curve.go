@@ -61,6 +61,8 @@ also writes the charts to DIR/plots/.`,
 			if err != nil {
 				return err
 			}
+			// Goodput under goal.sla or the default SLO: counting it changes no simulated number.
+			base.SLO = exp.File.Goal.ReportSLO()
 			requests := x.requests
 			if requests == 0 {
 				requests = exp.File.Workload.SearchRequests

@@ -45,6 +45,8 @@ states the point it ran. Override knobs with --set, e.g. --set router_mode=round
 			if err != nil {
 				return err
 			}
+			// Goodput under goal.sla or the default SLO: counting it changes no simulated number.
+			cfg.SLO = exp.File.Goal.ReportSLO()
 			if plots != "" && out == "" {
 				return errors.New("--plots writes into the --out directory: give --out DIR")
 			}
@@ -66,13 +68,13 @@ states the point it ran. Override knobs with --set, e.g. --set router_mode=round
 			// once when both do.
 			fp := sync.OnceValue(func() config.Fingerprint { return exp.PointFingerprint(point, x.requests) })
 			if out != "" {
-				if err := writeReplayDir(out, plots, fp(), rep, exp.File.Goal.SLAText()); err != nil {
+				if err := writeReplayDir(out, plots, fp(), rep, exp.File.Goal); err != nil {
 					return err
 				}
 			}
 			w := cmd.OutOrStdout()
 			if format == "json" {
-				return writeJSON(w, replayJSON{Experiment: fp(), Summary: rep.Summary})
+				return writeJSON(w, newReplayJSON(fp(), rep.Summary, exp.File.Goal))
 			}
 			return writeSummaryTable(w, exp, point, cfg, rep.Summary)
 		},
@@ -97,12 +99,12 @@ const (
 
 // writeReplayDir writes a replay's run directory: replay.json, requests.jsonl, report.html and,
 // with plots, its charts.
-func writeReplayDir(dir, plots string, fp config.Fingerprint, rep *engine.Report, sla string) error {
+func writeReplayDir(dir, plots string, fp config.Fingerprint, rep *engine.Report, goal config.Goal) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	var js bytes.Buffer
-	if err := writeJSON(&js, replayJSON{Experiment: fp, Summary: rep.Summary}); err != nil {
+	if err := writeJSON(&js, newReplayJSON(fp, rep.Summary, goal)); err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, replayJSONName), js.Bytes(), 0o644); err != nil {
@@ -111,7 +113,7 @@ func writeReplayDir(dir, plots string, fp config.Fingerprint, rep *engine.Report
 	if err := writeRequests(filepath.Join(dir, replayRequestsName), rep.Requests); err != nil {
 		return err
 	}
-	html, err := report.ReplayHTML(fp, rep, sla)
+	html, err := report.ReplayHTML(fp, rep, goal)
 	if err != nil {
 		return err
 	}
@@ -138,6 +140,15 @@ func writePage(dir, name string, html []byte, plots string, figs func() ([]repor
 type replayJSON struct {
 	Experiment config.Fingerprint `json:"experiment"`
 	engine.Summary
+}
+
+// newReplayJSON leaves out the goodput counted under the default SLO: the JSON carries
+// goodput only under goal.sla, as it always has, so a default run's bytes are unchanged.
+func newReplayJSON(fp config.Fingerprint, s engine.Summary, goal config.Goal) replayJSON {
+	if !goal.SLA.Set() {
+		s.Goodput = nil
+	}
+	return replayJSON{Experiment: fp, Summary: s}
 }
 
 func writeRequests(path string, recs []engine.RequestRecord) error {
@@ -185,10 +196,8 @@ func writeSummaryTable(w io.Writer, exp *config.Experiment, point config.Point, 
 	}
 	fmt.Fprintf(w, "\n%.2f req/s  output %.0f tok/s  input %.0f tok/s  prefix reuse %.3f  simulated %.1f s  wall %.0f ms\n",
 		s.RequestThroughput, s.OutputThroughput, s.InputThroughput, s.PrefixCacheReusedRatio, s.DurationMS/1000, s.WallTimeMS)
-	if g := s.Goodput; g != nil {
-		fmt.Fprintf(w, "SLO %s: %d of %d requests met it (%.1f %%, %s), goodput %.2f req/s\n",
-			exp.File.Goal.SLAText(), g.Good, s.RequestsCompleted, 100*g.Attainment,
-			map[bool]string{true: "attained", false: "missed"}[100*g.Attainment >= exp.File.Goal.SLAPercentile], g.RequestsPerS)
+	if line := report.SLOLine(s, exp.File.Goal); line != "" {
+		fmt.Fprintln(w, line)
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -23,7 +23,8 @@ func TestSweepCommandWritesOutputsAndResumes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("sweep: %v\n%s", err, stderr)
 	}
-	for _, want := range []string{"algorithm: grid, seed 3", "5 of 5 canonical configurations", "## Validation on 80 requests", "5 evaluations (0 from the ledger)"} {
+	for _, want := range []string{"algorithm: grid, seed 3", "5 of 5 canonical configurations", "## Validation on 80 requests", "5 evaluations (0 from the ledger)",
+		"SLO met | goodput req/s |", "SLO: TTFT ≤ 2000 ms, TPOT ≤ 30 ms for 90 % of requests (the default SLO; goal.sla sets another)"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}

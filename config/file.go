@@ -97,22 +97,38 @@ type Workload struct {
 	Strict bool
 }
 
-// SLAText describes goal.sla, e.g. "TTFT ≤ 2000 ms, TPOT ≤ 50 ms for 90 % of requests"; ""
-// when there is none.
+// DefaultSLO is the SLO reports count goodput under when goal.sla sets none, so that every
+// report has a goodput: AIConfigurator's CLI defaults, --ttft 2000 and --tpot 30
+// (ai-dynamo/aiconfigurator src/aiconfigurator/cli/main.py at 0054e1c4). It changes no
+// simulated number and no fingerprint; replay's JSON carries goodput only under goal.sla.
+var DefaultSLO = engine.SLO{TTFTMS: 2000, TPOTMS: 30}
+
+// ReportSLO is the SLO reports count goodput under: goal.sla, or DefaultSLO without one.
+func (g Goal) ReportSLO() engine.SLO {
+	if g.SLA.Set() {
+		return g.SLA
+	}
+	return DefaultSLO
+}
+
+// SLAText describes ReportSLO, e.g. "TTFT ≤ 200 ms, TPOT ≤ 12 ms for 90 % of requests", and
+// says so when it is the default: "… (the default SLO; goal.sla sets another)".
 func (g Goal) SLAText() string {
+	slo := g.ReportSLO()
 	var c []string
 	for _, b := range [...]struct {
 		name  string
 		bound float64
-	}{{"TTFT", g.SLA.TTFTMS}, {"TPOT", g.SLA.TPOTMS}, {"e2e latency", g.SLA.E2EMS}} {
+	}{{"TTFT", slo.TTFTMS}, {"TPOT", slo.TPOTMS}, {"e2e latency", slo.E2EMS}} {
 		if b.bound > 0 {
 			c = append(c, fmt.Sprintf("%s ≤ %g ms", b.name, b.bound))
 		}
 	}
-	if len(c) == 0 {
-		return ""
+	text := fmt.Sprintf("%s for %g %% of requests", strings.Join(c, ", "), g.SLAPercentile)
+	if !g.SLA.Set() {
+		text += " (the default SLO; goal.sla sets another)"
 	}
-	return fmt.Sprintf("%s for %g %% of requests", strings.Join(c, ", "), g.SLAPercentile)
+	return text
 }
 
 // Goal is what a sweep optimises.

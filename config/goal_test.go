@@ -17,6 +17,14 @@ func TestGoalSLA(t *testing.T) {
 	if _, ok := g.Fingerprint().Get("goal.sla.ttft_ms"); ok {
 		t.Fatal("an experiment without goal.sla lists it in its fingerprint")
 	}
+	// Without goal.sla, reports count goodput under the default SLO and say it is one; the
+	// simulation itself counts none (replay's JSON is what it was).
+	if s := g.Goal.SLAText(); s != "TTFT ≤ 2000 ms, TPOT ≤ 30 ms for 90 % of requests (the default SLO; goal.sla sets another)" {
+		t.Fatalf("default SLAText = %q", s)
+	}
+	if slo := g.Goal.ReportSLO(); slo != DefaultSLO {
+		t.Fatalf("default ReportSLO %+v", slo)
+	}
 	if err := g.Apply([]string{"goal.sla.ttft_ms=200", "goal.sla.tpot_ms=12", "goal.sla.percentile=95"}); err != nil {
 		t.Fatal(err)
 	}

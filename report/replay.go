@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/routerlab/routerlab/config"
@@ -20,9 +21,26 @@ func ReplayFigures(rep *engine.Report) ([]Figure, error) {
 
 func f1(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
 
+// SLOLine is the sentence on the SLO a replay counted goodput under, the same in the CLI's
+// table and in report.html: "SLO TTFT ≤ 200 ms, TPOT ≤ 12 ms for 90 % of requests: 1687 of
+// 2000 requests met it (84.4 %, missed: 90 % must), goodput 13.90 req/s"; "" when the
+// summary has no goodput.
+func SLOLine(s engine.Summary, goal config.Goal) string {
+	g := s.Goodput
+	if g == nil {
+		return ""
+	}
+	verdict := "attained"
+	if 100*g.Attainment < goal.SLAPercentile {
+		verdict = "missed"
+	}
+	return fmt.Sprintf("SLO %s: %d of %d requests met it (%.1f %%, %s: %g %% must), goodput %.2f req/s",
+		goal.SLAText(), g.Good, s.RequestsCompleted, 100*g.Attainment, verdict, goal.SLAPercentile, g.RequestsPerS)
+}
+
 // ReplayHTML is report.html of one replay: what ran (the fingerprint), the latency table,
-// throughput and goodput, the workers, and the charts. sla describes goal.sla ("" if none).
-func ReplayHTML(fp config.Fingerprint, rep *engine.Report, sla string) ([]byte, error) {
+// throughput and goodput under goal's SLO, the workers, and the charts.
+func ReplayHTML(fp config.Fingerprint, rep *engine.Report, goal config.Goal) ([]byte, error) {
 	s := rep.Summary
 	pg := &Page{Title: "routerlab replay"}
 	get := func(k string) string { v, _ := fp.Get(k); return v }
@@ -39,9 +57,8 @@ func ReplayHTML(fp config.Fingerprint, rep *engine.Report, sla string) ([]byte, 
 	})
 	pg.Para("%.2f req/s, output %.0f tok/s, input %.0f tok/s, prefix reuse %.3f, %.1f s simulated.",
 		s.RequestThroughput, s.OutputThroughput, s.InputThroughput, s.PrefixCacheReusedRatio, s.DurationMS/1000)
-	if g := s.Goodput; g != nil {
-		pg.Para("SLO %s: %d of %d requests met it (%.1f %%); goodput %.2f req/s, as vLLM's benchmark_serving counts it.",
-			sla, g.Good, s.RequestsCompleted, 100*g.Attainment, g.RequestsPerS)
+	if line := SLOLine(s, goal); line != "" {
+		pg.Para("%s; goodput as vLLM's benchmark_serving counts it.", line)
 	}
 	for _, rj := range s.Rejections {
 		pg.Para("Rejected before routing: %d requests, %s (first: %s).", rj.Requests, rj.Reason, rj.First)

@@ -113,7 +113,7 @@ func CurveHTML(points []CurvePoint, fp config.Fingerprint, sla string) ([]byte, 
 	head, rows := CurveTable(points, sla != "")
 	pg.Table(head, rows)
 	if sla != "" {
-		pg.Para("SLO: %s (goal.sla); goodput as vLLM's benchmark_serving counts it.", sla)
+		pg.Para("SLO: %s; goodput as vLLM's benchmark_serving counts it.", sla)
 	}
 	figs, err := CurveFigures(points)
 	if err != nil {

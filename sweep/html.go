@@ -75,7 +75,7 @@ func (r *Result) HTML() ([]byte, error) {
 				d.Requests, ff(d.MeanMS, 1), 100*d.Level, ff(d.LowMS, 1), ff(d.HighMS, 1), d.Resamples)
 		}
 		if sla != "" {
-			pg.Para("SLO: %s (goal.sla). SLO met: the share of requests within every bound; goodput: those requests per second, as vLLM's benchmark_serving counts them.", sla)
+			pg.Para("SLO: %s. SLO met: the share of requests within every bound; goodput: those requests per second, as vLLM's benchmark_serving counts them.", sla)
 		}
 		fig("validation", "cdf-ttft", "cdf-tpot", "cdf-e2e")
 		for _, run := range v.Runs {

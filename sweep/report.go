@@ -356,7 +356,7 @@ func (r *Result) writeOverview(w *strings.Builder) {
 			p("\n\n")
 		}
 		if sla != "" {
-			p("SLO: %s (goal.sla); SLO met is the share of requests within every bound, goodput the requests per second that were, as vLLM's benchmark_serving counts them.\n\n", sla)
+			p("SLO: %s; SLO met is the share of requests within every bound, goodput the requests per second that were, as vLLM's benchmark_serving counts them.\n\n", sla)
 		}
 		writeRejections(w, "validation", v.Runs[len(v.Runs)-1].Metrics)
 		if d := v.Paired; d != nil {

@@ -190,6 +190,8 @@ func validationPlan(s *Search, best *Evaluation, sim Simulator) ([]string, []map
 	}
 	base.Seed = f.Workload.Seed
 	base.RecordRequests = true
+	// Goodput under goal.sla or the default SLO, for the report: it changes no simulated number.
+	base.SLO = f.Goal.ReportSLO()
 	// Snapshot interval from the first search run, scaled to the validation requests
 	// (snapshots do not change a result; they only record the fleet). The first run, not the
 	// winner's, so that the interval is known before the winner is and the replays can start

@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"html"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// replay's table and its report.html say the same sentence on the SLO, word for word, under
+// goal.sla and under the default SLO; the JSON carries goodput only under goal.sla (a default
+// run's JSON bytes are what they were).
+func TestReplaySLOSameInTableAndHTML(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		sets []string
+		want string
+	}{
+		{"goal.sla", []string{"--set", "goal.sla.ttft_ms=100", "--set", "goal.sla.tpot_ms=10"}, "SLO TTFT ≤ 100 ms, TPOT ≤ 10 ms for 90 % of requests: "},
+		{"default", nil, "SLO TTFT ≤ 2000 ms, TPOT ≤ 30 ms for 90 % of requests (the default SLO; goal.sla sets another): "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			table, _, err := runCmd(t, newReplayCmd(), append([]string{"--requests", "300", "--out", dir}, c.sets...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var line string
+			for _, l := range strings.Split(table, "\n") {
+				if strings.HasPrefix(l, "SLO ") {
+					line = l
+				}
+			}
+			if !strings.HasPrefix(line, c.want) || !strings.Contains(line, "goodput ") {
+				t.Fatalf("table's SLO line %q, want it to start %q and give the goodput", line, c.want)
+			}
+			page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(html.UnescapeString(string(page)), line) {
+				t.Errorf("report.html does not say the table's SLO line %q", line)
+			}
+			js, _, err := runCmd(t, newReplayCmd(), append([]string{"--requests", "300", "--format", "json"}, c.sets...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := strings.Contains(js, `"goodput"`), c.sets != nil; got != want {
+				t.Errorf("JSON has goodput: %v, want %v", got, want)
+			}
+		})
+	}
+	// The verdict follows the percentile: 100 ms TTFT is missed by more than 10 % of requests.
+	table, _, err := runCmd(t, newReplayCmd(), "--requests", "300", "--set", "goal.sla.ttft_ms=1", "--set", "goal.sla.percentile=50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(table, ", missed: 50 % must), goodput ") {
+		t.Errorf("a 1 ms TTFT SLO is not missed:\n%s", table)
+	}
+}
+
+// --plots writes every chart the page draws: as many files under plots/ as <svg> elements in
+// the page, for replay and curve (sweep: TestSweepReportHTML names each).
+func TestPlotsWriteEveryChart(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		run  func(dir string) error
+		page string
+	}{
+		{"replay", func(dir string) error {
+			_, _, err := runCmd(t, newReplayCmd(), "--requests", "300", "--out", dir, "--plots", "svg")
+			return err
+		}, "report.html"},
+		{"curve", func(dir string) error {
+			_, _, err := runCmd(t, newCurveCmd(), "--requests", "100", "--concurrency", "4,16", "--out", dir, "--plots", "svg")
+			return err
+		}, "curve.html"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := c.run(dir); err != nil {
+				t.Fatal(err)
+			}
+			page, err := os.ReadFile(filepath.Join(dir, c.page))
+			if err != nil {
+				t.Fatal(err)
+			}
+			files, _ := filepath.Glob(filepath.Join(dir, "plots", "*.svg"))
+			if n := strings.Count(string(page), "<svg"); n == 0 || len(files) != n {
+				t.Errorf("%s draws %d charts, plots/ has %d files", c.page, n, len(files))
+			}
+		})
+	}
+}
