@@ -55,7 +55,9 @@ states the point it ran. Override knobs with --set, e.g. --set router_mode=round
 				// Snapshots only record the fleet for the heatmaps; the result is the same.
 				cfg.SnapshotEveryUS = replaySnapshotUS
 			}
-			rep, err := exp.Run(cmd.Context(), cfg, x.requests)
+			ctx, stop := showProgress(cmd.Context(), cmd.ErrOrStderr(), isTerminal(cmd.ErrOrStderr()), "replay")
+			rep, err := exp.Run(ctx, cfg, x.requests)
+			stop()
 			if err != nil {
 				return err
 			}

@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"encoding/json"
 	"html"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // replay's table and its report.html say the same sentence on the SLO, word for word, under
@@ -92,5 +94,32 @@ func TestPlotsWriteEveryChart(t *testing.T) {
 				t.Errorf("%s draws %d charts, plots/ has %d files", c.page, n, len(files))
 			}
 		})
+	}
+}
+
+// Piped, a replay's progress is plain lines on standard error ending at every request, and
+// standard output stays the JSON alone.
+func TestReplayProgressPiped(t *testing.T) {
+	defer func(d time.Duration) { progressDelay = d }(progressDelay)
+	progressDelay = 0
+	stdout, stderr, err := runCmd(t, newReplayCmd(), "--requests", "3000", "--format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal([]byte(stdout), &v); err != nil {
+		t.Fatalf("standard output is not JSON alone: %v\n%s", err, stdout)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	if last := lines[len(lines)-1]; last != "replay: 100 % (3000 of 3000 requests)" {
+		t.Errorf("progress on standard error ends %q:\n%s", last, stderr)
+	}
+	if strings.Contains(stderr, "\r") || strings.Contains(stderr, "\x1b") {
+		t.Errorf("piped progress draws a terminal bar:\n%q", stderr)
+	}
+	// A replay shorter than progressDelay shows nothing.
+	progressDelay = time.Hour
+	if _, stderr, err := runCmd(t, newReplayCmd(), "--requests", "300"); err != nil || stderr != "" {
+		t.Errorf("a quick replay printed %q (%v)", stderr, err)
 	}
 }

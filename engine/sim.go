@@ -235,9 +235,11 @@ func (s *Sim) RunUntil(tUS int64) bool {
 // runChunk is how many events Run processes between cancellation checks.
 const runChunk = 1 << 14
 
-// Run simulates to the end, checking ctx between chunks of events, and returns the report.
+// Run simulates to the end, checking ctx between chunks of events (and reporting to its
+// Progress, WithProgress), and returns the report.
 func (s *Sim) Run(ctx context.Context) (*Report, error) {
 	start := time.Now()
+	progress := progressOf(ctx)
 	for !s.Done() {
 		if err := ctx.Err(); err != nil {
 			s.wall += time.Since(start)
@@ -245,6 +247,9 @@ func (s *Sim) Run(ctx context.Context) (*Report, error) {
 		}
 		for i := 0; i < runChunk && !s.Done(); i++ {
 			s.process(s.heap.pop())
+		}
+		if progress != nil {
+			progress(s.completed, len(s.reqs))
 		}
 	}
 	s.wall += time.Since(start)
