@@ -3,11 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/routerlab/routerlab/compare"
+	"github.com/routerlab/routerlab/report"
 )
 
 // exitFailIf is compare's exit status when a --fail-if condition holds: distinct from 1 (an
@@ -16,7 +17,7 @@ const exitFailIf = 3
 
 func newCompareCmd() *cobra.Command {
 	var failIf []string
-	var html string
+	var html, plots, format string
 	var seed uint64
 	cmd := &cobra.Command{
 		Use:   "compare RUN_A RUN_B [RUN_C …]",
@@ -27,7 +28,9 @@ run after the first against the first: every summary metric with its absolute an
 difference; for runs that kept per-request records of the same requests (replay --out), the
 paired per-request difference of e2e latency, TTFT and TPOT with a 95 % bootstrap interval;
 and the experiment settings that differ. --html FILE writes the same as one self-contained
-page with the latency distributions.
+page with the latency distributions (--plots svg|png beside it: each chart as a file).
+--format json writes the comparisons as JSON (metrics, paired intervals, settings), --format
+csv the metric tables as CSV (one row per run and metric).
 
 --fail-if METRIC>+2% (or >=, <, <=; a change in % or in the metric's unit; repeatable)
 makes the exit status 3 when the condition holds for any run against the first: a
@@ -37,6 +40,12 @@ regression gate for scripts.`,
   routerlab compare runs/default runs/scale4 --fail-if 'mean_e2e_latency_ms>+2%'`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "table" && format != "json" && format != "csv" {
+				return fmt.Errorf("--format: want table, json or csv, got %q", format)
+			}
+			if plots != "" && html == "" {
+				return errors.New("--plots writes beside the --html page: give --html FILE")
+			}
 			var conds []compare.Condition
 			for _, s := range failIf {
 				c, err := compare.ParseCondition(s)
@@ -61,11 +70,13 @@ regression gate for scripts.`,
 				if err != nil {
 					return err
 				}
-				if i > 0 {
-					fmt.Fprintln(out)
-				}
-				if err := c.WriteText(out); err != nil {
-					return err
+				if format == "table" {
+					if i > 0 {
+						fmt.Fprintln(out)
+					}
+					if err := c.WriteText(out); err != nil {
+						return err
+					}
 				}
 				for _, cond := range conds {
 					holds, what, err := cond.Check(c)
@@ -78,12 +89,22 @@ regression gate for scripts.`,
 				}
 				cs = append(cs, c)
 			}
+			switch format {
+			case "json":
+				if err := compare.WriteJSON(out, cs); err != nil {
+					return err
+				}
+			case "csv":
+				if err := compare.WriteCSV(out, cs); err != nil {
+					return err
+				}
+			}
 			if html != "" {
 				page, err := compare.HTML(cs)
 				if err != nil {
 					return err
 				}
-				if err := os.WriteFile(html, page, 0o644); err != nil {
+				if err := writePage(filepath.Dir(html), filepath.Base(html), page, plots, func() ([]report.Figure, error) { return compare.Figures(cs) }); err != nil {
 					return err
 				}
 			}
@@ -100,5 +121,7 @@ regression gate for scripts.`,
 	cmd.Flags().StringArrayVar(&failIf, "fail-if", nil, "exit with status 3 when a metric's change holds, e.g. 'mean_e2e_latency_ms>+2%' (repeatable)")
 	cmd.Flags().StringVar(&html, "html", "", "also write the comparison as a self-contained HTML page to this file")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the bootstrap resampling")
+	cmd.Flags().StringVar(&format, "format", "table", "output format: table, json or csv")
+	cmd.Flags().StringVar(&plots, "plots", "", "with --html: also write each chart to plots/ beside the page as svg or png")
 	return cmd
 }

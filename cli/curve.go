@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"encoding/csv"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -23,7 +26,7 @@ func newCurveCmd() *cobra.Command {
 	var x experimentFlags
 	var routers []string
 	var concurrencies []int
-	var out, plots string
+	var out, plots, format string
 	cmd := &cobra.Command{
 		Use:   "curve",
 		Short: "Latency against throughput across concurrency for several router settings (the Pareto view)",
@@ -35,7 +38,8 @@ operating point. A --router is default_kv (Dynamo's default: kv_router, credit 1
 T 0), round_robin, random, least_loaded, or router knobs in --set form joined by commas
 (prefill_load_scale=4,overlap_score_credit=1: the rest at Dynamo's defaults). --out DIR
 writes curve.json and curve.html (the table and the curves as charts); --plots svg|png
-also writes the charts to DIR/plots/.`,
+also writes the charts to DIR/plots/. --format json prints what curve.json holds, --format
+csv the table (pareto: true or false).`,
 		Example: `  routerlab curve
   routerlab curve --router default_kv --router round_robin --router prefill_load_scale=4 --concurrency 8,16,32,64,128 --out runs/curve
   routerlab curve --set goal.sla.ttft_ms=200 --set goal.sla.tpot_ms=12`,
@@ -43,6 +47,9 @@ also writes the charts to DIR/plots/.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if plots != "" && out == "" {
 				return fmt.Errorf("--plots writes into the --out directory: give --out DIR")
+			}
+			if format != "table" && format != "json" && format != "csv" {
+				return fmt.Errorf("--format: want table, json or csv, got %q", format)
 			}
 			exp, err := x.experiment()
 			if err != nil {
@@ -72,24 +79,14 @@ also writes the charts to DIR/plots/.`,
 				return err
 			}
 			sla := exp.File.Goal.SLAText()
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%s, first %d requests, closed loop; ◆ Pareto front (requests/s against mean e2e latency)\n", exp.Trace.Name, requests)
-			if sla != "" {
-				fmt.Fprintf(w, "SLO %s\n", sla)
-			}
-			head, rows := sweep.CurveTable(points, sla != "")
-			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
-			for _, r := range rows {
-				fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
-			}
-			if err := tw.Flush(); err != nil {
+			fp := exp.PointFingerprint(point, requests)
+			if err := writeCurve(cmd.OutOrStdout(), format, exp.Trace.Name, requests, sla, fp, points); err != nil {
 				return err
 			}
 			if out == "" {
 				return nil
 			}
-			return writeCurveDir(out, plots, points, exp.PointFingerprint(point, requests), sla)
+			return writeCurveDir(out, plots, points, fp, sla)
 		},
 	}
 	x.register(cmd.Flags(), "replay the first N requests of the trace (default: workload.search_requests, 2000)")
@@ -97,7 +94,41 @@ also writes the charts to DIR/plots/.`,
 	cmd.Flags().IntSliceVar(&concurrencies, "concurrency", []int{4, 8, 16, 32, 64, 128}, "requests in flight, one replay each")
 	cmd.Flags().StringVar(&out, "out", "", "also write DIR/curve.json and DIR/curve.html")
 	cmd.Flags().StringVar(&plots, "plots", "", "with --out: also write the charts to DIR/plots/ as svg or png")
+	cmd.Flags().StringVar(&format, "format", "table", "output format: table, json or csv")
 	return cmd
+}
+
+// curveJSON is curve.json and curve --format json.
+type curveJSON struct {
+	Experiment config.Fingerprint `json:"experiment"`
+	Points     []sweep.CurvePoint `json:"points"`
+}
+
+// writeCurve prints the curve's points as format says: the table under its heading lines,
+// curveJSON, or the table as CSV.
+func writeCurve(w io.Writer, format, traceName string, requests int, sla string, fp config.Fingerprint, points []sweep.CurvePoint) error {
+	head, rows := sweep.CurveTable(points, true)
+	switch format {
+	case "json":
+		return writeJSON(w, curveJSON{fp, points})
+	case "csv":
+		cw := csv.NewWriter(w)
+		_ = cw.Write(head)
+		for _, r := range rows {
+			r[len(r)-1] = strconv.FormatBool(r[len(r)-1] != "")
+			_ = cw.Write(r)
+		}
+		cw.Flush()
+		return cw.Error()
+	}
+	fmt.Fprintf(w, "%s, first %d requests, closed loop; ◆ Pareto front (requests/s against mean e2e latency)\n", traceName, requests)
+	fmt.Fprintf(w, "SLO %s\n", sla)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
+	}
+	return tw.Flush()
 }
 
 // curveRouter reads one --router: a policy name, default_kv, or router knobs in --set form.
@@ -142,10 +173,7 @@ func writeCurveDir(dir, plots string, points []sweep.CurvePoint, fp config.Finge
 	if err != nil {
 		return err
 	}
-	if err := writeJSON(f, struct {
-		Experiment config.Fingerprint `json:"experiment"`
-		Points     []sweep.CurvePoint `json:"points"`
-	}{fp, points}); err != nil {
+	if err := writeJSON(f, curveJSON{fp, points}); err != nil {
 		f.Close()
 		return err
 	}

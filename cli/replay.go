@@ -2,18 +2,21 @@ package cli
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/routerlab/routerlab/compare"
 	"github.com/routerlab/routerlab/config"
 	"github.com/routerlab/routerlab/engine"
 	"github.com/routerlab/routerlab/report"
@@ -33,8 +36,8 @@ states the point it ran. Override knobs with --set, e.g. --set router_mode=round
 --set prefill_load_scale=32 --set workload.replay_concurrency=8.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if format != "table" && format != "json" {
-				return fmt.Errorf("--format: want table or json, got %q", format)
+			if format != "table" && format != "json" && format != "csv" {
+				return fmt.Errorf("--format: want table, json or csv, got %q", format)
 			}
 			exp, err := x.experiment()
 			if err != nil {
@@ -75,14 +78,17 @@ states the point it ran. Override knobs with --set, e.g. --set router_mode=round
 				}
 			}
 			w := cmd.OutOrStdout()
-			if format == "json" {
+			switch format {
+			case "json":
 				return writeJSON(w, newReplayJSON(fp(), rep.Summary, exp.File.Goal))
+			case "csv":
+				return writeReplayCSV(w, newReplayJSON(fp(), rep.Summary, exp.File.Goal))
 			}
 			return writeSummaryTable(w, exp, point, cfg, rep.Summary)
 		},
 	}
 	x.register(cmd.Flags(), "replay only the first N requests of the trace (0 = all)")
-	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
+	cmd.Flags().StringVar(&format, "format", "table", "output format: table, json, or csv (one header line and one row: the experiment's settings, then the summary's numbers by their JSON keys)")
 	cmd.Flags().StringVar(&perRequest, "per-request", "", "also write one JSON line per request to this file")
 	cmd.Flags().StringVar(&out, "out", "", "also write DIR/replay.json, DIR/requests.jsonl and DIR/report.html (charts; routerlab compare reads DIR)")
 	cmd.Flags().StringVar(&plots, "plots", "", "with --out: also write each chart to DIR/plots/ as svg or png")
@@ -151,6 +157,27 @@ func newReplayJSON(fp config.Fingerprint, s engine.Summary, goal config.Goal) re
 		s.Goodput = nil
 	}
 	return replayJSON{Experiment: fp, Summary: s}
+}
+
+// writeReplayCSV writes a replay as two CSV lines, so that replays' lines stack into one
+// table: the fingerprint's settings, then the summary's numbers by their JSON keys (as
+// compare names them; wall time, which differs between identical runs, left out). Per-worker
+// numbers are in --format json.
+func writeReplayCSV(w io.Writer, r replayJSON) error {
+	keys, vals := compare.Metrics(r.Summary)
+	head := make([]string, 0, len(r.Experiment)+len(keys))
+	row := make([]string, 0, cap(head))
+	for _, st := range r.Experiment {
+		head, row = append(head, st.Key), append(row, st.Value)
+	}
+	for i, k := range keys {
+		head, row = append(head, k), append(row, strconv.FormatFloat(vals[i], 'g', -1, 64))
+	}
+	cw := csv.NewWriter(w)
+	_ = cw.Write(head)
+	_ = cw.Write(row)
+	cw.Flush()
+	return cw.Error()
 }
 
 func writeRequests(path string, recs []engine.RequestRecord) error {

@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"html"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -64,7 +67,7 @@ func TestReplaySLOSameInTableAndHTML(t *testing.T) {
 }
 
 // --plots writes every chart the page draws: as many files under plots/ as <svg> elements in
-// the page, for replay and curve (sweep: TestSweepReportHTML names each).
+// the page, for replay, curve and compare (sweep: TestSweepReportHTML names each).
 func TestPlotsWriteEveryChart(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -79,6 +82,16 @@ func TestPlotsWriteEveryChart(t *testing.T) {
 			_, _, err := runCmd(t, newCurveCmd(), "--requests", "100", "--concurrency", "4,16", "--out", dir, "--plots", "svg")
 			return err
 		}, "curve.html"},
+		{"compare", func(dir string) error {
+			a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+			for _, args := range [][]string{{"--out", a}, {"--out", b, "--set", "prefill_load_scale=4"}} {
+				if _, _, err := runCmd(t, newReplayCmd(), append([]string{"--requests", "300"}, args...)...); err != nil {
+					return err
+				}
+			}
+			_, _, err := runCmd(t, newCompareCmd(), a, b, "--html", filepath.Join(dir, "compare.html"), "--plots", "svg")
+			return err
+		}, "compare.html"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -121,5 +134,84 @@ func TestReplayProgressPiped(t *testing.T) {
 	progressDelay = time.Hour
 	if _, stderr, err := runCmd(t, newReplayCmd(), "--requests", "300"); err != nil || stderr != "" {
 		t.Errorf("a quick replay printed %q (%v)", stderr, err)
+	}
+}
+
+// Every printed table has --format json and csv: replay's CSV is one header and one row that
+// agree with its JSON; compare's JSON holds each metric's change and its CSV one row per
+// metric; curve's CSV is its table with the Pareto mark as true or false.
+func TestFormatsJSONAndCSV(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	for _, args := range [][]string{{"--out", a}, {"--out", b, "--set", "prefill_load_scale=4"}} {
+		if _, stderr, code := execute(append([]string{"replay", "--requests", "300"}, args...)...); code != 0 {
+			t.Fatal(stderr)
+		}
+	}
+	out, stderr, code := execute("replay", "--requests", "300", "--format", "csv")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil || len(recs) != 2 || len(recs[0]) != len(recs[1]) {
+		t.Fatalf("replay CSV: %v\n%s", err, out)
+	}
+	js, _, _ := execute("replay", "--requests", "300", "--format", "json")
+	var sum map[string]any
+	if err := json.Unmarshal([]byte(js), &sum); err != nil {
+		t.Fatal(err)
+	}
+	col := slices.Index(recs[0], "mean_e2e_latency_ms")
+	if col < 0 || recs[1][col] != strconv.FormatFloat(sum["mean_e2e_latency_ms"].(float64), 'g', -1, 64) {
+		t.Errorf("replay CSV's mean_e2e_latency_ms (column %d) is not the JSON's %v", col, sum["mean_e2e_latency_ms"])
+	}
+
+	out, stderr, code = execute("compare", a, b, "--format", "json")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	var cs []struct {
+		Metrics []struct {
+			Metric              string
+			Base, Other, Change float64
+		}
+		Paired  []struct{ Metric string }
+		Changes []struct{ Setting, Base, Other string }
+	}
+	if err := json.Unmarshal([]byte(out), &cs); err != nil || len(cs) != 1 {
+		t.Fatalf("compare JSON: %v\n%s", err, out)
+	}
+	found := false
+	for _, m := range cs[0].Metrics {
+		if m.Metric == "mean_e2e_latency_ms" {
+			found = m.Change == m.Other-m.Base && m.Base > 0
+		}
+	}
+	if !found || len(cs[0].Paired) != 3 || !slices.ContainsFunc(cs[0].Changes, func(c struct{ Setting, Base, Other string }) bool {
+		return c.Setting == "search_space.prefill_load_scale" && c.Base == "1" && c.Other == "4"
+	}) {
+		t.Errorf("compare JSON lacks the e2e change, the paired intervals or the changed setting:\n%s", out)
+	}
+	out, _, code = execute("compare", a, b, "--format", "csv")
+	recs, err = csv.NewReader(strings.NewReader(out)).ReadAll()
+	if code != 0 || err != nil || len(recs) != len(cs[0].Metrics)+1 || recs[0][2] != "metric" {
+		t.Errorf("compare CSV: %d rows for %d metrics, %v\n%s", len(recs), len(cs[0].Metrics), err, out)
+	}
+
+	out, stderr, code = execute("curve", "--requests", "100", "--concurrency", "4,16", "--format", "csv")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	recs, err = csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil || len(recs) != 5 || recs[0][len(recs[0])-1] != "Pareto" || !slices.Contains([]string{"true", "false"}, recs[1][len(recs[1])-1]) {
+		t.Errorf("curve CSV: %v\n%s", err, out)
+	}
+	out, _, code = execute("curve", "--requests", "100", "--concurrency", "4", "--format", "json")
+	var cj struct{ Points []any }
+	if code != 0 || json.Unmarshal([]byte(out), &cj) != nil || len(cj.Points) != 2 {
+		t.Errorf("curve JSON:\n%s", out)
+	}
+	if _, stderr, code := execute("compare", a, b, "--format", "xml"); code == 0 || !strings.Contains(stderr, "want table, json or csv") {
+		t.Errorf("compare --format xml: %d %s", code, stderr)
 	}
 }

@@ -104,6 +104,22 @@ func HTML(cs []*Comparison) ([]byte, error) {
 			pg.Table([]string{"setting", "A", "B"}, rows)
 		}
 	}
+	figs, err := Figures(cs)
+	if err != nil {
+		return nil, err
+	}
+	if len(figs) > 0 {
+		pg.Heading("Distributions")
+		for _, f := range figs {
+			pg.Figure(f)
+		}
+	}
+	return pg.HTML()
+}
+
+// Figures are the comparison page's charts: the latency distributions of every run that kept
+// per-request records, one line per run.
+func Figures(cs []*Comparison) ([]report.Figure, error) {
 	var names []string
 	var reps []*engine.Report
 	add := func(r *Run) {
@@ -120,15 +136,8 @@ func HTML(cs []*Comparison) ([]byte, error) {
 		add(c.Base)
 		add(c.Other)
 	}
-	if len(reps) > 0 {
-		pg.Heading("Distributions")
-		figs, err := report.LatencyCDFs(names, reps)
-		if err != nil {
-			return nil, err
-		}
-		for _, f := range figs {
-			pg.Figure(f)
-		}
+	if len(reps) == 0 {
+		return nil, nil
 	}
-	return pg.HTML()
+	return report.LatencyCDFs(names, reps)
 }
