@@ -63,7 +63,7 @@ asked for: say 'routerlab sweep' or 'routerlab --headless'.`,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return noNegativeNumbers(cmd.Flags()) },
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if version {
-				_, err := io.WriteString(stdout, versionText())
+				_, err := io.WriteString(stdout, versionText(false))
 				return err
 			}
 			f, err := x.file()
@@ -84,13 +84,13 @@ asked for: say 'routerlab sweep' or 'routerlab --headless'.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return flagError(root, c, args, err) })
 	root.SuggestionsMinimumDistance = 2
 	root.SetArgs(args)
-	root.Flags().BoolVar(&version, "version", false, "print the version, commit, simulator digest and embedded timing tables")
+	root.Flags().BoolVar(&version, "version", false, "print the version, commit and simulator digest ('routerlab version --tables' lists the embedded timing tables)")
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	x.register(root.Flags(), "requests the explorer simulates (default: workload.search_requests, 2000)")
 	root.Flags().BoolVar(&headless, "headless", false, "run the sweep and print its report instead of opening the explorer")
-	root.AddCommand(newReplayCmd(), newSweepCmd(), newCompareCmd(), newCurveCmd(), newTraceCmd(), newModelCmd(), newServeCmd(), newWatchCmd(), newWorkerCmd())
+	root.AddCommand(newVersionCmd(), newReplayCmd(), newSweepCmd(), newCompareCmd(), newCurveCmd(), newTraceCmd(), newModelCmd(), newServeCmd(), newWatchCmd(), newWorkerCmd())
 	return root
 }
 
@@ -141,11 +141,29 @@ func didYouMean(s []string) string {
 	return " (did you mean " + strings.Join(s, " or ") + "?)"
 }
 
+// newVersionCmd is `routerlab version`: what --version prints, and with --tables every
+// embedded timing table with its SHA-256.
+func newVersionCmd() *cobra.Command {
+	var tables bool
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print the version, commit and simulator digest (--tables: the embedded timing tables too)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := io.WriteString(cmd.OutOrStdout(), versionText(tables))
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&tables, "tables", false, "also list every embedded timing table with its SHA-256 (the simulator digest covers them)")
+	return cmd
+}
+
 // versionText is what --version prints: the version string, the commit the build was made
-// from, and the simulator digest with the embedded tables behind it. Two builds that print
-// the same digest simulate alike; the version and commit alone cannot say so (every local
-// build is "devel", every dirty one of a commit looks the same).
-func versionText() string {
+// from, and the simulator digest; with tables, the embedded tables behind the digest, else
+// their count. Two builds that print the same digest simulate alike; the version and commit
+// alone cannot say so (every local build is "devel", every dirty one of a commit looks the
+// same).
+func versionText(tables bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "routerlab %s\n", config.Version())
 	rev, at, dirty := "unknown (built without VCS information)", "", false
@@ -166,9 +184,14 @@ func versionText() string {
 	}
 	fmt.Fprintf(&b, "commit    %s%s\n", rev, at)
 	fmt.Fprintf(&b, "simulator %s\n", config.SimulatorDigest())
-	fmt.Fprintf(&b, "tables\n")
-	for _, t := range model.EmbeddedTableDigests() {
-		fmt.Fprintf(&b, "  %s\n", t)
+	digests := model.EmbeddedTableDigests()
+	if tables {
+		fmt.Fprintf(&b, "tables\n")
+		for _, t := range digests {
+			fmt.Fprintf(&b, "  %s\n", t)
+		}
+	} else {
+		fmt.Fprintf(&b, "tables    %d embedded (routerlab version --tables lists them)\n", len(digests))
 	}
 	fmt.Fprintf(&b, "go        %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return b.String()

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -8,23 +9,39 @@ import (
 	"github.com/routerlab/routerlab/model"
 )
 
-// --version names the build: version, commit line, simulator digest and every embedded table
-// with its SHA-256.
+// --version names the build in a few lines: version, commit line, simulator digest and the
+// number of embedded tables; `version --tables` lists every table with its SHA-256.
 func TestVersion(t *testing.T) {
-	var out, stderr strings.Builder
-	if code := Execute([]string{"--version"}, strings.NewReader(""), &out, &stderr); code != 0 {
-		t.Fatalf("--version: status %d: %s", code, stderr.String())
+	short, stderr, code := execute("--version")
+	if code != 0 {
+		t.Fatalf("--version: status %d: %s", code, stderr)
 	}
-	want := []string{"routerlab " + config.Version() + "\n", "\ncommit    ", "\nsimulator " + config.SimulatorDigest() + "\n"}
-	for _, tb := range model.EmbeddedTableDigests() {
-		want = append(want, "\n  "+tb+"\n")
+	tables := model.EmbeddedTableDigests()
+	if len(tables) == 0 {
+		t.Fatal("no embedded tables listed")
 	}
-	for _, w := range want {
-		if !strings.Contains(out.String(), w) {
-			t.Errorf("--version lacks %q:\n%s", w, out.String())
+	head := []string{"routerlab " + config.Version() + "\n", "\ncommit    ", "\nsimulator " + config.SimulatorDigest() + "\n"}
+	for _, w := range append(head, fmt.Sprintf("\ntables    %d embedded (routerlab version --tables lists them)\n", len(tables))) {
+		if !strings.Contains(short, w) {
+			t.Errorf("--version lacks %q:\n%s", w, short)
 		}
 	}
-	if len(model.EmbeddedTableDigests()) == 0 {
-		t.Error("no embedded tables listed")
+	if n := strings.Count(short, "\n"); n != 5 {
+		t.Errorf("--version prints %d lines, want 5:\n%s", n, short)
+	}
+	if same, _, _ := execute("version"); same != short {
+		t.Errorf("version differs from --version:\n%s\n---\n%s", same, short)
+	}
+	long, stderr, code := execute("version", "--tables")
+	if code != 0 {
+		t.Fatalf("version --tables: status %d: %s", code, stderr)
+	}
+	for _, tb := range tables {
+		head = append(head, "\n  "+tb+"\n")
+	}
+	for _, w := range head {
+		if !strings.Contains(long, w) {
+			t.Errorf("version --tables lacks %q:\n%s", w, long)
+		}
 	}
 }
