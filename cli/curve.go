@@ -89,7 +89,7 @@ csv the table (pareto: true or false).`,
 			return writeCurveDir(out, plots, points, fp, sla)
 		},
 	}
-	x.register(cmd.Flags(), "replay the first N requests of the trace (default: workload.search_requests, 2000)")
+	x.register(cmd, "replay the first N requests of the trace (default: workload.search_requests, 2000)")
 	cmd.Flags().StringArrayVar(&routers, "router", []string{"default_kv", "round_robin"}, "a router setting: default_kv, round_robin, random, least_loaded, or knobs like prefill_load_scale=4,overlap_score_credit=1 (repeatable)")
 	cmd.Flags().IntSliceVar(&concurrencies, "concurrency", []int{4, 8, 16, 32, 64, 128}, "requests in flight, one replay each")
 	cmd.Flags().StringVar(&out, "out", "", "also write DIR/curve.json and DIR/curve.html")

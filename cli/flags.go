@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/routerlab/routerlab/config"
@@ -24,12 +25,35 @@ type experimentFlags struct {
 	strict     bool
 }
 
-func (x *experimentFlags) register(fs *pflag.FlagSet, requestsHelp string) {
+func (x *experimentFlags) register(cmd *cobra.Command, requestsHelp string) {
+	fs := cmd.Flags()
 	fs.StringVar(&x.configPath, "config", "", "experiment YAML (default: the embedded seed experiment, examples/router-sweep.yaml)")
 	fs.StringVar(&x.tracePath, "trace", "", "trace file or builtin:toolagent|builtin:conversation (overrides workload.trace_path)")
 	fs.StringArrayVar(&x.sets, "set", nil, "override a key: router_mode=round_robin, replicas=64, layout=tp4·ep4, workload.replay_concurrency=8 (repeatable; the explorer's knob names work)")
 	fs.IntVar(&x.requests, "requests", 0, requestsHelp)
 	fs.BoolVar(&x.strict, "strict", false, "a request the fleet would reject (longer than context_length) is an error naming its line (workload.strict)")
+	_ = cmd.RegisterFlagCompletionFunc("set", completeSet)
+}
+
+// completeSet completes --set: the keys it accepts (with "=" and no space after), then after
+// "key=" the values the key takes where it has a fixed set (config.SetValues).
+func completeSet(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	var out []cobra.Completion
+	key, prefix, hasValue := strings.Cut(toComplete, "=")
+	if !hasValue {
+		for _, k := range config.SetKeys() {
+			if strings.HasPrefix(k, toComplete) {
+				out = append(out, k+"=")
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoSpace | cobra.ShellCompDirectiveNoFileComp
+	}
+	for _, v := range config.SetValues(key) {
+		if strings.HasPrefix(v, prefix) {
+			out = append(out, key+"="+v)
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
 }
 
 // file loads the experiment file and applies --trace, --set and --strict together, so their

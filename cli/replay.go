@@ -87,7 +87,7 @@ states the point it ran. Override knobs with --set, e.g. --set router_mode=round
 			return writeSummaryTable(w, exp, point, cfg, rep.Summary)
 		},
 	}
-	x.register(cmd.Flags(), "replay only the first N requests of the trace (0 = all)")
+	x.register(cmd, "replay only the first N requests of the trace (0 = all)")
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table, json, or csv (one header line and one row: the experiment's settings, then the summary's numbers by their JSON keys)")
 	cmd.Flags().StringVar(&perRequest, "per-request", "", "also write one JSON line per request to this file")
 	cmd.Flags().StringVar(&out, "out", "", "also write DIR/replay.json, DIR/requests.jsonl and DIR/report.html (charts; routerlab compare reads DIR)")

@@ -215,3 +215,32 @@ func TestFormatsJSONAndCSV(t *testing.T) {
 		t.Errorf("compare --format xml: %d %s", code, stderr)
 	}
 }
+
+// Shell completion knows --set's keys (the config package's table) and, after "key=", the
+// values of a key with a fixed set, on every command that takes --set.
+func TestCompleteSet(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"replay", "--set", "router_m"}, []string{"router_mode="}},
+		{[]string{"sweep", "--set", "goal.sla."}, []string{"goal.sla.e2e_latency_ms=", "goal.sla.percentile=", "goal.sla.tpot_ms=", "goal.sla.ttft_ms="}},
+		{[]string{"--set", "router_mode=r"}, []string{"router_mode=round_robin", "router_mode=random"}},
+		{[]string{"curve", "--set", "kv_cache_dtype="}, []string{"kv_cache_dtype=fp8", "kv_cache_dtype=bf16", "kv_cache_dtype=auto"}},
+		{[]string{"replay", "--set", "prefill_load_scale="}, nil},
+	} {
+		out, stderr, code := execute(append([]string{"__complete"}, c.args...)...)
+		if code != 0 {
+			t.Fatalf("%v: %s", c.args, stderr)
+		}
+		var got []string
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			if l != "" && !strings.HasPrefix(l, ":") {
+				got = append(got, l)
+			}
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("complete %v = %q, want %q", c.args, got, c.want)
+		}
+	}
+}

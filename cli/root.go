@@ -88,7 +88,7 @@ asked for: say 'routerlab sweep' or 'routerlab --headless'.`,
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	x.register(root.Flags(), "requests the explorer simulates (default: workload.search_requests, 2000)")
+	x.register(root, "requests the explorer simulates (default: workload.search_requests, 2000)")
 	root.Flags().BoolVar(&headless, "headless", false, "run the sweep and print its report instead of opening the explorer")
 	root.AddCommand(newVersionCmd(), newReplayCmd(), newSweepCmd(), newCompareCmd(), newCurveCmd(), newTraceCmd(), newModelCmd(), newServeCmd(), newWatchCmd(), newWorkerCmd())
 	return root

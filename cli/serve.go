@@ -126,7 +126,7 @@ run at once, the rest queue; each writes a run directory under --runs.`,
 			return err
 		},
 	}
-	x.register(cmd.Flags(), "requests each explorer simulates (default: workload.search_requests, 2000)")
+	x.register(cmd, "requests each explorer simulates (default: workload.search_requests, 2000)")
 	fl := cmd.Flags()
 	fl.StringVar(&o.addr, "ssh", "127.0.0.1:2222", "address to listen on for SSH")
 	fl.StringVar(&o.hostKey, "host-key", defaultHostKey(), "SSH host key file (created with mode 0600 if missing)")

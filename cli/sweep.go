@@ -74,7 +74,7 @@ them an error.`,
 			return runSweep(cmd.Context(), f, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	x.register(cmd.Flags(), "search requests: the first N of the trace (overrides workload.search_requests)")
+	x.register(cmd, "search requests: the first N of the trace (overrides workload.search_requests)")
 	fl := cmd.Flags()
 	fl.StringVar(&o.out, "out", "", "output directory (default: a new directory under ./runs/)")
 	fl.BoolVar(&o.resume, "resume", false, "continue the sweep whose ledger.jsonl is in --out")

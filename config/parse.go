@@ -138,7 +138,7 @@ func (f *File) setNode(path string, n ast.Node) error {
 		g := &f.Goal
 		switch key {
 		case "target":
-			return f.oneOf(path, n, &g.Target, []string{"e2e_latency", "ttft", "tpot", "throughput"})
+			return f.oneOf(path, n, &g.Target, goalTargets)
 		case "max_ttft_ms":
 			return f.number(path, n, &g.MaxTTFTMS, 0, math.MaxFloat64)
 		case "max_tpot_ms":
@@ -175,7 +175,7 @@ func (f *File) setNode(path string, n ast.Node) error {
 		case "parallel_evals":
 			return f.integer(path, n, &s.ParallelEvals, 1, 1024)
 		case "algorithm":
-			return f.oneOf(path, n, &s.Algorithm, []string{"gp_bandit", "random", "grid"})
+			return f.oneOf(path, n, &s.Algorithm, sweepAlgorithms)
 		case "seed":
 			return f.seed(path, n, &s.Seed)
 		}
