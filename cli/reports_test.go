@@ -4,6 +4,8 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"html"
+	"image"
+	"image/png"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +13,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/routerlab/routerlab/internal/chartcheck"
+	"github.com/routerlab/routerlab/report"
 )
 
 // replay's table and its report.html say the same sentence on the SLO, word for word, under
@@ -242,5 +247,61 @@ func TestCompleteSet(t *testing.T) {
 		if !slices.Equal(got, c.want) {
 			t.Errorf("complete %v = %q, want %q", c.args, got, c.want)
 		}
+	}
+}
+
+// In Chromium, as a reader sees report.html: a heatmap has its colour bar beside it, pale
+// at the bottom of the scale and dark at the top, and a chart's legend sits beside the axes,
+// not over the data.
+func TestReportChartsInChromium(t *testing.T) {
+	g := report.Grid{Z: [][]float64{{0, 500, 1000}, {250, 750, 1400}}, DX: 1, Rows: []string{"w0", "w1"}}
+	hp, bar, err := report.Heatmap("load", "simulated time (s)", g, 0, 1400, 0, "active KV blocks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp, err := report.Lines("", "x", "y", []report.Series{{Name: "a long series name", X: []float64{0, 1, 2}, Y: []float64{0.9, 0.9, 0.9}}}, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp.Y.Min, lp.Y.Max = 0, 1
+	shot := func(name string, f report.Figure) (image.Image, image.Rectangle) {
+		pg := &report.Page{}
+		pg.Figure(f)
+		data, err := pg.HTML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		page := filepath.Join(dir, name+".html")
+		if err := os.WriteFile(page, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		pngPath := filepath.Join(dir, name+".png")
+		if hosts := renderPNG(t, page, pngPath); len(hosts) > 0 {
+			t.Errorf("%s requested %v", name, hosts)
+		}
+		if d := os.Getenv("ROUTERLAB_SCREENSHOT_DIR"); d != "" {
+			b, _ := os.ReadFile(pngPath)
+			_ = os.WriteFile(filepath.Join(d, name+".png"), b, 0o644)
+		}
+		fh, err := os.Open(pngPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fh.Close()
+		img, err := png.Decode(fh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return img, chartcheck.InkBox(img)
+	}
+
+	img, box := shot("heatmap", report.Figure{Name: "load", Plot: hp, Bar: bar})
+	if !chartcheck.ColourBar(img, box) {
+		t.Error("Chromium shows no colour bar (dark above, pale colour below) right of the heatmap")
+	}
+	img, box = shot("legend", report.Figure{Name: "lines", Plot: lp})
+	if err := chartcheck.LegendBesideLine(img, box); err != nil {
+		t.Errorf("in Chromium: %v", err)
 	}
 }
