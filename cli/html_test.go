@@ -188,7 +188,8 @@ func TestSweepReportHTML(t *testing.T) {
 		"TTFT distribution", "TPOT distribution", "e2e latency distribution",
 		"best: active KV blocks per worker", "best: prefix-hit ratio per worker",
 		"round_robin: active KV blocks per worker", "default_kv: prefix-hit ratio per worker")
-	for _, want := range []string{"Experiment", "workload.trace_digest", "95 % interval", "SLO met", "goodput req/s", "bootstrap interval"} {
+	for _, want := range []string{"Experiment", "workload.trace_digest", "95 % interval", "SLO met", "goodput req/s", "bootstrap interval",
+		"it does not start at 0", "as the bar at the right reads", ">active KV blocks<", ">prefix-hit ratio<"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report.html lacks %q", want)
 		}

@@ -6,11 +6,14 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot"
 	"pgregory.net/rapid"
 
+	"github.com/routerlab/routerlab/engine"
 	"github.com/routerlab/routerlab/internal/chartcheck"
 )
 
@@ -121,4 +124,62 @@ func renderImage(t *testing.T, f Figure) image.Image {
 		t.Fatal(err)
 	}
 	return img
+}
+
+// Heatmaps of runs shown together share their time axis and their load scale: one tick
+// label set, one colour for one load, whichever run ran longer or peaked higher.
+func TestFleetHeatmapsShareScale(t *testing.T) {
+	run := func(seconds, peak int) *engine.Report {
+		var sn []engine.Snapshot
+		for i := range seconds + 1 {
+			sn = append(sn, engine.Snapshot{TimeUS: int64(i) * 1_000_000, Workers: []engine.WorkerSnapshot{{ActiveBlocks: peak * i / seconds}, {ActiveBlocks: 1}}})
+		}
+		return &engine.Report{Snapshots: sn}
+	}
+	reps := []*engine.Report{run(1100, 900), run(1400, 1500)}
+	sc := SharedFleetScale(reps)
+	if sc.UntilS != 1400 || sc.MaxLoad != 1500 {
+		t.Fatalf("shared scale %+v, want until 1400 s, load 1500", sc)
+	}
+	var xTicks, bars []string
+	for i, rep := range reps {
+		figs, err := FleetHeatmaps("r"+strconv.Itoa(i), rep, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		load := figs[0]
+		if !strings.Contains(load.Caption, HeatmapScale) || !strings.Contains(load.Caption, "0 to 1500 blocks, as the bar at the right reads") {
+			t.Errorf("caption %q does not name the palette and its range", load.Caption)
+		}
+		if _, err := load.Render("svg"); err != nil { // settles the axes' ranges
+			t.Fatal(err)
+		}
+		xTicks = append(xTicks, labelsOf(load.Plot.X.Tick.Marker.Ticks(load.Plot.X.Min, load.Plot.X.Max)))
+		bars = append(bars, labelsOf(load.Bar.Y.Tick.Marker.Ticks(load.Bar.Y.Min, load.Bar.Y.Max)))
+	}
+	if xTicks[0] != xTicks[1] || bars[0] != bars[1] {
+		t.Errorf("heatmaps of one report label differently: time %q vs %q, colour bar %q vs %q", xTicks[0], xTicks[1], bars[0], bars[1])
+	}
+}
+
+// The validation chart's axis is zoomed to the values and their intervals, not from 0, and
+// says which range it shows.
+func TestIntervalsZoom(t *testing.T) {
+	p, lo, hi, err := Intervals("v", "ms", []Interval{{"a", 1913.9, 1801, 2034}, {"b", 1810.5, 1712, 1913}, {"c", 1782.9, 1685, 1883}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(lo > 1500 && lo < 1685 && hi > 2034 && hi < 2200) || p.Y.Min != lo || p.Y.Max != hi {
+		t.Errorf("axis %g–%g (plot %g–%g), want just around 1685–2034", lo, hi, p.Y.Min, p.Y.Max)
+	}
+}
+
+func labelsOf(ticks []plot.Tick) string {
+	var out []string
+	for _, tk := range ticks {
+		if tk.Label != "" {
+			out = append(out, tk.Label)
+		}
+	}
+	return strings.Join(out, " ")
 }
