@@ -344,7 +344,11 @@ from its vLLM 0.19.0 table, the router gate as a BF16 GEMM), which the whole imp
 				}
 				imports = []model.ImportOptions{o}
 			}
-			for _, im := range imports {
+			// The whole import takes about a minute: its progress, by model-GPU combination.
+			progress := startProgress(cmd.ErrOrStderr(), isTerminal(cmd.ErrOrStderr()), "import", "model-GPU combinations")
+			defer progress.Stop()
+			for i, im := range imports {
+				progress.Set(i, len(imports))
 				im.QKNormKernels, im.MLAModuleRows, im.MoE.Distribution = o.QKNormKernels, o.MLAModuleRows, o.MoE.Distribution
 				tables, err := model.Import(aic, im)
 				if err != nil {
@@ -357,6 +361,8 @@ from its vLLM 0.19.0 table, the router gate as a BF16 GEMM), which the whole imp
 					fmt.Fprintf(cmd.OutOrStdout(), "wrote %s/%s\n", out, model.TableFileName(t))
 				}
 			}
+			progress.Set(len(imports), len(imports))
+			progress.Stop()
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s/PROVENANCE*.md\n", out)
 			return nil
 		},
