@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"image"
 	"image/png"
 	"net"
 	"net/http"
@@ -127,22 +128,32 @@ func renderPNG(t *testing.T, page, pngPath string) []string {
 	return hosts
 }
 
-// screenshot renders a report page to PNG and checks that the page made no request and that
-// the picture has charts on it (a good share is not background white).
-func screenshot(t *testing.T, page, pngPath string) {
+// shoot renders a report page to PNG with Chromium, checks that the page made no request,
+// keeps a copy under $ROUTERLAB_SCREENSHOT_DIR when it is set, and returns the picture.
+func shoot(t *testing.T, page, pngPath string) image.Image {
 	t.Helper()
 	if hosts := renderPNG(t, page, pngPath); len(hosts) > 0 {
 		t.Errorf("rendering %s requested %v", page, hosts)
 	}
-	fh, err := os.Open(pngPath)
+	data, err := os.ReadFile(pngPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer fh.Close()
-	img, err := png.Decode(fh)
+	if dir := os.Getenv("ROUTERLAB_SCREENSHOT_DIR"); dir != "" {
+		_ = os.WriteFile(filepath.Join(dir, filepath.Base(pngPath)), data, 0o644)
+	}
+	img, err := png.Decode(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return img
+}
+
+// screenshot shoots a report page and checks that the picture has charts on it (a good share
+// is not background white).
+func screenshot(t *testing.T, page, pngPath string) {
+	t.Helper()
+	img := shoot(t, page, pngPath)
 	b := img.Bounds()
 	ink := 0
 	for y := b.Min.Y; y < b.Max.Y; y += 4 {
@@ -154,10 +165,6 @@ func screenshot(t *testing.T, page, pngPath string) {
 	}
 	if share := float64(ink) / float64(b.Dx()*b.Dy()/16); share < 0.05 {
 		t.Errorf("screenshot %s is %.1f %% ink: the page looks empty", pngPath, 100*share)
-	}
-	if dir := os.Getenv("ROUTERLAB_SCREENSHOT_DIR"); dir != "" {
-		data, _ := os.ReadFile(pngPath)
-		_ = os.WriteFile(filepath.Join(dir, filepath.Base(pngPath)), data, 0o644)
 	}
 }
 

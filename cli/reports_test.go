@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"html"
 	"image"
-	"image/png"
 	"os"
 	"path/filepath"
 	"slices"
@@ -276,23 +275,7 @@ func TestReportChartsInChromium(t *testing.T) {
 		if err := os.WriteFile(page, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		pngPath := filepath.Join(dir, name+".png")
-		if hosts := renderPNG(t, page, pngPath); len(hosts) > 0 {
-			t.Errorf("%s requested %v", name, hosts)
-		}
-		if d := os.Getenv("ROUTERLAB_SCREENSHOT_DIR"); d != "" {
-			b, _ := os.ReadFile(pngPath)
-			_ = os.WriteFile(filepath.Join(d, name+".png"), b, 0o644)
-		}
-		fh, err := os.Open(pngPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer fh.Close()
-		img, err := png.Decode(fh)
-		if err != nil {
-			t.Fatal(err)
-		}
+		img := shoot(t, page, filepath.Join(dir, name+".png"))
 		return img, chartcheck.InkBox(img)
 	}
 
