@@ -7,6 +7,7 @@ import (
 	"image"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -168,6 +169,16 @@ func TestFormatsJSONAndCSV(t *testing.T) {
 	col := slices.Index(recs[0], "mean_e2e_latency_ms")
 	if col < 0 || recs[1][col] != strconv.FormatFloat(sum["mean_e2e_latency_ms"].(float64), 'g', -1, 64) {
 		t.Errorf("replay CSV's mean_e2e_latency_ms (column %d) is not the JSON's %v", col, sum["mean_e2e_latency_ms"])
+	}
+
+	// compare counts goodput under the default SLO from the runs' records, the replay's own
+	// count, and says under which SLO.
+	text, stderr, code := execute("compare", a, b)
+	table, _, _ := execute("replay", "--requests", "300")
+	good := regexp.MustCompile(`: ([0-9]+) of 300 requests met it`).FindStringSubmatch(table)
+	if code != 0 || good == nil || !regexp.MustCompile(`goodput\.good_requests +`+good[1]+` `).MatchString(text) ||
+		!strings.Contains(text, "goodput.*: SLO TTFT ≤ 2000 ms, TPOT ≤ 30 ms for 90 % of requests (the default SLO; goal.sla sets another), counted from the per-request records") {
+		t.Errorf("compare does not count the replay's goodput under the default SLO (%s):\n%s\n%s", stderr, text, table)
 	}
 
 	out, stderr, code = execute("compare", a, b, "--format", "json")

@@ -28,6 +28,9 @@ type Run struct {
 	Experiment config.Fingerprint
 	Summary    engine.Summary
 	Requests   []engine.RequestRecord // nil when the run kept none
+	// DefaultSLO: the summary's goodput is counted here, from Requests, under
+	// config.DefaultSLO (the run had no goal.sla, so its replay.json has none).
+	DefaultSLO bool
 }
 
 // Files of a replay's run directory (routerlab replay --out).
@@ -107,6 +110,10 @@ func loadReplay(path, requests string) (*Run, error) {
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", requests, err)
+	}
+	if r.Summary.Goodput == nil && len(r.Requests) > 0 {
+		r.Summary.Goodput = engine.GoodputOf(r.Requests, config.DefaultSLO, r.Summary.DurationMS)
+		r.DefaultSLO = true
 	}
 	return r, nil
 }

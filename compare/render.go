@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/routerlab/routerlab/config"
 	"github.com/routerlab/routerlab/engine"
 	"github.com/routerlab/routerlab/report"
 )
@@ -40,6 +41,15 @@ func (c *Comparison) pairedText(p Paired) string {
 		p.Metric, p.MeanMS, 100*p.Level, p.LowMS, p.HighMS, p.Requests, p.Resamples)
 }
 
+// sloNote says which SLO the goodput rows count under when a run's was counted here from its
+// per-request records; "" otherwise (goal.sla: the runs' own fingerprints say it).
+func (c *Comparison) sloNote() string {
+	if !c.Base.DefaultSLO && !c.Other.DefaultSLO {
+		return ""
+	}
+	return "goodput.*: SLO " + config.Default().Goal.SLAText() + ", counted from the per-request records"
+}
+
 // WriteText prints the comparison as tables.
 func (c *Comparison) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "A: %s (%s, %d requests)\nB: %s (%s, %d requests)\n\n", c.Base.Path, c.Base.Kind, c.Base.Summary.RequestsCompleted,
@@ -51,6 +61,9 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if note := c.sloNote(); note != "" {
+		fmt.Fprintln(w, note)
 	}
 	fmt.Fprintln(w)
 	if len(c.Paired) > 0 {
@@ -83,6 +96,9 @@ func HTML(cs []*Comparison) ([]byte, error) {
 		pg.Para("A: %s (%s, %d requests). B: %s (%s, %d requests).", c.Base.Path, c.Base.Kind, c.Base.Summary.RequestsCompleted,
 			c.Other.Path, c.Other.Kind, c.Other.Summary.RequestsCompleted)
 		pg.Table([]string{"metric", "A", "B", "B − A", "change"}, c.rows())
+		if note := c.sloNote(); note != "" {
+			pg.Para("%s", note)
+		}
 		if len(c.Paired) > 0 {
 			var rows [][]string
 			for _, p := range c.Paired {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -60,6 +61,33 @@ func TestGoodputMatchesRecords(t *testing.T) {
 		if g == nil || g.Good != good || g.Attainment != round(float64(good)/12, 6) ||
 			g.RequestsPerS != round(float64(good)/(base.Summary.DurationMS/1000), 3) {
 			rt.Fatalf("SLO %+v: goodput %+v, want %d good of 12 over %v ms", slo, g, good, base.Summary.DurationMS)
+		}
+	})
+}
+
+// GoodputOf over a replay's records counts what the replay's summary counted, whatever the
+// SLO's bounds.
+func TestGoodputOfRecordsIsTheSummarys(t *testing.T) {
+	tr, err := trace.Load("builtin:toolagent", trace.DefaultBlockSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr = tr.First(1500)
+	cfg, mw := seedConfig(t)
+	cfg.RecordRequests = true
+	rapid.Check(t, func(rt *rapid.T) {
+		cfg.SLO = SLO{TTFTMS: rapid.Float64Range(0, 400).Draw(rt, "ttft"), TPOTMS: rapid.Float64Range(0, 15).Draw(rt, "tpot"),
+			E2EMS: rapid.SampledFrom([]float64{0, 1500, 4000}).Draw(rt, "e2e")}
+		if !cfg.SLO.Set() {
+			return
+		}
+		rep, err := Replay(context.Background(), cfg, mw, tr)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		got, want := GoodputOf(rep.Requests, cfg.SLO, rep.Summary.DurationMS), rep.Summary.Goodput
+		if *got != *want {
+			rt.Fatalf("from records %+v, summary %+v", *got, *want)
 		}
 	})
 }

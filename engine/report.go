@@ -364,3 +364,28 @@ func rejectedCount(rs []Rejection) int {
 	}
 	return n
 }
+
+// GoodputOf counts goodput under slo from per-request records, exactly as a replay's summary
+// counts it (the records keep TTFT and e2e latency to the microsecond), over a run of
+// durationMS: for a run that kept its records but ran without that SLO.
+func GoodputOf(recs []RequestRecord, slo SLO, durationMS float64) *Goodput {
+	if len(recs) == 0 {
+		return nil
+	}
+	good := 0
+	for _, r := range recs {
+		t, e := math.Round(r.TTFTMS*1000), math.Round(r.E2EMS*1000)
+		var tp float64
+		if r.OutputLength >= 2 {
+			tp = (e - t) / float64(r.OutputLength-1)
+		}
+		if slo.Good(ms(t), ms(tp), ms(e)) {
+			good++
+		}
+	}
+	g := &Goodput{SLO: slo, Good: good, Attainment: round(float64(good)/float64(len(recs)), 6)}
+	if dur := math.Round(durationMS * 1000); dur > 0 {
+		g.RequestsPerS = round(float64(good)*1e6/dur, 3)
+	}
+	return g
+}
