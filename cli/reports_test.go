@@ -295,7 +295,7 @@ func TestReportChartsInChromium(t *testing.T) {
 		t.Error("Chromium shows no colour bar (dark above, pale colour below) right of the heatmap")
 	}
 	img, box = shot("legend", report.Figure{Name: "lines", Plot: lp})
-	if err := chartcheck.LegendBesideLine(img, box); err != nil {
+	if err := chartcheck.LegendOffLine(img, box, chartcheck.Right); err != nil {
 		t.Errorf("in Chromium: %v", err)
 	}
 }

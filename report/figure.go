@@ -23,6 +23,10 @@ type Figure struct {
 // barWidth is the colour bar's strip: the bar and its tick labels.
 const barWidth = 2.4 * vg.Centimeter
 
+// maxLegendShare is the widest a legend beside the axes may be, as a share of the figure;
+// a wider one goes below the chart.
+const maxLegendShare = 0.3
+
 // legendGap separates the data area from a legend drawn beside it.
 const legendGap = 0.3 * vg.Centimeter
 
@@ -56,15 +60,23 @@ func (f Figure) Render(format string) (_ []byte, err error) {
 	// (the page, then --plots), so its plot is left as it was.
 	p := *f.Plot
 	leg := p.Legend
-	if r := leg.Rectangle(dc); r.Size().X > 0 {
+	leg.Top, leg.Left = true, true
+	leg.XOffs, leg.YOffs = 0, 0
+	switch r := leg.Rectangle(dc); {
+	case r.Size().X == 0:
+		p.Draw(dc)
+	case r.Size().X <= dc.Size().X*maxLegendShare:
+		// Beside the axes, top-aligned with the data.
 		lw := r.Size().X + legendGap
 		p.Legend = plot.NewLegend()
 		p.Draw(draw.Crop(dc, 0, -lw, 0, 0))
-		leg.Top, leg.Left = true, true
-		leg.XOffs, leg.YOffs = 0, 0
 		leg.Draw(draw.Crop(dc, dc.Size().X-lw+legendGap, 0, 0, -titleHeight(f.Plot)))
-	} else {
-		p.Draw(dc)
+	default:
+		// Long names (compare's run paths): below the chart, where they take height instead.
+		lh := r.Size().Y + legendGap
+		p.Legend = plot.NewLegend()
+		p.Draw(draw.Crop(dc, 0, 0, lh, 0))
+		leg.Draw(draw.Crop(dc, legendGap, 0, 0, lh-dc.Size().Y))
 	}
 	var b bytes.Buffer
 	if _, err := c.WriteTo(&b); err != nil {

@@ -64,8 +64,8 @@ func TestNiceTicks(t *testing.T) {
 	})
 }
 
-// A legend is drawn beside the axes, never over the data: the legend's text lies right of
-// the end of a line drawn across the whole chart, and none lies on it.
+// A legend is drawn beside the axes (below the chart when its names are long), never over
+// the data: no text lies on a line drawn across the whole chart.
 func TestLegendOutsideData(t *testing.T) {
 	p, err := Lines("", "x", "y", []Series{{Name: "a long series name", X: []float64{0, 1, 2}, Y: []float64{0.9, 0.9, 0.9}}}, false, nil)
 	if err != nil {
@@ -73,7 +73,18 @@ func TestLegendOutsideData(t *testing.T) {
 	}
 	p.Y.Min, p.Y.Max = 0, 1
 	img := renderImage(t, Figure{Name: "l", Plot: p})
-	if err := chartcheck.LegendBesideLine(img, img.Bounds()); err != nil {
+	if err := chartcheck.LegendOffLine(img, img.Bounds(), chartcheck.Right); err != nil {
+		t.Error(err)
+	}
+	// Names too long to sit beside the axes (compare's run paths) go below the chart.
+	long := strings.Repeat("/a/long/directory/of/runs", 4) + "/default_kv"
+	p, err = Lines("", "x", "y", []Series{{Name: long, X: []float64{0, 1, 2}, Y: []float64{0.9, 0.9, 0.9}}}, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Y.Min, p.Y.Max = 0, 1
+	img = renderImage(t, Figure{Name: "l", Plot: p})
+	if err := chartcheck.LegendOffLine(img, img.Bounds(), chartcheck.Below); err != nil {
 		t.Error(err)
 	}
 }

@@ -41,10 +41,11 @@ func ColourBar(img image.Image, box image.Rectangle) bool {
 	return false
 }
 
-// LegendBesideLine checks the chart in box, one horizontal coloured line across its whole x
-// range with a legend: the legend's text (dark grey ink) lies right of the line's end, and
-// no text lies on or near the line — a legend drawn over the data would.
-func LegendBesideLine(img image.Image, b image.Rectangle) error {
+// LegendOffLine checks the chart in box, one horizontal coloured line across its whole x
+// range with a legend: no text (dark grey ink) lies on or near the line, as a legend drawn
+// over the data would, and the legend's text is where given: right of the line's end, or
+// across the bottom.
+func LegendOffLine(img image.Image, b image.Rectangle, where Where) error {
 	// The line: the longest run of coloured (not grey) dark-ish pixels in one row.
 	lineY, a, e := -1, 0, 0
 	for y := b.Min.Y; y < b.Max.Y; y++ {
@@ -78,11 +79,28 @@ func LegendBesideLine(img image.Image, b image.Rectangle) error {
 	if n := text(a+4, e-4, lineY-band, lineY+band); n > 0 {
 		return fmt.Errorf("%d pixels of text on the line (x %d–%d, y %d): a legend over the data", n, a, e, lineY)
 	}
-	if text(e+2, b.Max.X, lineY-band, lineY+2*band) == 0 {
-		return fmt.Errorf("no legend right of the line's end (x %d)", e)
+	switch where {
+	case Right:
+		if text(e+2, b.Max.X, lineY-band, lineY+2*band) == 0 {
+			return fmt.Errorf("no legend right of the line's end (x %d)", e)
+		}
+	case Below:
+		// The last eighth of the chart, under the x axis's label: text across most of the width.
+		row := b.Max.Y - band
+		if text(b.Min.X, b.Min.X+b.Dx()/2, row, b.Max.Y) == 0 || text(b.Min.X+b.Dx()/2, b.Max.X, row, b.Max.Y) == 0 {
+			return fmt.Errorf("no legend across the bottom of the chart")
+		}
 	}
 	return nil
 }
+
+// Where a legend belongs: Right of the axes, or Below the chart (long names).
+type Where int
+
+const (
+	Right Where = iota
+	Below
+)
 
 func luma(c color.Color) float64 {
 	r, g, b, _ := c.RGBA()
