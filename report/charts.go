@@ -236,7 +236,11 @@ func Heatmap(title, xLabel string, g Grid, lo, hi, untilX float64, label string)
 		return nil, nil, fmt.Errorf("report: %s: no data", title)
 	}
 	hi = math.Max(hi, lo+1e-9)
-	p := newPlot(title, xLabel, "")
+	// No grid: the cells cover it, and past a run's end its lines would read as data.
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = xLabel
+	p.X.Tick.Marker = niceTicks{}
 	cm := moreland.ExtendedBlackBody()
 	cm.SetMin(lo)
 	cm.SetMax(hi)

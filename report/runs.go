@@ -142,8 +142,8 @@ func FleetHeatmaps(name string, rep *engine.Report, sc FleetScale) ([]Figure, er
 	h := vg.Length(max(5, min(12, 2+rows/3))) * vg.Centimeter
 	return []Figure{
 		{Name: "load-" + name, Plot: pl, Bar: bl, Height: h, Width: 17 * vg.Centimeter,
-			Caption: fmt.Sprintf("%s: KV blocks held by running requests; colour from %s, 0 to %.0f blocks, as the bar at the right reads%s.", name, HeatmapScale, hiLoad, group)},
+			Caption: fmt.Sprintf("%s: KV blocks held by running requests; colour from %s, 0 to %.0f blocks, as the bar at the right reads; white past the run's end%s.", name, HeatmapScale, hiLoad, group)},
 		{Name: "prefix-hit-" + name, Plot: ph, Bar: bh, Height: h, Width: 17 * vg.Centimeter,
-			Caption: fmt.Sprintf("%s: prefix-hit tokens ÷ prompt tokens of the requests admitted in each interval; colour from %s, 0 to 1, as the bar at the right reads%s.", name, HeatmapScale, group)},
+			Caption: fmt.Sprintf("%s: prefix-hit tokens ÷ prompt tokens of the requests admitted in each interval; colour from %s, 0 to 1, as the bar at the right reads; white past the run's end%s.", name, HeatmapScale, group)},
 	}, nil
 }
