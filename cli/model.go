@@ -2,10 +2,12 @@ package cli
 
 import (
 	"cmp"
+	"encoding/csv"
 	"fmt"
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -72,61 +74,129 @@ func (f *deploymentFlags) register(cmd *cobra.Command, base model.Deployment, la
 }
 
 func newModelListCmd() *cobra.Command {
-	return &cobra.Command{
+	var format string
+	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the embedded models, GPUs, precisions, vLLM versions and layouts",
-		Args:  cobra.NoArgs,
+		Long: `list prints every embedded timing table grouped by model, GPU, precision and vLLM version,
+with the layouts (tp-moe_tp-moe_ep) priced. --format json gives the same groups with each
+layout's numbers; --format csv one row per table.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if format != "table" && format != "json" && format != "csv" {
+				return fmt.Errorf("--format: want table, json or csv, got %q", format)
+			}
 			ts, err := model.Embedded()
 			if err != nil {
 				return err
 			}
-			var b strings.Builder
-			fmt.Fprintf(&b, "%-34s %-9s %-12s %-19s %-7s %s\n", "model_name", "hardware", "precision", "architecture", "vllm", "layouts (tp-moe_tp-moe_ep)")
-			type key struct{ model, sku, quant, arch, version string }
-			var order []key
-			layouts, dynosim := map[key][]string{}, map[key][]string{}
-			for _, t := range ts {
-				q := t.Quantization
-				if q == "" {
-					// The checkpoint's own: its experts' dtype when only they are quantised.
-					q = cmp.Or(t.LLM.ExpertQuant, t.GEMMQuant) + "*"
-				}
-				arch := t.LLM.Architecture
-				if t.LLM.MoE() {
-					arch += " MoE"
-				}
-				if t.LLM.MLA() {
-					arch += " MLA"
-				}
-				k := key{t.Model, t.HardwareSKU, q, arch, t.BackendVersion}
-				layout := fmt.Sprintf("%d-%d-%d", t.Layout.TP, t.Layout.MoETP, t.Layout.MoEEP)
-				if t.TimingReference == model.ReferenceDynosim {
-					dynosim[k] = append(dynosim[k], layout)
-					continue
-				}
-				if _, ok := layouts[k]; !ok {
-					order = append(order, k)
-				}
-				layouts[k] = append(layouts[k], layout)
-			}
-			// A layout priced for the dynosim reference too is marked once, not listed twice.
-			for k, ls := range layouts {
-				for i, l := range ls {
-					if slices.Contains(dynosim[k], l) {
-						ls[i] = l + "+d"
+			groups := tableGroups(ts)
+			w := cmd.OutOrStdout()
+			switch format {
+			case "json":
+				return writeJSON(w, groups)
+			case "csv":
+				cw := csv.NewWriter(w)
+				_ = cw.Write([]string{"model_name", "hardware_sku", "precision", "checkpoint_precision", "architecture", "backend_version", "tp", "moe_tp", "moe_ep", "dynosim"})
+				for _, g := range groups {
+					for _, l := range g.Layouts {
+						_ = cw.Write([]string{g.Model, g.SKU, g.Precision, strconv.FormatBool(g.Checkpoint), g.Architecture, g.Version,
+							strconv.Itoa(l.TP), strconv.Itoa(l.MoETP), strconv.Itoa(l.MoEEP), strconv.FormatBool(l.Dynosim)})
 					}
 				}
+				cw.Flush()
+				return cw.Error()
 			}
-			for _, k := range order {
-				fmt.Fprintf(&b, "%-34s %-9s %-12s %-19s %-7s %s\n", k.model, k.sku, k.quant, k.arch, k.version, strings.Join(layouts[k], " "))
+			var b strings.Builder
+			fmt.Fprintf(&b, "%-34s %-9s %-12s %-19s %-7s %s\n", "model_name", "hardware", "precision", "architecture", "vllm", "layouts (tp-moe_tp-moe_ep)")
+			for _, g := range groups {
+				q := g.Precision
+				if g.Checkpoint {
+					q += "*"
+				}
+				var ls []string
+				for _, l := range g.Layouts {
+					txt := fmt.Sprintf("%d-%d-%d", l.TP, l.MoETP, l.MoEEP)
+					if l.Dynosim {
+						txt += "+d"
+					}
+					ls = append(ls, txt)
+				}
+				fmt.Fprintf(&b, "%-34s %-9s %-12s %-19s %-7s %s\n", g.Model, g.SKU, q, g.Architecture, g.Version, strings.Join(ls, " "))
 			}
 			b.WriteString("\n* the checkpoint's own precision (search_space.quantization unset); others are set with search_space.quantization\n")
 			b.WriteString("+d also priced for timing_reference dynosim (Dynamo's mocker with AIConfigurator's kernel choice)\n")
-			_, err = io.WriteString(cmd.OutOrStdout(), b.String())
+			_, err = io.WriteString(w, b.String())
 			return err
 		},
 	}
+	cmd.Flags().StringVar(&format, "format", "table", "output format: table, json or csv")
+	return cmd
+}
+
+// tableGroup is one line of model list: the embedded tables of one model on one GPU at one
+// precision and vLLM version, by layout.
+type tableGroup struct {
+	Model        string        `json:"model_name"`
+	SKU          string        `json:"hardware_sku"`
+	Precision    string        `json:"precision"`
+	Checkpoint   bool          `json:"checkpoint_precision"` // the checkpoint's own (search_space.quantization unset)
+	Architecture string        `json:"architecture"`
+	Version      string        `json:"backend_version"`
+	Layouts      []tableLayout `json:"layouts"`
+}
+
+type tableLayout struct {
+	TP      int  `json:"tp"`
+	MoETP   int  `json:"moe_tp"`
+	MoEEP   int  `json:"moe_ep"`
+	Dynosim bool `json:"dynosim"` // also priced for timing_reference dynosim
+}
+
+// tableGroups groups the embedded tables (sorted by model.Embedded) for model list; a layout
+// priced for the dynosim reference too is marked once, not listed twice.
+func tableGroups(ts []*model.Table) []tableGroup {
+	var groups []tableGroup
+	type key struct{ model, sku, precision, arch, version string }
+	index := map[key]int{}
+	type at struct {
+		g int
+		l tableLayout
+	}
+	var dynosim []at
+	for _, t := range ts {
+		g := tableGroup{Model: t.Model, SKU: t.HardwareSKU, Precision: t.Quantization, Version: t.BackendVersion, Architecture: t.LLM.Architecture}
+		if g.Precision == "" {
+			// The checkpoint's own: its experts' dtype when only they are quantised.
+			g.Precision, g.Checkpoint = cmp.Or(t.LLM.ExpertQuant, t.GEMMQuant), true
+		}
+		if t.LLM.MoE() {
+			g.Architecture += " MoE"
+		}
+		if t.LLM.MLA() {
+			g.Architecture += " MLA"
+		}
+		k := key{g.Model, g.SKU, g.Precision, g.Architecture, g.Version}
+		i, ok := index[k]
+		if !ok {
+			i = len(groups)
+			index[k] = i
+			groups = append(groups, g)
+		}
+		l := tableLayout{TP: t.Layout.TP, MoETP: t.Layout.MoETP, MoEEP: t.Layout.MoEEP}
+		if t.TimingReference == model.ReferenceDynosim {
+			dynosim = append(dynosim, at{i, l})
+			continue
+		}
+		groups[i].Layouts = append(groups[i].Layouts, l)
+	}
+	for _, d := range dynosim {
+		if j := slices.Index(groups[d.g].Layouts, d.l); j >= 0 {
+			groups[d.g].Layouts[j].Dynosim = true
+		}
+	}
+	// A group of dynosim tables alone has no layout of the silicon reference to list.
+	return slices.DeleteFunc(groups, func(g tableGroup) bool { return len(g.Layouts) == 0 })
 }
 
 func newModelInfoCmd() *cobra.Command {

@@ -299,3 +299,29 @@ func TestReportChartsInChromium(t *testing.T) {
 		t.Errorf("in Chromium: %v", err)
 	}
 }
+
+// model list as data: CSV has a row per layout the table lists and JSON a group per line.
+func TestModelListFormats(t *testing.T) {
+	table, _, code := execute("model", "list")
+	js, _, code2 := execute("model", "list", "--format", "json")
+	csvOut, _, code3 := execute("model", "list", "--format", "csv")
+	if code+code2+code3 != 0 {
+		t.Fatal("model list failed")
+	}
+	lines := strings.Split(strings.TrimSpace(strings.Split(table, "\n\n")[0]), "\n")[1:]
+	layouts := 0
+	for _, l := range lines {
+		layouts += len(strings.Fields(l[34+1+9+1+12+1+19+1+7+1:])) // past the fixed-width columns
+	}
+	var groups []struct {
+		Model   string `json:"model_name"`
+		Layouts []struct{ TP int }
+	}
+	if err := json.Unmarshal([]byte(js), &groups); err != nil || len(groups) != len(lines) {
+		t.Fatalf("JSON: %d groups for %d lines (%v)", len(groups), len(lines), err)
+	}
+	recs, err := csv.NewReader(strings.NewReader(csvOut)).ReadAll()
+	if err != nil || len(recs)-1 != layouts || layouts < 20 {
+		t.Errorf("CSV: %d rows for the table's %d layouts (%v)", len(recs)-1, layouts, err)
+	}
+}
