@@ -498,8 +498,8 @@ budget before vLLM 0.21). The flags below override single settings of every row'
 			if path == "" {
 				return fmt.Errorf("model validate: --silicon FILE.csv is required")
 			}
-			if format != "table" && format != "json" {
-				return fmt.Errorf("model validate: --format %q: want table or json", format)
+			if format != "table" && format != "json" && format != "csv" {
+				return fmt.Errorf("model validate: --format %q: want table, json or csv", format)
 			}
 			b, err := silicon.BenchmarkNamed(profile)
 			if err != nil {
@@ -604,9 +604,12 @@ budget before vLLM 0.21). The flags below override single settings of every row'
 			if err != nil {
 				return err
 			}
-			if format == "json" {
+			switch format {
+			case "json":
 				err = rep.WriteJSON(cmd.OutOrStdout())
-			} else {
+			case "csv":
+				err = writeValidationCSV(cmd.OutOrStdout(), rep)
+			default:
 				err = rep.WriteTable(cmd.OutOrStdout())
 			}
 			if err != nil {
@@ -628,7 +631,7 @@ budget before vLLM 0.21). The flags below override single settings of every row'
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&path, "silicon", "", "measured rows (CSV)")
-	fs.StringVar(&format, "format", "table", "output format: table or json")
+	fs.StringVar(&format, "format", "table", "output format: table, json, or csv (one row per measured row: its shape, measured and predicted TTFT and TPOT, errors)")
 	fs.StringVar(&profile, "benchmark", "inferencex", "benchmark the rows were measured with: "+strings.Join(names, " or "))
 	// Each of these overrides one setting of the chosen benchmark only when given, so none
 	// shows a default of its own: the benchmark's (inferencex or ideal) is the default.
@@ -656,6 +659,22 @@ budget before vLLM 0.21). The flags below override single settings of every row'
 	fs.Float64Var(&maxTTFT, "max-ttft-mape", 0, "exit 2 when the TTFT MAPE exceeds this percentage (0: no check)")
 	fs.Float64Var(&maxTPOT, "max-tpot-mape", 0, "exit 2 when the TPOT MAPE exceeds this percentage (0: no check)")
 	return cmd
+}
+
+// writeValidationCSV writes model validate's rows as CSV: each measured row's shape, its
+// measured and predicted TTFT and TPOT, the errors, and why it was skipped if it was.
+func writeValidationCSV(w io.Writer, rep *silicon.Report) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"line", "config_id", "concurrency", "isl", "osl", "tp", "attention_dp", "moe_tp", "moe_ep",
+		"silicon_ttft_ms", "pred_ttft_ms", "ttft_err_pct", "silicon_tpot_ms", "pred_tpot_ms", "tpot_err_pct", "skipped"})
+	num := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	for _, r := range rep.Rows {
+		_ = cw.Write([]string{strconv.Itoa(r.Line), r.ConfigID, strconv.Itoa(r.Concurrency), strconv.Itoa(r.ISL), strconv.Itoa(r.OSL),
+			strconv.Itoa(r.TP), strconv.Itoa(r.AttentionDP), strconv.Itoa(r.MoETP), strconv.Itoa(r.MoEEP),
+			num(r.TTFTMS), num(r.PredTTFTMS), num(r.TTFTErrPct), num(r.TPOTMS), num(r.PredTPOTMS), num(r.TPOTErrPct), r.Skipped})
+	}
+	cw.Flush()
+	return cw.Error()
 }
 
 // captureWords says where the deployment's CUDA-graph capture size comes from.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -46,6 +47,15 @@ func TestModelValidateBenchmarkFlags(t *testing.T) {
 		return js["rows"].([]any)[0].(map[string]any)["pred_ttft_ms"].(float64), js["benchmark"].(map[string]any)
 	}
 	def, b := run()
+	// --format csv: the same row, its prediction in pred_ttft_ms.
+	out, _, err := runCmd(t, newModelValidateCmd(), "--silicon", path, "--format", "csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 2 || !strings.HasPrefix(lines[0], "line,config_id,concurrency,") ||
+		strings.Split(lines[1], ",")[10] != strconv.FormatFloat(def, 'g', -1, 64) {
+		t.Errorf("model validate --format csv:\n%s\nwant pred_ttft_ms %v", out, def)
+	}
 	if b["name"] != "inferencex" || b["range_ratio"] != 0.8 || b["async_scheduling"] != true || b["batched_tokens_per_isl"] != 2.0 ||
 		b["block_size"] != 32.0 || b["kv_cache_dtype"] != "fp8" || b["prefix_caching"] != false || b["warmup_per_slot"] != 2.0 {
 		t.Fatalf("default benchmark %v", b)
