@@ -74,7 +74,9 @@ csv the table (pareto: true or false).`,
 			if requests == 0 {
 				requests = exp.File.Workload.SearchRequests
 			}
-			points, err := sweep.Curve(cmd.Context(), exp, base, rs, concurrencies, requests)
+			progress := startProgress(cmd.ErrOrStderr(), isTerminal(cmd.ErrOrStderr()), "curve", "replays")
+			points, err := sweep.Curve(cmd.Context(), exp, base, rs, concurrencies, requests, progress.Set)
+			progress.Stop()
 			if err != nil {
 				return err
 			}

@@ -135,6 +135,11 @@ func TestReplayProgressPiped(t *testing.T) {
 	if strings.Contains(stderr, "\r") || strings.Contains(stderr, "\x1b") {
 		t.Errorf("piped progress draws a terminal bar:\n%q", stderr)
 	}
+	// curve counts its replays.
+	_, stderr, err = runCmd(t, newCurveCmd(), "--requests", "100", "--concurrency", "4,16", "--format", "csv")
+	if err != nil || !strings.HasSuffix(stderr, "curve: 100 % (4 of 4 replays)\n") {
+		t.Errorf("curve's piped progress (%v):\n%s", err, stderr)
+	}
 	// A replay shorter than progressDelay shows nothing.
 	progressDelay = time.Hour
 	if _, stderr, err := runCmd(t, newReplayCmd(), "--requests", "300"); err != nil || stderr != "" {

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/routerlab/routerlab/config"
@@ -32,8 +33,9 @@ type CurvePoint struct {
 
 // Curve replays base under each router setting at each concurrency (closed loop) on the
 // first `requests` requests, in parallel, and marks the Pareto front of throughput against
-// mean e2e latency. Points come router by router, concurrencies ascending.
-func Curve(ctx context.Context, sim Simulator, base engine.Config, routers []CurveRouter, concurrencies []int, requests int) ([]CurvePoint, error) {
+// mean e2e latency. Points come router by router, concurrencies ascending. progress (nil:
+// none) hears each finished replay.
+func Curve(ctx context.Context, sim Simulator, base engine.Config, routers []CurveRouter, concurrencies []int, requests int, progress func(done, total int)) ([]CurvePoint, error) {
 	concurrencies = slices.Sorted(slices.Values(concurrencies))
 	concurrencies = slices.Compact(concurrencies)
 	var jobs []runJob
@@ -50,8 +52,12 @@ func Curve(ctx context.Context, sim Simulator, base engine.Config, routers []Cur
 			points = append(points, CurvePoint{Router: r.Name, Concurrency: c})
 		}
 	}
+	var done atomic.Int64
 	err := runAll(ctx, withSlotMemory(sim), runtime.GOMAXPROCS(0), jobs, nil, func(j int, rep *engine.Report, _ time.Duration) error {
 		points[j].Summary = rep.Summary // each job writes only its own slot
+		if progress != nil {
+			progress(int(done.Add(1)), len(jobs))
+		}
 		return nil
 	})
 	if err != nil {
