@@ -32,9 +32,12 @@ func (c Conn) dial(name string) (*nats.Conn, jetstream.JetStream, error) {
 	if c.Cert != "" || c.Key != "" {
 		opts = append(opts, nats.ClientCert(c.Cert, c.Key))
 	}
+	if err := checkURLs(c.URL); err != nil {
+		return nil, nil, err
+	}
 	nc, err := nats.Connect(c.URL, opts...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("nats: connect to %s: %w", Redact(c.URL), err)
+		return nil, nil, fmt.Errorf("nats: connect to %s: %s", Redact(c.URL), scrub(err.Error(), c.URL))
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
