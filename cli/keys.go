@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/routerlab/routerlab/internal/readlimit"
 	"io"
 	"net"
 	"os"
@@ -33,10 +34,13 @@ type authorizedKey struct {
 	unsupported string
 }
 
+// maxKeyringBytes bounds an authorized_keys file: 16 MiB is some 30,000 keys with options.
+const maxKeyringBytes = 16 << 20
+
 // loadKeyring reads an authorized_keys-format file; a line that is not a key is an error
 // naming the file and line, so a typo never silently locks someone out (or in).
 func loadKeyring(path string) (keyring, error) {
-	f, err := os.Open(path)
+	f, err := readlimit.Open(path, maxKeyringBytes, "an authorized_keys file")
 	if err != nil {
 		return nil, err
 	}

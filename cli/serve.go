@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/routerlab/routerlab/internal/readlimit"
 	"io"
 	"net"
 	"os"
@@ -215,7 +216,7 @@ func plural(n int, what string) string {
 // hostKeyFingerprint is the SHA256 fingerprint clients see for the host key at path (the
 // server has created it by now), or why there is none.
 func hostKeyFingerprint(path string) string {
-	pem, err := os.ReadFile(path)
+	pem, err := readlimit.ReadFile(path, 1<<20, "a host key")
 	if err != nil {
 		return "unreadable (" + err.Error() + ")"
 	}

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 
 	tea "charm.land/bubbletea/v2"
@@ -25,7 +27,8 @@ one on another machine writing a shared filesystem, or a finished one. watch onl
 (it writes nothing there; it tests the lock for an instant only when the directory has stood
 still for 2 s), so the writer can be killed and resumed under it: an interrupted or failed
 sweep says so and why, and one whose writer died is shown as gone. On a directory of runs
-(such as runs/, where the explorer and serve write theirs) watch lists them to pick from.`,
+(such as runs/, where the explorer and serve write theirs) watch lists them to pick from. A
+directory that does not exist yet is waited for, as a sweep started next may create it.`,
 		Example: `  routerlab sweep --out runs/seed &
   routerlab watch runs/seed
   routerlab watch runs          # pick one of the runs under runs/`,
@@ -79,10 +82,10 @@ func pickableRuns(dir string) (*tui.Runs, error) {
 // newWatch builds the watch view of the run directory dir.
 func newWatch(dir string) (*tui.Watch, error) {
 	st, err := os.Stat(dir)
-	if err != nil {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("watch: %w", err)
 	}
-	if !st.IsDir() {
+	if err == nil && !st.IsDir() {
 		return nil, fmt.Errorf("watch: %s is not a directory", dir)
 	}
 	palettes, err := themes.Cycle(os.Getenv)

@@ -104,11 +104,22 @@ func oneDecimal(t *testing.T, v string) string {
 	return fmt.Sprintf("%.1f", x)
 }
 
-// A missing directory is an error naming it.
-func TestWatchMissingDirectory(t *testing.T) {
+// A directory that does not exist yet is waited for: the view opens and says so (a sweep
+// started next creates it); a path that is a file is an error naming it.
+func TestWatchMissingDirectoryWaits(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "nope")
-	if err := runWatch(context.Background(), dir, strings.NewReader(""), io.Discard); err == nil || !strings.Contains(err.Error(), dir) {
-		t.Errorf("watch of a missing directory: err %v", err)
+	m, err := newWatch(dir)
+	if err != nil {
+		t.Fatalf("watch of a directory not there yet: %v", err)
+	}
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
+	showsOf(t, tm)("no such directory yet")
+	tm.Type("q")
+	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+	file := filepath.Join(t.TempDir(), "f")
+	os.WriteFile(file, nil, 0o644)
+	if err := runWatch(context.Background(), file, strings.NewReader(""), io.Discard); err == nil || !strings.Contains(err.Error(), file+" is not a directory") {
+		t.Errorf("watch of a file: err %v", err)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/routerlab/routerlab/internal/readlimit"
 	"io/fs"
 	"math"
 	"os"
@@ -72,11 +73,14 @@ func Load(path string) (*Run, error) {
 			r.Kind, r.Summary = "sweep, validated best", v.Metrics
 		}
 	}
+	if err := checkSummary(filepath.Join(path, sweep.OutputNames[0]), r.Summary); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
 func loadReplay(path, requests string) (*Run, error) {
-	data, err := os.ReadFile(path)
+	data, err := readlimit.ReadFile(path, MaxReplayBytes, "a replay report")
 	if err != nil {
 		return nil, err
 	}
@@ -87,11 +91,14 @@ func loadReplay(path, requests string) (*Run, error) {
 	if len(rf.Experiment) == 0 {
 		return nil, fmt.Errorf("%s: not a routerlab replay JSON: no experiment fingerprint", path)
 	}
+	if err := checkSummary(path, rf.Summary); err != nil {
+		return nil, err
+	}
 	r := &Run{Path: strings.TrimSuffix(path, string(filepath.Separator)+ReplayJSON), Kind: "replay", Experiment: rf.Experiment, Summary: rf.Summary}
 	if requests == "" {
 		return r, nil
 	}
-	fh, err := os.Open(requests)
+	fh, err := readlimit.Open(requests, MaxRequestsBytes, "a replay's per-request records")
 	if errors.Is(err, fs.ErrNotExist) {
 		return r, nil
 	}
@@ -99,16 +106,26 @@ func loadReplay(path, requests string) (*Run, error) {
 		return nil, err
 	}
 	defer fh.Close()
-	sc := bufio.NewScanner(fh)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for line := 1; sc.Scan(); line++ {
+	sc := fh.Lines(1 << 20)
+	seen := map[int]int{} // id → line
+	line := 1
+	for ; sc.Scan(); line++ {
+		if line > MaxRequestRecords {
+			return nil, fmt.Errorf("%s:%d: more than %d records, the limit of a paired comparison", requests, line, MaxRequestRecords)
+		}
 		var rec engine.RequestRecord
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", requests, line, err)
 		}
+		if first, dup := seen[rec.ID]; dup {
+			return nil, fmt.Errorf("%s:%d: id: %d is also the id of line %d (requests pair by id)", requests, line, rec.ID, first)
+		}
+		seen[rec.ID] = line
 		r.Requests = append(r.Requests, rec)
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, fmt.Errorf("%s:%d: a line longer than the 1 MiB limit of a request record", requests, line)
+	} else if err != nil {
 		return nil, fmt.Errorf("%s: %w", requests, err)
 	}
 	if r.Summary.Goodput == nil && len(r.Requests) > 0 {
@@ -116,6 +133,27 @@ func loadReplay(path, requests string) (*Run, error) {
 		r.DefaultSLO = true
 	}
 	return r, nil
+}
+
+// Limits of what compare reads: a replay report is a few KB (its workers list grows by
+// about 100 B a worker); a per-request record is about 200 B of JSON and 72 B in memory, so
+// 2²¹ records are about 400 MB of file and, with the pairing's index, about 400 MB of memory
+// for both runs.
+const (
+	MaxReplayBytes    = 16 << 20
+	MaxRequestsBytes  = 1 << 30
+	MaxRequestRecords = 1 << 21
+)
+
+// checkSummary refuses numbers no replay writes: a negative count, time or rate.
+func checkSummary(path string, s engine.Summary) error {
+	keys, vals := Metrics(s)
+	for i, v := range vals {
+		if v < 0 || math.IsNaN(v) {
+			return fmt.Errorf("%s: %s: %v is negative (not a routerlab replay JSON)", path, keys[i], v)
+		}
+	}
+	return nil
 }
 
 // Metric is one summary number of both runs: Abs = other − base, Rel = Abs ÷ base (NaN when

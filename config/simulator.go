@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/routerlab/routerlab/internal/readlimit"
 	"hash"
 	"os"
 	"path/filepath"
@@ -79,7 +80,7 @@ func cachedDigest(dir, id string, compute func() string) string {
 		return compute()
 	}
 	name := filepath.Join(dir, strings.ReplaceAll(id, "/", "_"))
-	if b, err := os.ReadFile(name); err == nil {
+	if b, err := readlimit.ReadFile(name, 4<<10, "a cached simulator digest"); err == nil {
 		if d := strings.TrimSuffix(string(b), "\n"); digestForm(d) {
 			now := time.Now()
 			os.Chtimes(name, now, now) // used last: kept longest

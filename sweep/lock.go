@@ -3,6 +3,7 @@ package sweep
 import (
 	"bytes"
 	"fmt"
+	"github.com/routerlab/routerlab/internal/readlimit"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -33,7 +34,7 @@ func LockDir(dir string) (*DirLock, error) {
 	}
 	if !ok {
 		holder := "a process that has not written its PID yet"
-		if b, err := os.ReadFile(path); err == nil {
+		if b, err := readlimit.ReadFile(path, 4<<10, "a lock file"); err == nil {
 			if pid, err := strconv.Atoi(string(bytes.TrimSpace(b))); err == nil {
 				holder = "PID " + strconv.Itoa(pid)
 			}

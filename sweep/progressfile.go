@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/routerlab/routerlab/internal/readlimit"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -106,7 +107,7 @@ func ReadSummary(dir string) (*Summary, error) { return readJSON[Summary](dir, O
 // ReadLedger reads the evaluations in dir's ledger without writing or locking anything, as
 // a resume would (a torn last line is left out); nil when there is no ledger yet.
 func ReadLedger(dir string) ([]Evaluation, error) {
-	path, data, err := readOptional(dir, LedgerName)
+	path, data, err := readOptional(dir, LedgerName, MaxLedgerBytes, "a sweep ledger")
 	if data == nil || err != nil {
 		return nil, err
 	}
@@ -117,7 +118,7 @@ func ReadLedger(dir string) ([]Evaluation, error) {
 // ReadLedgerExperiment reads the experiment fingerprint in the header of dir's ledger: the
 // settings the sweep runs with. Nil before the ledger exists.
 func ReadLedgerExperiment(dir string) (config.Fingerprint, error) {
-	path, data, err := readOptional(dir, LedgerName)
+	path, data, err := readOptional(dir, LedgerName, MaxLedgerBytes, "a sweep ledger")
 	if data == nil || err != nil {
 		return nil, err
 	}
@@ -127,7 +128,7 @@ func ReadLedgerExperiment(dir string) (config.Fingerprint, error) {
 
 // readJSON decodes dir/name; nil when the file does not exist (yet).
 func readJSON[T any](dir, name string) (*T, error) {
-	path, data, err := readOptional(dir, name)
+	path, data, err := readOptional(dir, name, MaxReportBytes, "a sweep's "+name)
 	if data == nil || err != nil {
 		return nil, err
 	}
@@ -138,10 +139,19 @@ func readJSON[T any](dir, name string) (*T, error) {
 	return &v, nil
 }
 
-// readOptional reads dir/name; nil data and no error when the file does not exist.
-func readOptional(dir, name string) (string, []byte, error) {
+// Limits of the files of a run directory that routerlab reads back (watch, compare,
+// --resume): a ledger line of the seed experiment is about 2 KB, so 256 MiB holds some 130,000
+// evaluations; summary.json and progress.json are a few KB.
+const (
+	MaxLedgerBytes = 256 << 20
+	MaxReportBytes = 16 << 20
+)
+
+// readOptional reads dir/name under limit; nil data and no error when the file does not
+// exist.
+func readOptional(dir, name string, limit int64, what string) (string, []byte, error) {
 	path := filepath.Join(dir, name)
-	data, err := os.ReadFile(path)
+	data, err := readlimit.ReadFile(path, limit, what)
 	if errors.Is(err, fs.ErrNotExist) {
 		return path, nil, nil
 	}

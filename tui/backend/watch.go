@@ -2,7 +2,9 @@ package backend
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -100,6 +102,19 @@ func (w *DirWatcher) Sweep(ctx context.Context, _ tui.Knobs, emit func(tui.Sweep
 		if in := w.Info(); !reflect.DeepEqual(in, info) { // the ledger or the first progress record appeared
 			info = in
 			emit(tui.SweepEvent{Progress: last, Info: &in, Note: note})
+		}
+		if _, err := os.Stat(w.dir); errors.Is(err, fs.ErrNotExist) {
+			// Started before the sweep that will write here: wait for it, saying so.
+			if note = "no such directory yet: waiting for a sweep to create it"; note != lastNote {
+				emit(tui.SweepEvent{Progress: last, Note: note})
+				lastNote = note
+			}
+			select {
+			case <-tick.C:
+				continue
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		}
 		evals, err := sweep.ReadLedger(w.dir)
 		if err != nil {
