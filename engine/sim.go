@@ -117,6 +117,9 @@ func build(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace) (*Si
 	if err != nil {
 		return nil, err
 	}
+	if err := cfg.checkCacheBudget(tr, served); err != nil {
+		return nil, err
+	}
 	var prev *router.Router
 	if sc != nil {
 		prev, sc.rt = sc.rt, nil
