@@ -7,10 +7,9 @@ import (
 	"github.com/routerlab/routerlab/internal/readlimit"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -87,34 +86,63 @@ func parseKeyring(r io.Reader, name string) (keyring, error) {
 	return keys, nil
 }
 
-// parseKeyOptions reads a key's options. Options that only loosen or restrict forwarding are
-// honoured by routerlab never forwarding anything.
+// parseKeyOptions reads a key's options as OpenSSH's sshauthopt_parse does
+// (openssh-portable auth-options.c v1.102 and misc.c v1.215, commit 0ef0f5a8): names are
+// matched without regard to case; a value is double-quoted and \" is its only escape (no
+// \x2c or \n: a backslash before anything else is itself); a second from= or command= is an
+// error, as is a from= pattern sshd calls invalid criteria (see fromPatterns). One rule is
+// stricter than sshd's: no-pty anywhere on the line denies a terminal (sshd lets a later pty
+// undo it). Options that only loosen or restrict forwarding are honoured by routerlab never
+// forwarding anything.
 func parseKeyOptions(options []string) (*authorizedKey, error) {
 	ak := &authorizedKey{}
-	pty := false
+	sawNoPTY := false
 	for _, opt := range options {
 		name, val, hasVal := strings.Cut(opt, "=")
+		lower := strings.ToLower(name)
 		if hasVal {
-			v, err := strconv.Unquote(val)
+			v, err := dequoteOption(val)
 			if err != nil {
-				return nil, fmt.Errorf("option %s: want a double-quoted value, got %s", name, val)
+				return nil, fmt.Errorf("option %s: %w", name, err)
 			}
 			val = v
 		}
-		switch strings.ToLower(name) {
+		valued := lower == "from" || lower == "expiry-time" || lower == "command" || lower == "permitopen" ||
+			lower == "permitlisten" || lower == "environment" || lower == "principals" || lower == "tunnel"
+		if valued != hasVal {
+			if valued {
+				return nil, fmt.Errorf("option %s: want a double-quoted value", name)
+			}
+			return nil, fmt.Errorf("option %s takes no value", name)
+		}
+		switch lower {
 		case "from":
-			ak.from = strings.Split(val, ",")
+			if ak.from != nil {
+				return nil, fmt.Errorf(`option from: given twice (sshd refuses a line with multiple "from" clauses)`)
+			}
+			pats, err := fromPatterns(val)
+			if err != nil {
+				return nil, fmt.Errorf("option from=%q: %w", val, err)
+			}
+			ak.from = pats
 		case "expiry-time":
 			t, err := parseExpiry(val)
 			if err != nil {
 				return nil, err
 			}
-			ak.expires = t
-		case "restrict", "no-pty":
+			if ak.expires.IsZero() || t.Before(ak.expires) { // sshd keeps the earliest
+				ak.expires = t
+			}
+		case "restrict":
 			ak.noPTY = true
+		case "no-pty":
+			ak.noPTY, sawNoPTY = true, true
 		case "pty":
-			pty = true
+			ak.noPTY = false
 		case "command":
+			if ak.command != "" {
+				return nil, fmt.Errorf(`option command: given twice (sshd refuses a line with multiple "command" clauses)`)
+			}
 			ak.command = val
 		case "no-port-forwarding", "no-agent-forwarding", "no-x11-forwarding", "no-user-rc", "port-forwarding",
 			"agent-forwarding", "x11-forwarding", "user-rc", "permitopen", "permitlisten", "no-touch-required":
@@ -124,10 +152,61 @@ func parseKeyOptions(options []string) (*authorizedKey, error) {
 			}
 		}
 	}
-	if pty && !slices.Contains(options, "no-pty") {
-		ak.noPTY = false
+	if sawNoPTY {
+		ak.noPTY = true
 	}
 	return ak, nil
+}
+
+// dequoteOption reads an option value as sshd's opt_dequote: "…" with \" standing for a
+// quote and every other character, a backslash included, taken as it is.
+func dequoteOption(v string) (string, error) {
+	if len(v) < 2 || v[0] != '"' {
+		return "", fmt.Errorf("want a double-quoted value, got %s", v)
+	}
+	var b strings.Builder
+	for i := 1; i < len(v); i++ {
+		switch {
+		case v[i] == '\\' && i+1 < len(v) && v[i+1] == '"':
+			b.WriteByte('"')
+			i++
+		case v[i] == '"':
+			if i != len(v)-1 {
+				return "", fmt.Errorf("text after the closing quote: %s", v)
+			}
+			return b.String(), nil
+		default:
+			b.WriteByte(v[i])
+		}
+	}
+	return "", fmt.Errorf("missing end quote: %s", v)
+}
+
+// fromPatterns splits a from= pattern-list and checks each entry as sshd's addr_match_list
+// does (openssh-portable addrmatch.c v1.19, addr.c addr_pton_cidr): an empty entry, or an
+// address/mask with a bad mask length or host bits set ("127.0.0.1/8"), is invalid, which
+// sshd answers by denying the key; routerlab refuses the line so the mistake is seen. An
+// entry with "/" that is not an address/mask matches nothing in sshd (it falls back to a
+// wildcard an address never contains), so it is refused too.
+func fromPatterns(list string) ([]string, error) {
+	pats := strings.Split(list, ",")
+	for _, p := range pats {
+		body := strings.TrimPrefix(p, "!")
+		if body == "" {
+			return nil, fmt.Errorf("an empty entry")
+		}
+		if !strings.Contains(body, "/") {
+			continue
+		}
+		prefix, err := netip.ParsePrefix(body)
+		if err != nil {
+			return nil, fmt.Errorf("%s is not an address/mask-length", body)
+		}
+		if prefix.Masked().Addr() != prefix.Addr() {
+			return nil, fmt.Errorf("%s has host bits set beyond its /%d mask (did you mean %s?)", body, prefix.Bits(), prefix.Masked())
+		}
+	}
+	return pats, nil
 }
 
 // parseExpiry reads expiry-time="YYYYMMDD[HHMM[SS]]" in local time, or UTC with a Z suffix,
@@ -171,23 +250,24 @@ func (ak *authorizedKey) sessionRefusal() string {
 	return ""
 }
 
-// matchFrom matches ip against an OpenSSH pattern-list as from= does: addresses with * and ?
-// wildcards or CIDR blocks, each optionally negated with !; any negated match refuses, else
-// any plain match allows. Host names are not looked up (sshd's UseDNS no, its default).
+// matchFrom matches ip against an OpenSSH pattern-list as from= does (checked by
+// fromPatterns): addresses with * and ? wildcards or address/mask blocks, each optionally
+// negated with !; any negated match refuses, else any plain match allows. Host names are
+// not looked up (sshd's UseDNS no, its default).
 func matchFrom(patterns []string, ip net.IP) bool {
-	addr := ip.String()
-	if v4 := ip.To4(); v4 != nil {
-		addr = v4.String()
-	}
+	addr, _ := netip.AddrFromSlice(ip)
+	addr = addr.Unmap()
 	allowed := false
 	for _, p := range patterns {
 		neg := strings.HasPrefix(p, "!")
 		p = strings.TrimPrefix(p, "!")
 		var hit bool
-		if _, block, err := net.ParseCIDR(p); err == nil {
-			hit = block.Contains(ip)
+		if prefix, err := netip.ParsePrefix(p); err == nil {
+			hit = prefix.Contains(addr)
+		} else if exact, err := netip.ParseAddr(p); err == nil {
+			hit = exact.Unmap() == addr
 		} else {
-			hit = wildcard(p, addr)
+			hit = wildcard(p, addr.String())
 		}
 		if hit && neg {
 			return false
