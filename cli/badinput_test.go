@@ -73,6 +73,14 @@ func TestBadInputEndsInANamedError(t *testing.T) {
 			"--set: search_space.router_temperature: nested more than 32 levels deep"},
 		{"YAML .nan", []string{"replay", "--set", "router_temperature=.nan"}, "search_space.router_temperature: .nan is not a finite number"},
 		{"infinite --max-tpot-mape", []string{"model", "validate", "--silicon", empty, "--max-tpot-mape", "+Inf"}, "--max-tpot-mape: +Inf is not a finite number"},
+		{"model info --block-size 2^63-1", []string{"model", "info", "--block-size", "9223372036854775807"}, "block_size 9223372036854775807 must be at most 65536 tokens"},
+		{"model info --max-num-seqs 2^63-1", []string{"model", "info", "--max-num-seqs", "9223372036854775807"}, "max_num_seqs 9223372036854775807 must be at most 1048576"},
+		{"model info --moe-ep 2^63-1", []string{"model", "info", "--moe-ep", "9223372036854775807"}, "tp, attention_dp, moe_tp and moe_ep must be at most 4096"},
+		{"--shared-experts-stream-tokens -2", []string{"model", "info", "--shared-experts-stream-tokens", "-2"}, "--shared-experts-stream-tokens: -2: want -1 (see --help) or a number from 0 up"},
+		{"curve --router with a knob twice", []string{"curve", "--router", "prefill_load_scale=4,prefill_load_scale=8"},
+			`--router "prefill_load_scale=4,prefill_load_scale=8": prefill_load_scale is set twice`},
+		{"block_size 1 on the whole trace", []string{"replay", "--set", "block_size=1"},
+			"block_size: 1 tokens makes the KV caches of this replay up to 27758336 blocks (the smaller of 8 workers × num_gpu_blocks 3469792 and the 207434482 blocks its 23608 requests fill), about 8047 MiB, over the 384 MiB a replay may take"},
 	} {
 		var out, errb bytes.Buffer
 		code := Execute(tc.args, strings.NewReader(""), &out, &errb)
@@ -95,6 +103,7 @@ func TestEndlessInputHitsTheSizeLimit(t *testing.T) {
 		{[]string{"replay", "--trace", "/dev/zero"}, "/dev/zero:1: line longer than the 64 MiB limit"},
 		{[]string{"replay", "--config", "/dev/zero"}, "/dev/zero: (document): larger than the 1 MiB limit of an experiment file"},
 		{[]string{"model", "validate", "--silicon", "/dev/zero"}, "/dev/zero: larger than the 16 MiB limit of a silicon CSV"},
+		{[]string{"compare", "/dev/zero", "/dev/zero"}, "/dev/zero: larger than the 16 MiB limit of a replay report"},
 	} {
 		var out, errb bytes.Buffer
 		if code := Execute(tc.args, strings.NewReader(""), &out, &errb); code == 0 || !strings.Contains(errb.String(), tc.want) {
@@ -124,5 +133,36 @@ func TestByteOrderMarkIsAccepted(t *testing.T) {
 	if code := Execute([]string{"replay", "--config", cfg, "--trace", tr, "--format", "json"}, strings.NewReader(""), &out, &errb); code != 0 ||
 		!strings.Contains(out.String(), `"requests_completed": 1`) {
 		t.Errorf("exit %d: %s\n%s", code, errb.String(), out.String())
+	}
+}
+
+// --shared-experts-stream-tokens -1 means no second stream, as --help says: accepted, and it
+// changes nothing for a model without shared experts (MiniMax-M2.5).
+func TestSharedExpertsStreamTokensMinusOne(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := Execute([]string{"model", "info", "--shared-experts-stream-tokens", "-1"}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var plain bytes.Buffer
+	Execute([]string{"model", "info"}, strings.NewReader(""), &plain, &errb)
+	if out.String() != plain.String() {
+		t.Errorf("-1 changed model info of a model without shared experts:\n%s\nwant\n%s", out.String(), plain.String())
+	}
+}
+
+// A control character in a value (here an escape sequence in a model name) is printed
+// escaped in the error, never raw to the terminal.
+func TestErrorsEscapeControlCharacters(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := Execute([]string{"replay", "--set", "model_name=foo\x1b[2J\u009bbar\x07"}, strings.NewReader(""), &out, &errb)
+	if code == 0 || strings.ContainsAny(errb.String(), "\x1b\x07") || strings.Contains(errb.String(), "\u009b") ||
+		!strings.Contains(errb.String(), `foo\x1b[2J\u009bbar\a`) {
+		t.Errorf("exit %d, stderr %q: want the name with its control characters escaped", code, errb.String())
+	}
+	if got := terminalSafe("plain\ttext\nnext é"); got != "plain\ttext\nnext é" {
+		t.Errorf("terminalSafe changed plain text: %q", got)
+	}
+	if got := terminalSafe("bad\xffbyte"); got != `bad\xffbyte` {
+		t.Errorf("terminalSafe of a non-UTF-8 byte: %q", got)
 	}
 }

@@ -146,6 +146,7 @@ func curveRouter(f *config.File, spec string) (sweep.CurveRouter, error) {
 	// Knobs in --set form, on a copy of the file whose router lists hold Dynamo's defaults.
 	g := f.Clone()
 	sets := []string{"router_mode=kv_router", "overlap_score_credit=1", "prefill_load_scale=1", "router_temperature=0"}
+	given := make([]bool, len(sets))
 	for _, a := range strings.Split(spec, ",") {
 		key, _, _ := strings.Cut(a, "=")
 		i := slices.Index(routerKnobs, strings.TrimSpace(key))
@@ -153,7 +154,10 @@ func curveRouter(f *config.File, spec string) (sweep.CurveRouter, error) {
 			return sweep.CurveRouter{}, fmt.Errorf("--router %q: %q is not a router knob (want %s, or default_kv, round_robin, random, least_loaded)",
 				spec, key, strings.Join(routerKnobs, ", "))
 		}
-		sets[i] = a
+		if given[i] {
+			return sweep.CurveRouter{}, fmt.Errorf("--router %q: %s is set twice (as --set refuses a repeated key)", spec, routerKnobs[i])
+		}
+		sets[i], given[i] = a, true
 	}
 	if err := g.Apply(sets); err != nil {
 		return sweep.CurveRouter{}, fmt.Errorf("--router %q: %w", spec, err)

@@ -138,9 +138,21 @@ func shellJoin(args []string) string {
 	return strings.Join(out, " ")
 }
 
+// minusOneMeans annotates a numeric flag whose -1 has a documented meaning (such as
+// --shared-experts-stream-tokens -1: no second stream), the one negative value it takes.
+const minusOneMeans = "routerlab-minus-one-means"
+
+// allowMinusOne marks flag name of fs as taking -1 (minusOneMeans).
+func allowMinusOne(fs *pflag.FlagSet, name string) {
+	if err := fs.SetAnnotation(name, minusOneMeans, []string{"true"}); err != nil {
+		panic(err) // a flag name of this program's own: caught by tests
+	}
+}
+
 // noNegativeNumbers rejects a negative, NaN or infinite value of any numeric flag set on the
 // command line: no count, size, ratio, duration or bound of routerlab means anything below
-// zero, and a NaN would silently disable any bound it is compared with.
+// zero (but -1 of the flags marked by allowMinusOne), and a NaN would silently disable any
+// bound it is compared with.
 func noNegativeNumbers(fs *pflag.FlagSet) error {
 	var err error
 	fs.Visit(func(fl *pflag.Flag) {
@@ -151,6 +163,9 @@ func noNegativeNumbers(fs *pflag.FlagSet) error {
 			case perr != nil || err != nil:
 			case math.IsNaN(x) || math.IsInf(x, 0):
 				err = fmt.Errorf("--%s: %s is not a finite number", fl.Name, fl.Value)
+			case x == -1 && fl.Annotations[minusOneMeans] != nil:
+			case x < 0 && fl.Annotations[minusOneMeans] != nil:
+				err = fmt.Errorf("--%s: %s: want -1 (see --help) or a number from 0 up", fl.Name, fl.Value)
 			case x < 0:
 				err = fmt.Errorf("--%s: %s must not be negative", fl.Name, fl.Value)
 			}

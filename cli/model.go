@@ -58,6 +58,7 @@ func (f *deploymentFlags) register(cmd *cobra.Command, base model.Deployment, la
 		"vLLM's max_cudagraph_capture_size: larger steps run without CUDA graphs (eager all-reduces); 0: vLLM's default, min(2 × max_num_seqs, 512)")
 	fs.IntVar(&f.d.SharedExpertsStreamTokens, "shared-experts-stream-tokens", 0,
 		"VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD: steps of at most this many tokens overlap shared with routed experts; 0: vLLM's default, 256; -1: no second stream")
+	allowMinusOne(fs, "shared-experts-stream-tokens")
 	fs.BoolVar(&f.d.FuseAllReduceRMS, "fuse-allreduce-rms", false,
 		"vLLM's compilation_config.pass_config.fuse_allreduce_rms: small steps run each all-reduce and the add + RMSNorm after it as one FlashInfer kernel (default: the vLLM release's, on from 0.18 at TP > 1 on H100/H200/B200, B300 from 0.19)")
 	fs.IntVar(&f.d.APIServerTokenizeNS, "api-server-tokenize-ns", 0,
@@ -654,6 +655,7 @@ budget before vLLM 0.21). The flags below override single settings of every row'
 	fs.BoolVar(&async, "async-scheduling", false, "vLLM's async scheduling: a request arriving during a step joins the step after next (default: the benchmark's)")
 	fs.BoolVar(&prefix, "prefix-caching", false, "vLLM's prefix caching (default: the benchmark's)")
 	fs.IntVar(&sharedStream, "shared-experts-stream-tokens", 0, "VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD: steps of at most this many tokens overlap a MoE layer's shared experts with its routed experts; -1: no second stream (default: the benchmark's, vLLM's 256)")
+	allowMinusOne(fs, "shared-experts-stream-tokens")
 	fs.BoolVar(&expertParallel, "expert-parallel", false, "--enable-expert-parallel for every row: true replays each row's moe_ep label, false shards every expert over the worker's GPUs (default: the run's script's; InferenceX's Kimi-K2.5 scripts never pass it)")
 	fs.BoolVar(&fuseARRMS, "fuse-allreduce-rms", false, "compilation_config.pass_config.fuse_allreduce_rms for every row: FlashInfer's fused all-reduce + add + RMSNorm in small steps (default: the run's script's, else its vLLM release's default: on from 0.18 at TP > 1 on H100/H200/B200, B300 from 0.19)")
 	fs.Float64Var(&maxTTFT, "max-ttft-mape", 0, "exit 2 when the TTFT MAPE exceeds this percentage (0: no check)")

@@ -201,7 +201,7 @@ func writeJSON(w io.Writer, v any) error {
 func writeSummaryTable(w io.Writer, exp *config.Experiment, point config.Point, cfg engine.Config, s engine.Summary) error {
 	r := cfg.Router
 	fmt.Fprintf(w, "trace %s (%d requests), %d workers, concurrency %d\n",
-		exp.Trace.Name, s.RequestsCompleted, cfg.Workers, cfg.ReplayConcurrency)
+		terminalSafe(exp.Trace.Name), s.RequestsCompleted, cfg.Workers, cfg.ReplayConcurrency)
 	fmt.Fprintf(w, "router %s  overlap_score_credit %g  prefill_load_scale %g  router_temperature %g\n",
 		r.Mode, r.OverlapScoreCredit, r.PrefillLoadScale, r.Temperature)
 	for _, rj := range s.Rejections {

@@ -24,7 +24,7 @@ import (
 func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRootCmd(args, stdin, stdout, stderr)
 	if err := root.Execute(); err != nil {
-		fmt.Fprintln(stderr, "routerlab:", err)
+		fmt.Fprintln(stderr, "routerlab:", terminalSafe(err.Error()))
 		var exit *exitError
 		if errors.As(err, &exit) {
 			return exit.code

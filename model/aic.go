@@ -1,11 +1,13 @@
 package model
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/routerlab/routerlab/internal/readlimit"
 	"io"
 	"os"
 	"path/filepath"
@@ -96,7 +98,7 @@ func readParquet[T any](aicDir, rel string, srcs *[]Source) ([]T, error) {
 
 // digestFile records the sha256 of a non-parquet input.
 func digestFile(aicDir, rel string, srcs *[]Source) ([]byte, error) {
-	b, err := os.ReadFile(filepath.Join(aicDir, rel))
+	b, err := readlimit.ReadFile(filepath.Join(aicDir, rel), 16<<20, "a model import's config or system file")
 	if err != nil {
 		return nil, fmt.Errorf("model import: %w", err)
 	}
@@ -201,6 +203,7 @@ const (
 var fp32GateFamilies = []string{"minimax_m2"}
 
 func parseLLMSpec(path string, b []byte) (LLMSpec, error) {
+	b = bytes.TrimPrefix(b, []byte("\ufeff")) // a UTF-8 editor's byte-order mark, as YAML and traces allow
 	var wrap struct {
 		Text  json.RawMessage `json:"text_config"` // a multimodal checkpoint's language model
 		Quant *quantConfig    `json:"quantization_config"`

@@ -237,12 +237,37 @@ func SeedDeployment() Deployment {
 	}
 }
 
+// Upper bounds of a deployment's sizes: the experiment file's ranges (config's key table)
+// and model validate's, so that no product of them (tokens × bytes, blocks × workers)
+// overflows an int64 and every flag of model info is checked as the file's keys are.
+const (
+	MaxParallel      = 4096
+	MaxBatchedTokens = 1 << 24
+	MaxNumSeqs       = 1 << 20
+	MaxBlockSize     = 1 << 16
+	MaxContextLength = 1 << 24
+	MaxNumGPUBlocks  = 1 << 30
+)
+
 // Validate checks the engine arguments that the timing and memory models rely on.
 func (d Deployment) Validate() error {
 	switch {
 	case d.TP < 1 || d.AttentionDP < 1 || d.MoETP < 1 || d.MoEEP < 1:
 		return fmt.Errorf("deployment: tp, attention_dp, moe_tp and moe_ep must be >= 1 (have %d, %d, %d, %d)",
 			d.TP, d.AttentionDP, d.MoETP, d.MoEEP)
+	case d.TP > MaxParallel || d.AttentionDP > MaxParallel || d.MoETP > MaxParallel || d.MoEEP > MaxParallel:
+		return fmt.Errorf("deployment: tp, attention_dp, moe_tp and moe_ep must be at most %d (have %d, %d, %d, %d)",
+			MaxParallel, d.TP, d.AttentionDP, d.MoETP, d.MoEEP)
+	case d.MaxNumBatchedTokens > MaxBatchedTokens:
+		return fmt.Errorf("deployment: max_num_batched_tokens %d must be at most %d", d.MaxNumBatchedTokens, MaxBatchedTokens)
+	case d.MaxNumSeqs > MaxNumSeqs:
+		return fmt.Errorf("deployment: max_num_seqs %d must be at most %d", d.MaxNumSeqs, MaxNumSeqs)
+	case d.BlockSize > MaxBlockSize:
+		return fmt.Errorf("deployment: block_size %d must be at most %d tokens", d.BlockSize, MaxBlockSize)
+	case d.ContextLength > MaxContextLength:
+		return fmt.Errorf("deployment: context_length %d must be at most %d tokens", d.ContextLength, MaxContextLength)
+	case d.NumGPUBlocks > MaxNumGPUBlocks:
+		return fmt.Errorf("deployment: num_gpu_blocks %d must be at most %d", d.NumGPUBlocks, MaxNumGPUBlocks)
 	case d.TP*d.AttentionDP != d.MoETP*d.MoEEP:
 		return fmt.Errorf("deployment: tp×attention_dp (%d) must equal moe_tp×moe_ep (%d)",
 			d.TP*d.AttentionDP, d.MoETP*d.MoEEP)

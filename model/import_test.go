@@ -465,3 +465,17 @@ func TestMoEDistribution(t *testing.T) {
 		t.Fatalf("unknown distribution: %v", err)
 	}
 }
+
+// A config.json with a UTF-8 byte-order mark (an editor's save) reads as without one, as
+// YAML experiments and traces do.
+func TestLLMSpecAcceptsAByteOrderMark(t *testing.T) {
+	b := []byte(`{"model_type":"llama","num_hidden_layers":80,"hidden_size":8192,"num_attention_heads":64,"num_key_value_heads":8,"intermediate_size":28672,"vocab_size":128256}`)
+	plain, err := parseLLMSpec("config.json", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bom, err := parseLLMSpec("config.json", append([]byte("\ufeff"), b...))
+	if err != nil || bom != plain {
+		t.Errorf("with a byte-order mark: %+v, %v; want %+v", bom, err, plain)
+	}
+}
