@@ -70,6 +70,11 @@ csv the table (pareto: true or false).`,
 			}
 			// Goodput under goal.sla or the default SLO: counting it changes no simulated number.
 			base.SLO = exp.File.Goal.ReportSLO()
+			if out != "" {
+				if err := notASweepDir(out, "curve"); err != nil {
+					return err
+				}
+			}
 			requests := x.requests
 			if requests == 0 {
 				requests = exp.File.Workload.SearchRequests
@@ -82,11 +87,14 @@ csv the table (pareto: true or false).`,
 			}
 			sla := exp.File.Goal.SLAText()
 			fp := exp.PointFingerprint(point, requests)
-			if err := writeCurve(cmd.OutOrStdout(), format, exp.Trace.Name, requests, sla, fp, points); err != nil {
+			if err := writeCurve(cmd.OutOrStdout(), format, terminalSafe(exp.Trace.Name), requests, sla, fp, points); err != nil {
 				return err
 			}
 			if out == "" {
 				return nil
+			}
+			if err := notASweepDir(out, "curve"); err != nil {
+				return err
 			}
 			return writeCurveDir(out, plots, points, fp, sla)
 		},

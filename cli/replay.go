@@ -53,6 +53,11 @@ states the point it ran. Override knobs with --set, e.g. --set router_mode=round
 			if plots != "" && out == "" {
 				return errors.New("--plots writes into the --out directory: give --out DIR")
 			}
+			if out != "" {
+				if err := notASweepDir(out, "replay"); err != nil {
+					return err
+				}
+			}
 			cfg.RecordRequests = perRequest != "" || out != ""
 			if out != "" {
 				// Snapshots only record the fleet for the heatmaps; the result is the same.
@@ -73,6 +78,9 @@ states the point it ran. Override knobs with --set, e.g. --set router_mode=round
 			// once when both do.
 			fp := sync.OnceValue(func() config.Fingerprint { return exp.PointFingerprint(point, x.requests) })
 			if out != "" {
+				if err := notASweepDir(out, "replay"); err != nil {
+					return err
+				}
 				if err := writeReplayDir(out, plots, fp(), rep, exp.File.Goal); err != nil {
 					return err
 				}
