@@ -293,7 +293,15 @@ func newExplorerServer(exp *config.Experiment, requests int, o serveOptions, add
 	if o.noAuth {
 		logger.Warn("no authentication: every client is an operator", "addr", addr)
 	}
-	if err := os.MkdirAll(filepath.Dir(o.hostKey), 0o700); err != nil {
+	// The key's folder is left as found: keygen, creating a missing key, makes the folder
+	// 0700 (charmbracelet/keygen v0.5.4 keygen.go), which would change a shared folder's
+	// mode without a word. A folder serve creates is 0700.
+	keyDir := filepath.Dir(o.hostKey)
+	dirMode := os.FileMode(0)
+	if st, err := os.Stat(keyDir); err == nil {
+		dirMode = st.Mode().Perm()
+	}
+	if err := os.MkdirAll(keyDir, 0o700); err != nil {
 		return nil, fmt.Errorf("--host-key: %w", err)
 	}
 	if st, err := os.Stat(o.hostKey); err == nil && st.Mode().Perm()&0o077 != 0 {
@@ -362,6 +370,11 @@ func newExplorerServer(exp *config.Experiment, requests int, o serveOptions, add
 	srv, err := wish.NewServer(opts...)
 	if err != nil {
 		return nil, err
+	}
+	if st, err := os.Stat(keyDir); err == nil && dirMode != 0 && st.Mode().Perm() != dirMode {
+		if err := os.Chmod(keyDir, dirMode); err != nil {
+			return nil, fmt.Errorf("--host-key: restoring %s's mode %04o: %w", keyDir, dirMode, err)
+		}
 	}
 	return &explorerServer{Server: srv, limits: lim}, nil
 }
