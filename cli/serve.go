@@ -434,7 +434,10 @@ func serveUntil(ctx context.Context, srv *explorerServer, l net.Listener) error 
 		if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 			return err
 		}
-		if err := <-errc; err != nil && !errors.Is(err, ssh.ErrServerClosed) {
+		// A Shutdown before Serve has registered its listener (a stop right after the start)
+		// leaves Serve accepting: closing the listener ends it either way.
+		l.Close()
+		if err := <-errc; err != nil && !errors.Is(err, ssh.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
 			return err
 		}
 		return nil
