@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"charm.land/wish/v2/activeterm"
 	wishtea "charm.land/wish/v2/bubbletea"
 	"charm.land/wish/v2/logging"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/spf13/cobra"
 	gossh "golang.org/x/crypto/ssh"
 
@@ -309,6 +311,7 @@ func newExplorerServer(exp *config.Experiment, requests int, o serveOptions, add
 			o.hostKey, st.Mode().Perm())
 	}
 	lim := newConnLimits(o.maxUnauth, o.maxUnauthPerAddr, o.maxSessions, logger)
+	progs := &programs{running: map[*tea.Program]bool{}}
 	handler := func(s ssh.Session) (tea.Model, []tea.ProgramOption) {
 		palettes, err := themes.Cycle(sessionEnv(s))
 		if err != nil {
@@ -337,7 +340,8 @@ func newExplorerServer(exp *config.Experiment, requests int, o serveOptions, add
 		func(s *ssh.Server) error { s.HandshakeTimeout = o.handshakeTimeout; return nil },
 		lim.option(),
 		wish.WithMiddleware(
-			wishtea.Middleware(handler),
+			restoreTerminal, // innermost: runs when the explorer's program has ended
+			wishtea.MiddlewareWithProgramHandler(progs.handler(handler)),
 			activeterm.Middleware(),
 			sessionGate(acc, lim, logger),
 			logging.StructuredMiddlewareWithLogger(logger, log.InfoLevel),
@@ -376,7 +380,7 @@ func newExplorerServer(exp *config.Experiment, requests int, o serveOptions, add
 			return nil, fmt.Errorf("--host-key: restoring %s's mode %04o: %w", keyDir, dirMode, err)
 		}
 	}
-	return &explorerServer{Server: srv, limits: lim}, nil
+	return &explorerServer{Server: srv, limits: lim, programs: progs}, nil
 }
 
 // sessionGate runs before the explorer: it moves a --no-auth connection to a session slot
@@ -414,10 +418,83 @@ func sessionEnv(s ssh.Session) func(string) string {
 	}
 }
 
-// explorerServer is the SSH server with the connection limits its listener admits by.
+// explorerServer is the SSH server with the connection limits its listener admits by and
+// the explorers its sessions run.
 type explorerServer struct {
 	*ssh.Server
-	limits *connLimits
+	limits   *connLimits
+	programs *programs
+}
+
+// restoreTerminal ends the alternate screen and shows the cursor once a session's explorer
+// has ended, before the session closes: a program quit by a stopping server may not get to
+// write its own restoration (the cursor stayed hidden in the e2e check, .ci/serve-stop-e2e.sh),
+// and after a normal quit it repeats what the program wrote, harmlessly.
+func restoreTerminal(next ssh.Handler) ssh.Handler {
+	return func(s ssh.Session) {
+		if _, _, ok := s.Pty(); ok {
+			io.WriteString(s, ansi.ResetModeAltScreenSaveCursor+ansi.ShowCursor)
+		}
+		next(s)
+	}
+}
+
+// programs are the sessions' running explorers, so that a stopping server quits each one:
+// a quit program restores its client's terminal (alternate screen off, cursor shown) before
+// its session closes, where a dropped connection left the client's terminal in the explorer's
+// alternate screen with the cursor hidden.
+type programs struct {
+	mu      sync.Mutex
+	running map[*tea.Program]bool
+	stopped bool
+}
+
+// handler makes each session's program as wish's default handler does, and tracks it.
+func (ps *programs) handler(h wishtea.Handler) wishtea.ProgramHandler {
+	return func(s ssh.Session) *tea.Program {
+		m, opts := h(s)
+		if m == nil {
+			return nil
+		}
+		p := tea.NewProgram(m, append(opts, wishtea.MakeOptions(s)...)...)
+		ps.mu.Lock()
+		defer ps.mu.Unlock()
+		if ps.stopped {
+			return nil // the server is stopping: no new explorer
+		}
+		ps.running[p] = true
+		go func() {
+			p.Wait()
+			ps.mu.Lock()
+			delete(ps.running, p)
+			ps.mu.Unlock()
+		}()
+		return p
+	}
+}
+
+// quitAll quits every running program and waits, up to the deadline of ctx, for them to
+// have written their terminals' restoration.
+func (ps *programs) quitAll(ctx context.Context) {
+	ps.mu.Lock()
+	ps.stopped = true
+	running := make([]*tea.Program, 0, len(ps.running))
+	for p := range ps.running {
+		running = append(running, p)
+	}
+	ps.mu.Unlock()
+	for _, p := range running {
+		p.Quit()
+	}
+	for _, p := range running {
+		done := make(chan struct{})
+		go func() { p.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // serveUntil serves on l until ctx ends, then closes the server, giving sessions a moment
@@ -431,6 +508,7 @@ func serveUntil(ctx context.Context, srv *explorerServer, l net.Listener) error 
 	case <-ctx.Done():
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
+		srv.programs.quitAll(sctx)
 		if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 			return err
 		}
