@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"github.com/routerlab/routerlab/internal/readlimit"
 	"io"
@@ -54,7 +55,8 @@ func parseKeyring(r io.Reader, name string) (keyring, error) {
 	keys := keyring{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for line := 1; sc.Scan(); line++ {
+	line := 1
+	for ; sc.Scan(); line++ {
 		text := sc.Bytes()
 		if line == 1 {
 			text = bytes.TrimPrefix(text, []byte("\ufeff"))
@@ -77,7 +79,9 @@ func parseKeyring(r io.Reader, name string) (keyring, error) {
 		ak.where = fmt.Sprintf("%s:%d", name, line)
 		keys[string(k.Marshal())] = ak
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, fmt.Errorf("%s:%d: a line longer than the 1 MiB limit of an authorized_keys line", name, line)
+	} else if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if len(keys) == 0 {

@@ -140,10 +140,11 @@ func readJSON[T any](dir, name string) (*T, error) {
 }
 
 // Limits of the files of a run directory that routerlab reads back (watch, compare,
-// --resume): a ledger line of the seed experiment is about 2 KB, so 256 MiB holds some 130,000
-// evaluations; summary.json and progress.json are a few KB.
+// --resume): a ledger line of the seed experiment is about 2 KB, so 128 MiB holds some 65,000
+// evaluations (reading a ledger that is /dev/zero up to it takes about 3 s and 300 MB);
+// summary.json and progress.json are a few KB.
 const (
-	MaxLedgerBytes = 256 << 20
+	MaxLedgerBytes = 128 << 20
 	MaxReportBytes = 16 << 20
 )
 
