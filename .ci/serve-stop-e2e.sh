@@ -7,22 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v tmux >/dev/null; then
-	apt-get install -y tmux >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y tmux >/dev/null; }
-fi
-if ! command -v ssh >/dev/null || ! command -v ssh-keygen >/dev/null; then
-	apt-get install -y openssh-client >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y openssh-client >/dev/null; }
-fi
-
-work=$(mktemp -d)
-sock="routerlab-stop-e2e-$$"
-server_pid=
-cleanup() {
-	tmux -L "$sock" kill-server 2>/dev/null || true
-	[[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
+source .ci/tmux-ssh.sh routerlab-stop-e2e
 
 # ROUTERLAB_BIN: check another build (e.g. an older one, to see the check fail).
 if [[ -n "${ROUTERLAB_BIN:-}" ]]; then

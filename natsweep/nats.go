@@ -96,18 +96,24 @@ type heartbeat struct {
 
 const heartbeatEvery = time.Second
 
+// userinfo locates the credentials of one URL: p[start:at] is its text between "://" (or the
+// start) and its last "@"; false without an "@" there.
+func userinfo(p string) (start, at int, ok bool) {
+	if j := strings.Index(p, "://"); j >= 0 {
+		start = j + 3
+	}
+	at = strings.LastIndex(p, "@")
+	return start, at, at >= start
+}
+
 // Redact hides the credentials of a NATS URL (or a comma-separated list of them) so it can be
 // shown: user:password@ becomes user:xxxxx@ and a token@ becomes xxxxx@. Everything else is
 // kept, so the redacted URL still says which server.
 func Redact(urls string) string {
 	parts := strings.Split(urls, ",")
 	for i, p := range parts {
-		start := 0
-		if j := strings.Index(p, "://"); j >= 0 {
-			start = j + 3
-		}
-		at := strings.LastIndex(p, "@")
-		if at < start {
+		start, at, ok := userinfo(p)
+		if !ok {
 			continue
 		}
 		user := "xxxxx"

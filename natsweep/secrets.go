@@ -14,12 +14,8 @@ import (
 func secrets(urls string) []string {
 	var out []string
 	for _, p := range strings.Split(urls, ",") {
-		start := 0
-		if j := strings.Index(p, "://"); j >= 0 {
-			start = j + 3
-		}
-		at := strings.LastIndex(p, "@")
-		if at < start {
+		start, at, ok := userinfo(p)
+		if !ok {
 			continue
 		}
 		info := p[start:at]
