@@ -4,6 +4,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"charm.land/log/v2"
 	"charm.land/ssh"
@@ -12,9 +13,8 @@ import (
 // connLimits keeps unauthenticated connections apart from sessions, so a flood of idle
 // sockets never locks an authorised user out. An unauthenticated connection takes one of
 // maxPre slots, at most perAddr of them per client address; when either is full, the new
-// connection takes the place of an unauthenticated one, which is closed: the oldest that has
-// sent nothing yet (a real client sends its version at once), else the oldest — from its own
-// address, or from the address holding the most. A flood can only displace itself, and a real
+// connection takes the place of an unauthenticated one, which is closed: the one that has sent
+// the least (victim), from its own address, or from the address holding the most. A flood can only displace itself, and a real
 // client, which authenticates in milliseconds, always gets its turn. An authenticated
 // connection moves to one of maxSessions session slots; none free refuses it.
 type connLimits struct {
@@ -30,31 +30,52 @@ type connLimits struct {
 // limitedConn is one connection under the limits; closing it frees its slot.
 type limitedConn struct {
 	net.Conn
-	lim   *connLimits
-	ip    string
-	spoke atomic.Bool // the client has sent something
-	state connState   // guarded by lim.mu
+	lim    *connLimits
+	ip     string
+	opened time.Time
+	sent   atomic.Int64 // bytes the client has sent
+	state  connState    // guarded by lim.mu
 }
 
-// Read notes that the client spoke.
+// Read counts what the client sent.
 func (c *limitedConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
-	if n > 0 && !c.spoke.Load() {
-		c.spoke.Store(true)
+	if n > 0 {
+		c.sent.Add(int64(n))
 	}
 	return n, err
 }
 
-// victim is the connection of conns (oldest first) to give way: the oldest silent one, else
-// the oldest.
-func victim(conns []*limitedConn) *limitedConn {
-	for _, c := range conns {
-		if !c.spoke.Load() {
-			return c
+// victim is the connection of conns (oldest first) to give way: the one that has sent the
+// least, the oldest of those, where a connection in its first settleTime counts as having
+// sent at least settleBytes (it may not have been read yet). A silent socket goes first; then
+// one that sent its version and stalled (about 20 bytes) before a real client, which sends
+// its key exchange (about 1 KB) right after its version. A
+// churning flood from the client's own address thus displaces itself, where displacing the
+// oldest made a real client fail 5 of 10 times (docs/trust.md).
+func victim(conns []*limitedConn, now time.Time) *limitedConn {
+	sent := func(c *limitedConn) int64 {
+		if now.Sub(c.opened) < settleTime {
+			return max(c.sent.Load(), settleBytes)
+		}
+		return c.sent.Load()
+	}
+	least := conns[0]
+	for _, c := range conns[1:] {
+		if sent(c) < sent(least) {
+			least = c
 		}
 	}
-	return conns[0]
+	return least
 }
+
+// settleTime is how long a new connection is credited settleBytes, more than a version line
+// (at most 255 bytes, RFC 4253 4.2) and less than any key exchange message: a real client's
+// version and key exchange (Go's about 1 KB, OpenSSH's about 1.5 KB) are read well within it.
+const (
+	settleTime  = 250 * time.Millisecond
+	settleBytes = 256
+)
 
 type connState int
 
@@ -118,13 +139,14 @@ func (l *connLimits) admit(c net.Conn) *limitedConn {
 	if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
 		ip = a.IP.String()
 	}
-	lc := &limitedConn{Conn: c, lim: l, ip: ip}
+	now := time.Now()
+	lc := &limitedConn{Conn: c, lim: l, ip: ip, opened: now}
 	l.mu.Lock()
 	var drop *limitedConn
 	why := ""
 	switch {
 	case len(l.pre[ip]) >= l.perAddr:
-		drop, why = victim(l.pre[ip]), "unauthenticated connections from this address at the limit"
+		drop, why = victim(l.pre[ip], now), "unauthenticated connections from this address at the limit"
 	case l.npre >= l.maxPre:
 		busiest := ""
 		for addr, conns := range l.pre {
@@ -132,7 +154,7 @@ func (l *connLimits) admit(c net.Conn) *limitedConn {
 				busiest = addr
 			}
 		}
-		drop, why = victim(l.pre[busiest]), "unauthenticated connections at the limit"
+		drop, why = victim(l.pre[busiest], now), "unauthenticated connections at the limit"
 	}
 	if drop != nil {
 		l.dropLocked(drop)
@@ -142,7 +164,7 @@ func (l *connLimits) admit(c net.Conn) *limitedConn {
 	l.mu.Unlock()
 	l.logger.Info("connection opened", "remote", c.RemoteAddr())
 	if drop != nil {
-		l.logger.Warn("connection dropped: "+why+"; the oldest silent one gives way", "remote", drop.RemoteAddr(),
+		l.logger.Warn("connection dropped: "+why+"; the one that has sent least gives way", "remote", drop.RemoteAddr(),
 			"max_unauthenticated", l.maxPre, "per_address", l.perAddr)
 		drop.Conn.Close()
 	}
