@@ -21,16 +21,7 @@ chmod 0755 "$work/keys"
 "$work/routerlab" serve --ssh 127.0.0.1:0 --authorized-keys "$work/operator_key.pub" \
 	--host-key "$work/keys/host_key" --runs "$work/runs" >"$work/serve.out" 2>"$work/serve.log" &
 server_pid=$!
-for _ in $(seq 300); do
-	grep -q 'ssh://' "$work/serve.out" 2>/dev/null && break
-	sleep 0.1
-done
-port=$(grep -oE 'ssh://127\.0\.0\.1:[0-9]+' "$work/serve.out" | grep -oE '[0-9]+$' || true)
-if [[ -z "$port" ]]; then
-	echo "serve-stop-e2e: serve did not start" >&2
-	cat "$work/serve.out" "$work/serve.log" >&2
-	exit 1
-fi
+serve_port serve-stop-e2e
 mode=$(stat -c '%a' "$work/keys")
 if [[ "$mode" != 755 ]]; then
 	echo "serve-stop-e2e: serve changed the host-key folder's mode 755 → $mode" >&2

@@ -218,16 +218,7 @@ ssh-keygen -q -t ed25519 -N '' -C expired -f "$work/expired_key"
 	--viewer-keys "$work/viewer_key.pub" --host-key "$work/host_key" --runs "$work/runs" \
 	>"$work/serve.out" 2>"$work/serve.log" &
 server_pid=$!
-for _ in $(seq 100); do
-	grep -q 'ssh://' "$work/serve.out" 2>/dev/null && break
-	sleep 0.1
-done
-port=$(grep -oE 'ssh://127\.0\.0\.1:[0-9]+' "$work/serve.out" | grep -oE '[0-9]+$' || true)
-if [[ -z "$port" ]]; then
-	echo "tui-e2e: serve did not start" >&2
-	cat "$work/serve.out" "$work/serve.log" >&2
-	exit 1
-fi
+serve_port tui-e2e
 
 # terminal NAME KEY USER: an ssh session with a terminal, in its own tmux session NAME.
 terminal() {
