@@ -72,6 +72,8 @@ type Summary struct {
 
 	// Goodput is set when the replay had an SLO.
 	Goodput *Goodput `json:"goodput,omitempty"`
+	// Load is set with Config.LoadReport: decode stall and load balance (stall.go).
+	Load *LoadSummary `json:"load,omitempty"`
 
 	Workers    []WorkerSummary `json:"workers"`
 	Rejections []Rejection     `json:"rejections,omitempty"`
@@ -166,10 +168,14 @@ func (s *Sim) Report() *Report {
 			})
 		}
 	}
+	rejections := slices.Clone(s.rejected)
+	if s.busyRejected > 0 {
+		rejections = append(rejections, Rejection{Reason: busyReason, Requests: s.busyRejected, First: s.where(s.busyFirst)})
+	}
 	sum := Summary{
 		RequestsCompleted: s.completed,
-		Rejections:        slices.Clone(s.rejected),
-		RequestsRejected:  rejectedCount(s.rejected),
+		Rejections:        rejections,
+		RequestsRejected:  rejectedCount(rejections),
 		WallTimeMS:        round(float64(s.wall.Microseconds())/1000, 3),
 		Workers:           make([]WorkerSummary, len(s.workers)),
 	}
@@ -208,6 +214,13 @@ func (s *Sim) Report() *Report {
 	sum.MeanTPOTMS, sum.P50TPOTMS, sum.P90TPOTMS, sum.P99TPOTMS = floatStats(tpot)
 	sum.MeanITLMS, sum.P50ITLMS, sum.P90ITLMS, sum.P99ITLMS = s.itl.stats()
 	sum.MeanOutputTokPerUser = round(s.itl.perUser(), 3)
+	if s.stalls.on {
+		var dur int64
+		if s.completed > 0 {
+			dur = s.lastDone - firstArrival
+		}
+		sum.Load = s.loadSummary(dur, sum.MeanTPOTMS)
+	}
 	for i := range s.workers {
 		w := &s.workers[i]
 		sum.Workers[i] = WorkerSummary{
@@ -355,6 +368,14 @@ func (h *gapHist) perUser() float64 {
 		return 0
 	}
 	return rate / float64(n)
+}
+
+// where is "file:line" of simulated request i in the caller's trace.
+func (s *Sim) where(i int) string {
+	if s.traceIndex != nil {
+		i = s.traceIndex[i]
+	}
+	return s.tr.Where(i)
 }
 
 func rejectedCount(rs []Rejection) int {
