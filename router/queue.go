@@ -79,7 +79,7 @@ func (q *routerQueue) Less(i, j int) bool {
 	return a.seq < b.seq
 }
 func (q *routerQueue) Swap(i, j int) { q.items[i], q.items[j] = q.items[j], q.items[i] }
-func (q *routerQueue) Push(x any)   { q.items = append(q.items, x.(waiting)) }
+func (q *routerQueue) Push(x any)    { q.items = append(q.items, x.(waiting)) }
 func (q *routerQueue) Pop() any {
 	n := len(q.items) - 1
 	x := q.items[n]
