@@ -39,6 +39,14 @@ func LoadKeys() []Setting {
 	}
 }
 
+// KVLoadKeys are the load keys only the kv_router mode reads: its cost's accounting and its
+// scheduler queue (Dynamo's round-robin and random push routers have neither; the busy
+// thresholds filter every mode's workers).
+func KVLoadKeys() []string {
+	return []string{KeyTrackActiveBlocks, KeyAssumeKVReuse, KeyTrackPrefillTokens, KeyTrackOutputBlocks,
+		KeyActiveSequenceStride, KeyPrefillLoadModel, KeyQueueThreshold, KeyQueuePolicy}
+}
+
 func loadKeyNames() []string {
 	var ks []string
 	for _, s := range LoadKeys() {

@@ -22,6 +22,17 @@ type admitter interface {
 // busyReason is the rejection of a request that finds every worker busy.
 const busyReason = "every worker busy (busy thresholds: HTTP 503)"
 
+// BusyRejectedShare is the share of a run's requests rejected because every worker was busy.
+func BusyRejectedShare(s Summary) float64 {
+	total := s.RequestsCompleted + s.RequestsRejected
+	for _, rj := range s.Rejections {
+		if rj.Reason == busyReason && total > 0 {
+			return float64(rj.Requests) / float64(total)
+		}
+	}
+	return 0
+}
+
 // setupAdmission wires s to its router's admission when the router's load config is not the
 // default. Decode stretches are planned step by step when the router follows every token.
 func (s *Sim) setupAdmission() {

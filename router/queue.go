@@ -8,7 +8,7 @@ import (
 
 // Admission as Dynamo's KV router does it (lib/kv-router/src/scheduling/queue.rs @ 00067c3,
 // docs/components/router/router-filtering.md @ cf02239):
-//   - the router queue (--router-queue-threshold): a request waits in the router while every
+//   - the router queue (--router-queue-threshold, kv_router only: it is the KV scheduler's): a request waits in the router while every
 //     worker's active prefill tokens (the router's own bookkeeping) exceed threshold ×
 //     max_num_batched_tokens, and while earlier requests wait (a new arrival does not bypass
 //     the backlog); a worker's load falling (a first token, a completion) releases waiting
@@ -142,7 +142,7 @@ func (r *Router) saturated() bool {
 
 // admit is Route under admission: queue, reject or route.
 func (r *Router) admit(req *Request) int {
-	if r.cfg.Load.QueueThreshold != nil && (r.queue.Len() > 0 || r.saturated()) {
+	if r.cfg.Load.QueueThreshold != nil && r.cfg.Mode == ModeKV && (r.queue.Len() > 0 || r.saturated()) {
 		r.queue.seq++
 		heap.Push(&r.queue, waiting{req: *req, seq: r.queue.seq})
 		return Queued
