@@ -1,0 +1,35 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/engine"
+)
+
+// A replay that accounted for its decode time shows it, and its imbalance, on its page; one
+// that did not has no such section.
+func TestReplayPageShowsWhereDecodeTimeGoes(t *testing.T) {
+	fp := config.Fingerprint{{Key: "workload.trace_path", Value: "t"}}
+	s := engine.Summary{RequestsCompleted: 1, MeanTPOTMS: 10, Workers: []engine.WorkerSummary{{}, {}},
+		Load: &engine.LoadSummary{MeanTPOTStallMS: 2.5, TPOTStallShare: 0.25, MeanDecodeStallMS: 300, DecodeImbalance: 1.25, BlockImbalance: 1.5,
+			Workers: []engine.WorkerLoadShare{{MeanDecodes: 3, MeanKVBlocks: 100}, {MeanDecodes: 5, MeanKVBlocks: 200}}}}
+	page, err := ReplayHTML(fp, &engine.Report{Summary: s}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Where decode time goes", "2.50 ms of mean TPOT 10.00 ms", "25.0 %", "decode sequences 1.250", "KV blocks in use 1.500", "mean decode sequences"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	s.Load = nil
+	page, err = ReplayHTML(fp, &engine.Report{Summary: s}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(page), "Where decode time goes") {
+		t.Error("a replay without the load report has its section")
+	}
+}
