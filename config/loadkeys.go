@@ -148,3 +148,9 @@ func loadConfig(val func(key string) Value) router.LoadConfig {
 	}
 	return c
 }
+
+// LoadConfigOf is the router.LoadConfig of load keys' values as text (text gives each key's;
+// values are checked by the caller, as the explorer's knobs are by their lists).
+func LoadConfigOf(text func(key string) string) router.LoadConfig {
+	return loadConfig(func(key string) Value { return scalarValue(text(key)) })
+}
