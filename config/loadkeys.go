@@ -105,7 +105,7 @@ func checkLoadKnob(key string, v Value) string {
 	case KeyDecodeBlocksThreshold:
 		return threshold(1, false)
 	case KeyPrefillTokensThreshold:
-		return threshold(1<<40, true)
+		return threshold(1e12, true)
 	case KeyPrefillTokensThreshFrac:
 		return threshold(1e6, false)
 	}

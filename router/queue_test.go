@@ -1,6 +1,7 @@
 package router
 
 import (
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -166,4 +167,28 @@ func TestDecodeBlocksThresholdIsAFractionOfTheCache(t *testing.T) {
 	if w := r.Route(&Request{ID: 2, InputLength: 64, BlockHashes: []uint64{1}}); w != 0 {
 		t.Fatalf("500 of 1000 blocks: got %d, want 0", w)
 	}
+}
+
+// The names of the queue policies and prefill-load models parse to themselves, whatever the
+// case and spacing, and nothing else parses.
+func FuzzParseLoadNames(f *testing.F) {
+	for _, s := range []string{"fcfs", " WSPT", "lcfs", "", "aic", "none", "sjf"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if p, err := ParseQueuePolicy(s); err == nil {
+			if q, err := ParseQueuePolicy(string(p)); err != nil || q != p {
+				t.Fatalf("%q parsed to %q, which does not parse back", s, p)
+			}
+		} else if !strings.Contains(err.Error(), "router_queue_policy") {
+			t.Fatalf("error %v does not name the key", err)
+		}
+		if m, err := ParsePrefillLoadModel(s); err == nil {
+			if n, err := ParsePrefillLoadModel(string(m)); err != nil || n != m {
+				t.Fatalf("%q parsed to %q, which does not parse back", s, m)
+			}
+		} else if !strings.Contains(err.Error(), "router_prefill_load_model") {
+			t.Fatalf("error %v does not name the key", err)
+		}
+	})
 }
