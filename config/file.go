@@ -325,6 +325,9 @@ func (f *File) check() error {
 	if len(f.Values(KeyHardwareSKU)) == 0 {
 		return &Error{File: f.Name, Key: "search_space.hardware_sku", Msg: "missing"}
 	}
+	if err := f.checkLoad(); err != nil {
+		return err
+	}
 	for _, pc := range f.list("parallel_configs").parallel {
 		gpus := pc.GPUs()
 		if f.GPUBudget > 0 && gpus > f.GPUBudget {

@@ -154,3 +154,26 @@ func loadConfig(val func(key string) Value) router.LoadConfig {
 func LoadConfigOf(text func(key string) string) router.LoadConfig {
 	return loadConfig(func(key string) Value { return scalarValue(text(key)) })
 }
+
+// checkLoad refuses lists that allow a combination Dynamo refuses (validate_kv_router_config,
+// config.rs @ 057096c): output blocks without active blocks, a prefill-load model without
+// prefill tokens.
+func (f *File) checkLoad() error {
+	has := func(key, text string) bool {
+		for _, v := range f.Values(key) {
+			if v.Text == text {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has(KeyTrackOutputBlocks, "true") && has(KeyTrackActiveBlocks, "false"):
+		return &Error{File: f.Name, Key: "search_space." + KeyTrackOutputBlocks,
+			Msg: "true requires router_track_active_blocks true, and that list allows false (Dynamo refuses the combination)"}
+	case has(KeyPrefillLoadModel, string(router.PrefillLoadAIC)) && has(KeyTrackPrefillTokens, "false"):
+		return &Error{File: f.Name, Key: "search_space." + KeyPrefillLoadModel,
+			Msg: "aic requires router_track_prefill_tokens true, and that list allows false (Dynamo refuses the combination)"}
+	}
+	return nil
+}

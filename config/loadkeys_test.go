@@ -77,3 +77,19 @@ func TestBadLoadValuesNameFileLineAndKey(t *testing.T) {
 		}
 	}
 }
+
+func TestLoadCombinationsDynamoRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		sets []string
+		want string
+	}{
+		{[]string{"router_track_output_blocks=true", "router_track_active_blocks=[true, false]"}, "search_space.router_track_output_blocks: true requires router_track_active_blocks true"},
+		{[]string{"router_prefill_load_model=aic", "router_track_prefill_tokens=false"}, "search_space.router_prefill_load_model: aic requires router_track_prefill_tokens true"},
+	} {
+		f := Default()
+		err := f.Apply(tc.sets)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.sets, err, tc.want)
+		}
+	}
+}

@@ -17,7 +17,12 @@ type admitter interface {
 	Generated(id int64, generated, outputLength int)
 	SetNow(t int64)
 	SetPrefillPricer(p router.PrefillPricer)
+	QueueLen() int
 }
+
+// recheckUS is how often the router re-examines its queue when the AIC model decays the
+// prefill load between events (router_queue_recheck_interval, config.rs @ 057096c: 100 ms).
+const recheckUS = 100_000
 
 // busyReason is the rejection of a request that finds every worker busy.
 const busyReason = "every worker busy (busy thresholds: HTTP 503)"
@@ -79,6 +84,10 @@ func (s *Sim) routed(i, wi int, t int64) {
 	switch wi {
 	case router.Queued:
 		s.routerQueued++
+		if s.aic && !s.rechecking {
+			s.rechecking = true
+			s.heap.push(event{time: t + recheckUS, phase: phaseRouterRecheck})
+		}
 	case router.Rejected:
 		s.refuse(i, t)
 	default:
@@ -108,6 +117,17 @@ func (s *Sim) release(t int64) {
 	var d router.Dispatch
 	for s.adm.Release(&d) {
 		s.routed(int(d.ID), d.Worker, t)
+	}
+}
+
+// recheck releases what the decayed load lets go at t, and keeps checking while requests wait.
+func (s *Sim) recheck(t int64) {
+	s.rechecking = false
+	s.adm.SetNow(t)
+	s.release(t)
+	if s.adm.QueueLen() > 0 {
+		s.rechecking = true
+		s.heap.push(event{time: t + recheckUS, phase: phaseRouterRecheck})
 	}
 }
 

@@ -106,6 +106,7 @@ type Sim struct {
 	// every worker was busy, the first busyFirst); routerQueued the ones the router queued.
 	adm                     admitter
 	aic, publish, outputs   bool
+	rechecking              bool // a phaseRouterRecheck event is queued
 	refused, busyRejected   int
 	busyFirst, routerQueued int
 
@@ -309,6 +310,8 @@ func (s *Sim) process(e event) {
 	case phaseSnapshot:
 		s.snapshot(e.time)
 		s.heap.push(event{time: e.time + s.cfg.SnapshotEveryUS, phase: phaseSnapshot})
+	case phaseRouterRecheck:
+		s.recheck(e.time)
 	}
 }
 

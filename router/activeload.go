@@ -92,6 +92,13 @@ func (c LoadConfig) validate() error {
 	if c.ActivePrefillTokensThreshold != nil && *c.ActivePrefillTokensThreshold < 0 {
 		return fmt.Errorf("active_prefill_tokens_threshold: %d must be >= 0", *c.ActivePrefillTokensThreshold)
 	}
+	// Dynamo refuses these combinations (validate_kv_router_config, config.rs @ 057096c).
+	if c.TrackOutputBlocks && c.NoTrackActiveBlocks {
+		return fmt.Errorf("router_track_output_blocks: true requires router_track_active_blocks true")
+	}
+	if !c.PrefillLoadModel.None() && c.NoTrackPrefillTokens {
+		return fmt.Errorf("router_prefill_load_model: %s requires router_track_prefill_tokens true", c.PrefillLoadModel)
+	}
 	if c.Admission() && c.MaxNumBatchedTokens <= 0 {
 		return fmt.Errorf("max_num_batched_tokens: %d must be positive for the router's queue and busy thresholds", c.MaxNumBatchedTokens)
 	}
