@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,13 +22,9 @@ func TestLoadSweepExampleRunsAndValidates(t *testing.T) {
 	if err != nil {
 		t.Fatalf("sweep: %v\n%s", err, stderr)
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum sweep.Summary
-	if err := json.Unmarshal(data, &sum); err != nil {
-		t.Fatal(err)
+	sum, err := sweep.ReadSummary(dir)
+	if err != nil || sum == nil {
+		t.Fatalf("summary: %v", err)
 	}
 	if sum.Evaluations != 4 || len(sum.Validation) != 3 {
 		t.Fatalf("%d evaluations, %d validation runs; want 4 and 3", sum.Evaluations, len(sum.Validation))

@@ -14,17 +14,12 @@ import (
 // built-in toolagent trace.
 func seedFleet(t testing.TB, n int) (model.Deployment, *model.Worker, *trace.Trace) {
 	t.Helper()
-	d := model.SeedDeployment()
-	w, err := model.NewWorker(d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.NumGPUBlocks = w.Capacity().NumGPUBlocks
+	cfg, w := seedConfig(t)
 	tr, err := trace.Load("builtin:toolagent", 512)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return d, w, tr.First(n)
+	return cfg.Worker, w, tr.First(n)
 }
 
 // Under overload the router queue's policy decides who waits: wspt (shortest prompt first)
