@@ -70,3 +70,12 @@ func TestLoadKnobsSets(t *testing.T) {
 		t.Fatalf("sets %q", got)
 	}
 }
+
+func TestAgainstNamesChangedLoadKnobs(t *testing.T) {
+	var a, b Knobs
+	a.Mode, b.Mode = "kv_router", "kv_router"
+	a.Load[7], b.Load[7] = "wspt", "fcfs"
+	if got := a.Against(b); !strings.HasSuffix(got, " queue_policy=wspt") {
+		t.Fatalf("against: %q", got)
+	}
+}

@@ -80,13 +80,18 @@ func (k Knobs) Router() string {
 func (k Knobs) String() string { return fmt.Sprintf("%s c=%d", k.Router(), k.Concurrency) }
 
 // Against is k described for comparison with other: the router knobs and concurrency, then
-// each deployment setting of k that differs from other's.
+// each deployment setting and load knob of k that differs from other's.
 func (k Knobs) Against(other Knobs) string {
 	s := k.String()
 	theirs := other.Deployment.settings()
 	for i, v := range k.Deployment.settings() {
 		if i >= len(theirs) || v != theirs[i] {
 			s += " " + v
+		}
+	}
+	for i, v := range k.Load {
+		if v != other.Load[i] && v != "" {
+			s += " " + loadLabels[i] + "=" + v
 		}
 	}
 	return s
