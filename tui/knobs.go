@@ -243,7 +243,7 @@ func (k knob) value(ks Knobs) string {
 	case knobGPU:
 		return d.GPU
 	case knobGroup:
-		return "g"
+		return "open: g"
 	default:
 		return strconv.FormatBool(d.Async)
 	}

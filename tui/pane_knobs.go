@@ -128,6 +128,9 @@ func (p *knobsPane) View() string {
 		// A value never wraps: a long one (a model's name) takes room from its row's name,
 		// then, if still too long, is cut with an ellipsis.
 		val := k.value(p.knobs)
+		if k == knobGroup && p.loadGroup {
+			val = "back: g"
+		}
 		ignored := !p.knobs.KVKnobsApply() && (k == knobCredit || k == knobScale || k == knobTemperature || k >= numKnobs && kvOnlyLoad(k))
 		room := p.width - 5 // for name and value: the marker, a space and two spaces take 5
 		switch {
