@@ -117,14 +117,17 @@ func TestLoadReportChangesNothingElse(t *testing.T) {
 // step-by-step loop agree (runScripted), so the per-worker integrals do too.
 func TestDecodeStallBehindPrefill(t *testing.T) {
 	tr := &trace.Trace{Name: "t", BlockSize: 64, Requests: []trace.Request{req(0, 64, 12, 1), req(2, 200, 2, 2, 3, 4, 5)}}
-	cfg := Config{Workers: 1, Worker: deployment(100, 128, 8), Router: router.DefaultConfig(), LoadReport: true}
+	cfg := Config{Workers: 1, Worker: deployment(100, 128, 8), Router: router.DefaultConfig(), LoadReport: true, RecordRequests: true}
 	s, _ := runScripted(t, cfg, &fakeTimer{base: 1000, perToken: 10}, tr)
 	if got := fmt.Sprint(s.stalls.stall); got != "[2000 0]" {
 		t.Fatalf("decode stall per request %s µs, want [2000 0]", got)
 	}
-	l := s.Report().Summary.Load
-	if l.MeanDecodeStallMS != 1 || l.MixedSteps == 0 {
+	rep := s.Report()
+	if l := rep.Summary.Load; l.MeanDecodeStallMS != 1 || l.MixedSteps == 0 {
 		t.Fatalf("load %+v: want a mean stall of 1 ms", l)
+	}
+	if recs := rep.Requests; len(recs) != 2 || recs[0].DecodeStallMS != 2 || recs[1].DecodeStallMS != 0 {
+		t.Fatalf("per-request records %+v: want 2 ms of stall for request 0, none for 1", recs)
 	}
 }
 

@@ -109,6 +109,10 @@ type RequestRecord struct {
 	OutputLength int     `json:"output_length"`
 	CachedTokens int     `json:"cached_tokens"`
 	Preemptions  int     `json:"preemptions"`
+	// With Config.LoadReport: the time its decode tokens waited behind prompt chunks in mixed
+	// steps, and in its worker's queue after a preemption (stall.go); absent otherwise.
+	DecodeStallMS float64 `json:"decode_stall_ms,omitempty"`
+	QueueStallMS  float64 `json:"queue_stall_ms,omitempty"`
 }
 
 // WriteRequests writes records as JSON lines.
@@ -160,12 +164,16 @@ func (s *Sim) Report() *Report {
 			if s.traceIndex != nil {
 				id = s.traceIndex[i]
 			}
-			recs = append(recs, RequestRecord{
+			rec := RequestRecord{
 				ID: id, Worker: int(r.worker), ArrivalMS: ms(float64(r.arrival)),
 				TTFTMS: ms(float64(t)), E2EMS: ms(float64(e)),
 				InputLength: int(r.isl), OutputLength: int(r.out),
 				CachedTokens: int(r.cached), Preemptions: int(r.preempted),
-			})
+			}
+			if s.stalls.on {
+				rec.DecodeStallMS, rec.QueueStallMS = ms(float64(s.stalls.stall[i])), ms(float64(s.stalls.queueStall[i]))
+			}
+			recs = append(recs, rec)
 		}
 	}
 	rejections := slices.Clone(s.rejected)
