@@ -192,3 +192,20 @@ func FuzzParseLoadNames(f *testing.F) {
 		}
 	})
 }
+
+// Busy workers are skipped by round robin and random, and priced out of least_loaded's choice.
+func TestBusyWorkersLeftOutOfEveryMode(t *testing.T) {
+	for _, mode := range Modes() {
+		cfg := DefaultConfig()
+		cfg.Mode = mode
+		cfg.Load = LoadConfig{ActivePrefillTokensThreshold: ptr(int64(0)), MaxNumBatchedTokens: 1024}
+		r := newTest(t, cfg, 3)
+		r.Published(0, 0, 1)
+		r.Published(2, 0, 1)
+		for id := range int64(6) {
+			if w := r.Route(&Request{ID: id, InputLength: 64, BlockHashes: []uint64{uint64(id)}}); w != 1 {
+				t.Fatalf("%s: request %d went to %d, want the one free worker 1", mode, id, w)
+			}
+		}
+	}
+}
