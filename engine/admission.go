@@ -84,9 +84,14 @@ func (s *Sim) routed(i, wi int, t int64) {
 	switch wi {
 	case router.Queued:
 		s.routerQueued++
-		if s.aic && !s.rechecking {
-			s.rechecking = true
-			s.heap.push(event{time: t + recheckUS, phase: phaseRouterRecheck})
+		if s.aic {
+			// The decayed load may have freed a worker since the last event: the backlog,
+			// this request in it, goes in order at once; the rest waits for the recheck.
+			s.release(t)
+			if !s.rechecking && s.adm.QueueLen() > 0 {
+				s.rechecking = true
+				s.heap.push(event{time: t + recheckUS, phase: phaseRouterRecheck})
+			}
 		}
 	case router.Rejected:
 		s.refuse(i, t)
