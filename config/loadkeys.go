@@ -177,3 +177,6 @@ func (f *File) checkLoad() error {
 	}
 	return nil
 }
+
+// ScalarValue reads one search_space value as the parser does (a number when it parses as one).
+func ScalarValue(s string) Value { return scalarValue(s) }

@@ -79,3 +79,12 @@ func TestAgainstNamesChangedLoadKnobs(t *testing.T) {
 		t.Fatalf("against: %q", got)
 	}
 }
+
+func TestSweepRowCarriesItsLoadKnobs(t *testing.T) {
+	var at, row Knobs
+	at.Load[0], at.Load[6] = "true", "none"
+	row.Mode, row.Load[6] = "kv_router", "1"
+	if got := at.WithRouter(row).Load; got[0] != "true" || got[6] != "1" {
+		t.Fatalf("load knobs %v: want the row's queue threshold, the rest kept", got)
+	}
+}

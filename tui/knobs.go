@@ -97,10 +97,15 @@ func (k Knobs) Against(other Knobs) string {
 	return s
 }
 
-// WithRouter returns k with the router knobs of r (a sweep row), keeping k's concurrency and
-// deployment.
+// WithRouter returns k with the router knobs of r (a sweep row) and the load knobs it names,
+// keeping k's concurrency and deployment.
 func (k Knobs) WithRouter(r Knobs) Knobs {
 	k.Mode, k.Credit, k.Scale, k.Temperature = r.Mode, r.Credit, r.Scale, r.Temperature
+	for i, v := range r.Load {
+		if v != "" {
+			k.Load[i] = v
+		}
+	}
 	return k
 }
 

@@ -110,3 +110,13 @@ func (s *Sim) loadConfig(l tui.LoadKnobs) router.LoadConfig {
 		return init[i]
 	})
 }
+
+// loadFromConfig sets the load knobs a sweep configuration names (search-dimension values by
+// key), written as the knobs show them.
+func loadFromConfig(cfg map[string]string, l *tui.LoadKnobs) {
+	for i, key := range tui.LoadKeys() {
+		if v, ok := cfg[key]; ok {
+			l[i] = canonicalText(config.ScalarValue(v))
+		}
+	}
+}

@@ -54,3 +54,11 @@ func TestLoadKnobsReachTheRouter(t *testing.T) {
 		t.Fatalf("metrics %+v: want a decode stall, imbalances and a decode heatmap", m)
 	}
 }
+
+// A sweep row that names load knobs loads them into the explorer's knobs.
+func TestSweepRowLoadsLoadKnobs(t *testing.T) {
+	k := knobs(map[string]string{"router_queue_threshold": "1.0", "router_queue_policy": "wspt"}, tui.Knobs{})
+	if k.Load[6] != "1" || k.Load[7] != "wspt" || k.Load[0] != "" {
+		t.Fatalf("load knobs %v", k.Load)
+	}
+}

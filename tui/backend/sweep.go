@@ -241,6 +241,7 @@ func knobs(cfg map[string]string, at tui.Knobs) tui.Knobs {
 	num(config.KeyOverlapScoreCredit, &k.Credit)
 	num(config.KeyPrefillLoadScale, &k.Scale)
 	num(config.KeyRouterTemperature, &k.Temperature)
+	loadFromConfig(cfg, &k.Load)
 	return k
 }
 
