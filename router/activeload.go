@@ -108,10 +108,10 @@ func (c LoadConfig) validate() error {
 	return nil
 }
 
-// bookLoad books req on w under a LoadConfig other than the default (book's plain path):
-// prefill tokens, prompt blocks per the tracking flags and stride, and the AIC model's
-// prefill order. It returns the booking's refs and its blocks counted without sharing.
-func (r *Router) bookLoad(w int, req *Request, pre int64, refs []uint32) ([]uint32, int32) {
+// bookLoad books req's prompt blocks on w per the tracking flags and stride, under a
+// LoadConfig other than the default (book's plain path). It returns the booking's refs and
+// its blocks counted without sharing.
+func (r *Router) bookLoad(w int, req *Request, refs []uint32) ([]uint32, int32) {
 	lc := &r.cfg.Load
 	if lc.NoTrackActiveBlocks {
 		return refs, 0

@@ -403,7 +403,7 @@ func (r *Router) bookCustom(w int, req *Request, pre int64, refs []uint32) {
 		r.load[w].PrefillTokens -= pre
 		pre = 0
 	}
-	refs, own := r.bookLoad(w, req, pre, refs)
+	refs, own := r.bookLoad(w, req, refs)
 	r.booked[req.ID] = booking{worker: int32(w), prefilling: true, prefillTokens: pre, refs: refs, own: own, isl: req.InputLength}
 	if !lc.PrefillLoadModel.None() {
 		r.aicBook(w, req.ID, pre, r.overlap[w]*r.cfg.BlockSize)
