@@ -65,9 +65,7 @@ func (s *Sim) planFast(w *worker, t int64) bool {
 	}
 	w.fast = true
 	if s.stalls.on {
-		s.stalls.steps += int64(m)
-		w.fastInUse = w.pool.inUse
-		w.integrate(n, w.fastInUse, end-t)
+		s.planStalls(w, n)
 	}
 	s.queueStepEnd(w, end)
 	return true
@@ -119,9 +117,7 @@ func (s *Sim) settleFast(w *worker, t int64, after bool) {
 	})
 	last := len(w.fastEnds) - 1
 	if s.stalls.on && k < last {
-		// The stretch ends at step k now: take back what planFast integrated past it.
-		w.integrate(len(w.running), w.fastInUse, w.fastEnds[k]-w.fastEnds[last])
-		s.stalls.steps -= int64(last - k)
+		s.cutStalls(w, k)
 	}
 	s.applyFast(w, k)
 	if k < last {

@@ -83,6 +83,27 @@ func (w *worker) integrate(decodes, blocks int, dur int64) {
 	w.blockUS += int64(blocks) * dur
 }
 
+// planStalls integrates a planned decode stretch of n requests: each step with the blocks in
+// use while it runs (those of its tokens allocated), as the step-by-step loop would.
+func (s *Sim) planStalls(w *worker, n int) {
+	s.stalls.steps += int64(len(w.fastDur))
+	w.fastBlocks = w.fastBlocks[:0]
+	for j, d := range w.fastDur {
+		b := w.pool.inUse + s.fastBlocks(w, int32(j+1))
+		w.fastBlocks = append(w.fastBlocks, b)
+		w.integrate(n, b, d)
+	}
+}
+
+// cutStalls takes back what planStalls integrated for the steps after step k of w's stretch,
+// which now ends at step k.
+func (s *Sim) cutStalls(w *worker, k int) {
+	for j := k + 1; j < len(w.fastDur); j++ {
+		w.integrate(len(w.running), w.fastBlocks[j], -w.fastDur[j])
+	}
+	s.stalls.steps -= int64(len(w.fastDur) - 1 - k)
+}
+
 // loadSummary summarises the accounts over a run of dur µs.
 func (s *Sim) loadSummary(dur int64, meanTPOTMS float64) *LoadSummary {
 	a := &s.stalls

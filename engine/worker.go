@@ -37,7 +37,7 @@ type worker struct {
 	winCached    int64
 	// Config.LoadReport: Σ decode sequences × µs and Σ KV blocks in use × µs (stall.go).
 	decodeUS, blockUS int64
-	fastInUse         int // KV blocks in use when the decode stretch was planned
+	fastBlocks        []int // KV blocks in use in each step of the decode stretch
 }
 
 type sched struct {
@@ -64,6 +64,8 @@ func (w *worker) reuse(id, blocks int, group int32) {
 		stored:   stored,
 		fastEnds: w.fastEnds[:0],
 		fastDur:  w.fastDur[:0],
+
+		fastBlocks: w.fastBlocks[:0],
 	}
 }
 
