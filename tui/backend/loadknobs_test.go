@@ -43,7 +43,7 @@ func TestLoadKnobsReachTheRouter(t *testing.T) {
 		t.Fatal(err)
 	}
 	line := strings.Join(sets, " ")
-	if !strings.Contains(line, "router_queue_threshold=[0]") || !strings.Contains(line, "router_queue_policy=[wspt]") || strings.Contains(line, "router_track_active_blocks") {
+	if !strings.Contains(line, "router_queue_threshold=0") || !strings.Contains(line, "router_queue_policy=wspt") || strings.Contains(line, "router_track_active_blocks") {
 		t.Fatalf("replay sets %q: want the two changed load knobs only", line)
 	}
 	res, err := s.Simulate(context.Background(), tui.Run{Knobs: k}, nil)
