@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/routerlab/routerlab/model"
+import (
+	"slices"
+
+	"github.com/routerlab/routerlab/model"
+)
 
 // Where decode time goes and how even the load is (Config.LoadReport).
 //
@@ -84,13 +88,26 @@ func (w *worker) integrate(decodes, blocks int, dur int64) {
 }
 
 // planStalls integrates a planned decode stretch of n requests: each step with the blocks in
-// use while it runs (those of its tokens allocated), as the step-by-step loop would.
+// use while it runs (those of its tokens allocated), as the step-by-step loop would. A
+// request takes a new block at the step whose token first overflows its blocks, then every
+// block_size steps: one pass over the requests, one over the steps.
 func (s *Sim) planStalls(w *worker, n int) {
-	s.stalls.steps += int64(len(w.fastDur))
-	w.fastBlocks = w.fastBlocks[:0]
+	m := len(w.fastDur)
+	s.stalls.steps += int64(m)
+	w.fastBlocks = slices.Grow(w.fastBlocks[:0], m)[:m]
+	clear(w.fastBlocks)
+	for _, ri := range w.running {
+		r := &s.reqs[ri]
+		for j := int(int32(len(r.fl.blocks))*s.blockSize - r.fl.computed); j < m; j += int(s.blockSize) {
+			if j >= 0 {
+				w.fastBlocks[j]++
+			}
+		}
+	}
+	b := w.pool.inUse
 	for j, d := range w.fastDur {
-		b := w.pool.inUse + s.fastBlocks(w, int32(j+1))
-		w.fastBlocks = append(w.fastBlocks, b)
+		b += w.fastBlocks[j]
+		w.fastBlocks[j] = b
 		w.integrate(n, b, d)
 	}
 }
