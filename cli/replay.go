@@ -26,6 +26,7 @@ import (
 func newReplayCmd() *cobra.Command {
 	var x experimentFlags
 	var format, perRequest, out, plots string
+	var load bool
 	cmd := &cobra.Command{
 		Use:   "replay",
 		Short: "Replay a trace through the simulated fleet once and print the summary",
@@ -59,6 +60,9 @@ states the point it ran. Override knobs with --set, e.g. --set router_mode=round
 				}
 			}
 			cfg.RecordRequests = perRequest != "" || out != ""
+			// Decode stall and load balance: in the run directory always, on stdout when asked
+			// (the summary's bytes stay as before without --load).
+			cfg.LoadReport = load || out != ""
 			if out != "" {
 				// Snapshots only record the fleet for the heatmaps; the result is the same.
 				cfg.SnapshotEveryUS = replaySnapshotUS
@@ -97,6 +101,7 @@ states the point it ran. Override knobs with --set, e.g. --set router_mode=round
 	}
 	x.register(cmd, "replay only the first N requests of the trace (0 = all)")
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table, json, or csv (one header line and one row: the experiment's settings, then the summary's numbers by their JSON keys)")
+	cmd.Flags().BoolVar(&load, "load", false, "also report where decode time goes (stall behind prefill, in queues) and the load imbalance")
 	cmd.Flags().StringVar(&perRequest, "per-request", "", "also write one JSON line per request to this file")
 	cmd.Flags().StringVar(&out, "out", "", "also write DIR/replay.json, DIR/requests.jsonl and DIR/report.html (charts; routerlab compare reads DIR)")
 	cmd.Flags().StringVar(&plots, "plots", "", "with --out: also write each chart to DIR/plots/ as svg or png")
@@ -235,6 +240,10 @@ func writeSummaryTable(w io.Writer, exp *config.Experiment, point config.Point, 
 		s.RequestThroughput, s.OutputThroughput, s.InputThroughput, s.PrefixCacheReusedRatio, s.DurationMS/1000, s.WallTimeMS)
 	if line := report.SLOLine(s, exp.File.Goal); line != "" {
 		fmt.Fprintln(w, line)
+	}
+	if l := s.Load; l != nil {
+		fmt.Fprintf(w, "decode stall %.2f ms of TPOT (%.1f %%): behind prefill %.1f ms, in queues %.1f ms per request; imbalance decode %.3f, KV blocks %.3f\n",
+			l.MeanTPOTStallMS, 100*l.TPOTStallShare, l.MeanDecodeStallMS, l.MeanQueueStallMS, l.DecodeImbalance, l.BlockImbalance)
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

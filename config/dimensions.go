@@ -66,6 +66,9 @@ func (f *File) DefaultPoint() Point {
 		KeyPrefillLoadScale:   num(def.PrefillLoadScale),
 		KeyRouterTemperature:  num(def.Temperature),
 	}
+	for _, d := range LoadKeys() {
+		want[d.Key] = d.Value
+	}
 	dims := f.Dimensions()
 	p := make(Point, len(dims))
 	for i, d := range dims {

@@ -141,6 +141,7 @@ func (e *Experiment) EngineConfig(p Point) (engine.Config, error) {
 			PrefillLoadScale:   val(KeyPrefillLoadScale).Num,
 			Temperature:        val(KeyRouterTemperature).Num,
 			BlockSize:          f.BlockSize,
+			Load:               loadConfig(val),
 		},
 		ReplayConcurrency:   f.Workload.ReplayConcurrency,
 		ArrivalSpeedupRatio: f.Workload.ArrivalSpeedupRatio,

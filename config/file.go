@@ -230,11 +230,11 @@ type list struct {
 
 // listKeys are the search_space keys that may hold several values, in the order
 // dimensions are reported.
-var listKeys = []string{
+var listKeys = append([]string{
 	KeyHardwareSKU, "backend", "deployment_mode", "parallel_configs",
 	"agg_max_num_batched_tokens", "agg_max_num_seqs", KeyKVCacheDtype, KeyTimingReference, "planner_scaling_policy",
 	KeyRouterMode, KeyOverlapScoreCredit, KeyPrefillLoadScale, KeyRouterTemperature,
-}
+}, loadKeyNames()...) // the router's load and admission keys last (loadkeys.go)
 
 // Error is a configuration problem at a place in a file.
 type Error struct {
@@ -300,6 +300,9 @@ func newFile(name string) *File {
 		KeyTimingReference: {model.ReferenceSilicon}, "planner_scaling_policy": {"disabled"}, KeyRouterMode: {"kv_router"},
 		KeyOverlapScoreCredit: {"1.0"}, KeyPrefillLoadScale: {"1.0"}, KeyRouterTemperature: {"0.0"},
 	}
+	for _, d := range LoadKeys() {
+		defaults[d.Key] = []string{d.Value}
+	}
 	for _, k := range listKeys {
 		l := list{key: k}
 		if k == "parallel_configs" {
@@ -321,6 +324,9 @@ func (f *File) check() error {
 	}
 	if len(f.Values(KeyHardwareSKU)) == 0 {
 		return &Error{File: f.Name, Key: "search_space.hardware_sku", Msg: "missing"}
+	}
+	if err := f.checkLoad(); err != nil {
+		return err
 	}
 	for _, pc := range f.list("parallel_configs").parallel {
 		gpus := pc.GPUs()

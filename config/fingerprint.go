@@ -249,7 +249,11 @@ func (f *File) fingerprint(tr *trace.Trace, tables string, list func(string) str
 	}
 	add("search_space.backend_version", f.BackendVersion)
 	for _, l := range f.lists {
-		add("search_space."+l.key, list(l.key))
+		v := list(l.key)
+		if d, ok := loadDefault(l.key); ok && v == d {
+			continue // listed only when not Dynamo's default, so earlier experiments keep their fingerprint
+		}
+		add("search_space."+l.key, v)
 	}
 	util := f.GPUMemoryUtilization
 	if util == 0 {

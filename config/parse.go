@@ -314,6 +314,9 @@ func (f *File) checkKnob(path, key string, v Value, n ast.Node) error {
 	case KeyRouterTemperature:
 		return numIn(0, 100, false)
 	}
+	if msg := checkLoadKnob(key, v); msg != "" {
+		return f.errAt(n, path, "%s", msg)
+	}
 	return nil
 }
 

@@ -292,6 +292,9 @@ func knownKeys() []string {
 			keys = append(keys, s.Key)
 		}
 	}
+	for _, k := range loadKeyNames() { // at their defaults, absent from the fingerprint
+		keys = append(keys, "search_space."+k)
+	}
 	for _, k := range slices.Clone(keys) {
 		if short, ok := strings.CutPrefix(k, "search_space."); ok {
 			keys = append(keys, short)

@@ -30,6 +30,8 @@ type Config struct {
 	Strict bool
 	// SLO, when it has a bound, adds goodput to the summary.
 	SLO SLO
+	// LoadReport adds Summary.Load: where decode time goes and how even the load is (stall.go).
+	LoadReport bool `json:",omitempty"`
 }
 
 // SLO is a per-request service-level objective in milliseconds (0: no bound): a request is
@@ -80,6 +82,9 @@ func (c *Config) validate(timer model.StepTimer, tr *trace.Trace) (router.Config
 	}
 	if rc.BlockSize == 0 {
 		rc.BlockSize = d.BlockSize
+	}
+	if !rc.Load.Default() {
+		rc.Load.MaxNumBatchedTokens, rc.Load.KVBlocks = d.MaxNumBatchedTokens, d.NumGPUBlocks
 	}
 	if rc.BlockSize != d.BlockSize {
 		return rc, fmt.Errorf("router block_size %d differs from the engine's block_size %d", rc.BlockSize, d.BlockSize)

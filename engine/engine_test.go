@@ -418,7 +418,7 @@ func TestSnapshots(t *testing.T) {
 		}
 		want := []Snapshot{
 			{TimeUS: 250, Workers: []WorkerSnapshot{{ActiveBlocks: 4, QueuedPrefillTokens: 72, Running: 1}}},
-			{TimeUS: 500, Workers: []WorkerSnapshot{{ActiveBlocks: 4, Running: 1}}},
+			{TimeUS: 500, Workers: []WorkerSnapshot{{ActiveBlocks: 4, Running: 1, Decoding: 1}}}, // first token at 400
 		}
 		got := rep.Snapshots
 		if len(got) != len(want) {

@@ -20,6 +20,7 @@ const (
 	phaseTokenized
 	phaseStepStart
 	phaseSnapshot
+	phaseRouterRecheck // the router queue's periodic release under the AIC model (admission.go)
 )
 
 type event struct {

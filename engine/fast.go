@@ -64,6 +64,9 @@ func (s *Sim) planFast(w *worker, t int64) bool {
 		w.fastEnds[j] = end
 	}
 	w.fast = true
+	if s.stalls.on {
+		s.planStalls(w, n)
+	}
 	s.queueStepEnd(w, end)
 	return true
 }
@@ -113,6 +116,9 @@ func (s *Sim) settleFast(w *worker, t int64, after bool) {
 		return w.fastEnds[i] >= t
 	})
 	last := len(w.fastEnds) - 1
+	if s.stalls.on && k < last {
+		s.cutStalls(w, k)
+	}
 	s.applyFast(w, k)
 	if k < last {
 		s.queueStepEnd(w, w.fastEnds[k])

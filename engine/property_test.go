@@ -199,6 +199,7 @@ func TestInvariantsProperty(t *testing.T) {
 		tb := rapid.SampledFrom([]int{64, 128, 512}).Draw(t, "trace_block")
 		tr := genTrace(t, tb)
 		cfg := genConfig(t, tr)
+		cfg.LoadReport = rapid.Bool().Draw(t, "load_report") // its figures agree between the loops too
 		timer := &fakeTimer{base: int64(rapid.IntRange(1, 200).Draw(t, "base")), perToken: 1}
 		var reports [2]string
 		for i, stepwise := range []bool{true, false} {

@@ -72,6 +72,8 @@ type Summary struct {
 
 	// Goodput is set when the replay had an SLO.
 	Goodput *Goodput `json:"goodput,omitempty"`
+	// Load is set with Config.LoadReport: decode stall and load balance (stall.go).
+	Load *LoadSummary `json:"load,omitempty"`
 
 	Workers    []WorkerSummary `json:"workers"`
 	Rejections []Rejection     `json:"rejections,omitempty"`
@@ -107,6 +109,10 @@ type RequestRecord struct {
 	OutputLength int     `json:"output_length"`
 	CachedTokens int     `json:"cached_tokens"`
 	Preemptions  int     `json:"preemptions"`
+	// With Config.LoadReport: the time its decode tokens waited behind prompt chunks in mixed
+	// steps, and in its worker's queue after a preemption (stall.go); absent otherwise.
+	DecodeStallMS float64 `json:"decode_stall_ms,omitempty"`
+	QueueStallMS  float64 `json:"queue_stall_ms,omitempty"`
 }
 
 // WriteRequests writes records as JSON lines.
@@ -158,18 +164,26 @@ func (s *Sim) Report() *Report {
 			if s.traceIndex != nil {
 				id = s.traceIndex[i]
 			}
-			recs = append(recs, RequestRecord{
+			rec := RequestRecord{
 				ID: id, Worker: int(r.worker), ArrivalMS: ms(float64(r.arrival)),
 				TTFTMS: ms(float64(t)), E2EMS: ms(float64(e)),
 				InputLength: int(r.isl), OutputLength: int(r.out),
 				CachedTokens: int(r.cached), Preemptions: int(r.preempted),
-			})
+			}
+			if s.stalls.on {
+				rec.DecodeStallMS, rec.QueueStallMS = ms(float64(s.stalls.stall[i])), ms(float64(s.stalls.queueStall[i]))
+			}
+			recs = append(recs, rec)
 		}
+	}
+	rejections := slices.Clone(s.rejected)
+	if s.busyRejected > 0 {
+		rejections = append(rejections, Rejection{Reason: busyReason, Requests: s.busyRejected, First: s.where(s.busyFirst)})
 	}
 	sum := Summary{
 		RequestsCompleted: s.completed,
-		Rejections:        slices.Clone(s.rejected),
-		RequestsRejected:  rejectedCount(s.rejected),
+		Rejections:        rejections,
+		RequestsRejected:  rejectedCount(rejections),
 		WallTimeMS:        round(float64(s.wall.Microseconds())/1000, 3),
 		Workers:           make([]WorkerSummary, len(s.workers)),
 	}
@@ -208,6 +222,13 @@ func (s *Sim) Report() *Report {
 	sum.MeanTPOTMS, sum.P50TPOTMS, sum.P90TPOTMS, sum.P99TPOTMS = floatStats(tpot)
 	sum.MeanITLMS, sum.P50ITLMS, sum.P90ITLMS, sum.P99ITLMS = s.itl.stats()
 	sum.MeanOutputTokPerUser = round(s.itl.perUser(), 3)
+	if s.stalls.on {
+		var dur int64
+		if s.completed > 0 {
+			dur = s.lastDone - firstArrival
+		}
+		sum.Load = s.loadSummary(dur, sum.MeanTPOTMS)
+	}
 	for i := range s.workers {
 		w := &s.workers[i]
 		sum.Workers[i] = WorkerSummary{
@@ -355,6 +376,14 @@ func (h *gapHist) perUser() float64 {
 		return 0
 	}
 	return rate / float64(n)
+}
+
+// where is "file:line" of simulated request i in the caller's trace.
+func (s *Sim) where(i int) string {
+	if s.traceIndex != nil {
+		i = s.traceIndex[i]
+	}
+	return s.tr.Where(i)
 }
 
 func rejectedCount(rs []Rejection) int {

@@ -100,6 +100,17 @@ type Sim struct {
 
 	traceIndex []int       // position in the caller's trace of each simulated request (nil: the same)
 	rejected   []Rejection // requests refused before routing
+
+	// Admission by the router (admission.go): nil adm when the router's load config is the
+	// default. refused counts requests rejected during the run (busyRejected of them because
+	// every worker was busy, the first busyFirst); routerQueued the ones the router queued.
+	adm                     admitter
+	aic, publish, outputs   bool
+	rechecking              bool // a phaseRouterRecheck event is queued
+	refused, busyRejected   int
+	busyFirst, routerQueued int
+
+	stalls stallAccounts // Config.LoadReport (stall.go)
 }
 
 // New builds a simulation of cfg replaying tr with step times from timer.
@@ -181,6 +192,11 @@ func newSimIn(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace, r
 	if d.BlockSize&(d.BlockSize-1) == 0 {
 		s.blockShift = int8(bits.TrailingZeros(uint(d.BlockSize)))
 	}
+	s.setupAdmission()
+	if cfg.LoadReport {
+		n := len(tr.Requests)
+		s.stalls = stallAccounts{on: true, stall: make([]int64, n), queueStall: make([]int64, n), preemptedAt: make([]int64, n)}
+	}
 	g := groupSize(d.BlockSize, tr.BlockSize)
 	for i := range s.workers {
 		s.workers[i].reuse(i, d.NumGPUBlocks, g)
@@ -218,7 +234,7 @@ func (s *Sim) arrivalTime(i int) int64 {
 func (s *Sim) Now() int64 { return s.now }
 
 // Done reports whether every request has completed.
-func (s *Sim) Done() bool { return s.completed == len(s.reqs) }
+func (s *Sim) Done() bool { return s.completed+s.refused == len(s.reqs) }
 
 // RunUntil processes every event up to and including time tUS and reports whether all
 // requests have completed. The run ends with the last completion: snapshots are taken
@@ -297,6 +313,8 @@ func (s *Sim) process(e event) {
 	case phaseSnapshot:
 		s.snapshot(e.time)
 		s.heap.push(event{time: e.time + s.cfg.SnapshotEveryUS, phase: phaseSnapshot})
+	case phaseRouterRecheck:
+		s.recheck(e.time)
 	}
 }
 
@@ -333,8 +351,19 @@ func (s *Sim) reachServer(i int, t int64) {
 	r.fl = s.takeFlight(r.isl)
 	r.fl.hashes = blockKeys(r.fl.hashes, tr.HashIDs, tr.IDOffset, tr.InputLength, int(s.blockSize), s.tr.BlockSize)
 	s.rreq = router.Request{ID: int64(i), InputLength: tr.InputLength, BlockHashes: r.fl.hashes}
-	wi := s.rt.Route(&s.rreq)
-	r.worker = int32(wi)
+	if s.adm != nil {
+		if s.aic {
+			s.adm.SetNow(t)
+		}
+		s.routed(i, s.rt.Route(&s.rreq), t)
+		return
+	}
+	s.dispatch(i, s.rt.Route(&s.rreq), t)
+}
+
+// dispatch sends request i, routed to worker wi, on its way to that worker's engine at t.
+func (s *Sim) dispatch(i, wi int, t int64) {
+	s.reqs[i].worker = int32(wi)
 	if s.tokenizeNS > 0 {
 		s.tokenize(i, t)
 		return
@@ -363,6 +392,9 @@ func (s *Sim) complete(w *worker, ri int32, t int64) {
 	r := &s.reqs[ri]
 	r.done = t
 	w.pool.freeAll(r.fl.blocks)
+	if s.aic {
+		s.adm.SetNow(t)
+	}
 	s.rt.Finished(int64(ri))
 	if s.onDone != nil {
 		s.onDone(r)
@@ -375,6 +407,9 @@ func (s *Sim) complete(w *worker, ri int32, t int64) {
 	if s.cfg.ReplayConcurrency > 0 && s.nextReq < len(s.reqs) {
 		s.heap.push(event{time: t + s.streamEndUS, phase: phaseArrival, id: int32(s.nextReq)})
 		s.nextReq++
+	}
+	if s.adm != nil {
+		s.release(t)
 	}
 }
 

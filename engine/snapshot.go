@@ -14,6 +14,7 @@ type WorkerSnapshot struct {
 	// prompt, before any prefix hit) and of running requests mid-prefill.
 	QueuedPrefillTokens int64 `json:"queued_prefill_tokens"`
 	Running             int   `json:"running"`
+	Decoding            int   `json:"decoding,omitempty"` // running requests past their first token
 	Waiting             int   `json:"waiting"`
 	// PrefixHitRatio: prefix-hit tokens ÷ prompt tokens of the requests first admitted
 	// since the previous snapshot (0 when none were).
@@ -43,6 +44,12 @@ func (s *Sim) snapshot(t int64) {
 				queued += int64(r.fl.tokens - r.fl.computed)
 			}
 		}
+		decoding := 0
+		for _, ri := range w.running {
+			if s.reqs[ri].fl.generated > 0 {
+				decoding++
+			}
+		}
 		ratio := 0.0
 		if w.winPrompt > 0 {
 			ratio = float64(w.winCached) / float64(w.winPrompt)
@@ -52,6 +59,7 @@ func (s *Sim) snapshot(t int64) {
 			ActiveBlocks:        w.pool.inUse,
 			QueuedPrefillTokens: queued,
 			Running:             len(w.running),
+			Decoding:            decoding,
 			Waiting:             w.waiting.len(),
 			PrefixHitRatio:      ratio,
 		}

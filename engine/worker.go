@@ -35,6 +35,9 @@ type worker struct {
 	preemptions  int
 	winPrompt    int64 // prompt and prefix-hit tokens admitted since the last snapshot
 	winCached    int64
+	// Config.LoadReport: Σ decode sequences × µs and Σ KV blocks in use × µs (stall.go).
+	decodeUS, blockUS int64
+	fastBlocks        []int // KV blocks in use in each step of the decode stretch
 }
 
 type sched struct {
@@ -61,6 +64,8 @@ func (w *worker) reuse(id, blocks int, group int32) {
 		stored:   stored,
 		fastEnds: w.fastEnds[:0],
 		fastDur:  w.fastDur[:0],
+
+		fastBlocks: w.fastBlocks[:0],
 	}
 }
 
@@ -87,7 +92,7 @@ func (s *Sim) startStep(w *worker, t int64) {
 		for need > w.pool.available() && !self {
 			// Victims come from the tail, so index i stays valid.
 			preempted = true
-			self = s.preemptLast(w) == ri
+			self = s.preemptLast(w, t) == ri
 		}
 		if self {
 			break
@@ -153,6 +158,10 @@ func (s *Sim) startStep(w *worker, t int64) {
 			break
 		}
 		w.waiting.popFront()
+		if s.stalls.on && s.stalls.preemptedAt[ri] > 0 {
+			s.stalls.queueStall[ri] += t - s.stalls.preemptedAt[ri]
+			s.stalls.preemptedAt[ri] = 0
+		}
 		w.pool.touchAll(w.hit)
 		r.fl.blocks = append(r.fl.blocks, w.hit...)
 		r.fl.blocks = w.pool.alloc(r.fl.blocks, need)
@@ -177,6 +186,9 @@ func (s *Sim) startStep(w *worker, t int64) {
 	}
 	if len(w.sched) == 0 {
 		w.busy = false
+		if s.publish {
+			s.publishLoad(w)
+		}
 		return
 	}
 	w.peakBlocks = max(w.peakBlocks, w.pool.inUse)
@@ -212,7 +224,15 @@ func (s *Sim) startStep(w *worker, t int64) {
 		}
 	}
 	w.lastStart = t
-	s.queueStepEnd(w, t+s.stepTime(b))
+	dur := s.stepTime(b)
+	if s.stalls.on {
+		s.mixedStep(w, b, dur)
+		w.integrate(b.Decodes, w.pool.inUse, dur)
+	}
+	if s.publish {
+		s.publishLoad(w)
+	}
+	s.queueStepEnd(w, t+dur)
 }
 
 // stepTime is the timer's duration, at least 1 µs so the clock always advances.
@@ -230,10 +250,13 @@ func (s *Sim) queueStepEnd(w *worker, end int64) {
 // and it goes to the front of the waiting queue, to be recomputed (prompt plus the tokens
 // generated so far), as vLLM V1 does. Its cached blocks stay in the prefix cache, so the
 // recompute may hit them. It returns the request.
-func (s *Sim) preemptLast(w *worker) int32 {
+func (s *Sim) preemptLast(w *worker, t int64) int32 {
 	ri := w.running[len(w.running)-1]
 	w.running = w.running[:len(w.running)-1]
 	r := &s.reqs[ri]
+	if s.stalls.on && r.fl.generated > 0 {
+		s.stalls.preemptedAt[ri] = t
+	}
 	w.pool.freeAll(r.fl.blocks)
 	r.fl.blocks = r.fl.blocks[:0]
 	r.fl.computed = 0
@@ -263,9 +286,18 @@ func (s *Sim) finishStep(w *worker, t int64) {
 		}
 		r.fl.generated++
 		r.fl.tokens++
+		if s.outputs {
+			s.adm.Generated(int64(sc.req), int(r.fl.generated), int(r.out))
+		}
 		if r.fl.generated == 1 {
 			r.firstTok = t
+			if s.aic {
+				s.adm.SetNow(t)
+			}
 			s.rt.FirstToken(int64(sc.req))
+			if s.adm != nil {
+				s.release(t)
+			}
 		} else {
 			s.itl.add(t-r.fl.lastTok, 1)
 		}

@@ -70,6 +70,7 @@ func ReplayHTML(fp config.Fingerprint, rep *engine.Report, goal config.Goal) ([]
 	for _, f := range figs {
 		pg.Figure(f)
 	}
+	LoadSection(pg, s)
 	pg.Heading("Workers")
 	var rows [][]string
 	for i, w := range s.Workers {

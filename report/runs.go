@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 
 	"gonum.org/v1/plot"
@@ -81,8 +82,9 @@ func SharedFleetScale(reps []*engine.Report) FleetScale {
 	return sc
 }
 
-// FleetHeatmaps draws a run's per-worker load (active KV blocks) and prefix-hit ratio over
-// time from its snapshots, each with its colour bar; none when it kept none. sc is shared
+// FleetHeatmaps draws a run's per-worker load (active KV blocks), prefix-hit ratio and
+// decoding requests over time from its snapshots, each with its colour bar; none when it
+// kept none. sc is shared
 // with the runs shown beside it (zero: the run's own).
 func FleetHeatmaps(name string, rep *engine.Report, sc FleetScale) ([]Figure, error) {
 	sn := rep.Snapshots
@@ -94,31 +96,32 @@ func FleetHeatmaps(name string, rep *engine.Report, sc FleetScale) ([]Figure, er
 	rows := (workers + per - 1) / per
 	bin := (len(sn) + heatmapCols - 1) / heatmapCols
 	cols := (len(sn) + bin - 1) / bin
-	load, hit := make([][]float64, rows), make([][]float64, rows)
+	load, hit, dec := make([][]float64, rows), make([][]float64, rows), make([][]float64, rows)
 	labels := make([]string, rows)
-	hiLoad := 0.0
+	hiLoad, hiDec := 0.0, 0.0
 	for r := range rows {
-		load[r], hit[r] = make([]float64, cols), make([]float64, cols)
+		load[r], hit[r], dec[r] = make([]float64, cols), make([]float64, cols), make([]float64, cols)
 		lo, hi := r*per, min(workers, (r+1)*per)
 		labels[r] = "w" + strconv.Itoa(lo)
 		if hi-lo > 1 {
 			labels[r] += "–" + strconv.Itoa(hi-1)
 		}
 		for c := range cols {
-			var maxLoad, hitSum float64
+			var maxLoad, maxDec, hitSum float64
 			var hitN int
 			for k := c * bin; k < min(len(sn), (c+1)*bin); k++ {
 				for w := lo; w < hi; w++ {
 					ws := sn[k].Workers[w]
 					maxLoad = math.Max(maxLoad, float64(ws.ActiveBlocks))
+					maxDec = math.Max(maxDec, float64(ws.Decoding))
 					if ws.PrefixHitRatio > 0 || ws.Running > 0 {
 						hitSum += ws.PrefixHitRatio
 						hitN++
 					}
 				}
 			}
-			load[r][c] = maxLoad
-			hiLoad = math.Max(hiLoad, maxLoad)
+			load[r][c], dec[r][c] = maxLoad, maxDec
+			hiLoad, hiDec = math.Max(hiLoad, maxLoad), math.Max(hiDec, maxDec)
 			if hitN > 0 {
 				hit[r][c] = hitSum / float64(hitN)
 			}
@@ -140,10 +143,19 @@ func FleetHeatmaps(name string, rep *engine.Report, sc FleetScale) ([]Figure, er
 		return nil, err
 	}
 	h := vg.Length(max(5, min(12, 2+rows/3))) * vg.Centimeter
-	return []Figure{
+	figs := []Figure{
 		{Name: "load-" + name, Plot: pl, Bar: bl, Height: h, Width: 17 * vg.Centimeter,
 			Caption: fmt.Sprintf("%s: KV blocks held by running requests; colour from %s, 0 to %.0f blocks, as the bar at the right reads; white past the run's end%s.", name, HeatmapScale, hiLoad, group)},
 		{Name: "prefix-hit-" + name, Plot: ph, Bar: bh, Height: h, Width: 17 * vg.Centimeter,
 			Caption: fmt.Sprintf("%s: prefix-hit tokens ÷ prompt tokens of the requests admitted in each interval; colour from %s, 0 to 1, as the bar at the right reads; white past the run's end%s.", name, HeatmapScale, group)},
-	}, nil
+	}
+	if hiDec == 0 { // snapshots from before they counted decoding requests
+		return figs, nil
+	}
+	pd, bd, err := Heatmap(name+": decoding requests per worker", "simulated time (s)", Grid{Z: dec, X0: x0, DX: dx, Rows: labels}, 0, hiDec, sc.UntilS, "decoding requests")
+	if err != nil {
+		return nil, err
+	}
+	return append(figs, Figure{Name: "decodes-" + name, Plot: pd, Bar: bd, Height: h, Width: 17 * vg.Centimeter,
+		Caption: fmt.Sprintf("%s: requests past their first token; colour from %s, 0 to %.0f, as the bar at the right reads; white past the run's end%s.", name, HeatmapScale, hiDec, strings.Replace(group, "the maximum load", "the maximum", 1))}), nil
 }

@@ -46,6 +46,8 @@ type Config struct {
 	Temperature float64
 	// BlockSize is the engine's KV block size in tokens.
 	BlockSize int
+	// Load is the active-load accounting and admission (activeload.go); zero: Dynamo's default.
+	Load LoadConfig `json:",omitempty"`
 }
 
 // DefaultConfig is Dynamo's default KV router: credit 1, scale 1, temperature 0, block 64.
@@ -76,5 +78,5 @@ func (c Config) Validate() error {
 	if c.BlockSize <= 0 {
 		return fmt.Errorf("block_size: %d must be a positive number of tokens", c.BlockSize)
 	}
-	return nil
+	return c.Load.validate()
 }

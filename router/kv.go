@@ -18,7 +18,7 @@ type kvPolicy struct{}
 func (kvPolicy) choose(r *Router, req *Request) int {
 	k := newKVCost(r.cfg, req)
 	n := r.workers
-	load, overlap, active := r.load[:n], r.overlap[:n], r.activePrefix[:n]
+	load, overlap, active := r.view[:n], r.overlap[:n], r.activePrefix[:n]
 	if r.cfg.Temperature == 0 {
 		// argminRandomTie fused with the costs: one pass over the fleet and no cost array
 		// (at 1,024 workers the two passes were a third of a route); the same comparisons in
@@ -62,6 +62,16 @@ func newKVCost(c Config, req *Request) kvCost {
 	if c.BlockSize&(c.BlockSize-1) == 0 {
 		k.inv = 1 / k.bs
 	}
+	if lc := c.Load; !lc.Default() {
+		if lc.NoTrackPrefillTokens {
+			k.isl = 0
+		}
+		if lc.NoTrackActiveBlocks {
+			k.blocks = 0
+		} else if s := lc.stride(); s > 1 {
+			k.blocks -= k.blocks % s
+		}
+	}
 	return k
 }
 
@@ -78,7 +88,7 @@ func (k kvCost) cost(l *WorkerLoad, overlap, activePrefix int) float64 {
 	if prefill < 0 {
 		prefill = 0
 	}
-	return k.scale*prefill + float64(l.ActiveBlocks+k.blocks-activePrefix)
+	return k.scale*prefill + float64(l.ActiveBlocks+k.blocks-activePrefix) + l.OutputBlocks
 }
 
 // softmaxSample draws w with p_w ∝ exp(−(c_w − c_min) / ((c_max − c_min) · T)), uniform

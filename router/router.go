@@ -50,6 +50,9 @@ type WorkerLoad struct {
 	InFlight      int   // requests routed here and not finished
 	PrefillTokens int64 // Σ (isl − cached prefix tokens) of its requests still in prefill
 	ActiveBlocks  int   // distinct prompt blocks of its in-flight requests
+	// OutputBlocks: generated blocks of its in-flight requests, weighted by their decay
+	// (LoadConfig.TrackOutputBlocks; 0 otherwise).
+	OutputBlocks float64
 }
 
 // Router routes requests and keeps the per-worker state the policies need. It is not safe
@@ -104,6 +107,20 @@ type Router struct {
 	cost         []float64 // policy scratch
 
 	sink uint64 // what prefetch loaded, kept so the loads are not dropped
+
+	// Active load and admission beyond Dynamo's defaults (activeload.go, queue.go,
+	// prefillload.go); plain is set when cfg.Load is the default and none of it is used.
+	plain     bool
+	view      []WorkerLoad // the loads the policies price: load, or viewBuf under the AIC model
+	viewBuf   []WorkerLoad
+	queue     routerQueue
+	published []publishedLoad
+	free      []bool
+	freeIdx   []int
+	orders    []prefillOrder
+	expect    map[int64]int64
+	pricer    PrefillPricer
+	now       int64
 }
 
 // booking is what Route recorded about a request, so FirstToken and Finished can undo it.
@@ -112,6 +129,12 @@ type booking struct {
 	prefilling    bool
 	prefillTokens int64
 	refs          []uint32 // per trace block of the prompt: record << 5 | (its sub-blocks − 1)
+	// Beyond the default accounting: blocks booked without sharing (NoAssumeKVReuse), the
+	// prompt's length, and its output blocks with their weighted sum (TrackOutputBlocks).
+	own       int32
+	isl       int
+	outBlocks int32
+	outWeight float64
 }
 
 // New builds a router for a fleet of workers (1..MaxWorkers). The seed drives tie-breaking,
@@ -203,6 +226,16 @@ func NewGroupedReusing(prev *Router, cfg Config, workers, subBlocks int, seed ui
 		activePrefix: zeroed(prev.activePrefix, workers),
 		cost:         zeroed(prev.cost, workers),
 	}
+	r.plain = cfg.Load.Default()
+	r.view = r.load
+	if !r.plain {
+		r.queue = routerQueue{policy: cfg.Load.QueuePolicy, items: prev.queue.items[:0]}
+		r.published = zeroed(prev.published, workers)
+		r.free = zeroed(prev.free, workers)
+		r.freeIdx = zeroed(prev.freeIdx, workers)
+		r.orders = zeroed(prev.orders, workers)
+		r.expect = map[int64]int64{}
+	}
 	if words > 1 {
 		r.refCounts = reuseMaskTable(prev.refCounts, 1<<14, 1, false, false)
 		r.subsWide = reuseMaskTable(prev.subsWide, 1<<13, 1, false, false)
@@ -246,6 +279,12 @@ func (r *Router) Route(req *Request) int {
 	if _, dup := r.booked[req.ID]; dup {
 		r.Finished(req.ID)
 	}
+	if !r.plain {
+		if r.cfg.Load.Admission() {
+			return r.admit(req)
+		}
+		return r.place(req)
+	}
 	r.scan(req.BlockHashes)
 	w := r.policy.choose(r, req)
 	r.book(w, req)
@@ -261,6 +300,9 @@ func (r *Router) FirstToken(id int64) {
 	r.load[b.worker].PrefillTokens -= b.prefillTokens
 	b.prefilling = false
 	r.booked[id] = b
+	if r.orders != nil {
+		r.aicDone(int(b.worker), id)
+	}
 }
 
 // Finished removes a request from its worker (and its prefill tokens, if still booked).
@@ -275,8 +317,13 @@ func (r *Router) Finished(id int64) {
 	l := &r.load[w]
 	if b.prefilling {
 		l.PrefillTokens -= b.prefillTokens
+		if r.orders != nil {
+			r.aicDone(w, id)
+		}
 	}
 	l.InFlight--
+	l.ActiveBlocks -= int(b.own)
+	l.OutputBlocks -= b.outWeight
 	for _, ref := range b.refs {
 		r.unbook(w, ref>>5, int(ref&31)+1)
 	}
@@ -336,6 +383,10 @@ func (r *Router) book(w int, req *Request) {
 		refs = r.spare[k-1]
 		r.spare = r.spare[:k-1]
 	}
+	if !r.plain {
+		r.bookCustom(w, req, pre, refs)
+		return
+	}
 	n, g := len(req.BlockHashes), r.g
 	for base := 0; base < n; base += g {
 		nk := min(g, n-base)
@@ -343,4 +394,18 @@ func (r *Router) book(w int, req *Request) {
 		refs = append(refs, rec<<5|uint32(nk-1))
 	}
 	r.booked[req.ID] = booking{worker: int32(w), prefilling: true, prefillTokens: pre, refs: refs}
+}
+
+// bookCustom is book under a LoadConfig other than the default.
+func (r *Router) bookCustom(w int, req *Request, pre int64, refs []uint32) {
+	lc := &r.cfg.Load
+	if lc.NoTrackPrefillTokens {
+		r.load[w].PrefillTokens -= pre
+		pre = 0
+	}
+	refs, own := r.bookLoad(w, req, refs)
+	r.booked[req.ID] = booking{worker: int32(w), prefilling: true, prefillTokens: pre, refs: refs, own: own, isl: req.InputLength}
+	if !lc.PrefillLoadModel.None() {
+		r.aicBook(w, req.ID, pre, r.overlap[w]*r.cfg.BlockSize)
+	}
 }

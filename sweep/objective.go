@@ -15,6 +15,10 @@ type Metrics struct {
 	TPOTMS      float64 `json:"mean_tpot_ms"`
 	OutputTokS  float64 `json:"output_throughput_tok_s"`
 	PrefixReuse float64 `json:"prefix_cache_reused_ratio"`
+	// BusyRejected is the share of a run's requests rejected because every worker was busy
+	// (the router's busy thresholds): a violation like an SLA bound's, so a point cannot look
+	// fast by turning requests away.
+	BusyRejected float64 `json:"busy_rejected_share,omitempty"`
 }
 
 func meanMetrics(ms []Metrics) Metrics {
@@ -25,9 +29,10 @@ func meanMetrics(ms []Metrics) Metrics {
 		s.TPOTMS += m.TPOTMS
 		s.OutputTokS += m.OutputTokS
 		s.PrefixReuse += m.PrefixReuse
+		s.BusyRejected += m.BusyRejected
 	}
 	n := float64(len(ms))
-	return Metrics{s.E2EMS / n, s.TTFTMS / n, s.TPOTMS / n, s.OutputTokS / n, s.PrefixReuse / n}
+	return Metrics{s.E2EMS / n, s.TTFTMS / n, s.TPOTMS / n, s.OutputTokS / n, s.PrefixReuse / n, s.BusyRejected / n}
 }
 
 // Objective turns metrics into a ranking: the goal's target (a mean latency to minimise, or
@@ -65,9 +70,10 @@ func (o Objective) Value(m Metrics) float64 {
 	return m.E2EMS
 }
 
-// Violation is the summed relative excess over the SLA bounds; 0 when feasible.
+// Violation is the summed relative excess over the SLA bounds, plus the share of requests
+// rejected as every worker was busy; 0 when feasible.
 func (o Objective) Violation(m Metrics) float64 {
-	var v float64
+	v := m.BusyRejected
 	for _, b := range [...]struct{ got, max float64 }{{m.TTFTMS, o.MaxTTFTMS}, {m.TPOTMS, o.MaxTPOTMS}, {m.E2EMS, o.MaxE2EMS}} {
 		if b.max > 0 && b.got > b.max {
 			v += (b.got - b.max) / b.max

@@ -105,6 +105,7 @@ func metricsOf(s engine.Summary) Metrics {
 	return Metrics{
 		E2EMS: s.MeanE2EMS, TTFTMS: s.MeanTTFTMS, TPOTMS: s.MeanTPOTMS,
 		OutputTokS: s.OutputThroughput, PrefixReuse: s.PrefixCacheReusedRatio,
+		BusyRejected: engine.BusyRejectedShare(s),
 	}
 }
 

@@ -42,7 +42,7 @@ type Space struct {
 }
 
 // kvKnobs are the router knobs that only the kv_router mode reads.
-var kvKnobs = []string{config.KeyOverlapScoreCredit, config.KeyPrefillLoadScale, config.KeyRouterTemperature}
+var kvKnobs = append([]string{config.KeyOverlapScoreCredit, config.KeyPrefillLoadScale, config.KeyRouterTemperature}, config.KVLoadKeys()...)
 
 // MaxSpacePoints bounds the product of a search space's dimensions: NewSpace visits every
 // point and keeps a candidate (about a kilobyte with its key, configuration and encoding) per

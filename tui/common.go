@@ -85,7 +85,7 @@ type KeyMap struct {
 	// global
 	Quit, Focus, FocusBack, Help, Theme, Pin, Mode, StartSweep, CancelSweep, Copy key.Binding
 	// Knobs pane
-	Up, Down, Left, Right key.Binding
+	Up, Down, Left, Right, Group key.Binding
 	// Fleet pane
 	LoadView key.Binding
 	// Sweep pane
@@ -111,7 +111,8 @@ func DefaultKeyMap() KeyMap {
 		Down:        key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "next knob")),
 		Left:        key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "lower value")),
 		Right:       key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "higher value")),
-		LoadView:    key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "blocks/queued prefill")),
+		Group:       key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "load & admission knobs")),
+		LoadView:    key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "blocks/queued prefill/decodes")),
 		RowUp:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "previous row")),
 		RowDown:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "next row")),
 		Load:        key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "load into knobs")),
@@ -125,7 +126,7 @@ func (k KeyMap) global() []key.Binding {
 }
 
 func (k KeyMap) pane() []key.Binding {
-	return []key.Binding{k.Up, k.Down, k.Left, k.Right, k.LoadView, k.RowUp, k.RowDown, k.Load, k.Attach}
+	return []key.Binding{k.Up, k.Down, k.Left, k.Right, k.Group, k.LoadView, k.RowUp, k.RowDown, k.Load, k.Attach}
 }
 
 // ShortHelp implements help.KeyMap: the focused pane's keys, then the global ones; the

@@ -17,6 +17,9 @@ type Knobs struct {
 	Temperature float64 // router_temperature
 	Concurrency int     // workload.replay_concurrency (0 = open loop on trace timestamps)
 	Deployment  Deployment
+	// Load is the value of each of Space.Load's knobs, in their order ("" keeps the
+	// experiment's): the router's load accounting and admission (knobgroups.go).
+	Load LoadKnobs
 }
 
 // Deployment is the fleet a point runs on: the what-ifs beside the router knobs.
@@ -77,7 +80,7 @@ func (k Knobs) Router() string {
 func (k Knobs) String() string { return fmt.Sprintf("%s c=%d", k.Router(), k.Concurrency) }
 
 // Against is k described for comparison with other: the router knobs and concurrency, then
-// each deployment setting of k that differs from other's.
+// each deployment setting and load knob of k that differs from other's.
 func (k Knobs) Against(other Knobs) string {
 	s := k.String()
 	theirs := other.Deployment.settings()
@@ -86,13 +89,23 @@ func (k Knobs) Against(other Knobs) string {
 			s += " " + v
 		}
 	}
+	for i, v := range k.Load {
+		if v != other.Load[i] && v != "" {
+			s += " " + loadLabels[i] + "=" + v
+		}
+	}
 	return s
 }
 
-// WithRouter returns k with the router knobs of r (a sweep row), keeping k's concurrency and
-// deployment.
+// WithRouter returns k with the router knobs of r (a sweep row) and the load knobs it names,
+// keeping k's concurrency and deployment.
 func (k Knobs) WithRouter(r Knobs) Knobs {
 	k.Mode, k.Credit, k.Scale, k.Temperature = r.Mode, r.Credit, r.Scale, r.Temperature
+	for i, v := range r.Load {
+		if v != "" {
+			k.Load[i] = v
+		}
+	}
 	return k
 }
 
@@ -116,6 +129,8 @@ type Space struct {
 	// the GPU and layout knobs step through those of the knobs' model, and a model or GPU
 	// change moves the deployment onto one that exists. nil: every listed value combines.
 	Catalog Catalog
+	// Load lists the load-and-admission knobs, a second group of rows (knobgroups.go).
+	Load []LoadKnob
 }
 
 // Catalog lists the deployments the simulator can price.
@@ -144,17 +159,24 @@ const (
 	knobAsync
 	knobModel
 	knobGPU
+	knobGroup // the row that opens the load-and-admission group (knobgroups.go)
 	numKnobs
 )
 
 func (k knob) key() string {
+	if k >= numKnobs {
+		return loadKeys[k-numKnobs]
+	}
 	return [...]string{"router_mode", "overlap_score_credit", "prefill_load_scale", "router_temperature",
 		"replay_concurrency", "replicas", "parallel_layout", "max_num_batched_tokens", "max_num_seqs",
-		"kv_cache_dtype", "async_scheduling", "model_name", "hardware_sku"}[k]
+		"kv_cache_dtype", "async_scheduling", "model_name", "hardware_sku", "load & admission"}[k]
 }
 
 // about is the help line of knob k: what it is in Dynamo or vLLM, and its unit.
 func (k knob) about() string {
+	if k >= numKnobs {
+		return loadAbout[k-numKnobs]
+	}
 	return [...]string{
 		"Dynamo's router policy: kv_router routes by a KV-cache-aware cost; the round robin, random and least loaded policies ignore the cache",
 		"Dynamo KV router (unitless, 0–1): a worker's prompt blocks already cached count against its prefill cost × this credit",
@@ -169,6 +191,7 @@ func (k knob) about() string {
 		"vLLM --async-scheduling: a busy worker schedules each step as the previous one starts; an arrival waits a step more",
 		"the model served, priced from its embedded tables (routerlab model list); a change moves the GPU and layout to the nearest it has tables for; like every knob, it stops at its list's ends",
 		"the GPU each worker runs on: the GPUs the model has tables for (routerlab model list); a change moves the layout to the nearest there",
+		"Dynamo's router load accounting, queue and busy thresholds: g (or ←/→ here) shows their knobs",
 	}[k]
 }
 
@@ -177,6 +200,9 @@ func (k knob) about() string {
 func (s Space) knobs() []knob {
 	var out []knob
 	for k := range numKnobs {
+		if k == knobGroup && len(s.Load) == 0 {
+			continue
+		}
 		switch {
 		case k == knobKVCacheDtype && len(s.KVCacheDtypes) == 0,
 			k == knobModel && len(s.Models) < 2, k == knobGPU && len(s.GPUs) < 2:
@@ -190,6 +216,9 @@ func (s Space) knobs() []knob {
 // value formats knob k of ks.
 func (k knob) value(ks Knobs) string {
 	d := ks.Deployment
+	if k >= numKnobs {
+		return ks.Load[k-numKnobs]
+	}
 	switch k {
 	case knobMode:
 		return ks.Mode
@@ -218,6 +247,8 @@ func (k knob) value(ks Knobs) string {
 		return shortModel(d.Model)
 	case knobGPU:
 		return d.GPU
+	case knobGroup:
+		return "open: g"
 	default:
 		return strconv.FormatBool(d.Async)
 	}
@@ -244,6 +275,9 @@ func (s Space) step(ks Knobs, k knob, dir int) (Knobs, string) {
 		v := stepInt(vals, *cur, dir)
 		moved = v != *cur
 		*cur = v
+	}
+	if i := int(k - numKnobs); i >= 0 && i < len(s.Load) {
+		list(s.Load[i].Values, &ks.Load[i])
 	}
 	switch k {
 	case knobMode:

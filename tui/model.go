@@ -354,13 +354,17 @@ func (m *Model) refused(msg tea.KeyPressMsg) string {
 	case is(k.Detach):
 		return "d: not watching a server sweep"
 	case is(k.LoadView):
-		return "v: switches the Fleet pane's load heatmap; tab to Fleet first"
+		return "v: cycles the Fleet pane's load heatmap; tab to Fleet first"
 	case is(k.Load) && m.focus == paneSweep:
 		return "enter: no sweep row to load yet"
 	case (is(k.RowUp) || is(k.RowDown)) && m.focus == paneSweep:
 		return msg.String() + ": no sweep rows yet"
 	case is(k.Left) || is(k.Right):
 		return msg.String() + ": steps a knob; tab to the Knobs pane first"
+	case is(k.Group) && len(m.knobs.space.Load) == 0:
+		return "g: this explorer has no load & admission knobs"
+	case is(k.Group):
+		return "g: shows the load & admission knobs; tab to the Knobs pane first"
 	}
 	return ""
 }
@@ -383,6 +387,7 @@ func (m *Model) updateKeys() {
 	k.Down.SetEnabled(f == paneKnobs)
 	k.Left.SetEnabled(f == paneKnobs)
 	k.Right.SetEnabled(f == paneKnobs)
+	k.Group.SetEnabled(f == paneKnobs && len(m.knobs.space.Load) > 0)
 	k.LoadView.SetEnabled(f == paneFleet)
 	rows := len(m.sweep.rows) > 0
 	listed := m.jobs != nil && len(m.jobs.list) > 0

@@ -212,17 +212,21 @@ func TestPinBaseline(t *testing.T) {
 func TestLoadViewKey(t *testing.T) {
 	m := started(t, fakeSim{workers: 8, windows: 30}, nil)
 	m.keyAndSettle(t, "v") // Knobs focused: v does nothing
-	if m.fleet.queued {
+	if m.fleet.view != 0 {
 		t.Fatal("v toggled the heatmap without Fleet focus")
 	}
 	m.keyAndSettle(t, "tab")
 	m.keyAndSettle(t, "tab")
 	m.keyAndSettle(t, "v")
-	if !m.fleet.queued || !strings.Contains(m.render(), "load: queued prefill tokens") {
+	if m.fleet.view != 1 || !strings.Contains(m.render(), "load: queued prefill tokens") {
 		t.Fatal("v did not switch to queued prefill tokens")
 	}
 	m.keyAndSettle(t, "v")
-	if m.fleet.queued || !strings.Contains(m.render(), "load: active KV blocks") {
+	if m.fleet.view != 2 || !strings.Contains(m.render(), "load: decoding requests") {
+		t.Fatal("v did not switch to decoding requests")
+	}
+	m.keyAndSettle(t, "v")
+	if m.fleet.view != 0 || !strings.Contains(m.render(), "load: active KV blocks") {
 		t.Fatal("v did not switch back")
 	}
 }
@@ -507,7 +511,7 @@ func TestRefusedKeysSayWhy(t *testing.T) {
 		t.Fatalf("esc without a sweep: %q", got)
 	}
 	m.keyAndSettle(t, "v")
-	if got := ansi.Strip(m.helpView()); !strings.Contains(got, "v: switches the Fleet pane's load heatmap; tab to Fleet first") {
+	if got := ansi.Strip(m.helpView()); !strings.Contains(got, "v: cycles the Fleet pane's load heatmap; tab to Fleet first") {
 		t.Fatalf("v in the Knobs pane: %q", got)
 	}
 	m.keyAndSettle(t, "j")

@@ -13,8 +13,9 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// fleetPane draws two heatmaps, workers × simulated time: load (active KV blocks or queued
-// prefill tokens, `v` switches) and the windowed prefix-hit ratio. A fleet taller than the
+// fleetPane draws two heatmaps, workers × simulated time: load (active KV blocks, queued
+// prefill tokens or decoding requests, `v` cycles; a final run's title adds the fleet's
+// imbalance, busiest worker ÷ mean) and the windowed prefix-hit ratio. A fleet taller than the
 // pane is drawn in groups of consecutive workers, one row each; the load heatmap shares its
 // colour scale with the pinned baseline's, so two runs compare on one scale.
 type fleetPane struct {
@@ -22,7 +23,7 @@ type fleetPane struct {
 	res           *Result // latest frame, partial or final
 	base          *Result // pinned baseline (the first final result until `b` pins another)
 	last          *Result // latest final result, what `b` pins
-	queued        bool    // load heatmap shows queued prefill tokens instead of active blocks
+	view          int     // load heatmap: 0 active blocks, 1 queued prefill tokens, 2 decoding requests
 	hide          string  // why res is not shown (another model's or GPU's, or a failed run)
 	width, height int
 }
@@ -55,7 +56,7 @@ func (p *fleetPane) Update(msg tea.Msg) tea.Cmd {
 		p.base = p.last
 	case tea.KeyPressMsg:
 		if key.Matches(msg, p.common.Keys.LoadView) {
-			p.queued = !p.queued
+			p.view = (p.view + 1) % 3
 		}
 	}
 	return nil
@@ -71,10 +72,29 @@ const fleetChrome = 3
 
 // load is the load matrix the pane shows of r, with its name and unit.
 func (p *fleetPane) load(r *Result) ([][]float64, string, string) {
-	if p.queued {
+	switch p.view {
+	case 1:
 		return r.Fleet.QueuedPrefill, "load: queued prefill tokens", "tokens"
+	case 2:
+		return r.Fleet.Decodes, "load: decoding requests", "requests"
 	}
 	return r.Fleet.ActiveBlocks, "load: active KV blocks", "blocks"
+}
+
+// imbalance is the legend's note of a final run's load imbalance over the run (busiest
+// worker's mean ÷ the fleet's) for the heatmap shown; ok false when it has none.
+func (p *fleetPane) imbalance(r *Result) (note [2]string, ok bool) {
+	x := r.Metrics.BlockImbalance
+	switch p.view {
+	case 1:
+		return note, false
+	case 2:
+		x = r.Metrics.DecodeImbalance
+	}
+	if !r.Final || x == 0 {
+		return note, false
+	}
+	return [2]string{fmt.Sprintf("imbalance %.2f (busiest ÷ mean)", x), fmt.Sprintf("imb %.2f", x)}, true
 }
 
 // maxRowLines caps how tall one worker's row grows on a tall screen; lines the fleet cannot
@@ -141,6 +161,9 @@ func (p *fleetPane) loadView(cols, width int) (name, legend string, m [][]float6
 		default:
 			notes = append(notes, [2]string{fmt.Sprintf("own scale (baseline's ≥%s would flatten it)", formatCount(baseScale)), "own scale"})
 		}
+	}
+	if n, ok := p.imbalance(p.res); ok { // last: a narrow legend cuts it first
+		notes = append(notes, n)
 	}
 	return name, fitLegend(fmt.Sprintf("0 %s ≥%s %s", p.legend(), formatCount(scale), unit), notes, width), m, scale
 }

@@ -19,6 +19,7 @@ type knobsPane struct {
 	space         Space
 	knobs         Knobs
 	cursor        knob
+	loadGroup     bool // the load-and-admission rows are shown (knobgroups.go)
 	width, height int
 	// note is what the last ←/→ did when that is not plain (a list's end, a layout moved
 	// for another model or GPU); the root shows it on the status line.
@@ -26,6 +27,20 @@ type knobsPane struct {
 	// asked is the deployment as last chosen by hand: a model or GPU change starts from its
 	// GPU and layout.
 	asked Deployment
+}
+
+// rows are the knob rows of the group shown.
+func (p *knobsPane) rows() []knob {
+	if p.loadGroup {
+		return p.space.loadRows()
+	}
+	return p.space.knobs()
+}
+
+// switchGroup shows the other group of knobs, the cursor on its first row.
+func (p *knobsPane) switchGroup() {
+	p.loadGroup = !p.loadGroup
+	p.cursor = knobGroup // the first row of the load group, the last of the other
 }
 
 func newKnobsPane(c *Common, space Space, initial Knobs) *knobsPane {
@@ -56,9 +71,11 @@ func (p *knobsPane) Update(msg tea.Msg) tea.Cmd {
 		return nil
 	}
 	keys := p.common.Keys
-	rows := p.space.knobs()
+	rows := p.rows()
 	at := max(0, slices.Index(rows, p.cursor))
 	switch {
+	case len(p.space.Load) > 0 && (key.Matches(km, keys.Group) || p.cursor == knobGroup && (key.Matches(km, keys.Left) || key.Matches(km, keys.Right))):
+		p.switchGroup()
 	case key.Matches(km, keys.Up):
 		p.cursor = rows[(at+len(rows)-1)%len(rows)]
 	case key.Matches(km, keys.Down):
@@ -93,10 +110,10 @@ func (p *knobsPane) Update(msg tea.Msg) tea.Cmd {
 // the last line says which are shown.
 func (p *knobsPane) View() string {
 	st := p.common.Styles
-	rows := p.space.knobs()
+	rows := p.rows()
 	nameW := 0
 	for _, k := range rows {
-		nameW = max(nameW, len(k.key()))
+		nameW = max(nameW, len(k.label()))
 	}
 	if p.width < nameW+14 {
 		nameW = max(8, p.width-14)
@@ -111,7 +128,10 @@ func (p *knobsPane) View() string {
 		// A value never wraps: a long one (a model's name) takes room from its row's name,
 		// then, if still too long, is cut with an ellipsis.
 		val := k.value(p.knobs)
-		ignored := !p.knobs.KVKnobsApply() && (k == knobCredit || k == knobScale || k == knobTemperature)
+		if k == knobGroup && p.loadGroup {
+			val = "back: g"
+		}
+		ignored := !p.knobs.KVKnobsApply() && (k == knobCredit || k == knobScale || k == knobTemperature || k >= numKnobs && kvOnlyLoad(k))
 		room := p.width - 5 // for name and value: the marker, a space and two spaces take 5
 		switch {
 		case k == p.cursor:
@@ -121,7 +141,7 @@ func (p *knobsPane) View() string {
 		}
 		w := min(nameW, max(6, room-ansi.StringWidth(val)))
 		val = ansi.Truncate(val, max(1, room-w), "…")
-		name := k.key()
+		name := k.label()
 		if len(name) > w {
 			name = name[:w-1] + "…"
 		}

@@ -92,7 +92,8 @@ func (p *metricsPane) table() []string {
 	row("e2e", m.E2E, b.E2E)
 	lines = append(lines,
 		st.Text.Render(fmt.Sprintf("%-13s %8.0f", "output tok/s", m.OutputTokS))+" "+p.delta(m.OutputTokS, b.OutputTokS, true, 8),
-		st.Text.Render(fmt.Sprintf("%-13s %7.1f%%", "prefix reuse", 100*m.PrefixReuse))+" "+p.delta(m.PrefixReuse, b.PrefixReuse, true, 8))
+		st.Text.Render(fmt.Sprintf("%-13s %7.1f%%", "prefix reuse", 100*m.PrefixReuse))+" "+p.delta(m.PrefixReuse, b.PrefixReuse, true, 8),
+		st.Text.Render(fmt.Sprintf("%-13s %5.2f ms", "TPOT stall", m.StallMS))+" "+p.delta(m.StallMS, b.StallMS, false, 8)+st.Muted.Render(fmt.Sprintf(" %2.0f%%", 100*m.StallShare)))
 	wrap("baseline: "+p.base.Knobs.Against(p.cur.Knobs), st.Muted)
 	return lines
 }

@@ -16,10 +16,15 @@ type Metrics struct {
 	E2E         Quantiles
 	OutputTokS  float64
 	PrefixReuse float64 // prefix_cache_reused_ratio, 0..1
-	// Rejected requests were refused before routing, as vLLM answers HTTP 400 (a prompt
-	// longer than context_length); RejectedWhy says why, with the first one's place.
+	// Rejected requests were refused: before routing, as vLLM answers HTTP 400 (a prompt
+	// longer than context_length), or by the router when every worker was busy;
+	// RejectedWhy says why, with the first one's place.
 	Rejected    int
 	RejectedWhy string
+	// Where decode time goes (engine.LoadSummary): the decode stall's part of mean TPOT (ms)
+	// and its share; the busiest worker's mean decode sequences and KV blocks ÷ the fleet's.
+	StallMS, StallShare             float64
+	DecodeImbalance, BlockImbalance float64
 }
 
 // Fleet is the per-worker state over simulated time, one column per snapshot window.
@@ -28,6 +33,7 @@ type Fleet struct {
 	ActiveBlocks  [][]float64 // [worker][window] KV blocks held by running requests
 	QueuedPrefill [][]float64 // [worker][window] prompt tokens still waiting for prefill
 	HitRatio      [][]float64 // [worker][window] prefix-hit ratio of admissions; NaN: none
+	Decodes       [][]float64 // [worker][window] requests decoding
 }
 
 // Workers is the number of worker rows.

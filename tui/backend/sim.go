@@ -99,6 +99,8 @@ func (s *Sim) Config(k tui.Knobs) (engine.Config, *model.Worker, error) {
 	cfg.Router.Temperature = k.Temperature
 	cfg.ReplayConcurrency = k.Concurrency
 	cfg.RecordRequests = true
+	cfg.Router.Load = s.loadConfig(k.Load)
+	cfg.LoadReport = true // the Metrics and Fleet panes show where decode time goes
 	dk := k.Deployment
 	d := &cfg.Worker
 	if dk.Model != "" {
@@ -204,16 +206,19 @@ func (s *Sim) result(k tui.Knobs, snaps []engine.Snapshot, recs []engine.Request
 	res.Fleet.WindowMS = float64(everyUS*int64(merge)) / 1000
 	res.Fleet.ActiveBlocks = matrix(workers, cols)
 	res.Fleet.QueuedPrefill = matrix(workers, cols)
+	res.Fleet.Decodes = matrix(workers, cols)
 	for c := range cols {
 		group := snaps[c*merge : min(len(snaps), (c+1)*merge)]
 		for w := range workers {
-			var blocks, queued float64
+			var blocks, queued, decodes float64
 			for _, sn := range group {
 				blocks += float64(sn.Workers[w].ActiveBlocks)
 				queued += float64(sn.Workers[w].QueuedPrefillTokens)
+				decodes += float64(sn.Workers[w].Decoding)
 			}
 			res.Fleet.ActiveBlocks[w][c] = blocks / float64(len(group))
 			res.Fleet.QueuedPrefill[w][c] = queued / float64(len(group))
+			res.Fleet.Decodes[w][c] = decodes / float64(len(group))
 		}
 	}
 	res.Fleet.HitRatio = hitRatio(recs, workers, cols, res.Fleet.WindowMS)
@@ -284,7 +289,7 @@ func metrics(s engine.Summary) tui.Metrics {
 		}
 		why = append(why, w)
 	}
-	return tui.Metrics{
+	m := tui.Metrics{
 		Rejected: s.RequestsRejected, RejectedWhy: strings.Join(why, "; "),
 		Completed:   s.RequestsCompleted,
 		TTFT:        tui.Quantiles{Mean: s.MeanTTFTMS, P50: s.P50TTFTMS, P90: s.P90TTFTMS, P99: s.P99TTFTMS},
@@ -293,6 +298,10 @@ func metrics(s engine.Summary) tui.Metrics {
 		OutputTokS:  s.OutputThroughput,
 		PrefixReuse: s.PrefixCacheReusedRatio,
 	}
+	if l := s.Load; l != nil {
+		m.StallMS, m.StallShare, m.DecodeImbalance, m.BlockImbalance = l.MeanTPOTStallMS, l.TPOTStallShare, l.DecodeImbalance, l.BlockImbalance
+	}
+	return m
 }
 
 // powersOfTwo is lo, 2·lo, 4·lo, … up to hi: the ladder of a numeric knob.
@@ -350,6 +359,7 @@ func (s *Sim) Space() tui.Space {
 		sp.Modes = append(sp.Modes, string(m))
 	}
 	sp.KVCacheDtypes = model.KVCacheDtypes()
+	sp.Load = s.loadSpace()
 	d := s.base.Worker
 	sp.Layouts = s.catalog.Layouts(d.ModelName, d.HardwareSKU)
 	sp.Models, sp.Catalog = s.catalog.Models(), s.catalog
@@ -383,5 +393,6 @@ func (s *Sim) Initial() tui.Knobs {
 			MaxBatchedTokens: d.MaxNumBatchedTokens, MaxSeqs: d.MaxNumSeqs, KVCacheDtype: d.KVCacheDtype, Async: d.AsyncScheduling,
 			Model: d.ModelName, GPU: d.HardwareSKU,
 		},
+		Load: s.initialLoad(),
 	}
 }

@@ -39,7 +39,8 @@ func TestSimulateKVRouterBeatsRoundRobinOnReuse(t *testing.T) {
 	k := s.Initial()
 	seed := tui.Deployment{Replicas: 8, Layout: "tp4·ep4", MaxBatchedTokens: 16384, MaxSeqs: 512, KVCacheDtype: "fp8",
 		Model: "MiniMaxAI/MiniMax-M2.5", GPU: "b200_sxm"}
-	if k != (tui.Knobs{Mode: "kv_router", Credit: 1, Scale: 1, Temperature: 0, Concurrency: 32, Deployment: seed}) {
+	dynamo := tui.LoadKnobs{"true", "true", "true", "false", "1", "none", "none", "fcfs", "none", "none", "none"}
+	if k != (tui.Knobs{Mode: "kv_router", Credit: 1, Scale: 1, Temperature: 0, Concurrency: 32, Deployment: seed, Load: dynamo}) {
 		t.Fatalf("initial knobs = %+v, want Dynamo's default KV router at c=32 on the seed's deployment", k)
 	}
 	kv, err := s.Simulate(context.Background(), tui.Run{Knobs: k}, nil)

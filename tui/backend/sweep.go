@@ -158,7 +158,7 @@ func (s *Sim) deploymentSets(k tui.Knobs) ([]string, error) {
 	if c := s.contextLength(s.modelOf(dk)); c != f.ContextLength {
 		sets = append(sets, "context_length="+strconv.Itoa(c))
 	}
-	return sets, nil
+	return append(sets, s.loadSets(k.Load)...), nil
 }
 
 // modelOf is the model a deployment of the knobs serves.
@@ -241,6 +241,7 @@ func knobs(cfg map[string]string, at tui.Knobs) tui.Knobs {
 	num(config.KeyOverlapScoreCredit, &k.Credit)
 	num(config.KeyPrefillLoadScale, &k.Scale)
 	num(config.KeyRouterTemperature, &k.Temperature)
+	loadFromConfig(cfg, &k.Load)
 	return k
 }
 
