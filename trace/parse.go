@@ -3,11 +3,11 @@ package trace
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"strings"
@@ -32,12 +32,14 @@ const MaxLineBytes = 64 << 20
 // Blank lines and a leading UTF-8 byte-order mark are skipped; a trace without requests is an
 // error. Errors read "name:line: field: problem". The input is streamed once; lines may be up
 // to MaxLineBytes long.
+//
+// A first row with session or dependency fields is read in its format (see ParseFormat).
 func Parse(r io.Reader, name string, blockSize int) (*Trace, error) {
-	if blockSize <= 0 {
-		return nil, fmt.Errorf("%s: block size must be positive, got %d", name, blockSize)
-	}
-	sum := sha256.New()
-	br := bufio.NewReaderSize(io.TeeReader(r, sum), 1<<20)
+	return ParseFormat(r, name, blockSize, FormatDetect)
+}
+
+// parseMooncake reads plain Mooncake rows from br, which tees into sum.
+func parseMooncake(br *bufio.Reader, sum hash.Hash, name string, blockSize int) (*Trace, error) {
 	t := &Trace{Name: name, BlockSize: blockSize}
 	var buf []byte
 	lastTS, ids := int64(0), 0
@@ -139,7 +141,7 @@ func decodeLine(raw []byte) (Request, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&l); err != nil {
-		return Request{}, jsonProblem(err)
+		return Request{}, jsonProblem(err, mooncakeFields)
 	}
 	if len(bytes.TrimSpace(raw[dec.InputOffset():])) > 0 {
 		return Request{}, &fieldError{"json", "unexpected data after the object"}
@@ -308,15 +310,17 @@ func validate(req *Request, blockSize int) error {
 	return nil
 }
 
+const mooncakeFields = "a Mooncake line has timestamp, input_length, output_length, hash_ids"
+
 // jsonProblem turns an encoding/json error into a field-attributed problem where possible.
-func jsonProblem(err error) error {
+func jsonProblem(err error, fields string) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) && te.Field != "" {
 		return &fieldError{te.Field, fmt.Sprintf("expected %s, got JSON %s", goKind(te.Type.String()), te.Value)}
 	}
 	msg := err.Error()
 	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-		return &fieldError{strings.Trim(f, `"`), "unknown field (a Mooncake line has timestamp, input_length, output_length, hash_ids)"}
+		return &fieldError{strings.Trim(f, `"`), "unknown field (" + fields + ")"}
 	}
 	if err == io.EOF {
 		return &fieldError{"json", "empty"}
@@ -338,10 +342,19 @@ func goKind(t string) string {
 // "builtin:NAME:xN" is N back-to-back copies of it (see Repeat). blockSize <= 0 means
 // DefaultBlockSize.
 func Load(spec string, blockSize int) (*Trace, error) {
+	return LoadFormat(spec, blockSize, FormatDetect)
+}
+
+// LoadFormat is Load with the file's format named (FormatDetect: from its first row). A
+// built-in trace has no other format than plain Mooncake.
+func LoadFormat(spec string, blockSize int, format Format) (*Trace, error) {
 	if blockSize <= 0 {
 		blockSize = DefaultBlockSize
 	}
 	if profile, ok := strings.CutPrefix(spec, BuiltinPrefix); ok {
+		if format != FormatDetect && format != FormatMooncake {
+			return nil, fmt.Errorf("%s: built-in traces are plain mooncake rows, not %s", spec, format)
+		}
 		if blockSize != DefaultBlockSize {
 			return nil, fmt.Errorf("%s: built-in traces use %d-token blocks, not %d", spec, DefaultBlockSize, blockSize)
 		}
@@ -360,7 +373,7 @@ func Load(spec string, blockSize int) (*Trace, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return Parse(f, spec, blockSize)
+	return ParseFormat(f, spec, blockSize, format)
 }
 
 // First returns the first n requests (contiguous, as the reference replay tools take
@@ -373,6 +386,20 @@ func (t *Trace) First(n int) *Trace {
 	sub.Requests = t.Requests[:n:n]
 	if len(t.Lines) >= n {
 		sub.Lines = t.Lines[:n:n]
+	}
+	if t.Sessions != nil {
+		// Earlier requests never wait for later ones, so the first n keep their structure.
+		s := *t.Sessions
+		s.Turns = s.Turns[:n:n]
+		sessions := int32(0) // numbered in order of appearance: the first n use a prefix
+		for _, tu := range s.Turns {
+			sessions = max(sessions, tu.Session+1)
+		}
+		s.IDs = s.IDs[:sessions:sessions]
+		if s.Expanded != nil {
+			s.Expanded = s.Expanded[:sessions:sessions]
+		}
+		sub.Sessions = &s
 	}
 	return &sub
 }

@@ -58,6 +58,8 @@ type Statistics struct {
 	PrefixCacheRatio float64      `json:"prefix_cache_ratio"`
 	CacheCurve       []CachePoint `json:"cache_curve"`
 	Sharing          Sharing      `json:"sharing"`
+	// SessionStructure is what a session-format trace declares (absent for plain rows).
+	SessionStructure *SessionStats `json:"session_structure,omitempty"`
 }
 
 // cacheCurveBlocks are the LRU capacities (in trace blocks) of the hit-ratio curve:
@@ -67,6 +69,9 @@ func cacheCurveBlocks() []int { return []int{1 << 9, 1 << 11, 1 << 13, 1 << 15, 
 // Stats computes the statistics of a trace in a few passes over its requests.
 func Stats(t *Trace) Statistics {
 	s := Statistics{Name: t.Name, BlockSize: t.BlockSize, Requests: len(t.Requests)}
+	if t.Sessions != nil {
+		s.SessionStructure = sessionStats(t.Sessions)
+	}
 	n := len(t.Requests)
 	if n == 0 {
 		return s

@@ -34,6 +34,9 @@ type Trace struct {
 	// Lines are the requests' lines in the file, for messages (nil for a synthesized trace,
 	// whose n-th request is line n of the file `trace synth` writes).
 	Lines []int
+	// Sessions is the session and dependency structure of a trace read in a session format
+	// (nil for independent rows).
+	Sessions *Sessions
 }
 
 // Where names request i for messages: "file:line".
