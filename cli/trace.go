@@ -20,7 +20,9 @@ func newTraceCmd() *cobra.Command {
 		Short: "Synthesize, describe and cut Mooncake traces",
 		Long: `Mooncake traces are JSON lines {"timestamp", "input_length", "output_length", "hash_ids"};
 hash_ids name the prompt's 512-token prefix blocks. Wherever a trace path is accepted,
-builtin:toolagent and builtin:conversation name the built-in synthetic traces.`,
+builtin:toolagent and builtin:conversation name the built-in synthetic traces.
+stats and subset also read Dynamo's session formats (--trace-format): mooncake rows with
+session_id and delay, mooncake-delta, agentic_mooncake and applied_compute_agentic.`,
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(newTraceSynthCmd(), newTraceStatsCmd(), newTraceSubsetCmd())
@@ -45,7 +47,7 @@ func newTraceSynthCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return writeTrace(cmd.OutOrStdout(), out, t.Requests)
+			return writeTrace(cmd.OutOrStdout(), out, t)
 		},
 	}
 	cmd.Flags().StringVar(&profile, "profile", "toolagent", "workload profile: "+strings.Join(trace.Profiles(), "|"))
@@ -56,7 +58,7 @@ func newTraceSynthCmd() *cobra.Command {
 }
 
 func newTraceStatsCmd() *cobra.Command {
-	var format string
+	var format, traceFormat string
 	var blockSize int
 	cmd := &cobra.Command{
 		Use:   "stats PATH|builtin:NAME",
@@ -66,7 +68,7 @@ func newTraceStatsCmd() *cobra.Command {
 			if format != "table" && format != "json" {
 				return fmt.Errorf("--format: %q is not table or json", format)
 			}
-			t, err := trace.Load(args[0], blockSize)
+			t, err := loadTrace(args[0], blockSize, traceFormat)
 			if err != nil {
 				return err
 			}
@@ -81,12 +83,13 @@ func newTraceStatsCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table|json")
 	cmd.Flags().IntVar(&blockSize, "block-size", trace.DefaultBlockSize, "tokens per hash id (trace_block_size)")
+	traceFormatFlag(cmd, &traceFormat)
 	return cmd
 }
 
 func newTraceSubsetCmd() *cobra.Command {
 	var first, blockSize int
-	var out string
+	var out, traceFormat string
 	cmd := &cobra.Command{
 		Use:   "subset --first N PATH|builtin:NAME --out FILE",
 		Short: "Write the first N requests of a trace (the rule --requests uses everywhere)",
@@ -98,7 +101,7 @@ func newTraceSubsetCmd() *cobra.Command {
 			if out == "" {
 				return errors.New("--out: required")
 			}
-			t, err := trace.Load(args[0], blockSize)
+			t, err := loadTrace(args[0], blockSize, traceFormat)
 			if err != nil {
 				return err
 			}
@@ -106,25 +109,44 @@ func newTraceSubsetCmd() *cobra.Command {
 			if len(sub.Requests) < first {
 				fmt.Fprintf(cmd.ErrOrStderr(), "%s has only %d requests; writing all of them\n", t.Name, len(sub.Requests))
 			}
-			return writeTrace(cmd.OutOrStdout(), out, sub.Requests)
+			return writeTrace(cmd.OutOrStdout(), out, sub)
 		},
 	}
 	cmd.Flags().IntVar(&first, "first", 0, "number of leading requests to keep")
-	cmd.Flags().StringVar(&out, "out", "", "output file")
+	cmd.Flags().StringVar(&out, "out", "", "output file (in the trace's format)")
 	cmd.Flags().IntVar(&blockSize, "block-size", trace.DefaultBlockSize, "tokens per hash id (trace_block_size)")
+	traceFormatFlag(cmd, &traceFormat)
 	return cmd
 }
 
-// writeTrace writes JSONL to the file path, or to stdout when path is empty.
-func writeTrace(stdout io.Writer, path string, reqs []trace.Request) error {
+func traceFormatFlag(cmd *cobra.Command, v *string) {
+	names := []string{"auto"}
+	for _, f := range trace.Formats() {
+		names = append(names, string(f))
+	}
+	cmd.Flags().StringVar(v, "trace-format", "auto", "row format, as Dynamo's replay names it: "+strings.Join(names, "|")+
+		" (auto: from the first row; mooncake-delta is never detected)")
+}
+
+func loadTrace(spec string, blockSize int, format string) (*trace.Trace, error) {
+	f, err := trace.ParseFormatName(format)
+	if err != nil {
+		return nil, err
+	}
+	return trace.LoadFormat(spec, blockSize, f)
+}
+
+// writeTrace writes JSONL, in the trace's own format, to the file path, or to stdout when
+// path is empty.
+func writeTrace(stdout io.Writer, path string, t *trace.Trace) error {
 	if path == "" {
-		return trace.Write(stdout, reqs)
+		return trace.WriteTrace(stdout, t)
 	}
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := trace.Write(f, reqs); err != nil {
+	if err := trace.WriteTrace(f, t); err != nil {
 		f.Close()
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -159,6 +181,22 @@ func writeStatsTable(w io.Writer, s trace.Statistics) error {
 	p("sessions\t%s, %.2f turns each on average", group(int64(sh.Sessions)), sh.MeanTurnsPerSession)
 	p("continuations\t%s requests, %.1f %% of their blocks cached on average", group(int64(sh.ContinuationRequests)), 100*sh.MeanContinuationHitFrac)
 	p("shared-prompt starts\t%s sessions, sharing %.1f blocks on average", group(int64(sh.SharedPromptStarts)), sh.MeanSharedPromptBlocks)
+	if st := s.SessionStructure; st != nil {
+		p("")
+		p("declared structure\t%s rows", st.Format)
+		p("sessions\t%s", group(int64(st.Sessions)))
+		p("\tmean\tp50\tp90\tp99\tmax")
+		row := func(name string, d trace.Distribution) {
+			p("%s\t%.2f\t%.0f\t%.0f\t%.0f\t%.0f", name, d.Mean, d.P50, d.P90, d.P99, d.Max)
+		}
+		row("turns per session", st.TurnsPerSession)
+		row("dependency depth", st.DependencyDepth)
+		p("waiting requests\t%s (a later turn, or a row with wait_for)", group(int64(st.DependentRequests)))
+		p("tool waits\t%s", group(int64(st.ToolWaits)))
+		if st.ToolWaits > 0 {
+			row("tool wait ms", st.ToolWaitMS)
+		}
+	}
 	return tw.Flush()
 }
 
