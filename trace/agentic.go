@@ -17,16 +17,13 @@ func readAgentic(rr *rowReader, b *builder) error {
 	var lines []int
 	var count []int32 // per session: its rows so far
 	for {
-		raw, err := rr.next()
+		var row sessionRow
+		err := rr.decodeNext(&row, agenticFields)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return err
-		}
-		var row sessionRow
-		if err := decodeRow(raw, &row, agenticFields); err != nil {
-			return fmt.Errorf("%s:%d: %w", rr.name, rr.lineNo, err)
 		}
 		if row.RequestID == nil || strings.TrimSpace(*row.RequestID) == "" {
 			return rr.errorf("request_id", "missing or empty")

@@ -29,26 +29,18 @@ func readAppliedCompute(rr *rowReader, b *builder) error {
 	bs := b.t.BlockSize
 	next := int64(1)
 	for {
-		raw, err := rr.next()
+		var row appliedRow
+		err := rr.decodeNext(&row, appliedFields)
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		var row appliedRow
-		if err := decodeRow(raw, &row, appliedFields); err != nil {
-			return fmt.Errorf("%s:%d: %w", rr.name, rr.lineNo, err)
-		}
-		for _, f := range []struct {
-			name string
-			set  bool
-		}{{"num_turns", row.NumTurns != nil}, {"input_prompt_length", row.InputPromptLength != nil},
-			{"assistant_response_length", row.AssistantResponseLength != nil}, {"tool_call_output_length", row.ToolCallOutputLength != nil},
-			{"tool_call_latency", row.ToolCallLatency != nil}, {"final_assistant_response_length", row.FinalAssistantResponseLength != nil}} {
-			if !f.set {
-				return rr.errorf(f.name, "missing")
-			}
+		if name := firstWhere(false, field{"num_turns", row.NumTurns != nil}, field{"input_prompt_length", row.InputPromptLength != nil},
+			field{"assistant_response_length", row.AssistantResponseLength != nil}, field{"tool_call_output_length", row.ToolCallOutputLength != nil},
+			field{"tool_call_latency", row.ToolCallLatency != nil}, field{"final_assistant_response_length", row.FinalAssistantResponseLength != nil}); name != "" {
+			return rr.errorf(name, "missing")
 		}
 		n := *row.NumTurns
 		if n < 0 {

@@ -188,15 +188,20 @@ func declaresSessions(s *Sessions) bool {
 	return false
 }
 
-// decodeRow decodes one row strictly: unknown fields and trailing data are errors.
-func decodeRow(raw []byte, v any, fields string) error {
+// decodeNext decodes the next row into v strictly (unknown fields and trailing data are
+// errors naming the line); io.EOF after the last row.
+func (rr *rowReader) decodeNext(v any, fields string) error {
+	raw, err := rr.next()
+	if err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return jsonProblem(err, fields)
+		return fmt.Errorf("%s:%d: %w", rr.name, rr.lineNo, jsonProblem(err, fields))
 	}
 	if len(bytes.TrimSpace(raw[dec.InputOffset():])) > 0 {
-		return &fieldError{"json", "unexpected data after the object"}
+		return rr.errorf("json", "unexpected data after the object")
 	}
 	return nil
 }
@@ -240,6 +245,22 @@ func rowRequest(rr *rowReader, row *sessionRow, blockSize int) (Request, bool, e
 	return req, ts != nil, nil
 }
 
+// field is a row's field and whether the row set it.
+type field struct {
+	name string
+	set  bool
+}
+
+// firstWhere names the first field whose set is the given value ("" for none).
+func firstWhere(set bool, fields ...field) string {
+	for _, f := range fields {
+		if f.set == set {
+			return f.name
+		}
+	}
+	return ""
+}
+
 // alias returns whichever of a field and its Dynamo alias the row set, refusing both.
 func alias[T any](rr *rowReader, v, alt *T, name, altName string) (*T, error) {
 	if v != nil && alt != nil {
@@ -275,25 +296,17 @@ func readMooncakeSessions(rr *rowReader, b *builder, delta bool) error {
 	var last []int32   // per session: its latest request
 	var lastTS []int64 // per session: its latest explicit timestamp, -1 before one
 	for {
-		raw, err := rr.next()
+		var row sessionRow
+		err := rr.decodeNext(&row, sessionFields)
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		var row sessionRow
-		if err := decodeRow(raw, &row, sessionFields); err != nil {
-			return fmt.Errorf("%s:%d: %w", rr.name, rr.lineNo, err)
-		}
-		for _, f := range []struct {
-			name string
-			set  bool
-		}{{"request_id", row.RequestID != nil}, {"wait_for", row.WaitFor != nil}, {"tool_wait_ms", row.ToolWaitMS != nil},
-			{"branches", row.Branches != nil}, {"prefix_reset", row.PrefixReset != nil}, {"tool_events", row.ToolEvents != nil}} {
-			if f.set {
-				return rr.errorf(f.name, "an agentic_mooncake field in a %s trace (use --trace-format agentic_mooncake)", b.s.Format)
-			}
+		if name := firstWhere(true, field{"request_id", row.RequestID != nil}, field{"wait_for", row.WaitFor != nil}, field{"tool_wait_ms", row.ToolWaitMS != nil},
+			field{"branches", row.Branches != nil}, field{"prefix_reset", row.PrefixReset != nil}, field{"tool_events", row.ToolEvents != nil}); name != "" {
+			return rr.errorf(name, "an agentic_mooncake field in a %s trace (use --trace-format agentic_mooncake)", b.s.Format)
 		}
 		req, hasTS, err := rowRequest(rr, &row, bs)
 		if err != nil {
