@@ -2,9 +2,12 @@ package trace
 
 import (
 	"bytes"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+
+	"pgregory.net/rapid"
 )
 
 func parseStr(t *testing.T, format Format, text string) (*Trace, error) {
@@ -217,4 +220,52 @@ func TestSessionRowErrorsNameLineAndField(t *testing.T) {
 			t.Errorf("%s: got %v, want %q", c.text, err, c.want)
 		}
 	}
+}
+
+// A generated agentic DAG (each row waits for some earlier ones, in a shuffled file order):
+// after reading, every request comes after the requests it waits for, starts no earlier than
+// the latest of them plus its delay and tool wait, and the file written back reads the same.
+func TestAgenticOrderProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(1, 12).Draw(t, "n")
+		rows := make([]string, n)
+		for i := range rows {
+			var waits []string
+			for j := range i {
+				if rapid.Bool().Draw(t, "wait") {
+					waits = append(waits, fmt.Sprintf("%q", fmt.Sprint("r", j)))
+				}
+			}
+			ts := ""
+			if rapid.Bool().Draw(t, "hasTS") {
+				ts = fmt.Sprintf(`"timestamp":%d,`, rapid.IntRange(0, 5000).Draw(t, "ts"))
+			}
+			rows[i] = fmt.Sprintf(`{"request_id":"r%d",%s"wait_for":[%s],"delay":%d,"tool_wait_ms":%d.5,"input_length":4,"output_length":1,"hash_ids":[%d]}`,
+				i, ts, strings.Join(waits, ","), rapid.IntRange(0, 300).Draw(t, "delay"), rapid.IntRange(0, 3000).Draw(t, "tool"), i)
+		}
+		perm := rapid.Permutation(rows).Draw(t, "order")
+		tr, err := ParseFormat(strings.NewReader(strings.Join(perm, "\n")), "p.jsonl", 4, FormatDetect)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, tu := range tr.Sessions.Turns {
+			for _, j := range tu.WaitFor {
+				earliest := tr.Requests[j].TimestampMS + usToMS(tu.DelayUS+tu.ToolWaitUS)
+				if int(j) >= i || tr.Requests[i].TimestampMS < earliest {
+					t.Fatalf("request %d (%s at %d) vs its dependency %d at %d", i, tu.RequestID, tr.Requests[i].TimestampMS, j, tr.Requests[j].TimestampMS)
+				}
+			}
+			if i > 0 && tr.Requests[i].TimestampMS < tr.Requests[i-1].TimestampMS {
+				t.Fatalf("timestamps out of order at %d", i)
+			}
+		}
+		var buf bytes.Buffer
+		if err := WriteTrace(&buf, tr); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ParseFormat(&buf, "back", 4, FormatAgentic)
+		if err != nil || !reflect.DeepEqual(back.Requests, tr.Requests) || !reflect.DeepEqual(back.Sessions, tr.Sessions) {
+			t.Fatalf("round trip: %v", err)
+		}
+	})
 }
