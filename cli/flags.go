@@ -20,6 +20,7 @@ import (
 type experimentFlags struct {
 	configPath string
 	tracePath  string
+	format     string
 	sets       []string
 	requests   int
 	strict     bool
@@ -29,6 +30,7 @@ func (x *experimentFlags) register(cmd *cobra.Command, requestsHelp string) {
 	fs := cmd.Flags()
 	fs.StringVar(&x.configPath, "config", "", "experiment YAML (default: the embedded seed experiment, examples/router-sweep.yaml)")
 	fs.StringVar(&x.tracePath, "trace", "", "trace file or builtin:toolagent|builtin:conversation (overrides workload.trace_path)")
+	fs.StringVar(&x.format, "trace-format", "", "the trace's row format: mooncake|mooncake-delta|agentic_mooncake|applied_compute_agentic|auto (overrides workload.trace_format)")
 	fs.StringArrayVar(&x.sets, "set", nil, "override a key: router_mode=round_robin, replicas=64, layout=tp4·ep4, workload.replay_concurrency=8 (repeatable; the explorer's knob names work)")
 	fs.IntVar(&x.requests, "requests", 0, requestsHelp)
 	fs.BoolVar(&x.strict, "strict", false, "a request the fleet would reject (longer than context_length) is an error naming its line (workload.strict)")
@@ -71,6 +73,9 @@ func (x *experimentFlags) file() (*config.File, error) {
 	var sets []string
 	if x.tracePath != "" {
 		sets = append(sets, "workload.trace_path="+quoteYAML(x.tracePath))
+	}
+	if x.format != "" {
+		sets = append(sets, "workload.trace_format="+quoteYAML(x.format))
 	}
 	sets = append(sets, x.sets...)
 	if x.strict {

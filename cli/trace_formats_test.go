@@ -3,6 +3,8 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -41,8 +43,47 @@ func TestTraceFormatsThroughTheCLI(t *testing.T) {
 		t.Fatalf("rows of another format: %d %s", code, errOut)
 	}
 	// A replay says what it does not honour, in one line.
-	_, errOut, code = execute("replay", "--trace", path)
+	_, errOut, code = execute("replay", "--trace", path, "--trace-format", "auto")
 	if code != 0 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "holds 2 sessions in agentic_mooncake format; the simulator does not schedule them yet: it ignores their wait_for, delay and tool_wait_ms") {
 		t.Fatalf("replay notice (code %d):\n%s", code, errOut)
+	}
+}
+
+// Experiments read the format workload.trace_format (or --trace-format) names: mooncake by
+// default, as Dynamo's replay does; a delta trace replays its accumulated prompts.
+func TestReplayTraceFormat(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "d.jsonl")
+	rows := `{"session_id":"a","timestamp":0,"input_length":1024,"output_length":4,"hash_ids":[1,2]}
+{"session_id":"a","delay":50,"input_length":512,"output_length":4,"hash_ids":[3]}
+`
+	if err := os.WriteFile(path, []byte(rows), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	agentic := filepath.Join(dir, "ag.jsonl")
+	if err := os.WriteFile(agentic, []byte(agenticRows), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := execute("replay", "--trace", agentic, "--trace-format", "mooncake"); code == 0 || !strings.Contains(errOut, "ag.jsonl:1: request_id: an agentic_mooncake field in a mooncake trace (use --trace-format agentic_mooncake)") {
+		t.Fatalf("agentic rows as mooncake: %d %s", code, errOut)
+	}
+	if _, errOut, code := execute("replay", "--trace", path, "--trace-format", "delta"); code == 0 || !strings.Contains(errOut, `workload.trace_format: unsupported format "delta"`) {
+		t.Fatalf("bad name: %d %s", code, errOut)
+	}
+	prompt := func(format string) int {
+		out, errOut, code := execute("replay", "--trace", path, "--trace-format", format, "--format", "json")
+		if code != 0 || !strings.Contains(errOut, "holds 1 sessions in "+format+" format") {
+			t.Fatalf("%s: %d %s", format, code, errOut)
+		}
+		sum := 0
+		for _, m := range regexp.MustCompile(`"prompt_tokens": (\d+)`).FindAllStringSubmatch(out, -1) {
+			n, _ := strconv.Atoi(m[1])
+			sum += n
+		}
+		return sum
+	}
+	// The workers' prompt tokens: 1,024 + 512 as full prompts; 1,024 + (1,024 + 512) accumulated.
+	if a, b := prompt("mooncake"), prompt("mooncake-delta"); a != 1536 || b != 2560 {
+		t.Fatalf("mooncake %d, mooncake-delta %d", a, b)
 	}
 }

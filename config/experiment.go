@@ -30,7 +30,11 @@ type Experiment struct {
 // NewExperiment loads the file's trace and builds a worker model for every deployment its
 // search space can name.
 func NewExperiment(f *File) (*Experiment, error) {
-	tr, err := trace.Load(f.Workload.TracePath, f.Workload.TraceBlockSize)
+	format, err := trace.ParseFormatName(f.Workload.TraceFormat)
+	if err != nil {
+		return nil, fmt.Errorf("%s: workload.trace_format: %w", f.Name, err)
+	}
+	tr, err := trace.LoadFormat(f.Workload.TracePath, f.Workload.TraceBlockSize, format)
 	var missing *fs.PathError
 	if errors.As(err, &missing) {
 		return nil, fmt.Errorf("%s: workload.trace_path: %w", f.Name, err) // the file's own errors name it already

@@ -239,6 +239,11 @@ func (f *File) fingerprint(tr *trace.Trace, tables string, list func(string) str
 		add("workload.trace_digest", tr.Digest)
 		add("workload.trace_requests", strconv.Itoa(len(tr.Requests)))
 	}
+	if w.TraceFormat != "" && w.TraceFormat != string(trace.FormatMooncake) {
+		// Absent for the default, as before other formats existed: the same bytes can read
+		// as other requests (mooncake-delta).
+		add("workload.trace_format", w.TraceFormat)
+	}
 	add("workload.trace_block_size", strconv.Itoa(w.TraceBlockSize))
 	if tables != "" {
 		add(KeyTimingTables, tables)

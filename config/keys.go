@@ -65,7 +65,7 @@ var keyDocs = []KeyDoc{
 	{"search_space.active_prefill_tokens_threshold", "`none` or integers in [0, 1e12]; a list", "Dynamo `--active-prefill-tokens-threshold`: a worker with more prompt tokens to prefill is busy (default `none`)"},
 	{"search_space.active_prefill_tokens_threshold_frac", "`none` or numbers in [0, 1e6]; a list", "Dynamo `--active-prefill-tokens-threshold-frac`: the same as a multiple of `max_num_batched_tokens` (default `none`)"},
 	{"workload.trace_path", "a Mooncake JSONL file, `builtin:toolagent`, `builtin:conversation` (`:xN` repeats it N times)", "the trace ([traces](traces.md))"},
-	{"workload.trace_format", "`mooncake`", "the trace's format"},
+	{"workload.trace_format", "`mooncake`, `mooncake-delta`, `agentic_mooncake`, `applied_compute_agentic`, `auto`", "the trace's row format, as Dynamo's `--trace-format` names it; `auto` detects it from the first row ([trace formats](traces.md#trace-formats))"},
 	{"workload.trace_block_size", "an integer in [1, 1048576]", "tokens per `hash_ids` block"},
 	{"workload.replay_concurrency", "an integer in [0, 1048576]", "closed loop: requests in flight; 0: open loop on the trace's timestamps"},
 	{"workload.arrival_speedup_ratio", "a number in [1e-06, 1e+06]", "open loop: timestamps are divided by it"},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/routerlab/routerlab/model"
 	"github.com/routerlab/routerlab/router"
+	"github.com/routerlab/routerlab/trace"
 )
 
 // Parse reads an experiment file's text (a leading UTF-8 byte-order mark is skipped); name is
@@ -117,8 +118,8 @@ func (f *File) setNode(path string, n ast.Node) error {
 			if err := f.str(path, n, &w.TraceFormat); err != nil {
 				return err
 			}
-			if w.TraceFormat != "mooncake" {
-				return f.errAt(n, path, "unsupported format %q (only mooncake)", w.TraceFormat)
+			if _, err := trace.ParseFormatName(w.TraceFormat); err != nil {
+				return f.errAt(n, path, "unsupported format %q (auto, mooncake, mooncake-delta, agentic_mooncake or applied_compute_agentic)", w.TraceFormat)
 			}
 			return nil
 		case "trace_block_size":

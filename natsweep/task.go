@@ -60,12 +60,18 @@ type TraceRef struct {
 	Name      string `json:"name"`   // builtin:NAME[:xN], or the coordinator's file path (for messages)
 	Digest    string `json:"digest"` // trace.Trace.Digest: "sha256:HEX" of a file, or the generator and seed
 	BlockSize int    `json:"block_size"`
-	Builtin   bool   `json:"builtin"`
+	// Format is the row format a session trace was read in (absent for plain rows).
+	Format  trace.Format `json:"format,omitempty"`
+	Builtin bool         `json:"builtin"`
 }
 
 // refOf describes tr for workers.
 func refOf(tr *trace.Trace) TraceRef {
-	return TraceRef{Name: tr.Name, Digest: tr.Digest, BlockSize: tr.BlockSize, Builtin: strings.HasPrefix(tr.Name, trace.BuiltinPrefix)}
+	ref := TraceRef{Name: tr.Name, Digest: tr.Digest, BlockSize: tr.BlockSize, Builtin: strings.HasPrefix(tr.Name, trace.BuiltinPrefix)}
+	if tr.Sessions != nil {
+		ref.Format = tr.Sessions.Format
+	}
+	return ref
 }
 
 // object is the trace's name in TraceBucket: the hex SHA-256 of the file.

@@ -297,5 +297,5 @@ func (w *worker) fetch(ctx context.Context, ref TraceRef) (*trace.Trace, error) 
 	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != ref.object() {
 		return nil, fmt.Errorf("trace %s: object %s does not hash to its name", ref.Name, ref.object())
 	}
-	return trace.Parse(bytes.NewReader(b), ref.Name, ref.BlockSize)
+	return trace.ParseFormat(bytes.NewReader(b), ref.Name, ref.BlockSize, ref.Format)
 }

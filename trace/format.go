@@ -109,8 +109,11 @@ func ParseFormat(r io.Reader, name string, blockSize int, format Format) (*Trace
 	}
 	sum := sha256.New()
 	br := bufio.NewReaderSize(io.TeeReader(r, sum), 1<<20)
-	if format == FormatDetect {
-		format = detect(br)
+	if format == FormatDetect || format == FormatMooncake {
+		// Named mooncake on rows without sessions is today's plain reading too.
+		if found := detect(br); format == FormatDetect || found == FormatDetect {
+			format = found
+		}
 	}
 	if format == FormatDetect {
 		return parseMooncake(br, sum, name, blockSize)
