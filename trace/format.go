@@ -47,11 +47,22 @@ func ParseFormatName(s string) (Format, error) {
 }
 
 // detect names the format of a trace from the top-level keys of its first row: a summary row
-// (num_turns) is Applied Compute's, a request_id makes the agentic DAG, a session_id or delay
-// closed-loop Mooncake sessions, and anything else is plain Mooncake, read as it always was.
+// (num_turns) is Applied Compute's, a request_id makes the agentic DAG, and a session_id or
+// delay there or anywhere in the first MiB (sessions may start after independent rows) makes
+// closed-loop Mooncake sessions. Anything else is plain Mooncake, read as it always was.
 // mooncake-delta rows look like Mooncake session rows, so that format is never detected.
 func detect(br *bufio.Reader) Format {
-	peek, _ := br.Peek(br.Size())
+	all, _ := br.Peek(br.Size())
+	if bytes.Contains(all, []byte(`"session_id"`)) || bytes.Contains(all, []byte(`"delay`)) {
+		if f := detectFirst(all); f != FormatDetect {
+			return f
+		}
+		return FormatMooncake
+	}
+	return detectFirst(all)
+}
+
+func detectFirst(peek []byte) Format {
 	for len(peek) > 0 {
 		line := peek
 		if i := bytes.IndexByte(peek, '\n'); i >= 0 {

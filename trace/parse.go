@@ -320,7 +320,11 @@ func jsonProblem(err error, fields string) error {
 	}
 	msg := err.Error()
 	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-		return &fieldError{strings.Trim(f, `"`), "unknown field (" + fields + ")"}
+		f = strings.Trim(f, `"`)
+		if fields == mooncakeFields && (f == "session_id" || f == "delay" || f == "delay_ms") {
+			return &fieldError{f, "a session field, but the first MiB of the trace has none, so it was read as independent rows (put a session row first)"}
+		}
+		return &fieldError{f, "unknown field (" + fields + ")"}
 	}
 	if err == io.EOF {
 		return &fieldError{"json", "empty"}

@@ -269,3 +269,19 @@ func TestAgenticOrderProperty(t *testing.T) {
 		}
 	})
 }
+
+// Sessions may start after independent rows: the first MiB decides, and a session row past
+// it in a trace read as independent rows says so.
+func TestSessionsAfterPlainRows(t *testing.T) {
+	plain := `{"timestamp": 0, "input_length": 4, "output_length": 1, "hash_ids": [1]}` + "\n"
+	session := `{"session_id":"a","timestamp":0,"input_length":4,"output_length":1,"hash_ids":[1]}` + "\n"
+	tr := mustParse(t, FormatDetect, plain+session)
+	if tr.Sessions == nil || tr.Sessions.IDs[1] != "a" {
+		t.Fatalf("%+v", tr.Sessions)
+	}
+	n := 1<<20/len(plain) + 1
+	_, err := parseStr(t, FormatMooncake, strings.Repeat(plain, n)+session)
+	if want := fmt.Sprintf("t.jsonl:%d: session_id: a session field, but the first MiB", n+1); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v, want %q", err, want)
+	}
+}
