@@ -24,30 +24,26 @@ type Sessions struct {
 
 // Turn is what a row says about when its request may start, beyond its timestamp.
 type Turn struct {
-	Session int32 // index into Sessions.IDs
-	// Index of the turn within its session (0 for the first).
-	Index int32
-	// HasTimestamp: the row gave its own timestamp. Requests[i].TimestampMS of a row without
-	// one is derived as the earliest it could start: its predecessor's (or latest
-	// dependency's) timestamp plus its delay and tool wait.
-	HasTimestamp bool
 	// RowTimestampMS is the row's own timestamp (when HasTimestamp): an agentic row that waits
-	// for others starts after them, whatever its timestamp says.
+	// for others starts after them, whatever its timestamp says. Requests[i].TimestampMS of a
+	// row without one is derived as the earliest it could start: its predecessor's (or latest
+	// dependency's) timestamp plus its delay and tool wait.
 	RowTimestampMS int64
-	// HasDelay: the row gave delay (or delay_ms). DelayUS is then its value; otherwise, for a
-	// later Mooncake turn with a timestamp, the gap to its predecessor's timestamp.
-	HasDelay bool
-	DelayUS  int64
-	// ToolWaitUS is agentic tool_wait_ms, or Applied Compute's tool_call_latency of the
-	// previous turn; HasToolWait says an agentic row gave it.
-	HasToolWait bool
-	ToolWaitUS  int64
+	// DelayUS is the row's delay (or delay_ms) when HasDelay; otherwise, for a later Mooncake
+	// turn with a timestamp, the gap to its session's previous timestamp.
+	DelayUS int64
+	// ToolWaitUS is agentic tool_wait_ms (HasToolWait: the row gave it), or Applied Compute's
+	// tool_call_latency of the previous turn.
+	ToolWaitUS int64
 	// RequestID and WaitFor (indices of earlier requests) are agentic_mooncake's DAG.
 	RequestID string
 	WaitFor   []int32
+	Session   int32 // index into Sessions.IDs
+	Index     int32 // of the turn within its session (0 for the first)
 	// Depth is the longest chain of requests this one waits for (0 without dependencies;
 	// in a session a later turn waits for its predecessor).
-	Depth int32
+	Depth                               int32
+	HasTimestamp, HasDelay, HasToolWait bool
 }
 
 // sessionRow is the wire form of one Mooncake, mooncake-delta or agentic_mooncake row.
