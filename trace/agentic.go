@@ -119,7 +119,10 @@ func resolveDependencies(name string, b *builder, byID map[string]int32, waits [
 				latest = max(latest, reqs[j].TimestampMS)
 			}
 			// Dynamo starts a dependent row after its dependencies, whatever its timestamp.
-			r.TimestampMS = latest + usToMS(tu.DelayUS+tu.ToolWaitUS)
+			var err error
+			if r.TimestampMS, err = after(latest, tu.DelayUS+tu.ToolWaitUS); err != nil {
+				return fmt.Errorf("%s:%d: wait_for: %v", name, lines[i], err)
+			}
 		}
 		for _, u := range users[i] {
 			if pending[u]--; pending[u] == 0 {

@@ -101,7 +101,9 @@ func readAppliedCompute(rr *rowReader, b *builder) error {
 				if turn.ToolWaitUS, err = toUS(lat, 1e6); err != nil {
 					return rr.errorf(fmt.Sprintf("tool_call_latency[%d]", k-1), "%v seconds", err)
 				}
-				ts += usToMS(turn.ToolWaitUS)
+				if ts, err = after(ts, turn.ToolWaitUS); err != nil {
+					return rr.errorf(fmt.Sprintf("tool_call_latency[%d]", k-1), "%v", err)
+				}
 			}
 			nb := (lengths[k] + bs - 1) / bs
 			req := Request{TimestampMS: ts, InputLength: lengths[k], OutputLength: out, HashIDs: ids[:nb:nb]}

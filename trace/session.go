@@ -287,6 +287,18 @@ func toUS(v, scale float64) (int64, error) {
 // usToMS rounds microseconds to the trace's millisecond clock.
 func usToMS(us int64) int64 { return (us + 500) / 1000 }
 
+// maxDerivedMS bounds a derived start time (2^52 ms, the bound of a row's own timestamp), so
+// that long chains of delays cannot overflow the clock.
+const maxDerivedMS = 1 << 52
+
+// after is the start time delayUS after ms, or an error past maxDerivedMS.
+func after(ms, delayUS int64) (int64, error) {
+	if t := ms + usToMS(delayUS); t <= maxDerivedMS {
+		return t, nil
+	}
+	return 0, fmt.Errorf("the delays add up past 2^52 ms")
+}
+
 func readMooncakeSessions(rr *rowReader, b *builder, delta bool) error {
 	bs := b.t.BlockSize
 	var last []int32   // per session: its latest request
@@ -336,7 +348,9 @@ func readMooncakeSessions(rr *rowReader, b *builder, delta bool) error {
 			turn.Index, turn.Depth = pt.Index+1, pt.Depth+1
 			switch {
 			case turn.HasDelay && !hasTS:
-				req.TimestampMS = prev.TimestampMS + usToMS(turn.DelayUS)
+				if req.TimestampMS, err = after(prev.TimestampMS, turn.DelayUS); err != nil {
+					return rr.errorf("delay", "%v", err)
+				}
 			case !turn.HasDelay && hasTS:
 				// As Dynamo infers it: the gap to the session's latest explicit timestamp.
 				switch {

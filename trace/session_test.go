@@ -285,3 +285,11 @@ func TestSessionsAfterPlainRows(t *testing.T) {
 		t.Fatalf("got %v, want %q", err, want)
 	}
 }
+
+func TestDerivedStartsStayOnTheClock(t *testing.T) {
+	big := `{"session_id":"a","timestamp":4503599627370000,"input_length":4,"output_length":1,"hash_ids":[1]}
+{"session_id":"a","delay":1000000,"input_length":4,"output_length":1,"hash_ids":[1]}`
+	if _, err := parseStr(t, FormatDetect, big); err == nil || !strings.Contains(err.Error(), "t.jsonl:2: delay: the delays add up past 2^52 ms") {
+		t.Fatalf("got %v", err)
+	}
+}
