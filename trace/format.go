@@ -48,21 +48,11 @@ func ParseFormatName(s string) (Format, error) {
 
 // detect names the format of a trace from the top-level keys of its first row: a summary row
 // (num_turns) is Applied Compute's, a request_id makes the agentic DAG, and a session_id or
-// delay there or anywhere in the first MiB (sessions may start after independent rows) makes
-// closed-loop Mooncake sessions. Anything else is plain Mooncake, read as it always was.
-// mooncake-delta rows look like Mooncake session rows, so that format is never detected.
+// delay closed-loop Mooncake sessions. Anything else is read as plain Mooncake, as it always
+// was, until a row opens a session (see opensSession). mooncake-delta rows look like
+// Mooncake session rows, so that format is never detected.
 func detect(br *bufio.Reader) Format {
-	all, _ := br.Peek(br.Size())
-	if bytes.Contains(all, []byte(`"session_id"`)) || bytes.Contains(all, []byte(`"delay`)) {
-		if f := detectFirst(all); f != FormatDetect {
-			return f
-		}
-		return FormatMooncake
-	}
-	return detectFirst(all)
-}
-
-func detectFirst(peek []byte) Format {
+	peek, _ := br.Peek(br.Size())
 	for len(peek) > 0 {
 		line := peek
 		if i := bytes.IndexByte(peek, '\n'); i >= 0 {
@@ -86,6 +76,13 @@ func detectFirst(peek []byte) Format {
 		return FormatDetect
 	}
 	return FormatDetect
+}
+
+// opensSession says whether a row the plain reader refused is a Mooncake session row (sessions
+// may start after independent rows).
+func opensSession(raw []byte) bool {
+	k := topLevelKeys(raw)
+	return (k["session_id"] || k["delay"] || k["delay_ms"]) && !k["request_id"] && !k["num_turns"]
 }
 
 // topLevelKeys lists the keys of a JSON object as far as it can be read (a first row longer

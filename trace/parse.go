@@ -56,6 +56,14 @@ func parseMooncake(br *bufio.Reader, sum hash.Hash, name string, blockSize int) 
 		}
 		if len(bytes.TrimSpace(raw)) > 0 {
 			req, perr := parseLine(raw, blockSize)
+			if perr != nil && opensSession(raw) {
+				t, err := continueAsSessions(br, t, ids, lineNo, raw)
+				if err != nil {
+					return nil, err
+				}
+				t.Digest = "sha256:" + hex.EncodeToString(sum.Sum(nil))
+				return t, nil
+			}
 			if perr != nil {
 				return nil, fmt.Errorf("%s:%d: %w", name, lineNo, perr)
 			}
@@ -320,11 +328,7 @@ func jsonProblem(err error, fields string) error {
 	}
 	msg := err.Error()
 	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-		f = strings.Trim(f, `"`)
-		if fields == mooncakeFields && (f == "session_id" || f == "delay" || f == "delay_ms") {
-			return &fieldError{f, "a session field, but the first MiB of the trace has none, so it was read as independent rows (put a session row first)"}
-		}
-		return &fieldError{f, "unknown field (" + fields + ")"}
+		return &fieldError{strings.Trim(f, `"`), "unknown field (" + fields + ")"}
 	}
 	if err == io.EOF {
 		return &fieldError{"json", "empty"}

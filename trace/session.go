@@ -80,9 +80,15 @@ type rowReader struct {
 	buf    []byte
 	name   string
 	lineNo int
+	// pending is a row already read (numbered lineNo) that next returns first.
+	pending []byte
 }
 
 func (rr *rowReader) next() ([]byte, error) {
+	if raw := rr.pending; raw != nil {
+		rr.pending = nil
+		return raw, nil
+	}
 	for {
 		rr.lineNo++
 		raw, err := readLine(rr.br, &rr.buf)
@@ -145,7 +151,22 @@ func (b *builder) session(id string) (int32, bool) {
 
 func parseSessions(br *bufio.Reader, name string, blockSize int, format Format) (*Trace, error) {
 	b := &builder{t: &Trace{Name: name, BlockSize: blockSize}, s: &Sessions{Format: format}, sessions: map[string]int32{}}
-	rr := &rowReader{br: br, name: name}
+	return b.read(&rowReader{br: br, name: name})
+}
+
+// continueAsSessions goes on reading a plain trace whose row raw (at lineNo) opened a
+// session: the rows before it become sessions of one request each.
+func continueAsSessions(br *bufio.Reader, t *Trace, ids, lineNo int, raw []byte) (*Trace, error) {
+	b := &builder{t: t, s: &Sessions{Format: FormatMooncake}, ids: ids, sessions: map[string]int32{}}
+	for i, r := range t.Requests {
+		b.s.IDs = append(b.s.IDs, "")
+		b.s.Turns = append(b.s.Turns, Turn{Session: int32(i), HasTimestamp: true, RowTimestampMS: r.TimestampMS})
+	}
+	return b.read(&rowReader{br: br, name: t.Name, lineNo: lineNo, pending: raw})
+}
+
+func (b *builder) read(rr *rowReader) (*Trace, error) {
+	name, format := rr.name, b.s.Format
 	var err error
 	switch format {
 	case FormatAppliedCompute:
@@ -301,8 +322,14 @@ func after(ms, delayUS int64) (int64, error) {
 
 func readMooncakeSessions(rr *rowReader, b *builder, delta bool) error {
 	bs := b.t.BlockSize
-	var last []int32   // per session: its latest request
-	var lastTS []int64 // per session: its latest explicit timestamp, -1 before one
+	last := make([]int32, len(b.s.IDs))   // per session: its latest request
+	lastTS := make([]int64, len(b.s.IDs)) // per session: its latest explicit timestamp, -1 before one
+	for i, tu := range b.s.Turns {
+		last[tu.Session], lastTS[tu.Session] = int32(i), -1
+		if tu.HasTimestamp {
+			lastTS[tu.Session] = tu.RowTimestampMS
+		}
+	}
 	for {
 		var row sessionRow
 		err := rr.decodeNext(&row, sessionFields)

@@ -1,8 +1,10 @@
 package trace
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -270,19 +272,22 @@ func TestAgenticOrderProperty(t *testing.T) {
 	})
 }
 
-// Sessions may start after independent rows: the first MiB decides, and a session row past
-// it in a trace read as independent rows says so.
+// Sessions may start after independent rows, however far into the trace: the rows before
+// become sessions of one request each.
 func TestSessionsAfterPlainRows(t *testing.T) {
 	plain := `{"timestamp": 0, "input_length": 4, "output_length": 1, "hash_ids": [1]}` + "\n"
-	session := `{"session_id":"a","timestamp":0,"input_length":4,"output_length":1,"hash_ids":[1]}` + "\n"
-	tr := mustParse(t, FormatDetect, plain+session)
-	if tr.Sessions == nil || tr.Sessions.IDs[1] != "a" {
-		t.Fatalf("%+v", tr.Sessions)
-	}
+	session := `{"session_id":"a","timestamp":0,"input_length":4,"output_length":1,"hash_ids":[1]}` + "\n" +
+		`{"session_id":"a","delay":7,"input_length":4,"output_length":1,"hash_ids":[1]}` + "\n"
 	n := 1<<20/len(plain) + 1
-	_, err := parseStr(t, FormatMooncake, strings.Repeat(plain, n)+session)
-	if want := fmt.Sprintf("t.jsonl:%d: session_id: a session field, but the first MiB", n+1); err == nil || !strings.Contains(err.Error(), want) {
-		t.Fatalf("got %v, want %q", err, want)
+	for _, f := range []Format{FormatDetect, FormatMooncake} {
+		tr := mustParse(t, f, strings.Repeat(plain, n)+session)
+		s := tr.Sessions
+		if s == nil || len(s.IDs) != n+1 || s.IDs[n] != "a" || s.Turns[n+1].Index != 1 || tr.Requests[n+1].TimestampMS != 7 || tr.Lines[n+1] != n+2 {
+			t.Fatalf("%q: %d sessions", f, len(s.IDs))
+		}
+	}
+	if _, err := parseStr(t, FormatDetect, plain+`{"session_id":"a","delay":-1,"input_length":4,"output_length":1,"hash_ids":[1]}`); err == nil || !strings.Contains(err.Error(), "t.jsonl:2: delay: -1 must be") {
+		t.Fatalf("got %v", err)
 	}
 }
 
@@ -291,5 +296,21 @@ func TestDerivedStartsStayOnTheClock(t *testing.T) {
 {"session_id":"a","delay":1000000,"input_length":4,"output_length":1,"hash_ids":[1]}`
 	if _, err := parseStr(t, FormatDetect, big); err == nil || !strings.Contains(err.Error(), "t.jsonl:2: delay: the delays add up past 2^52 ms") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// BenchmarkDetectConversation is the share of BenchmarkParseConversation that looks for a
+// session format before reading plain rows as before.
+func BenchmarkDetectConversation(b *testing.B) {
+	data, err := os.ReadFile(sharedConversation)
+	if err != nil {
+		b.Skip("../shared/traces/conversation_trace.jsonl not present: ", err)
+	}
+	// The buffer is filled once: parsing reads those bytes anyway.
+	br := bufio.NewReaderSize(bytes.NewReader(data), 1<<20)
+	for b.Loop() {
+		if f := detect(br); f != FormatDetect {
+			b.Fatalf("detected %q", f)
+		}
 	}
 }
