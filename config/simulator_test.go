@@ -2,8 +2,8 @@ package config
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -27,18 +27,31 @@ func TestSimulatorDigest(t *testing.T) {
 	}
 }
 
-// The canonical simulation is deterministic (else the digest would differ between identical
-// builds) and its replays run to completion (a run that errors would hash its error).
-func TestCanonicalSimulationDeterministic(t *testing.T) {
-	h1, h2 := sha256.New(), sha256.New()
-	if err := canonicalSimulation(h1); err != nil {
-		t.Fatal(err)
-	}
-	if err := canonicalSimulation(h2); err != nil {
-		t.Fatal(err)
-	}
-	if string(h1.Sum(nil)) != string(h2.Sum(nil)) {
-		t.Fatal("two canonical simulations in one process hash differently")
+// The digest's canonical work is deterministic (else the digest would differ between
+// identical builds), and every replay case runs to its report: a case that errors names
+// the build by its error and no longer takes the path it is there for.
+func TestCanonicalWorkDeterministic(t *testing.T) {
+	for _, part := range []struct {
+		name  string
+		write func(io.Writer) error
+	}{{"step probes", stepProbes}, {"replays", canonicalReplays}} {
+		var b1, b2 bytes.Buffer
+		if err := part.write(&b1); err != nil {
+			t.Fatalf("%s: %v", part.name, err)
+		}
+		if err := part.write(&b2); err != nil {
+			t.Fatalf("%s: %v", part.name, err)
+		}
+		if !bytes.Equal(b1.Bytes(), b2.Bytes()) {
+			t.Errorf("%s: two runs in one process write differently", part.name)
+		}
+		if part.name == "replays" {
+			for i, line := range strings.Split(b1.String(), "\n") {
+				if strings.HasPrefix(line, "error:") {
+					t.Errorf("replay case %d: %s", i, line)
+				}
+			}
+		}
 	}
 }
 
@@ -141,13 +154,23 @@ func BenchmarkSimulatorDigest(b *testing.B) {
 	})
 }
 
-// BenchmarkCanonicalSimulation is the start-up cost of a build's identity.
-func BenchmarkCanonicalSimulation(b *testing.B) {
-	for b.Loop() {
-		if err := canonicalSimulation(sha256.New()); err != nil {
-			b.Fatal(err)
+// BenchmarkCanonicalWork is the digest's canonical work by part: the step probes of every
+// table and the canonical replays.
+func BenchmarkCanonicalWork(b *testing.B) {
+	b.Run("probes", func(b *testing.B) {
+		for b.Loop() {
+			if err := stepProbes(io.Discard); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
+	})
+	b.Run("replays", func(b *testing.B) {
+		for b.Loop() {
+			if err := canonicalReplays(io.Discard); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // The same trace bytes named ./t or t are one experiment; a missing trace names the file and
