@@ -75,7 +75,8 @@ func knobCases() []replayCase {
 		{sets: []string{"memory_budget=aiconfigurator", "context_length=32768", "gpu_memory_utilization=0.5"}, derived: true},
 		{sets: []string{"goal.sla.ttft_ms=900", "goal.sla.tpot_ms=25", "goal.sla.percentile=95"}},
 		{sets: []string{"goal.sla.e2e_latency_ms=20000"}, conversation: true},
-		{sets: []string{"context_length=12000"}},                             // rejects the longest requests
+		{sets: []string{"context_length=12000"}}, // rejects the longest requests
+		{sets: []string{"workload.strict=true", "workload.seed=11"}},
 		{sets: []string{"block_size=128", "workload.replay_concurrency=20"}}, // four engine blocks per trace block
 		{sets: []string{"block_size=512"}, conversation: true},
 		{edit: func(c *engine.Config) { c.Worker.NoPrefixCaching = true }},

@@ -228,3 +228,63 @@ func TestYAMLSpecialsNamed(t *testing.T) {
 		}
 	}
 }
+
+// Every key of the experiment file's key table (knownKeys, with the keys a fingerprint lists
+// only when given) is varied by a canonical replay, or is the sweep's (sweep/identity.go
+// varies those), or decides no replay's result for a stated reason: a key added without a
+// canonical case fails here, before its code can escape the digest.
+func TestCanonicalReplaysCoverEveryKey(t *testing.T) {
+	full := func(key string) string {
+		if f, ok := aliases[key]; ok {
+			key = f
+		}
+		if !strings.Contains(key, ".") {
+			key = "search_space." + key
+		}
+		if key == keyReplicas || key == keyLayout {
+			key = "search_space.parallel_configs"
+		}
+		return key
+	}
+	varied := map[string]bool{}
+	models, err := modelCases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range append(knobCases(), models...) {
+		for _, s := range c.sets {
+			k, _, _ := strings.Cut(s, "=")
+			varied[full(k)] = true
+		}
+	}
+	exempt := map[string]string{
+		"search_space.backend":                "one accepted value (vllm)",
+		"search_space.deployment_mode":        "one accepted value (agg)",
+		"search_space.planner_scaling_policy": "one accepted value (disabled)",
+		"search_space.gpu_budget":             "bounds the fleet a file may name, not a replay",
+		"workload.trace_format":               "one accepted value (mooncake)",
+		"workload.trace_path":                 "the trace: its content is the fingerprint's; both generators and the parser are replayed",
+		"workload.trace_block_size":           "the trace's block size: built-in traces have one, file traces are parsed with theirs",
+		"sweep.parallel_evals":                "results do not depend on it (left out of the fingerprint)",
+	}
+	sweepKeys := []string{"workload.search_requests", "goal.target", "goal.max_ttft_ms", "goal.max_tpot_ms", "goal.max_e2e_latency_ms",
+		"sweep.algorithm", "sweep.max_rounds", "sweep.candidates_per_round", "sweep.seed", "validate.enabled", "validate.requests"}
+	for _, k := range sweepKeys {
+		exempt[k] = "the sweep's part of the digest (sweep/identity.go)"
+	}
+	f := Default()
+	if err := f.Apply([]string{"quantization=fp8", "api_server_tokenize_batching=parallel", "request_path_us=1", "cudagraph_mode=PIECEWISE",
+		"shared_experts_stream_tokens=1", "memory_budget=vllm", "fuse_allreduce_rms=true", "goal.sla.ttft_ms=1"}); err != nil {
+		t.Fatal(err)
+	}
+	keys := knownKeys()
+	for _, s := range f.settings(nil, "", f.listText, -1) {
+		keys = append(keys, s.Key)
+	}
+	for _, k := range keys {
+		k = full(k)
+		if !varied[k] && exempt[k] == "" {
+			t.Errorf("%s: no canonical replay varies it (config/canonical.go), and no reason it decides no result", k)
+		}
+	}
+}

@@ -31,7 +31,7 @@ var canonicalSweepSets = [][]string{
 	{"sweep.algorithm=random", "goal.target=throughput", "goal.max_ttft_ms=5000", "goal.sla.ttft_ms=1500",
 		"batched_tokens=[2048, 8192]", "prefill_load_scale=[0.25, 2]", "sweep.max_rounds=2", "sweep.candidates_per_round=2", "sweep.seed=5"},
 	{"sweep.algorithm=grid", "goal.target=ttft", "kv_cache_dtype=[fp8, bf16]", "router_mode=[kv_router, least_loaded]",
-		"validate.enabled=false"},
+		"goal.max_tpot_ms=200", "goal.max_e2e_latency_ms=60000", "validate.enabled=false"},
 }
 
 // canonicalSweeps writes each canonical sweep's search and validation, then a load curve,

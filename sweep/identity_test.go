@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -27,6 +28,18 @@ func TestCanonicalSweepsDeterministic(t *testing.T) {
 	for _, want := range []string{`"Evaluations":`, `"Saturation":`, `"mean_e2e_latency_interval":`, `"pareto":true`} {
 		if !strings.Contains(b1.String(), want) {
 			t.Errorf("canonical sweeps lack %s", want)
+		}
+	}
+}
+
+// The canonical sweeps vary every key that config's canonical replays leave to the sweep
+// (config's TestCanonicalReplaysCoverEveryKey lists the same keys).
+func TestCanonicalSweepsCoverSweepKeys(t *testing.T) {
+	all := slices.Concat(canonicalSweepBase, slices.Concat(canonicalSweepSets...))
+	for _, k := range []string{"workload.search_requests", "goal.target", "goal.max_ttft_ms", "goal.max_tpot_ms", "goal.max_e2e_latency_ms",
+		"sweep.algorithm", "sweep.max_rounds", "sweep.candidates_per_round", "sweep.seed", "validate.enabled", "validate.requests"} {
+		if !slices.ContainsFunc(all, func(s string) bool { return strings.HasPrefix(s, k+"=") }) {
+			t.Errorf("%s: no canonical sweep sets it", k)
 		}
 	}
 }
