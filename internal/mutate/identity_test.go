@@ -68,15 +68,15 @@ func TestMutantsChangeIdentity(t *testing.T) {
 	if err := copyModule(src, root); err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(t.TempDir(), "judge")
+	bin, cache := filepath.Join(t.TempDir(), "judge"), t.TempDir()
 	if out, err := build(root, bin); err != nil {
 		t.Fatalf("unmutated judge does not build: %v\n%s", err, out)
 	}
-	baseResults, note := runJudge(bin, "results")
+	baseResults, note := runJudge(bin, "results", cache)
 	if note != "" || bytes.Contains(baseResults, []byte(" error: ")) {
 		t.Fatalf("unmutated judge results: %s\n%s", note, baseResults)
 	}
-	baseID, note := runJudge(bin, "identity")
+	baseID, note := runJudge(bin, "identity", cache)
 	if note != "" {
 		t.Fatalf("unmutated judge identity: %s", note)
 	}
@@ -100,8 +100,8 @@ func TestMutantsChangeIdentity(t *testing.T) {
 			return false // does not compile: not a mutant of a build
 		}
 		o.built = true
-		res, rnote := runJudge(bin, "results")
-		id, inote := runJudge(bin, "identity")
+		res, rnote := runJudge(bin, "results", cache)
+		id, inote := runJudge(bin, "identity", cache)
 		o.results, o.resultsNote = rnote != "" || !bytes.Equal(res, baseResults), rnote
 		o.digest, o.idN = inote != "" || !bytes.Equal(id, baseID), inote
 		outcomes = append(outcomes, o)
@@ -216,13 +216,13 @@ func build(root, bin string) ([]byte, error) {
 }
 
 // runJudge runs one of the judge's commands; a crash, an error or a run past two minutes
-// (a mutant may loop) is returned as a note instead of output. The digest cache is
-// pointed nowhere, so every run computes its digest.
-func runJudge(bin, what string) ([]byte, string) {
+// (a mutant may loop) is returned as a note instead of output. The digest cache is the
+// test's own (each build has its own entry there, by build ID), not the user's.
+func runJudge(bin, what, cache string) ([]byte, string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, what)
-	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME=/nonexistent/routerlab-judge", "HOME=/nonexistent")
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
