@@ -288,3 +288,27 @@ func TestCanonicalReplaysCoverEveryKey(t *testing.T) {
 		}
 	}
 }
+
+// A registered part's output enters the digest, and a part registered after the digest was
+// asked for is refused loudly rather than left out of it.
+func TestSimulatorParts(t *testing.T) {
+	before := computeDigest()
+	partsMu.Lock()
+	saved := parts
+	parts = append(parts[:len(parts):len(parts)], simulatorPart{"test", func(w io.Writer) error { _, err := io.WriteString(w, "x"); return err }})
+	partsMu.Unlock()
+	with := computeDigest()
+	partsMu.Lock()
+	parts = saved
+	partsMu.Unlock()
+	if with == before {
+		t.Errorf("a part's output left the digest at %s", before)
+	}
+	SimulatorDigest()
+	defer func() {
+		if recover() == nil {
+			t.Error("AddSimulatorPart after SimulatorDigest did not panic")
+		}
+	}()
+	AddSimulatorPart("late", func(io.Writer) error { return nil })
+}
