@@ -312,3 +312,41 @@ func TestSimulatorParts(t *testing.T) {
 	}()
 	AddSimulatorPart("late", func(io.Writer) error { return nil })
 }
+
+// The canonical replays that are there for a path reach it: the small caches preempt, the
+// short context rejects, the snapshot case takes snapshots, the SLA cases count goodput.
+func TestCanonicalReplaysReachTheirPaths(t *testing.T) {
+	agent, conv, err := canonicalTraces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range knobCases() {
+		tr := agent
+		if c.conversation {
+			tr = conv
+		}
+		sets := strings.Join(c.sets, " ")
+		base := replayBase
+		if !c.derived {
+			base = append(base[:len(base):len(base)], replayBlocks)
+		}
+		rep, err := replayCaseRun(overriding(base, c.sets), tr, c.edit)
+		if err != nil {
+			t.Fatalf("%s: %v", sets, err)
+		}
+		preempted := 0
+		for _, w := range rep.Summary.Workers {
+			preempted += w.Preemptions
+		}
+		switch {
+		case strings.Contains(sets, "num_gpu_blocks=") && preempted == 0:
+			t.Errorf("%s: no preemption", sets)
+		case strings.Contains(sets, "context_length=12000") && rep.Summary.RequestsRejected == 0:
+			t.Errorf("%s: nothing rejected", sets)
+		case strings.Contains(sets, "goal.sla.") && rep.Summary.Goodput == nil:
+			t.Errorf("%s: no goodput", sets)
+		case c.edit != nil && c.conversation && len(rep.Snapshots) == 0:
+			t.Errorf("snapshot case: no snapshots")
+		}
+	}
+}
