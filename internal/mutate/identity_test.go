@@ -60,8 +60,8 @@ type outcome struct {
 // module once unmutated and once per mutant, and requires every mutant that changes any of
 // the judge's results to change the build's simulator digest too: all of them in the short
 // form (the shared-experts mutant and two sampled ones, about a minute and a half on two
-// cores), at least 95 % of at least 60 in the full form (ROUTERLAB_MUTANTS=full, about half
-// an hour; ROUTERLAB_MUTANTS_OUT=FILE writes its table, as in docs/trust.md;
+// cores), at least 95 % of at least 60 in the full form (ROUTERLAB_MUTANTS=full, about 40
+// minutes; ROUTERLAB_MUTANTS_OUT=FILE writes its table, as in docs/trust.md;
 // ROUTERLAB_MUTANTS_SEED=N samples other mutants).
 func TestMutantsChangeIdentity(t *testing.T) {
 	if testing.Short() {
