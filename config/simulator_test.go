@@ -31,6 +31,9 @@ func TestSimulatorDigest(t *testing.T) {
 // identical builds), and every replay case runs to its report: a case that errors names
 // the build by its error and no longer takes the path it is there for.
 func TestCanonicalWorkDeterministic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the digest's canonical work: seconds, and many times that under -race")
+	}
 	for _, part := range []struct {
 		name  string
 		write func(io.Writer) error
@@ -292,6 +295,9 @@ func TestCanonicalReplaysCoverEveryKey(t *testing.T) {
 // A registered part's output enters the digest, and a part registered after the digest was
 // asked for is refused loudly rather than left out of it.
 func TestSimulatorParts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the digest's canonical work: seconds, and many times that under -race")
+	}
 	before := computeDigest()
 	partsMu.Lock()
 	saved := parts
@@ -316,6 +322,9 @@ func TestSimulatorParts(t *testing.T) {
 // The canonical replays that are there for a path reach it: the small caches preempt, the
 // short context rejects, the snapshot case takes snapshots, the SLA cases count goodput.
 func TestCanonicalReplaysReachTheirPaths(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the digest's canonical work: seconds, and many times that under -race")
+	}
 	agent, conv, err := canonicalTraces()
 	if err != nil {
 		t.Fatal(err)

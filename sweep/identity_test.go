@@ -10,6 +10,9 @@ import (
 // The sweep's part of the simulator digest is deterministic and every canonical sweep runs
 // to its results: one that errors no longer takes the paths it is there for.
 func TestCanonicalSweepsDeterministic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the digest's canonical work: seconds, and many times that under -race")
+	}
 	var b1, b2 bytes.Buffer
 	if err := canonicalSweeps(&b1); err != nil {
 		t.Fatal(err)
