@@ -59,11 +59,7 @@ func canonicalSweeps(w io.Writer) error {
 
 // canonicalSweep runs one sweep in memory and returns its results as JSON lines.
 func canonicalSweep(ctx context.Context, sets []string) ([]byte, error) {
-	f := config.Default()
-	if err := f.Apply(sets); err != nil {
-		return nil, err
-	}
-	exp, err := config.NewExperiment(f)
+	f, exp, err := canonicalExperiment(sets)
 	if err != nil {
 		return nil, err
 	}
@@ -97,11 +93,7 @@ func canonicalSweep(ctx context.Context, sets []string) ([]byte, error) {
 // canonicalCurve is a load curve of two routers over three concurrencies on the seed
 // deployment, as JSON lines.
 func canonicalCurve(ctx context.Context) ([]byte, error) {
-	f := config.Default()
-	if err := f.Apply(canonicalSweepBase); err != nil {
-		return nil, err
-	}
-	exp, err := config.NewExperiment(f)
+	_, exp, err := canonicalExperiment(canonicalSweepBase)
 	if err != nil {
 		return nil, err
 	}
@@ -120,4 +112,14 @@ func canonicalCurve(ctx context.Context) ([]byte, error) {
 		return nil, err
 	}
 	return walltime.Strip(b)
+}
+
+// canonicalExperiment is the seed experiment with sets applied, its trace loaded.
+func canonicalExperiment(sets []string) (*config.File, *config.Experiment, error) {
+	f := config.Default()
+	if err := f.Apply(sets); err != nil {
+		return nil, nil, err
+	}
+	exp, err := config.NewExperiment(f)
+	return f, exp, err
 }
