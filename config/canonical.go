@@ -26,8 +26,20 @@ import (
 type replayCase struct {
 	sets         []string
 	conversation bool                 // the conversation trace instead of toolagent
+	long         bool                 // the long conversation trace (longConversation requests)
 	derived      bool                 // KV blocks derived from memory (else replayBlocks unless sets name them)
 	edit         func(*engine.Config) // nil: the experiment's own config
+}
+
+// trace is the case's trace among the canonical ones.
+func (c replayCase) trace(agent, conv, long *trace.Trace) *trace.Trace {
+	switch {
+	case c.long:
+		return long
+	case c.conversation:
+		return conv
+	}
+	return agent
 }
 
 // replayBase applies to every case unless it sets the key itself: two workers, a modest
@@ -81,6 +93,9 @@ func knobCases() []replayCase {
 		{sets: []string{"block_size=512"}, conversation: true},
 		{edit: func(c *engine.Config) { c.Worker.NoPrefixCaching = true }},
 		{edit: func(c *engine.Config) { c.SnapshotEveryUS = 250_000 }, conversation: true},
+		// The router's tables grow: over 11,000 distinct trace blocks cached (a large KV
+		// cache) and thousands in flight at once (open loop at 20×).
+		{sets: []string{"num_gpu_blocks=40000", "workload.replay_concurrency=0", "workload.arrival_speedup_ratio=20"}, long: true},
 	}
 }
 
@@ -116,9 +131,14 @@ func modelCases() ([]replayCase, error) {
 	return out, nil
 }
 
+// longConversation is the long trace's length: enough distinct blocks to grow the router's
+// index past its initial tables.
+const longConversation = 600
+
 // canonicalTraces are the replays' traces: both synthetic generators, each written as
-// Mooncake JSONL and parsed back, so the parser and writer are on the path too.
-func canonicalTraces() (agent, conv *trace.Trace, err error) {
+// Mooncake JSONL and parsed back, so the parser and writer are on the path too; long is
+// the conversation trace's first longConversation requests.
+func canonicalTraces() (agent, conv, long *trace.Trace, err error) {
 	read := func(profile string, seed uint64, requests int) (*trace.Trace, error) {
 		t, err := trace.Synthesize(profile, seed, requests)
 		if err != nil {
@@ -131,17 +151,19 @@ func canonicalTraces() (agent, conv *trace.Trace, err error) {
 		return trace.Parse(&b, profile+".jsonl", t.BlockSize)
 	}
 	if agent, err = read("toolagent", 3, 160); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	conv, err = read("conversation", 5, 120)
-	return agent, conv, err
+	if long, err = read("conversation", 5, longConversation); err != nil {
+		return nil, nil, nil, err
+	}
+	return agent, long.First(120), long, nil
 }
 
 // canonicalReplays writes every case's report to w, or the error that ended it: a build
 // whose --set, experiment or engine code refuses what this one accepts names itself
 // differently too.
 func canonicalReplays(w io.Writer) error {
-	agent, conv, err := canonicalTraces()
+	agent, conv, long, err := canonicalTraces()
 	if err != nil {
 		return err
 	}
@@ -151,10 +173,7 @@ func canonicalReplays(w io.Writer) error {
 	}
 	enc := json.NewEncoder(w)
 	for i, c := range append(knobCases(), models...) {
-		tr := agent
-		if c.conversation {
-			tr = conv
-		}
+		tr := c.trace(agent, conv, long)
 		base := replayBase
 		if !c.derived {
 			base = append(base[:len(base):len(base)], replayBlocks)
