@@ -103,7 +103,7 @@ func canonicalCurve(ctx context.Context) ([]byte, error) {
 	}
 	rr := router.DefaultConfig()
 	rr.Mode = router.ModeRoundRobin
-	points, err := Curve(ctx, exp, base, []CurveRouter{{"kv", router.DefaultConfig()}, {"rr", rr}}, []int{2, 8, 24}, 90)
+	points, err := Curve(ctx, exp, base, []CurveRouter{{"kv", router.DefaultConfig()}, {"rr", rr}}, []int{2, 8, 24}, 90, nil)
 	if err != nil {
 		return nil, err
 	}

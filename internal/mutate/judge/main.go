@@ -157,7 +157,7 @@ func results() error {
 	rr, ll := router.DefaultConfig(), router.DefaultConfig()
 	rr.Mode, ll.Mode = router.ModeRoundRobin, router.ModeLeastLoaded
 	points, err := sweep.Curve(ctx, exp, base, []sweep.CurveRouter{{Name: "kv", Router: router.DefaultConfig()}, {Name: "rr", Router: rr}, {Name: "ll", Router: ll}},
-		[]int{4, 16, 48}, 300)
+		[]int{4, 16, 48}, 300, nil)
 	line("curve", points, err)
 	return nil
 }
