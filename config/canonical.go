@@ -93,6 +93,14 @@ func knobCases() []replayCase {
 		{sets: []string{"block_size=512"}, conversation: true},
 		{edit: func(c *engine.Config) { c.Worker.NoPrefixCaching = true }},
 		{edit: func(c *engine.Config) { c.SnapshotEveryUS = 250_000 }, conversation: true},
+		// Dynamo's load accounting and admission (config/loadkeys.go): what the router
+		// counts, its queue and its busy thresholds, under an open loop that fills them.
+		{sets: []string{"router_track_active_blocks=false", "router_assume_kv_reuse=false", "router_track_prefill_tokens=false"}},
+		{sets: []string{"router_track_output_blocks=true", "router_active_sequence_stride=4", "router_prefill_load_model=aic"}},
+		{sets: []string{"router_queue_threshold=2", "router_queue_policy=wspt", "workload.replay_concurrency=0", "workload.arrival_speedup_ratio=8"}},
+		{sets: []string{"router_queue_threshold=1.5", "router_queue_policy=lcfs", "active_decode_blocks_threshold=0.5",
+			"active_prefill_tokens_threshold=4096", "active_prefill_tokens_threshold_frac=2", "workload.replay_concurrency=0",
+			"workload.arrival_speedup_ratio=8"}, conversation: true},
 		// The router's tables grow: over 11,000 distinct trace blocks cached (a large KV
 		// cache) and thousands in flight at once (open loop at 20×).
 		{sets: []string{"num_gpu_blocks=40000", "workload.replay_concurrency=0", "workload.arrival_speedup_ratio=20"}, long: true},
