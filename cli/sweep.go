@@ -122,8 +122,9 @@ func runSweep(ctx context.Context, f *config.File, o sweepOptions, stdout, stder
 	if err := o.apply(f); err != nil {
 		return err
 	}
-	// The simulator digest (canonical replays, for the ledger's fingerprint) does not
-	// depend on the experiment: on a second core it is ready by the time the trace is.
+	// The simulator digest (for the ledger's fingerprint) does not depend on the
+	// experiment: a build's first sweep computes it on a second core while the trace
+	// loads (about 1.4 s of CPU, docs/trust.md), later ones read it from the cache.
 	go config.SimulatorDigest()
 	exp, err := config.NewExperiment(f)
 	if err != nil {

@@ -42,6 +42,11 @@ func NewExperiment(f *File) (*Experiment, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newExperiment(f, tr)
+}
+
+// newExperiment is NewExperiment on a trace already loaded.
+func newExperiment(f *File, tr *trace.Trace) (*Experiment, error) {
 	e := &Experiment{File: f, Trace: tr, workers: map[model.Deployment]*model.Worker{}}
 	for _, sku := range f.Values(KeyHardwareSKU) {
 		for _, pc := range f.list("parallel_configs").parallel {

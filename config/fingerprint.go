@@ -227,7 +227,13 @@ func num(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 // list gives a list-capable search_space key's value; replayRequests >= 0 describes a replay
 // of that many requests instead of a sweep.
 func (f *File) fingerprint(tr *trace.Trace, tables string, list func(string) string, replayRequests int) Fingerprint {
-	fp := Fingerprint{{KeyVersion, Version()}, {KeySimulator, SimulatorDigest()}}
+	return append(Fingerprint{{KeyVersion, Version()}, {KeySimulator, SimulatorDigest()}}, f.settings(tr, tables, list, replayRequests)...)
+}
+
+// settings is the fingerprint after the build's version and simulator digest: what the
+// file says. It never computes the digest, so the digest's own replays can name --set keys.
+func (f *File) settings(tr *trace.Trace, tables string, list func(string) string, replayRequests int) Fingerprint {
+	var fp Fingerprint
 	add := func(key, value string) { fp = append(fp, Setting{key, value}) }
 	w := f.Workload
 	path := w.TracePath

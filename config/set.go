@@ -287,7 +287,8 @@ func closest(s string, candidates []string) string {
 func knownKeys() []string {
 	keys := []string{"search_space.gpu_budget", "workload.trace_format", "sweep.parallel_evals",
 		"goal.sla.ttft_ms", "goal.sla.tpot_ms", "goal.sla.e2e_latency_ms", "goal.sla.percentile"}
-	for _, s := range Default().Fingerprint() {
+	f := Default()
+	for _, s := range f.settings(nil, "", f.listText, -1) {
 		if strings.Contains(s.Key, ".") {
 			keys = append(keys, s.Key)
 		}

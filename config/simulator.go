@@ -1,13 +1,10 @@
 package config
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"github.com/routerlab/routerlab/internal/readlimit"
-	"hash"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,11 +12,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/routerlab/routerlab/engine"
 	"github.com/routerlab/routerlab/internal/buildid"
+	"github.com/routerlab/routerlab/internal/readlimit"
 	"github.com/routerlab/routerlab/model"
-	"github.com/routerlab/routerlab/router"
-	"github.com/routerlab/routerlab/trace"
 )
 
 // KeySimulator is the fingerprint key of the simulator digest: two builds with different
@@ -27,27 +22,67 @@ import (
 const KeySimulator = "simulator"
 
 // SimulatorDigest names what this build's simulator does: "sim-" and 16 hex digits of the
-// SHA-256 of the embedded timing tables' digests and of the reports of a small canonical
-// simulation. A build whose code or data changes any result changes its digest; a version
-// string cannot fake it, because it is computed by running the simulator: once per build
-// (digestCache), on first use.
+// SHA-256 of the embedded data (timing tables, seed experiment) and of the outputs of
+// canonical work that takes every result-deciding path — step-time probes of every table
+// (probes.go), replays of every model and setting (canonical.go), and the parts packages
+// above config add (AddSimulatorPart: sweep's search and validation). A build whose code or
+// data changes any result changes its digest (docs/trust.md measures how often, by
+// mutation); a version string cannot fake it, because it is computed by running the
+// simulator: once per build (digestCache), when an identity is needed (a sweep, a worker,
+// --version), never at start-up.
 func SimulatorDigest() string { return simulatorDigest() }
 
 var simulatorDigest = sync.OnceValue(func() string {
+	partsMu.Lock()
+	partsSealed = true
+	partsMu.Unlock()
 	return cachedDigest(digestCache(), buildid.Executable(), computeDigest)
 })
 
-// computeDigest runs what SimulatorDigest names: about 50 ms of CPU in a fresh process
-// (hashing 4 MB of embedded tables, seven replays and the two tables they add), a third of
-// a short replay's.
+// simulatorPart is one named piece of canonical work whose output enters the digest.
+type simulatorPart struct {
+	name  string
+	write func(w io.Writer) error
+}
+
+var (
+	partsMu     sync.Mutex
+	parts       []simulatorPart
+	partsSealed bool // the digest has been asked for: a part added now would be missing from it
+)
+
+// AddSimulatorPart adds canonical work to the simulator digest: write runs it and writes its
+// results to w (an error is written too, and ends that part). Packages above config, which
+// config cannot import, call it from an init function, so the digest of a binary covers
+// every result-deciding package it links. Adding a part after the digest was first asked
+// for is a programming error and panics.
+func AddSimulatorPart(name string, write func(w io.Writer) error) {
+	partsMu.Lock()
+	defer partsMu.Unlock()
+	if partsSealed {
+		panic("config: AddSimulatorPart(" + name + ") after SimulatorDigest")
+	}
+	parts = append(parts, simulatorPart{name, write})
+}
+
+// computeDigest runs what SimulatorDigest names; docs/trust.md states its CPU cost
+// (BenchmarkSimulatorDigest).
 func computeDigest() string {
 	h := sha256.New()
 	for _, t := range model.EmbeddedTableDigests() {
 		fmt.Fprintln(h, t)
 	}
-	if err := canonicalSimulation(h); err != nil {
-		// Deterministic and distinct: a build that cannot simulate matches no other.
-		fmt.Fprintln(h, "error:", err)
+	fmt.Fprintf(h, "seed.yaml sha256:%x\n", sha256.Sum256(seedYAML))
+	partsMu.Lock()
+	all := append([]simulatorPart{{"step probes", stepProbes}, {"replays", canonicalReplays}}, parts...)
+	partsMu.Unlock()
+	slices.SortStableFunc(all[2:], func(a, b simulatorPart) int { return strings.Compare(a.name, b.name) })
+	for _, p := range all {
+		fmt.Fprintln(h, "part", p.name)
+		if err := p.write(h); err != nil {
+			// Deterministic and distinct: a build that cannot run a part matches no other.
+			fmt.Fprintln(h, "error:", err)
+		}
 	}
 	return "sim-" + hex.EncodeToString(h.Sum(nil))[:16]
 }
@@ -139,75 +174,4 @@ func digestForm(d string) bool {
 		}
 	}
 	return true
-}
-
-// canonicalSimulation writes into h the reports of replays that together exercise what
-// decides a sweep's numbers: both synthetic trace generators, every router mode, both KV
-// dtypes, both float32 matmul precisions, both timing references, async scheduling, open and
-// closed loop, a KV cache small enough to preempt, and the KV-capacity arithmetic of the
-// seed worker.
-func canonicalSimulation(h hash.Hash) error {
-	agent, err := trace.Synthesize("toolagent", 1, 80)
-	if err != nil {
-		return err
-	}
-	conv, err := trace.Synthesize("conversation", 1, 40)
-	if err != nil {
-		return err
-	}
-	seed := model.SeedDeployment()
-	w, err := model.NewWorker(seed)
-	if err != nil {
-		return err
-	}
-	if err := json.NewEncoder(h).Encode(w.Capacity()); err != nil {
-		return err
-	}
-	type run struct {
-		tr     *trace.Trace
-		mode   router.Mode
-		credit float64
-		temp   float64
-		edit   func(*model.Deployment)
-		inLoop int // replay concurrency; 0: open loop at 4× speed
-	}
-	runs := []run{
-		{agent, router.ModeKV, 1, 0, func(*model.Deployment) {}, 8},
-		{agent, router.ModeRoundRobin, 1, 0, func(d *model.Deployment) { d.KVCacheDtype = model.KVBF16 }, 8},
-		{agent, router.ModeKV, 0.5, 0.5, func(d *model.Deployment) { d.Float32MatmulPrecision = model.PrecisionHigh }, 8},
-		{agent, router.ModeRandom, 1, 0, func(d *model.Deployment) { d.AsyncScheduling = true }, 8},
-		{conv, router.ModeLeastLoaded, 1, 0, func(d *model.Deployment) { d.NumGPUBlocks = 256 }, 16}, // preempts
-		{conv, router.ModeKV, 1, 0, func(d *model.Deployment) { d.MoETP, d.MoEEP = 4, 1 }, 0},
-		{agent, router.ModeKV, 1, 0, func(d *model.Deployment) { d.TimingReference = model.ReferenceDynosim }, 8},
-	}
-	timers := map[model.Deployment]*model.Worker{unresolved(seed): w}
-	for i, r := range runs {
-		d := seed
-		// A cache far smaller than the derived one (no run comes near it) keeps the block
-		// pools, and so the start-up cost, small.
-		d.NumGPUBlocks = 4096
-		r.edit(&d)
-		key := unresolved(d)
-		key.AsyncScheduling = false // a setting of the engine, not of the step timer
-		m, ok := timers[key]
-		if !ok {
-			if m, err = model.NewWorker(d); err != nil {
-				return err
-			}
-			timers[key] = m
-		}
-		rc := router.DefaultConfig()
-		rc.Mode, rc.OverlapScoreCredit, rc.Temperature = r.mode, r.credit, r.temp
-		cfg := engine.Config{Workers: 4, Worker: d, Router: rc, ReplayConcurrency: r.inLoop, ArrivalSpeedupRatio: 4,
-			Seed: uint64(i + 1), RecordRequests: true}
-		rep, err := engine.Replay(context.Background(), cfg, m, r.tr)
-		if err != nil {
-			return err
-		}
-		rep.Summary.WallTimeMS = 0 // the one field that differs between identical runs
-		if err := json.NewEncoder(h).Encode(rep); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -2,8 +2,8 @@ package config
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -27,18 +27,34 @@ func TestSimulatorDigest(t *testing.T) {
 	}
 }
 
-// The canonical simulation is deterministic (else the digest would differ between identical
-// builds) and its replays run to completion (a run that errors would hash its error).
-func TestCanonicalSimulationDeterministic(t *testing.T) {
-	h1, h2 := sha256.New(), sha256.New()
-	if err := canonicalSimulation(h1); err != nil {
-		t.Fatal(err)
+// The digest's canonical work is deterministic (else the digest would differ between
+// identical builds), and every replay case runs to its report: a case that errors names
+// the build by its error and no longer takes the path it is there for.
+func TestCanonicalWorkDeterministic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the digest's canonical work: seconds, and many times that under -race")
 	}
-	if err := canonicalSimulation(h2); err != nil {
-		t.Fatal(err)
-	}
-	if string(h1.Sum(nil)) != string(h2.Sum(nil)) {
-		t.Fatal("two canonical simulations in one process hash differently")
+	for _, part := range []struct {
+		name  string
+		write func(io.Writer) error
+	}{{"step probes", stepProbes}, {"replays", canonicalReplays}} {
+		var b1, b2 bytes.Buffer
+		if err := part.write(&b1); err != nil {
+			t.Fatalf("%s: %v", part.name, err)
+		}
+		if err := part.write(&b2); err != nil {
+			t.Fatalf("%s: %v", part.name, err)
+		}
+		if !bytes.Equal(b1.Bytes(), b2.Bytes()) {
+			t.Errorf("%s: two runs in one process write differently", part.name)
+		}
+		if part.name == "replays" {
+			for i, line := range strings.Split(b1.String(), "\n") {
+				if strings.HasPrefix(line, "error:") {
+					t.Errorf("replay case %d: %s", i, line)
+				}
+			}
+		}
 	}
 }
 
@@ -141,13 +157,23 @@ func BenchmarkSimulatorDigest(b *testing.B) {
 	})
 }
 
-// BenchmarkCanonicalSimulation is the start-up cost of a build's identity.
-func BenchmarkCanonicalSimulation(b *testing.B) {
-	for b.Loop() {
-		if err := canonicalSimulation(sha256.New()); err != nil {
-			b.Fatal(err)
+// BenchmarkCanonicalWork is the digest's canonical work by part: the step probes of every
+// table and the canonical replays.
+func BenchmarkCanonicalWork(b *testing.B) {
+	b.Run("probes", func(b *testing.B) {
+		for b.Loop() {
+			if err := stepProbes(io.Discard); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
+	})
+	b.Run("replays", func(b *testing.B) {
+		for b.Loop() {
+			if err := canonicalReplays(io.Discard); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // The same trace bytes named ./t or t are one experiment; a missing trace names the file and
@@ -202,6 +228,131 @@ func TestYAMLSpecialsNamed(t *testing.T) {
 		_, err := Parse([]byte(text), "x.yaml")
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", text, err, want)
+		}
+	}
+}
+
+// Every key of the experiment file's key table (knownKeys, with the keys a fingerprint lists
+// only when given) is varied by a canonical replay, or is the sweep's (sweep/identity.go
+// varies those), or decides no replay's result for a stated reason: a key added without a
+// canonical case fails here, before its code can escape the digest.
+func TestCanonicalReplaysCoverEveryKey(t *testing.T) {
+	full := func(key string) string {
+		if f, ok := aliases[key]; ok {
+			key = f
+		}
+		if !strings.Contains(key, ".") {
+			key = "search_space." + key
+		}
+		if key == keyReplicas || key == keyLayout {
+			key = "search_space.parallel_configs"
+		}
+		return key
+	}
+	varied := map[string]bool{}
+	models, err := modelCases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range append(knobCases(), models...) {
+		for _, s := range c.sets {
+			k, _, _ := strings.Cut(s, "=")
+			varied[full(k)] = true
+		}
+	}
+	exempt := map[string]string{
+		"search_space.backend":                "one accepted value (vllm)",
+		"search_space.deployment_mode":        "one accepted value (agg)",
+		"search_space.planner_scaling_policy": "one accepted value (disabled)",
+		"search_space.gpu_budget":             "bounds the fleet a file may name, not a replay",
+		"workload.trace_format":               "one accepted value (mooncake)",
+		"workload.trace_path":                 "the trace: its content is the fingerprint's; both generators and the parser are replayed",
+		"workload.trace_block_size":           "the trace's block size: built-in traces have one, file traces are parsed with theirs",
+		"sweep.parallel_evals":                "results do not depend on it (left out of the fingerprint)",
+	}
+	sweepKeys := []string{"workload.search_requests", "goal.target", "goal.max_ttft_ms", "goal.max_tpot_ms", "goal.max_e2e_latency_ms",
+		"sweep.algorithm", "sweep.max_rounds", "sweep.candidates_per_round", "sweep.seed", "validate.enabled", "validate.requests"}
+	for _, k := range sweepKeys {
+		exempt[k] = "the sweep's part of the digest (sweep/identity.go)"
+	}
+	f := Default()
+	if err := f.Apply([]string{"quantization=fp8", "api_server_tokenize_batching=parallel", "request_path_us=1", "cudagraph_mode=PIECEWISE",
+		"shared_experts_stream_tokens=1", "memory_budget=vllm", "fuse_allreduce_rms=true", "goal.sla.ttft_ms=1"}); err != nil {
+		t.Fatal(err)
+	}
+	keys := knownKeys()
+	for _, s := range f.settings(nil, "", f.listText, -1) {
+		keys = append(keys, s.Key)
+	}
+	for _, k := range keys {
+		k = full(k)
+		if !varied[k] && exempt[k] == "" {
+			t.Errorf("%s: no canonical replay varies it (config/canonical.go), and no reason it decides no result", k)
+		}
+	}
+}
+
+// A registered part's output enters the digest, and a part registered after the digest was
+// asked for is refused loudly rather than left out of it.
+func TestSimulatorParts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the digest's canonical work: seconds, and many times that under -race")
+	}
+	before := computeDigest()
+	partsMu.Lock()
+	saved := parts
+	parts = append(parts[:len(parts):len(parts)], simulatorPart{"test", func(w io.Writer) error { _, err := io.WriteString(w, "x"); return err }})
+	partsMu.Unlock()
+	with := computeDigest()
+	partsMu.Lock()
+	parts = saved
+	partsMu.Unlock()
+	if with == before {
+		t.Errorf("a part's output left the digest at %s", before)
+	}
+	SimulatorDigest()
+	defer func() {
+		if recover() == nil {
+			t.Error("AddSimulatorPart after SimulatorDigest did not panic")
+		}
+	}()
+	AddSimulatorPart("late", func(io.Writer) error { return nil })
+}
+
+// The canonical replays that are there for a path reach it: the small caches preempt, the
+// short context rejects, the snapshot case takes snapshots, the SLA cases count goodput.
+func TestCanonicalReplaysReachTheirPaths(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the digest's canonical work: seconds, and many times that under -race")
+	}
+	agent, conv, long, err := canonicalTraces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range knobCases() {
+		tr := c.trace(agent, conv, long)
+		sets := strings.Join(c.sets, " ")
+		base := replayBase
+		if !c.derived {
+			base = append(base[:len(base):len(base)], replayBlocks)
+		}
+		rep, err := replayCaseRun(overriding(base, c.sets), tr, c.edit)
+		if err != nil {
+			t.Fatalf("%s: %v", sets, err)
+		}
+		preempted := 0
+		for _, w := range rep.Summary.Workers {
+			preempted += w.Preemptions
+		}
+		switch {
+		case strings.Contains(sets, "num_gpu_blocks=") && !c.long && preempted == 0:
+			t.Errorf("%s: no preemption", sets)
+		case strings.Contains(sets, "context_length=12000") && rep.Summary.RequestsRejected == 0:
+			t.Errorf("%s: nothing rejected", sets)
+		case strings.Contains(sets, "goal.sla.") && rep.Summary.Goodput == nil:
+			t.Errorf("%s: no goodput", sets)
+		case c.edit != nil && c.conversation && len(rep.Snapshots) == 0:
+			t.Errorf("snapshot case: no snapshots")
 		}
 	}
 }

@@ -505,11 +505,13 @@ func NearestVersion(model, sku, version string) string {
 	return best
 }
 
-// Embedded reads every embedded table, sorted by model, GPU, precision and layout.
+// Embedded reads every embedded table, sorted by model, GPU, precision and layout. The tables
+// are the ones workers share (do not modify): the simulator digest probes every table and
+// then builds workers on them, which would otherwise decode each twice.
 func Embedded() ([]*Table, error) {
 	var out []*Table
 	for _, n := range EmbeddedTables() {
-		t, err := readTable(n)
+		t, err := sharedTable(n)
 		if err != nil {
 			return nil, err
 		}

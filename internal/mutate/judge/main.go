@@ -1,0 +1,187 @@
+// Command judge is the mutation test's view of one build (internal/mutate, docs/trust.md):
+// `judge identity` prints the build's simulator digest; `judge results` prints, one line per
+// case, the SHA-256 of the results of a broad suite of replays, sweeps and a load curve —
+// larger than the digest's canonical work and chosen apart from it, through the same
+// public API the command line uses. A mutant "changes a result" when any line differs from
+// the unmutated build's.
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/internal/walltime"
+	"github.com/routerlab/routerlab/model"
+	"github.com/routerlab/routerlab/router"
+	"github.com/routerlab/routerlab/sweep"
+)
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: judge identity|results")
+		os.Exit(2)
+	}
+	switch os.Args[1] {
+	case "identity":
+		fmt.Println(config.SimulatorDigest())
+	case "results":
+		if err := results(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	default:
+		fmt.Fprintln(os.Stderr, "usage: judge identity|results")
+		os.Exit(2)
+	}
+}
+
+// line prints a case's name and the hash of its results, or its error.
+func line(name string, v any, err error) {
+	var b []byte
+	if err == nil {
+		if b, err = json.Marshal(v); err == nil {
+			b, err = walltime.Strip(b)
+		}
+	}
+	if err != nil {
+		fmt.Printf("%s error: %s\n", name, strings.ReplaceAll(err.Error(), "\n", " "))
+		return
+	}
+	fmt.Printf("%s %x\n", name, sha256.Sum256(b))
+}
+
+func results() error {
+	ctx := context.Background()
+	replay := func(name string, requests int, sets ...string) {
+		f := config.Default()
+		if err := f.Apply(sets); err != nil {
+			line(name, nil, err)
+			return
+		}
+		exp, err := config.NewExperiment(f)
+		if err != nil {
+			line(name, nil, err)
+			return
+		}
+		cfg, err := exp.EngineConfig(f.DefaultPoint())
+		if err != nil {
+			line(name, nil, err)
+			return
+		}
+		cfg.RecordRequests = true
+		rep, err := exp.Run(ctx, cfg, requests)
+		line(name, rep, err)
+	}
+	// Every model, GPU, precision and vLLM version, on its last layout with a derived cache.
+	tables, err := model.Embedded()
+	if err != nil {
+		return err
+	}
+	last := map[string]*model.Table{}
+	var groups []string
+	for _, t := range tables {
+		if t.TimingReference != "" {
+			continue
+		}
+		k := strings.Join([]string{t.Model, t.HardwareSKU, t.Quantization, t.BackendVersion}, "|")
+		if last[k] == nil {
+			groups = append(groups, k)
+		}
+		last[k] = t
+	}
+	for _, k := range groups {
+		t := last[k]
+		l := t.Layout
+		sets := []string{"model_name=" + t.Model, "hardware_sku=" + t.HardwareSKU, "backend_version=" + t.BackendVersion,
+			"context_length=65536", "replicas=4",
+			fmt.Sprintf("parallel_configs=[{tp: %d, attention_dp: %d, moe_tp: %d, moe_ep: %d, replicas: 4}]", l.TP, l.AttentionDP, l.MoETP, l.MoEEP)}
+		if t.Quantization != "" {
+			sets = append(sets, "quantization="+t.Quantization)
+		}
+		replay("model "+k, 250, sets...)
+		if t.SharedExperts.Values != nil {
+			replay("model "+k+" shared_experts_stream_tokens=64", 250, append(sets, "shared_experts_stream_tokens=64")...)
+			replay("model "+k+" shared_experts_stream_tokens=-1", 250, append(sets, "shared_experts_stream_tokens=-1")...)
+		}
+	}
+	// The seed fleet under every router and the settings a file can change.
+	for _, sets := range [][]string{
+		{}, {"router_mode=round_robin"}, {"router_mode=random"}, {"router_mode=least_loaded"},
+		{"router_temperature=0.5", "overlap_score_credit=0.5", "prefill_load_scale=2"},
+		{"async_scheduling=true"}, {"timing_reference=dynosim"}, {"float32_matmul_precision=high"}, {"kv_cache_dtype=bf16"},
+		{"workload.replay_concurrency=0", "workload.arrival_speedup_ratio=2"},
+		{"api_server_tokenize_ns=30", "request_path_us=400", "stream_end_us=300"},
+		{"cudagraph_mode=FULL_DECODE_ONLY", "max_cudagraph_capture_size=128"},
+		{"memory_budget=vllm"}, {"fuse_allreduce_rms=false"}, {"batched_tokens=4096", "max_num_seqs=64"},
+		{"goal.sla.ttft_ms=1000", "goal.sla.tpot_ms=40"}, {"context_length=16000"}, {"block_size=32"},
+		{"workload.trace_path=builtin:conversation"},
+		{"workload.trace_path=builtin:conversation", "num_gpu_blocks=400", "replicas=4"},
+		{"workload.trace_path=builtin:toolagent:x2", "workload.seed=9"},
+	} {
+		replay("seed "+strings.Join(sets, " "), 600, sets...)
+	}
+	// Sweeps of each algorithm, with validation, and a load curve.
+	for i, sets := range [][]string{
+		{"router_mode=[kv_router, round_robin]", "overlap_score_credit=[0, 0.5, 1]", "prefill_load_scale=[0.5, 1, 2, 8]",
+			"router_temperature=[0, 0.5]", "sweep.max_rounds=3", "sweep.candidates_per_round=4"},
+		{"sweep.algorithm=random", "goal.target=throughput", "goal.max_e2e_latency_ms=60000", "prefill_load_scale=[0.25, 1, 4]",
+			"sweep.max_rounds=2", "sweep.candidates_per_round=2"},
+		{"sweep.algorithm=grid", "goal.target=tpot", "router_mode=[kv_router, least_loaded]", "validate.enabled=false"},
+	} {
+		f := config.Default()
+		base := []string{"replicas=4", "workload.search_requests=300", "validate.requests=500", "sweep.parallel_evals=2"}
+		if err := f.Apply(append(base, sets...)); err != nil {
+			line(fmt.Sprint("sweep ", i), nil, err)
+			continue
+		}
+		res, err := sweepResults(ctx, f)
+		line(fmt.Sprint("sweep ", i), res, err)
+	}
+	f := config.Default()
+	if err := f.Apply([]string{"replicas=4"}); err != nil {
+		return err
+	}
+	exp, err := config.NewExperiment(f)
+	if err != nil {
+		return err
+	}
+	base, err := exp.EngineConfig(nil)
+	if err != nil {
+		return err
+	}
+	rr, ll := router.DefaultConfig(), router.DefaultConfig()
+	rr.Mode, ll.Mode = router.ModeRoundRobin, router.ModeLeastLoaded
+	points, err := sweep.Curve(ctx, exp, base, []sweep.CurveRouter{{Name: "kv", Router: router.DefaultConfig()}, {Name: "rr", Router: rr}, {Name: "ll", Router: ll}},
+		[]int{4, 16, 48}, 300, nil)
+	line("curve", points, err)
+	return nil
+}
+
+// sweepResults runs f's search and validation in memory.
+func sweepResults(ctx context.Context, f *config.File) (any, error) {
+	exp, err := config.NewExperiment(f)
+	if err != nil {
+		return nil, err
+	}
+	// A fingerprint of its own: the experiment's would compute the digest, which `judge
+	// identity` measures apart.
+	opt := sweep.Options{Experiment: config.Fingerprint{{Key: "judge"}}}
+	s, err := sweep.RunSearch(ctx, f, exp, opt)
+	if err != nil {
+		return nil, err
+	}
+	out := []any{s.Evaluations, s.Best, s.Stop}
+	if f.Validate.Enabled {
+		v, err := sweep.Validate(ctx, s, exp, opt)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
