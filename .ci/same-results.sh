@@ -5,7 +5,9 @@
 # The matrix covers what the engine's and router's fast paths touch: the seed point, the
 # default, 64 and 1,024 workers, round-robin, temperature 0.5, the conversation trace, async
 # scheduling, the dynosim reference, caches small enough to evict and to preempt, a ×3 trace
-# and 16-token blocks. Exit status 1 when anything differs.
+# and 16-token blocks. Exit status 1 when anything differs. The "simulator" field is the build's
+# identity (docs/trust.md, "Build identity"), not a result: it changes whenever the simulator's
+# code does, so it is masked like the wall time.
 set -euo pipefail
 old=$1 new=$2
 dir=$(mktemp -d)
@@ -33,7 +35,7 @@ for c in "${cases[@]}"; do
 		[ $b = new ] && bin=$new
 		# shellcheck disable=SC2086
 		"$bin" replay --format json --per-request "$dir/$name.$b.jsonl" $args |
-			sed 's/"wall_time_ms": *[0-9.e+-]*/"wall_time_ms": 0/' >"$dir/$name.$b.json"
+			sed -e 's/"wall_time_ms": *[0-9.e+-]*/"wall_time_ms": 0/' -e 's/"simulator": *"sim-[0-9a-f]*"/"simulator": "sim-…"/' >"$dir/$name.$b.json"
 	done
 	if cmp -s "$dir/$name.old.json" "$dir/$name.new.json" && cmp -s "$dir/$name.old.jsonl" "$dir/$name.new.jsonl"; then
 		echo "same     $name"
