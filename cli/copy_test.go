@@ -21,6 +21,7 @@ func TestExplorerCopyCommandReplaysThePoint(t *testing.T) {
 	k := sim.Initial()
 	k.Credit, k.Scale, k.Temperature, k.Concurrency = 0.5, 8, 0, 16
 	k.Deployment.Replicas, k.Deployment.MaxBatchedTokens, k.Deployment.Async = 128, 8192, true
+	k.Index = tui.IndexKnobs{NoKVEvents: true, TTLSecs: 30, Decay: 0.5, Routers: 4, Sync: true, SyncDelayMS: 1}
 	replaysThePoint(t, sim, k)
 }
 

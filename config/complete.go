@@ -52,7 +52,7 @@ func SetValues(key string) []string {
 		return []string{"agg"}
 	case "planner_scaling_policy":
 		return []string{"disabled"}
-	case "async_scheduling", "fuse_allreduce_rms", "workload.strict":
+	case "async_scheduling", "fuse_allreduce_rms", "workload.strict", KeyUseKVEvents, KeyRouterReplicaSync:
 		return []string{"true", "false"}
 	case "goal.target":
 		return goalTargets

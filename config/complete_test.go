@@ -27,11 +27,14 @@ func TestCompletionOffersOnlyWhatSetAccepts(t *testing.T) {
 	if offered < 20 {
 		t.Errorf("completion offers %d values over all keys", offered)
 	}
-	if v := SetValues("router_mode"); !slices.Equal(v, []string{"kv_router", "round_robin", "random", "least_loaded"}) {
+	if v := SetValues("router_mode"); !slices.Equal(v, []string{"kv_router", "round_robin", "random", "least_loaded", "power_of_two_choices", "device_aware_weighted"}) {
 		t.Errorf("router_mode values %v", v)
 	}
 	if v := SetValues("hardware_sku"); !slices.Contains(v, "b200_sxm") || !slices.Contains(v, "h200_sxm") {
 		t.Errorf("hardware_sku values %v", v)
+	}
+	if v := SetValues("use_kv_events"); !slices.Equal(v, []string{"true", "false"}) {
+		t.Errorf("use_kv_events values %v", v)
 	}
 	if v := SetValues("overlap_score_credit"); v != nil {
 		t.Errorf("a number offers %v", v)

@@ -69,6 +69,9 @@ func (f *File) DefaultPoint() Point {
 	for _, d := range LoadKeys() {
 		want[d.Key] = d.Value
 	}
+	for k, v := range indexDefaults {
+		want[k] = v
+	}
 	dims := f.Dimensions()
 	p := make(Point, len(dims))
 	for i, d := range dims {

@@ -151,6 +151,7 @@ func (e *Experiment) EngineConfig(p Point) (engine.Config, error) {
 			Temperature:        val(KeyRouterTemperature).Num,
 			BlockSize:          f.BlockSize,
 			Load:               loadConfig(val),
+			IndexConfig:        indexConfig(val),
 		},
 		ReplayConcurrency:   f.Workload.ReplayConcurrency,
 		ArrivalSpeedupRatio: f.Workload.ArrivalSpeedupRatio,

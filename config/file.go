@@ -303,7 +303,10 @@ func newFile(name string) *File {
 	for _, d := range LoadKeys() {
 		defaults[d.Key] = []string{d.Value}
 	}
-	for _, k := range listKeys {
+	for k, v := range indexDefaults {
+		defaults[k] = []string{v}
+	}
+	for _, k := range append(listKeys[:len(listKeys):len(listKeys)], indexListKeys...) {
 		l := list{key: k}
 		if k == "parallel_configs" {
 			l.parallel = []ParallelConfig{{TP: 4, AttentionDP: 1, MoETP: 1, MoEEP: 4, Replicas: 8}}
@@ -326,6 +329,9 @@ func (f *File) check() error {
 		return &Error{File: f.Name, Key: "search_space.hardware_sku", Msg: "missing"}
 	}
 	if err := f.checkLoad(); err != nil {
+		return err
+	}
+	if err := f.checkIndex(); err != nil {
 		return err
 	}
 	for _, pc := range f.list("parallel_configs").parallel {

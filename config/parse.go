@@ -299,7 +299,12 @@ func (f *File) checkKnob(path, key string, v Value, n ast.Node) error {
 	case "planner_scaling_policy":
 		return oneOf("disabled")
 	case KeyRouterMode:
-		return oneOf("kv_router", "round_robin", "random", "least_loaded")
+		modes := router.Modes()
+		names := make([]string, len(modes))
+		for i, m := range modes {
+			names[i] = string(m)
+		}
+		return oneOf(names...)
 	case KeyKVCacheDtype:
 		return oneOf(model.KVFP8, model.KVBF16, kvAuto)
 	case KeyTimingReference:
@@ -309,7 +314,10 @@ func (f *File) checkKnob(path, key string, v Value, n ast.Node) error {
 	case "agg_max_num_seqs":
 		return numIn(1, 1<<16, true)
 	case KeyOverlapScoreCredit:
-		return numIn(0, 1, false)
+		// Finite and non-negative, no upper bound: the modelled revision (057096c3,
+		// lib/kv-router/src/scheduling/config.rs, validate_overlap_score_credit) lets a
+		// credit above 1 give cached blocks extra weight; earlier revisions capped it at 1.
+		return numIn(0, 1e6, false)
 	case KeyPrefillLoadScale:
 		return numIn(0, 1024, false)
 	case KeyRouterTemperature:
@@ -318,7 +326,7 @@ func (f *File) checkKnob(path, key string, v Value, n ast.Node) error {
 	if msg := checkLoadKnob(key, v); msg != "" {
 		return f.errAt(n, path, "%s", msg)
 	}
-	return nil
+	return checkIndexKnob(key, oneOf, numIn)
 }
 
 func (f *File) setParallel(path string, n ast.Node) error {

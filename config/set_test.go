@@ -163,6 +163,7 @@ func FuzzApply(f *testing.F) {
 		{"replicas=[8, 16]", "batched_tokens=8192"}, {"goal.sla.ttft_ms=200", "goal.sla={tpot_ms: 12}"},
 		{"layout=tp0", "replica=3"}, {"concurrency=8", "replay_concurrency=9"}, {"=", "x"},
 		{"layout=tp2·ep2 nvfp4", "model_name=MiniMax-M2.5"}, {"layout=tp4", "model_name=Foo/Bar"}, {"temperature=1", "credit=0"},
+		{"use_kv_events=false", "router_predicted_ttl_secs=5"}, {"router_replicas=[1, 4]", "router_replica_sync_delay_ms=2.5"},
 	} {
 		f.Add(s[0], s[1])
 	}

@@ -135,7 +135,7 @@ func build(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace) (*Si
 	if sc != nil {
 		prev, sc.rt = sc.rt, nil
 	}
-	rt, err := router.NewGroupedReusing(prev, rc, cfg.Workers, int(groupSize(cfg.Worker.BlockSize, tr.BlockSize)), cfg.Seed)
+	rt, err := newRouter(prev, rc, cfg.Workers, int(groupSize(cfg.Worker.BlockSize, tr.BlockSize)), cfg.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -150,6 +150,19 @@ func build(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace) (*Si
 	s := newSimIn(sc, cfg, timer, kept, rt)
 	s.traceIndex, s.rejected = served, rejected
 	return s, nil
+}
+
+// clocked is a router that reads the simulation's clock (router_replicas, KV events off or
+// delayed); the engine lends it s.now.
+type clocked interface{ SetClock(now *int64) }
+
+// newRouter builds the router of rc: one in prev's memory, or several routers sharing the
+// fleet (router_replicas).
+func newRouter(prev *router.Router, rc router.Config, workers, subBlocks int, seed uint64) (routerAPI, error) {
+	if rc.Replicas > 1 {
+		return router.NewReplicas(rc, workers, subBlocks, seed)
+	}
+	return router.NewGroupedReusing(prev, rc, workers, subBlocks, seed)
 }
 
 // newSim builds the simulation around any router (tests use scripted ones). cfg is valid.
@@ -187,6 +200,9 @@ func newSimIn(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace, r
 		}
 	}
 	*sc = Scratch{rt: sc.rt} // the memory is s's now
+	if c, ok := rt.(clocked); ok {
+		c.SetClock(&s.now)
+	}
 	s.decodeTimer, _ = timer.(model.DecodeStepTimer)
 	s.tokenizeParallel = d.TokenizeBatching() == model.TokenizeParallel
 	if d.BlockSize&(d.BlockSize-1) == 0 {

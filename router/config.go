@@ -48,11 +48,15 @@ type Config struct {
 	BlockSize int
 	// Load is the active-load accounting and admission (activeload.go); zero: Dynamo's default.
 	Load LoadConfig `json:",omitempty"`
+	// IndexConfig: how the router learns the workers' caches (KV events or its own
+	// decisions), the overlap credit's decay, and how many routers share the fleet.
+	IndexConfig
 }
 
 // DefaultConfig is Dynamo's default KV router: credit 1, scale 1, temperature 0, block 64.
 func DefaultConfig() Config {
-	return Config{Mode: ModeKV, OverlapScoreCredit: 1, PrefillLoadScale: 1, Temperature: 0, BlockSize: 64}
+	return Config{Mode: ModeKV, OverlapScoreCredit: 1, PrefillLoadScale: 1, Temperature: 0, BlockSize: 64,
+		IndexConfig: DefaultIndexConfig()}
 }
 
 // Validate reports the first bad knob by its config name.
@@ -78,5 +82,11 @@ func (c Config) Validate() error {
 	if c.BlockSize <= 0 {
 		return fmt.Errorf("block_size: %d must be a positive number of tokens", c.BlockSize)
 	}
-	return c.Load.validate()
+	if err := c.Load.validate(); err != nil {
+		return err
+	}
+	if err := c.IndexConfig.validate(); err != nil {
+		return err
+	}
+	return c.replicasSupported()
 }

@@ -16,6 +16,9 @@ const ModeKV Mode = "kv_router"
 type kvPolicy struct{}
 
 func (kvPolicy) choose(r *Router, req *Request) int {
+	if r.cfg.OverlapScoreCreditDecay > 0 {
+		return chooseDecayed(r, req)
+	}
 	k := newKVCost(r.cfg, req)
 	n := r.workers
 	load, overlap, active := r.view[:n], r.overlap[:n], r.activePrefix[:n]

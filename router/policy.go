@@ -27,6 +27,8 @@ func policies() []policyDef {
 		{ModeRoundRobin, nil, func() policy { return &roundRobin{} }},
 		{ModeRandom, nil, func() policy { return randomPolicy{} }},
 		{ModeLeastLoaded, nil, func() policy { return leastLoaded{} }},
+		{ModePowerOfTwoChoices, []string{"p2c"}, func() policy { return powerOfTwo{} }},
+		{ModeDeviceAwareWeighted, nil, func() policy { return deviceAware{} }},
 	}
 }
 

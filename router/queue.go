@@ -152,7 +152,11 @@ func (r *Router) admit(req *Request) int {
 
 // place routes req among the workers that are not busy, or rejects it.
 func (r *Router) place(req *Request) int {
+	if r.timed { // a queued request is placed later than it arrived
+		r.catchUp()
+	}
 	r.scan(req.BlockHashes)
+	r.withPredicted(req.BlockHashes)
 	if r.cfg.Load.stride() > 1 {
 		r.strideActive()
 	}
@@ -168,6 +172,7 @@ func (r *Router) place(req *Request) int {
 		w = r.policy.choose(r, req)
 	}
 	r.book(w, req)
+	r.predictRouted(w, req)
 	return w
 }
 

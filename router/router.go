@@ -121,6 +121,9 @@ type Router struct {
 	expect    map[int64]int64
 	pricer    PrefillPricer
 	now       int64
+
+	timed bool      // the configuration reads the clock (Config.timed)
+	idx   timedView // approx.go
 }
 
 // booking is what Route recorded about a request, so FirstToken and Finished can undo it.
@@ -225,6 +228,10 @@ func NewGroupedReusing(prev *Router, cfg Config, workers, subBlocks int, seed ui
 		overlap:      zeroed(prev.overlap, workers),
 		activePrefix: zeroed(prev.activePrefix, workers),
 		cost:         zeroed(prev.cost, workers),
+		timed:        cfg.timed(),
+	}
+	if cfg.PredictedTTLSecs > 0 {
+		r.idx.predictedIndex = newPredicted(cfg, workers, subBlocks)
 	}
 	r.plain = cfg.Load.Default()
 	r.view = r.load
@@ -279,6 +286,9 @@ func (r *Router) Route(req *Request) int {
 	if _, dup := r.booked[req.ID]; dup {
 		r.Finished(req.ID)
 	}
+	if r.timed {
+		r.catchUp()
+	}
 	if !r.plain {
 		if r.cfg.Load.Admission() {
 			return r.admit(req)
@@ -286,8 +296,10 @@ func (r *Router) Route(req *Request) int {
 		return r.place(req)
 	}
 	r.scan(req.BlockHashes)
+	r.withPredicted(req.BlockHashes)
 	w := r.policy.choose(r, req)
 	r.book(w, req)
+	r.predictRouted(w, req)
 	return w
 }
 
@@ -330,9 +342,24 @@ func (r *Router) Finished(id int64) {
 	r.spare = append(r.spare, b.refs[:0])
 }
 
-// Apply feeds one KV event into the indexer. Events for workers outside the fleet and
-// removals of blocks the indexer never saw are ignored, as Dynamo's indexer does.
+// Apply feeds one KV event into the indexer, after the event delay if there is one; with KV
+// events off the router ignores it. Events for workers outside the fleet and removals of
+// blocks the indexer never saw are ignored, as Dynamo's indexer does.
 func (r *Router) Apply(ev KVEvent) {
+	if r.timed {
+		switch {
+		case r.cfg.NoKVEvents:
+			return
+		case r.cfg.KVEventDelayUS > 0:
+			r.delay(ev)
+			return
+		}
+	}
+	r.apply(ev)
+}
+
+// apply is Apply without delay.
+func (r *Router) apply(ev KVEvent) {
 	if ev.Worker < 0 || ev.Worker >= r.workers {
 		return
 	}
@@ -357,7 +384,13 @@ func (r *Router) Apply(ev KVEvent) {
 // Overlaps writes, for each worker, how many leading blocks of hashes its prefix cache
 // holds (per the indexer). out must have one slot per worker.
 func (r *Router) Overlaps(hashes []uint64, out []int) {
+	if r.timed {
+		r.catchUp()
+	}
 	r.scan(hashes)
+	if r.idx.predictedIndex != nil {
+		r.withPredicted(hashes)
+	}
 	copy(out, r.overlap)
 }
 
@@ -375,6 +408,11 @@ func (r *Router) book(w int, req *Request) {
 	if pre < 0 {
 		pre = 0
 	}
+	r.bookTokens(w, req, pre)
+}
+
+// bookTokens records req on worker w with pre uncached prompt tokens.
+func (r *Router) bookTokens(w int, req *Request, pre int64) {
 	l := &r.load[w]
 	l.InFlight++
 	l.PrefillTokens += pre

@@ -8,6 +8,7 @@ package sweep
 import (
 	"context"
 	"fmt"
+	"github.com/routerlab/routerlab/router"
 	"math"
 	"slices"
 	"strings"
@@ -42,7 +43,7 @@ type Space struct {
 }
 
 // kvKnobs are the router knobs that only the kv_router mode reads.
-var kvKnobs = append([]string{config.KeyOverlapScoreCredit, config.KeyPrefillLoadScale, config.KeyRouterTemperature}, config.KVLoadKeys()...)
+var kvKnobs = append(append([]string{config.KeyOverlapScoreCredit, config.KeyPrefillLoadScale, config.KeyRouterTemperature}, config.KVLoadKeys()...), config.IndexKVKnobs()...)
 
 // MaxSpacePoints bounds the product of a search space's dimensions: NewSpace visits every
 // point and keeps a candidate (about a kilobyte with its key, configuration and encoding) per
@@ -107,8 +108,9 @@ func next(p config.Point, dims []config.Dimension) bool {
 	return false
 }
 
-// canonical returns p's candidate (without encoding): knobs the router mode ignores are set
-// to their first value and left out of the key.
+// canonical returns p's candidate (without encoding): knobs the router mode ignores, and
+// index knobs the point's other index knobs make moot (config.IndexKnobIgnored), are set to
+// their first value and left out of the key.
 func (s *Space) canonical(f *config.File, p config.Point) (Candidate, error) {
 	c, kv, err := s.canonicalKey(f, p, nil)
 	if err != nil {
@@ -116,7 +118,7 @@ func (s *Space) canonical(f *config.File, p config.Point) (Candidate, error) {
 	}
 	c.Config = map[string]string{}
 	for i, d := range s.Dims {
-		if kv || !slices.Contains(kvKnobs, d.Key) {
+		if (kv || !slices.Contains(kvKnobs, d.Key)) && !config.IndexKnobIgnored(f, c.Point, d.Key) {
 			c.Config[d.Key] = d.Values[c.Point[i]].Text
 		}
 	}
@@ -136,7 +138,7 @@ func (s *Space) canonicalKey(f *config.File, p, buf config.Point) (Candidate, bo
 	q := append(buf[:0], p...)
 	var key strings.Builder
 	for i, d := range s.Dims {
-		if !kv && slices.Contains(kvKnobs, d.Key) {
+		if !kv && slices.Contains(kvKnobs, d.Key) || config.IndexKnobIgnored(f, p, d.Key) {
 			q[i] = 0
 			continue
 		}
@@ -154,7 +156,7 @@ func (s *Space) canonicalKey(f *config.File, p, buf config.Point) (Candidate, bo
 	if err != nil {
 		return Candidate{}, false, err
 	}
-	return Candidate{Point: q, Key: key.String(), Stochastic: mode.Text == "random" || (kv && temp.Num > 0)}, kv, nil
+	return Candidate{Point: q, Key: key.String(), Stochastic: mode.Text == "random" || mode.Text == string(router.ModePowerOfTwoChoices) || (kv && temp.Num > 0)}, kv, nil
 }
 
 // ignoredDims marks the dimensions a candidate's configuration leaves out.

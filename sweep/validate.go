@@ -207,6 +207,9 @@ func validationPlan(s *Search, best *Evaluation, sim Simulator) ([]string, []map
 	def := base
 	def.Router.Mode, def.Router.OverlapScoreCredit, def.Router.PrefillLoadScale, def.Router.Temperature = router.ModeKV, 1, 1, 0
 	def.Router.Load = router.LoadConfig{} // Dynamo's default load accounting and admission too
+	// Dynamo's default router also knows the fleet as Dynamo does by default: KV events, one
+	// router, no credit decay, whatever the winner's index knobs (docs/router.md).
+	def.Router.IndexConfig = router.DefaultIndexConfig()
 	// Round-robin ignores the KV router's knobs; leaving them at default_kv's makes its
 	// replay the same job whatever the winner's knobs are.
 	rr := def

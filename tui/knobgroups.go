@@ -24,6 +24,9 @@ var loadLabels = [...]string{
 
 // label is knob k's name in the pane.
 func (k knob) label() string {
+	if k.isIndex() {
+		return k.indexLabel()
+	}
 	if k >= numKnobs {
 		return loadLabels[k-numKnobs]
 	}

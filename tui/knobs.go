@@ -16,6 +16,7 @@ type Knobs struct {
 	Scale       float64 // prefill_load_scale
 	Temperature float64 // router_temperature
 	Concurrency int     // workload.replay_concurrency (0 = open loop on trace timestamps)
+	Index       IndexKnobs
 	Deployment  Deployment
 	// Load is the value of each of Space.Load's knobs, in their order ("" keeps the
 	// experiment's): the router's load accounting and admission (knobgroups.go).
@@ -68,12 +69,13 @@ func (d Deployment) String() string {
 // policies ignore them.
 func (k Knobs) KVKnobsApply() bool { return k.Mode == "kv_router" }
 
-// Router is the router part of k: mode and, when they apply, the KV knobs.
+// Router is the router part of k: mode and, when they apply, the KV knobs, then the index
+// knobs that are not Dynamo's default.
 func (k Knobs) Router() string {
 	if !k.KVKnobsApply() {
-		return k.Mode
+		return k.Mode + k.Index.changed(false)
 	}
-	return fmt.Sprintf("%s credit=%s scale=%s T=%s", k.Mode, formatNum(k.Credit), formatNum(k.Scale), formatNum(k.Temperature))
+	return fmt.Sprintf("%s credit=%s scale=%s T=%s", k.Mode, formatNum(k.Credit), formatNum(k.Scale), formatNum(k.Temperature)) + k.Index.changed(true)
 }
 
 // String is the router knobs and the concurrency.
@@ -130,7 +132,8 @@ type Space struct {
 	// change moves the deployment onto one that exists. nil: every listed value combines.
 	Catalog Catalog
 	// Load lists the load-and-admission knobs, a second group of rows (knobgroups.go).
-	Load []LoadKnob
+	Load  []LoadKnob
+	Index IndexSpace
 }
 
 // Catalog lists the deployments the simulator can price.
@@ -164,6 +167,9 @@ const (
 )
 
 func (k knob) key() string {
+	if k.isIndex() {
+		return k.indexKey()
+	}
 	if k >= numKnobs {
 		return loadKeys[k-numKnobs]
 	}
@@ -174,6 +180,9 @@ func (k knob) key() string {
 
 // about is the help line of knob k: what it is in Dynamo or vLLM, and its unit.
 func (k knob) about() string {
+	if k.isIndex() {
+		return k.indexAbout()
+	}
 	if k >= numKnobs {
 		return loadAbout[k-numKnobs]
 	}
@@ -195,11 +204,15 @@ func (k knob) about() string {
 	}[k]
 }
 
-// knobs lists the knob rows of this space: every knob but kv_cache_dtype when the
-// experiment has none, and the model and GPU knobs when there is more than one to choose.
-func (s Space) knobs() []knob {
+// knobs lists the knob rows of this space at ks: every knob but kv_cache_dtype when the
+// experiment has none, the model and GPU knobs when there is more than one to choose, and
+// after the temperature the index knobs that count at ks (indexRows).
+func (s Space) knobs(ks Knobs) []knob {
 	var out []knob
 	for k := range numKnobs {
+		if k == knobConcurrency {
+			out = append(out, s.indexRows(ks)...)
+		}
 		if k == knobGroup && len(s.Load) == 0 {
 			continue
 		}
@@ -215,6 +228,9 @@ func (s Space) knobs() []knob {
 
 // value formats knob k of ks.
 func (k knob) value(ks Knobs) string {
+	if k.isIndex() {
+		return k.indexValue(ks)
+	}
 	d := ks.Deployment
 	if k >= numKnobs {
 		return ks.Load[k-numKnobs]
@@ -259,6 +275,9 @@ func (k knob) value(ks Knobs) string {
 // round); the GPU knob lists the GPUs of the knobs' model. A current value that is not in the list moves to the
 // nearest listed value in the step's direction.
 func (s Space) step(ks Knobs, k knob, dir int) (Knobs, string) {
+	if k.isIndex() {
+		return s.stepIndex(ks, k, dir)
+	}
 	d := &ks.Deployment
 	var moved bool
 	list := func(vals []string, cur *string) {

@@ -34,7 +34,7 @@ func (p *knobsPane) rows() []knob {
 	if p.loadGroup {
 		return p.space.loadRows()
 	}
-	return p.space.knobs()
+	return p.space.knobs(p.knobs)
 }
 
 // switchGroup shows the other group of knobs, the cursor on its first row.
@@ -131,7 +131,7 @@ func (p *knobsPane) View() string {
 		if k == knobGroup && p.loadGroup {
 			val = "back: g"
 		}
-		ignored := !p.knobs.KVKnobsApply() && (k == knobCredit || k == knobScale || k == knobTemperature || k >= numKnobs && kvOnlyLoad(k))
+		ignored := !p.knobs.KVKnobsApply() && (k.kvOnly() || k >= numKnobs && !k.isIndex() && kvOnlyLoad(k))
 		room := p.width - 5 // for name and value: the marker, a space and two spaces take 5
 		switch {
 		case k == p.cursor:

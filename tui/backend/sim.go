@@ -97,6 +97,7 @@ func (s *Sim) Config(k tui.Knobs) (engine.Config, *model.Worker, error) {
 	cfg.Router.OverlapScoreCredit = k.Credit
 	cfg.Router.PrefillLoadScale = k.Scale
 	cfg.Router.Temperature = k.Temperature
+	cfg.Router.IndexConfig = indexConfig(k.Index)
 	cfg.ReplayConcurrency = k.Concurrency
 	cfg.RecordRequests = true
 	cfg.Router.Load = s.loadConfig(k.Load)
@@ -354,6 +355,7 @@ func (s *Sim) Space() tui.Space {
 		Replicas:      ladder(powersOfTwo(1, router.MaxWorkers), s.base.Workers),
 		BatchedTokens: ladder(powersOfTwo(2048, 65536), ints(f.Values("agg_max_num_batched_tokens"))...),
 		Seqs:          ladder(powersOfTwo(32, 1024), ints(f.Values("agg_max_num_seqs"))...),
+		Index:         indexSpace(f),
 	}
 	for _, m := range router.Modes() {
 		sp.Modes = append(sp.Modes, string(m))
@@ -388,6 +390,7 @@ func (s *Sim) Initial() tui.Knobs {
 		Scale:       val(config.KeyPrefillLoadScale).Num,
 		Temperature: val(config.KeyRouterTemperature).Num,
 		Concurrency: f.Workload.ReplayConcurrency,
+		Index:       indexKnobs(val),
 		Deployment: tui.Deployment{
 			Replicas: s.base.Workers, Layout: layoutName(d.Layout(), s.catalog.moe[d.ModelName], d.Quantization),
 			MaxBatchedTokens: d.MaxNumBatchedTokens, MaxSeqs: d.MaxNumSeqs, KVCacheDtype: d.KVCacheDtype, Async: d.AsyncScheduling,

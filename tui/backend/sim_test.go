@@ -40,7 +40,8 @@ func TestSimulateKVRouterBeatsRoundRobinOnReuse(t *testing.T) {
 	seed := tui.Deployment{Replicas: 8, Layout: "tp4·ep4", MaxBatchedTokens: 16384, MaxSeqs: 512, KVCacheDtype: "fp8",
 		Model: "MiniMaxAI/MiniMax-M2.5", GPU: "b200_sxm"}
 	dynamo := tui.LoadKnobs{"true", "true", "true", "false", "1", "none", "none", "fcfs", "none", "none", "none"}
-	if k != (tui.Knobs{Mode: "kv_router", Credit: 1, Scale: 1, Temperature: 0, Concurrency: 32, Deployment: seed, Load: dynamo}) {
+	index := tui.IndexKnobs{TTLSecs: 120, Routers: 1} // Dynamo's default: events on, one router
+	if k != (tui.Knobs{Mode: "kv_router", Credit: 1, Scale: 1, Temperature: 0, Concurrency: 32, Deployment: seed, Load: dynamo, Index: index}) {
 		t.Fatalf("initial knobs = %+v, want Dynamo's default KV router at c=32 on the seed's deployment", k)
 	}
 	kv, err := s.Simulate(context.Background(), tui.Run{Knobs: k}, nil)
@@ -133,7 +134,7 @@ func TestSimulateIsDeterministicAndCancellable(t *testing.T) {
 func TestSpaceOffersTheSeedValues(t *testing.T) {
 	_, s := smallExperiment(t, 10, "overlap_score_credit=0.7")
 	sp := s.Space()
-	if len(sp.Modes) != 4 || sp.Modes[0] != "kv_router" || sp.Modes[1] != "round_robin" {
+	if len(sp.Modes) != 6 || sp.Modes[0] != "kv_router" || sp.Modes[1] != "round_robin" {
 		t.Errorf("modes %v", sp.Modes)
 	}
 	want := []float64{0, 0.5, 0.7, 1}

@@ -187,6 +187,7 @@ func (s *Sim) ReplaySets(k tui.Knobs) ([]string, error) {
 	num(config.KeyOverlapScoreCredit, k.Credit, init.Credit)
 	num(config.KeyPrefillLoadScale, k.Scale, init.Scale)
 	num(config.KeyRouterTemperature, k.Temperature, init.Temperature)
+	sets = append(sets, indexSets(k.Index, init.Index)...)
 	if k.Concurrency != init.Concurrency {
 		sets = append(sets, "replay_concurrency="+strconv.Itoa(k.Concurrency))
 	}

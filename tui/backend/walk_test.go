@@ -40,7 +40,10 @@ func TestExplorerWalksEveryModelAndGPU(t *testing.T) {
 		model, cmd = model.Update(tea.KeyPressMsg{Code: code})
 		return cmd
 	}
-	for range 11 { // the cursor on model_name (knob 12 of 13)
+	for range 30 { // the cursor down to model_name (its help line says so)
+		if strings.Contains(screen(), "model_name: ") {
+			break
+		}
 		press("down")
 	}
 	cat := s.catalog

@@ -1,0 +1,131 @@
+package config
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/routerlab/routerlab/router"
+)
+
+// The router's index, credit-decay and replica knobs (router.IndexConfig), under Dynamo's
+// names (lib/kv-router/src/scheduling/config.rs, KvRouterConfig, at 057096c3) where Dynamo
+// has the knob; the two delays are the event plane's latency, which Dynamo does not set.
+const (
+	KeyUseKVEvents              = "use_kv_events"
+	KeyRouterTTLSecs            = "router_ttl_secs"
+	KeyRouterKVEventDelayMS     = "router_kv_event_delay_ms"
+	KeyOverlapScoreCreditDecay  = "overlap_score_credit_decay"
+	KeyRouterPredictedTTLSecs   = "router_predicted_ttl_secs"
+	KeyRouterReplicas           = "router_replicas"
+	KeyRouterReplicaSync        = "router_replica_sync"
+	KeyRouterReplicaSyncDelayMS = "router_replica_sync_delay_ms"
+)
+
+// indexListKeys are these knobs in the order dimensions are reported (after listKeys).
+var indexListKeys = []string{
+	KeyUseKVEvents, KeyRouterTTLSecs, KeyRouterKVEventDelayMS, KeyRouterPredictedTTLSecs, KeyOverlapScoreCreditDecay,
+	KeyRouterReplicas, KeyRouterReplicaSync, KeyRouterReplicaSyncDelayMS,
+}
+
+// IndexKeys lists the index knobs' search_space keys.
+func IndexKeys() []string { return append([]string(nil), indexListKeys...) }
+
+// indexDefaults are Dynamo's defaults, canonical: a file that leaves a knob at its default
+// keeps the fingerprint it had before the knob existed.
+var indexDefaults = map[string]string{
+	KeyUseKVEvents: "true", KeyRouterTTLSecs: num(router.DefaultTTLSecs), KeyRouterKVEventDelayMS: "0",
+	KeyRouterPredictedTTLSecs: "0", KeyOverlapScoreCreditDecay: "0", KeyRouterReplicas: "1", KeyRouterReplicaSync: "false",
+	KeyRouterReplicaSyncDelayMS: "0",
+}
+
+// indexKVKnobs are the ones only the kv_router mode reads.
+var indexKVKnobs = []string{KeyUseKVEvents, KeyRouterTTLSecs, KeyRouterKVEventDelayMS, KeyRouterPredictedTTLSecs, KeyOverlapScoreCreditDecay}
+
+// IndexKVKnobs lists the index knobs only kv_router reads (a sweep leaves them out of other
+// modes' configurations).
+func IndexKVKnobs() []string { return append([]string(nil), indexKVKnobs...) }
+
+// checkIndexKnob validates one value of an index knob (nil for other keys).
+func checkIndexKnob(key string, oneOf func(...string) error, numIn func(lo, hi float64, integer bool) error) error {
+	const day = 86400.0
+	switch key {
+	case KeyUseKVEvents, KeyRouterReplicaSync:
+		return oneOf("true", "false")
+	case KeyRouterTTLSecs, KeyRouterPredictedTTLSecs:
+		return numIn(0, day, false)
+	case KeyRouterKVEventDelayMS, KeyRouterReplicaSyncDelayMS:
+		return numIn(0, day*1000, false)
+	case KeyOverlapScoreCreditDecay:
+		return numIn(0, 1e6, false)
+	case KeyRouterReplicas:
+		return numIn(1, router.MaxReplicas, true)
+	}
+	return nil
+}
+
+// indexConfig reads the index knobs of one point.
+func indexConfig(val func(string) Value) router.IndexConfig {
+	us := func(key string) int64 { return int64(math.Round(val(key).Num * 1000)) }
+	predicted := val(KeyRouterPredictedTTLSecs).Num
+	if val(KeyUseKVEvents).Text == "false" {
+		predicted = 0 // moot with events off (IndexKnobIgnored); checkIndex refuses it alone
+	}
+	return router.IndexConfig{
+		NoKVEvents:              val(KeyUseKVEvents).Text == "false",
+		TTLSecs:                 val(KeyRouterTTLSecs).Num,
+		KVEventDelayUS:          us(KeyRouterKVEventDelayMS),
+		PredictedTTLSecs:        predicted,
+		OverlapScoreCreditDecay: val(KeyOverlapScoreCreditDecay).Num,
+		Replicas:                int(val(KeyRouterReplicas).Num),
+		ReplicaSync:             val(KeyRouterReplicaSync).Text == "true",
+		ReplicaSyncDelayUS:      us(KeyRouterReplicaSyncDelayMS),
+	}
+}
+
+// indexAtDefault reports whether key is an index knob whose (canonical) value is Dynamo's
+// default, which the fingerprint leaves out.
+func indexAtDefault(key, value string) bool {
+	d, ok := indexDefaults[key]
+	return ok && d == value
+}
+
+// IndexKnobIgnored reports whether index knob key has no effect at point p of f, given the
+// point's other index knobs: router_ttl_secs with KV events on, router_kv_event_delay_ms
+// with them off, replica sync with one router, and its delay without sync. A sweep leaves
+// such a knob out of a configuration.
+func IndexKnobIgnored(f *File, p Point, key string) bool {
+	at := func(k string) Value {
+		v, _ := f.At(p, k)
+		return v
+	}
+	events := at(KeyUseKVEvents).Text != "false"
+	one := at(KeyRouterReplicas).Num == 1
+	switch key {
+	case KeyRouterTTLSecs:
+		return events
+	case KeyRouterKVEventDelayMS, KeyRouterPredictedTTLSecs:
+		return !events
+	case KeyRouterReplicaSync:
+		return one
+	case KeyRouterReplicaSyncDelayMS:
+		return one || at(KeyRouterReplicaSync).Text != "true"
+	}
+	return false
+}
+
+// checkIndex refuses a predicted-block TTL that no point can use: with KV events off in every
+// point, as Dynamo refuses router_predicted_ttl_secs without use_kv_events.
+func (f *File) checkIndex() error {
+	for _, v := range f.Values(KeyUseKVEvents) {
+		if v.Text != "false" {
+			return nil
+		}
+	}
+	for _, v := range f.Values(KeyRouterPredictedTTLSecs) {
+		if v.Num > 0 {
+			return &Error{File: f.Name, Key: "search_space." + KeyRouterPredictedTTLSecs,
+				Msg: fmt.Sprintf("%s needs use_kv_events true (with events off every routing decision is predicted already)", v.Text)}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,74 @@
+package tui
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+func indexTestSpace() Space {
+	sp := testSpace()
+	sp.Index = IndexSpace{TTLs: []float64{1, 10, 120}, EventDelays: []float64{0, 10}, PredictedTTLs: []float64{0, 10}, Decays: []float64{0, 0.5},
+		Routers: []int{1, 2, 4}, SyncDelays: []float64{0, 10}}
+	return sp
+}
+
+// The index knobs take rows only where they count: a TTL with events off, an event delay
+// with them on, sync with several routers and its delay with sync; stepping them reaches the
+// run, and at 80×24 they follow the router's knobs, under names short enough to show whole.
+func TestIndexKnobRows(t *testing.T) {
+	sp := indexTestSpace()
+	k := testKnobs(8)
+	k.Index = IndexKnobs{TTLSecs: 120, Routers: 1}
+	keys := func(k Knobs) []string {
+		var out []string
+		for _, r := range sp.knobs(k) {
+			if r.isIndex() {
+				out = append(out, r.label())
+			}
+		}
+		return out
+	}
+	if got := keys(k); !slices.Equal(got, []string{"use_kv_events", "kv_event_delay_ms", "predicted_ttl_secs", "credit_decay", "router_replicas"}) {
+		t.Errorf("default rows %v", got)
+	}
+	for _, kn := range []knob{knobKVEvents, knobRouters, knobRouters, knobSync} {
+		if k, _ = sp.step(k, kn, +1); kn == knobKVEvents && !k.Index.NoKVEvents {
+			t.Fatal("use_kv_events → did not turn the events off")
+		}
+	}
+	if _, note := sp.step(k, knobSync, +1); !strings.Contains(note, "last value") {
+		t.Errorf("replica_sync past true: note %q, want the end of its list", note)
+	}
+	if got := keys(k); !slices.Equal(got, []string{"use_kv_events", "router_ttl_secs", "credit_decay", "router_replicas", "replica_sync", "replica_sync_delay_ms"}) {
+		t.Errorf("rows with events off, 4 synced routers: %v", got)
+	}
+	if !k.Index.NoKVEvents || k.Index.Routers != 4 || !k.Index.Sync {
+		t.Errorf("stepped to %+v", k.Index)
+	}
+	if r := k.Router(); !strings.Contains(r, "events=off ttl=120.0") || !strings.Contains(r, "routers=4 sync=0.0ms") {
+		t.Errorf("Router() = %q does not name the changed index knobs", r)
+	}
+	if testKnobs(8).Router() != "kv_router credit=1.0 scale=1.0 T=0.0" {
+		t.Errorf("default Router() = %q changed", testKnobs(8).Router())
+	}
+
+	o := testOptions(fakeSim{workers: 8}, fakeSweeper{})
+	o.Space, o.Initial = sp, testKnobs(8)
+	o.Initial.Index = IndexKnobs{TTLSecs: 120, Routers: 1}
+	m := New(o)
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	drive(t, m, m.Init())
+	view := ansi.Strip(m.render())
+	if !strings.Contains(view, "↑↓ knobs 1–11 of 16") || !strings.Contains(view, "‹ kv_router ›") {
+		t.Errorf("at 80×24 the knobs pane should show 11 of its 16 rows, the selected one whole:\n%s", view)
+	}
+	for _, name := range []string{"use_kv_events ", "kv_event_delay_ms ", "predicted_ttl_secs ", "credit_decay "} {
+		if !strings.Contains(view, name) {
+			t.Errorf("80×24 view lacks %s, right after the router's knobs:\n%s", name, view)
+		}
+	}
+}
