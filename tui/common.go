@@ -111,7 +111,7 @@ func DefaultKeyMap() KeyMap {
 		Down:        key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "next knob")),
 		Left:        key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "lower value")),
 		Right:       key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "higher value")),
-		Group:       key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "load & admission knobs")),
+		Group:       key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "more router knobs")),
 		LoadView:    key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "blocks/queued prefill/decodes")),
 		RowUp:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "previous row")),
 		RowDown:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "next row")),

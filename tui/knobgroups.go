@@ -1,6 +1,7 @@
 package tui
 
-// The load-and-admission knobs: Dynamo's KV router accounting (--router-track-*,
+// The router's second group of knobs: its index (knobs_index.go), then the load-and-admission
+// knobs: Dynamo's KV router accounting (--router-track-*,
 // --router-assume-kv-reuse, --router-active-sequence-stride, --router-prefill-load-model), its
 // queue (--router-queue-threshold, --router-queue-policy) and the frontend's busy thresholds.
 // They are a second group of rows in the Knobs pane (g switches), so that neither group
@@ -56,9 +57,10 @@ type LoadKnobs [len(loadKeys)]string
 // LoadKnob is the values one load knob steps through, in order.
 type LoadKnob struct{ Values []string }
 
-// loadRows lists the group's rows: a knob per entry of s.Load.
-func (s Space) loadRows() []knob {
-	out := []knob{knobGroup}
+// loadRows lists the group's rows: the index knobs that count at ks (knobs_index.go), then a
+// knob per entry of s.Load.
+func (s Space) loadRows(ks Knobs) []knob {
+	out := append([]knob{knobGroup}, s.indexRows(ks)...)
 	for i := range min(len(s.Load), len(loadKeys)) {
 		out = append(out, numKnobs+knob(i))
 	}

@@ -58,7 +58,7 @@ func TestLoadKnobGroup(t *testing.T) {
 	if plain.knobs.loadGroup || strings.Contains(plain.render(), "queue_threshold") {
 		t.Fatal("g opened a group the space does not have")
 	}
-	if help := plain.helpView(); !strings.Contains(help, "g: this explorer has no load & admission knobs") {
+	if help := plain.helpView(); !strings.Contains(help, "g: this explorer has no router index & load knobs") {
 		t.Errorf("g without load knobs: %q", help)
 	}
 }

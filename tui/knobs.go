@@ -175,7 +175,7 @@ func (k knob) key() string {
 	}
 	return [...]string{"router_mode", "overlap_score_credit", "prefill_load_scale", "router_temperature",
 		"replay_concurrency", "replicas", "parallel_layout", "max_num_batched_tokens", "max_num_seqs",
-		"kv_cache_dtype", "async_scheduling", "model_name", "hardware_sku", "load & admission"}[k]
+		"kv_cache_dtype", "async_scheduling", "model_name", "hardware_sku", "router index & load"}[k]
 }
 
 // about is the help line of knob k: what it is in Dynamo or vLLM, and its unit.
@@ -200,20 +200,17 @@ func (k knob) about() string {
 		"vLLM --async-scheduling: a busy worker schedules each step as the previous one starts; an arrival waits a step more",
 		"the model served, priced from its embedded tables (routerlab model list); a change moves the GPU and layout to the nearest it has tables for; like every knob, it stops at its list's ends",
 		"the GPU each worker runs on: the GPUs the model has tables for (routerlab model list); a change moves the layout to the nearest there",
-		"Dynamo's router load accounting, queue and busy thresholds: g (or ←/→ here) shows their knobs",
+		"Dynamo's router index (KV events, TTL, credit decay, replicas), load accounting, queue and busy thresholds: g (or ←/→ here) shows their knobs",
 	}[k]
 }
 
 // knobs lists the knob rows of this space at ks: every knob but kv_cache_dtype when the
 // experiment has none, the model and GPU knobs when there is more than one to choose, and
-// after the temperature the index knobs that count at ks (indexRows).
+// the row that opens the router's second group (index, load and admission knobs).
 func (s Space) knobs(ks Knobs) []knob {
 	var out []knob
 	for k := range numKnobs {
-		if k == knobConcurrency {
-			out = append(out, s.indexRows(ks)...)
-		}
-		if k == knobGroup && len(s.Load) == 0 {
+		if k == knobGroup && !s.hasGroup() {
 			continue
 		}
 		switch {
@@ -225,6 +222,10 @@ func (s Space) knobs(ks Knobs) []knob {
 	}
 	return out
 }
+
+// hasGroup reports whether the space has a second group of knobs (the router's index, load
+// and admission knobs) for g to open.
+func (s Space) hasGroup() bool { return len(s.Load) > 0 || len(s.Index.Routers) > 0 }
 
 // value formats knob k of ks.
 func (k knob) value(ks Knobs) string {

@@ -18,14 +18,15 @@ func indexTestSpace() Space {
 
 // The index knobs take rows only where they count: a TTL with events off, an event delay
 // with them on, sync with several routers and its delay with sync; stepping them reaches the
-// run, and at 80×24 they follow the router's knobs, under names short enough to show whole.
+// run; they open the router's second group (g), so that at 80×24 the first group fits without
+// scrolling and the second shows them first, under names short enough to show whole.
 func TestIndexKnobRows(t *testing.T) {
 	sp := indexTestSpace()
 	k := testKnobs(8)
 	k.Index = IndexKnobs{TTLSecs: 120, Routers: 1}
 	keys := func(k Knobs) []string {
 		var out []string
-		for _, r := range sp.knobs(k) {
+		for _, r := range sp.loadRows(k) {
 			if r.isIndex() {
 				out = append(out, r.label())
 			}
@@ -63,12 +64,17 @@ func TestIndexKnobRows(t *testing.T) {
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	drive(t, m, m.Init())
 	view := ansi.Strip(m.render())
-	if !strings.Contains(view, "↑↓ knobs 1–11 of 16") || !strings.Contains(view, "‹ kv_router ›") {
-		t.Errorf("at 80×24 the knobs pane should show 11 of its 16 rows, the selected one whole:\n%s", view)
+	if strings.Contains(view, "↑↓ knobs") || !strings.Contains(view, "‹ kv_router ›") || !strings.Contains(view, "router index & load") {
+		t.Errorf("at 80×24 the first group should show whole, the selected knob whole, and the row that opens the second:\n%s", view)
 	}
-	for _, name := range []string{"use_kv_events ", "kv_event_delay_ms ", "predicted_ttl_secs ", "credit_decay "} {
+	if strings.Contains(view, "use_kv_events") {
+		t.Errorf("the index knobs show before g:\n%s", view)
+	}
+	m.keyAndSettle(t, "g")
+	view = ansi.Strip(m.render())
+	for _, name := range []string{"use_kv_events ", "kv_event_delay_ms ", "predicted_ttl_secs ", "credit_decay ", "router_replicas "} {
 		if !strings.Contains(view, name) {
-			t.Errorf("80×24 view lacks %s, right after the router's knobs:\n%s", name, view)
+			t.Errorf("after g the 80×24 view lacks %s:\n%s", name, view)
 		}
 	}
 }

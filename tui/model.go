@@ -361,10 +361,10 @@ func (m *Model) refused(msg tea.KeyPressMsg) string {
 		return msg.String() + ": no sweep rows yet"
 	case is(k.Left) || is(k.Right):
 		return msg.String() + ": steps a knob; tab to the Knobs pane first"
-	case is(k.Group) && len(m.knobs.space.Load) == 0:
-		return "g: this explorer has no load & admission knobs"
+	case is(k.Group) && !m.knobs.space.hasGroup():
+		return "g: this explorer has no router index & load knobs"
 	case is(k.Group):
-		return "g: shows the load & admission knobs; tab to the Knobs pane first"
+		return "g: shows the router index & load knobs; tab to the Knobs pane first"
 	}
 	return ""
 }
@@ -387,7 +387,7 @@ func (m *Model) updateKeys() {
 	k.Down.SetEnabled(f == paneKnobs)
 	k.Left.SetEnabled(f == paneKnobs)
 	k.Right.SetEnabled(f == paneKnobs)
-	k.Group.SetEnabled(f == paneKnobs && len(m.knobs.space.Load) > 0)
+	k.Group.SetEnabled(f == paneKnobs && m.knobs.space.hasGroup())
 	k.LoadView.SetEnabled(f == paneFleet)
 	rows := len(m.sweep.rows) > 0
 	listed := m.jobs != nil && len(m.jobs.list) > 0

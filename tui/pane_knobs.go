@@ -32,7 +32,7 @@ type knobsPane struct {
 // rows are the knob rows of the group shown.
 func (p *knobsPane) rows() []knob {
 	if p.loadGroup {
-		return p.space.loadRows()
+		return p.space.loadRows(p.knobs)
 	}
 	return p.space.knobs(p.knobs)
 }
@@ -74,7 +74,7 @@ func (p *knobsPane) Update(msg tea.Msg) tea.Cmd {
 	rows := p.rows()
 	at := max(0, slices.Index(rows, p.cursor))
 	switch {
-	case len(p.space.Load) > 0 && (key.Matches(km, keys.Group) || p.cursor == knobGroup && (key.Matches(km, keys.Left) || key.Matches(km, keys.Right))):
+	case p.space.hasGroup() && (key.Matches(km, keys.Group) || p.cursor == knobGroup && (key.Matches(km, keys.Left) || key.Matches(km, keys.Right))):
 		p.switchGroup()
 	case key.Matches(km, keys.Up):
 		p.cursor = rows[(at+len(rows)-1)%len(rows)]
