@@ -23,7 +23,10 @@ import (
 )
 
 // Coordinator is a sweep.Simulator whose runs are tasks on the NATS work queue. Point
-// lookups and request checks stay local (they need only the experiment file).
+// lookups and request checks stay local (they need only the experiment file). It trusts no
+// answer blindly: a result must bind to its task, a failed answer is retried on another
+// worker (MaxFailures, then the sweep stops), and a seeded sample of results is replayed
+// locally (audit.go).
 type Coordinator struct {
 	exp     *config.Experiment
 	fp      config.Fingerprint
@@ -32,21 +35,46 @@ type Coordinator struct {
 	sim     string // the experiment's simulator digest: its tasks' subject
 	sweep   string
 	session string
+	audit   auditor
 	nc      *nats.Conn
 	js      jetstream.JetStream
 	sub     *nats.Subscription
 	cc      jetstream.ConsumeContext
+	ctx     context.Context // the coordinator's life: checks of answers end with it
+	cancel  context.CancelFunc
 
 	mu       sync.Mutex
-	waiting  map[string][]chan Result // tasks published and not answered: every run that asked
-	arrived  map[string]Result        // answers nobody waits for yet (a resumed sweep's)
+	tasks    map[string]*pending     // tasks published and not settled, by key
+	arrived  map[string]Result       // answers nobody waits for yet (a resumed sweep's)
 	workers  map[string]heartbeatSeen // last heartbeat of each worker
 	done     int
+	retried  int // failed answers whose task was published again
 	status   io.Writer
 	lastLine string
 	stop     chan struct{}
-	stopped  sync.WaitGroup
+	stopped  sync.WaitGroup // the status line's goroutine and the checks of answers
 }
+
+// pending is a published task and the runs waiting for it.
+type pending struct {
+	task     Task
+	binding  string
+	chans    []chan outcome
+	failures []string // "worker W: why", in order
+	// settling: an answer is being checked (its report fetched, perhaps replayed locally);
+	// later answers to the task are duplicates.
+	settling bool
+}
+
+// outcome is what a run waiting on a task gets.
+type outcome struct {
+	rep *engine.Report
+	err error
+}
+
+// MaxFailures is how many failed answers (an error, a refusal, no report, a result bound to
+// another task) a task may get before the sweep stops, naming the workers and their reasons.
+const MaxFailures = 3
 
 // CoordinatorOptions configure NewCoordinator.
 type CoordinatorOptions struct {
@@ -56,26 +84,36 @@ type CoordinatorOptions struct {
 	// Status receives a line whenever the number of connected workers or tasks in flight
 	// changes (at most once a second); nil discards.
 	Status io.Writer
+	// Audit is the fraction of remote results replayed locally and compared (0 to 1;
+	// DefaultAudit is the CLI's default); 0 checks none, not even a worker's first.
+	Audit float64
+	// AuditSeed picks the sample (0: drawn at random, so no worker can tell which of its
+	// results will be checked).
+	AuditSeed uint64
 }
 
 // NewCoordinator connects to the server at c, makes sure the streams exist, and puts the
 // experiment's trace in the object store unless it is built in or already there.
 func NewCoordinator(ctx context.Context, c Conn, exp *config.Experiment, fp config.Fingerprint, opt CoordinatorOptions) (*Coordinator, error) {
+	if !(opt.Audit >= 0 && opt.Audit <= 1) {
+		return nil, fmt.Errorf("--nats-audit: %v must be between 0 and 1", opt.Audit)
+	}
 	out, err := filepath.Abs(opt.Out)
 	if err != nil {
 		return nil, err
 	}
-	nc, js, err := c.dial("routerlab sweep")
-	if err != nil {
-		return nil, err
-	}
 	sim, _ := fp.Get(config.KeySimulator)
-	co := &Coordinator{exp: exp, fp: fp, ref: refOf(exp.Trace), url: Redact(c.URL), sim: sim, sweep: sweepID(fp, out), session: rand.Text(), nc: nc, js: js,
-		waiting: map[string][]chan Result{}, arrived: map[string]Result{}, workers: map[string]heartbeatSeen{},
+	co := &Coordinator{exp: exp, fp: fp, ref: refOf(exp.Trace), url: Redact(c.URL), sim: sim, sweep: sweepID(fp, out), session: rand.Text(),
+		audit: newAuditor(opt.Audit, opt.AuditSeed),
+		tasks: map[string]*pending{}, arrived: map[string]Result{}, workers: map[string]heartbeatSeen{},
 		status: opt.Status, stop: make(chan struct{})}
 	if co.status == nil {
 		co.status = io.Discard
 	}
+	if co.nc, co.js, err = c.dial("routerlab sweep", co.note); err != nil {
+		return nil, err
+	}
+	co.ctx, co.cancel = context.WithCancel(context.Background())
 	if err := co.start(ctx); err != nil {
 		co.Close()
 		return nil, err
@@ -144,9 +182,10 @@ func (co *Coordinator) uploadTrace(ctx context.Context) error {
 	return nil
 }
 
-// receive takes one result from the stream: to its waiting run, or kept for a run that
-// will ask for it. A second result for a key (a redelivered task) is dropped, and so is a
-// refusal or failure of another session's task: it says nothing about this fleet.
+// receive takes one result from the stream. An answer to a published task is checked
+// (failed → published again, see failed; else settled in its own goroutine, see settle); an
+// answer nobody asked for yet is kept for a run that will. A refusal or failure of another
+// session's task says nothing about this fleet and is dropped.
 func (co *Coordinator) receive(m jetstream.Msg) {
 	var res Result
 	if err := json.Unmarshal(m.Data(), &res); err != nil || res.Key == "" {
@@ -158,16 +197,109 @@ func (co *Coordinator) receive(m jetstream.Msg) {
 	}
 	co.mu.Lock()
 	defer co.mu.Unlock()
-	if chs, ok := co.waiting[res.Key]; ok {
-		delete(co.waiting, res.Key)
-		co.done++
-		for _, ch := range chs {
-			ch <- res
+	p, ok := co.tasks[res.Key]
+	if !ok {
+		if _, ok := co.arrived[res.Key]; !ok && res.Refused == "" && res.Error == "" {
+			co.arrived[res.Key] = res
 		}
 		return
 	}
-	if _, ok := co.arrived[res.Key]; !ok {
-		co.arrived[res.Key] = res
+	if p.settling {
+		return
+	}
+	if why := p.fault(res, co.sim); why != "" {
+		co.failed(p, res.Worker, why)
+		return
+	}
+	p.settling = true
+	co.spawn(func() { co.settle(p, res) })
+}
+
+// note writes a line to the status writer. co.mu is not held.
+func (co *Coordinator) note(format string, args ...any) {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	fmt.Fprintf(co.status, format+"\n", args...)
+}
+
+// spawn runs f in a goroutine Close waits for, unless the coordinator is closing. co.mu is
+// held (Close cancels under it, so nothing is spawned once it waits).
+func (co *Coordinator) spawn(f func()) {
+	if co.ctx.Err() == nil {
+		co.stopped.Go(f)
+	}
+}
+
+// fault says what makes res no answer to p's task ("" if nothing does).
+func (p *pending) fault(res Result, sim string) string {
+	switch {
+	case res.Refused != "":
+		return "refused: " + res.Refused
+	case res.Error != "":
+		return res.Error
+	case res.Simulator != sim:
+		return "answered by simulator " + res.Simulator + ", this sweep's is " + sim
+	case res.Task != p.binding:
+		return "answered another task (its result binds to " + res.Task + ", the task's binding is " + p.binding + ")"
+	case res.Report == nil && res.Object == "":
+		return "result without a report"
+	}
+	return ""
+}
+
+// failed counts a failed answer of worker to p's task: the task is published again for
+// another worker, or after MaxFailures the runs waiting on it fail, naming every worker
+// and its reason, and the sweep stops. co.mu is held.
+func (co *Coordinator) failed(p *pending, worker, why string) {
+	p.settling = false
+	p.failures = append(p.failures, "worker "+worker+": "+why)
+	if len(p.failures) >= MaxFailures {
+		co.finish(p, outcome{err: fmt.Errorf("task %s failed %d times, the most a task may: %s", p.task.Key, len(p.failures), tally(p.failures))})
+		return
+	}
+	co.retried++
+	fmt.Fprintf(co.status, "nats: worker %s failed task %s (%s); publishing it for another worker\n", worker, p.task.Key, why)
+	p.task.Attempt++
+	if !slices.Contains(p.task.Avoid, worker) {
+		p.task.Avoid = append(slices.Clone(p.task.Avoid), worker)
+	}
+	task := p.task
+	co.spawn(func() { // not in the result consumer's callback: the publication waits for the server
+		if err := co.publish(co.ctx, task); err != nil {
+			co.mu.Lock()
+			co.finish(p, outcome{err: err})
+			co.mu.Unlock()
+		}
+	})
+}
+
+// tally joins reasons, each once, with how often it came when more than once.
+func tally(reasons []string) string {
+	var out []string
+	for i, r := range reasons {
+		if slices.Index(reasons, r) < i {
+			continue
+		}
+		if n := len(slices.DeleteFunc(slices.Clone(reasons), func(x string) bool { return x != r })); n > 1 {
+			r += fmt.Sprintf(" (%d times)", n)
+		}
+		out = append(out, r)
+	}
+	return strings.Join(out, "; ")
+}
+
+// finish hands o to every run waiting on p's task, which then is no longer pending. co.mu
+// is held.
+func (co *Coordinator) finish(p *pending, o outcome) {
+	if co.tasks[p.task.Key] != p {
+		return // every run gave up on it
+	}
+	delete(co.tasks, p.task.Key)
+	if o.err == nil {
+		co.done++
+	}
+	for _, ch := range p.chans {
+		ch <- o
 	}
 }
 
@@ -183,76 +315,72 @@ func (co *Coordinator) EngineConfig(p config.Point) (engine.Config, error) {
 // CheckRequests is the experiment's.
 func (co *Coordinator) CheckRequests(ns ...int) error { return co.exp.CheckRequests(ns...) }
 
-// Run publishes the simulation as a task and waits for its result.
+// Run publishes the simulation as a task and waits for its checked result. Runs of one task
+// at once (a validation replay of the same configuration as another, both in flight) share
+// its one publication and its one result.
 func (co *Coordinator) Run(ctx context.Context, cfg engine.Config, requests int) (*engine.Report, error) {
-	task := Task{Sweep: co.sweep, Session: co.session, Simulator: co.sim, Experiment: co.fp, Trace: co.ref, Requests: requests, Config: cfg}
-	task.Key = taskKey(co.fp, co.ref, requests, cfg)
-	// Two runs of one task at once (a validation replay of the same configuration as another,
-	// both in flight) share its one publication and its one result.
-	ch := make(chan Result, 1)
+	key := taskKey(co.fp, co.ref, requests, cfg)
+	ch := make(chan outcome, 1)
 	co.mu.Lock()
-	res, ok := co.arrived[task.Key]
-	inFlight := false
-	if ok {
-		delete(co.arrived, task.Key)
-	} else {
-		_, inFlight = co.waiting[task.Key]
-		co.waiting[task.Key] = append(co.waiting[task.Key], ch)
+	if err := co.audit.poisoned; err != nil {
+		co.mu.Unlock()
+		return nil, err
+	}
+	p, inFlight := co.tasks[key]
+	if !inFlight {
+		p = &pending{task: Task{Key: key, Sweep: co.sweep, Session: co.session, Simulator: co.sim, Experiment: co.fp, Trace: co.ref, Requests: requests, Config: cfg},
+			binding: binding(key, co.sweep, co.fp, co.ref.Digest, requests, cfg)}
+		co.tasks[key] = p
+	}
+	p.chans = append(p.chans, ch)
+	res, arrived := co.arrived[key]
+	if !inFlight && arrived {
+		delete(co.arrived, key)
+		if why := p.fault(res, co.sim); why == "" {
+			p.settling = true
+			co.spawn(func() { co.settle(p, res) })
+		} else {
+			arrived = false // an earlier session's answer to another binding: ask again
+		}
 	}
 	co.mu.Unlock()
-	if !ok {
-		if !inFlight {
-			b, _ := json.Marshal(task)
-			if _, err := co.js.Publish(ctx, taskSubjectOf(co.sim, co.sweep), b); err != nil {
-				co.unpublished(task.Key, ch, err)
-				return nil, fmt.Errorf("nats: publishing a task: %w", err)
-			}
-		}
-		select {
-		case res = <-ch:
-		case <-ctx.Done():
-			co.forget(task.Key, ch)
-			return nil, ctx.Err()
+	if !inFlight && !arrived {
+		if err := co.publish(ctx, p.task); err != nil {
+			co.mu.Lock()
+			co.finish(p, outcome{err: err})
+			co.mu.Unlock()
 		}
 	}
-	switch {
-	case res.Refused != "":
-		return nil, fmt.Errorf("worker %s refused task %s: %s", res.Worker, res.Key, res.Refused)
-	case res.Error != "":
-		return nil, fmt.Errorf("worker %s: task %s: %s", res.Worker, res.Key, res.Error)
-	case res.Simulator != co.sim:
-		return nil, fmt.Errorf("worker %s: task %s: answered by simulator %s, this sweep's is %s", res.Worker, res.Key, res.Simulator, co.sim)
-	case res.Object != "":
-		return co.fetchReport(ctx, res)
-	case res.Report == nil:
-		return nil, fmt.Errorf("worker %s: task %s: result without a report", res.Worker, res.Key)
+	select {
+	case o := <-ch:
+		return o.rep, o.err
+	case <-ctx.Done():
+		co.forget(key, ch)
+		return nil, ctx.Err()
 	}
-	return res.Report, nil
 }
 
-// unpublished fails every other run waiting on the task of key, which ch's run could not
-// publish: none of them would ever see a result.
-func (co *Coordinator) unpublished(key string, ch chan Result, err error) {
-	co.mu.Lock()
-	defer co.mu.Unlock()
-	for _, c := range co.waiting[key] {
-		if c != ch {
-			c <- Result{Key: key, Worker: "none", Simulator: co.sim, Error: "the coordinator could not publish the task: " + err.Error()}
-		}
+// publish puts task on the work queue.
+func (co *Coordinator) publish(ctx context.Context, task Task) error {
+	b, _ := json.Marshal(task)
+	if _, err := co.js.Publish(ctx, taskSubjectOf(co.sim, co.sweep), b); err != nil {
+		return fmt.Errorf("nats: publishing a task: %w", err)
 	}
-	delete(co.waiting, key)
+	return nil
 }
 
 // forget stops waiting on ch for the task of key (the task stays waited for by other runs).
-func (co *Coordinator) forget(key string, ch chan Result) {
+func (co *Coordinator) forget(key string, ch chan outcome) {
 	co.mu.Lock()
 	defer co.mu.Unlock()
-	chs := slices.DeleteFunc(co.waiting[key], func(c chan Result) bool { return c == ch })
-	if len(chs) == 0 {
-		delete(co.waiting, key)
+	p, ok := co.tasks[key]
+	if !ok {
 		return
 	}
-	co.waiting[key] = chs
+	p.chans = slices.DeleteFunc(p.chans, func(c chan outcome) bool { return c == ch })
+	if len(p.chans) == 0 {
+		delete(co.tasks, key)
+	}
 }
 
 func (co *Coordinator) fetchReport(ctx context.Context, res Result) (*engine.Report, error) {
@@ -335,13 +463,17 @@ func (co *Coordinator) statusLine() string {
 			refused = append(refused, w+" ("+sim+")")
 		}
 	}
-	line := fmt.Sprintf("nats: %d workers connected, %d tasks in flight, %d results", live, len(co.waiting), co.done)
+	line := fmt.Sprintf("nats: %d workers connected, %d tasks in flight, %d results", live, len(co.tasks), co.done)
 	if len(refused) > 0 {
 		slices.Sort(refused)
 		line += fmt.Sprintf("; refused %d built from other code: %s; this sweep's simulator is %s",
 			len(refused), strings.Join(refused, ", "), co.sim)
 	}
-	if live == 0 && len(co.waiting) > 0 {
+	if co.retried > 0 {
+		line += fmt.Sprintf(", %d failed answers retried", co.retried)
+	}
+	line += co.audit.status()
+	if live == 0 && len(co.tasks) > 0 {
 		line += " (no worker: start routerlab worker --nats " + co.url + ", built from this code)"
 	}
 	return line
@@ -356,10 +488,13 @@ func (co *Coordinator) Close() {
 	default:
 	}
 	close(co.stop)
-	co.stopped.Wait()
 	if co.cc != nil {
 		co.cc.Stop()
 	}
+	co.mu.Lock()
+	co.cancel()
+	co.mu.Unlock()
+	co.stopped.Wait()
 	if co.sub != nil {
 		_ = co.sub.Unsubscribe()
 	}

@@ -2,7 +2,9 @@ package natsweep
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -15,16 +17,36 @@ import (
 type Conn struct {
 	URL   string
 	Creds string // credentials file (JWT + NKey seed), as issued by nsc
+	NKey  string // NKey seed file (a user seed, SU…), for servers that list users by public NKey
 	CA    string // PEM file of the CA that signed the server's certificate
 	Cert  string // client certificate and key (PEM) for servers that verify clients
 	Key   string
 }
 
-// dial connects as name and returns the connection and its JetStream context.
-func (c Conn) dial(name string) (*nats.Conn, jetstream.JetStream, error) {
-	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second)}
+// dial connects as name and returns the connection and its JetStream context. The server's
+// complaints (a permission the server's configuration does not grant, above all) go to
+// logf: without it they would only show as requests that time out.
+func (c Conn) dial(name string, logf func(format string, args ...any)) (*nats.Conn, jetstream.JetStream, error) {
+	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { logf("nats: %v", err) })}
+	for _, f := range []struct{ flag, path string }{{"--nats-creds", c.Creds}, {"--nats-nkey", c.NKey}, {"--nats-ca", c.CA}, {"--nats-cert", c.Cert}, {"--nats-key", c.Key}} {
+		if err := smallFile(f.flag, f.path); err != nil {
+			return nil, nil, err
+		}
+	}
+	if c.Creds != "" && c.NKey != "" {
+		return nil, nil, errors.New("nats: a credentials file and an NKey seed file both given: a connection authenticates with one")
+	}
 	if c.Creds != "" {
 		opts = append(opts, nats.UserCredentials(c.Creds))
+	}
+	if c.NKey != "" {
+		// The option signs the server's nonce; errors name the file, never its content.
+		opt, err := nats.NkeyOptionFromSeed(c.NKey)
+		if err != nil {
+			return nil, nil, fmt.Errorf("nats: NKey seed file %s: %w", c.NKey, err)
+		}
+		opts = append(opts, opt)
 	}
 	if c.CA != "" {
 		opts = append(opts, nats.RootCAs(c.CA))
@@ -47,12 +69,34 @@ func (c Conn) dial(name string) (*nats.Conn, jetstream.JetStream, error) {
 	return nc, js, nil
 }
 
+// MaxKeyFileBytes bounds the credential, key and certificate files a connection reads: the
+// NATS client reads them whole, and each is a few kilobytes.
+const MaxKeyFileBytes = 1 << 20
+
+// smallFile checks that path (if given) is a regular file of at most MaxKeyFileBytes.
+func smallFile(flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	st, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s: %w", flag, err)
+	case !st.Mode().IsRegular():
+		return fmt.Errorf("%s: %s is not a regular file", flag, path)
+	case st.Size() > MaxKeyFileBytes:
+		return fmt.Errorf("%s: %s has %d bytes, more than the %d a key or certificate file may have", flag, path, st.Size(), MaxKeyFileBytes)
+	}
+	return nil
+}
+
 // DefaultAckWait is how long a task may go without word from its worker before it is
 // delivered to another. Busy workers report progress every third of it.
 const DefaultAckWait = 30 * time.Second
 
-// setup creates (or updates) the streams and the object stores; coordinator and workers
-// both call it, so either may start first.
+// setup creates (or updates) the streams and the object stores. Only the coordinator calls
+// it: a worker may not change a stream (examples/nats-server.conf), and one that starts
+// first waits for a sweep to create them.
 func setup(ctx context.Context, js jetstream.JetStream) error {
 	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name: TaskStream, Subjects: []string{taskSubject + ">"}, Retention: jetstream.WorkQueuePolicy,

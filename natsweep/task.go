@@ -92,6 +92,10 @@ type Task struct {
 	Trace      TraceRef           `json:"trace"`
 	Requests   int                `json:"requests"`
 	Config     engine.Config      `json:"config"`
+	// Attempt counts the task's publications: a failed answer publishes it again, with the
+	// workers that failed it in Avoid, which step aside while another worker may take it.
+	Attempt int      `json:"attempt,omitempty"`
+	Avoid   []string `json:"avoid,omitempty"`
 }
 
 // Result is a worker's answer to a task: the replay's report, or why there is none.
@@ -100,8 +104,11 @@ type Result struct {
 	Session string `json:"session"` // the task's
 	Worker  string `json:"worker"`
 	// Simulator is the worker's simulator digest: a result of another digest is dropped.
-	Simulator string         `json:"simulator"`
-	Report    *engine.Report `json:"report,omitempty"`
+	Simulator string `json:"simulator"`
+	// Task binds the answer to its task: binding() of what the worker replayed. The
+	// coordinator refuses a result whose binding is not the task's.
+	Task   string         `json:"task"`
+	Report *engine.Report `json:"report,omitempty"`
 	// Object names the report in ReportBucket when it did not fit in one message (per-request
 	// records of a long validation replay).
 	Object string `json:"object,omitempty"`
@@ -122,6 +129,20 @@ func taskKey(exp config.Fingerprint, ref TraceRef, requests int, cfg engine.Conf
 	}{exp.Digest(), ref, requests, cfg})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:16])
+}
+
+// binding is what a result answers: the task's key and sweep, its experiment, request count
+// and engine configuration, and the digest of the trace replayed. The worker computes it
+// from the task it decoded and the trace it loaded, the coordinator from the task it
+// published.
+func binding(key, sweep string, exp config.Fingerprint, traceDigest string, requests int, cfg engine.Config) string {
+	b, _ := json.Marshal(struct {
+		Key, Sweep, Experiment, Trace string
+		Requests                      int
+		Config                        engine.Config
+	}{key, sweep, exp.Digest(), traceDigest, requests, cfg})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // sweepID names a sweep's subjects: its experiment and run directory, so a resumed sweep

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,6 +51,10 @@ func (o WorkerOptions) Check() error {
 	return nil
 }
 
+// avoidOffers is how often a worker named in a task's Avoid hands it back (a second apart)
+// before it takes the task itself: the other workers have had their chance.
+const avoidOffers = 5
+
 // worker is one RunWorker: its connection, its caches and its counters.
 type worker struct {
 	opt  WorkerOptions
@@ -83,21 +88,14 @@ func RunWorker(ctx context.Context, c Conn, opt WorkerOptions) error {
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
-	nc, js, err := c.dial("routerlab worker " + opt.Name)
+	sim := config.SimulatorDigest()
+	w := &worker{opt: opt, sim: sim, traces: map[string]*trace.Trace{}}
+	nc, js, err := c.dial("routerlab worker "+opt.Name, w.logf)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	if err := setup(ctx, js); err != nil {
-		return err
-	}
-	sim := config.SimulatorDigest()
-	cons, err := workQueue(ctx, js, sim, opt.AckWait)
-	if err != nil {
-		return err
-	}
-	w := &worker{opt: opt, sim: sim, js: js, cons: cons, traces: map[string]*trace.Trace{}}
-	w.logf("worker %s: serving %s with %d simulation(s) at once; simulator %s", opt.Name, Redact(c.URL), opt.Parallel, sim)
+	w.js = js
 	// Heartbeats: how coordinators count connected workers; one at once when a coordinator
 	// asks. The ping subscription comes first, so a coordinator's ping either reaches it or
 	// precedes this worker's first beat.
@@ -111,6 +109,9 @@ func RunWorker(ctx context.Context, c Conn, opt WorkerOptions) error {
 	}
 	defer func() { _ = ping.Unsubscribe() }()
 	var wg sync.WaitGroup
+	defer wg.Wait()
+	ctx, stop := context.WithCancel(ctx) // the heartbeats end too when the worker fails
+	defer stop()
 	wg.Go(func() {
 		t := time.NewTicker(heartbeatEvery)
 		defer t.Stop()
@@ -123,12 +124,19 @@ func RunWorker(ctx context.Context, c Conn, opt WorkerOptions) error {
 			}
 		}
 	})
+	if w.cons, err = w.workQueue(ctx); err != nil {
+		return err
+	}
+	if w.cons == nil {
+		return nil // stopped while waiting
+	}
+	w.logf("worker %s: serving %s with %d simulation(s) at once; simulator %s", opt.Name, Redact(c.URL), opt.Parallel, sim)
 	for range opt.Parallel {
 		wg.Go(func() {
 			// One simulation at a time per goroutine: its replays reuse one memory.
 			var sc engine.Scratch
 			for ctx.Err() == nil {
-				msg, err := cons.Next(jetstream.FetchMaxWait(time.Second))
+				msg, err := w.cons.Next(jetstream.FetchMaxWait(time.Second))
 				if errors.Is(err, nats.ErrTimeout) {
 					continue // no task within the wait
 				}
@@ -147,6 +155,28 @@ func RunWorker(ctx context.Context, c Conn, opt WorkerOptions) error {
 	return nil
 }
 
+// workQueue joins the work queue of this worker's simulator, waiting (a line in the log, a
+// try a second) while the queue's stream does not exist yet: a sweep creates it. A nil
+// consumer: ctx ended first.
+func (w *worker) workQueue(ctx context.Context) (jetstream.Consumer, error) {
+	waiting := false
+	for {
+		cons, err := workQueue(ctx, w.js, w.sim, w.opt.AckWait)
+		if !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return cons, err
+		}
+		if !waiting {
+			waiting = true
+			w.logf("worker %s: waiting for a sweep to create stream %s", w.opt.Name, TaskStream)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil
+		case <-time.After(time.Second):
+		}
+	}
+}
+
 func (w *worker) logf(format string, args ...any) {
 	w.logMu.Lock()
 	defer w.logMu.Unlock()
@@ -163,6 +193,14 @@ func (w *worker) serve(ctx context.Context, msg jetstream.Msg, sc *engine.Scratc
 		w.logf("dropped a malformed task on %s: %v", msg.Subject(), err)
 		_ = msg.Term()
 		return
+	}
+	// A task this worker failed before goes back for another worker, unless none has taken
+	// it after a few offers (the coordinator counts the failures and stops at its cap).
+	if slices.Contains(task.Avoid, w.opt.Name) {
+		if meta, err := msg.Metadata(); err == nil && meta.NumDelivered <= avoidOffers {
+			_ = msg.NakWithDelay(time.Second)
+			return
+		}
 	}
 	// Tell the server the task is alive while it runs, so it is not handed to another worker.
 	stop := make(chan struct{})
@@ -207,7 +245,8 @@ func (w *worker) serve(ctx context.Context, msg jetstream.Msg, sc *engine.Scratc
 
 // run simulates a task in sc's memory, or says why not.
 func (w *worker) run(ctx context.Context, task *Task, sc *engine.Scratch) Result {
-	res := Result{Key: task.Key, Session: task.Session, Worker: w.opt.Name, Simulator: w.sim}
+	res := Result{Key: task.Key, Session: task.Session, Worker: w.opt.Name, Simulator: w.sim,
+		Task: binding(task.Key, task.Sweep, task.Experiment, task.Trace.Digest, task.Requests, task.Config)}
 	if why := refusal(task.Experiment); why != "" {
 		res.Refused = why
 		return res
@@ -222,6 +261,7 @@ func (w *worker) run(ctx context.Context, task *Task, sc *engine.Scratch) Result
 		res.Error = err.Error()
 		return res
 	}
+	res.Task = binding(task.Key, task.Sweep, task.Experiment, tr.Digest, task.Requests, task.Config)
 	rep, err := sc.Replay(ctx, task.Config, m, tr.First(task.Requests))
 	if err != nil {
 		res.Error = err.Error()
