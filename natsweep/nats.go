@@ -29,13 +29,13 @@ type Conn struct {
 func (c Conn) dial(name string, logf func(format string, args ...any)) (*nats.Conn, jetstream.JetStream, error) {
 	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { logf("nats: %v", err) })}
+	if c.Creds != "" && c.NKey != "" {
+		return nil, nil, errors.New("nats: a credentials file and an NKey seed file both given: a connection authenticates with one")
+	}
 	for _, f := range []struct{ flag, path string }{{"--nats-creds", c.Creds}, {"--nats-nkey", c.NKey}, {"--nats-ca", c.CA}, {"--nats-cert", c.Cert}, {"--nats-key", c.Key}} {
 		if err := smallFile(f.flag, f.path); err != nil {
 			return nil, nil, err
 		}
-	}
-	if c.Creds != "" && c.NKey != "" {
-		return nil, nil, errors.New("nats: a credentials file and an NKey seed file both given: a connection authenticates with one")
 	}
 	if c.Creds != "" {
 		opts = append(opts, nats.UserCredentials(c.Creds))
