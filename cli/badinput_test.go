@@ -52,6 +52,8 @@ func TestBadInputEndsInANamedError(t *testing.T) {
 		{"negative synth --requests", []string{"trace", "synth", "--requests", "-1"}, "--requests: -1 must not be negative"},
 		{"negative --max-ttft-mape", []string{"model", "validate", "--silicon", empty, "--max-ttft-mape", "-1"}, "--max-ttft-mape: -1 must not be negative"},
 		{"negative seed", []string{"sweep", "--seed", "-1"}, "sweep.seed: want a non-negative integer seed"},
+		{"nats audit above 1", []string{"sweep", "--nats-audit", "1.5"}, "--nats-audit: 1.5 must be between 0 and 1"},
+		{"nkey seed file that never ends", []string{"worker", "--nats", "nats://127.0.0.1:1", "--nats-nkey", "/dev/zero"}, "--nats-nkey: /dev/zero is not a regular file"},
 		{"ack wait of 1ns", []string{"worker", "--nats", "nats://127.0.0.1:1", "--ack-wait", "1ns"}, "--ack-wait: 1ns must be at least 1s"},
 		{"ack wait of 0s", []string{"worker", "--nats", "nats://127.0.0.1:1", "--ack-wait", "0s"}, "--ack-wait: 0s must be at least 1s"},
 		{"negative ack wait", []string{"worker", "--nats", "nats://127.0.0.1:1", "--ack-wait", "-5s"}, "--ack-wait: -5s must not be negative"},

@@ -16,9 +16,18 @@ import (
 // natsFlags are the standard NATS connection settings of `sweep --nats` and `worker`.
 type natsFlags struct{ c natsweep.Conn }
 
+// The environment variables that name a NATS credentials or NKey seed file when the flag
+// is not given: a fleet's machines set them once, and command lines (seen by every user in
+// ps) carry no secret. Files, not secrets, so the help may show them.
+const (
+	envNATSCreds = "ROUTERLAB_NATS_CREDS"
+	envNATSNKey  = "ROUTERLAB_NATS_NKEY"
+)
+
 func (n *natsFlags) register(fs *pflag.FlagSet, what string) {
 	fs.StringVar(&n.c.URL, "nats", "", what+" (nats://host:4222; user:password@ or a token in the URL, tls:// for TLS)")
-	fs.StringVar(&n.c.Creds, "nats-creds", "", "NATS credentials file (JWT and NKey seed)")
+	fs.StringVar(&n.c.Creds, "nats-creds", os.Getenv(envNATSCreds), "NATS credentials file (JWT and NKey seed; default $"+envNATSCreds+")")
+	fs.StringVar(&n.c.NKey, "nats-nkey", os.Getenv(envNATSNKey), "NATS NKey seed file (a user seed, as nk -gen user writes; default $"+envNATSNKey+"); see docs/trust.md")
 	fs.StringVar(&n.c.CA, "nats-ca", "", "PEM file of the CA that signed the NATS server's certificate")
 	fs.StringVar(&n.c.Cert, "nats-cert", "", "client certificate (PEM) for a NATS server that verifies clients")
 	fs.StringVar(&n.c.Key, "nats-key", "", "key of --nats-cert (PEM)")

@@ -33,6 +33,7 @@ type sweepOptions struct {
 	seed      string // non-empty: sweep.seed
 	plots     string // non-empty: also write every chart as OUT/plots/NAME.svg or .png
 	nats      natsFlags
+	audit     float64 // --nats-audit: the fraction of remote results replayed here
 	// again are the command-line flags that chose the experiment, repeated in the command that
 	// resumes an interrupted sweep (a resume must describe the same experiment).
 	again []string
@@ -83,6 +84,7 @@ them an error.`,
 	fl.StringVar(&o.seed, "seed", "", "search seed (overrides sweep.seed)")
 	fl.StringVar(&o.plots, "plots", "", "also write each chart of report.html to OUT/plots/ as svg or png, for slides")
 	o.nats.register(fl, "run the simulations on the workers of this NATS server (routerlab worker) instead of here")
+	fl.Float64Var(&o.audit, "nats-audit", natsweep.DefaultAudit, "fraction of the workers' results replayed here and compared (0 to 1; each worker's first is replayed too unless 0); a worker whose result differs is refused")
 	return cmd
 }
 
@@ -122,6 +124,9 @@ func runSweep(ctx context.Context, f *config.File, o sweepOptions, stdout, stder
 	if err := o.apply(f); err != nil {
 		return err
 	}
+	if !(o.audit >= 0 && o.audit <= 1) {
+		return fmt.Errorf("--nats-audit: %v must be between 0 and 1", o.audit)
+	}
 	// The simulator digest (for the ledger's fingerprint) does not depend on the
 	// experiment: a build's first sweep computes it on a second core while the trace
 	// loads (about 1.4 s of CPU, docs/trust.md), later ones read it from the cache.
@@ -138,7 +143,7 @@ func runSweep(ctx context.Context, f *config.File, o sweepOptions, stdout, stder
 	fmt.Fprintf(stderr, "sweep: writing %s\n", out)
 	var sim sweep.Simulator = exp
 	if o.nats.c.URL != "" {
-		co, err := natsweep.NewCoordinator(ctx, o.nats.c, exp, exp.Fingerprint(), natsweep.CoordinatorOptions{Out: out, Status: stderr})
+		co, err := natsweep.NewCoordinator(ctx, o.nats.c, exp, exp.Fingerprint(), natsweep.CoordinatorOptions{Out: out, Status: stderr, Audit: o.audit})
 		if err != nil {
 			return err
 		}

@@ -63,21 +63,21 @@ func (a *auditor) sampled(key string) bool {
 	return float64(binary.LittleEndian.Uint64(sum[:])>>11)/(1<<53) < a.fraction
 }
 
-// status is the audit's part of the status line.
-func (a *auditor) status() string {
+// status is the audit's part of the status line: what it checked, and whom it refused.
+func (a *auditor) status() (checked, refused string) {
 	if a.fraction == 0 {
-		return ""
+		return "", ""
 	}
-	line := fmt.Sprintf(", %d checked by local replay (%g of results and each worker's first)", a.checked, a.fraction)
+	checked = fmt.Sprintf(", %d checked by local replay (%g of results and each worker's first)", a.checked, a.fraction)
 	if len(a.refused) > 0 {
 		var names []string
 		for w := range a.refused {
 			names = append(names, w)
 		}
 		slices.Sort(names)
-		line += fmt.Sprintf("; refused %d whose result differed from the local replay: %s", len(names), strings.Join(names, ", "))
+		refused = fmt.Sprintf("; refused %d whose result differed from the local replay: %s", len(names), strings.Join(names, ", "))
 	}
-	return line
+	return checked, refused
 }
 
 // settle checks the answer res to p's task and hands the report to the runs waiting on it:

@@ -464,15 +464,17 @@ func (co *Coordinator) statusLine() string {
 		}
 	}
 	line := fmt.Sprintf("nats: %d workers connected, %d tasks in flight, %d results", live, len(co.tasks), co.done)
+	if co.retried > 0 {
+		line += fmt.Sprintf(", %d failed answers retried", co.retried)
+	}
+	checked, differed := co.audit.status()
+	line += checked
 	if len(refused) > 0 {
 		slices.Sort(refused)
 		line += fmt.Sprintf("; refused %d built from other code: %s; this sweep's simulator is %s",
 			len(refused), strings.Join(refused, ", "), co.sim)
 	}
-	if co.retried > 0 {
-		line += fmt.Sprintf(", %d failed answers retried", co.retried)
-	}
-	line += co.audit.status()
+	line += differed
 	if live == 0 && len(co.tasks) > 0 {
 		line += " (no worker: start routerlab worker --nats " + co.url + ", built from this code)"
 	}
