@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
-# Distributed sweep end to end: a real nats-server with JetStream on a loopback port, two
+# Distributed sweep end to end: a real nats-server with JetStream, configured by
+# examples/nats-server.conf (NKey users, per-role subject permissions), two honest
 # `routerlab worker` processes and `routerlab sweep --nats`; its report, evaluations and
 # summary must equal the local sweep's (wall times aside), and both workers must have worked.
-# A third worker is built from a copy of the source with one constant changed (step times
-# 5 % longer): the sweep must refuse it by its simulator digest, name it in the status line
-# and finish on the other two, and `--resume` with that build must be refused naming the
-# digest. The NATS URL carries a password that must never be printed.
+# Beside them, with the workers' credentials (stolen, for two of them):
+#   - a worker built from a copy of the source with one constant changed (step times 5 %
+#     longer): the sweep must refuse it by its simulator digest, name it in the status line
+#     and finish on the others, and `--resume` with that build must be refused naming the
+#     digest;
+#   - a forger (a build whose worker reports every mean TTFT 2 % higher, simulator digest
+#     unchanged): the audit must catch it, name it, and the sweep must still end
+#     byte-identical to the local one;
+#   - a failing worker (a build that answers every task with an error): its tasks must be
+#     retried on another worker.
+# The forger without credentials must not even connect. No NKey seed may be printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-NATS_SERVER_VERSION=v2.15.3 # the version go.mod pins for the tests' embedded server
 
 tmp=$(mktemp -d)
 pids=()
@@ -19,22 +26,39 @@ cleanup() {
 }
 trap cleanup EXIT
 
-GOBIN="$tmp/bin" go install "github.com/nats-io/nats-server/v2@$NATS_SERVER_VERSION"
+# nats-server and nk at the versions go.mod pins (the tests' embedded server, nkeys).
+go build -o "$tmp/bin/nats-server" github.com/nats-io/nats-server/v2
+go build -o "$tmp/bin/nk" github.com/nats-io/nkeys/nk
 go build -o "$tmp/bin/routerlab" .
+# variant NAME FILE SED CHECK: a build from a copy of the source with one edit.
+variant() {
+	mkdir "$tmp/$1"
+	tar --exclude=./.git --exclude=./runs -cf - . | tar -xf - -C "$tmp/$1"
+	sed -i "$3" "$tmp/$1/$2"
+	grep -q "$4" "$tmp/$1/$2" || { echo "nats-e2e: the $1 edit no longer applies to $2"; exit 1; }
+	(cd "$tmp/$1" && go build -o "$tmp/bin/routerlab-$1" .)
+}
 # The skewed build: the same source with every step priced 5 % dearer.
-mkdir "$tmp/skew"
-tar --exclude=./.git --exclude=./runs -cf - . | tar -xf - -C "$tmp/skew"
-sed -i 's/return int64(math.Ceil(us))$/return int64(math.Ceil(us * 1.05))/' "$tmp/skew/model/worker.go"
-grep -q 'us \* 1.05' "$tmp/skew/model/worker.go" || { echo "nats-e2e: the skew edit no longer applies to model/worker.go"; exit 1; }
-(cd "$tmp/skew" && go build -o "$tmp/bin/routerlab-skew" .)
+variant skew model/worker.go 's/return int64(math.Ceil(us))$/return int64(math.Ceil(us * 1.05))/' 'us \* 1.05'
+# The forger: its worker reports each replay's mean TTFT 2 % higher (simulator untouched).
+variant forger natsweep/worker.go 's/^\tres.Report = rep$/\trep.Summary.MeanTTFTMS *= 1.02\n\tres.Report = rep/' 'MeanTTFTMS \*= 1.02'
+# The failing worker: every task answered with an error.
+variant failing natsweep/worker.go 's/^\tres.Report = rep$/\t_ = rep\n\tres.Error = "injected failure"\n\treturn res/' 'injected failure'
 good=$("$tmp/bin/routerlab" --version | awk '/^simulator/ {print $2}')
 skew=$("$tmp/bin/routerlab-skew" --version | awk '/^simulator/ {print $2}')
 echo "simulator digests: this build $good, the skewed build $skew"
 [ -n "$good" ] && [ -n "$skew" ] && [ "$good" != "$skew" ] || { echo "nats-e2e: the one-constant change did not change the simulator digest"; exit 1; }
 
-# -p -1: a free port, written to the ports file. A user with a password: it must not leak.
-secret=s3cretPW
-"$tmp/bin/nats-server" -js -a 127.0.0.1 -p -1 -sd "$tmp/js" --ports_file_dir "$tmp" --user alice --pass "$secret" >"$tmp/nats.log" 2>&1 &
+# One NKey per role; the server knows only their public halves.
+for role in coordinator worker; do
+	"$tmp/bin/nk" -gen user >"$tmp/$role.nk"
+	chmod 600 "$tmp/$role.nk"
+done
+export ROUTERLAB_COORDINATOR_NKEY ROUTERLAB_WORKER_NKEY
+ROUTERLAB_COORDINATOR_NKEY=$("$tmp/bin/nk" -inkey "$tmp/coordinator.nk" -pubout)
+ROUTERLAB_WORKER_NKEY=$("$tmp/bin/nk" -inkey "$tmp/worker.nk" -pubout)
+# -p -1: a free port, written to the ports file.
+"$tmp/bin/nats-server" -c examples/nats-server.conf -a 127.0.0.1 -p -1 -sd "$tmp/js" --ports_file_dir "$tmp" >"$tmp/nats.log" 2>&1 &
 pids+=($!)
 url=""
 for _ in $(seq 100); do
@@ -43,17 +67,25 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 [ -n "$url" ] || { echo "nats-server did not start:"; cat "$tmp/nats.log"; exit 1; }
-url="nats://alice:$secret@${url#nats://}"
 
+# A stranger on the workers' subject without credentials gets nothing: not even connected.
+if timeout 20 "$tmp/bin/routerlab-forger" worker --nats "$url" --name stranger >"$tmp/worker-stranger.log" 2>&1; then
+	echo "a worker without credentials ran:"; cat "$tmp/worker-stranger.log"; exit 1
+fi
+grep -q "Authorization Violation" "$tmp/worker-stranger.log" || { echo "the worker without credentials was not refused by the server:"; cat "$tmp/worker-stranger.log"; exit 1; }
+
+export ROUTERLAB_NATS_NKEY="$tmp/worker.nk" # every worker below, the stolen ones too
 for w in a b; do
 	"$tmp/bin/routerlab" worker --nats "$url" --name "$w" >"$tmp/worker-$w.log" 2>&1 &
 	pids+=($!)
 done
-"$tmp/bin/routerlab-skew" worker --nats "$url" --name skewed >"$tmp/worker-skewed.log" 2>&1 &
-pids+=($!)
+for w in skew forger failing; do
+	"$tmp/bin/routerlab-$w" worker --nats "$url" --name "$w" >"$tmp/worker-$w.log" 2>&1 &
+	pids+=($!)
+done
 
 args=(--requests 1000 --set validate.requests=8000)
-"$tmp/bin/routerlab" sweep "${args[@]}" --nats "$url" --out "$tmp/nats" >/dev/null 2>"$tmp/sweep-nats.log"
+ROUTERLAB_NATS_NKEY="$tmp/coordinator.nk" "$tmp/bin/routerlab" sweep "${args[@]}" --nats "$url" --out "$tmp/nats" >/dev/null 2>"$tmp/sweep-nats.log"
 "$tmp/bin/routerlab" sweep "${args[@]}" --out "$tmp/local" >/dev/null 2>"$tmp/sweep-local.log"
 
 for f in report.md evaluations.csv; do
@@ -61,15 +93,23 @@ for f in report.md evaluations.csv; do
 done
 wall='s/"wall_time_ms": [0-9.e+-]+/"wall_time_ms": 0/g'
 cmp <(sed -E "$wall" "$tmp/local/summary.json") <(sed -E "$wall" "$tmp/nats/summary.json")
-grep -q "2 workers connected" "$tmp/sweep-nats.log" || { echo "the sweep never saw both workers:"; cat "$tmp/sweep-nats.log"; exit 1; }
-for w in a b; do
+grep -q "4 workers connected" "$tmp/sweep-nats.log" || { echo "the sweep never saw the 4 workers of its simulator:"; cat "$tmp/sweep-nats.log"; exit 1; }
+for w in a b forger; do
 	grep -q " done in " "$tmp/worker-$w.log" || { echo "worker $w ran no task:"; cat "$tmp/worker-$w.log"; exit 1; }
 done
-grep -q "refused 1 built from other code: skewed ($skew); this sweep's simulator is $good" "$tmp/sweep-nats.log" ||
+grep -q "refused 1 built from other code: skew ($skew); this sweep's simulator is $good" "$tmp/sweep-nats.log" ||
 	{ echo "the sweep's status never named the skewed worker as refused:"; cat "$tmp/sweep-nats.log"; exit 1; }
-if grep -q " done in " "$tmp/worker-skewed.log"; then
-	echo "the skewed worker ran a task:"; cat "$tmp/worker-skewed.log"; exit 1
+if grep -q " done in " "$tmp/worker-skew.log"; then
+	echo "the skewed worker ran a task:"; cat "$tmp/worker-skew.log"; exit 1
 fi
+# The forger is caught at its first result and named; the files above equal the local ones.
+grep -q "nats: worker forger refused: its result for task [0-9a-f]* differs from the local replay (mean_ttft_ms " "$tmp/sweep-nats.log" &&
+	grep -q "refused 1 whose result differed from the local replay: forger" "$tmp/sweep-nats.log" ||
+	{ echo "the audit never refused the forger:"; cat "$tmp/sweep-nats.log"; exit 1; }
+# The failing worker's tasks went to others.
+grep -q "task [0-9a-f]* failed: injected failure" "$tmp/worker-failing.log" || { echo "the failing worker failed no task:"; cat "$tmp/worker-failing.log"; exit 1; }
+grep -q "nats: worker failing failed task [0-9a-f]* (injected failure); publishing it for another worker" "$tmp/sweep-nats.log" ||
+	{ echo "the sweep never retried the failing worker's task:"; cat "$tmp/sweep-nats.log"; exit 1; }
 
 # --resume with the skewed build is refused, naming both digests.
 if "$tmp/bin/routerlab-skew" sweep "${args[@]}" --out "$tmp/nats" --resume >/dev/null 2>"$tmp/resume-skew.log"; then
@@ -77,7 +117,14 @@ if "$tmp/bin/routerlab-skew" sweep "${args[@]}" --out "$tmp/nats" --resume >/dev
 fi
 grep -q "simulator: $good → $skew" "$tmp/resume-skew.log" || { echo "the refused resume does not name the digests:"; cat "$tmp/resume-skew.log"; exit 1; }
 
-if grep -l "$secret" "$tmp"/sweep-*.log "$tmp"/worker-*.log "$tmp/resume-skew.log"; then
-	echo "the NATS password was printed (files above)"; exit 1
-fi
-echo "distributed sweep with 2 workers and 1 skewed worker (refused by its simulator digest): outputs equal the local sweep's; the skewed build's --resume refused; no password printed"
+for role in coordinator worker; do
+	seed=$(cat "$tmp/$role.nk")
+	if grep -l "$seed" "$tmp"/sweep-*.log "$tmp"/worker-*.log "$tmp/resume-skew.log" "$tmp/nats.log"; then
+		echo "the $role's NKey seed was printed (files above)"; exit 1
+	fi
+done
+checked=$(grep -o '[0-9]* checked by local replay' "$tmp/sweep-nats.log" | tail -n 1)
+retried=$(grep -o '[0-9]* failed answers retried' "$tmp/sweep-nats.log" | tail -n 1)
+echo "distributed sweep on an NKey-authenticated server: a client without credentials refused; 2 honest workers,"
+echo "1 skewed (refused by its simulator digest), 1 forger (caught by the audit), 1 failing ($retried);"
+echo "$checked; outputs equal the local sweep's; the skewed build's --resume refused; no seed printed"
