@@ -44,8 +44,8 @@ type Coordinator struct {
 	cancel  context.CancelFunc
 
 	mu       sync.Mutex
-	tasks    map[string]*pending     // tasks published and not settled, by key
-	arrived  map[string]Result       // answers nobody waits for yet (a resumed sweep's)
+	tasks    map[string]*pending      // tasks published and not settled, by key
+	arrived  map[string]Result        // answers nobody waits for yet (a resumed sweep's)
 	workers  map[string]heartbeatSeen // last heartbeat of each worker
 	done     int
 	retried  int // failed answers whose task was published again

@@ -28,7 +28,7 @@ type Conn struct {
 // logf: without it they would only show as requests that time out.
 func (c Conn) dial(name string, logf func(format string, args ...any)) (*nats.Conn, jetstream.JetStream, error) {
 	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second),
-		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { logf("nats: %v", err) })}
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { logf("%v", err) })} // err says "nats: …"
 	if c.Creds != "" && c.NKey != "" {
 		return nil, nil, errors.New("nats: a credentials file and an NKey seed file both given: a connection authenticates with one")
 	}
