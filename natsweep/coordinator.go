@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -135,7 +137,7 @@ func (co *Coordinator) start(ctx context.Context) error {
 		var hb heartbeat
 		if json.Unmarshal(m.Data, &hb) == nil && hb.Worker != "" {
 			co.mu.Lock()
-			co.workers[hb.Worker] = heartbeatSeen{time.Now(), hb.Simulator}
+			co.workers[shown(hb.Worker)] = heartbeatSeen{time.Now(), shown(hb.Simulator)}
 			co.mu.Unlock()
 		}
 	})
@@ -189,8 +191,12 @@ func (co *Coordinator) uploadTrace(ctx context.Context) error {
 func (co *Coordinator) receive(m jetstream.Msg) {
 	var res Result
 	if err := json.Unmarshal(m.Data(), &res); err != nil || res.Key == "" {
-		fmt.Fprintf(co.status, "nats: dropped a malformed result: %v\n", err)
+		co.note("nats: dropped a malformed result: %v", err)
 		return
+	}
+	// What a worker says reaches the terminal: no control characters, no novels.
+	for _, f := range []*string{&res.Worker, &res.Simulator, &res.Task, &res.Refused, &res.Error} {
+		*f = shown(*f)
 	}
 	if (res.Refused != "" || res.Error != "") && res.Session != co.session {
 		return
@@ -213,6 +219,28 @@ func (co *Coordinator) receive(m jetstream.Msg) {
 	}
 	p.settling = true
 	co.spawn(func() { co.settle(p, res) })
+}
+
+// maxShown bounds what a worker's message may put in a status line or error, in bytes.
+const maxShown = 1024
+
+// shown is s as a status line may show it: control characters as U+FFFD, cut at maxShown
+// bytes (on a character boundary) with "…".
+func shown(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return unicode.ReplacementChar
+		}
+		return r
+	}, strings.ToValidUTF8(s, string(unicode.ReplacementChar)))
+	if len(s) <= maxShown {
+		return s
+	}
+	cut := maxShown
+	for !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // note writes a line to the status writer. co.mu is not held.
@@ -251,6 +279,9 @@ func (p *pending) fault(res Result, sim string) string {
 // another worker, or after MaxFailures the runs waiting on it fail, naming every worker
 // and its reason, and the sweep stops. co.mu is held.
 func (co *Coordinator) failed(p *pending, worker, why string) {
+	if co.tasks[p.task.Key] != p {
+		return // every run gave up on it
+	}
 	p.settling = false
 	p.failures = append(p.failures, "worker "+worker+": "+why)
 	if len(p.failures) >= MaxFailures {

@@ -333,3 +333,15 @@ func writeSparse(t *testing.T, path string, size int64) {
 		t.Fatal(err)
 	}
 }
+
+// What a worker says is shown without control characters and cut to maxShown bytes.
+func TestWorkerWordsAreShownSafely(t *testing.T) {
+	if got := shown("evil\x1b[2J\nname\xff"); got != "evil\uFFFD[2J\uFFFDname\uFFFD" {
+		t.Errorf("control characters: %q", got)
+	}
+	long := strings.Repeat("é", maxShown)
+	got := shown(long)
+	if len(got) > maxShown+len("…") || !strings.HasSuffix(got, "é…") {
+		t.Errorf("a %d-byte name shown as %d bytes ending %q", len(long), len(got), got[len(got)-8:])
+	}
+}
