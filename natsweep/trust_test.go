@@ -12,9 +12,13 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"pgregory.net/rapid"
 
 	"github.com/routerlab/routerlab/config"
 	"github.com/routerlab/routerlab/engine"
@@ -344,4 +348,27 @@ func TestWorkerWordsAreShownSafely(t *testing.T) {
 	if len(got) > maxShown+len("…") || !strings.HasSuffix(got, "é…") {
 		t.Errorf("a %d-byte name shown as %d bytes ending %q", len(long), len(got), got[len(got)-8:])
 	}
+}
+
+// Invariants: whatever a worker sends, shown gives valid UTF-8 without control characters
+// within maxShown bytes (and "…"); a larger audit fraction samples a superset of the tasks.
+func TestTrustInvariants(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		in := rapid.String().Draw(t, "in") + string(rapid.SliceOf(rapid.Byte()).Draw(t, "bytes"))
+		got := shown(in)
+		if !utf8.ValidString(got) || len(got) > maxShown+len("…") || strings.IndexFunc(got, unicode.IsControl) >= 0 {
+			t.Fatalf("shown(%q) = %q", in, got)
+		}
+		if utf8.ValidString(in) && strings.IndexFunc(in, unicode.IsControl) < 0 && len(in) <= maxShown && got != in {
+			t.Fatalf("a plain name %q shown as %q", in, got)
+		}
+		seed := rapid.Uint64Min(1).Draw(t, "seed")
+		lo := rapid.Float64Range(0, 1).Draw(t, "lo")
+		hi := rapid.Float64Range(lo, 1).Draw(t, "hi")
+		a, b := newAuditor(lo, seed), newAuditor(hi, seed)
+		key := rapid.StringMatching("[0-9a-f]{32}").Draw(t, "key")
+		if a.sampled(key) && !b.sampled(key) {
+			t.Fatalf("task %s sampled at %v but not at %v", key, lo, hi)
+		}
+	})
 }
