@@ -346,7 +346,14 @@ func TestMixedFleetLeavesOtherSimulatorOut(t *testing.T) {
 // returns it with the engine configuration of the experiment's default point.
 func coordinator(ctx context.Context, t *testing.T, c roles, exp *config.Experiment, fp config.Fingerprint) (*Coordinator, engine.Config) {
 	t.Helper()
-	co, err := NewCoordinator(ctx, c.co, exp, fp, CoordinatorOptions{Out: t.TempDir(), Audit: DefaultAudit, Status: testLog{t}})
+	return coordinatorWith(ctx, t, c, exp, fp, CoordinatorOptions{Audit: DefaultAudit, Status: testLog{t}})
+}
+
+// coordinatorWith is coordinator with options (Out is a new directory).
+func coordinatorWith(ctx context.Context, t *testing.T, c roles, exp *config.Experiment, fp config.Fingerprint, opt CoordinatorOptions) (*Coordinator, engine.Config) {
+	t.Helper()
+	opt.Out = t.TempDir()
+	co, err := NewCoordinator(ctx, c.co, exp, fp, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

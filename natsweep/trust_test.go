@@ -131,15 +131,7 @@ func TestErrorAnswerIsRetriedElsewhere(t *testing.T) {
 	c := startServer(t)
 	ctx := context.Background()
 	var status syncBuffer
-	co, err := NewCoordinator(ctx, c.co, exp, exp.Fingerprint(), CoordinatorOptions{Out: t.TempDir(), Audit: 1, Status: &status})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer co.Close()
-	cfg, err := exp.EngineConfig(exp.File.DefaultPoint())
-	if err != nil {
-		t.Fatal(err)
-	}
+	co, cfg := coordinatorWith(ctx, t, c, exp, exp.Fingerprint(), CoordinatorOptions{Audit: 1, Status: &status})
 	runRogue(t, c, "failing", 1, func(_ int, res *Result) { res.Report, res.Error = nil, "out of memory" })
 	errc := make(chan error, 1)
 	var got *engine.Report
@@ -226,15 +218,7 @@ func TestLateForgerPoisonsTheSweep(t *testing.T) {
 	_, exp := experiment(t)
 	c := startServer(t)
 	ctx := context.Background()
-	co, err := NewCoordinator(ctx, c.co, exp, exp.Fingerprint(), CoordinatorOptions{Out: t.TempDir(), Audit: 0.3, AuditSeed: 7})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer co.Close()
-	cfg, err := exp.EngineConfig(exp.File.DefaultPoint())
-	if err != nil {
-		t.Fatal(err)
-	}
+	co, cfg := coordinatorWith(ctx, t, c, exp, exp.Fingerprint(), CoordinatorOptions{Audit: 0.3, AuditSeed: 7})
 	// Tasks by seed: the first (vouching) one, two the sample leaves out, then a sampled one.
 	var cfgs []engine.Config
 	unsampled := 0
@@ -258,7 +242,7 @@ func TestLateForgerPoisonsTheSweep(t *testing.T) {
 			t.Fatalf("task %d: %v", i, err)
 		}
 	}
-	_, err = co.Run(ctx, cfgs[3], 50)
+	_, err := co.Run(ctx, cfgs[3], 50)
 	want := "worker turncoat answered falsely: 2 of its 2 results the search used before it was caught differ from local replays"
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Fatalf("the sampled forged result: %v, want %q", err, want)
