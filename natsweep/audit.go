@@ -33,10 +33,11 @@ type auditor struct {
 	seed     [8]byte
 	slots    chan struct{} // local replays at once: one per CPU
 
-	vouched  map[string]bool         // workers whose result matched a local replay
-	refused  map[string]string       // workers whose result differed: the first difference
-	used     map[string][]usedAnswer // unchecked answers the search used, by worker
-	checked  int                     // results replayed locally
+	vouched  map[string]bool          // workers whose result matched a local replay
+	judging  map[string]chan struct{} // workers whose first result is being replayed: closed at the verdict
+	refused  map[string]string        // workers whose result differed: the first difference
+	used     map[string][]usedAnswer  // unchecked answers the search used, by worker
+	checked  int                      // results replayed locally
 	poisoned error
 }
 
@@ -48,7 +49,7 @@ type usedAnswer struct {
 
 func newAuditor(fraction float64, seed uint64) auditor {
 	a := auditor{fraction: fraction, slots: make(chan struct{}, runtime.GOMAXPROCS(0)),
-		vouched: map[string]bool{}, refused: map[string]string{}, used: map[string][]usedAnswer{}}
+		vouched: map[string]bool{}, judging: map[string]chan struct{}{}, refused: map[string]string{}, used: map[string][]usedAnswer{}}
 	if seed == 0 {
 		_, _ = rand.Read(a.seed[:])
 	} else {
@@ -96,8 +97,30 @@ func (co *Coordinator) settle(p *pending, res Result) {
 	}
 	co.mu.Lock()
 	a := &co.audit
+	// A worker's first result is replayed; its others wait for that verdict, so that a fast
+	// worker's first burst is not all replayed here.
+	first := false
+	for a.fraction > 0 && !a.vouched[res.Worker] && a.refused[res.Worker] == "" {
+		verdict, judging := a.judging[res.Worker]
+		if !judging {
+			a.judging[res.Worker] = make(chan struct{})
+			first = true
+			break
+		}
+		co.mu.Unlock()
+		select {
+		case <-verdict:
+		case <-co.ctx.Done():
+		}
+		co.mu.Lock()
+		if co.ctx.Err() != nil {
+			co.finish(p, outcome{err: co.ctx.Err()})
+			co.mu.Unlock()
+			return
+		}
+	}
 	_, refused := a.refused[res.Worker]
-	check := refused || (a.fraction > 0 && (!a.vouched[res.Worker] || a.sampled(p.task.Key)))
+	check := refused || first || (a.fraction > 0 && a.sampled(p.task.Key))
 	if !check {
 		a.used[res.Worker] = append(a.used[res.Worker], usedAnswer{p.task, reportDigest(rep)})
 		co.finish(p, outcome{rep: rep})
@@ -109,6 +132,12 @@ func (co *Coordinator) settle(p *pending, res Result) {
 	local, err := co.replay(p.task)
 	co.mu.Lock()
 	defer co.mu.Unlock()
+	if first { // runs before the unlock: the waiting answers see the verdict
+		defer func() {
+			close(a.judging[res.Worker])
+			delete(a.judging, res.Worker)
+		}()
+	}
 	if err != nil {
 		co.finish(p, outcome{err: err})
 		return
