@@ -17,19 +17,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-# nats-server and nk at the versions go.mod pins (the tests' embedded server, nkeys).
-go build -o "$tmp/bin/nats-server" github.com/nats-io/nats-server/v2
-go build -o "$tmp/bin/nk" github.com/nats-io/nkeys/nk
-go build -o "$tmp/bin/routerlab" .
+source .ci/nats-server.sh
+nats_tools
 # variant NAME FILE SED CHECK: a build from a copy of the source with one edit.
 variant() {
 	mkdir "$tmp/$1"
@@ -50,23 +39,7 @@ echo "simulator digests: this build $good, the skewed build $skew"
 [ -n "$good" ] && [ -n "$skew" ] && [ "$good" != "$skew" ] || { echo "nats-e2e: the one-constant change did not change the simulator digest"; exit 1; }
 
 # One NKey per role; the server knows only their public halves.
-for role in coordinator worker; do
-	"$tmp/bin/nk" -gen user >"$tmp/$role.nk"
-	chmod 600 "$tmp/$role.nk"
-done
-export ROUTERLAB_COORDINATOR_NKEY ROUTERLAB_WORKER_NKEY
-ROUTERLAB_COORDINATOR_NKEY=$("$tmp/bin/nk" -inkey "$tmp/coordinator.nk" -pubout)
-ROUTERLAB_WORKER_NKEY=$("$tmp/bin/nk" -inkey "$tmp/worker.nk" -pubout)
-# -p -1: a free port, written to the ports file.
-"$tmp/bin/nats-server" -c examples/nats-server.conf -a 127.0.0.1 -p -1 -sd "$tmp/js" --ports_file_dir "$tmp" >"$tmp/nats.log" 2>&1 &
-pids+=($!)
-url=""
-for _ in $(seq 100); do
-	url=$(grep -ho 'nats://[^"]*' "$tmp"/*.ports 2>/dev/null | head -n 1 || true)
-	[ -n "$url" ] && break
-	sleep 0.1
-done
-[ -n "$url" ] || { echo "nats-server did not start:"; cat "$tmp/nats.log"; exit 1; }
+nats_start
 
 # A stranger on the workers' subject without credentials gets nothing: not even connected.
 if timeout 20 "$tmp/bin/routerlab-forger" worker --nats "$url" --name stranger >"$tmp/worker-stranger.log" 2>&1; then
