@@ -46,7 +46,7 @@ another after --ack-wait. A worker takes only the tasks of sweeps whose simulato
 (routerlab --version) is its own: a build from other code is refused by the sweep, which
 names it in its status line and carries on with the workers that match. Logs one line per
 task on stderr; stop it with ctrl+c.`,
-		Example: `  routerlab worker --nats nats://10.0.0.5:4222 --parallel 8
+		Example: `  routerlab worker --nats nats://10.0.0.5:4222 --nats-nkey worker.nk --parallel 8   # server: examples/nats-server.conf
   routerlab worker --nats tls://nats.example.com:4222 --nats-creds worker.creds`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
