@@ -595,7 +595,7 @@ func TestURLErrorsNeverPrintThePassword(t *testing.T) {
 		"u:p%zzSECRET@127.0.0.1:4222",
 		"nats://u:SECRET@[::1:4222",
 	} {
-		_, _, err := Conn{URL: u}.dial("test")
+		_, _, err := Conn{URL: u}.dial("test", t.Logf)
 		if err == nil {
 			t.Errorf("%q: connected", u)
 			continue
