@@ -57,6 +57,15 @@ for w in skew forger failing; do
 	pids+=($!)
 done
 
+# Each worker computes its build's simulator digest before it connects (seconds for a new
+# build, five at once on two cores): the sweep starts once all are on the server.
+for w in a b skew forger failing; do
+	for _ in $(seq 600); do
+		grep -q "waiting for a sweep\|serving" "$tmp/worker-$w.log" && break
+		sleep 0.2
+	done
+	grep -q "waiting for a sweep\|serving" "$tmp/worker-$w.log" || { echo "worker $w never connected:"; cat "$tmp/worker-$w.log"; exit 1; }
+done
 args=(--requests 1000 --set validate.requests=8000)
 ROUTERLAB_NATS_NKEY="$tmp/coordinator.nk" "$tmp/bin/routerlab" sweep "${args[@]}" --nats "$url" --out "$tmp/nats" >/dev/null 2>"$tmp/sweep-nats.log"
 "$tmp/bin/routerlab" sweep "${args[@]}" --out "$tmp/local" >/dev/null 2>"$tmp/sweep-local.log"
