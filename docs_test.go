@@ -51,8 +51,8 @@ func TestExperimentFileReference(t *testing.T) {
 var ranElsewhere = map[string]string{
 	"go test ./...": "", // the command that runs this test
 	"routerlab serve --ssh 0.0.0.0:2222 --authorized-keys team_operators --viewer-keys team_viewers": ".ci/tui-e2e.sh",
-	"routerlab worker --nats nats://nats-host:4222":                                                  ".ci/nats-e2e.sh",
-	"routerlab sweep --out runs/seed --nats nats://nats-host:4222":                                   ".ci/nats-e2e.sh",
+	"routerlab worker --nats nats://nats-host:4222 --nats-nkey worker.nk":                            ".ci/nats-e2e.sh",
+	"routerlab sweep --out runs/seed --nats nats://nats-host:4222 --nats-nkey coordinator.nk":        ".ci/nats-e2e.sh",
 }
 
 // TestREADMECommands requires every command in README.md's sh blocks to be run by a test: a

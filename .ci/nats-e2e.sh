@@ -47,13 +47,13 @@ if timeout 20 "$tmp/bin/routerlab-forger" worker --nats "$url" --name stranger >
 fi
 grep -q "Authorization Violation" "$tmp/worker-stranger.log" || { echo "the worker without credentials was not refused by the server:"; cat "$tmp/worker-stranger.log"; exit 1; }
 
-export ROUTERLAB_NATS_NKEY="$tmp/worker.nk" # every worker below, the stolen ones too
+# The honest workers take the key by flag, as README shows; the stolen ones by the variable.
 for w in a b; do
-	"$tmp/bin/routerlab" worker --nats "$url" --name "$w" >"$tmp/worker-$w.log" 2>&1 &
+	"$tmp/bin/routerlab" worker --nats "$url" --nats-nkey "$tmp/worker.nk" --name "$w" >"$tmp/worker-$w.log" 2>&1 &
 	pids+=($!)
 done
 for w in skew forger failing; do
-	"$tmp/bin/routerlab-$w" worker --nats "$url" --name "$w" >"$tmp/worker-$w.log" 2>&1 &
+	ROUTERLAB_NATS_NKEY="$tmp/worker.nk" "$tmp/bin/routerlab-$w" worker --nats "$url" --name "$w" >"$tmp/worker-$w.log" 2>&1 &
 	pids+=($!)
 done
 
@@ -67,7 +67,7 @@ for w in a b skew forger failing; do
 	grep -q "waiting for a sweep\|serving" "$tmp/worker-$w.log" || { echo "worker $w never connected:"; cat "$tmp/worker-$w.log"; exit 1; }
 done
 args=(--requests 1000 --set validate.requests=8000)
-ROUTERLAB_NATS_NKEY="$tmp/coordinator.nk" "$tmp/bin/routerlab" sweep "${args[@]}" --nats "$url" --out "$tmp/nats" >/dev/null 2>"$tmp/sweep-nats.log"
+"$tmp/bin/routerlab" sweep "${args[@]}" --nats "$url" --nats-nkey "$tmp/coordinator.nk" --out "$tmp/nats" >/dev/null 2>"$tmp/sweep-nats.log"
 "$tmp/bin/routerlab" sweep "${args[@]}" --out "$tmp/local" >/dev/null 2>"$tmp/sweep-local.log"
 
 for f in report.md evaluations.csv; do
