@@ -311,7 +311,7 @@ func newExplorerServer(exp *config.Experiment, requests int, o serveOptions, add
 			o.hostKey, st.Mode().Perm())
 	}
 	lim := newConnLimits(o.maxUnauth, o.maxUnauthPerAddr, o.maxSessions, logger)
-	progs := &programs{running: map[*tea.Program]bool{}}
+	progs := &programs{running: map[*tea.Program]<-chan struct{}{}}
 	handler := func(s ssh.Session) (tea.Model, []tea.ProgramOption) {
 		palettes, err := themes.Cycle(sessionEnv(s))
 		if err != nil {
@@ -445,7 +445,7 @@ func restoreTerminal(next ssh.Handler) ssh.Handler {
 // alternate screen with the cursor hidden.
 type programs struct {
 	mu      sync.Mutex
-	running map[*tea.Program]bool
+	running map[*tea.Program]<-chan struct{} // closed when the program's session has ended
 	stopped bool
 }
 
@@ -462,9 +462,13 @@ func (ps *programs) handler(h wishtea.Handler) wishtea.ProgramHandler {
 		if ps.stopped {
 			return nil // the server is stopping: no new explorer
 		}
-		ps.running[p] = true
+		// The session's context (its connection's) ends after wish's handler has returned from
+		// p.Run, the terminal restored: tea.Program.Wait may not be called before Run starts (it
+		// reads a channel Run creates), so the connection, not the program, says when it is over.
+		done := s.Context().Done()
+		ps.running[p] = done
 		go func() {
-			p.Wait()
+			<-done
 			ps.mu.Lock()
 			delete(ps.running, p)
 			ps.mu.Unlock()
@@ -479,16 +483,16 @@ func (ps *programs) quitAll(ctx context.Context) {
 	ps.mu.Lock()
 	ps.stopped = true
 	running := make([]*tea.Program, 0, len(ps.running))
-	for p := range ps.running {
+	ended := make([]<-chan struct{}, 0, len(ps.running))
+	for p, done := range ps.running {
 		running = append(running, p)
+		ended = append(ended, done)
 	}
 	ps.mu.Unlock()
 	for _, p := range running {
 		p.Quit()
 	}
-	for _, p := range running {
-		done := make(chan struct{})
-		go func() { p.Wait(); close(done) }()
+	for _, done := range ended {
 		select {
 		case <-done:
 		case <-ctx.Done():
