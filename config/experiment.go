@@ -82,7 +82,7 @@ func (f *File) deployment(sku string, pc ParallelConfig, maxBatchedTokens, maxSe
 	}
 	return model.Deployment{
 		ModelName: f.ModelName, HardwareSKU: sku, Quantization: f.Quantization,
-		Backend: f.Values("backend")[0].Text, BackendVersion: f.BackendVersion,
+		Backend: model.Backend(f.Values("backend")[0].Text), BackendVersion: f.BackendVersion,
 		TP: pc.TP, AttentionDP: pc.AttentionDP, MoETP: pc.MoETP, MoEEP: pc.MoEEP,
 		MaxNumBatchedTokens: maxBatchedTokens, MaxNumSeqs: maxSeqs,
 		BlockSize: f.BlockSize, GPUMemoryUtilization: util,

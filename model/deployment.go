@@ -9,10 +9,10 @@ import (
 // Deployment is one worker's hardware, parallel layout and vLLM engine arguments: everything
 // the step-time and KV-capacity models depend on.
 type Deployment struct {
-	ModelName      string // e.g. MiniMaxAI/MiniMax-M2.5
-	HardwareSKU    string // e.g. b200_sxm
-	Backend        string // vllm
-	BackendVersion string // e.g. 0.19.0
+	ModelName      string  // e.g. MiniMaxAI/MiniMax-M2.5
+	HardwareSKU    string  // e.g. b200_sxm
+	Backend        Backend // vllm, sglang or trtllm ("" is vllm)
+	BackendVersion string  // e.g. 0.19.0
 
 	// Quantization is the GEMM dtype the weights are served in (vLLM's --quantization, e.g.
 	// fp8 for a BF16 checkpoint quantised at load); "" is the checkpoint's own.
@@ -222,7 +222,7 @@ func SeedDeployment() Deployment {
 	return Deployment{
 		ModelName:            "MiniMaxAI/MiniMax-M2.5",
 		HardwareSKU:          "b200_sxm",
-		Backend:              "vllm",
+		Backend:              BackendVLLM,
 		BackendVersion:       "0.19.0",
 		TP:                   4,
 		AttentionDP:          1,
