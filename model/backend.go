@@ -44,3 +44,27 @@ func (b Backend) OrDefault() Backend {
 	}
 	return b
 }
+
+// CheckLayout says why a layout cannot run on backend b, as AIConfigurator's parallel-config
+// enumeration filters it (ai-dynamo/aiconfigurator src/aiconfigurator/sdk/utils.py,
+// enumerate_parallel_config, "backend specific filters"): TensorRT-LLM runs attention data
+// parallelism only with attention TP 1; vLLM shards experts by TP or by EP, never both;
+// SGLang's EP-only MoE backends (DeepEP wide-EP, MegaMoE) force moe_tp 1, so epOnlyMoE says
+// whether the deployment's expert kernel is one of them. nil: the layout runs.
+func (b Backend) CheckLayout(l Layout, epOnlyMoE bool) error {
+	switch b.OrDefault() {
+	case BackendTRTLLM:
+		if l.AttentionDP > 1 && l.TP > 1 {
+			return fmt.Errorf("backend trtllm: attention data parallelism runs with tp 1 only (have tp %d, attention_dp %d)", l.TP, l.AttentionDP)
+		}
+	case BackendVLLM:
+		if l.MoETP > 1 && l.MoEEP > 1 {
+			return fmt.Errorf("backend vllm: experts are sharded by moe_tp or by moe_ep, not both (have moe_tp %d, moe_ep %d)", l.MoETP, l.MoEEP)
+		}
+	case BackendSGLang:
+		if epOnlyMoE && l.MoETP > 1 {
+			return fmt.Errorf("backend sglang: the expert-parallel-only MoE backend needs moe_tp 1 (have %d)", l.MoETP)
+		}
+	}
+	return nil
+}

@@ -157,7 +157,7 @@ func EmbeddedImports() []ImportOptions {
 	fp4MoE := MoEKernel{Source: "vllm_flashinfer_trtllm_moe_fp4", Quant: "nvfp4"}
 	const minimax, llama70, qwen235 = "MiniMaxAI/MiniMax-M2.5", "meta-llama/Llama-3.1-70B", "Qwen/Qwen3-235B-A22B-FP8"
 	const kimi, kimiFP4 = "moonshotai/Kimi-K2.5", "nvidia/Kimi-K2.5-NVFP4"
-	return []ImportOptions{
+	return append([]ImportOptions{
 		DefaultImportOptions(),
 		DynosimImportOptions(),
 		one(minimax, "b200_sxm", "nvfp4", "bfloat16", fp4MoE, "1,1,1", "2,1,2", "2,2,1", "4,1,4", "4,4,1", "8,8,1"),
@@ -191,7 +191,7 @@ func EmbeddedImports() []ImportOptions {
 		// DeepSeek-V3 itself (block FP8, 128 heads, three leading dense layers), on 8 GPUs.
 		one("deepseek-ai/DeepSeek-V3", "h200_sxm", "", "", MoEKernel{}, "8,8,1", "8,1,8"),
 		one("deepseek-ai/DeepSeek-V3", "b200_sxm", "", "", MoEKernel{}, "8,8,1", "8,1,8"),
-	}
+	}, backendImports()...)
 }
 
 // atVersion derives o from another vLLM version's tables (the experts still from their
@@ -248,6 +248,7 @@ var configAliases = map[string]string{
 	"meta-llama/Llama-3.1-70B":         "meta-llama/Meta-Llama-3.1-70B",
 	"meta-llama/Llama-3.1-405B":        "meta-llama/Meta-Llama-3.1-405B",
 	"nvidia/Llama-3.1-8B-Instruct-FP8": "meta-llama/Meta-Llama-3.1-8B",
+	"meta-llama/Llama-3.1-8B-Instruct": "meta-llama/Meta-Llama-3.1-8B",
 }
 
 // configFile is the config.json of a model under aicDir: <org>--<name>_config.json at its top
@@ -352,7 +353,7 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 	gemmQuant := cmp.Or(o.GEMMQuant, llm.WeightQuant)
 	mk := o.MoE
 	if llm.MoE() && mk.Source == "" {
-		if mk, err = defaultMoEKernel(o.HardwareSKU, o.BackendVersion, cmp.Or(llm.ExpertQuant, gemmQuant)); err != nil {
+		if mk, err = backendMoEKernel(o.Backend, o.HardwareSKU, o.BackendVersion, cmp.Or(llm.ExpertQuant, gemmQuant)); err != nil {
 			return nil, err
 		}
 		mk.Distribution = o.MoE.Distribution
