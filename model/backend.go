@@ -20,6 +20,15 @@ const (
 // Backends lists the supported backends, the default first.
 func Backends() []Backend { return []Backend{BackendVLLM, BackendSGLang, BackendTRTLLM} }
 
+// BackendNames lists the supported backends' names, the default first.
+func BackendNames() []string {
+	var out []string
+	for _, b := range Backends() {
+		out = append(out, string(b))
+	}
+	return out
+}
+
 // ParseBackend reads a backend's name ("" is vLLM, the default).
 func ParseBackend(s string) (Backend, error) {
 	if s == "" {
@@ -30,11 +39,7 @@ func ParseBackend(s string) (Backend, error) {
 			return b, nil
 		}
 	}
-	names := make([]string, 0, 3)
-	for _, b := range Backends() {
-		names = append(names, string(b))
-	}
-	return "", fmt.Errorf("backend %q is not supported (want one of %s)", s, strings.Join(names, ", "))
+	return "", fmt.Errorf("backend %q is not supported (want one of %s)", s, strings.Join(BackendNames(), ", "))
 }
 
 // OrDefault is b, or vLLM when b is unset.
@@ -67,4 +72,16 @@ func (b Backend) CheckLayout(l Layout, epOnlyMoE bool) error {
 		}
 	}
 	return nil
+}
+
+// EmbeddedVersion is the release of backend b whose tables the binary embeds for SGLang and
+// TensorRT-LLM (backendImports); "" for vLLM, whose version the experiment names.
+func (b Backend) EmbeddedVersion() string {
+	switch b {
+	case BackendSGLang:
+		return sglangVersion
+	case BackendTRTLLM:
+		return trtllmVersion
+	}
+	return ""
 }

@@ -90,6 +90,12 @@ func graphMaxBatch(b Backend, sku string, tp int) int {
 	return 0
 }
 
+// The SGLang and TensorRT-LLM releases the embedded tables are derived at.
+const (
+	sglangVersion = "0.5.9"
+	trtllmVersion = "1.2.0rc5"
+)
+
 // backendImports are the embedded SGLang and TensorRT-LLM tables: the seed's model and layouts
 // under each, and the models, GPUs, precisions and layouts of AIConfigurator's measured
 // aggregated SGLang and TRT-LLM rows whose architecture the importer prices (dense and MoE
@@ -98,11 +104,7 @@ func graphMaxBatch(b Backend, sku string, tp int) int {
 // 0.5.9 and TRT-LLM at 1.2.0rc5, the versions every GPU here has tables for.
 func backendImports() []ImportOptions {
 	one := func(b Backend, model, sku, quant, gemm string, l ...string) ImportOptions {
-		v := "0.5.9"
-		if b == BackendTRTLLM {
-			v = "1.2.0rc5"
-		}
-		return ImportOptions{Model: model, HardwareSKU: sku, Backend: b, BackendVersion: v,
+		return ImportOptions{Model: model, HardwareSKU: sku, Backend: b, BackendVersion: b.EmbeddedVersion(),
 			Quantization: quant, GEMMQuant: gemm, Layouts: layouts(l...)}
 	}
 	const minimax, llama70, llama8 = "MiniMaxAI/MiniMax-M2.5", "meta-llama/Llama-3.1-70B", "meta-llama/Llama-3.1-8B-Instruct"
@@ -113,7 +115,7 @@ func backendImports() []ImportOptions {
 		one(BackendTRTLLM, minimax, "b200_sxm", "", "", "4,1,4", "4,4,1"),
 		one(BackendSGLang, qwen32, "h100_sxm", "", "", dense...),
 		one(BackendSGLang, qwen235, "h200_sxm", "", "", "2,2,1", "4,4,1"),
-		one(BackendSGLang, llama8, "h200_sxm", "fp8", "fp8_block", dense...),
+		one(BackendSGLang, llama8, "h200_sxm", "fp8", "fp8", dense...), // --quantization fp8: per-tensor FP8 weights
 		one(BackendTRTLLM, llama70, "b200_sxm", "fp8", "fp8", dense...),
 		one(BackendTRTLLM, llama70, "b200_sxm", "nvfp4", "nvfp4", dense...),
 		one(BackendTRTLLM, llama70, "h200_sxm", "fp8", "fp8", dense...),

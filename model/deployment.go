@@ -308,6 +308,11 @@ func (d Deployment) Validate() error {
 		return fmt.Errorf("deployment: timing_reference dynosim schedules as Dynamo's mocker, which has no asynchronous scheduler: set async_scheduling false")
 	case !slices.Contains(MemoryBudgets(), d.Budget()):
 		return fmt.Errorf("deployment: memory_budget %q is not supported (want one of %s)", d.MemoryBudget, strings.Join(MemoryBudgets(), ", "))
+	case d.Backend != "" && !slices.Contains(Backends(), d.Backend):
+		_, err := ParseBackend(string(d.Backend))
+		return fmt.Errorf("deployment: %w", err)
+	case d.Backend.CheckLayout(d.Layout(), false) != nil:
+		return fmt.Errorf("deployment: %w", d.Backend.CheckLayout(d.Layout(), false))
 	case !slices.Contains(Float32MatmulPrecisions(), d.float32Precision()):
 		return fmt.Errorf("deployment: float32_matmul_precision %q is not supported (want one of %s)",
 			d.Float32MatmulPrecision, strings.Join(Float32MatmulPrecisions(), ", "))
