@@ -374,7 +374,7 @@ from its vLLM 0.19.0 table, the router gate as a BF16 GEMM), which the whole imp
 			}
 			imports := model.EmbeddedImports()
 			f := cmd.Flags()
-			selected := f.Changed("model-name") || f.Changed("sku") || f.Changed("layout") || f.Changed("quantization") || f.Changed("checkpoint") || f.Changed("timing-reference")
+			selected := f.Changed("backend") || f.Changed("model-name") || f.Changed("sku") || f.Changed("layout") || f.Changed("quantization") || f.Changed("checkpoint") || f.Changed("timing-reference")
 			if !selected {
 				// Without a deployment every embedded one is re-derived with its own kernel
 				// choice: a kernel flag would be dropped silently.
@@ -444,7 +444,8 @@ from its vLLM 0.19.0 table, the router gate as a BF16 GEMM), which the whole imp
 	fs.StringVar(&ref, "timing-reference", model.ReferenceSilicon, "the reference the tables price for: silicon (the kernels vLLM runs) or dynosim (AIConfigurator's own operator choice, files *_dynosim.json)")
 	fs.StringVar(&o.Model, "model-name", o.Model, "model name (config file <org>--<name>_config.json)")
 	fs.StringVar(&o.HardwareSKU, "sku", o.HardwareSKU, "system name")
-	fs.StringVar(&o.BackendVersion, "backend-version", o.BackendVersion, "vLLM version directory")
+	fs.Var(backendFlag{&o.Backend}, "backend", "the engine whose operator tables are read: "+strings.Join(model.BackendNames(), ", "))
+	fs.StringVar(&o.BackendVersion, "backend-version", o.BackendVersion, "the backend's version directory (vLLM 0.19.0, SGLang 0.5.9, TRT-LLM 1.2.0rc5)")
 	fs.StringVar(&o.Quantization, "quantization", o.Quantization, "serving precision other than the checkpoint's, naming the table (e.g. fp8, nvfp4)")
 	fs.StringVar(&o.Checkpoint, "checkpoint", o.Checkpoint, "Hugging Face id of the served checkpoint's config.json when it is not --model-name's (e.g. nvidia/Kimi-K2.5-NVFP4 with --quantization nvfp4)")
 	fs.StringVar(&o.GEMMQuant, "gemm-quant", o.GEMMQuant, "gemm_dtype of the projection and dense MLP rows (default: the checkpoint's)")
@@ -689,3 +690,24 @@ func captureWords(d model.Deployment) string {
 
 // memoryBudgetUsage describes --memory-budget for model info and model validate.
 const memoryBudgetUsage = "how the KV cache's memory is computed: aiconfigurator (its vLLM budget: capacity × utilisation × 0.98 − weights, activations, NCCL, runtime) or vllm (what vLLM's profiler takes off before 0.21: weights and activations; NCCL and CUDA graphs sit outside its budget)"
+
+// backendFlag is a pflag.Value for a model.Backend.
+type backendFlag struct{ b *model.Backend }
+
+func (f backendFlag) String() string {
+	if f.b == nil {
+		return ""
+	}
+	return string(*f.b)
+}
+
+func (f backendFlag) Set(s string) error {
+	b, err := model.ParseBackend(s)
+	if err != nil {
+		return err
+	}
+	*f.b = b
+	return nil
+}
+
+func (backendFlag) Type() string { return "backend" }

@@ -125,7 +125,11 @@ func modelCases() ([]replayCase, error) {
 		}
 		seen[key] = true
 		l := t.Layout
-		sets := []string{"model_name=" + t.Model, "hardware_sku=" + t.HardwareSKU, "backend_version=" + t.BackendVersion,
+		version := "backend_version=" + t.BackendVersion
+		if t.Backend != model.BackendVLLM { // SGLang and TRT-LLM run their embedded release
+			version = "backend=" + string(t.Backend)
+		}
+		sets := []string{"model_name=" + t.Model, "hardware_sku=" + t.HardwareSKU, version,
 			"context_length=32768",
 			fmt.Sprintf("parallel_configs=[{tp: %d, attention_dp: %d, moe_tp: %d, moe_ep: %d, replicas: 2}]", l.TP, l.AttentionDP, l.MoETP, l.MoEEP)}
 		if t.Quantization != "" {

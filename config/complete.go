@@ -46,8 +46,8 @@ func SetValues(key string) []string {
 		return model.Float32MatmulPrecisions()
 	case "memory_budget":
 		return model.MemoryBudgets()
-	case "backend":
-		return []string{"vllm"}
+	case KeyBackend:
+		return model.BackendNames()
 	case "deployment_mode":
 		return []string{"agg"}
 	case "planner_scaling_policy":

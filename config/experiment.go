@@ -54,13 +54,15 @@ func newExperiment(f *File, tr *trace.Trace) (*Experiment, error) {
 				for _, seqs := range f.Values("agg_max_num_seqs") {
 					for _, kv := range f.Values(KeyKVCacheDtype) {
 						for _, ref := range f.Values(KeyTimingReference) {
-							d := f.deployment(sku.Text, pc, int(mbt.Num), int(seqs.Num), kvCacheDtype(kv), ref.Text)
-							w, err := model.NewWorker(d)
-							if err != nil {
-								return nil, fmt.Errorf("%s: search_space: %w", f.Name, err)
+							for _, b := range f.Values(KeyBackend) {
+								d := f.deployment(sku.Text, pc, int(mbt.Num), int(seqs.Num), kvCacheDtype(kv), ref.Text, model.Backend(b.Text))
+								w, err := model.NewWorker(d)
+								if err != nil {
+									return nil, fmt.Errorf("%s: search_space: %w", f.Name, err)
+								}
+								e.workers[d] = w
+								e.deployments = append(e.deployments, d)
 							}
-							e.workers[d] = w
-							e.deployments = append(e.deployments, d)
 						}
 					}
 				}
@@ -75,14 +77,21 @@ func newExperiment(f *File, tr *trace.Trace) (*Experiment, error) {
 	return e, nil
 }
 
-func (f *File) deployment(sku string, pc ParallelConfig, maxBatchedTokens, maxSeqs int, kvDtype, timingReference string) model.Deployment {
+// deployment is one worker of the file's model. backend_version names the vLLM release;
+// SGLang and TensorRT-LLM run the release whose tables are embedded (model.Backend's
+// EmbeddedVersion), and vLLM's fuse_allreduce_rms default applies to vLLM alone.
+func (f *File) deployment(sku string, pc ParallelConfig, maxBatchedTokens, maxSeqs int, kvDtype, timingReference string, backend model.Backend) model.Deployment {
 	util := f.GPUMemoryUtilization
 	if util == 0 {
 		util = 0.9
 	}
+	version, fuse := f.BackendVersion, f.fusesAllReduceRMS(sku, pc)
+	if backend != model.BackendVLLM {
+		version, fuse = backend.EmbeddedVersion(), false
+	}
 	return model.Deployment{
 		ModelName: f.ModelName, HardwareSKU: sku, Quantization: f.Quantization,
-		Backend: f.Values("backend")[0].Text, BackendVersion: f.BackendVersion,
+		Backend: backend, BackendVersion: version,
 		TP: pc.TP, AttentionDP: pc.AttentionDP, MoETP: pc.MoETP, MoEEP: pc.MoEEP,
 		MaxNumBatchedTokens: maxBatchedTokens, MaxNumSeqs: maxSeqs,
 		BlockSize: f.BlockSize, GPUMemoryUtilization: util,
@@ -90,7 +99,7 @@ func (f *File) deployment(sku string, pc ParallelConfig, maxBatchedTokens, maxSe
 		APIServerTokenizeNS: f.APIServerTokenizeNS, APIServerTokenizeBatching: f.APIServerTokenizeBatching,
 		RequestPathUS: f.RequestPathUS, StreamEndUS: f.StreamEndUS,
 		MaxCUDAGraphCaptureSize: f.MaxCUDAGraphCaptureSize, CUDAGraphMode: f.CUDAGraphMode,
-		SharedExpertsStreamTokens: f.SharedExpertsStreamTokens, FuseAllReduceRMS: f.fusesAllReduceRMS(sku, pc),
+		SharedExpertsStreamTokens: f.SharedExpertsStreamTokens, FuseAllReduceRMS: fuse,
 		KVCacheDtype: kvDtype, Float32MatmulPrecision: f.float32Precision(), TimingReference: timingReference,
 		MemoryBudget: f.MemoryBudget,
 	}
@@ -133,7 +142,7 @@ func (e *Experiment) EngineConfig(p Point) (engine.Config, error) {
 			pc = pl.parallel[i]
 		}
 	}
-	d := f.deployment(val(KeyHardwareSKU).Text, pc, int(val("agg_max_num_batched_tokens").Num), int(val("agg_max_num_seqs").Num), kvCacheDtype(val(KeyKVCacheDtype)), val(KeyTimingReference).Text)
+	d := f.deployment(val(KeyHardwareSKU).Text, pc, int(val("agg_max_num_batched_tokens").Num), int(val("agg_max_num_seqs").Num), kvCacheDtype(val(KeyKVCacheDtype)), val(KeyTimingReference).Text, model.Backend(val(KeyBackend).Text))
 	w, ok := e.workers[d]
 	if !ok {
 		return engine.Config{}, fmt.Errorf("config: no worker model for %+v", d)

@@ -24,6 +24,9 @@ const (
 	// KeyHardwareSKU is the GPU a worker runs on (an embedded system, see model list); a
 	// list of them makes the GPU a search dimension.
 	KeyHardwareSKU = "hardware_sku"
+	// KeyBackend is the serving engine (vllm, sglang, trtllm), a deployment key that may be
+	// listed: the sweep searches it within each deployment mode.
+	KeyBackend = "backend"
 	// KeyKVCacheDtype is vLLM's --kv-cache-dtype, a deployment key that may be listed.
 	KeyKVCacheDtype = "kv_cache_dtype"
 	// KeyFloat32MatmulPrecision is vLLM's VLLM_FLOAT32_MATMUL_PRECISION, a deployment setting.
@@ -231,7 +234,7 @@ type list struct {
 // listKeys are the search_space keys that may hold several values, in the order
 // dimensions are reported.
 var listKeys = append([]string{
-	KeyHardwareSKU, "backend", "deployment_mode", "parallel_configs",
+	KeyHardwareSKU, KeyBackend, "deployment_mode", "parallel_configs",
 	"agg_max_num_batched_tokens", "agg_max_num_seqs", KeyKVCacheDtype, KeyTimingReference, "planner_scaling_policy",
 	KeyRouterMode, KeyOverlapScoreCredit, KeyPrefillLoadScale, KeyRouterTemperature,
 }, loadKeyNames()...) // the router's load and admission keys last (loadkeys.go)
@@ -295,7 +298,7 @@ func newFile(name string) *File {
 		Validate: ValidateSettings{Enabled: true},
 	}
 	defaults := map[string][]string{
-		"backend": {"vllm"}, "deployment_mode": {"agg"},
+		KeyBackend: {string(model.BackendVLLM)}, "deployment_mode": {"agg"},
 		"agg_max_num_batched_tokens": {"16384"}, "agg_max_num_seqs": {"512"}, KeyKVCacheDtype: {model.KVFP8},
 		KeyTimingReference: {model.ReferenceSilicon}, "planner_scaling_policy": {"disabled"}, KeyRouterMode: {"kv_router"},
 		KeyOverlapScoreCredit: {"1.0"}, KeyPrefillLoadScale: {"1.0"}, KeyRouterTemperature: {"0.0"},

@@ -20,8 +20,8 @@ type KeyDoc struct {
 var keyDocs = []KeyDoc{
 	{"search_space.model_name", "an embedded model's Hugging Face id or its name without the organisation, `MiniMax-M2.5` (`routerlab model list`)", "the model every worker serves"},
 	{"search_space.hardware_sku", "`h100_sxm`, `h200_sxm`, `b200_sxm`, `b300_sxm`; a list", "the GPU; a list makes it a search dimension"},
-	{"search_space.backend", "`vllm`; a list", "the engine (Dynamo's sweeper schema)"},
-	{"search_space.backend_version", "a vLLM version with embedded tables (`0.19.0`, `0.18.0`)", "which vLLM release's kernels and defaults price a step"},
+	{"search_space.backend", "`vllm`, `sglang`, `trtllm`; a list", "the engine (Dynamo's sweeper schema): its own operator tables and kernel defaults price a step (docs/backends.md); a list makes it a search dimension"},
+	{"search_space.backend_version", "a vLLM version with embedded tables (`0.19.0`, `0.18.0`)", "which vLLM release's kernels and defaults price a step (SGLang runs 0.5.9, TensorRT-LLM 1.2.0rc5: their embedded releases)"},
 	{"search_space.deployment_mode", "`agg`; a list", "aggregated workers (prefill and decode on the same worker)"},
 	{"search_space.planner_scaling_policy", "`disabled`; a list", "Dynamo's planner; the fleet does not scale"},
 	{"search_space.quantization", "`fp8`, `nvfp4`", "the serving precision when it is not the checkpoint's: vLLM's `--quantization fp8` of a BF16 checkpoint, or NVIDIA's FP4 checkpoint (unset: the checkpoint's own)"},

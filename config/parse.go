@@ -292,8 +292,8 @@ func (f *File) checkKnob(path, key string, v Value, n ast.Node) error {
 			return f.errAt(n, path, "want a GPU name such as b200_sxm (see routerlab model list), got %q", v.Text)
 		}
 		return nil
-	case "backend":
-		return oneOf("vllm")
+	case KeyBackend:
+		return oneOf(model.BackendNames()...)
 	case "deployment_mode":
 		return oneOf("agg")
 	case "planner_scaling_policy":

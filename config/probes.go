@@ -68,7 +68,7 @@ func tableDeployment(t *model.Table) model.Deployment {
 		Quantization: t.Quantization, TP: t.Layout.TP, AttentionDP: t.Layout.AttentionDP, MoETP: t.Layout.MoETP, MoEEP: t.Layout.MoEEP,
 		MaxNumBatchedTokens: 16384, MaxNumSeqs: 512, BlockSize: 64, GPUMemoryUtilization: 0.9, ContextLength: 131072,
 		KVCacheDtype: model.KVFP8, TimingReference: t.TimingReference,
-		FuseAllReduceRMS: model.VLLMFusesAllReduceRMS(t.BackendVersion, t.HardwareSKU, t.Layout.TP, t.Layout.AttentionDP),
+		FuseAllReduceRMS: t.Backend == model.BackendVLLM && model.VLLMFusesAllReduceRMS(t.BackendVersion, t.HardwareSKU, t.Layout.TP, t.Layout.AttentionDP),
 	}
 }
 

@@ -29,8 +29,13 @@ func CUDAGraphModes() []string { return []string{CUDAGraphPiecewise, CUDAGraphFu
 // maxCaptureSize bounds max_cudagraph_capture_size (the largest token budget routerlab takes).
 const maxCaptureSize = 1 << 20
 
-// CUDAGraphMaxTokens is the largest step, in tokens, that vLLM runs as a CUDA graph.
+// CUDAGraphMaxTokens is the largest step, in tokens, that the backend runs as a CUDA graph:
+// vLLM's capture size, or SGLang's and TensorRT-LLM's largest captured decode batch
+// (backendkernels.go), one token per request.
 func (d Deployment) CUDAGraphMaxTokens() int {
+	if n := graphMaxBatch(d.Backend, d.HardwareSKU, d.TP); n > 0 {
+		return min(n, d.MaxNumBatchedTokens)
+	}
 	n := d.MaxCUDAGraphCaptureSize
 	if n == 0 {
 		n = min(2*d.MaxNumSeqs, 512)

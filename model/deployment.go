@@ -9,10 +9,10 @@ import (
 // Deployment is one worker's hardware, parallel layout and vLLM engine arguments: everything
 // the step-time and KV-capacity models depend on.
 type Deployment struct {
-	ModelName      string // e.g. MiniMaxAI/MiniMax-M2.5
-	HardwareSKU    string // e.g. b200_sxm
-	Backend        string // vllm
-	BackendVersion string // e.g. 0.19.0
+	ModelName      string  // e.g. MiniMaxAI/MiniMax-M2.5
+	HardwareSKU    string  // e.g. b200_sxm
+	Backend        Backend // vllm, sglang or trtllm ("" is vllm)
+	BackendVersion string  // e.g. 0.19.0
 
 	// Quantization is the GEMM dtype the weights are served in (vLLM's --quantization, e.g.
 	// fp8 for a BF16 checkpoint quantised at load); "" is the checkpoint's own.
@@ -222,7 +222,7 @@ func SeedDeployment() Deployment {
 	return Deployment{
 		ModelName:            "MiniMaxAI/MiniMax-M2.5",
 		HardwareSKU:          "b200_sxm",
-		Backend:              "vllm",
+		Backend:              BackendVLLM,
 		BackendVersion:       "0.19.0",
 		TP:                   4,
 		AttentionDP:          1,
@@ -308,6 +308,11 @@ func (d Deployment) Validate() error {
 		return fmt.Errorf("deployment: timing_reference dynosim schedules as Dynamo's mocker, which has no asynchronous scheduler: set async_scheduling false")
 	case !slices.Contains(MemoryBudgets(), d.Budget()):
 		return fmt.Errorf("deployment: memory_budget %q is not supported (want one of %s)", d.MemoryBudget, strings.Join(MemoryBudgets(), ", "))
+	case d.Backend != "" && !slices.Contains(Backends(), d.Backend):
+		_, err := ParseBackend(string(d.Backend))
+		return fmt.Errorf("deployment: %w", err)
+	case d.Backend.CheckLayout(d.Layout(), false) != nil:
+		return fmt.Errorf("deployment: %w", d.Backend.CheckLayout(d.Layout(), false))
 	case !slices.Contains(Float32MatmulPrecisions(), d.float32Precision()):
 		return fmt.Errorf("deployment: float32_matmul_precision %q is not supported (want one of %s)",
 			d.Float32MatmulPrecision, strings.Join(Float32MatmulPrecisions(), ", "))

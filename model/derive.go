@@ -262,6 +262,7 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 	// vLLM all-reduces the attention output and the MoE output of every layer across the TP group.
 	// Steps above vLLM's CUDA-graph capture size launch them eagerly (cudagraph.go); the
 	// dynosim reference prices every step with the graph rows, as AIConfigurator does.
+	graphMode, eagerMode := allReduceModes(t.Backend)
 	allreduce := func(float64) float64 { return 0 }
 	var allreduceEagerly func(float64) float64
 	if l.TP > 1 {
@@ -277,7 +278,7 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 			}
 			return newSeries(pts), nil
 		}
-		ar, err := measured(allreduceMode)
+		ar, err := measured(graphMode)
 		if err != nil {
 			return err
 		}
@@ -289,8 +290,8 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 			return us
 		}
 		allreduce = func(tokens float64) float64 { return layerAllReduces(ar, tokens) }
-		if t.TimingReference != ReferenceDynosim {
-			are, err := measured(allreduceEager)
+		if t.TimingReference != ReferenceDynosim && eagerMode != "" {
+			are, err := measured(eagerMode)
 			if err != nil {
 				return err
 			}
@@ -482,9 +483,12 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		)
 	}
 	if l.TP > 1 {
-		mode := allreduceMode
-		if allreduceEagerly != nil {
-			mode += " (" + allreduceEager + " above the CUDA-graph capture size)"
+		mode := cmp.Or(graphMode, string(t.Backend))
+		switch {
+		case allreduceEagerly != nil && t.Backend.OrDefault() == BackendVLLM:
+			mode += " (" + eagerMode + " above the CUDA-graph capture size)"
+		case allreduceEagerly != nil:
+			mode += " (" + eagerMode + " in the steps run without CUDA graphs: every step holding a prefill chunk)"
 		}
 		perLayer := fmt.Sprintf("2 per layer of tokens×%d elements", h)
 		if qkVarianceElems > 0 {

@@ -12,10 +12,10 @@ import (
 
 // ImportOptions selects what Import derives.
 type ImportOptions struct {
-	Model          string // e.g. MiniMaxAI/MiniMax-M2.5 (config file: MiniMaxAI--MiniMax-M2.5_config.json)
-	HardwareSKU    string // e.g. b200_sxm (system file b200_sxm.yaml, data under b200_sxm/)
-	Backend        string // vllm
-	BackendVersion string // e.g. 0.19.0
+	Model          string  // e.g. MiniMaxAI/MiniMax-M2.5 (config file: MiniMaxAI--MiniMax-M2.5_config.json)
+	HardwareSKU    string  // e.g. b200_sxm (system file b200_sxm.yaml, data under b200_sxm/)
+	Backend        Backend // vllm, sglang or trtllm ("" is vllm)
+	BackendVersion string  // e.g. 0.19.0
 	// Quantization names a serving precision other than the checkpoint's own (e.g. fp8 for a
 	// BF16 checkpoint quantised at load, nvfp4 for NVIDIA's FP4 checkpoint); "" is the
 	// checkpoint's. It keys the table (Deployment.Quantization) and its file name.
@@ -121,7 +121,7 @@ const trtllmMoEKernel = "vllm_fp8moe_flashinfer_trtllm_trtllmfp8expertsmonolithi
 // linear layer) and its experts FlashInfer's TRT-LLM block-scale MoE (the 0.24.0 rows).
 func DefaultImportOptions() ImportOptions {
 	return ImportOptions{
-		Model: "MiniMaxAI/MiniMax-M2.5", HardwareSKU: "b200_sxm", Backend: "vllm", BackendVersion: "0.19.0",
+		Model: "MiniMaxAI/MiniMax-M2.5", HardwareSKU: "b200_sxm", Backend: BackendVLLM, BackendVersion: "0.19.0",
 		Layouts: layouts("4,1,4", "4,4,1", "2,1,2", "2,2,1"),
 	}
 }
@@ -149,7 +149,7 @@ const tritonMoEKernel = "vllm_fused_moe"
 // the nearest version AIConfigurator measured; no other GPU has tables between 0.14 and 0.19.
 func EmbeddedImports() []ImportOptions {
 	one := func(model, sku, quant, gemm string, moe MoEKernel, l ...string) ImportOptions {
-		return ImportOptions{Model: model, HardwareSKU: sku, Backend: "vllm", BackendVersion: "0.19.0",
+		return ImportOptions{Model: model, HardwareSKU: sku, Backend: BackendVLLM, BackendVersion: "0.19.0",
 			Quantization: quant, GEMMQuant: gemm, MoE: moe, Layouts: layouts(l...)}
 	}
 	// NVIDIA's NVFP4 MiniMax checkpoint keeps attention in BF16 (hf_quant_config.json
@@ -157,7 +157,7 @@ func EmbeddedImports() []ImportOptions {
 	fp4MoE := MoEKernel{Source: "vllm_flashinfer_trtllm_moe_fp4", Quant: "nvfp4"}
 	const minimax, llama70, qwen235 = "MiniMaxAI/MiniMax-M2.5", "meta-llama/Llama-3.1-70B", "Qwen/Qwen3-235B-A22B-FP8"
 	const kimi, kimiFP4 = "moonshotai/Kimi-K2.5", "nvidia/Kimi-K2.5-NVFP4"
-	return []ImportOptions{
+	return append([]ImportOptions{
 		DefaultImportOptions(),
 		DynosimImportOptions(),
 		one(minimax, "b200_sxm", "nvfp4", "bfloat16", fp4MoE, "1,1,1", "2,1,2", "2,2,1", "4,1,4", "4,4,1", "8,8,1"),
@@ -191,7 +191,7 @@ func EmbeddedImports() []ImportOptions {
 		// DeepSeek-V3 itself (block FP8, 128 heads, three leading dense layers), on 8 GPUs.
 		one("deepseek-ai/DeepSeek-V3", "h200_sxm", "", "", MoEKernel{}, "8,8,1", "8,1,8"),
 		one("deepseek-ai/DeepSeek-V3", "b200_sxm", "", "", MoEKernel{}, "8,8,1", "8,1,8"),
-	}
+	}, backendImports()...)
 }
 
 // atVersion derives o from another vLLM version's tables (the experts still from their
@@ -248,6 +248,7 @@ var configAliases = map[string]string{
 	"meta-llama/Llama-3.1-70B":         "meta-llama/Meta-Llama-3.1-70B",
 	"meta-llama/Llama-3.1-405B":        "meta-llama/Meta-Llama-3.1-405B",
 	"nvidia/Llama-3.1-8B-Instruct-FP8": "meta-llama/Meta-Llama-3.1-8B",
+	"meta-llama/Llama-3.1-8B-Instruct": "meta-llama/Meta-Llama-3.1-8B",
 }
 
 // configFile is the config.json of a model under aicDir: <org>--<name>_config.json at its top
@@ -352,7 +353,7 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 	gemmQuant := cmp.Or(o.GEMMQuant, llm.WeightQuant)
 	mk := o.MoE
 	if llm.MoE() && mk.Source == "" {
-		if mk, err = defaultMoEKernel(o.HardwareSKU, o.BackendVersion, cmp.Or(llm.ExpertQuant, gemmQuant)); err != nil {
+		if mk, err = backendMoEKernel(o.Backend, o.HardwareSKU, o.BackendVersion, cmp.Or(llm.ExpertQuant, gemmQuant)); err != nil {
 			return nil, err
 		}
 		mk.Distribution = o.MoE.Distribution
@@ -366,14 +367,14 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := func(op string) string { return filepath.Join(o.HardwareSKU, op, o.Backend, o.BackendVersion) }
+	dir := func(op string) string { return filepath.Join(o.HardwareSKU, op, string(o.Backend), o.BackendVersion) }
 	gemmRel := filepath.Join(dir("gemm"), "gemm_perf.parquet")
 	gemms, err := readParquet[gemmRow](aicDir, gemmRel, &common)
 	if err != nil {
 		return nil, err
 	}
 	var moes []moeRow
-	moeRel := filepath.Join(o.HardwareSKU, "moe", o.Backend, cmp.Or(mk.Version, o.BackendVersion), "moe_perf.parquet")
+	moeRel := filepath.Join(o.HardwareSKU, "moe", string(o.Backend), cmp.Or(mk.Version, o.BackendVersion), "moe_perf.parquet")
 	if llm.MoE() {
 		if moes, err = readParquet[moeRow](aicDir, moeRel, &common); err != nil {
 			return nil, err
@@ -391,7 +392,7 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 	// measured MLA modules.
 	var ctxs, gens []attentionRow
 	var mctxs, mgens []mlaRow
-	attnDir := filepath.Join(o.HardwareSKU, "attention", o.Backend, cmp.Or(o.AttentionVersion, o.BackendVersion))
+	attnDir := filepath.Join(o.HardwareSKU, "attention", string(o.Backend), cmp.Or(o.AttentionVersion, o.BackendVersion))
 	ctxRel := filepath.Join(attnDir, "context_attention_perf.parquet")
 	genRel := filepath.Join(attnDir, "generation_attention_perf.parquet")
 	var mlaWords string
@@ -401,7 +402,7 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 			return nil, err
 		}
 		mlaWords = words
-		attnDir = filepath.Join(o.HardwareSKU, "mla", o.Backend, v)
+		attnDir = filepath.Join(o.HardwareSKU, "mla", string(o.Backend), v)
 		ctxRel = filepath.Join(attnDir, "mla_context_module_perf.parquet")
 		genRel = filepath.Join(attnDir, "mla_generation_module_perf.parquet")
 		if mctxs, err = readParquet[mlaRow](aicDir, ctxRel, &common); err != nil {

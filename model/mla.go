@@ -165,7 +165,7 @@ func mlaModuleVersion(aicDir string, o ImportOptions, srcs *[]Source) (string, s
 	if o.AttentionVersion != "" {
 		return own, fmt.Sprintf("the %s collection (--attention-version)", own), nil
 	}
-	base := filepath.Join(o.HardwareSKU, "mla", o.Backend)
+	base := filepath.Join(o.HardwareSKU, "mla", string(o.Backend))
 	entries, err := os.ReadDir(filepath.Join(aicDir, base))
 	if err != nil {
 		return "", "", fmt.Errorf("model import: %w", err)

@@ -78,6 +78,7 @@ func ContextLimit(id string) int {
 		"meta-llama/Llama-3.1-70B":         131072,
 		"moonshotai/Kimi-K2.5":             262144, // YaRN: 4096 × 64
 		"nvidia/Llama-3.1-8B-Instruct-FP8": 131072, // Meta-Llama-3.1-8B's config
+		"meta-llama/Llama-3.1-8B-Instruct": 131072, // Meta-Llama-3.1-8B's config
 		"openai/gpt-oss-120b":              131072, // YaRN: 4096 × 32
 	}[id]
 }

@@ -148,7 +148,7 @@ type Table struct {
 	Format         int     `json:"format"`
 	Model          string  `json:"model"`
 	HardwareSKU    string  `json:"hardware_sku"`
-	Backend        string  `json:"backend"`
+	Backend        Backend `json:"backend"`
 	BackendVersion string  `json:"backend_version"`
 	Quantization   string  `json:"quantization,omitempty"` // serving precision other than the checkpoint's ("": its own)
 	GEMMQuant      string  `json:"gemm_quant_mode"`        // kernels of the attention projections
@@ -237,7 +237,7 @@ func entryFor[T any](t *Table, entries []T, setting func(*T) string, want, price
 // tableFileName is the embedded file holding the table of a combination; quant is "" for
 // the checkpoint's own quantisation, else the precision it was served in; the dynosim
 // reference's tables carry a "_dynosim" suffix.
-func tableFileName(model, sku, backend, version string, l Layout, quant, timingReference string) string {
+func tableFileName(model, sku string, backend Backend, version string, l Layout, quant, timingReference string) string {
 	m := strings.ToLower(model)
 	if i := strings.LastIndex(m, "/"); i >= 0 {
 		m = m[i+1:]
@@ -309,7 +309,7 @@ func loadTable(d Deployment) (*Table, error) {
 			}
 		}
 		have = "no table of this layout; embedded for this model and GPU: none"
-		if gpus := modelGPUs(d.ModelName, d.Backend); len(cands) == 0 && len(gpus) > 0 {
+		if gpus := modelGPUs(d.ModelName, string(d.Backend)); len(cands) == 0 && len(gpus) > 0 {
 			have = fmt.Sprintf("no table of this model on %s; it has tables on %s", d.HardwareSKU, strings.Join(gpus, ", "))
 		}
 		if len(cands) > 0 {
@@ -484,7 +484,7 @@ func embeddedJSON(name string) ([]byte, error) {
 // or "" when none is embedded.
 func NearestVersion(model, sku, version string) string {
 	want, ok := releaseNumber(version)
-	prefix := tableFileName(model, sku, "vllm", "", Layout{}, "", "")
+	prefix := tableFileName(model, sku, BackendVLLM, "", Layout{}, "", "")
 	prefix = prefix[:strings.Index(prefix, "vllm-")+len("vllm-")]
 	best, bestDist := "", 0
 	for _, n := range EmbeddedTables() {

@@ -85,7 +85,7 @@ func newWorker(d Deployment, t *Table) (*Worker, error) {
 		routerGate:       gate.Values,
 		eager:            eager,
 		graphTokens:      graphTokens,
-		decodeOnlyGraphs: d.CUDAGraphMode == CUDAGraphFullDecodeOnly,
+		decodeOnlyGraphs: d.CUDAGraphMode == CUDAGraphFullDecodeOnly || graphDecodeOnly(d.Backend),
 		logits:           newCurve(t.Logits.Values, 1),
 		context:          newSurface(attn.Context.Values, attn.Context.Rows, attn.Context.Cols, 1, 2),
 		decode:           newSurface(attn.Decode.Values, attn.Decode.Rows, attn.Decode.Cols, 1, 1),
@@ -235,7 +235,8 @@ func (w *Worker) operators(tokens int, prefill bool, nonAttention float64) Opera
 // layer is priced at that bound, max(routed, shared): the tables measured each kernel alone
 // and hold nothing about how the two contend for SMs and memory when they share the GPU.
 // The switch falls between the grid's nodes on either side of the threshold (256 and 320
-// tokens for the default). The dynosim reference keeps its series sum.
+// tokens for the default). The dynosim reference keeps its series sum, and so do SGLang and
+// TensorRT-LLM, whose second-stream overlap is not modelled (no table measures it either).
 func sharedExpertsOverlap(d Deployment, t *Table, sum []float64) {
 	v := t.SharedExperts.Values
 	if v == nil {
@@ -243,7 +244,7 @@ func sharedExpertsOverlap(d Deployment, t *Table, sum []float64) {
 	}
 	limit := float64(d.SharedExpertsOverlapTokens())
 	for i := range sum {
-		if d.Dynosim() || axisNode(i) > limit {
+		if d.Dynosim() || d.Backend.OrDefault() != BackendVLLM || axisNode(i) > limit {
 			sum[i] += v[i]
 		} else {
 			sum[i] += max(0, v[i]-t.MoE.Values[i])

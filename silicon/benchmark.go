@@ -280,7 +280,7 @@ func (b Benchmark) deployment(r Row) model.Deployment {
 		d.HardwareSKU = r.System
 	}
 	if r.Backend != "" {
-		d.Backend = r.Backend
+		d.Backend = model.Backend(r.Backend)
 	}
 	d.Quantization = quantizationOf(r.Precision)
 	if v := model.NearestVersion(d.ModelName, d.HardwareSKU, r.BackendVersion); v != "" {

@@ -1,0 +1,125 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The kernels SGLang and TensorRT-LLM run by default, as far as the importer prices them from
+// each backend's own AIConfigurator tables (<sku>/<op>/<backend>/<version>/). The importer's
+// one code path (architecture × operator grids, derive.go) takes from here only what differs:
+// which all-reduce rows, which expert kernel, and (worker.go, cudagraph.go) which steps replay
+// a CUDA graph.
+
+// allReduceModes are the custom_allreduce_perf `backend` values of a backend's all-reduce
+// under CUDA graphs and launched eagerly; eager "" means the table measures one launch mode,
+// priced for every step. vLLM: vllm_graph and vllm_eager; SGLang's collector measures its
+// custom all-reduce both ways too (sglang_graph, sglang_eager); TensorRT-LLM's measures its
+// own AllReduce op once, with the column empty.
+func allReduceModes(b Backend) (graph, eager string) {
+	switch b.OrDefault() {
+	case BackendSGLang:
+		return "sglang_graph", "sglang_eager"
+	case BackendTRTLLM:
+		return "", ""
+	}
+	return allreduceMode, allreduceEager
+}
+
+// backendMoEKernel is the fused-expert kernel backend b selects for experts of quant on sku.
+//
+// SGLang (sgl-project/sglang python/sglang/srt/server_args.py at 469c63e5, moe_runner_backend
+// "auto"): the Triton fused MoE for BF16 and FP8 experts (sglang_fused_moe_triton), FlashInfer's
+// CuteDSL MoE for NVFP4 on Blackwell (the only NVFP4 kernel its 0.5.9 collector measures), and
+// FlashInfer's TRT-LLM MXFP4 MoE for gpt-oss (measured from 0.5.14). Its FlashInfer TRT-LLM
+// FP8 runner is DeepSeek-only at these versions (multi-head latent attention, not imported).
+//
+// TensorRT-LLM (its PyTorch flow's default moe_config.backend CUTLASS): the CUTLASS fused MoE
+// (moe_torch_flow_cutlass) for BF16, FP8 and NVFP4, DeepGEMM for block-FP8 on Blackwell (the
+// CUTLASS backend's block-scale path there), and the MXFP4 W4A16 flow for gpt-oss (measured
+// from 1.3.0rc10).
+func backendMoEKernel(b Backend, sku, version, quant string) (MoEKernel, error) {
+	blackwell := strings.HasPrefix(sku, "b") || strings.HasPrefix(sku, "gb")
+	switch b.OrDefault() {
+	case BackendSGLang:
+		switch {
+		case quant == "nvfp4" && blackwell:
+			return MoEKernel{Source: "sglang_flashinfer_cutedsl_moe", Quant: quant}, nil
+		case quant == "w4a16_mxfp4":
+			return MoEKernel{Version: "0.5.14", Source: "sglang_flashinfer_trtllm_moe", Quant: quant}, nil
+		case quant == "fp8_block" || quant == "bfloat16":
+			return MoEKernel{Source: "sglang_fused_moe_triton", Quant: quant}, nil
+		}
+	case BackendTRTLLM:
+		switch {
+		case quant == "fp8_block" && blackwell:
+			return MoEKernel{Source: "deepgemm", Quant: quant}, nil
+		case quant == "w4a16_mxfp4":
+			return MoEKernel{Version: "1.3.0rc10", Source: "moe_torch_flow", Quant: quant}, nil
+		case quant == "bfloat16" || quant == "fp8" || quant == "nvfp4":
+			return MoEKernel{Source: "moe_torch_flow_cutlass", Quant: quant}, nil
+		}
+	default:
+		return defaultMoEKernel(sku, version, quant)
+	}
+	return MoEKernel{}, fmt.Errorf("model import: no expert kernel known for %s experts on %s under %s %s: pass --moe-kernel, --moe-quant and --moe-version", quant, sku, b, version)
+}
+
+// graphDecodeOnly tells whether backend b replays CUDA graphs for decode-only steps alone,
+// running every step that holds a prefill chunk eagerly: SGLang's CudaGraphRunner captures
+// decode batches (forward mode DECODE) and its piecewise graphs are off by default at these
+// versions; TensorRT-LLM's PyTorch executor captures generation-only batches
+// (cuda_graph_config). vLLM graphs mixed steps too (cudagraph.go).
+func graphDecodeOnly(b Backend) bool { return b.OrDefault() != BackendVLLM }
+
+// graphMaxBatch is the largest decode batch backend b captures in a CUDA graph on sku with
+// attention TP tp. SGLang: cuda_graph_max_bs by GPU memory (server_args.py,
+// _handle_gpu_memory_settings: H100/H200 256 below TP 4 and 512 from it, B200 and larger 512).
+// TensorRT-LLM: cuda_graph_config.max_batch_size's default, 128 (tensorrt_llm/llmapi/llm_args.py,
+// CudaGraphConfig, batch sizes generated up to 128 when none is given).
+func graphMaxBatch(b Backend, sku string, tp int) int {
+	switch b.OrDefault() {
+	case BackendSGLang:
+		if strings.HasPrefix(sku, "h") && tp < 4 {
+			return 256
+		}
+		return 512
+	case BackendTRTLLM:
+		return 128
+	}
+	return 0
+}
+
+// The SGLang and TensorRT-LLM releases the embedded tables are derived at.
+const (
+	sglangVersion = "0.5.9"
+	trtllmVersion = "1.2.0rc5"
+)
+
+// backendImports are the embedded SGLang and TensorRT-LLM tables: the seed's model and layouts
+// under each, and the models, GPUs, precisions and layouts of AIConfigurator's measured
+// aggregated SGLang and TRT-LLM rows whose architecture the importer prices (dense and MoE
+// models with grouped-query attention; not multi-head latent attention, whose SGLang and
+// TRT-LLM tables hold no measured modules, nor hybrid linear or sparse attention). SGLang at
+// 0.5.9 and TRT-LLM at 1.2.0rc5, the versions every GPU here has tables for.
+func backendImports() []ImportOptions {
+	one := func(b Backend, model, sku, quant, gemm string, l ...string) ImportOptions {
+		return ImportOptions{Model: model, HardwareSKU: sku, Backend: b, BackendVersion: b.EmbeddedVersion(),
+			Quantization: quant, GEMMQuant: gemm, Layouts: layouts(l...)}
+	}
+	const minimax, llama70, llama8 = "MiniMaxAI/MiniMax-M2.5", "meta-llama/Llama-3.1-70B", "meta-llama/Llama-3.1-8B-Instruct"
+	const qwen32, qwen235 = "Qwen/Qwen3-32B", "Qwen/Qwen3-235B-A22B-FP8"
+	dense := []string{"1,1,1", "2,2,1", "4,4,1", "8,8,1"}
+	return []ImportOptions{
+		one(BackendSGLang, minimax, "b200_sxm", "", "", "4,1,4", "4,4,1"),
+		one(BackendTRTLLM, minimax, "b200_sxm", "", "", "4,1,4", "4,4,1"),
+		one(BackendSGLang, qwen32, "h100_sxm", "", "", dense...),
+		one(BackendSGLang, qwen235, "h200_sxm", "", "", "2,2,1", "4,4,1"),
+		one(BackendSGLang, llama8, "h200_sxm", "fp8", "fp8", dense...), // --quantization fp8: per-tensor FP8 weights
+		one(BackendTRTLLM, llama70, "b200_sxm", "fp8", "fp8", dense...),
+		one(BackendTRTLLM, llama70, "b200_sxm", "nvfp4", "nvfp4", dense...),
+		one(BackendTRTLLM, llama70, "h200_sxm", "fp8", "fp8", dense...),
+		one(BackendTRTLLM, llama8, "h100_sxm", "", "", dense...),
+		one(BackendTRTLLM, qwen32, "h100_sxm", "fp8", "fp8", dense...),
+	}
+}
