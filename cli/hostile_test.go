@@ -41,12 +41,39 @@ const (
 	hostileWall = 10 * time.Second
 )
 
+// extremes keeps the largest wall time, CPU time and peak resident memory of the cases run,
+// each with its case, for docs/trust.md.
+type extremes struct {
+	n                          int
+	wall, cpu                  time.Duration
+	rss                        int64
+	wallArgs, cpuArgs, rssArgs []string
+}
+
+func (m *extremes) note(wall, cpu time.Duration, rss int64, args []string) {
+	m.n++
+	if wall > m.wall {
+		m.wall, m.wallArgs = wall, args
+	}
+	if cpu > m.cpu {
+		m.cpu, m.cpuArgs = cpu, args
+	}
+	if rss > m.rss {
+		m.rss, m.rssArgs = rss, args
+	}
+}
+
+func (m *extremes) String() string {
+	return fmt.Sprintf("longest %.2f s %q; most CPU %.2f s %q; largest peak RSS %d MB %q",
+		m.wall.Seconds(), m.wallArgs, m.cpu.Seconds(), m.cpuArgs, m.rss>>20, m.rssArgs)
+}
+
 // runBounded runs routerlab (this test binary as main) with args and checks that it ends in a
 // result or a clear error within hostileRSS and hostileWall: no Go runtime crash, no panic.
 // The process runs under `ulimit -v` of 16 GiB so that a regression cannot take the machine's
 // memory (Go reserves address space far beyond what it touches, so the virtual limit cannot
 // be the 1 GiB itself); the 1 GiB is checked on its peak resident set (getrusage).
-func runBounded(t *testing.T, args ...string) (stderr string, ok bool) {
+func runBounded(t *testing.T, seen *extremes, args ...string) (stderr string, ok bool) {
 	t.Helper()
 	cmd := exec.Command("sh", append([]string{"-c", `ulimit -v 16777216; exec "$0" "$@"`, os.Args[0]}, args...)...)
 	cmd.Env = append(os.Environ(), asRouterlab+"=1")
@@ -60,11 +87,14 @@ func runBounded(t *testing.T, args ...string) (stderr string, ok bool) {
 	err := cmd.Wait()
 	timer.Stop()
 	took := time.Since(start)
-	rss := int64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) << 10
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	rss := int64(ru.Maxrss) << 10
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	msg := errb.String()
 	if testing.Verbose() {
-		t.Logf("%5.2f s %4d MB exit %v: %q %.140q", took.Seconds(), rss>>20, err == nil, args, msg)
+		t.Logf("%5.2f s (CPU %5.2f s) %4d MB exit %v: %q %.140q", took.Seconds(), cpu.Seconds(), rss>>20, err == nil, args, msg)
 	}
+	seen.note(took, cpu, rss, args)
 	switch {
 	case strings.Contains(msg, "fatal error") || strings.Contains(msg, "panic") || strings.Contains(msg, "goroutine "):
 		t.Errorf("%q: crashed: %.600s", args, msg)
@@ -88,6 +118,8 @@ func TestDocumentedInputsStayBounded(t *testing.T) {
 		t.Skip("runs routerlab some 80 times in subprocesses")
 	}
 	full := os.Getenv("ROUTERLAB_HOSTILE_FULL") == "1"
+	var seen extremes
+	defer func() { t.Logf("%d cases: %v", seen.n, &seen) }()
 	requests := "200"
 	if full {
 		requests = "0"
@@ -111,7 +143,7 @@ func TestDocumentedInputsStayBounded(t *testing.T) {
 			values = append(values, r.lo-1, r.hi*2, math.Sqrt(math.Max(r.lo, 1)*r.hi))
 		}
 		for _, v := range values {
-			runBounded(t, "replay", "--requests", requests, "--set", set(r.key, v))
+			runBounded(t, &seen, "replay", "--requests", requests, "--set", set(r.key, v))
 		}
 	}
 
@@ -160,7 +192,7 @@ func TestDocumentedInputsStayBounded(t *testing.T) {
 		{"serve", "--ssh", "127.0.0.1:0", "--authorized-keys", link("authorized_keys"), "--host-key", filepath.Join(dir, "hk", "key")},
 	}
 	for _, args := range cases {
-		msg, ok := runBounded(t, args...)
+		msg, ok := runBounded(t, &seen, args...)
 		if ok || !strings.Contains(msg, "limit") {
 			t.Errorf("%q: want an error naming a size limit, got ok=%v %.300q", args, ok, msg)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/routerlab/routerlab/internal/readlimit"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/signal"
@@ -41,10 +42,15 @@ type serveOptions struct {
 	handshakeTimeout time.Duration
 	idleTimeout      time.Duration
 	maxSessions      int    // authenticated connections at once
-	maxUnauth        int    // unauthenticated connections at once
+	maxStartups      string // sshd's MaxStartups begin:rate:full for unauthenticated connections
 	maxUnauthPerAddr int    // unauthenticated connections from one client address
-	maxSweeps        int    // server sweeps running at once; more wait in a queue
-	runs             string // parent directory of the server sweeps' run directories
+	penaltyExempt    string // addresses PerSourcePenalties never penalises (a from= pattern-list)
+	// dropSeed seeds MaxStartups' random early drop (0: a random seed) and clock is the
+	// penalties' clock (nil: time.Now): tests set both.
+	dropSeed  uint64
+	clock     func() time.Time
+	maxSweeps int    // server sweeps running at once; more wait in a queue
+	runs      string // parent directory of the server sweeps' run directories
 	// experimentArgs are the flags that made the experiment (config, trace, overrides), for
 	// the replay command an explorer's `y` copies.
 	experimentArgs []string
@@ -55,9 +61,11 @@ const (
 	defaultHandshakeTimeout = 30 * time.Second
 	defaultIdleTimeout      = 30 * time.Minute
 	defaultMaxSessions      = 64
-	defaultMaxUnauth        = 32
 	defaultMaxUnauthPerAddr = 8
-	defaultMaxSweeps        = 2
+	// defaultPenaltyExempt is where serve listens by default and where every local user and
+	// every tunnelled client comes from: penalising it would lock them all out (docs/trust.md).
+	defaultPenaltyExempt = "127.0.0.0/8,::1"
+	defaultMaxSweeps     = 2
 )
 
 // newServeCmd serves the explorer over SSH to the holders of authorized keys.
@@ -79,9 +87,11 @@ key with an option routerlab does not implement is refused, with a log line nami
 --no-auth lets anyone in as an operator and is refused unless the address is a loopback
 one. The host key is kept in --host-key (created once, mode 0600; a key others may read is
 refused, as sshd refuses it) so clients' known_hosts stay valid. Unauthenticated
-connections have their own limits (--max-unauthenticated, and per client address), apart
-from the --max-sessions authenticated ones; when full, a new connection displaces the
-oldest unauthenticated one, so idle sockets cannot lock anyone out. Connections,
+connections have sshd's start-up limits, apart from the --max-sessions authenticated ones:
+--max-startups (MaxStartups 10:30:100, random early drop) and PerSourcePenalties (an address
+whose connections fail or never authenticate is refused for a while; loopback exempt,
+--per-source-penalty-exempt); at --max-unauthenticated-per-address from one address the
+one that has sent least gives way to a new one, so idle sockets cannot lock anyone out. Connections,
 authentication results and disconnects are logged to stderr.
 
 Sweeps belong to the server: one started with s keeps running when its session ends, every
@@ -139,8 +149,9 @@ run at once, the rest queue; each writes a run directory under --runs.`,
 	fl.DurationVar(&o.handshakeTimeout, "handshake-timeout", defaultHandshakeTimeout, "time a client has to authenticate")
 	fl.DurationVar(&o.idleTimeout, "idle-timeout", defaultIdleTimeout, "close a connection with no traffic for this long")
 	fl.IntVar(&o.maxSessions, "max-sessions", defaultMaxSessions, "authenticated connections held at once")
-	fl.IntVar(&o.maxUnauth, "max-unauthenticated", defaultMaxUnauth, "connections still authenticating held at once (the oldest gives way to a new one)")
-	fl.IntVar(&o.maxUnauthPerAddr, "max-unauthenticated-per-address", defaultMaxUnauthPerAddr, "connections still authenticating held at once from one client address")
+	fl.StringVar(&o.maxStartups, "max-startups", defaultMaxStartups.String(), "sshd's MaxStartups begin:rate:full: past begin connections still authenticating, a new one is dropped with probability rate % rising to 100 % at full")
+	fl.IntVar(&o.maxUnauthPerAddr, "max-unauthenticated-per-address", defaultMaxUnauthPerAddr, "connections still authenticating held at once from one client address (the one that has sent least gives way to a new one)")
+	fl.StringVar(&o.penaltyExempt, "per-source-penalty-exempt", defaultPenaltyExempt, `addresses sshd's PerSourcePenalties never refuses (pattern-list as in from=; none: every address, as sshd's default)`)
 	fl.IntVar(&o.maxSweeps, "max-sweeps", defaultMaxSweeps, "server sweeps running at once (more are queued)")
 	fl.StringVar(&o.runs, "runs", "runs", "directory under which each server sweep writes its run directory")
 	return cmd
@@ -167,13 +178,31 @@ func (o serveOptions) check() error {
 	for _, n := range []struct {
 		flag string
 		v    int
-	}{{"--max-sessions", o.maxSessions}, {"--max-sweeps", o.maxSweeps}, {"--max-unauthenticated", o.maxUnauth},
-		{"--max-unauthenticated-per-address", o.maxUnauthPerAddr}} {
+	}{{"--max-sessions", o.maxSessions}, {"--max-sweeps", o.maxSweeps}, {"--max-unauthenticated-per-address", o.maxUnauthPerAddr}} {
 		if n.v < 1 {
 			return fmt.Errorf("%s %d: want at least 1", n.flag, n.v)
 		}
 	}
+	if _, err := parseMaxStartups(o.maxStartups); err != nil {
+		return err
+	}
+	if _, err := exemptPatterns(o.penaltyExempt); err != nil {
+		return err
+	}
 	return nil
+}
+
+// exemptPatterns reads --per-source-penalty-exempt: a pattern-list as from= takes, or
+// "none" (sshd's default: every address may be penalised).
+func exemptPatterns(list string) ([]string, error) {
+	if list == "none" {
+		return nil, nil
+	}
+	p, err := fromPatterns(list)
+	if err != nil {
+		return nil, fmt.Errorf("--per-source-penalty-exempt %q: %w", list, err)
+	}
+	return p, nil
 }
 
 // newJobs is the server's sweep registry: sweeps of exp searching on its first `requests`
@@ -310,7 +339,23 @@ func newExplorerServer(exp *config.Experiment, requests int, o serveOptions, add
 		return nil, fmt.Errorf("--host-key: %s is accessible by others (mode %04o): chmod 600 it (sshd refuses such a key too)",
 			o.hostKey, st.Mode().Perm())
 	}
-	lim := newConnLimits(o.maxUnauth, o.maxUnauthPerAddr, o.maxSessions, logger)
+	startups, err := parseMaxStartups(o.maxStartups)
+	if err != nil {
+		return nil, err
+	}
+	exempt, err := exemptPatterns(o.penaltyExempt)
+	if err != nil {
+		return nil, err
+	}
+	seed, clock := o.dropSeed, o.clock
+	if seed == 0 {
+		seed = rand.Uint64() // sshd draws from arc4random: unpredictable to a client
+	}
+	if clock == nil {
+		clock = time.Now
+	}
+	lim := newConnLimits(startups, o.maxUnauthPerAddr, o.maxSessions, rand.New(rand.NewPCG(seed, 0x55d)),
+		newPenalties(defaultPenalties, exempt, clock), logger)
 	progs := &programs{running: map[*tea.Program]<-chan struct{}{}}
 	handler := func(s ssh.Session) (tea.Model, []tea.ProgramOption) {
 		palettes, err := themes.Cycle(sessionEnv(s))
@@ -349,6 +394,7 @@ func newExplorerServer(exp *config.Experiment, requests int, o serveOptions, add
 	}
 	if !o.noAuth {
 		opts = append(opts, wish.WithPublicKeyAuth(func(ctx ssh.Context, key ssh.PublicKey) bool {
+			lim.attempt(ctx)
 			r, ak, ok := acc.roleOf(key)
 			if !ok {
 				logger.Warn("auth refused: unknown key", "user", ctx.User(), "key", fingerprint(key), "remote", ctx.RemoteAddr())

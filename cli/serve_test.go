@@ -72,8 +72,11 @@ func startServerOn(t *testing.T, f *config.File, o serveOptions) *testServer {
 	if o.maxSessions == 0 {
 		o.maxSessions = defaultMaxSessions
 	}
-	if o.maxUnauth == 0 {
-		o.maxUnauth, o.maxUnauthPerAddr = defaultMaxUnauth, defaultMaxUnauthPerAddr
+	if o.maxStartups == "" {
+		o.maxStartups, o.maxUnauthPerAddr = defaultMaxStartups.String(), defaultMaxUnauthPerAddr
+	}
+	if o.penaltyExempt == "" {
+		o.penaltyExempt = defaultPenaltyExempt
 	}
 	if o.handshakeTimeout == 0 {
 		o.handshakeTimeout = defaultHandshakeTimeout
@@ -451,7 +454,7 @@ func TestServeRefusesReadableHostKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := serveOptions{noAuth: true, hostKey: key, maxSessions: 1, maxUnauth: 1, maxUnauthPerAddr: 1}
+	o := serveOptions{noAuth: true, hostKey: key, maxSessions: 1, maxStartups: "1", maxUnauthPerAddr: 1, penaltyExempt: "none"}
 	addr := &net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 2222}
 	if _, err := newExplorerServer(exp, 200, o, addr, newServeLogger(io.Discard), nil); err != nil {
 		t.Fatal(err) // creates the key, mode 0600
@@ -494,7 +497,7 @@ func TestServeWarnsOnNonLoopback(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := serveOptions{authorizedKeys: writeKeys(t, testKey(t)), hostKey: filepath.Join(t.TempDir(), "host_key"),
-		maxSessions: 1, maxSweeps: 1, runs: t.TempDir()}
+		maxSessions: 1, maxSweeps: 1, runs: t.TempDir(), maxStartups: "10:30:100", maxUnauthPerAddr: 8, penaltyExempt: defaultPenaltyExempt}
 	jobs, err := newJobs(exp, 200, o)
 	if err != nil {
 		t.Fatal(err)
@@ -515,7 +518,8 @@ func TestServeWarnsOnNonLoopback(t *testing.T) {
 
 // Limits that would switch a protection off, or allow nothing, are refused naming the flag.
 func TestServeRefusesBadLimits(t *testing.T) {
-	for _, args := range [][]string{{"--handshake-timeout", "0s"}, {"--idle-timeout", "-1m"}, {"--max-sessions", "0"}, {"--max-sweeps", "0"}} {
+	for _, args := range [][]string{{"--handshake-timeout", "0s"}, {"--idle-timeout", "-1m"}, {"--max-sessions", "0"}, {"--max-sweeps", "0"},
+		{"--max-startups", "10:30"}, {"--max-unauthenticated-per-address", "0"}, {"--per-source-penalty-exempt", "10.0.0.1/8"}} {
 		var stderr strings.Builder
 		code := Execute(append([]string{"serve", "--no-auth"}, args...), strings.NewReader(""), io.Discard, &stderr)
 		if code == 0 || !strings.Contains(stderr.String(), args[0]) {

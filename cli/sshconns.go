@@ -1,7 +1,12 @@
 package cli
 
 import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
 	"net"
+	"net/netip"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -10,18 +15,23 @@ import (
 	"charm.land/ssh"
 )
 
-// connLimits keeps unauthenticated connections apart from sessions, so a flood of idle
-// sockets never locks an authorised user out. An unauthenticated connection takes one of
-// maxPre slots, at most perAddr of them per client address; when either is full, the new
-// connection takes the place of an unauthenticated one, which is closed: the one that has sent
-// the least (victim), from its own address, or from the address holding the most. A flood can only displace itself, and a real
-// client, which authenticates in milliseconds, always gets its turn. An authenticated
-// connection moves to one of maxSessions session slots; none free refuses it.
+// connLimits keeps unauthenticated connections apart from sessions, under sshd's start-up
+// limits (srclimit.go): a new connection from an address with an active penalty is refused
+// (PerSourcePenalties); then, with startups others authenticating, it is dropped at random
+// as MaxStartups begin:rate:full says; then, at perAddr unauthenticated connections from its
+// address (sshd's PerSourceMaxStartups), the one of that address that has sent the least
+// (victim) gives way to it — where sshd would refuse the new one, so that a flood from an
+// address clients share (127.0.0.1 behind tunnels) cannot keep a real client out. An
+// authenticated connection moves to one of maxSessions session slots; none free refuses it.
+// A connection that ends before authenticating adds its penalty to its address's.
 type connLimits struct {
-	maxPre, perAddr, maxSessions int
-	logger                       *log.Logger
+	startups             maxStartups
+	perAddr, maxSessions int
+	logger               *log.Logger
 
 	mu       sync.Mutex
+	rng      *rand.Rand // MaxStartups' draws; seeded, so tests are deterministic
+	pen      *penalties
 	pre      map[string][]*limitedConn // unauthenticated, by client address, oldest first
 	npre     int
 	sessions int
@@ -30,18 +40,25 @@ type connLimits struct {
 // limitedConn is one connection under the limits; closing it frees its slot.
 type limitedConn struct {
 	net.Conn
-	lim    *connLimits
-	ip     string
-	opened time.Time
-	sent   atomic.Int64 // bytes the client has sent
-	state  connState    // guarded by lim.mu
+	lim       *connLimits
+	ip        string
+	addr      netip.Addr
+	opened    time.Time
+	sent      atomic.Int64 // bytes the client has sent
+	attempted atomic.Bool  // it offered a key (an authentication attempt)
+	timedOut  atomic.Bool  // a read passed the handshake deadline
+	state     connState    // guarded by lim.mu
 }
 
-// Read counts what the client sent.
+// Read counts what the client sent and notes a read past the handshake's deadline (the SSH
+// server's only deadline before authentication).
 func (c *limitedConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if n > 0 {
 		c.sent.Add(int64(n))
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		c.timedOut.Store(true)
 	}
 	return n, err
 }
@@ -87,8 +104,10 @@ const (
 
 type connKey struct{}
 
-func newConnLimits(maxPre, perAddr, maxSessions int, logger *log.Logger) *connLimits {
-	return &connLimits{maxPre: maxPre, perAddr: perAddr, maxSessions: maxSessions, logger: logger, pre: map[string][]*limitedConn{}}
+// newConnLimits makes the limits; rng draws MaxStartups' drops, pen keeps the penalties.
+func newConnLimits(startups maxStartups, perAddr, maxSessions int, rng *rand.Rand, pen *penalties, logger *log.Logger) *connLimits {
+	return &connLimits{startups: startups, perAddr: perAddr, maxSessions: maxSessions, logger: logger,
+		rng: rng, pen: pen, pre: map[string][]*limitedConn{}}
 }
 
 // listener admits each connection as it is accepted, in the order the clients connected.
@@ -104,12 +123,17 @@ type limitedListener struct {
 	lim *connLimits
 }
 
+// Accept returns the next connection the limits admit; those refused are told so and closed.
 func (ll limitedListener) Accept() (net.Conn, error) {
-	c, err := ll.Listener.Accept()
-	if err != nil {
-		return nil, err
+	for {
+		c, err := ll.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if lc := ll.lim.admit(c); lc != nil {
+			return lc, nil
+		}
 	}
-	return ll.lim.admit(c), nil
 }
 
 // option hands each admitted connection to its session's context (for promote) and installs
@@ -132,43 +156,84 @@ func (l *connLimits) option() ssh.Option {
 	}
 }
 
-// admit takes an unauthenticated slot for c, displacing the oldest unauthenticated
-// connection when the limits are reached.
+// notAllowed is what sshd writes to a connection it drops for MaxStartups or a penalty.
+const notAllowed = "Not allowed at this time\r\n"
+
+// admit takes an unauthenticated slot for c, or refuses it (nil): an active penalty of its
+// address, then MaxStartups' random early drop; at the per-address limit the victim of its
+// address gives way.
 func (l *connLimits) admit(c net.Conn) *limitedConn {
 	ip := c.RemoteAddr().String()
+	var addr netip.Addr
 	if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
 		ip = a.IP.String()
+		addr, _ = netip.AddrFromSlice(a.IP)
+		addr = addr.Unmap()
 	}
 	now := time.Now()
-	lc := &limitedConn{Conn: c, lim: l, ip: ip, opened: now}
+	lc := &limitedConn{Conn: c, lim: l, ip: ip, addr: addr, opened: now}
 	l.mu.Lock()
-	var drop *limitedConn
-	why := ""
-	switch {
-	case len(l.pre[ip]) >= l.perAddr:
-		drop, why = victim(l.pre[ip], now), "unauthenticated connections from this address at the limit"
-	case l.npre >= l.maxPre:
-		busiest := ""
-		for addr, conns := range l.pre {
-			if busiest == "" || len(conns) > len(l.pre[busiest]) || (len(conns) == len(l.pre[busiest]) && addr < busiest) {
-				busiest = addr
-			}
+	refusal := ""
+	if addr.IsValid() {
+		if why := l.pen.refused(addr); why != "" {
+			refusal = "PerSourcePenalties (" + why + ")"
 		}
-		drop, why = victim(l.pre[busiest], now), "unauthenticated connections at the limit"
 	}
-	if drop != nil {
-		l.dropLocked(drop)
+	if refusal == "" && l.startups.shouldDrop(l.npre, l.rng) {
+		refusal = fmt.Sprintf("MaxStartups (%d authenticating, %v)", l.npre, l.startups)
 	}
-	l.pre[ip] = append(l.pre[ip], lc)
-	l.npre++
+	var drop *limitedConn
+	var dropNote string
+	if refusal == "" {
+		if len(l.pre[ip]) >= l.perAddr {
+			drop = victim(l.pre[ip], now)
+			l.dropLocked(drop)
+			dropNote = l.penaliseLocked(drop)
+		}
+		l.pre[ip] = append(l.pre[ip], lc)
+		l.npre++
+	}
 	l.mu.Unlock()
+	if refusal != "" {
+		l.logger.Warn("connection dropped: "+refusal, "remote", c.RemoteAddr())
+		c.SetWriteDeadline(time.Now().Add(time.Second))
+		c.Write([]byte(notAllowed)) // best effort, as sshd
+		c.Close()
+		return nil
+	}
 	l.logger.Info("connection opened", "remote", c.RemoteAddr())
 	if drop != nil {
-		l.logger.Warn("connection dropped: "+why+"; the one that has sent least gives way", "remote", drop.RemoteAddr(),
-			"max_unauthenticated", l.maxPre, "per_address", l.perAddr)
+		l.logger.Warn("connection dropped: unauthenticated connections from this address at the limit; the one that has sent least gives way",
+			"remote", drop.RemoteAddr(), "per_address", l.perAddr)
 		drop.Conn.Close()
+		if dropNote != "" {
+			l.logger.Info("penalty: "+dropNote, "remote", drop.RemoteAddr())
+		}
 	}
 	return lc
+}
+
+// penaliseLocked adds the penalty of c, which ends before authenticating, to its address's
+// and returns what the table did ("" for nothing to log); l.mu is held.
+func (l *connLimits) penaliseLocked(c *limitedConn) string {
+	if !c.addr.IsValid() {
+		return ""
+	}
+	kind := penaltyNoAuth
+	switch {
+	case c.timedOut.Load():
+		kind = penaltyGrace
+	case c.attempted.Load():
+		kind = penaltyAuthFail
+	}
+	return l.pen.penalise(c.addr, kind)
+}
+
+// attempt notes that the connection of ctx attempted authentication.
+func (l *connLimits) attempt(ctx ssh.Context) {
+	if lc, ok := ctx.Value(connKey{}).(*limitedConn); ok {
+		lc.attempted.Store(true)
+	}
 }
 
 // dropLocked takes c out of the unauthenticated slots; l.mu is held.
@@ -210,17 +275,22 @@ func (l *connLimits) promote(ctx ssh.Context) bool {
 	return true
 }
 
-// Close frees the connection's slot, once.
+// Close frees the connection's slot, once; one that had not authenticated is penalised.
 func (c *limitedConn) Close() error {
 	l := c.lim
+	note := ""
 	l.mu.Lock()
 	switch c.state {
 	case connPre:
 		l.dropLocked(c)
+		note = l.penaliseLocked(c)
 	case connSession:
 		l.sessions--
 		c.state = connGone
 	}
 	l.mu.Unlock()
+	if note != "" {
+		l.logger.Info("penalty: "+note, "remote", c.RemoteAddr())
+	}
 	return c.Conn.Close()
 }

@@ -127,9 +127,16 @@ func runSweep(ctx context.Context, f *config.File, o sweepOptions, stdout, stder
 	if !(o.audit >= 0 && o.audit <= 1) {
 		return fmt.Errorf("--nats-audit: %v must be between 0 and 1", o.audit)
 	}
+	if o.resume && o.out != "" {
+		// A ledger that cannot be read is refused before the digest below is computed (a
+		// build's first sweep: over a second of CPU).
+		if _, err := sweep.ReadLedgerExperiment(o.out); err != nil {
+			return err
+		}
+	}
 	// The simulator digest (for the ledger's fingerprint) does not depend on the
 	// experiment: a build's first sweep computes it on a second core while the trace
-	// loads (about 1.4 s of CPU, docs/trust.md), later ones read it from the cache.
+	// loads (about 1.5 s of CPU, docs/trust.md), later ones read it from the cache.
 	go config.SimulatorDigest()
 	exp, err := config.NewExperiment(f)
 	if err != nil {

@@ -74,3 +74,31 @@ func TestCheckRequestsDecidesAsAdmit(t *testing.T) {
 		}
 	}
 }
+
+// vLLM refuses fewer batched tokens than sequences, and so does an experiment, before its
+// trace is replayed (a budget of one token a step once ran for hundreds of millions of
+// steps); equal is allowed.
+func TestBatchedTokensBelowSeqsRefused(t *testing.T) {
+	for _, c := range []struct {
+		sets []string
+		want string
+	}{
+		{[]string{"agg_max_num_batched_tokens=[1]"}, "embedded defaults: search_space: agg_max_num_batched_tokens 1 is below agg_max_num_seqs 512: vLLM refuses max_num_batched_tokens below max_num_seqs"},
+		{[]string{"agg_max_num_seqs=[64, 65536]"}, "agg_max_num_batched_tokens 16384 is below agg_max_num_seqs 65536"},
+		{[]string{"agg_max_num_batched_tokens=[512, 16384]"}, ""},
+		{[]string{"agg_max_num_batched_tokens=[64]", "agg_max_num_seqs=[64]"}, ""},
+	} {
+		f := Default()
+		if err := f.Apply(c.sets); err != nil {
+			t.Fatal(err)
+		}
+		f.Workload.TracePath = "builtin:conversation"
+		_, err := NewExperiment(f)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%q: %v", c.sets, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%q: error %v, want one containing %q", c.sets, err, c.want)
+		}
+	}
+}

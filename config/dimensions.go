@@ -66,10 +66,7 @@ func (f *File) DefaultPoint() Point {
 		KeyPrefillLoadScale:   num(def.PrefillLoadScale),
 		KeyRouterTemperature:  num(def.Temperature),
 	}
-	for _, d := range LoadKeys() {
-		want[d.Key] = d.Value
-	}
-	for k, v := range indexDefaults {
+	for k, v := range routerDefaults() {
 		want[k] = v
 	}
 	dims := f.Dimensions()

@@ -52,6 +52,14 @@ func newExperiment(f *File, tr *trace.Trace) (*Experiment, error) {
 		for _, pc := range f.list("parallel_configs").parallel {
 			for _, mbt := range f.Values("agg_max_num_batched_tokens") {
 				for _, seqs := range f.Values("agg_max_num_seqs") {
+					// vLLM refuses to start with fewer batched tokens than sequences
+					// (SchedulerConfig.verify_max_model_len, vllm/config/scheduler.py at
+					// 01230b40); it is also what kept a replay at one token a step busy for
+					// hundreds of millions of steps (docs/trust.md).
+					if mbt.Num < seqs.Num {
+						return nil, fmt.Errorf("%s: search_space: agg_max_num_batched_tokens %d is below agg_max_num_seqs %d: vLLM refuses max_num_batched_tokens below max_num_seqs",
+							f.Name, int(mbt.Num), int(seqs.Num))
+					}
 					for _, kv := range f.Values(KeyKVCacheDtype) {
 						for _, ref := range f.Values(KeyTimingReference) {
 							for _, b := range f.Values(KeyBackend) {

@@ -237,7 +237,7 @@ var listKeys = append([]string{
 	KeyHardwareSKU, KeyBackend, "deployment_mode", "parallel_configs",
 	"agg_max_num_batched_tokens", "agg_max_num_seqs", KeyKVCacheDtype, KeyTimingReference, "planner_scaling_policy",
 	KeyRouterMode, KeyOverlapScoreCredit, KeyPrefillLoadScale, KeyRouterTemperature,
-}, loadKeyNames()...) // the router's load and admission keys last (loadkeys.go)
+}, loadBlock.names()...) // the router's load and admission keys last (loadkeys.go)
 
 // Error is a configuration problem at a place in a file.
 type Error struct {
@@ -303,13 +303,10 @@ func newFile(name string) *File {
 		KeyTimingReference: {model.ReferenceSilicon}, "planner_scaling_policy": {"disabled"}, KeyRouterMode: {"kv_router"},
 		KeyOverlapScoreCredit: {"1.0"}, KeyPrefillLoadScale: {"1.0"}, KeyRouterTemperature: {"0.0"},
 	}
-	for _, d := range LoadKeys() {
-		defaults[d.Key] = []string{d.Value}
-	}
-	for k, v := range indexDefaults {
+	for k, v := range routerDefaults() {
 		defaults[k] = []string{v}
 	}
-	for _, k := range append(listKeys[:len(listKeys):len(listKeys)], indexListKeys...) {
+	for _, k := range append(listKeys[:len(listKeys):len(listKeys)], indexBlock.names()...) {
 		l := list{key: k}
 		if k == "parallel_configs" {
 			l.parallel = []ParallelConfig{{TP: 4, AttentionDP: 1, MoETP: 1, MoEEP: 4, Replicas: 8}}

@@ -261,7 +261,7 @@ func (f *File) settings(tr *trace.Trace, tables string, list func(string) string
 	add("search_space.backend_version", f.BackendVersion)
 	for _, l := range f.lists {
 		v := list(l.key)
-		if d, ok := loadDefault(l.key); ok && v == d || indexAtDefault(l.key, v) {
+		if atRouterDefault(l.key, v) {
 			continue // listed only when not Dynamo's default, so earlier experiments keep their fingerprint
 		}
 		add("search_space."+l.key, v)

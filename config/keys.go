@@ -27,7 +27,7 @@ var keyDocs = []KeyDoc{
 	{"search_space.quantization", "`fp8`, `nvfp4`", "the serving precision when it is not the checkpoint's: vLLM's `--quantization fp8` of a BF16 checkpoint, or NVIDIA's FP4 checkpoint (unset: the checkpoint's own)"},
 	{"search_space.gpu_budget", "an integer in [1, 1048576]", "most GPUs a fleet may take; a fleet over it is an error naming the budget that would allow it (raised to fit when `--set` gives replicas, a layout or `parallel_configs` and not the budget)"},
 	{"search_space.parallel_configs", "a list of `{tp, moe_tp, moe_ep, attention_dp (or dp), replicas}`", "each worker's layout and how many workers (1–1,024); moe_tp × moe_ep = tp × attention_dp; without either MoE key vLLM's default, moe_tp = tp"},
-	{"search_space.agg_max_num_batched_tokens", "integers in [1, 4194304]; a list", "vLLM `--max-num-batched-tokens`: most tokens one step schedules"},
+	{"search_space.agg_max_num_batched_tokens", "integers in [1, 4194304]; a list", "vLLM `--max-num-batched-tokens`: most tokens one step schedules; each at least every `agg_max_num_seqs`, as vLLM requires"},
 	{"search_space.agg_max_num_seqs", "integers in [1, 65536]; a list", "vLLM `--max-num-seqs`: most running sequences"},
 	{"search_space.context_length", "an integer in [1, 16777216]", "vLLM `--max-model-len`: a request whose prompt plus output exceeds it is rejected, as vLLM answers HTTP 400"},
 	{"search_space.gpu_memory_utilization", "a number in [0.05, 1]", "vLLM `--gpu-memory-utilization`"},

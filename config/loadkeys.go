@@ -1,11 +1,6 @@
 package config
 
-import (
-	"fmt"
-	"math"
-
-	"github.com/routerlab/routerlab/router"
-)
+import "github.com/routerlab/routerlab/router"
 
 // The router's active-load and admission keys of search_space (router.LoadConfig), named as
 // Dynamo's KvRouterConfig fields and frontend flags (lib/kv-router/src/scheduling/config.rs @
@@ -29,88 +24,40 @@ const (
 // unset is the value of a threshold that is not set (Dynamo's default for each of them).
 const unset = "none"
 
+// loadBlock is the load keys in canonical order, with Dynamo's default of each; the cost's
+// accounting and the scheduler queue are kv_router's only (Dynamo's round-robin and random
+// push routers have neither), the busy thresholds filter every mode's workers.
+var loadBlock = routerKeyBlock{
+	{KeyTrackActiveBlocks, "true", true, boolKey}, {KeyAssumeKVReuse, "true", true, boolKey},
+	{KeyTrackPrefillTokens, "true", true, boolKey}, {KeyTrackOutputBlocks, "false", true, boolKey},
+	{KeyActiveSequenceStride, "1", true, numKey(1, 1<<16, true)},
+	{KeyPrefillLoadModel, "none", true, func(c valueCheck) error {
+		return c.oneOf(string(router.PrefillLoadNone), string(router.PrefillLoadAIC))
+	}},
+	{KeyQueueThreshold, unset, true, noneOrNumKey(0, 1e6, false)},
+	{KeyQueuePolicy, "fcfs", true, func(c valueCheck) error {
+		var names []string
+		for _, p := range router.QueuePolicies() {
+			names = append(names, string(p))
+		}
+		return c.oneOf(names...)
+	}},
+	{KeyDecodeBlocksThreshold, unset, false, noneOrNumKey(0, 1, false)},
+	{KeyPrefillTokensThreshold, unset, false, noneOrNumKey(0, 1e12, true)},
+	{KeyPrefillTokensThreshFrac, unset, false, noneOrNumKey(0, 1e6, false)},
+}
+
 // LoadKeys lists the keys in canonical order, with Dynamo's default of each.
 func LoadKeys() []Setting {
-	return []Setting{
-		{KeyTrackActiveBlocks, "true"}, {KeyAssumeKVReuse, "true"}, {KeyTrackPrefillTokens, "true"},
-		{KeyTrackOutputBlocks, "false"}, {KeyActiveSequenceStride, "1"}, {KeyPrefillLoadModel, "none"},
-		{KeyQueueThreshold, unset}, {KeyQueuePolicy, "fcfs"},
-		{KeyDecodeBlocksThreshold, unset}, {KeyPrefillTokensThreshold, unset}, {KeyPrefillTokensThreshFrac, unset},
+	var out []Setting
+	for _, k := range loadBlock {
+		out = append(out, Setting{k.key, k.def})
 	}
+	return out
 }
 
-// KVLoadKeys are the load keys only the kv_router mode reads: its cost's accounting and its
-// scheduler queue (Dynamo's round-robin and random push routers have neither; the busy
-// thresholds filter every mode's workers).
-func KVLoadKeys() []string {
-	return []string{KeyTrackActiveBlocks, KeyAssumeKVReuse, KeyTrackPrefillTokens, KeyTrackOutputBlocks,
-		KeyActiveSequenceStride, KeyPrefillLoadModel, KeyQueueThreshold, KeyQueuePolicy}
-}
-
-func loadKeyNames() []string {
-	var ks []string
-	for _, s := range LoadKeys() {
-		ks = append(ks, s.Key)
-	}
-	return ks
-}
-
-func loadDefault(key string) (string, bool) {
-	for _, s := range LoadKeys() {
-		if s.Key == key {
-			return s.Value, true
-		}
-	}
-	return "", false
-}
-
-// checkLoadKnob validates one value of a load key; "" when it is fine (or not a load key).
-func checkLoadKnob(key string, v Value) string {
-	boolean := func() string {
-		if v.Text != "true" && v.Text != "false" {
-			return fmt.Sprintf("unsupported value %q (want true or false)", v.Text)
-		}
-		return ""
-	}
-	threshold := func(hi float64, integer bool) string {
-		if v.Text == unset {
-			return ""
-		}
-		if !v.IsNum || v.Num < 0 || v.Num > hi || integer && v.Num != math.Trunc(v.Num) {
-			kind := "a number"
-			if integer {
-				kind = "an integer"
-			}
-			return fmt.Sprintf("value %q out of range: want none or %s in [0, %g]", v.Text, kind, hi)
-		}
-		return ""
-	}
-	switch key {
-	case KeyTrackActiveBlocks, KeyAssumeKVReuse, KeyTrackPrefillTokens, KeyTrackOutputBlocks:
-		return boolean()
-	case KeyActiveSequenceStride:
-		if !v.IsNum || v.Num < 1 || v.Num > 1<<16 || v.Num != math.Trunc(v.Num) {
-			return fmt.Sprintf("value %q out of range: want an integer in [1, 65536]", v.Text)
-		}
-	case KeyPrefillLoadModel:
-		if _, err := router.ParsePrefillLoadModel(v.Text); err != nil || v.Text == "" {
-			return fmt.Sprintf("unsupported value %q (want none or aic)", v.Text)
-		}
-	case KeyQueuePolicy:
-		if _, err := router.ParseQueuePolicy(v.Text); err != nil || v.Text == "" {
-			return fmt.Sprintf("unsupported value %q (want fcfs, wspt or lcfs)", v.Text)
-		}
-	case KeyQueueThreshold:
-		return threshold(1e6, false)
-	case KeyDecodeBlocksThreshold:
-		return threshold(1, false)
-	case KeyPrefillTokensThreshold:
-		return threshold(1e12, true)
-	case KeyPrefillTokensThreshFrac:
-		return threshold(1e6, false)
-	}
-	return ""
-}
+// KVLoadKeys are the load keys only the kv_router mode reads.
+func KVLoadKeys() []string { return loadBlock.kvOnlyNames() }
 
 // loadConfig is the router.LoadConfig of one point (val gives each key's value there).
 func loadConfig(val func(key string) Value) router.LoadConfig {

@@ -49,7 +49,7 @@ func TestLoadKeysParseAndFingerprint(t *testing.T) {
 		}
 	}
 	for _, s := range Default().Fingerprint() {
-		if _, isLoad := loadDefault(strings.TrimPrefix(s.Key, "search_space.")); isLoad {
+		if _, isLoad := loadBlock.lookup(strings.TrimPrefix(s.Key, "search_space.")); isLoad {
 			t.Errorf("the seed's fingerprint lists %s", s.Key)
 		}
 	}

@@ -268,24 +268,8 @@ func (f *File) setSearch(path, key string, n ast.Node) error {
 
 // checkKnob validates one value of a list-valued search_space key.
 func (f *File) checkKnob(path, key string, v Value, n ast.Node) error {
-	oneOf := func(allowed ...string) error {
-		for _, a := range allowed {
-			if v.Text == a {
-				return nil
-			}
-		}
-		return f.errAt(n, path, "unsupported value %q (want one of %s)", v.Text, strings.Join(allowed, ", "))
-	}
-	numIn := func(lo, hi float64, integer bool) error {
-		if !v.IsNum || v.Num < lo || v.Num > hi || (integer && v.Num != math.Trunc(v.Num)) {
-			kind := "a number"
-			if integer {
-				kind = "an integer"
-			}
-			return f.errAt(n, path, "value %q out of range: want %s in [%g, %g]", v.Text, kind, lo, hi)
-		}
-		return nil
-	}
+	c := valueCheck{v: v, fail: func(format string, a ...any) error { return f.errAt(n, path, format, a...) }}
+	oneOf, numIn := c.oneOf, c.numIn
 	switch key {
 	case KeyHardwareSKU:
 		if v.IsNum || v.Text == "" {
@@ -323,10 +307,10 @@ func (f *File) checkKnob(path, key string, v Value, n ast.Node) error {
 	case KeyRouterTemperature:
 		return numIn(0, 100, false)
 	}
-	if msg := checkLoadKnob(key, v); msg != "" {
-		return f.errAt(n, path, "%s", msg)
+	if k, ok := routerKeyOf(key); ok {
+		return k.check(c)
 	}
-	return checkIndexKnob(key, oneOf, numIn)
+	return nil
 }
 
 func (f *File) setParallel(path string, n ast.Node) error {

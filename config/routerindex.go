@@ -21,47 +21,28 @@ const (
 	KeyRouterReplicaSyncDelayMS = "router_replica_sync_delay_ms"
 )
 
-// indexListKeys are these knobs in the order dimensions are reported (after listKeys).
-var indexListKeys = []string{
-	KeyUseKVEvents, KeyRouterTTLSecs, KeyRouterKVEventDelayMS, KeyRouterPredictedTTLSecs, KeyOverlapScoreCreditDecay,
-	KeyRouterReplicas, KeyRouterReplicaSync, KeyRouterReplicaSyncDelayMS,
+// indexBlock is these knobs in the order dimensions are reported (after the load keys),
+// with Dynamo's defaults; the replica knobs apply in every mode, the rest in kv_router only.
+var indexBlock = routerKeyBlock{
+	{KeyUseKVEvents, "true", true, boolKey},
+	{KeyRouterTTLSecs, num(router.DefaultTTLSecs), true, numKey(0, day, false)},
+	{KeyRouterKVEventDelayMS, "0", true, numKey(0, day*1000, false)},
+	{KeyRouterPredictedTTLSecs, "0", true, numKey(0, day, false)},
+	{KeyOverlapScoreCreditDecay, "0", true, numKey(0, 1e6, false)},
+	{KeyRouterReplicas, "1", false, numKey(1, router.MaxReplicas, true)},
+	{KeyRouterReplicaSync, "false", false, boolKey},
+	{KeyRouterReplicaSyncDelayMS, "0", false, numKey(0, day*1000, false)},
 }
+
+// day is the longest TTL, in seconds (delays: in milliseconds).
+const day = 86400.0
 
 // IndexKeys lists the index knobs' search_space keys.
-func IndexKeys() []string { return append([]string(nil), indexListKeys...) }
-
-// indexDefaults are Dynamo's defaults, canonical: a file that leaves a knob at its default
-// keeps the fingerprint it had before the knob existed.
-var indexDefaults = map[string]string{
-	KeyUseKVEvents: "true", KeyRouterTTLSecs: num(router.DefaultTTLSecs), KeyRouterKVEventDelayMS: "0",
-	KeyRouterPredictedTTLSecs: "0", KeyOverlapScoreCreditDecay: "0", KeyRouterReplicas: "1", KeyRouterReplicaSync: "false",
-	KeyRouterReplicaSyncDelayMS: "0",
-}
-
-// indexKVKnobs are the ones only the kv_router mode reads.
-var indexKVKnobs = []string{KeyUseKVEvents, KeyRouterTTLSecs, KeyRouterKVEventDelayMS, KeyRouterPredictedTTLSecs, KeyOverlapScoreCreditDecay}
+func IndexKeys() []string { return indexBlock.names() }
 
 // IndexKVKnobs lists the index knobs only kv_router reads (a sweep leaves them out of other
 // modes' configurations).
-func IndexKVKnobs() []string { return append([]string(nil), indexKVKnobs...) }
-
-// checkIndexKnob validates one value of an index knob (nil for other keys).
-func checkIndexKnob(key string, oneOf func(...string) error, numIn func(lo, hi float64, integer bool) error) error {
-	const day = 86400.0
-	switch key {
-	case KeyUseKVEvents, KeyRouterReplicaSync:
-		return oneOf("true", "false")
-	case KeyRouterTTLSecs, KeyRouterPredictedTTLSecs:
-		return numIn(0, day, false)
-	case KeyRouterKVEventDelayMS, KeyRouterReplicaSyncDelayMS:
-		return numIn(0, day*1000, false)
-	case KeyOverlapScoreCreditDecay:
-		return numIn(0, 1e6, false)
-	case KeyRouterReplicas:
-		return numIn(1, router.MaxReplicas, true)
-	}
-	return nil
-}
+func IndexKVKnobs() []string { return indexBlock.kvOnlyNames() }
 
 // indexConfig reads the index knobs of one point.
 func indexConfig(val func(string) Value) router.IndexConfig {
@@ -80,13 +61,6 @@ func indexConfig(val func(string) Value) router.IndexConfig {
 		ReplicaSync:             val(KeyRouterReplicaSync).Text == "true",
 		ReplicaSyncDelayUS:      us(KeyRouterReplicaSyncDelayMS),
 	}
-}
-
-// indexAtDefault reports whether key is an index knob whose (canonical) value is Dynamo's
-// default, which the fingerprint leaves out.
-func indexAtDefault(key, value string) bool {
-	d, ok := indexDefaults[key]
-	return ok && d == value
 }
 
 // IndexKnobIgnored reports whether index knob key has no effect at point p of f, given the

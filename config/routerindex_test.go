@@ -13,7 +13,7 @@ import (
 func TestIndexKnobs(t *testing.T) {
 	def := Default()
 	for _, s := range def.Fingerprint() {
-		if _, ok := indexDefaults[strings.TrimPrefix(s.Key, "search_space.")]; ok {
+		if _, ok := indexBlock.lookup(strings.TrimPrefix(s.Key, "search_space.")); ok {
 			t.Errorf("default fingerprint lists %s", s.Key)
 		}
 	}

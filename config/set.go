@@ -293,7 +293,7 @@ func knownKeys() []string {
 			keys = append(keys, s.Key)
 		}
 	}
-	for _, k := range loadKeyNames() { // at their defaults, absent from the fingerprint
+	for _, k := range loadBlock.names() { // at their defaults, absent from the fingerprint
 		keys = append(keys, "search_space."+k)
 	}
 	for _, k := range slices.Clone(keys) {

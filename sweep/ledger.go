@@ -56,7 +56,7 @@ func openLedger(dir string, h ledgerHeader, resume bool) (l *ledger, prior []Eva
 		return nil, nil, nil, err
 	}
 	l = &ledger{path: filepath.Join(dir, LedgerName), header: h}
-	data, err := readlimit.ReadFile(l.path, MaxLedgerBytes, "a sweep ledger")
+	data, err := readlimit.ReadJSON(l.path, MaxLedgerBytes, "a sweep ledger")
 	switch {
 	case err == nil && !resume:
 		return nil, nil, nil, fmt.Errorf("%s already exists: pass --resume to continue that sweep, or choose another --out", l.path)

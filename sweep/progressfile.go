@@ -141,7 +141,7 @@ func readJSON[T any](dir, name string) (*T, error) {
 
 // Limits of the files of a run directory that routerlab reads back (watch, compare,
 // --resume): a ledger line of the seed experiment is about 2 KB, so 128 MiB holds some 65,000
-// evaluations (reading a ledger that is /dev/zero up to it takes about 3 s and 300 MB);
+// evaluations (a ledger that is /dev/zero is refused from its first bytes: readlimit.ReadJSON);
 // summary.json and progress.json are a few KB.
 const (
 	MaxLedgerBytes = 128 << 20
@@ -152,7 +152,7 @@ const (
 // exist.
 func readOptional(dir, name string, limit int64, what string) (string, []byte, error) {
 	path := filepath.Join(dir, name)
-	data, err := readlimit.ReadFile(path, limit, what)
+	data, err := readlimit.ReadJSON(path, limit, what)
 	if errors.Is(err, fs.ErrNotExist) {
 		return path, nil, nil
 	}

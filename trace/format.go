@@ -116,7 +116,7 @@ func ParseFormat(r io.Reader, name string, blockSize int, format Format) (*Trace
 		return nil, fmt.Errorf("%s: block size must be positive, got %d", name, blockSize)
 	}
 	sum := sha256.New()
-	br := bufio.NewReaderSize(io.TeeReader(r, sum), 1<<20)
+	br := bufio.NewReaderSize(io.TeeReader(r, sum), readBuffer)
 	if format == FormatDetect || format == FormatMooncake {
 		// Named mooncake on rows without sessions is today's plain reading too.
 		if found := detect(br); format == FormatDetect || found == FormatDetect {

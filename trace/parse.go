@@ -28,6 +28,9 @@ type line struct {
 // file without newlines, such as /dev/zero, ends in an error instead of exhausting memory.
 const MaxLineBytes = 64 << 20
 
+// readBuffer is the trace reader's buffer: longer lines are gathered piece by piece.
+const readBuffer = 1 << 20
+
 // Parse reads a Mooncake JSONL trace, one request per line, validating every line.
 // Blank lines and a leading UTF-8 byte-order mark are skipped; a trace without requests is an
 // error. Errors read "name:line: field: problem". The input is streamed once; lines may be up
@@ -45,8 +48,8 @@ func parseMooncake(br *bufio.Reader, sum hash.Hash, name string, blockSize int) 
 	lastTS, ids := int64(0), 0
 	for lineNo := 1; ; lineNo++ {
 		raw, err := readLine(br, &buf)
-		if err == errLineTooLong {
-			return nil, fmt.Errorf("%s:%d: line longer than the %d MiB limit (is this a Mooncake JSONL trace?)", name, lineNo, MaxLineBytes>>20)
+		if err == errLineTooLong || err == errNotObject {
+			return nil, fmt.Errorf("%s:%d: %w (is this a Mooncake JSONL trace?)", name, lineNo, err)
 		}
 		if err != nil && err != io.EOF {
 			return nil, fmt.Errorf("%s:%d: read: %w", name, lineNo, err)
@@ -92,11 +95,17 @@ func parseMooncake(br *bufio.Reader, sum hash.Hash, name string, blockSize int) 
 // utf8BOM is the byte-order mark some editors put at the start of a UTF-8 file.
 var utf8BOM = []byte{0xef, 0xbb, 0xbf}
 
-var errLineTooLong = errors.New("line too long")
+var (
+	errLineTooLong = fmt.Errorf("line longer than the %d MiB limit", MaxLineBytes>>20)
+	errNotObject   = fmt.Errorf("line does not open a JSON object and runs past %d MiB: not read further (a row may be up to the %d MiB limit)", readBuffer>>20, MaxLineBytes>>20)
+)
 
 // readLine returns the next line without its newline, reusing *buf for lines longer than
-// the reader's buffer. It returns io.EOF together with the final (possibly empty) line, and
-// errLineTooLong for a line over MaxLineBytes.
+// the reader's buffer. It returns io.EOF together with the final (possibly empty) line,
+// errLineTooLong for a line over MaxLineBytes, and errNotObject for a line longer than the
+// buffer whose first byte (past blanks and a byte-order mark) is not '{': no row of any
+// trace format, and so refused before the rest of it is read (/dev/zero was read to the
+// limit, 64 MiB, taking seconds on a loaded machine).
 func readLine(br *bufio.Reader, buf *[]byte) ([]byte, error) {
 	frag, err := br.ReadSlice('\n')
 	if err == nil || err == io.EOF {
@@ -104,6 +113,9 @@ func readLine(br *bufio.Reader, buf *[]byte) ([]byte, error) {
 	}
 	if err != bufio.ErrBufferFull {
 		return nil, err
+	}
+	if start := bytes.TrimLeft(bytes.TrimPrefix(frag, utf8BOM), " \t\r"); len(start) > 0 && start[0] != '{' {
+		return nil, errNotObject
 	}
 	*buf = append((*buf)[:0], frag...)
 	for {

@@ -92,8 +92,8 @@ func (rr *rowReader) next() ([]byte, error) {
 	for {
 		rr.lineNo++
 		raw, err := readLine(rr.br, &rr.buf)
-		if err == errLineTooLong {
-			return nil, fmt.Errorf("%s:%d: line longer than the %d MiB limit", rr.name, rr.lineNo, MaxLineBytes>>20)
+		if err == errLineTooLong || err == errNotObject {
+			return nil, fmt.Errorf("%s:%d: %w", rr.name, rr.lineNo, err)
 		}
 		if err != nil && err != io.EOF {
 			return nil, fmt.Errorf("%s:%d: read: %w", rr.name, rr.lineNo, err)

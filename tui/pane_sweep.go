@@ -1,9 +1,11 @@
 package tui
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -57,6 +59,7 @@ type sweepPane struct {
 	followed bool   // the sweep is followed from a run directory (routerlab watch)
 
 	evals      int
+	landed     []SweepEval // the evaluations so far, by evaluation index (round, candidate)
 	rows       []sweepRow
 	bestSoFar  []float64
 	validation []ValidationRow
@@ -92,7 +95,7 @@ func (p *sweepPane) start() tea.Cmd {
 	if p.followed { // followed from a run directory: nothing known until its first record
 		p.progress = sweep.Progress{}
 	}
-	p.evals, p.rows, p.bestSoFar, p.validation, p.cursor, p.chosen = 0, nil, nil, nil, 0, nil
+	p.evals, p.landed, p.rows, p.bestSoFar, p.validation, p.cursor, p.chosen = 0, nil, nil, nil, nil, 0, nil
 	sw, at := p.sweeper, p.at
 	return stream(ctx, p.gen, func(ctx context.Context, emit func(SweepEvent, bool)) error {
 		return sw.Sweep(ctx, at, func(ev SweepEvent) { emit(ev, false) })
@@ -179,8 +182,29 @@ func (p *sweepPane) apply(ev SweepEvent) {
 	if e == nil {
 		return
 	}
-	runs := max(1, e.Runs)
 	p.evals++
+	// Parallel evaluations land in whatever order they finish: the table and the chart are
+	// rebuilt in evaluation order, so they do not depend on it.
+	at, _ := slices.BinarySearchFunc(p.landed, *e, func(a, b SweepEval) int {
+		return cmp.Or(cmp.Compare(a.Round, b.Round), cmp.Compare(a.Candidate, b.Candidate))
+	})
+	p.landed = slices.Insert(p.landed, at, *e)
+	p.rows, p.bestSoFar = p.rows[:0], p.bestSoFar[:0]
+	for _, e := range p.landed {
+		p.add(e)
+	}
+	sort.SliceStable(p.rows, func(i, j int) bool { return p.better(p.rows[i].value, p.rows[j].value) })
+	for i := range p.rows {
+		if p.chosen != nil && p.rows[i].knobs == *p.chosen {
+			p.cursor = i
+		}
+	}
+}
+
+// add folds evaluation e into the rows (a configuration evaluated again is averaged over all
+// its runs) and extends the best-so-far chart by the best row after it.
+func (p *sweepPane) add(e SweepEval) {
+	runs := max(1, e.Runs)
 	found := false
 	for i := range p.rows {
 		if p.rows[i].knobs == e.Knobs {
@@ -193,13 +217,12 @@ func (p *sweepPane) apply(ev SweepEvent) {
 	if !found {
 		p.rows = append(p.rows, sweepRow{knobs: e.Knobs, value: e.Value, n: runs})
 	}
-	sort.SliceStable(p.rows, func(i, j int) bool { return p.better(p.rows[i].value, p.rows[j].value) })
-	for i := range p.rows {
-		if p.chosen != nil && p.rows[i].knobs == *p.chosen {
-			p.cursor = i
+	best := p.rows[0].value
+	for _, r := range p.rows[1:] {
+		if p.better(r.value, best) {
+			best = r.value
 		}
 	}
-	best := p.rows[0].value
 	if len(p.bestSoFar) > 0 && !p.better(best, p.bestSoFar[len(p.bestSoFar)-1]) {
 		best = p.bestSoFar[len(p.bestSoFar)-1]
 	}

@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -114,5 +116,38 @@ func TestSweepCursorStaysOnItsRow(t *testing.T) {
 	}
 	if !strings.Contains(view, "  kv_router     1.0  16.0 0.0   2122.0") {
 		t.Fatalf("the winner's row is not on screen:\n%s", view)
+	}
+}
+
+// The table and the best-so-far chart follow the evaluations' order (round, candidate), not
+// the order parallel evaluations happen to land in: every landing order of one sweep's
+// evaluations draws the same chart and table.
+func TestSweepChartIndependentOfLandingOrder(t *testing.T) {
+	k := func(scale float64) Knobs { return routerKnobs("kv_router", 1, scale, 0) }
+	evals := []SweepEval{
+		{1, 0, k(1), 2300, 1}, {1, 1, k(2), 2100, 1}, {1, 2, k(4), 2200, 1},
+		{2, 0, k(8), 2000, 1}, {2, 1, k(2), 2500, 1}, {2, 2, k(16), 2050, 2},
+	}
+	draw := func(order []int) ([]float64, []sweepRow) {
+		p := newSweepPane(&Common{}, nil, SweepInfo{}, Knobs{})
+		for _, i := range order {
+			e := evals[i]
+			p.apply(SweepEvent{Eval: &e})
+		}
+		return p.bestSoFar, p.rows
+	}
+	chart, rows := draw([]int{0, 1, 2, 3, 4, 5})
+	// k(2) is averaged over its two evaluations (2300): the best after each evaluation in
+	// order is 2300, 2100, 2100, 2000, 2000 (k(2) falls back to 2300), 2000.
+	if want := []float64{2300, 2100, 2100, 2000, 2000, 2000}; !slices.Equal(chart, want) {
+		t.Fatalf("chart in evaluation order %v, want %v", chart, want)
+	}
+	rng := rand.New(rand.NewPCG(3, 7))
+	for range 50 {
+		order := rng.Perm(len(evals))
+		c, r := draw(order)
+		if !slices.Equal(c, chart) || !slices.Equal(r, rows) {
+			t.Fatalf("landing order %v: chart %v rows %v, want %v %v", order, c, r, chart, rows)
+		}
 	}
 }

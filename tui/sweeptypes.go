@@ -24,10 +24,11 @@ type SweepInfo struct {
 
 // SweepEval is one finished evaluation of the sweep.
 type SweepEval struct {
-	Round int // 1-based
-	Knobs Knobs
-	Value float64 // the goal's target metric, the mean over its runs
-	Runs  int     // simulation runs (seeds) averaged into Value; 0 counts as 1
+	Round     int // 1-based
+	Candidate int // position within the round, 0-based: with Round, the evaluation's index
+	Knobs     Knobs
+	Value     float64 // the goal's target metric, the mean over its runs
+	Runs      int     // simulation runs (seeds) averaged into Value; 0 counts as 1
 }
 
 // ValidationRow is one full-trace run of the validation table (round_robin, default_kv, best).

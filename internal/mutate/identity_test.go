@@ -15,8 +15,9 @@ import (
 )
 
 // resultFiles are the files whose code decides a replay's, sweep's or validation's result,
-// by package, and how many built mutants the full form takes from each. Left out: what only
-// draws or writes results (sweep's reports and ledger, trace statistics) and the model
+// by package, and how many built mutants the full form takes from each (silicon: `model
+// validate`'s). Left out: what only draws or writes results (sweep's reports and ledger,
+// trace statistics, the validation's table) and the model
 // importer (import.go, derive.go, aic.go, mla.go, experts_touched.go), which runs only at
 // `model import`: its output is the embedded tables, whose bytes the digest hashes.
 var resultFiles = []struct {
@@ -33,6 +34,7 @@ var resultFiles = []struct {
 	{[]string{"config/experiment.go", "config/set.go", "config/parse.go", "config/scalars.go", "config/dimensions.go", "config/file.go"}, 8},
 	{[]string{"sweep/gp.go", "sweep/propose.go", "sweep/objective.go", "sweep/validate.go", "sweep/sweep.go",
 		"sweep/space.go", "sweep/curve.go"}, 10},
+	{[]string{"silicon/silicon.go", "silicon/validate.go", "silicon/benchmark.go", "silicon/runs.go", "silicon/report.go"}, 8},
 }
 
 // mutantSeed picks the mutants: 37, or ROUTERLAB_MUTANTS_SEED; a new seed is a new sample.
@@ -59,8 +61,8 @@ type outcome struct {
 // TestMutantsChangeIdentity builds the judge (internal/mutate/judge) from a copy of the
 // module once unmutated and once per mutant, and requires every mutant that changes any of
 // the judge's results to change the build's simulator digest too: all of them in the short
-// form (the shared-experts mutant and two sampled ones, about a minute and a half on two
-// cores), at least 95 % of at least 60 in the full form (ROUTERLAB_MUTANTS=full, about 40
+// form (the shared-experts mutant and three sampled ones, about two minutes on two cores),
+// at least 95 % of at least 60 in the full form (ROUTERLAB_MUTANTS=full, about 40
 // minutes; ROUTERLAB_MUTANTS_OUT=FILE writes its table, as in docs/trust.md;
 // ROUTERLAB_MUTANTS_SEED=N samples other mutants).
 func TestMutantsChangeIdentity(t *testing.T) {
@@ -129,7 +131,7 @@ func TestMutantsChangeIdentity(t *testing.T) {
 		quota := pkg.quota
 		if !full {
 			quota = 0
-			if i == 1 || i == 2 { // one engine and one router mutant beside the shared-experts one
+			if i == 1 || i == 2 || i == 6 { // one engine, router and silicon mutant beside the shared-experts one
 				quota = 1
 			}
 		}

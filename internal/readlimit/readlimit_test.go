@@ -50,3 +50,31 @@ func TestLinesOfDevZero(t *testing.T) {
 		t.Error("no error")
 	}
 }
+
+// ReadJSON refuses what cannot open a JSON object from its first bytes — /dev/zero within
+// a limit of 1 GiB, at once — and reads objects, JSONL, a byte-order mark, blanks and an
+// empty file as ReadFile does; an object past the limit is still *TooLarge.
+func TestReadJSONRefusesAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(text), 0o644)
+		return p
+	}
+	for _, text := range []string{`{"a": 1}`, "{\"a\": 1}\n{\"b\": 2}\n", "\ufeff\n  {}", ""} {
+		if b, err := ReadJSON(write("ok", text), 1024, "a test file"); err != nil || string(b) != text {
+			t.Errorf("%q: read %q, %v", text, b, err)
+		}
+	}
+	_, err := ReadJSON("/dev/zero", 1<<30, "a sweep ledger")
+	if err == nil || err.Error() != `/dev/zero: not a sweep ledger: it starts with "\x00" where a JSON object opens; not read further toward the 1 GiB limit` {
+		t.Errorf("/dev/zero: %v", err)
+	}
+	if _, err := ReadJSON(write("list", " [1, 2]"), 1024, "a test file"); err == nil || !strings.Contains(err.Error(), `it starts with "["`) {
+		t.Errorf("a list: %v", err)
+	}
+	var tl *TooLarge
+	if _, err := ReadJSON(write("big", "{"+strings.Repeat(" ", 2000)+"}"), 1024, "a test file"); !errors.As(err, &tl) {
+		t.Errorf("an object past the limit: %v, want *TooLarge", err)
+	}
+}

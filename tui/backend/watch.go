@@ -138,7 +138,7 @@ func (w *DirWatcher) Sweep(ctx context.Context, _ tui.Knobs, emit func(tui.Sweep
 			if rec == nil { // a directory without a progress record: the ledger is all there is
 				p = sweep.Progress{Phase: sweep.PhaseSearch, Round: e.Round, Done: len(seen)}
 			}
-			emit(tui.SweepEvent{Progress: p, Note: note, Eval: &tui.SweepEval{Round: e.Round, Knobs: knobs(e.Config, tui.Knobs{}), Value: e.Value, Runs: len(e.Runs)}})
+			emit(tui.SweepEvent{Progress: p, Note: note, Eval: &tui.SweepEval{Round: e.Round, Candidate: e.Candidate, Knobs: knobs(e.Config, tui.Knobs{}), Value: e.Value, Runs: len(e.Runs)}})
 			last = p
 		}
 		if rec == nil || rec.Phase == sweep.PhaseDone {

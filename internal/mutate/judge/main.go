@@ -2,7 +2,7 @@
 // `judge identity` prints the build's simulator digest; `judge results` prints, one line per
 // case, the SHA-256 of the results of a broad suite of replays, sweeps and a load curve —
 // larger than the digest's canonical work and chosen apart from it, through the same
-// public API the command line uses. A mutant "changes a result" when any line differs from
+// public API the command line uses (`model validate`'s included). A mutant "changes a result" when any line differs from
 // the unmutated build's.
 package main
 
@@ -18,6 +18,7 @@ import (
 	"github.com/routerlab/routerlab/internal/walltime"
 	"github.com/routerlab/routerlab/model"
 	"github.com/routerlab/routerlab/router"
+	"github.com/routerlab/routerlab/silicon"
 	"github.com/routerlab/routerlab/sweep"
 )
 
@@ -159,7 +160,37 @@ func results() error {
 	points, err := sweep.Curve(ctx, exp, base, []sweep.CurveRouter{{Name: "kv", Router: router.DefaultConfig()}, {Name: "rr", Router: rr}, {Name: "ll", Router: ll}},
 		[]int{4, 16, 48}, 300, nil)
 	line("curve", points, err)
+	validation()
 	return nil
+}
+
+// validation is `model validate` of a row per measuring run at every layout from 1 to 8
+// GPUs (8 clients, 2,048 prompt and 128 output tokens), under
+// the inferencex profile and the ideal one; the rows leave their vLLM version unrecorded, so
+// each is replayed at its run's image's.
+func validation() {
+	var b strings.Builder
+	b.WriteString("silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl," +
+		"gemm_quant_mode,moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n")
+	for i, run := range silicon.InferenceXRuns() {
+		date := run.To
+		if date == "" {
+			date = run.From
+		}
+		for _, tp := range []int{1, 2, 4, 8} {
+			fmt.Fprintf(&b, "config_id=%d; silicon_concurrency=8; measured=%s,vllm,,%s,%s,%s,agg,2048,128,,,8,%d,1,,,,210.5,12.25\n",
+				i, date, run.Model, run.System, run.Precision, tp)
+		}
+	}
+	rows, err := silicon.Parse(strings.NewReader(b.String()), "rows")
+	if err != nil {
+		line("validate", nil, err)
+		return
+	}
+	for _, profile := range silicon.Benchmarks() {
+		rep, err := silicon.Validate(context.Background(), rows, silicon.Options{Benchmark: profile, Seed: 11})
+		line("validate "+profile.Name, rep, err)
+	}
 }
 
 // sweepResults runs f's search and validation in memory.

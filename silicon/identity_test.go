@@ -1,0 +1,58 @@
+package silicon
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The silicon part of the simulator digest writes the same bytes twice, parses both formats,
+// replays a row of every measuring run and reaches every skip it is there for.
+func TestCanonicalValidationDeterministic(t *testing.T) {
+	var a, b bytes.Buffer
+	start := time.Now()
+	if err := canonicalValidation(&a); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("canonical validation: %v, %d bytes", time.Since(start), a.Len())
+	if err := canonicalValidation(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatal("two runs of the canonical validation differ")
+	}
+	if strings.Contains(a.String(), "error:") {
+		t.Fatalf("a canonical validation failed:\n%s", a.String())
+	}
+	sample, _ := canonicalRows()
+	rows, err := Parse(strings.NewReader(sample), "sample")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Validate(context.Background(), rows, Options{Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Three runs have no table at any of the layouts tried (MiniMax-M2.5 FP8 on H100 twice,
+	// Qwen3-32B FP8 on H100): skipped with the loader's reason.
+	runs := len(InferenceXRuns())
+	if len(rows) != runs+5 || rep.Validated != runs-3+1 {
+		t.Errorf("%d rows, %d validated; want %d rows, %d validated (every run's but three and the converted DEP row)", len(rows), rep.Validated, runs+5, runs-2)
+	}
+	skips := map[string]int{}
+	for _, r := range rep.Rows {
+		if r.Skipped != "" {
+			skips[r.Skipped[:min(len(r.Skipped), 20)]]++
+		}
+	}
+	if skips["model: no step-time "] != 3 {
+		t.Errorf("%d rows skipped for want of a table, want 3", skips["model: no step-time "])
+	}
+	for _, want := range []string{"attention_dp 4 (DEP)", "pp_size 2: pipeline ", "labels tp 4, attenti", "mode disagg: only ag"} {
+		if skips[want] != 1 {
+			t.Errorf("no row skipped as %q…; skips: %v", want, skips)
+		}
+	}
+}
