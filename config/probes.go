@@ -47,14 +47,20 @@ func probeSettings(t *model.Table) []func(*model.Deployment) {
 	for _, g := range t.RouterGate {
 		out = append(out, func(d *model.Deployment) { d.Float32MatmulPrecision = g.Float32MatmulPrecision })
 	}
+	if t.Backend == model.BackendVLLM {
+		// vLLM's own knobs: SGLang and TRT-LLM tables price every step alike under them
+		// (decode-only CUDA graphs, no second shared-experts stream, no fusion pass), so their
+		// probes would repeat the defaults' numbers.
+		out = append(out,
+			func(d *model.Deployment) { d.CUDAGraphMode = model.CUDAGraphPiecewise },
+			func(d *model.Deployment) { d.CUDAGraphMode = model.CUDAGraphFullDecodeOnly },
+			func(d *model.Deployment) { d.SharedExpertsStreamTokens = -1 },
+			func(d *model.Deployment) { d.SharedExpertsStreamTokens = 100 },
+			func(d *model.Deployment) { d.FuseAllReduceRMS = !d.FuseAllReduceRMS },
+			func(d *model.Deployment) { d.AllReduceFusionMaxMB = 3 })
+	}
 	return append(out,
-		func(d *model.Deployment) { d.CUDAGraphMode = model.CUDAGraphPiecewise },
-		func(d *model.Deployment) { d.CUDAGraphMode = model.CUDAGraphFullDecodeOnly },
 		func(d *model.Deployment) { d.MaxCUDAGraphCaptureSize, d.MaxNumSeqs = 96, 64 },
-		func(d *model.Deployment) { d.SharedExpertsStreamTokens = -1 },
-		func(d *model.Deployment) { d.SharedExpertsStreamTokens = 100 },
-		func(d *model.Deployment) { d.FuseAllReduceRMS = !d.FuseAllReduceRMS },
-		func(d *model.Deployment) { d.AllReduceFusionMaxMB = 3 },
 		func(d *model.Deployment) { d.MemoryBudget = model.MemoryBudgetAIConfigurator },
 		func(d *model.Deployment) { d.MemoryBudget = model.MemoryBudgetVLLM },
 		func(d *model.Deployment) { d.GPUMemoryUtilization, d.ContextLength, d.BlockSize = 0.6, 8192, 16 },

@@ -18,3 +18,73 @@ func TestParseBackend(t *testing.T) {
 		t.Error("OrDefault: want vllm for unset, the backend otherwise")
 	}
 }
+
+// The layout rules of AIConfigurator's backend filters, each one refused with its reason.
+func TestCheckLayout(t *testing.T) {
+	for _, c := range []struct {
+		b      Backend
+		l      Layout
+		epOnly bool
+		want   string // "" runs
+	}{
+		{BackendTRTLLM, Layout{TP: 2, AttentionDP: 2, MoETP: 1, MoEEP: 4}, false, "tp 1 only"},
+		{BackendTRTLLM, Layout{TP: 1, AttentionDP: 4, MoETP: 1, MoEEP: 4}, false, ""},
+		{BackendVLLM, Layout{TP: 4, AttentionDP: 1, MoETP: 2, MoEEP: 2}, false, "not both"},
+		{"", Layout{TP: 4, AttentionDP: 1, MoETP: 2, MoEEP: 2}, false, "not both"},
+		{BackendSGLang, Layout{TP: 4, AttentionDP: 1, MoETP: 2, MoEEP: 2}, false, ""},
+		{BackendSGLang, Layout{TP: 4, AttentionDP: 1, MoETP: 2, MoEEP: 2}, true, "moe_tp 1"},
+		{BackendSGLang, Layout{TP: 4, AttentionDP: 1, MoETP: 1, MoEEP: 4}, true, ""},
+	} {
+		err := c.b.CheckLayout(c.l, c.epOnly)
+		if (err == nil) != (c.want == "") || err != nil && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q %s (EP-only MoE %v): %v, want %q", c.b, c.l, c.epOnly, err, c.want)
+		}
+	}
+	d := SeedDeployment()
+	d.MoETP, d.MoEEP = 2, 2
+	if err := d.Validate(); err == nil || !strings.Contains(err.Error(), "backend vllm") {
+		t.Errorf("vLLM seed at moe_tp 2 × moe_ep 2: %v, want the rule", err)
+	}
+	d.Backend = "tgi"
+	if err := d.Validate(); err == nil || !strings.Contains(err.Error(), "vllm, sglang, trtllm") {
+		t.Errorf("backend tgi: %v", err)
+	}
+}
+
+// Each backend's tables are read from its own rows with its own kernel choices: SGLang's
+// all-reduce measured under and without CUDA graphs, TensorRT-LLM's once; the seed's experts
+// as each engine runs them; and TRT-LLM's RoPE, KV write and (Llama at TP > 1) add + RMSNorm
+// inside other kernels, so its element-wise work is below vLLM's on the same model and GPU.
+func TestBackendKernelChoices(t *testing.T) {
+	sg := embeddedTable(t, "minimax-m2.5_b200_sxm_sglang-0.5.9_tp4-adp1-moetp1-moeep4.json.gz")
+	trt := embeddedTable(t, "minimax-m2.5_b200_sxm_trtllm-1.2.0rc5_tp4-adp1-moetp1-moeep4.json.gz")
+	if sg.MoEKernel != "sglang_fused_moe_triton" || trt.MoEKernel != "deepgemm" {
+		t.Errorf("seed experts: SGLang %q, TRT-LLM %q; want the Triton fused MoE and DeepGEMM", sg.MoEKernel, trt.MoEKernel)
+	}
+	if len(sg.CollectiveEager.Values) == 0 || len(trt.CollectiveEager.Values) != 0 {
+		t.Errorf("eager all-reduce grids: SGLang %d values, TRT-LLM %d; want SGLang's measured, none for TRT-LLM", len(sg.CollectiveEager.Values), len(trt.CollectiveEager.Values))
+	}
+	v := embeddedTable(t, "llama-3.1-70b_b200_sxm_vllm-0.19.0_tp4-adp1-moetp4-moeep1_fp8.json.gz")
+	tr := embeddedTable(t, "llama-3.1-70b_b200_sxm_trtllm-1.2.0rc5_tp4-adp1-moetp4-moeep1_fp8.json.gz")
+	for i := range v.Elementwise.Values {
+		if tr.Elementwise.Values[i] >= v.Elementwise.Values[i] {
+			t.Fatalf("Llama 70B TP 4 element-wise at node %d: TRT-LLM %g µs, vLLM %g; want TRT-LLM below", i, tr.Elementwise.Values[i], v.Elementwise.Values[i])
+		}
+	}
+	d := SeedDeployment()
+	d.Backend, d.BackendVersion = BackendSGLang, BackendSGLang.EmbeddedVersion()
+	w, err := NewWorker(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// SGLang graphs decode-only steps: a 64-token step holding a prefill chunk pays the eager
+	// all-reduce, a 64-request decode step the graph one.
+	mixed := w.Breakdown(&Batch{Prefill: []Chunk{{NewTokens: 32}}, Decodes: 32, DecodeContextTokens: 32 * 1024})
+	decode := w.Breakdown(&Batch{Decodes: 64, DecodeContextTokens: 64 * 1024})
+	if mixed.Operators.AllReduceUS <= decode.Operators.AllReduceUS {
+		t.Errorf("SGLang 64-token steps: mixed all-reduce %g µs, decode-only %g; want the mixed one eager (dearer)", mixed.Operators.AllReduceUS, decode.Operators.AllReduceUS)
+	}
+	if d.CUDAGraphMaxTokens() != 512 {
+		t.Errorf("SGLang on B200 at TP 4: graphs up to %d, want cuda_graph_max_bs 512", d.CUDAGraphMaxTokens())
+	}
+}

@@ -123,3 +123,26 @@ func backendImports() []ImportOptions {
 		one(BackendTRTLLM, qwen32, "h100_sxm", "fp8", "fp8", dense...),
 	}
 }
+
+// elementwiseFusion says which of the element-wise kernels around attention a backend runs
+// inside another kernel, so that the importer does not price them apart.
+type elementwiseFusion struct {
+	// ropeInAttention: RoPE on q and k and the KV-cache write run inside the attention op.
+	ropeInAttention bool
+	// normInAllReduce: each residual add + RMSNorm runs inside the all-reduce before it.
+	normInAllReduce bool
+}
+
+// fusedElementwise is backend b's fusion for architecture arch at TP size tp. TensorRT-LLM's
+// attention op applies RoPE and writes the KV cache in its fused QKV preprocessing, for every
+// model; its Llama decoder layers fuse each all-reduce with the residual add and RMSNorm after
+// it (AllReduceFusionOp.RESIDUAL_RMS_NORM, on unless TRTLLM_LLAMA_EAGER_FUSION_DISABLED=1 —
+// tensorrt_llm/_torch/models/modeling_llama.py; the switch the release notes name from 0.21
+// through 1.3). vLLM and SGLang run them as kernels of their own (vLLM's fusion pass is priced
+// in fusion.go).
+func fusedElementwise(b Backend, arch string, tp int) elementwiseFusion {
+	if b != BackendTRTLLM {
+		return elementwiseFusion{}
+	}
+	return elementwiseFusion{ropeInAttention: true, normInAllReduce: arch == "llama" && tp > 1}
+}

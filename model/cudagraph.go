@@ -30,13 +30,14 @@ func CUDAGraphModes() []string { return []string{CUDAGraphPiecewise, CUDAGraphFu
 const maxCaptureSize = 1 << 20
 
 // CUDAGraphMaxTokens is the largest step, in tokens, that the backend runs as a CUDA graph:
-// vLLM's capture size, or SGLang's and TensorRT-LLM's largest captured decode batch
-// (backendkernels.go), one token per request.
+// vLLM's capture size, or SGLang's cuda_graph_max_bs and TensorRT-LLM's
+// cuda_graph_config.max_batch_size, its largest captured decode batch of one token per
+// request (MaxCUDAGraphCaptureSize when set, else the backend's default: backendkernels.go).
 func (d Deployment) CUDAGraphMaxTokens() int {
-	if n := graphMaxBatch(d.Backend, d.HardwareSKU, d.TP); n > 0 {
-		return min(n, d.MaxNumBatchedTokens)
-	}
 	n := d.MaxCUDAGraphCaptureSize
+	if n == 0 {
+		n = graphMaxBatch(d.Backend, d.HardwareSKU, d.TP)
+	}
 	if n == 0 {
 		n = min(2*d.MaxNumSeqs, 512)
 	}

@@ -299,6 +299,7 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		}
 	}
 
+	fused := fusedElementwise(t.Backend, s.Architecture, l.TP)
 	memOp := t.GPU.memOpUS
 	act := float64(s.ActivationBytes)
 	qBytes := float64(headsPerGPU*s.HeadDim) * act
@@ -312,6 +313,9 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		// reading pass and a read-write pass over q and k (its all-reduce is in allreduce).
 		q, k := tokens*qBytes, tokens*kBytes
 		aroundAttn := 2*memOp(q+k) + 2*memOp(k)
+		if fused.ropeInAttention {
+			aroundAttn = 0
+		}
 		qkNorm := 0.0
 		switch {
 		case perLayerQKNorm:
@@ -322,6 +326,9 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		aroundAttn *= 1.1
 		if s.MLA() {
 			aroundAttn = 0 // inside the measured MLA module
+		}
+		if fused.normInAllReduce {
+			addNorm = 0
 		}
 		embed := memOp(tokens * float64(h) * act)
 		return layers*(2*addNorm+aroundAttn+qkNorm) + embed
@@ -500,8 +507,15 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 	if s.MLA() {
 		aroundAttn = " (RoPE, latent norms and KV write inside the MLA module)"
 	}
+	norms := "2 add+RMSNorm,"
+	if fused.ropeInAttention {
+		aroundAttn = qkNorm + " (RoPE and KV write inside the attention kernel)"
+	}
+	if fused.normInAllReduce {
+		norms = "(2 add+RMSNorm inside the all-reduces)"
+	}
 	t.Kernels = append(t.Kernels,
-		fmt.Sprintf("element-wise (2 add+RMSNorm,%s per layer; embedding): bytes / (mem_bw × mem_bw_empirical_scaling_factor) + mem_empirical_constant_latency", aroundAttn),
+		fmt.Sprintf("element-wise (%s%s per layer; embedding): bytes / (mem_bw × mem_bw_empirical_scaling_factor) + mem_empirical_constant_latency", norms, aroundAttn),
 	)
 	return nil
 }

@@ -23,7 +23,10 @@ type Benchmark struct {
 	// $((ISL*2))).
 	MaxNumBatchedTokens int `json:"max_num_batched_tokens,omitempty"`
 	BatchedTokensPerISL int `json:"batched_tokens_per_isl,omitempty"`
-	MaxNumSeqs          int `json:"max_num_seqs"`
+	// BatchedTokensIsModelLen sets it per row to the row's max_model_len (InferenceX's TRT-LLM
+	// scripts: --max_num_tokens $MAX_MODEL_LEN).
+	BatchedTokensIsModelLen bool `json:"batched_tokens_is_model_len,omitempty"`
+	MaxNumSeqs              int  `json:"max_num_seqs"`
 	// MaxNumSeqsIsConcurrency sets max_num_seqs per row to its concurrency instead
 	// (InferenceX's Hopper scripts: --max-num-seqs $CONC).
 	MaxNumSeqsIsConcurrency bool `json:"max_num_seqs_is_concurrency,omitempty"`
@@ -286,6 +289,9 @@ func (b Benchmark) deployment(r Row) model.Deployment {
 	if v := model.NearestVersion(d.ModelName, d.HardwareSKU, r.BackendVersion); v != "" {
 		d.BackendVersion = v // stated per row (Result.ReplayedVersion)
 	}
+	if v := d.Backend.EmbeddedVersion(); v != "" {
+		d.BackendVersion = v // SGLang and TRT-LLM: the one embedded release
+	}
 	d.KVCacheDtype, d.BlockSize, d.GPUMemoryUtilization = b.KVCacheDtype, b.BlockSize, b.GPUMemoryUtilization
 	d.MaxNumBatchedTokens, d.MaxNumSeqs = b.MaxNumBatchedTokens, b.MaxNumSeqs
 	if b.BatchedTokensPerISL > 0 {
@@ -311,6 +317,12 @@ func (b Benchmark) deployment(r Row) model.Deployment {
 	d.SharedExpertsStreamTokens = b.SharedExpertsStreamTokens
 	d.MemoryBudget = cmp.Or(b.MemoryBudget, model.MemoryBudgetVLLM)
 	d.FuseAllReduceRMS, d.AllReduceFusionMaxMB = b.fusesAllReduceRMS(r, d), b.AllReduceFusionMaxMB.at(r.TP)
+	if d.Backend.OrDefault() != model.BackendVLLM {
+		d.FuseAllReduceRMS = false // vLLM's fusion pass; SGLang's and TRT-LLM's are not modelled
+	}
+	if b.BatchedTokensIsModelLen && d.ContextLength > 0 {
+		d.MaxNumBatchedTokens = d.ContextLength
+	}
 	return d
 }
 

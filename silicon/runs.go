@@ -12,6 +12,8 @@ import (
 // settings it ran with, read from its script. Every row of the inferencex profile is replayed
 // with the settings of the run that measured it.
 type Run struct {
+	// Backend is the engine that served the rows ("": vLLM).
+	Backend                  model.Backend `json:"backend,omitempty"`
 	Model, System, Precision string
 	From, To                 string // measured dates, YYYY-MM-DD, inclusive ("": unbounded)
 	// Undated runs claim only the rows without a measured date (a collection's undated copies
@@ -204,6 +206,7 @@ func InferenceXRuns() []Run {
 		gapAnalysis(qwen32, "h100_sxm", ""), gapAnalysis(qwen32, "h100_sxm", "fp8"),
 		gapAnalysis(qwen235, "h200_sxm", "fp8"), gapAnalysis(llama8, "h200_sxm", "fp8"),
 	}
+	runs = append(runs, backendRuns()...)
 	for i, r := range runs {
 		if r.Benchmark.APIServerTokenizeNS > 0 {
 			runs[i].Benchmark.APIServerTokenizeBatching = model.TokenizeBatchingOf(r.version())
@@ -339,7 +342,8 @@ func (r Run) version() string { return versionPattern.FindString(r.Image) }
 func runOf(r Row) Run {
 	m, sku := cmp.Or(r.Model, model.SeedDeployment().ModelName), cmp.Or(r.System, model.SeedDeployment().HardwareSKU)
 	for _, run := range InferenceXRuns() {
-		if run.Model == m && run.System == sku && run.Precision == r.Precision && (!run.Undated || r.Measured == "") &&
+		if run.Backend.OrDefault() == model.Backend(r.Backend).OrDefault() &&
+			run.Model == m && run.System == sku && run.Precision == r.Precision && (!run.Undated || r.Measured == "") &&
 			(run.From == "" || r.Measured >= run.From) && (run.To == "" || (r.Measured != "" && r.Measured <= run.To)) {
 			return run
 		}

@@ -83,7 +83,7 @@ func NewStyles(p themes.Palette) Styles {
 // and state, so help lists only keys that do something now.
 type KeyMap struct {
 	// global
-	Quit, Focus, FocusBack, Help, Theme, Pin, Mode, StartSweep, CancelSweep, Copy key.Binding
+	Quit, Focus, FocusBack, Help, Theme, Pin, Mode, Backend, StartSweep, CancelSweep, Copy key.Binding
 	// Knobs pane
 	Up, Down, Left, Right, Group key.Binding
 	// Fleet pane
@@ -104,6 +104,7 @@ func DefaultKeyMap() KeyMap {
 		Theme:       key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "theme")),
 		Pin:         key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "pin baseline")),
 		Mode:        key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "cycle router_mode")),
+		Backend:     key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "cycle backend")),
 		StartSweep:  key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "start sweep")),
 		CancelSweep: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel sweep")),
 		Copy:        key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy as replay command")),
@@ -137,5 +138,5 @@ func (k KeyMap) ShortHelp() []key.Binding {
 
 // FullHelp implements help.KeyMap.
 func (k KeyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{k.pane(), k.global()[:6], k.global()[6:]}
+	return [][]key.Binding{k.pane(), k.global()[:6], append(k.global()[6:], k.Backend)}
 }

@@ -33,6 +33,7 @@ type Deployment struct {
 	Async            bool   // vLLM async scheduling
 	Model            string // search_space.model_name; "" keeps the experiment's
 	GPU              string // search_space.hardware_sku; "" keeps the experiment's
+	Backend          string // search_space.backend (vllm, sglang, trtllm); "" keeps the experiment's
 }
 
 func (d Deployment) settings() []string {
@@ -50,6 +51,9 @@ func (d Deployment) settings() []string {
 	if d.GPU != "" {
 		out = append(out, "hardware_sku="+d.GPU)
 	}
+	if d.Backend != "" {
+		out = append(out, "backend="+d.Backend)
+	}
 	return out
 }
 
@@ -58,6 +62,9 @@ func (d Deployment) String() string {
 	parts := []string{fmt.Sprintf("%d× %s", d.Replicas, d.Layout), fmt.Sprintf("%d tok", d.MaxBatchedTokens), fmt.Sprintf("%d seqs", d.MaxSeqs)}
 	if d.KVCacheDtype != "" {
 		parts = append(parts, "KV "+d.KVCacheDtype)
+	}
+	if d.Backend != "" && d.Backend != "vllm" { // vLLM, the default, goes unsaid
+		parts = append(parts, d.Backend)
 	}
 	if d.Async {
 		return strings.Join(append(parts, "async"), " · ")
@@ -127,6 +134,10 @@ type Space struct {
 	KVCacheDtypes []string // empty: no kv_cache_dtype knob
 	Models        []string // embedded models; fewer than 2: no model knob
 	GPUs          []string // embedded GPUs; fewer than 2: no GPU knob
+	// Backends are the engines `e` cycles through (fewer than 2: no backend key), and
+	// BackendFits says why a deployment cannot run on its backend ("" when it can; nil: all can).
+	Backends    []string
+	BackendFits func(Deployment) string
 	// Catalog, when set, says which GPUs and layouts each model has step-time tables for:
 	// the GPU and layout knobs step through those of the knobs' model, and a model or GPU
 	// change moves the deployment onto one that exists. nil: every listed value combines.
@@ -221,6 +232,14 @@ func (s Space) knobs(ks Knobs) []knob {
 		}
 	}
 	return out
+}
+
+// backendFits is "" when d can run on its backend, else why not.
+func (s Space) backendFits(d Deployment) string {
+	if s.BackendFits == nil {
+		return ""
+	}
+	return s.BackendFits(d)
 }
 
 // hasGroup reports whether the space has a second group of knobs (the router's index, load

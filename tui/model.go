@@ -288,6 +288,10 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return m.copyCommand()
 	case key.Matches(msg, keys.Mode):
 		return m.knobs.cycleMode()
+	case key.Matches(msg, keys.Backend):
+		cmd := m.knobs.cycleBackend()
+		m.notice = m.knobs.note
+		return cmd
 	case key.Matches(msg, keys.StartSweep):
 		m.setFocus(paneSweep)
 		if m.jobs != nil {
@@ -403,6 +407,7 @@ func (m *Model) updateKeys() {
 	k.CancelSweep.SetEnabled(m.sweep.running() && control)
 	k.Theme.SetEnabled(len(m.palettes) > 1)
 	k.Copy.SetEnabled(m.command != nil)
+	k.Backend.SetEnabled(len(m.knobs.space.Backends) > 1)
 	if m.common.Width > 0 {
 		m.layout() // the full help's height follows the keys it lists
 	}

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -63,6 +64,29 @@ func (p *knobsPane) changed() tea.Cmd {
 func (p *knobsPane) cycleMode() tea.Cmd {
 	p.knobs.Mode = cycle(p.space.Modes, p.knobs.Mode, +1)
 	return p.changed()
+}
+
+// cycleBackend is the global `e`: the next backend whose tables price the knobs' model, GPU
+// and layout and whose rules allow the layout; each backend passed over is named with why.
+func (p *knobsPane) cycleBackend() tea.Cmd {
+	sp := p.space
+	was := cmp.Or(p.knobs.Deployment.Backend, sp.Backends[0]) // "": the experiment's, the first listed
+	cur := was
+	var skipped []string
+	for range len(sp.Backends) - 1 {
+		cur = cycle(sp.Backends, cur, +1)
+		d := p.knobs.Deployment
+		d.Backend = cur
+		if why := sp.backendFits(d); why != "" {
+			skipped = append(skipped, why)
+			continue
+		}
+		p.knobs.Deployment.Backend = cur
+		p.note = strings.Join(skipped, "; ")
+		return p.changed()
+	}
+	p.note = "backend stays " + was + ": " + strings.Join(skipped, "; ")
+	return nil
 }
 
 func (p *knobsPane) Update(msg tea.Msg) tea.Cmd {

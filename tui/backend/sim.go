@@ -103,23 +103,11 @@ func (s *Sim) Config(k tui.Knobs) (engine.Config, *model.Worker, error) {
 	cfg.Router.Load = s.loadConfig(k.Load)
 	cfg.LoadReport = true // the Metrics and Fleet panes show where decode time goes
 	dk := k.Deployment
+	cfg.Workers = dk.Replicas
 	d := &cfg.Worker
-	if dk.Model != "" {
-		d.ModelName = dk.Model
-	}
-	if dk.GPU != "" {
-		d.HardwareSKU = dk.GPU
-	}
-	o, err := s.catalog.option(d.ModelName, d.HardwareSKU, dk.Layout)
-	if err != nil {
+	if err := s.deploy(d, dk); err != nil {
 		return engine.Config{}, nil, err
 	}
-	cfg.Workers = dk.Replicas
-	l := o.layout
-	d.TP, d.AttentionDP, d.MoETP, d.MoEEP = l.TP, l.AttentionDP, l.MoETP, l.MoEEP
-	d.Quantization, d.BackendVersion, d.ContextLength = o.quant, o.version, s.contextLength(d.ModelName)
-	d.MaxNumBatchedTokens, d.MaxNumSeqs, d.KVCacheDtype, d.AsyncScheduling = dk.MaxBatchedTokens, dk.MaxSeqs, dk.KVCacheDtype, dk.Async
-	d.NumGPUBlocks = s.exp.File.NumGPUBlocks // 0: derived from memory for this deployment
 	w, err := s.worker(*d)
 	if err != nil {
 		return engine.Config{}, nil, err
@@ -370,6 +358,7 @@ func (s *Sim) Space() tui.Space {
 	}
 	slices.Sort(sp.GPUs)
 	sp.GPUs = slices.Compact(sp.GPUs)
+	sp.Backends, sp.BackendFits = model.BackendNames(), s.backendFits
 	return sp
 }
 
@@ -394,7 +383,7 @@ func (s *Sim) Initial() tui.Knobs {
 		Deployment: tui.Deployment{
 			Replicas: s.base.Workers, Layout: layoutName(d.Layout(), s.catalog.moe[d.ModelName], d.Quantization),
 			MaxBatchedTokens: d.MaxNumBatchedTokens, MaxSeqs: d.MaxNumSeqs, KVCacheDtype: d.KVCacheDtype, Async: d.AsyncScheduling,
-			Model: d.ModelName, GPU: d.HardwareSKU,
+			Model: d.ModelName, GPU: d.HardwareSKU, Backend: explicitBackend(d.Backend),
 		},
 		Load: s.initialLoad(),
 	}

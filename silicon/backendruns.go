@@ -1,0 +1,88 @@
+package silicon
+
+import "github.com/routerlab/routerlab/model"
+
+// The runs behind the sample's SGLang and TensorRT-LLM aggregated rows whose model the
+// simulator has tables for (model.backendImports). Each replays with the settings of the run
+// that measured it, as InferenceXRuns does for vLLM. Until the engine has SGLang's and
+// TensorRT-LLM's own schedulers, every replay schedules as the vLLM-like engine does; the
+// step prices are each backend's own.
+
+// Model ids the SGLang and TRT-LLM rows use where the vLLM rows use another checkpoint's.
+const llama8Meta = "meta-llama/Llama-3.1-8B-Instruct"
+
+// trtllmInferenceX is an InferenceX trtllm-serve run of 2025 (benchmarks/70b_*_trt_slurm.sh):
+// FP8 KV cache without block reuse (kv_cache_config dtype fp8, enable_block_reuse false), CUDA
+// graphs of generation batches up to 1,024 (cuda_graph_config max_batch_size 1024, padded),
+// TRT-LLM's 32-token KV blocks (tokens_per_block's default), max_batch_size's default 2,048,
+// its overlap scheduler (on by default: a step is scheduled while the previous one runs, as
+// vLLM's async scheduling), the KV cache at free_gpu_memory_fraction's default 0.9 (priced as
+// a 0.9 memory utilisation); client as every 2025 InferenceX run: benchmark_serving.py's random
+// dataset at range ratio 0.8, 10 × CONC prompts, no warm-up, text prompts tokenised by the
+// server. set applies the script's own max_num_tokens.
+func trtllmInferenceX(set func(*Benchmark)) Benchmark {
+	return ix("2025-10-29", func(b *Benchmark) {
+		b.KVCacheDtype, b.BlockSize, b.PrefixCaching, b.AsyncScheduling = model.KVFP8, 32, false, true
+		b.MaxNumSeqs, b.MaxCUDAGraphCaptureSize = 2048, 1024
+		set(b)
+	})
+}
+
+// trtllmNM is what the InferenceX TRT-LLM scripts set that the replay does not price.
+const trtllmNM = "stream_interval 10 (tokens streamed in tens); at 1k/1k below TP 8 batch_wait_max_tokens_ratio 0.9 and batch_wait_timeout_iters 20 (the scheduler waits up to 20 iterations to fill a batch); the vLLM-like scheduler until the engine has TRT-LLM's"
+
+// backendGapAnalysis is AIConfigurator's aic-auto-gap-analysis collection for SGLang and
+// TRT-LLM (data/<gpu>/<backend>/<version>/…, the source files the sample names), whose client
+// is the one gapAnalysis describes (aiperf: exact lengths, 10 × c timed and 2 × c warm-up
+// requests, token ids from Dynamo's frontend) and whose server flags are not published: each
+// engine's defaults are assumed.
+//
+// SGLang (python/sglang/srt/server_args.py at 469c63e5): chunked_prefill_size 8,192 on H100
+// and H200 (the step's token budget), page size 1 (priced as 16-token blocks: capacity
+// rounding only, the random prompts share no prefix), the radix cache on, the overlap
+// scheduler on, KV cache in the model's dtype, mem_fraction_static from the GPU's memory less
+// its reserve (about 0.84 on H100, 0.90 on H200), CUDA graphs of decode batches up to
+// cuda_graph_max_bs (model: 256 below TP 4 on Hopper, 512 from it).
+//
+// TRT-LLM (tensorrt_llm/llmapi/llm_args.py): max_num_tokens 8,192, max_batch_size 2,048,
+// 32-token blocks with block reuse on, free_gpu_memory_fraction 0.9, the overlap scheduler on,
+// CUDA graphs of generation batches up to 128.
+func backendGapAnalysis(b model.Backend, m, sku, precision string) Run {
+	bench := Benchmark{Name: "aic-gap-analysis-" + string(b), KVCacheDtype: model.KVBF16, BlockSize: 16, GPUMemoryUtilization: 0.9,
+		MaxNumBatchedTokens: 8192, MaxNumSeqs: 1024, AsyncScheduling: true, PrefixCaching: true, ExtraModelLen: 200,
+		Float32MatmulPrecision: model.PrecisionHighest, RangeRatio: 1, RequestsPerSlot: 10, WarmupPerSlot: 2}
+	image := "SGLang under Dynamo's sglang runtime (the collection's version directory)"
+	if b == model.BackendTRTLLM {
+		bench.BlockSize, bench.MaxNumSeqs = 32, 2048
+		image = "TensorRT-LLM under Dynamo's trtllm runtime (the collection's version directory)"
+	} else if sku == "h100_sxm" {
+		bench.GPUMemoryUtilization = 0.84
+	}
+	return Run{Backend: b, Model: m, System: sku, Precision: precision,
+		Script: "aic-auto-gap-analysis (AIConfigurator's internal collection; client: AIConfigurator's aiperf runner, eval/benchmarks/genai_perf_runner.py)",
+		Image:  image,
+		NotModelled: "the server's flags are not published: the engine's defaults assumed; " +
+			"the vLLM-like scheduler until the engine has " + string(b) + "'s",
+		Benchmark: bench}
+}
+
+// backendRuns lists the SGLang and TRT-LLM runs.
+func backendRuns() []Run {
+	return []Run{
+		{Backend: model.BackendTRTLLM, Model: llama70, System: "h200_sxm", Precision: "fp8",
+			Script: "benchmarks/70b_fp8_h200_trt_slurm.sh@73ef92251", Image: "TensorRT-LLM (InferenceX's 2025 trtllm-serve image)", NotModelled: trtllmNM,
+			Benchmark: trtllmInferenceX(func(b *Benchmark) { b.BatchedTokensIsModelLen = true })},
+		{Backend: model.BackendTRTLLM, Model: llama70, System: "b200_sxm", Precision: "fp8",
+			Script: "benchmarks/70b_fp8_b200_trt_slurm.sh@a267b4bd5", Image: "TensorRT-LLM (InferenceX's 2025 trtllm-serve image)", NotModelled: trtllmNM,
+			Benchmark: trtllmInferenceX(func(b *Benchmark) { b.MaxNumBatchedTokens = 16384 })},
+		{Backend: model.BackendTRTLLM, Model: llama70, System: "b200_sxm", Precision: "fp4",
+			Script: "benchmarks/70b_fp4_b200_trt_slurm.sh@73ef92251", Image: "TensorRT-LLM (InferenceX's 2025 trtllm-serve image)", NotModelled: trtllmNM,
+			Benchmark: trtllmInferenceX(func(b *Benchmark) { b.BatchedTokensIsModelLen = true })},
+		backendGapAnalysis(model.BackendSGLang, qwen32, "h100_sxm", ""),
+		backendGapAnalysis(model.BackendSGLang, qwen235, "h200_sxm", "fp8"),
+		backendGapAnalysis(model.BackendSGLang, llama8Meta, "h200_sxm", "fp8"),
+		backendGapAnalysis(model.BackendTRTLLM, qwen32, "h100_sxm", "fp8"),
+		backendGapAnalysis(model.BackendTRTLLM, qwen235, "h100_sxm", "fp8"),
+		backendGapAnalysis(model.BackendTRTLLM, llama8Meta, "h100_sxm", ""),
+	}
+}
