@@ -86,6 +86,10 @@ func (c *Config) validate(timer model.StepTimer, tr *trace.Trace) (router.Config
 	if _, err := kindOf(d.Backend); err != nil {
 		return rc, err
 	}
+	if kind, _ := kindOf(d.Backend); kind != schedVLLM && d.MaxNumBatchedTokens < d.BlockSize {
+		// SGLang and TensorRT-LLM cut prompts into chunks of whole pages or blocks.
+		return rc, fmt.Errorf("max_num_batched_tokens: %d must be at least block_size %d under %s", d.MaxNumBatchedTokens, d.BlockSize, d.Backend)
+	}
 	if err := c.Scheduler.check(); err != nil {
 		return rc, err
 	}
@@ -149,6 +153,9 @@ func (c *Config) Admit(tr *trace.Trace) (served []int, rejected []Rejection, err
 	const tooLong, tooManyBlocks, overStep = 0, 1, 2
 	slot := [3]int{-1, -1, -1}
 	wholePrompts := d.Backend == "trtllm" && !c.Scheduler.TRTLLMChunkedPrefill
+	// SGLang admits a request only while its prompt and output are fewer tokens than the pool
+	// holds (it would clip max_new_tokens to stay below; the replay keeps output_length).
+	sglang := d.Backend == "sglang"
 	served = make([]int, 0, len(tr.Requests))
 	for i := range tr.Requests {
 		r := &tr.Requests[i]
@@ -158,7 +165,7 @@ func (c *Config) Admit(tr *trace.Trace) (served []int, rejected []Rejection, err
 		switch {
 		case d.ContextLength > 0 && total > d.ContextLength:
 			kind = tooLong
-		case d.NumGPUBlocks > 0 && need > d.NumGPUBlocks:
+		case d.NumGPUBlocks > 0 && (need > d.NumGPUBlocks || sglang && total >= d.NumGPUBlocks*d.BlockSize):
 			kind = tooManyBlocks
 		case wholePrompts && r.InputLength > d.MaxNumBatchedTokens:
 			kind = overStep
