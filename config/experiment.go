@@ -167,6 +167,7 @@ func (e *Experiment) EngineConfig(p Point) (engine.Config, error) {
 		Seed:                f.Workload.Seed,
 		Strict:              f.Workload.Strict,
 		SLO:                 f.Goal.SLA,
+		Scheduler:           f.Scheduler,
 	}, nil
 }
 

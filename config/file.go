@@ -210,6 +210,9 @@ type File struct {
 	// Float32MatmulPrecision is VLLM_FLOAT32_MATMUL_PRECISION: highest (vLLM's default; the FP32
 	// router gate on CUDA cores) or high (TF32 tensor cores). "" means highest.
 	Float32MatmulPrecision string
+	// Scheduler holds the SGLang and TensorRT-LLM scheduler arguments (the sglang_* and
+	// trtllm_* keys); zero: each engine's defaults (docs/backend-schedulers.md).
+	Scheduler engine.SchedulerConfig
 	// MemoryBudget is how the KV cache's memory is computed: aiconfigurator
 	// (AIConfigurator's vLLM budget) or vllm (what vLLM's profiler takes off before 0.21);
 	// "": the timing reference's (model.Deployment.Budget).

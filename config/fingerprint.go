@@ -298,6 +298,19 @@ func (f *File) settings(tr *trace.Trace, tables string, list func(string) string
 	if f.MemoryBudget != "" { // listed only when given, so earlier experiments keep their fingerprint
 		add("search_space.memory_budget", f.MemoryBudget)
 	}
+	// The SGLang and TensorRT-LLM scheduler arguments, listed only when given.
+	if sc := f.Scheduler; sc.SGLangPolicy != "" {
+		add("search_space.sglang_schedule_policy", sc.SGLangPolicy)
+	}
+	if sc := f.Scheduler; sc.SGLangMaxPrefillTokens != 0 {
+		add("search_space.sglang_max_prefill_tokens", strconv.Itoa(sc.SGLangMaxPrefillTokens))
+	}
+	if sc := f.Scheduler; sc.SGLangConservativeness != 0 {
+		add("search_space.sglang_schedule_conservativeness", num(sc.SGLangConservativeness))
+	}
+	if f.Scheduler.TRTLLMChunkedPrefill {
+		add("search_space.trtllm_enable_chunked_prefill", "true")
+	}
 	if f.FuseAllReduceRMS != nil { // listed only when given (else backend_version's default)
 		add("search_space.fuse_allreduce_rms", strconv.FormatBool(*f.FuseAllReduceRMS))
 	}

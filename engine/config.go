@@ -152,10 +152,10 @@ func (c *Config) Admit(tr *trace.Trace) (served []int, rejected []Rejection, err
 	// is refused, not per request (a trace of millions may refuse most of them).
 	const tooLong, tooManyBlocks, overStep = 0, 1, 2
 	slot := [3]int{-1, -1, -1}
-	wholePrompts := d.Backend == "trtllm" && !c.Scheduler.TRTLLMChunkedPrefill
+	wholePrompts := d.Backend == model.BackendTRTLLM && !c.Scheduler.TRTLLMChunkedPrefill
 	// SGLang admits a request only while its prompt and output are fewer tokens than the pool
 	// holds (it would clip max_new_tokens to stay below; the replay keeps output_length).
-	sglang := d.Backend == "sglang"
+	sglang := d.Backend == model.BackendSGLang
 	served = make([]int, 0, len(tr.Requests))
 	for i := range tr.Requests {
 		r := &tr.Requests[i]

@@ -1,6 +1,10 @@
 package engine
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/routerlab/routerlab/model"
+)
 
 // Each worker forms its batches as the engine it runs does (docs/backend-schedulers.md):
 // vLLM V1's scheduler (worker.go), SGLang's (sched_sglang.go) or TensorRT-LLM's
@@ -19,16 +23,17 @@ const (
 )
 
 // kindOf maps a deployment's backend to its scheduler ("" is vLLM).
-func kindOf(backend string) (schedKind, error) {
-	switch backend {
-	case "", "vllm":
+func kindOf(b model.Backend) (schedKind, error) {
+	switch b.OrDefault() {
+	case model.BackendVLLM:
 		return schedVLLM, nil
-	case "sglang":
+	case model.BackendSGLang:
 		return schedSGLang, nil
-	case "trtllm":
+	case model.BackendTRTLLM:
 		return schedTRTLLM, nil
 	}
-	return 0, fmt.Errorf("backend: %q has no scheduler (want vllm, sglang or trtllm)", backend)
+	_, err := model.ParseBackend(string(b))
+	return 0, err
 }
 
 // SchedulerConfig holds the engine arguments a backend's scheduler reads beyond the
@@ -76,7 +81,7 @@ func (s *Sim) setupScheduler() {
 		s.sgp = newSGLangParams(s.cfg.Scheduler)
 		s.sg = make([]sglangWorker, len(s.workers))
 		for i := range s.sg {
-			s.sg[i] = sglangWorker{ratio: s.sgp.initRatio, fullAt: -1, chunked: -1}
+			s.sg[i] = sglangWorker{base: s.sgp.initRatio, fullAt: -1, chunked: -1}
 		}
 		s.lpmSeen = map[uint64]struct{}{}
 	case schedTRTLLM:

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/routerlab/routerlab/internal/cputime"
+	"github.com/routerlab/routerlab/model"
 	"github.com/routerlab/routerlab/trace"
 )
 
@@ -26,12 +27,12 @@ func BenchmarkReplayBackends(b *testing.B) {
 				cfg.Worker.BlockSize, cfg.Router.BlockSize = 32, 32
 				cfg.Worker.NumGPUBlocks *= 2
 			case "sglang", "sglang_lpm":
-				cfg.Worker.Backend = "sglang"
+				cfg.Worker.Backend = model.BackendSGLang
 				if backend == "sglang_lpm" {
 					cfg.Scheduler.SGLangPolicy = SGLangLPM
 				}
 			case "trtllm", "trtllm_whole":
-				cfg.Worker.Backend = "trtllm"
+				cfg.Worker.Backend = model.BackendTRTLLM
 				cfg.Worker.BlockSize, cfg.Router.BlockSize = 32, 32
 				cfg.Worker.NumGPUBlocks *= 2
 				cfg.Scheduler.TRTLLMChunkedPrefill = backend == "trtllm"

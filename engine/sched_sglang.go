@@ -46,9 +46,13 @@ const (
 
 // sglangWorker is one SGLang engine's scheduler state beyond the shared worker's.
 type sglangWorker struct {
-	ratio   float64 // new_token_ratio
-	fullAt  int     // running requests when the batch was latched full; -1: not latched
-	chunked int32   // the request in chunked prefill; -1: none
+	// new_token_ratio is base lowered by decayed decode batches' steps (ratio); one
+	// multiplication rather than a subtraction per batch, so a decode stretch of the fast path
+	// decays it in one go.
+	base    float64
+	decayed int64
+	fullAt  int   // running requests when the batch was latched full; -1: not latched
+	chunked int32 // the request in chunked prefill; -1: none
 }
 
 // sglangParams are the scheduler's arguments, resolved from SchedulerConfig.
@@ -106,11 +110,12 @@ func (s *Sim) sglangPrefill(w *worker, g *sglangWorker, t int64) bool {
 		s.sortLPM(w)
 	}
 	B := s.blockSize
+	ratio := s.sglangRatio(g)
 	remTotal := float64(int64(w.pool.available()) * int64(B))
 	for _, ri := range w.running {
 		if ri != g.chunked {
 			r := &s.reqs[ri]
-			remTotal -= float64(min(r.out-r.fl.generated, sglangClipMaxNewTokens)) * g.ratio
+			remTotal -= float64(min(r.out-r.fl.generated, sglangClipMaxNewTokens)) * ratio
 		}
 	}
 	remInput := s.sgp.maxPrefill
@@ -248,7 +253,7 @@ func (s *Sim) sglangDecode(w *worker, g *sglangWorker, t int64) {
 			}
 		}
 		if maxNew > 0 {
-			g.ratio = min(1, float64(decoded+int64(sglangRetractSteps*n))/float64(maxNew))
+			g.base, g.decayed = min(1, float64(decoded+int64(sglangRetractSteps*n))/float64(maxNew)), 0
 		}
 	} else {
 		s.sglangDecay(g, 1)
@@ -289,10 +294,12 @@ func (s *Sim) retractVictim(w *worker, g *sglangWorker) int {
 }
 
 // sglangDecay lowers new_token_ratio for k decode batches.
-func (s *Sim) sglangDecay(g *sglangWorker, k int) {
-	for range k {
-		g.ratio = math.Max(g.ratio-s.sgp.decayStep, s.sgp.minRatio)
-	}
+func (s *Sim) sglangDecay(g *sglangWorker, k int) { g.decayed += int64(k) }
+
+// sglangRatio is g's new_token_ratio: it falls by the decay step per decode batch, to the
+// minimum.
+func (s *Sim) sglangRatio(g *sglangWorker) float64 {
+	return math.Max(g.base-float64(g.decayed)*s.sgp.decayStep, s.sgp.minRatio)
 }
 
 // sortLPM orders w's waiting queue longest cached prefix first (a stable sort), as

@@ -6,6 +6,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/routerlab/routerlab/model"
 	"github.com/routerlab/routerlab/trace"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestSGLangInvariantsProperty(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		checkInvariants(t, func(t *rapid.T, c *Config, _ *trace.Trace) {
-			c.Worker.Backend = "sglang"
+			c.Worker.Backend = model.BackendSGLang
 			c.Worker.NumGPUBlocks++ // SGLang refuses a request that fills the pool (Admit)
 			c.Worker.MaxNumBatchedTokens = max(c.Worker.MaxNumBatchedTokens, c.Worker.BlockSize)
 			c.Scheduler.SGLangPolicy = rapid.SampledFrom([]string{"", SGLangLPM}).Draw(t, "policy")
@@ -60,7 +61,7 @@ func inStep(w *worker, ri int32) bool {
 func TestTRTLLMInvariantsProperty(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		checkInvariants(t, func(t *rapid.T, c *Config, tr *trace.Trace) {
-			c.Worker.Backend = "trtllm"
+			c.Worker.Backend = model.BackendTRTLLM
 			c.Worker.MaxNumBatchedTokens = max(c.Worker.MaxNumBatchedTokens, c.Worker.BlockSize)
 			c.Scheduler.TRTLLMChunkedPrefill = rapid.Bool().Draw(t, "chunked_prefill")
 			if !c.Scheduler.TRTLLMChunkedPrefill {
@@ -99,7 +100,7 @@ func TestSGLangLPMAdmitsLongestPrefixFirst(t *testing.T) {
 	first := map[string]int{}
 	for _, policy := range []string{SGLangFCFS, SGLangLPM} {
 		cfg := Config{Workers: 1, Worker: deployment(100, 1024, 1), Scheduler: SchedulerConfig{SGLangPolicy: policy}}
-		cfg.Worker.Backend = "sglang"
+		cfg.Worker.Backend = model.BackendSGLang
 		s, _ := runScripted(t, cfg, &fakeTimer{base: 100, perToken: 1}, tr)
 		x, y := s.reqs[1], s.reqs[2]
 		if y.cached != 192 {
@@ -122,8 +123,8 @@ func TestTRTLLMGuaranteedNoEvictNeverPreempts(t *testing.T) {
 	tr := &trace.Trace{Name: "noevict", BlockSize: 64, Requests: []trace.Request{
 		req(0, 64, 300, 1), req(0, 64, 300, 2), req(0, 64, 300, 3), req(0, 64, 300, 4),
 	}}
-	preempted := map[string]int{}
-	for _, backend := range []string{"vllm", "trtllm"} {
+	preempted := map[model.Backend]int{}
+	for _, backend := range []model.Backend{model.BackendVLLM, model.BackendTRTLLM} {
 		cfg := Config{Workers: 1, Worker: deployment(12, 1024, 8)}
 		cfg.Worker.Backend = backend
 		peak := 0
@@ -137,12 +138,12 @@ func TestTRTLLMGuaranteedNoEvictNeverPreempts(t *testing.T) {
 			t.Fatalf("%s: %d of 4 completed", backend, s.completed)
 		}
 		preempted[backend] = s.workers[0].preemptions
-		if backend == "trtllm" && peak != 2 {
+		if backend == model.BackendTRTLLM && peak != 2 {
 			t.Fatalf("trtllm ran %d requests at once, want 2 (6 blocks each of 12)", peak)
 		}
 	}
-	if preempted["vllm"] == 0 || preempted["trtllm"] != 0 {
-		t.Fatalf("preemptions: vllm %d (want some), trtllm %d (want none)", preempted["vllm"], preempted["trtllm"])
+	if preempted[model.BackendVLLM] == 0 || preempted[model.BackendTRTLLM] != 0 {
+		t.Fatalf("preemptions: vllm %d (want some), trtllm %d (want none)", preempted[model.BackendVLLM], preempted[model.BackendTRTLLM])
 	}
 }
 
@@ -156,7 +157,7 @@ func TestSGLangRetractionKeepsPrefix(t *testing.T) {
 		req(0, 128, 1000, 1, 2), req(70, 128, 200, 5, 6),
 	}}
 	cfg := Config{Workers: 1, Worker: deployment(20, 1024, 8)}
-	cfg.Worker.Backend = "sglang"
+	cfg.Worker.Backend = model.BackendSGLang
 	s := newSim(cfg, &fakeTimer{base: 100, perToken: 1}, tr, &fixedRouter{workers: 1})
 	s.stepwise = true
 	w := &s.workers[0]
