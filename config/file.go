@@ -178,7 +178,10 @@ type File struct {
 	GPUMemoryUtilization float64
 	NumGPUBlocks         int
 	BlockSize            int
-	AsyncScheduling      bool // vLLM --async-scheduling (off: step-synchronous)
+	// blockSizeGiven: the file or a --set gave block_size; otherwise TensorRT-LLM workers
+	// take its own default, engine.TRTLLMTokensPerBlock (blockSizeFor).
+	blockSizeGiven  bool
+	AsyncScheduling bool // vLLM --async-scheduling (off: step-synchronous)
 	// APIServerTokenizeNS is the API server's tokenisation cost per prompt token (ns) when
 	// clients send text straight to vLLM; 0 (the default): Dynamo's frontend hands the
 	// workers token ids.

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/routerlab/routerlab/engine"
+	"github.com/routerlab/routerlab/model"
 	"github.com/routerlab/routerlab/trace"
 )
 
@@ -277,7 +279,11 @@ func (f *File) settings(tr *trace.Trace, tables string, list func(string) string
 	add("search_space.context_length", strconv.Itoa(f.ContextLength))
 	add("search_space.gpu_memory_utilization", num(util))
 	add("search_space.num_gpu_blocks", blocks)
-	add("search_space.block_size", strconv.Itoa(f.BlockSize))
+	blockSize := strconv.Itoa(f.BlockSize)
+	if f.blockSizeFor(model.BackendTRTLLM) != f.BlockSize && slices.ContainsFunc(f.Values(KeyBackend), func(v Value) bool { return v.Text == string(model.BackendTRTLLM) }) {
+		blockSize += fmt.Sprintf(" (trtllm: %d)", engine.TRTLLMTokensPerBlock) // its own default, not given
+	}
+	add("search_space.block_size", blockSize)
 	add("search_space.async_scheduling", strconv.FormatBool(f.AsyncScheduling))
 	add("search_space.api_server_tokenize_ns", strconv.Itoa(f.APIServerTokenizeNS))
 	if f.APIServerTokenizeBatching != "" { // listed only when given, so earlier experiments keep their fingerprint

@@ -31,7 +31,7 @@ var keyDocs = []KeyDoc{
 	{"search_space.agg_max_num_seqs", "integers in [1, 65536]; a list", "vLLM `--max-num-seqs`: most running sequences"},
 	{"search_space.context_length", "an integer in [1, 16777216]", "vLLM `--max-model-len`: a request whose prompt plus output exceeds it is rejected, as vLLM answers HTTP 400"},
 	{"search_space.gpu_memory_utilization", "a number in [0.05, 1]", "vLLM `--gpu-memory-utilization`"},
-	{"search_space.block_size", "an integer in [1, 65536]", "vLLM `--block-size`: tokens per KV block"},
+	{"search_space.block_size", "an integer in [1, 65536]", "tokens per KV block: vLLM `--block-size`, SGLang `--page-size`, TensorRT-LLM `tokens_per_block` (unset: 64, and TensorRT-LLM's 32 under `backend: trtllm`)"},
 	{"search_space.num_gpu_blocks", "an integer in [0, 1073741824]", "KV blocks per worker; 0: from the memory arithmetic (`routerlab model info`)"},
 	{"search_space.kv_cache_dtype", "`fp8`, `bf16`, `auto`; a list", "vLLM `--kv-cache-dtype`: sets the block count and the attention price (`auto`: the model's BF16)"},
 	{"search_space.memory_budget", "`vllm`, `aiconfigurator`", "how a worker's KV cache is sized: vLLM's profiler, or AIConfigurator's budget (also less NCCL and runtime memory); unset: the timing reference's ([the timing model](timing.md))"},

@@ -218,6 +218,7 @@ func (f *File) setSearch(path, key string, n ast.Node) error {
 	case "num_gpu_blocks":
 		return f.integer(path, n, &f.NumGPUBlocks, 0, 1<<30)
 	case "block_size":
+		f.blockSizeGiven = true
 		return f.integer(path, n, &f.BlockSize, 1, 1<<16)
 	case "async_scheduling":
 		return f.boolean(path, n, &f.AsyncScheduling)

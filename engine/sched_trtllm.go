@@ -25,6 +25,10 @@ import "fmt"
 // tree when its context completes (storeContextBlocks), and the KV events name blocks of
 // tokens_per_block tokens (the engine's block size).
 
+// TRTLLMTokensPerBlock is TensorRT-LLM's default KV block size (KvCacheConfig's
+// tokens_per_block).
+const TRTLLMTokensPerBlock = 32
+
 // overStepReason words TensorRT-LLM's refusal of a prompt of isl tokens (0: any) that one
 // step of maxNumTokens cannot hold without chunked prefill (the LLM API's argument check).
 func overStepReason(isl, maxNumTokens int) string {
