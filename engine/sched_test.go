@@ -183,3 +183,56 @@ func TestSGLangRetractionKeepsPrefix(t *testing.T) {
 	}
 	t.Fatalf("retracted %v, but never readmitted", retracted)
 }
+
+// TensorRT-LLM passes over a waiting request whose first uncached block another context of
+// the same step is computing (beneficialToSkip), so it reuses the blocks a step later; vLLM
+// computes both prompts at once and reuses nothing.
+func TestTRTLLMSkipsToReuseABlockInFlight(t *testing.T) {
+	tr := &trace.Trace{Name: "skip", BlockSize: 64, Requests: []trace.Request{
+		req(0, 256, 2, 1, 2, 3, 4), req(0, 256, 2, 1, 2, 3, 4),
+	}}
+	cached := map[model.Backend]int32{}
+	for _, backend := range []model.Backend{model.BackendVLLM, model.BackendTRTLLM} {
+		cfg := Config{Workers: 1, Worker: deployment(100, 1024, 8)}
+		cfg.Worker.Backend = backend
+		s, _ := runScripted(t, cfg, &fakeTimer{base: 100, perToken: 1}, tr)
+		cached[backend] = s.reqs[1].cached
+	}
+	if cached[model.BackendVLLM] != 0 || cached[model.BackendTRTLLM] != 192 {
+		t.Fatalf("second prompt's cached tokens: vllm %d (want 0), trtllm %d (want 192)", cached[model.BackendVLLM], cached[model.BackendTRTLLM])
+	}
+}
+
+// TensorRT-LLM makes a prompt's blocks reusable, and publishes them, when its context is
+// done; vLLM as each block is computed. A 256-token prompt in 64-token chunks.
+func TestTRTLLMStoresBlocksAtContextEnd(t *testing.T) {
+	tr := &trace.Trace{Name: "store", BlockSize: 64, Requests: []trace.Request{req(0, 256, 2, 1, 2, 3, 4)}}
+	stored := map[model.Backend][]int{}
+	for _, backend := range []model.Backend{model.BackendVLLM, model.BackendTRTLLM} {
+		cfg := Config{Workers: 1, Worker: deployment(100, 64, 8), Scheduler: SchedulerConfig{TRTLLMChunkedPrefill: true}}
+		cfg.Worker.Backend = backend
+		_, rt := runScripted(t, cfg, &fakeTimer{base: 100, perToken: 1}, tr)
+		for _, ev := range rt.events {
+			stored[backend] = append(stored[backend], len(ev.Hashes))
+		}
+	}
+	if fmt.Sprint(stored[model.BackendVLLM]) != "[1 1 1 1]" || fmt.Sprint(stored[model.BackendTRTLLM]) != "[4]" {
+		t.Fatalf("blocks per stored event: vllm %v (want one per chunk), trtllm %v (want all four at once)", stored[model.BackendVLLM], stored[model.BackendTRTLLM])
+	}
+}
+
+// Without chunked prefill TensorRT-LLM refuses a prompt longer than max_num_tokens; the other
+// requests are served.
+func TestTRTLLMRefusesPromptsOverMaxNumTokens(t *testing.T) {
+	tr := &trace.Trace{Name: "long", BlockSize: 64, Requests: []trace.Request{req(0, 128, 2, 1, 2), req(0, 300, 2, 3, 4, 5, 6, 7)}}
+	cfg := Config{Workers: 1, Worker: deployment(100, 256, 8)}
+	cfg.Worker.Backend = model.BackendTRTLLM
+	served, rejected, err := cfg.Admit(tr)
+	if err != nil || len(served) != 1 || len(rejected) != 1 || rejected[0].First != "long:2" {
+		t.Fatalf("served %v, rejected %+v, err %v", served, rejected, err)
+	}
+	cfg.Scheduler.TRTLLMChunkedPrefill = true
+	if served, _, _ := cfg.Admit(tr); len(served) != 2 {
+		t.Fatalf("with chunked prefill %d served, want 2", len(served))
+	}
+}
