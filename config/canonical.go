@@ -101,6 +101,11 @@ func knobCases() []replayCase {
 		{sets: []string{"router_queue_threshold=1.5", "router_queue_policy=lcfs", "active_decode_blocks_threshold=0.5",
 			"active_prefill_tokens_threshold=4096", "active_prefill_tokens_threshold_frac=2", "workload.replay_concurrency=0",
 			"workload.arrival_speedup_ratio=8"}, conversation: true},
+		// The SGLang and TensorRT-LLM schedulers' own paths (docs/backend-schedulers.md): LPM,
+		// decode retraction under a small pool, chunked prefill with whole-sequence reservations.
+		{sets: []string{"backend=sglang", "sglang_schedule_policy=lpm", "num_gpu_blocks=300", "sglang_schedule_conservativeness=0.3"}, conversation: true},
+		{sets: []string{"backend=sglang", "sglang_max_prefill_tokens=4096", "batched_tokens=2048"}},
+		{sets: []string{"backend=trtllm", "trtllm_enable_chunked_prefill=true", "num_gpu_blocks=600"}, conversation: true},
 		// The router's tables grow: over 11,000 distinct trace blocks cached (a large KV
 		// cache) and thousands in flight at once (open loop at 20×).
 		{sets: []string{"num_gpu_blocks=40000", "workload.replay_concurrency=0", "workload.arrival_speedup_ratio=20"}, long: true},

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/routerlab/routerlab/engine"
 	"github.com/routerlab/routerlab/model"
 	"github.com/routerlab/routerlab/router"
 )
@@ -52,7 +53,9 @@ func SetValues(key string) []string {
 		return []string{"agg"}
 	case "planner_scaling_policy":
 		return []string{"disabled"}
-	case "async_scheduling", "fuse_allreduce_rms", "workload.strict", KeyUseKVEvents, KeyRouterReplicaSync:
+	case "sglang_schedule_policy":
+		return []string{engine.SGLangFCFS, engine.SGLangLPM}
+	case "async_scheduling", "trtllm_enable_chunked_prefill", "fuse_allreduce_rms", "workload.strict", KeyUseKVEvents, KeyRouterReplicaSync:
 		return []string{"true", "false"}
 	case "goal.target":
 		return goalTargets

@@ -85,6 +85,15 @@ func newExperiment(f *File, tr *trace.Trace) (*Experiment, error) {
 	return e, nil
 }
 
+// blockSizeFor is a worker's KV block size under backend: block_size, or TensorRT-LLM's own
+// tokens_per_block default when the experiment does not give one.
+func (f *File) blockSizeFor(backend model.Backend) int {
+	if backend == model.BackendTRTLLM && !f.blockSizeGiven {
+		return engine.TRTLLMTokensPerBlock
+	}
+	return f.BlockSize
+}
+
 // deployment is one worker of the file's model. backend_version names the vLLM release;
 // SGLang and TensorRT-LLM run the release whose tables are embedded (model.Backend's
 // EmbeddedVersion), and vLLM's fuse_allreduce_rms default applies to vLLM alone.
@@ -102,7 +111,7 @@ func (f *File) deployment(sku string, pc ParallelConfig, maxBatchedTokens, maxSe
 		Backend: backend, BackendVersion: version,
 		TP: pc.TP, AttentionDP: pc.AttentionDP, MoETP: pc.MoETP, MoEEP: pc.MoEEP,
 		MaxNumBatchedTokens: maxBatchedTokens, MaxNumSeqs: maxSeqs,
-		BlockSize: f.BlockSize, GPUMemoryUtilization: util,
+		BlockSize: f.blockSizeFor(backend), GPUMemoryUtilization: util,
 		ContextLength: f.ContextLength, NumGPUBlocks: f.NumGPUBlocks, AsyncScheduling: f.AsyncScheduling,
 		APIServerTokenizeNS: f.APIServerTokenizeNS, APIServerTokenizeBatching: f.APIServerTokenizeBatching,
 		RequestPathUS: f.RequestPathUS, StreamEndUS: f.StreamEndUS,
@@ -166,7 +175,7 @@ func (e *Experiment) EngineConfig(p Point) (engine.Config, error) {
 			OverlapScoreCredit: val(KeyOverlapScoreCredit).Num,
 			PrefillLoadScale:   val(KeyPrefillLoadScale).Num,
 			Temperature:        val(KeyRouterTemperature).Num,
-			BlockSize:          f.BlockSize,
+			BlockSize:          d.BlockSize,
 			Load:               loadConfig(val),
 			IndexConfig:        indexConfig(val),
 		},
@@ -175,6 +184,7 @@ func (e *Experiment) EngineConfig(p Point) (engine.Config, error) {
 		Seed:                f.Workload.Seed,
 		Strict:              f.Workload.Strict,
 		SLO:                 f.Goal.SLA,
+		Scheduler:           f.Scheduler,
 	}, nil
 }
 

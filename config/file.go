@@ -178,7 +178,10 @@ type File struct {
 	GPUMemoryUtilization float64
 	NumGPUBlocks         int
 	BlockSize            int
-	AsyncScheduling      bool // vLLM --async-scheduling (off: step-synchronous)
+	// blockSizeGiven: the file or a --set gave block_size; otherwise TensorRT-LLM workers
+	// take its own default, engine.TRTLLMTokensPerBlock (blockSizeFor).
+	blockSizeGiven  bool
+	AsyncScheduling bool // vLLM --async-scheduling (off: step-synchronous)
 	// APIServerTokenizeNS is the API server's tokenisation cost per prompt token (ns) when
 	// clients send text straight to vLLM; 0 (the default): Dynamo's frontend hands the
 	// workers token ids.
@@ -210,6 +213,9 @@ type File struct {
 	// Float32MatmulPrecision is VLLM_FLOAT32_MATMUL_PRECISION: highest (vLLM's default; the FP32
 	// router gate on CUDA cores) or high (TF32 tensor cores). "" means highest.
 	Float32MatmulPrecision string
+	// Scheduler holds the SGLang and TensorRT-LLM scheduler arguments (the sglang_* and
+	// trtllm_* keys); zero: each engine's defaults (docs/backend-schedulers.md).
+	Scheduler engine.SchedulerConfig
 	// MemoryBudget is how the KV cache's memory is computed: aiconfigurator
 	// (AIConfigurator's vLLM budget) or vllm (what vLLM's profiler takes off before 0.21);
 	// "": the timing reference's (model.Deployment.Budget).

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/routerlab/routerlab/engine"
+	"github.com/routerlab/routerlab/model"
 	"github.com/routerlab/routerlab/trace"
 )
 
@@ -277,7 +279,11 @@ func (f *File) settings(tr *trace.Trace, tables string, list func(string) string
 	add("search_space.context_length", strconv.Itoa(f.ContextLength))
 	add("search_space.gpu_memory_utilization", num(util))
 	add("search_space.num_gpu_blocks", blocks)
-	add("search_space.block_size", strconv.Itoa(f.BlockSize))
+	blockSize := strconv.Itoa(f.BlockSize)
+	if f.blockSizeFor(model.BackendTRTLLM) != f.BlockSize && slices.ContainsFunc(f.Values(KeyBackend), func(v Value) bool { return v.Text == string(model.BackendTRTLLM) }) {
+		blockSize += fmt.Sprintf(" (trtllm: %d)", engine.TRTLLMTokensPerBlock) // its own default, not given
+	}
+	add("search_space.block_size", blockSize)
 	add("search_space.async_scheduling", strconv.FormatBool(f.AsyncScheduling))
 	add("search_space.api_server_tokenize_ns", strconv.Itoa(f.APIServerTokenizeNS))
 	if f.APIServerTokenizeBatching != "" { // listed only when given, so earlier experiments keep their fingerprint
@@ -297,6 +303,19 @@ func (f *File) settings(tr *trace.Trace, tables string, list func(string) string
 	}
 	if f.MemoryBudget != "" { // listed only when given, so earlier experiments keep their fingerprint
 		add("search_space.memory_budget", f.MemoryBudget)
+	}
+	// The SGLang and TensorRT-LLM scheduler arguments, listed only when given.
+	if sc := f.Scheduler; sc.SGLangPolicy != "" {
+		add("search_space.sglang_schedule_policy", sc.SGLangPolicy)
+	}
+	if sc := f.Scheduler; sc.SGLangMaxPrefillTokens != 0 {
+		add("search_space.sglang_max_prefill_tokens", strconv.Itoa(sc.SGLangMaxPrefillTokens))
+	}
+	if sc := f.Scheduler; sc.SGLangConservativeness != 0 {
+		add("search_space.sglang_schedule_conservativeness", num(sc.SGLangConservativeness))
+	}
+	if f.Scheduler.TRTLLMChunkedPrefill {
+		add("search_space.trtllm_enable_chunked_prefill", "true")
 	}
 	if f.FuseAllReduceRMS != nil { // listed only when given (else backend_version's default)
 		add("search_space.fuse_allreduce_rms", strconv.FormatBool(*f.FuseAllReduceRMS))

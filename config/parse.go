@@ -13,6 +13,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 
+	"github.com/routerlab/routerlab/engine"
 	"github.com/routerlab/routerlab/model"
 	"github.com/routerlab/routerlab/router"
 	"github.com/routerlab/routerlab/trace"
@@ -217,6 +218,7 @@ func (f *File) setSearch(path, key string, n ast.Node) error {
 	case "num_gpu_blocks":
 		return f.integer(path, n, &f.NumGPUBlocks, 0, 1<<30)
 	case "block_size":
+		f.blockSizeGiven = true
 		return f.integer(path, n, &f.BlockSize, 1, 1<<16)
 	case "async_scheduling":
 		return f.boolean(path, n, &f.AsyncScheduling)
@@ -243,6 +245,14 @@ func (f *File) setSearch(path, key string, n ast.Node) error {
 		return nil
 	case KeyFloat32MatmulPrecision:
 		return f.oneOf(path, n, &f.Float32MatmulPrecision, model.Float32MatmulPrecisions())
+	case "sglang_schedule_policy":
+		return f.oneOf(path, n, &f.Scheduler.SGLangPolicy, []string{engine.SGLangFCFS, engine.SGLangLPM})
+	case "sglang_max_prefill_tokens":
+		return f.integer(path, n, &f.Scheduler.SGLangMaxPrefillTokens, 0, 1<<22)
+	case "sglang_schedule_conservativeness":
+		return f.number(path, n, &f.Scheduler.SGLangConservativeness, 0, 100)
+	case "trtllm_enable_chunked_prefill":
+		return f.boolean(path, n, &f.Scheduler.TRTLLMChunkedPrefill)
 	case "memory_budget":
 		return f.oneOf(path, n, &f.MemoryBudget, model.MemoryBudgets())
 	case "parallel_configs":

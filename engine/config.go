@@ -32,6 +32,9 @@ type Config struct {
 	SLO SLO
 	// LoadReport adds Summary.Load: where decode time goes and how even the load is (stall.go).
 	LoadReport bool `json:",omitempty"`
+	// Scheduler holds the SGLang and TensorRT-LLM scheduler arguments (sched.go); the
+	// worker's Backend picks the scheduler.
+	Scheduler SchedulerConfig `json:",omitzero"`
 }
 
 // SLO is a per-request service-level objective in milliseconds (0: no bound): a request is
@@ -79,6 +82,16 @@ func (c *Config) validate(timer model.StepTimer, tr *trace.Trace) (router.Config
 		return rc, fmt.Errorf("arrival_speedup_ratio: %v must be a positive number", c.ArrivalSpeedupRatio)
 	case c.SnapshotEveryUS < 0:
 		return rc, fmt.Errorf("snapshot_every_us: %d must be >= 0", c.SnapshotEveryUS)
+	}
+	if _, err := kindOf(d.Backend); err != nil {
+		return rc, err
+	}
+	if kind, _ := kindOf(d.Backend); kind != schedVLLM && d.MaxNumBatchedTokens < d.BlockSize {
+		// SGLang and TensorRT-LLM cut prompts into chunks of whole pages or blocks.
+		return rc, fmt.Errorf("max_num_batched_tokens: %d must be at least block_size %d under %s", d.MaxNumBatchedTokens, d.BlockSize, d.Backend)
+	}
+	if err := c.Scheduler.check(); err != nil {
+		return rc, err
 	}
 	if rc.BlockSize == 0 {
 		rc.BlockSize = d.BlockSize
@@ -137,8 +150,12 @@ func (c *Config) Admit(tr *trace.Trace) (served []int, rejected []Rejection, err
 	d := c.Worker
 	// The two reasons depend on the worker only: each is worded once, when its first request
 	// is refused, not per request (a trace of millions may refuse most of them).
-	const tooLong, tooManyBlocks = 0, 1
-	slot := [2]int{-1, -1}
+	const tooLong, tooManyBlocks, overStep = 0, 1, 2
+	slot := [3]int{-1, -1, -1}
+	wholePrompts := d.Backend == model.BackendTRTLLM && !c.Scheduler.TRTLLMChunkedPrefill
+	// SGLang admits a request only while its prompt and output are fewer tokens than the pool
+	// holds (it would clip max_new_tokens to stay below; the replay keeps output_length).
+	sglang := d.Backend == model.BackendSGLang
 	served = make([]int, 0, len(tr.Requests))
 	for i := range tr.Requests {
 		r := &tr.Requests[i]
@@ -148,24 +165,32 @@ func (c *Config) Admit(tr *trace.Trace) (served []int, rejected []Rejection, err
 		switch {
 		case d.ContextLength > 0 && total > d.ContextLength:
 			kind = tooLong
-		case d.NumGPUBlocks > 0 && need > d.NumGPUBlocks:
+		case d.NumGPUBlocks > 0 && (need > d.NumGPUBlocks || sglang && total >= d.NumGPUBlocks*d.BlockSize):
 			kind = tooManyBlocks
+		case wholePrompts && r.InputLength > d.MaxNumBatchedTokens:
+			kind = overStep
 		default:
 			served = append(served, i)
 			continue
 		}
 		if c.Strict {
 			detail := fmt.Sprintf("input_length %d + output_length %d = %d exceeds context_length %d", r.InputLength, r.OutputLength, total, d.ContextLength)
-			if kind == tooManyBlocks {
+			switch kind {
+			case tooManyBlocks:
 				detail = fmt.Sprintf("input_length + output_length = %d needs %d KV blocks of %d tokens, more than num_gpu_blocks %d",
 					total, need, d.BlockSize, d.NumGPUBlocks)
+			case overStep:
+				detail = overStepReason(r.InputLength, d.MaxNumBatchedTokens)
 			}
 			return nil, nil, fmt.Errorf("%s: %s (strict: a request the fleet would reject is an error)", tr.Where(i), detail)
 		}
 		if slot[kind] < 0 {
 			reason := fmt.Sprintf("input_length + output_length exceeds context_length %d", d.ContextLength)
-			if kind == tooManyBlocks {
+			switch kind {
+			case tooManyBlocks:
 				reason = fmt.Sprintf("needs more KV blocks than a worker's %d", d.NumGPUBlocks)
+			case overStep:
+				reason = overStepReason(0, d.MaxNumBatchedTokens)
 			}
 			slot[kind] = len(rejected)
 			rejected = append(rejected, Rejection{Reason: reason, First: tr.Where(i)})

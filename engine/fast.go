@@ -103,6 +103,9 @@ func (s *Sim) applyFast(w *worker, k int) {
 	}
 	w.peakBlocks = max(w.peakBlocks, w.pool.inUse)
 	w.fast = false
+	if s.kind == schedSGLang {
+		s.sglangDecay(&s.sg[w.id], k+1) // steps 0..k were scheduled as decode batches
+	}
 }
 
 // settleFast applies w's stretch up to the step in progress at t: the first step ending

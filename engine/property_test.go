@@ -168,7 +168,7 @@ func checkPool(s *Sim, w *worker, mirror map[uint64]bool) error {
 }
 
 // runChecked runs s event by event, checking invariants after each event.
-func runChecked(t *rapid.T, s *Sim, mirror *kvMirror) {
+func runChecked(t *rapid.T, s *Sim, mirror *kvMirror, check func(*Sim) error) {
 	last := int64(-1)
 	for events := 0; !s.Done(); events++ {
 		if events > 5_000_000 {
@@ -191,70 +191,84 @@ func runChecked(t *rapid.T, s *Sim, mirror *kvMirror) {
 				t.Fatalf("t=%d worker %d: %v", e.time, i, err)
 			}
 		}
+		if check != nil {
+			if err := check(s); err != nil {
+				t.Fatalf("t=%d: %v", e.time, err)
+			}
+		}
 	}
 }
 
 func TestInvariantsProperty(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		tb := rapid.SampledFrom([]int{64, 128, 512}).Draw(t, "trace_block")
-		tr := genTrace(t, tb)
-		cfg := genConfig(t, tr)
-		cfg.LoadReport = rapid.Bool().Draw(t, "load_report") // its figures agree between the loops too
-		timer := &fakeTimer{base: int64(rapid.IntRange(1, 200).Draw(t, "base")), perToken: 1}
-		var reports [2]string
-		for i, stepwise := range []bool{true, false} {
-			s, err := New(cfg, timer, tr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s.stepwise = stepwise
-			mirror := &kvMirror{sets: make([]map[uint64]bool, cfg.Workers)}
-			for w := range mirror.sets {
-				mirror.sets[w] = map[uint64]bool{}
-			}
-			s.onKV = mirror.apply
-			s.onDone = func(r *request) {
-				if f := r.fl; f.generated != r.out || f.tokens != r.isl+r.out || f.computed != f.tokens-1 {
-					t.Fatalf("request completes with %+v, flight %+v", *r, *f)
-				}
-			}
-			runChecked(t, s, mirror)
-			// Every request completed once with all its tokens.
-			if s.completed != len(tr.Requests) {
-				t.Fatalf("%d of %d requests completed", s.completed, len(tr.Requests))
-			}
-			var gaps int64
-			for i, r := range s.reqs {
-				if !r.finished || r.fl != nil || r.done < r.firstTok || r.firstTok < r.arrival {
-					t.Fatalf("request %d: %+v", i, r)
-				}
-				gaps += int64(r.out - 1)
-			}
-			if s.itl.n != gaps {
-				t.Fatalf("%d inter-token gaps, want %d", s.itl.n, gaps)
-			}
-			for i := range s.workers {
-				w := &s.workers[i]
-				if len(w.running) != 0 || w.waiting.len() != 0 || w.pool.inUse != 0 {
-					t.Fatalf("worker %d not drained", i)
-				}
-				if err := checkPool(s, w, mirror.sets[i]); err != nil {
-					t.Fatalf("end, worker %d: %v", i, err)
-				}
-			}
-			rep, err := s.Run(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if rep.Summary.RequestsCompleted != len(tr.Requests) {
-				t.Fatalf("report counts %d", rep.Summary.RequestsCompleted)
-			}
-			reports[i] = reportJSON(t, rep)
+	rapid.Check(t, func(t *rapid.T) { checkInvariants(t, nil, nil) })
+}
+
+// checkInvariants replays a random workload step by step and with the decode fast path,
+// checking the engine's invariants after every event (and check's, when given, after every
+// stepwise event) and that both loops give the same report; adapt, when given, sets what the
+// workload's config leaves to a test.
+func checkInvariants(t *rapid.T, adapt func(*rapid.T, *Config, *trace.Trace), check func(*Sim) error) {
+	tb := rapid.SampledFrom([]int{64, 128, 512}).Draw(t, "trace_block")
+	tr := genTrace(t, tb)
+	cfg := genConfig(t, tr)
+	cfg.LoadReport = rapid.Bool().Draw(t, "load_report") // its figures agree between the loops too
+	if adapt != nil {
+		adapt(t, &cfg, tr)
+	}
+	timer := &fakeTimer{base: int64(rapid.IntRange(1, 200).Draw(t, "base")), perToken: 1}
+	var reports [2]string
+	for i, stepwise := range []bool{true, false} {
+		s, err := New(cfg, timer, tr)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if reports[0] != reports[1] {
-			t.Fatalf("decode fast path changed the report:\n%s\n%s", reports[0], reports[1])
+		s.stepwise = stepwise
+		mirror := &kvMirror{sets: make([]map[uint64]bool, cfg.Workers)}
+		for w := range mirror.sets {
+			mirror.sets[w] = map[uint64]bool{}
 		}
-	})
+		s.onKV = mirror.apply
+		s.onDone = func(r *request) {
+			if f := r.fl; f.generated != r.out || f.tokens != r.isl+r.out || f.computed != f.tokens-1 {
+				t.Fatalf("request completes with %+v, flight %+v", *r, *f)
+			}
+		}
+		runChecked(t, s, mirror, check)
+		// Every request completed once with all its tokens.
+		if s.completed != len(tr.Requests) {
+			t.Fatalf("%d of %d requests completed", s.completed, len(tr.Requests))
+		}
+		var gaps int64
+		for i, r := range s.reqs {
+			if !r.finished || r.fl != nil || r.done < r.firstTok || r.firstTok < r.arrival {
+				t.Fatalf("request %d: %+v", i, r)
+			}
+			gaps += int64(r.out - 1)
+		}
+		if s.itl.n != gaps {
+			t.Fatalf("%d inter-token gaps, want %d", s.itl.n, gaps)
+		}
+		for i := range s.workers {
+			w := &s.workers[i]
+			if len(w.running) != 0 || w.waiting.len() != 0 || w.pool.inUse != 0 {
+				t.Fatalf("worker %d not drained", i)
+			}
+			if err := checkPool(s, w, mirror.sets[i]); err != nil {
+				t.Fatalf("end, worker %d: %v", i, err)
+			}
+		}
+		rep, err := s.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Summary.RequestsCompleted != len(tr.Requests) {
+			t.Fatalf("report counts %d", rep.Summary.RequestsCompleted)
+		}
+		reports[i] = reportJSON(t, rep)
+	}
+	if reports[0] != reports[1] {
+		t.Fatalf("decode fast path changed the report:\n%s\n%s", reports[0], reports[1])
+	}
 }
 
 // The router's own indexer agrees with the pools: its overlap for every cached prompt

@@ -111,6 +111,15 @@ type Sim struct {
 	busyFirst, routerQueued int
 
 	stalls stallAccounts // Config.LoadReport (stall.go)
+
+	// The workers' scheduler (sched.go) and its state: SGLang's per worker and its
+	// arguments, its LPM sort's buffers; TensorRT-LLM's blocks contributed in a step.
+	kind       schedKind
+	sg         []sglangWorker
+	sgp        sglangParams
+	lpmBuf     []lpmEntry
+	lpmSeen    map[uint64]struct{}
+	trtContrib map[uint64]struct{}
 }
 
 // New builds a simulation of cfg replaying tr with step times from timer.
@@ -209,6 +218,7 @@ func newSimIn(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace, r
 		s.blockShift = int8(bits.TrailingZeros(uint(d.BlockSize)))
 	}
 	s.setupAdmission()
+	s.setupScheduler()
 	if cfg.LoadReport {
 		n := len(tr.Requests)
 		s.stalls = stallAccounts{on: true, stall: make([]int64, n), queueStall: make([]int64, n), preemptedAt: make([]int64, n)}

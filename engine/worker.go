@@ -69,16 +69,22 @@ func (w *worker) reuse(id, blocks int, group int32) {
 	}
 }
 
-// startStep schedules w's next step at time t (vLLM V1 with chunked prefill and prefix
-// caching) and queues its end. With nothing to run the worker goes idle.
+// startStep schedules w's next step at time t (its engine's scheduler, sched.go) and queues
+// its end. With nothing to run the worker goes idle.
 func (s *Sim) startStep(w *worker, t int64) {
 	// The decode fast path plans steps ahead without arrivals, which async scheduling needs.
 	if !s.stepwise && !s.cfg.Worker.AsyncScheduling && s.planFast(w, t) {
 		return
 	}
-	B := s.blockSize
-	budget := int32(s.cfg.Worker.MaxNumBatchedTokens)
 	w.sched = w.sched[:0]
+	s.schedule(w, t)
+	s.launch(w, t)
+}
+
+// scheduleVLLM fills w.sched as vLLM V1 schedules a step with chunked prefill and prefix
+// caching.
+func (s *Sim) scheduleVLLM(w *worker, t int64) {
+	budget := int32(s.cfg.Worker.MaxNumBatchedTokens)
 	preempted := false
 
 	// Running requests first, in admission order: a decode takes one token, a partial
@@ -92,7 +98,7 @@ func (s *Sim) startStep(w *worker, t int64) {
 		for need > w.pool.available() && !self {
 			// Victims come from the tail, so index i stays valid.
 			preempted = true
-			self = s.preemptLast(w, t) == ri
+			self = s.preempt(w, len(w.running)-1, t, true) == ri
 		}
 		if self {
 			break
@@ -102,15 +108,7 @@ func (s *Sim) startStep(w *worker, t int64) {
 		budget -= n
 	}
 
-	// Waiting requests that arrived before visibleBefore can join. Async scheduling: a step
-	// that continues running requests follows the previous step directly (a worker with
-	// running requests never idles) and was scheduled when that one started, so only
-	// earlier arrivals are visible to it. With nothing else to run, the engine is idle and
-	// schedules at t.
-	visibleBefore := t + 1
-	if s.cfg.Worker.AsyncScheduling && len(w.sched) > 0 {
-		visibleBefore = w.lastStart
-	}
+	visibleBefore := s.visibleBefore(w, t)
 
 	// Then waiting requests, FIFO, while budget, sequence slots and blocks allow; none after
 	// a preemption in this step, as in vLLM.
@@ -122,64 +120,21 @@ func (s *Sim) startStep(w *worker, t int64) {
 		}
 		// Prefix hit: the longest run of cached full blocks, leaving at least the last
 		// token to compute.
-		maxHit := min(s.fullBlocks(r.fl.tokens-1), int32(len(r.fl.hashes)))
-		if s.cfg.Worker.NoPrefixCaching {
-			maxHit = 0
-		}
-		w.hit = w.hit[:0]
-		hitFree := 0
-		G := w.pool.g
-		s.sink += w.pool.groups.prefetch(r.fl.hashes[:maxHit], G)
-		rec, sub := int32(-1), int32(0)
-		var rs record
-		for j := int32(0); j < maxHit; j++ {
-			if sub == 0 {
-				if rec = w.pool.group(r.fl.hashes[j]); rec < 0 {
-					break
-				}
-				rs = w.pool.record(rec)
-			}
-			if *rs.mask()&(1<<sub) == 0 {
-				break
-			}
-			if rs.entry(sub).refs == 0 {
-				hitFree++
-			}
-			w.hit = append(w.hit, entryRef(rec, sub))
-			if sub++; sub == G {
-				sub = 0
-			}
-		}
+		hitFree := s.prefixHit(w, r, s.maxHit(r))
 		hit := int32(len(w.hit))
-		cachedTok := hit * B
-		n := min(r.fl.tokens-cachedTok, budget)
-		need := int(s.blocksFor(cachedTok+n) - hit)
+		n := min(r.fl.tokens-hit*s.blockSize, budget)
+		need := int(s.blocksFor(hit*s.blockSize+n) - hit)
 		if need > w.pool.available()-hitFree {
 			break
 		}
 		w.waiting.popFront()
-		if s.stalls.on && s.stalls.preemptedAt[ri] > 0 {
-			s.stalls.queueStall[ri] += t - s.stalls.preemptedAt[ri]
-			s.stalls.preemptedAt[ri] = 0
-		}
-		w.pool.touchAll(w.hit)
-		r.fl.blocks = append(r.fl.blocks, w.hit...)
-		r.fl.blocks = w.pool.alloc(r.fl.blocks, need)
-		r.fl.computed = cachedTok
-		r.fl.stored = hit
-		if !r.fl.admitted {
-			r.fl.admitted = true
-			r.cached = cachedTok
-			w.promptTokens += int64(r.isl)
-			w.reusedTokens += int64(cachedTok)
-			w.winPrompt += int64(r.isl)
-			w.winCached += int64(cachedTok)
-		}
-		w.running = append(w.running, ri)
-		w.sched = append(w.sched, sched{ri, n})
+		s.admit(w, ri, n, t)
 		budget -= n
 	}
+}
 
+// launch prices the step w.sched holds, starting at t, and queues its end (or idles w).
+func (s *Sim) launch(w *worker, t int64) {
 	if w.pool.removed.len() > 0 {
 		s.emit(w.id, router.BlocksRemoved, &w.pool.removed)
 		w.pool.removed.reset()
@@ -246,27 +201,6 @@ func (s *Sim) queueStepEnd(w *worker, end int64) {
 	s.heap.push(event{time: end, phase: phaseStepEnd, gen: w.gen, id: int32(w.id)})
 }
 
-// preemptLast preempts the most recently admitted running request: its blocks are freed
-// and it goes to the front of the waiting queue, to be recomputed (prompt plus the tokens
-// generated so far), as vLLM V1 does. Its cached blocks stay in the prefix cache, so the
-// recompute may hit them. It returns the request.
-func (s *Sim) preemptLast(w *worker, t int64) int32 {
-	ri := w.running[len(w.running)-1]
-	w.running = w.running[:len(w.running)-1]
-	r := &s.reqs[ri]
-	if s.stalls.on && r.fl.generated > 0 {
-		s.stalls.preemptedAt[ri] = t
-	}
-	w.pool.freeAll(r.fl.blocks)
-	r.fl.blocks = r.fl.blocks[:0]
-	r.fl.computed = 0
-	r.fl.stored = 0
-	r.preempted++
-	w.preemptions++
-	w.waiting.pushFront(ri)
-	return ri
-}
-
 // finishStep applies the step that ends at t: computed tokens, newly full prompt blocks
 // into the prefix cache ("stored" event), one token for every request whose computed
 // tokens caught up with its tokens, completions.
@@ -280,10 +214,15 @@ func (s *Sim) finishStep(w *worker, t int64) {
 	for _, sc := range w.sched {
 		r := &s.reqs[sc.req]
 		r.fl.computed += sc.tokens
-		s.storeFull(w, r, r.fl.computed)
 		if r.fl.computed < r.fl.tokens {
-			continue // partial prefill
+			// A partial prefill; TensorRT-LLM stores a prompt's blocks for reuse only once
+			// its context is done.
+			if s.kind != schedTRTLLM {
+				s.storeFull(w, r, r.fl.computed)
+			}
+			continue
 		}
+		s.storeFull(w, r, r.fl.computed)
 		r.fl.generated++
 		r.fl.tokens++
 		if s.outputs {
@@ -391,4 +330,15 @@ func (q *deque) popFront() int32 {
 	q.head = (q.head + 1) % len(q.buf)
 	q.size--
 	return x
+}
+
+func (q *deque) set(i int, x int32) { q.buf[(q.head+i)%len(q.buf)] = x }
+
+// removeAt takes the i-th request out of the queue, keeping the others' order (the
+// schedulers that skip requests admit from inside the queue).
+func (q *deque) removeAt(i int) {
+	for j := i; j > 0; j-- {
+		q.set(j, q.at(j-1))
+	}
+	q.popFront()
 }
