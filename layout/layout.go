@@ -86,7 +86,9 @@ type Pair struct {
 // GPUs is both fleets' GPU count.
 func (p Pair) GPUs() int { return p.Prefill.GPUs() + p.Decode.GPUs() }
 
-func (p Pair) String() string { return "prefill " + p.Prefill.String() + " decode " + p.Decode.String() }
+func (p Pair) String() string {
+	return "prefill " + p.Prefill.String() + " decode " + p.Decode.String()
+}
 
 // GPUsPerWorker is the ladder of worker sizes the enumeration tries (Spica's
 // _DEFAULT_GPUS_PER_WORKER, AIConfigurator's default num_gpu_per_worker).
