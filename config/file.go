@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/routerlab/routerlab/engine"
+	"github.com/routerlab/routerlab/layout"
 	"github.com/routerlab/routerlab/model"
 )
 
@@ -173,6 +174,8 @@ type File struct {
 	Quantization   string
 	BackendVersion string
 	GPUBudget      int
+	// MinGPUBudget is the fewest GPUs a derived configuration may take (0: no floor).
+	MinGPUBudget int
 	ContextLength  int
 	// GPUMemoryUtilization and NumGPUBlocks override the memory model (0 = derive).
 	GPUMemoryUtilization float64
@@ -217,6 +220,10 @@ type File struct {
 
 	// lists holds every list-capable search_space key in canonical order.
 	lists []list
+	// derive: parallel_configs was left empty and is derived at every check (derive.go),
+	// leaving out skipped.
+	derive  bool
+	skipped []layout.Skip
 
 	Workload Workload
 	Goal     Goal
@@ -336,6 +343,14 @@ func (f *File) check() error {
 	}
 	if err := f.checkIndex(); err != nil {
 		return err
+	}
+	if f.MinGPUBudget > 0 && f.GPUBudget > 0 && f.MinGPUBudget > f.GPUBudget {
+		return &Error{File: f.Name, Key: "search_space.min_gpu_budget", Msg: fmt.Sprintf("%d is more than gpu_budget %d", f.MinGPUBudget, f.GPUBudget)}
+	}
+	if f.derive {
+		if err := f.deriveParallel(); err != nil {
+			return err
+		}
 	}
 	for _, pc := range f.list("parallel_configs").parallel {
 		gpus := pc.GPUs()

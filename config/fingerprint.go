@@ -259,6 +259,10 @@ func (f *File) settings(tr *trace.Trace, tables string, list func(string) string
 		add("search_space.quantization", f.Quantization)
 	}
 	add("search_space.backend_version", f.BackendVersion)
+	if f.derive { // the derived list depends on the budgets; listed only when derived, so earlier experiments keep their fingerprint
+		add("search_space.gpu_budget", strconv.Itoa(f.GPUBudget))
+		add("search_space.min_gpu_budget", strconv.Itoa(f.MinGPUBudget))
+	}
 	for _, l := range f.lists {
 		v := list(l.key)
 		if d, ok := loadDefault(l.key); ok && v == d || indexAtDefault(l.key, v) {

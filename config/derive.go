@@ -1,0 +1,119 @@
+package config
+
+// search_space.parallel_configs left empty ([]): the configurations are derived as Spica
+// derives them (package layout), kept only where every deployment the file's other lists
+// name fits and has a step-time table.
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/routerlab/routerlab/layout"
+	"github.com/routerlab/routerlab/model"
+)
+
+// DerivedParallel reports whether parallel_configs was left empty and derived.
+func (f *File) DerivedParallel() bool { return f.derive }
+
+// DerivedSkipped lists the worker shapes the derivation left out, each with its reason.
+func (f *File) DerivedSkipped() []layout.Skip { return f.skipped }
+
+// SkippedText describes DerivedSkipped, one shape a line ("" when nothing was skipped).
+func (f *File) SkippedText() string {
+	var b strings.Builder
+	for _, s := range f.skipped {
+		fmt.Fprintf(&b, "%s (%s): %s\n", s.Shape, s.Shape.Strategy(), s.Reason)
+	}
+	return b.String()
+}
+
+// deriveParallel replaces parallel_configs with the derived aggregated configurations.
+func (f *File) deriveParallel() error {
+	key := "search_space.parallel_configs"
+	fail := func(format string, args ...any) error {
+		return &Error{File: f.Name, Key: key, Msg: "derived (left empty): " + fmt.Sprintf(format, args...)}
+	}
+	if f.GPUBudget < 1 {
+		return fail("needs search_space.gpu_budget")
+	}
+	skus := f.Values(KeyHardwareSKU)
+	if len(skus) != 1 {
+		return fail("needs one hardware_sku, not a list of %d (the shapes a GPU can hold differ)", len(skus))
+	}
+	rules, err := layout.RulesFor(f.Values("backend")[0].Text)
+	if err != nil {
+		return fail("%s", err)
+	}
+	moe, err := layout.IsMoE(f.ModelName)
+	if err != nil {
+		return fail("%s", err)
+	}
+	seq := f.ContextLength
+	if seq == 0 {
+		seq = model.ContextLimit(f.ModelName) // the reference's default: the model's own max
+	}
+	if seq == 0 {
+		return fail("needs search_space.context_length: %s states no context limit", f.ModelName)
+	}
+	sp := layout.Space{MoE: moe, Rules: rules, Budget: f.GPUBudget, MinBudget: f.MinGPUBudget, MaxSeqLen: seq}
+	// A shape must fit, and be timed, under every deployment the other lists name: the KV
+	// dtype, the step budget (activation memory) and the timing reference all move it.
+	probes := []layout.Probe{}
+	for _, mbt := range f.Values("agg_max_num_batched_tokens") {
+		for _, seqs := range f.Values("agg_max_num_seqs") {
+			for _, kv := range f.Values(KeyKVCacheDtype) {
+				for _, ref := range f.Values(KeyTimingReference) {
+					d := f.deployment(skus[0].Text, ParallelConfig{TP: 1, AttentionDP: 1, MoETP: 1, MoEEP: 1}, int(mbt.Num), int(seqs.Num), kvCacheDtype(kv), ref.Text)
+					probes = append(probes, layout.ModelProbe(d))
+				}
+			}
+		}
+	}
+	every := func(s layout.Shape) (layout.Fit, error) {
+		var worst layout.Fit
+		for i, p := range probes {
+			fit, err := p(s)
+			if err != nil {
+				return layout.Fit{}, err
+			}
+			if i == 0 || fit.KVTokens < worst.KVTokens {
+				worst.KVTokens = fit.KVTokens
+			}
+			if worst.Untimed == "" {
+				worst.Untimed = fit.Untimed
+			}
+		}
+		return worst, nil
+	}
+	fleets, skipped, err := sp.Agg(every)
+	if err != nil {
+		return fail("%s", err)
+	}
+	if len(fleets) == 0 {
+		return fail("no parallel configuration of %s on %s holds a %d-token sequence within gpu_budget %d with a step-time table:\n%s",
+			f.ModelName, skus[0].Text, seq, f.GPUBudget, f.skippedText(skipped))
+	}
+	pcs := make([]ParallelConfig, len(fleets))
+	for i, fl := range fleets {
+		pcs[i] = ParallelConfig{TP: fl.TP, AttentionDP: fl.AttentionDP, MoETP: fl.MoETP, MoEEP: fl.MoEEP, Replicas: fl.Replicas}
+	}
+	f.setParallelList(pcs)
+	f.skipped = skipped
+	return nil
+}
+
+func (f *File) skippedText(s []layout.Skip) string {
+	g := *f
+	g.skipped = s
+	return g.SkippedText()
+}
+
+// Fleets returns parallel_configs as layout fleets, in the list's order.
+func (f *File) Fleets() []layout.Fleet {
+	pcs := f.list("parallel_configs").parallel
+	out := make([]layout.Fleet, len(pcs))
+	for i, pc := range pcs {
+		out[i] = layout.Fleet{Shape: layout.Shape{TP: pc.TP, AttentionDP: pc.AttentionDP, MoETP: pc.MoETP, MoEEP: pc.MoEEP}, Replicas: pc.Replicas}
+	}
+	return out
+}
