@@ -117,3 +117,30 @@ func (f *File) Fleets() []layout.Fleet {
 	}
 	return out
 }
+
+// Projector is the projection of parallel_configs (derived, or a menu of several entries)
+// onto which the sweep's search over shapes lands, as Spica's projector maps a latent request
+// (GPU share, engine size, modes) onto a valid configuration; value j of the list is
+// configuration j of the projector.
+func (f *File) Projector() (*layout.Projector, error) {
+	moe, err := layout.IsMoE(f.ModelName)
+	if err != nil {
+		return nil, err
+	}
+	budget := f.GPUBudget
+	for _, fl := range f.Fleets() {
+		budget = max(budget, fl.GPUs()) // a file without gpu_budget: the largest fleet is the whole
+	}
+	return layout.NewAggProjector(f.Fleets(), budget, moe)
+}
+
+// defaultParallel is the derived list's default: the reference's default request (the whole
+// budget, the engine size at the geometric centre, attention TP, experts EP) projected onto
+// it.
+func (f *File) defaultParallel() string {
+	pr, err := f.Projector()
+	if err != nil {
+		return ""
+	}
+	return f.list("parallel_configs").values[pr.Project(pr.Default()).Index].Text
+}

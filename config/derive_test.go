@@ -81,3 +81,16 @@ func TestDerivedParallelErrors(t *testing.T) {
 		t.Errorf("file: %v", err)
 	}
 }
+
+// A replay of the derived seed runs the reference's default: the whole budget (ratio 1), the
+// engine size nearest the geometric centre of {2, 4} (a tie: the smaller, 2), TEP: 16 × TEP2.
+func TestDerivedDefaultPoint(t *testing.T) {
+	f := Default()
+	if err := f.Apply([]string{"parallel_configs=[]"}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := f.At(f.DefaultPoint(), "parallel_configs")
+	if err != nil || v.Text != "tp2-dp1-moetp1-ep2-x16" {
+		t.Errorf("default %v %v", v, err)
+	}
+}

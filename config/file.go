@@ -137,12 +137,18 @@ func (g Goal) SLAText() string {
 
 // Goal is what a sweep optimises.
 type Goal struct {
-	Target string // e2e_latency | ttft | tpot | throughput
+	// Target: e2e_latency | ttft | tpot | throughput, or Spica's throughput_per_gpu |
+	// throughput_per_user | goodput | goodput_per_gpu | pareto (docs/search-space.md).
+	Target string
 	// SLA bounds on means in ms (0 = none); with throughput as target this is
 	// "maximise throughput subject to ...".
 	MaxTTFTMS float64
 	MaxTPOTMS float64
 	MaxE2EMS  float64
+	MaxITLMS  float64 // mean inter-token latency over every token gap
+	// SLA bounds on the 95th percentile over requests (0 = none); a request's TPOT is its
+	// mean inter-token latency, what Spica's itl_ms bounds.
+	MaxP95TTFTMS, MaxP95TPOTMS, MaxP95E2EMS float64
 	// SLA is a per-request objective (goal.sla): every replay reports the share of requests
 	// meeting it and the goodput, and SLAPercentile is the share (in %) that must.
 	SLA           engine.SLO
@@ -175,8 +181,8 @@ type File struct {
 	BackendVersion string
 	GPUBudget      int
 	// MinGPUBudget is the fewest GPUs a derived configuration may take (0: no floor).
-	MinGPUBudget int
-	ContextLength  int
+	MinGPUBudget  int
+	ContextLength int
 	// GPUMemoryUtilization and NumGPUBlocks override the memory model (0 = derive).
 	GPUMemoryUtilization float64
 	NumGPUBlocks         int

@@ -146,6 +146,14 @@ func (f *File) setNode(path string, n ast.Node) error {
 			return f.number(path, n, &g.MaxTPOTMS, 0, math.MaxFloat64)
 		case "max_e2e_latency_ms":
 			return f.number(path, n, &g.MaxE2EMS, 0, math.MaxFloat64)
+		case "max_itl_ms":
+			return f.number(path, n, &g.MaxITLMS, 0, math.MaxFloat64)
+		case "max_p95_ttft_ms":
+			return f.number(path, n, &g.MaxP95TTFTMS, 0, math.MaxFloat64)
+		case "max_p95_tpot_ms":
+			return f.number(path, n, &g.MaxP95TPOTMS, 0, math.MaxFloat64)
+		case "max_p95_e2e_latency_ms":
+			return f.number(path, n, &g.MaxP95E2EMS, 0, math.MaxFloat64)
 		case "sla":
 			m, ok := n.(*ast.MappingNode)
 			if !ok {
