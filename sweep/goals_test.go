@@ -16,7 +16,7 @@ func TestSpicaTargets(t *testing.T) {
 	m := Metrics{OutputTokS: 3200, GPUs: 16, OutputTokSPerUser: 50, GoodputTokS: 1600, E2EMS: 900}
 	for target, want := range map[string]float64{
 		"throughput_per_gpu": 200, "throughput_per_user": 50, "goodput": 1600, "goodput_per_gpu": 100,
-		"pareto": 100, // √(200 × 50)
+		"pareto":     100, // √(200 × 50)
 		"throughput": 3200, "e2e_latency": 900,
 	} {
 		o, err := NewObjective(config.Goal{Target: target})
@@ -104,7 +104,7 @@ func TestParetoFrontOfEvaluations(t *testing.T) {
 	}
 	s := &Search{Objective: o, Evaluations: []Evaluation{
 		ev("a", 100, 10, 500), ev("b", 80, 20, 500), ev("c", 70, 15, 500), // c: b serves more of both
-		ev("d", 100, 5, 500), // d: a, same per GPU, more per user
+		ev("d", 100, 5, 500),    // d: a, same per GPU, more per user
 		ev("e", 500, 500, 2000), // infeasible: out while feasible ones exist
 	}}
 	got := fmt.Sprint(s.ParetoFront())
