@@ -3,6 +3,7 @@ package layout
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 )
 
@@ -247,4 +248,40 @@ func (p *Projector) Project(z Latent) Projection {
 		}
 	}
 	return Projection{Index: best, ModeProjected: bestMis > 0, Distance: bestD}
+}
+
+// Sample draws a latent request uniformly, as a black-box optimiser's random suggestion over
+// the pool's latent parameters: each ratio uniform over the pool's span, each engine size
+// one of the pool's sizes for that role, each mode one of the modes present.
+func (p *Projector) Sample(rng *rand.Rand) Latent {
+	uniform := func(j int) float64 { return p.lo[j] + rng.Float64()*(p.hi[j]-p.lo[j]) }
+	roles := len(p.feats[0].GPUsPerEngine)
+	z := Latent{UsedGPURatio: uniform(0)}
+	if roles == 2 {
+		z.PrefillGPUShare = uniform(1)
+	}
+	pick := func(vals []string) string {
+		slices.Sort(vals)
+		vals = slices.Compact(vals)
+		return vals[rng.IntN(len(vals))]
+	}
+	for r := range roles {
+		var sizes []float64
+		var attn, ffn []string
+		for _, f := range p.feats {
+			sizes = append(sizes, f.GPUsPerEngine[r])
+			attn = append(attn, f.AttentionModes[r])
+			if p.moe {
+				ffn = append(ffn, f.FFNModes[r])
+			}
+		}
+		slices.Sort(sizes)
+		sizes = slices.Compact(sizes)
+		z.GPUsPerEngine = append(z.GPUsPerEngine, sizes[rng.IntN(len(sizes))])
+		z.AttentionModes = append(z.AttentionModes, pick(attn))
+		if p.moe {
+			z.FFNModes = append(z.FFNModes, pick(ffn))
+		}
+	}
+	return z
 }

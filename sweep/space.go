@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/layout"
 )
 
 // Candidate is one canonical configuration of the search space: a point with every knob its
@@ -40,6 +41,10 @@ type Space struct {
 	Dims       []config.Dimension
 	Candidates []Candidate
 	index      map[string]int // Key → candidate
+
+	file     *config.File
+	shapeDim int               // the parallel_configs dimension, -1 without one
+	shapes   *layout.Projector // its projection (shapes.go)
 }
 
 // kvKnobs are the router knobs that only the kv_router mode reads.
@@ -68,9 +73,12 @@ func NewSpace(ctx context.Context, f *config.File) (*Space, error) {
 	// thousand candidates would copy them over and over.
 	s := &Space{Dims: dims, index: make(map[string]int, points), Candidates: make([]Candidate, 0, points)}
 	enc := newEncoder(dims)
-	if err := enc.shapeAxes(f); err != nil {
+	var err error
+	if s.shapeDim, s.shapes, err = shapeProjector(f, dims); err != nil {
 		return nil, fmt.Errorf("%s: search_space.parallel_configs: %w", f.Name, err)
 	}
+	enc.shapeAxes(s.shapeDim, s.shapes)
+	s.file = f
 	p, buf := make(config.Point, len(dims)), make(config.Point, len(dims))
 	for n := 0; ; n++ {
 		if n%4096 == 0 && ctx.Err() != nil {
