@@ -6,6 +6,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/routerlab/routerlab/layout"
@@ -40,10 +41,6 @@ func (f *File) deriveParallel() error {
 	if len(skus) != 1 {
 		return fail("needs one hardware_sku, not a list of %d (the shapes a GPU can hold differ)", len(skus))
 	}
-	rules, err := layout.RulesFor(f.Values("backend")[0].Text)
-	if err != nil {
-		return fail("%s", err)
-	}
 	moe, err := layout.IsMoE(f.ModelName)
 	if err != nil {
 		return fail("%s", err)
@@ -55,21 +52,63 @@ func (f *File) deriveParallel() error {
 	if seq == 0 {
 		return fail("needs search_space.context_length: %s states no context limit", f.ModelName)
 	}
-	sp := layout.Space{MoE: moe, Rules: rules, Budget: f.GPUBudget, MinBudget: f.MinGPUBudget, MaxSeqLen: seq}
-	// A shape must fit, and be timed, under every deployment the other lists name: the KV
-	// dtype, the step budget (activation memory) and the timing reference all move it.
-	probes := []layout.Probe{}
+	// Spica pools the union of every backend's configurations and projects per backend;
+	// routerlab's sweep is the product of its lists, so a fleet is kept only where every
+	// listed backend accepts, fits and times it.
+	var fleets []layout.Fleet
+	var skipped []layout.Skip
+	backends := f.Values(KeyBackend)
+	for i, b := range backends {
+		rules, err := layout.RulesFor(b.Text)
+		if err != nil {
+			return fail("%s", err)
+		}
+		sp := layout.Space{MoE: moe, Rules: rules, Budget: f.GPUBudget, MinBudget: f.MinGPUBudget, MaxSeqLen: seq}
+		got, left, err := sp.Agg(f.everyDeployment(skus[0].Text, rules.Backend))
+		if err != nil {
+			return fail("%s", err)
+		}
+		for _, k := range left {
+			if len(backends) > 1 {
+				k.Reason = b.Text + ": " + k.Reason
+			}
+			skipped = append(skipped, k)
+		}
+		if i == 0 {
+			fleets = got
+		} else {
+			fleets = slices.DeleteFunc(fleets, func(fl layout.Fleet) bool { return !slices.Contains(got, fl) })
+		}
+	}
+	if len(fleets) == 0 {
+		return fail("no parallel configuration of %s on %s holds a %d-token sequence within gpu_budget %d with a step-time table:\n%s",
+			f.ModelName, skus[0].Text, seq, f.GPUBudget, f.skippedText(skipped))
+	}
+	pcs := make([]ParallelConfig, len(fleets))
+	for i, fl := range fleets {
+		pcs[i] = ParallelConfig{TP: fl.TP, AttentionDP: fl.AttentionDP, MoETP: fl.MoETP, MoEEP: fl.MoEEP, Replicas: fl.Replicas}
+	}
+	f.setParallelList(pcs)
+	f.skipped = skipped
+	return nil
+}
+
+// everyDeployment probes a shape under every deployment the other lists name with backend b:
+// the KV dtype, the step budget (activation memory) and the timing reference all move its
+// capacity or its table, and it must fit and be timed under each.
+func (f *File) everyDeployment(sku string, b model.Backend) layout.Probe {
+	var probes []layout.Probe
 	for _, mbt := range f.Values("agg_max_num_batched_tokens") {
 		for _, seqs := range f.Values("agg_max_num_seqs") {
 			for _, kv := range f.Values(KeyKVCacheDtype) {
 				for _, ref := range f.Values(KeyTimingReference) {
-					d := f.deployment(skus[0].Text, ParallelConfig{TP: 1, AttentionDP: 1, MoETP: 1, MoEEP: 1}, int(mbt.Num), int(seqs.Num), kvCacheDtype(kv), ref.Text)
+					d := f.deployment(sku, ParallelConfig{TP: 1, AttentionDP: 1, MoETP: 1, MoEEP: 1}, int(mbt.Num), int(seqs.Num), kvCacheDtype(kv), ref.Text, b)
 					probes = append(probes, layout.ModelProbe(d))
 				}
 			}
 		}
 	}
-	every := func(s layout.Shape) (layout.Fit, error) {
+	return func(s layout.Shape) (layout.Fit, error) {
 		var worst layout.Fit
 		for i, p := range probes {
 			fit, err := p(s)
@@ -85,21 +124,6 @@ func (f *File) deriveParallel() error {
 		}
 		return worst, nil
 	}
-	fleets, skipped, err := sp.Agg(every)
-	if err != nil {
-		return fail("%s", err)
-	}
-	if len(fleets) == 0 {
-		return fail("no parallel configuration of %s on %s holds a %d-token sequence within gpu_budget %d with a step-time table:\n%s",
-			f.ModelName, skus[0].Text, seq, f.GPUBudget, f.skippedText(skipped))
-	}
-	pcs := make([]ParallelConfig, len(fleets))
-	for i, fl := range fleets {
-		pcs[i] = ParallelConfig{TP: fl.TP, AttentionDP: fl.AttentionDP, MoETP: fl.MoETP, MoEEP: fl.MoEEP, Replicas: fl.Replicas}
-	}
-	f.setParallelList(pcs)
-	f.skipped = skipped
-	return nil
 }
 
 func (f *File) skippedText(s []layout.Skip) string {

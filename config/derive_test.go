@@ -94,3 +94,23 @@ func TestDerivedDefaultPoint(t *testing.T) {
 		t.Errorf("default %v %v", v, err)
 	}
 }
+
+// Several backends: the sweep is the product of its lists, so a derived fleet must run on
+// every listed backend. SGLang 0.5.9 and TRT-LLM 1.2.0rc5 time MiniMax-M2.5 on B200 at TP 4
+// only: TEP4 and TP4 × 1..8 remain, and every deployment of the space builds a worker.
+func TestDerivedParallelAcrossBackends(t *testing.T) {
+	f := Default()
+	if err := f.Apply([]string{"parallel_configs=[]", "backend=[vllm, sglang, trtllm]"}); err != nil {
+		t.Fatal(err)
+	}
+	vals := f.Values("parallel_configs")
+	if len(vals) != 16 || vals[0].Text != "tp4-dp1-moetp1-ep4-x1" || vals[15].Text != "tp4-dp1-moetp4-ep1-x8" {
+		t.Fatalf("%d configs: %v", len(vals), vals)
+	}
+	if !strings.Contains(f.SkippedText(), "tp2-dp1-moetp1-ep2 (tep): sglang: no step-time table of layout tp2-adp1-moetp1-moeep2") {
+		t.Errorf("skipped:\n%s", f.SkippedText())
+	}
+	if _, err := newExperiment(f, nil); err != nil {
+		t.Fatal(err)
+	}
+}

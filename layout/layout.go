@@ -16,7 +16,10 @@ package layout
 
 import (
 	"fmt"
+	"maps"
 	"slices"
+
+	"github.com/routerlab/routerlab/model"
 )
 
 // Shape is one worker's parallel layout; a worker spans TP × AttentionDP GPUs (pipeline
@@ -94,49 +97,35 @@ func (p Pair) String() string {
 // _DEFAULT_GPUS_PER_WORKER, AIConfigurator's default num_gpu_per_worker).
 var GPUsPerWorker = []int{1, 2, 4, 8, 16}
 
-// Rules are a backend's filters on worker shapes, as data so that a backend is one entry
-// (AIConfigurator's enumerate_parallel_config, mirrored by Spica's parallel_enum.py).
+// Rules are a backend's filters on worker shapes: the backend, and for SGLang whether its
+// MoE kernel is expert-parallel only. The filters themselves are model.Backend.CheckLayout
+// (AIConfigurator's enumerate_parallel_config, mirrored by Spica's parallel_enum.py), the
+// check every deployment passes, so the derivation and a replay cannot disagree.
 type Rules struct {
-	Backend string
-	// NoTPWithAttentionDP refuses tp > 1 together with attention_dp > 1 (TRT-LLM).
-	NoTPWithAttentionDP bool
-	// NoMoETPWithMoEEP refuses moe_tp > 1 together with moe_ep > 1 (vLLM).
-	NoMoETPWithMoEEP bool
-	// EPOnlyMoE forces moe_tp = 1: SGLang's expert-parallel-only MoE kernels (deepep_moe,
-	// megamoe).
+	Backend model.Backend
+	// EPOnlyMoE: SGLang's expert-parallel-only MoE kernels (deepep_moe, megamoe) force
+	// moe_tp = 1.
 	EPOnlyMoE bool
 }
 
-// backendRules are the filters of every backend the reference knows, by backend and, for
-// SGLang, MoE kernel ("sglang/deepep_moe").
-var backendRules = []Rules{
-	{Backend: "vllm", NoMoETPWithMoEEP: true},
-	{Backend: "trtllm", NoTPWithAttentionDP: true},
-	{Backend: "sglang"},
-	{Backend: "sglang/deepep_moe", EPOnlyMoE: true},
-	{Backend: "sglang/megamoe", EPOnlyMoE: true},
+// backendRules names every backend's filters: "vllm", "trtllm", "sglang", and SGLang with an
+// expert-parallel-only MoE kernel ("sglang/deepep_moe", "sglang/megamoe").
+var backendRules = map[string]Rules{
+	"vllm": {Backend: model.BackendVLLM}, "trtllm": {Backend: model.BackendTRTLLM}, "sglang": {Backend: model.BackendSGLang},
+	"sglang/deepep_moe": {Backend: model.BackendSGLang, EPOnlyMoE: true}, "sglang/megamoe": {Backend: model.BackendSGLang, EPOnlyMoE: true},
 }
 
-// RulesFor returns the filters of a backend ("vllm", "trtllm", "sglang", or
-// "sglang/<moe backend>").
+// RulesFor returns the filters of a backend by the names backendRules gives.
 func RulesFor(backend string) (Rules, error) {
-	for _, r := range backendRules {
-		if r.Backend == backend {
-			return r, nil
-		}
+	if r, ok := backendRules[backend]; ok {
+		return r, nil
 	}
-	names := make([]string, len(backendRules))
-	for i, r := range backendRules {
-		names[i] = r.Backend
-	}
-	return Rules{}, fmt.Errorf("layout: unknown backend %q (want one of %v)", backend, names)
+	return Rules{}, fmt.Errorf("layout: unknown backend %q (want one of %v)", backend, slices.Sorted(maps.Keys(backendRules)))
 }
 
 // allows reports whether the backend accepts the shape.
 func (r Rules) allows(s Shape) bool {
-	return !(r.NoTPWithAttentionDP && s.TP > 1 && s.AttentionDP > 1) &&
-		!(r.NoMoETPWithMoEEP && s.MoETP > 1 && s.MoEEP > 1) &&
-		!(r.EPOnlyMoE && s.MoETP > 1)
+	return r.Backend.CheckLayout(model.Layout{TP: s.TP, AttentionDP: s.AttentionDP, MoETP: s.MoETP, MoEEP: s.MoEEP}, r.EPOnlyMoE) == nil
 }
 
 // powersUpTo is 1, 2, 4, … up to n.

@@ -10,7 +10,7 @@ import (
 // spaceGen draws a search space and a probe whose KV capacity grows with the attention TP.
 func spaceGen(t *rapid.T) (Space, Probe) {
 	budget := rapid.IntRange(1, 40).Draw(t, "budget")
-	rules := backendRules[rapid.IntRange(0, len(backendRules)-1).Draw(t, "backend")]
+	rules, _ := RulesFor(rapid.SampledFrom([]string{"vllm", "trtllm", "sglang", "sglang/deepep_moe", "sglang/megamoe"}).Draw(t, "backend"))
 	sp := Space{
 		MoE: rapid.Bool().Draw(t, "moe"), Rules: rules, Budget: budget,
 		MinBudget: rapid.IntRange(0, budget).Draw(t, "min"),
