@@ -33,26 +33,24 @@ type Metrics struct {
 	P95E2EMS          float64 `json:"p95_e2e_latency_ms,omitempty"`
 }
 
+// fields are m's numbers, every one a mean over seeds.
+func (m *Metrics) fields() []*float64 {
+	return []*float64{&m.E2EMS, &m.TTFTMS, &m.TPOTMS, &m.OutputTokS, &m.PrefixReuse, &m.BusyRejected,
+		&m.GPUs, &m.OutputTokSPerUser, &m.GoodputTokS, &m.ITLMS, &m.P95TTFTMS, &m.P95TPOTMS, &m.P95E2EMS}
+}
+
 func meanMetrics(ms []Metrics) Metrics {
 	var s Metrics
-	for _, m := range ms {
-		s.E2EMS += m.E2EMS
-		s.TTFTMS += m.TTFTMS
-		s.TPOTMS += m.TPOTMS
-		s.OutputTokS += m.OutputTokS
-		s.PrefixReuse += m.PrefixReuse
-		s.BusyRejected += m.BusyRejected
-		s.GPUs += m.GPUs
-		s.OutputTokSPerUser += m.OutputTokSPerUser
-		s.GoodputTokS += m.GoodputTokS
-		s.ITLMS += m.ITLMS
-		s.P95TTFTMS += m.P95TTFTMS
-		s.P95TPOTMS += m.P95TPOTMS
-		s.P95E2EMS += m.P95E2EMS
+	sum := s.fields()
+	for i := range ms {
+		for j, x := range ms[i].fields() {
+			*sum[j] += *x
+		}
 	}
-	n := float64(len(ms))
-	return Metrics{s.E2EMS / n, s.TTFTMS / n, s.TPOTMS / n, s.OutputTokS / n, s.PrefixReuse / n, s.BusyRejected / n,
-		s.GPUs / n, s.OutputTokSPerUser / n, s.GoodputTokS / n, s.ITLMS / n, s.P95TTFTMS / n, s.P95TPOTMS / n, s.P95E2EMS / n}
+	for _, x := range sum {
+		*x /= float64(len(ms))
+	}
+	return s
 }
 
 // Objective turns metrics into a ranking: the goal's target (a mean latency to minimise, or
