@@ -114,3 +114,15 @@ func TestDerivedParallelAcrossBackends(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// BenchmarkDeriveParallel is the cost of deriving the seed's space (every --set re-derives a
+// derived file).
+func BenchmarkDeriveParallel(b *testing.B) {
+	f := Default()
+	for b.Loop() {
+		g := f.Clone()
+		if err := g.Apply([]string{"parallel_configs=[]"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
