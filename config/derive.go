@@ -32,7 +32,7 @@ func (f *File) SkippedText() string {
 func (f *File) deriveParallel() error {
 	key := "search_space.parallel_configs"
 	fail := func(format string, args ...any) error {
-		return &Error{File: f.Name, Key: key, Msg: "derived (left empty): " + fmt.Sprintf(format, args...)}
+		return &Error{File: f.Name, Line: f.deriveLine, Key: key, Msg: "derived (left empty): " + fmt.Sprintf(format, args...)}
 	}
 	if f.GPUBudget < 1 {
 		return fail("needs search_space.gpu_budget")

@@ -76,7 +76,12 @@ func TestDerivedParallelErrors(t *testing.T) {
 			t.Errorf("%v: %v, want %q", c.sets, err, c.want)
 		}
 	}
-	y := strings.Replace(string(seedYAML), "  parallel_configs:\n    - {tp: 4, moe_ep: 4, replicas: 8}\n", "  parallel_configs: []\n  min_gpu_budget: 64\n", 1)
+	y := strings.Replace(string(seedYAML), "  parallel_configs:\n    - {tp: 4, moe_ep: 4, replicas: 8}\n", "  parallel_configs: []\n", 1)
+	if _, err := Parse([]byte(strings.Replace(y, "gpu_budget: 32", "gpu_budget: 1", 1)), "x.yaml"); err == nil ||
+		!strings.HasPrefix(err.Error(), "x.yaml:11: search_space.parallel_configs: derived (left empty): no parallel configuration") {
+		t.Errorf("file, budget 1: %v", err)
+	}
+	y = strings.Replace(y, "  parallel_configs: []\n", "  parallel_configs: []\n  min_gpu_budget: 64\n", 1)
 	if _, err := Parse([]byte(y), "x.yaml"); err == nil || !strings.Contains(err.Error(), "x.yaml: search_space.min_gpu_budget: 64 is more than gpu_budget 32") {
 		t.Errorf("file: %v", err)
 	}

@@ -228,8 +228,9 @@ type File struct {
 	lists []list
 	// derive: parallel_configs was left empty and is derived at every check (derive.go),
 	// leaving out skipped.
-	derive  bool
-	skipped []layout.Skip
+	derive     bool
+	deriveLine int // where parallel_configs: [] stands, for errors (0: --set)
+	skipped    []layout.Skip
 
 	Workload Workload
 	Goal     Goal

@@ -346,7 +346,10 @@ func (f *File) setParallel(path string, n ast.Node) error {
 	}
 	if len(seq.Values) == 0 { // derived when the file is checked (derive.go)
 		f.setParallelList(nil)
-		f.derive = true
+		f.derive, f.deriveLine = true, 0
+		if tok := n.GetToken(); tok != nil {
+			f.deriveLine = tok.Position.Line
+		}
 		return nil
 	}
 	var pcs []ParallelConfig
