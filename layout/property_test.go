@@ -2,6 +2,8 @@ package layout
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -177,4 +179,34 @@ func TestProjectionDefault(t *testing.T) {
 	if g := geometricCentre([]float64{2, 8}); g != 2 {
 		t.Errorf("tie {2, 8} → %g, want 2", g)
 	}
+}
+
+// A sampled latent request stays within the pool's spans and names only sizes and modes the
+// pool has, for one role or two.
+func TestSampleWithinPool(t *testing.T) {
+	vllm, _ := RulesFor("vllm")
+	sp := Space{MoE: true, Rules: vllm, Budget: 16, MaxSeqLen: 1500}
+	agg, _, _ := sp.Agg(fakeProbe(1000))
+	pairs, _, _ := sp.Disagg(fakeProbe(1000))
+	aggPr, _ := NewAggProjector(agg, 16, true)
+	disPr, _ := NewDisaggProjector(pairs, 16, true)
+	rapid.Check(t, func(t *rapid.T) {
+		rng := rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 1))
+		for _, pr := range []*Projector{aggPr, disPr} {
+			z := pr.Sample(rng)
+			for j, v := range pr.numeric(z) {
+				if v < pr.lo[j] || v > pr.hi[j] {
+					t.Fatalf("%v: feature %d = %g outside [%g, %g]", z, j, v, pr.lo[j], pr.hi[j])
+				}
+			}
+			for r := range z.GPUsPerEngine {
+				has := func(same func(f Latent) bool) bool { return slices.ContainsFunc(pr.feats, same) }
+				if !has(func(f Latent) bool { return f.GPUsPerEngine[r] == z.GPUsPerEngine[r] }) ||
+					!has(func(f Latent) bool { return f.AttentionModes[r] == z.AttentionModes[r] }) ||
+					!has(func(f Latent) bool { return f.FFNModes[r] == z.FFNModes[r] }) {
+					t.Fatalf("%v: role %d names a size or mode the pool lacks", z, r)
+				}
+			}
+		}
+	})
 }
