@@ -11,7 +11,7 @@ import (
 
 // goalTargets and sweepAlgorithms are the values goal.target and sweep.algorithm take.
 var (
-	goalTargets     = []string{"e2e_latency", "ttft", "tpot", "throughput"}
+	goalTargets     = []string{"e2e_latency", "ttft", "tpot", "throughput", "throughput_per_gpu", "throughput_per_user", "goodput", "goodput_per_gpu", "pareto"}
 	sweepAlgorithms = []string{"gp_bandit", "random", "grid"}
 )
 

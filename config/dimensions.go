@@ -57,7 +57,8 @@ type Point []int
 
 // DefaultPoint is where a single run of the file starts, as Dynamo would: each router knob
 // left as a list takes Dynamo's default (kv_router, credit 1, scale 1, T 0) when the list
-// offers it, else its first value; every other list takes its first value.
+// offers it, else its first value; derived parallel_configs the reference's default request
+// projected onto them (derive.go); every other list takes its first value.
 func (f *File) DefaultPoint() Point {
 	def := router.DefaultConfig()
 	want := map[string]string{
@@ -68,6 +69,9 @@ func (f *File) DefaultPoint() Point {
 	}
 	for k, v := range routerDefaults() {
 		want[k] = v
+	}
+	if f.derive {
+		want["parallel_configs"] = f.defaultParallel()
 	}
 	dims := f.Dimensions()
 	p := make(Point, len(dims))

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/routerlab/routerlab/engine"
+	"github.com/routerlab/routerlab/layout"
 	"github.com/routerlab/routerlab/model"
 )
 
@@ -136,12 +137,18 @@ func (g Goal) SLAText() string {
 
 // Goal is what a sweep optimises.
 type Goal struct {
-	Target string // e2e_latency | ttft | tpot | throughput
+	// Target: e2e_latency | ttft | tpot | throughput, or Spica's throughput_per_gpu |
+	// throughput_per_user | goodput | goodput_per_gpu | pareto (docs/search-space.md).
+	Target string
 	// SLA bounds on means in ms (0 = none); with throughput as target this is
 	// "maximise throughput subject to ...".
 	MaxTTFTMS float64
 	MaxTPOTMS float64
 	MaxE2EMS  float64
+	MaxITLMS  float64 // mean inter-token latency over every token gap
+	// SLA bounds on the 95th percentile over requests (0 = none); a request's TPOT is its
+	// mean inter-token latency, what Spica's itl_ms bounds.
+	MaxP95TTFTMS, MaxP95TPOTMS, MaxP95E2EMS float64
 	// SLA is a per-request objective (goal.sla): every replay reports the share of requests
 	// meeting it and the goodput, and SLAPercentile is the share (in %) that must.
 	SLA           engine.SLO
@@ -173,7 +180,9 @@ type File struct {
 	Quantization   string
 	BackendVersion string
 	GPUBudget      int
-	ContextLength  int
+	// MinGPUBudget is the fewest GPUs a derived configuration may take (0: no floor).
+	MinGPUBudget  int
+	ContextLength int
 	// GPUMemoryUtilization and NumGPUBlocks override the memory model (0 = derive).
 	GPUMemoryUtilization float64
 	NumGPUBlocks         int
@@ -223,6 +232,11 @@ type File struct {
 
 	// lists holds every list-capable search_space key in canonical order.
 	lists []list
+	// derive: parallel_configs was left empty and is derived at every check (derive.go),
+	// leaving out skipped.
+	derive     bool
+	deriveLine int // where parallel_configs: [] stands, for errors (0: --set)
+	skipped    []layout.Skip
 
 	Workload Workload
 	Goal     Goal
@@ -339,6 +353,14 @@ func (f *File) check() error {
 	}
 	if err := f.checkIndex(); err != nil {
 		return err
+	}
+	if f.MinGPUBudget > 0 && f.GPUBudget > 0 && f.MinGPUBudget > f.GPUBudget {
+		return &Error{File: f.Name, Key: "search_space.min_gpu_budget", Msg: fmt.Sprintf("%d is more than gpu_budget %d", f.MinGPUBudget, f.GPUBudget)}
+	}
+	if f.derive {
+		if err := f.deriveParallel(); err != nil {
+			return err
+		}
 	}
 	for _, pc := range f.list("parallel_configs").parallel {
 		gpus := pc.GPUs()

@@ -83,7 +83,7 @@ func TestParseErrorsNameFileLineAndKey(t *testing.T) {
 		{"negative credit", "[0.0, 0.5, 1.0]", "[-0.5, 0.5, 1.0]", `x.yaml:18: search_space.overlap_score_credit: value "-0.5" out of range`},
 		{"concurrency", "replay_concurrency: 32", "replay_concurrency: lots", `x.yaml:24: workload.replay_concurrency: want an integer`},
 		{"section", "goal:", "gaol:", "x.yaml:25: gaol: unknown section"},
-		{"target", "target: e2e_latency", "target: speed", `x.yaml:26: goal.target: unsupported value "speed" (want one of e2e_latency, ttft, tpot, throughput)`},
+		{"target", "target: e2e_latency", "target: speed", `x.yaml:26: goal.target: unsupported value "speed" (want one of e2e_latency, ttft, tpot, throughput, throughput_per_gpu, throughput_per_user, goodput, goodput_per_gpu, pareto)`},
 		{"duplicate value", "[0.0, 0.2, 0.5, 1.0]", "[0.0, 0.2, 0.2, 1.0]", `search_space.router_temperature: value "0.2" listed twice`},
 		{"budget", "gpu_budget: 32", "gpu_budget: 16", "parallel_configs: tp4-dp1-moetp1-ep4-x8 needs 32 GPUs, more than gpu_budget 16 (raise search_space.gpu_budget to 32, or --set gpu_budget=32, to allow it)"},
 		{"layout", "{tp: 4, moe_ep: 4, replicas: 8}", "{tp: 4, moe_tp: 4, moe_ep: 2, replicas: 8}", "moe_tp × moe_ep (8) must equal tp × attention_dp (4)"},
@@ -147,6 +147,8 @@ func FuzzParse(f *testing.F) {
 	f.Add(seedYAML)
 	f.Add([]byte("search_space: {model_name: m, hardware_sku: h, router_mode: [kv_router]}"))
 	f.Add([]byte("workload: [1, 2]"))
+	f.Add([]byte("search_space: {model_name: MiniMax-M2.5, hardware_sku: b200_sxm, gpu_budget: 8, min_gpu_budget: 4, parallel_configs: []}\n" +
+		"goal: {target: pareto, max_p95_ttft_ms: 900, max_itl_ms: 20}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := Parse(data, "fuzz.yaml")
 		if err != nil {

@@ -261,6 +261,10 @@ func (f *File) settings(tr *trace.Trace, tables string, list func(string) string
 		add("search_space.quantization", f.Quantization)
 	}
 	add("search_space.backend_version", f.BackendVersion)
+	if f.derive { // the derived list depends on the budgets; listed only when derived, so earlier experiments keep their fingerprint
+		add("search_space.gpu_budget", strconv.Itoa(f.GPUBudget))
+		add("search_space.min_gpu_budget", strconv.Itoa(f.MinGPUBudget))
+	}
 	for _, l := range f.lists {
 		v := list(l.key)
 		if atRouterDefault(l.key, v) {
@@ -340,6 +344,14 @@ func (f *File) settings(tr *trace.Trace, tables string, list func(string) string
 	add("goal.max_ttft_ms", num(g.MaxTTFTMS))
 	add("goal.max_tpot_ms", num(g.MaxTPOTMS))
 	add("goal.max_e2e_latency_ms", num(g.MaxE2EMS))
+	for _, b := range [...]struct {
+		key   string
+		bound float64
+	}{{"goal.max_itl_ms", g.MaxITLMS}, {"goal.max_p95_ttft_ms", g.MaxP95TTFTMS}, {"goal.max_p95_tpot_ms", g.MaxP95TPOTMS}, {"goal.max_p95_e2e_latency_ms", g.MaxP95E2EMS}} {
+		if b.bound > 0 { // listed only when given, so earlier experiments keep their fingerprint
+			add(b.key, num(b.bound))
+		}
+	}
 	// sweep.parallel_evals is left out: results do not depend on it.
 	s := f.Sweep
 	add("sweep.algorithm", s.Algorithm)

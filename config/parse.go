@@ -147,6 +147,14 @@ func (f *File) setNode(path string, n ast.Node) error {
 			return f.number(path, n, &g.MaxTPOTMS, 0, math.MaxFloat64)
 		case "max_e2e_latency_ms":
 			return f.number(path, n, &g.MaxE2EMS, 0, math.MaxFloat64)
+		case "max_itl_ms":
+			return f.number(path, n, &g.MaxITLMS, 0, math.MaxFloat64)
+		case "max_p95_ttft_ms":
+			return f.number(path, n, &g.MaxP95TTFTMS, 0, math.MaxFloat64)
+		case "max_p95_tpot_ms":
+			return f.number(path, n, &g.MaxP95TPOTMS, 0, math.MaxFloat64)
+		case "max_p95_e2e_latency_ms":
+			return f.number(path, n, &g.MaxP95E2EMS, 0, math.MaxFloat64)
 		case "sla":
 			m, ok := n.(*ast.MappingNode)
 			if !ok {
@@ -211,6 +219,8 @@ func (f *File) setSearch(path, key string, n ast.Node) error {
 		return f.str(path, n, &f.BackendVersion)
 	case "gpu_budget":
 		return f.integer(path, n, &f.GPUBudget, 1, 1<<20)
+	case "min_gpu_budget":
+		return f.integer(path, n, &f.MinGPUBudget, 1, 1<<20)
 	case "context_length":
 		return f.integer(path, n, &f.ContextLength, 1, 1<<24)
 	case "gpu_memory_utilization":
@@ -325,8 +335,16 @@ func (f *File) checkKnob(path, key string, v Value, n ast.Node) error {
 
 func (f *File) setParallel(path string, n ast.Node) error {
 	seq, ok := n.(*ast.SequenceNode)
-	if !ok || len(seq.Values) == 0 {
-		return f.errAt(n, path, "want a non-empty list of {tp, moe_ep, replicas, ...}")
+	if !ok {
+		return f.errAt(n, path, "want a list of {tp, moe_ep, replicas, ...}, or [] to derive them")
+	}
+	if len(seq.Values) == 0 { // derived when the file is checked (derive.go)
+		f.setParallelList(nil)
+		f.derive, f.deriveLine = true, 0
+		if tok := n.GetToken(); tok != nil {
+			f.deriveLine = tok.Position.Line
+		}
+		return nil
 	}
 	var pcs []ParallelConfig
 	for _, item := range seq.Values {
@@ -385,6 +403,12 @@ func (f *File) setParallel(path string, n ast.Node) error {
 
 // setParallelConfigs replaces search_space.parallel_configs with pcs, checked by the caller.
 func (f *File) setParallelConfigs(pcs []ParallelConfig) {
+	f.derive, f.skipped = false, nil
+	f.setParallelList(pcs)
+}
+
+// setParallelList replaces the list's entries.
+func (f *File) setParallelList(pcs []ParallelConfig) {
 	l := f.list("parallel_configs")
 	l.parallel, l.values = pcs, make([]Value, len(pcs))
 	for i, pc := range pcs {

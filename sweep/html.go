@@ -47,6 +47,7 @@ func (r *Result) HTML() ([]byte, error) {
 	}
 	pg.Table([]string{"knob", "value"}, rows)
 	pg.Para("On the search requests: %s %s %s.", strings.TrimPrefix(s.Objective.String(), "minimise "), ff(b.Value, 2), s.Objective.Unit())
+	s.spacePage(pg, fig)
 
 	if v := r.Validation; v != nil {
 		pg.Heading(fmt.Sprintf("Validation on %d requests", v.Requests))
@@ -132,6 +133,11 @@ func (r *Result) Figures() ([]report.Figure, error) {
 	}
 	figs = append(figs, report.Figure{Name: "convergence", Plot: p,
 		Caption: fmt.Sprintf("Every evaluation's %s on the search requests and the best so far, over %d evaluations.", objectiveName(s.Objective), len(values))})
+	if front, err := s.frontFigure(); err != nil {
+		return nil, err
+	} else if front != nil {
+		figs = append(figs, *front)
+	}
 	v := r.Validation
 	if v == nil {
 		return figs, nil
@@ -220,5 +226,8 @@ func drawRunFigures(runs []Validated, reps []*engine.Report) ([]report.Figure, e
 }
 
 func objectiveName(o Objective) string {
-	return map[string]string{"e2e_latency": "mean e2e latency", "ttft": "mean TTFT", "tpot": "mean TPOT", "throughput": "output throughput"}[o.Target]
+	if o.Target == "pareto" {
+		return "geometric mean of tok/s per GPU and per user"
+	}
+	return targetWords[o.Target]
 }

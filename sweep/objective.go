@@ -3,9 +3,11 @@ package sweep
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/engine"
 )
 
 // Metrics are the means, over an evaluation's seeds, of the summary numbers a goal can name.
@@ -19,45 +21,76 @@ type Metrics struct {
 	// (the router's busy thresholds): a violation like an SLA bound's, so a point cannot look
 	// fast by turning requests away.
 	BusyRejected float64 `json:"busy_rejected_share,omitempty"`
+
+	// Spica's goals and the percentile bounds (goals.go) read these; they are measured only
+	// when the goal needs them, so the ledger of any other goal keeps its bytes.
+	GPUs              float64 `json:"gpus,omitempty"`                       // the fleet's GPUs
+	OutputTokSPerUser float64 `json:"mean_output_tok_s_per_user,omitempty"` // engine.Summary.MeanOutputTokPerUser
+	GoodputTokS       float64 `json:"goodput_output_tok_s,omitempty"`       // output tokens of requests meeting the SLO ÷ duration
+	ITLMS             float64 `json:"mean_itl_ms,omitempty"`
+	P95TTFTMS         float64 `json:"p95_ttft_ms,omitempty"`
+	P95TPOTMS         float64 `json:"p95_tpot_ms,omitempty"`
+	P95E2EMS          float64 `json:"p95_e2e_latency_ms,omitempty"`
+}
+
+// fields are m's numbers, every one a mean over seeds.
+func (m *Metrics) fields() []*float64 {
+	return []*float64{&m.E2EMS, &m.TTFTMS, &m.TPOTMS, &m.OutputTokS, &m.PrefixReuse, &m.BusyRejected,
+		&m.GPUs, &m.OutputTokSPerUser, &m.GoodputTokS, &m.ITLMS, &m.P95TTFTMS, &m.P95TPOTMS, &m.P95E2EMS}
 }
 
 func meanMetrics(ms []Metrics) Metrics {
 	var s Metrics
-	for _, m := range ms {
-		s.E2EMS += m.E2EMS
-		s.TTFTMS += m.TTFTMS
-		s.TPOTMS += m.TPOTMS
-		s.OutputTokS += m.OutputTokS
-		s.PrefixReuse += m.PrefixReuse
-		s.BusyRejected += m.BusyRejected
+	sum := s.fields()
+	for i := range ms {
+		for j, x := range ms[i].fields() {
+			*sum[j] += *x
+		}
 	}
-	n := float64(len(ms))
-	return Metrics{s.E2EMS / n, s.TTFTMS / n, s.TPOTMS / n, s.OutputTokS / n, s.PrefixReuse / n, s.BusyRejected / n}
+	for _, x := range sum {
+		*x /= float64(len(ms))
+	}
+	return s
 }
 
 // Objective turns metrics into a ranking: the goal's target (a mean latency to minimise, or
-// output throughput to maximise), optionally subject to SLA bounds on mean latencies.
+// a throughput to maximise), optionally subject to SLA bounds on mean and p95 latencies.
 type Objective struct {
-	Target    string // e2e_latency | ttft | tpot | throughput
+	Target    string // e2e_latency | ttft | tpot | throughput | throughput_per_gpu | throughput_per_user | goodput | goodput_per_gpu | pareto
 	MaxTTFTMS float64
 	MaxTPOTMS float64
 	MaxE2EMS  float64
+	MaxITLMS  float64
+	// p95 bounds over requests
+	MaxP95TTFTMS, MaxP95TPOTMS, MaxP95E2EMS float64
+	// SLA is goal.sla, or config.DefaultSLO without one: the goodput targets count the output
+	// tokens of requests meeting it.
+	SLA engine.SLO
 }
+
+// targets are the goal targets, in the key table's order.
+var targets = []string{"e2e_latency", "ttft", "tpot", "throughput", "throughput_per_gpu", "throughput_per_user", "goodput", "goodput_per_gpu", "pareto"}
 
 // NewObjective reads a file's goal.
 func NewObjective(g config.Goal) (Objective, error) {
-	switch g.Target {
-	case "e2e_latency", "ttft", "tpot", "throughput":
-	default:
-		return Objective{}, fmt.Errorf("sweep: goal.target %q (want e2e_latency, ttft, tpot or throughput)", g.Target)
+	if !slices.Contains(targets, g.Target) {
+		return Objective{}, fmt.Errorf("sweep: goal.target %q (want one of %s)", g.Target, strings.Join(targets, ", "))
 	}
-	return Objective{Target: g.Target, MaxTTFTMS: g.MaxTTFTMS, MaxTPOTMS: g.MaxTPOTMS, MaxE2EMS: g.MaxE2EMS}, nil
+	return Objective{Target: g.Target, MaxTTFTMS: g.MaxTTFTMS, MaxTPOTMS: g.MaxTPOTMS, MaxE2EMS: g.MaxE2EMS, MaxITLMS: g.MaxITLMS,
+		MaxP95TTFTMS: g.MaxP95TTFTMS, MaxP95TPOTMS: g.MaxP95TPOTMS, MaxP95E2EMS: g.MaxP95E2EMS, SLA: g.ReportSLO()}, nil
 }
 
 // Maximise reports whether larger target values are better.
-func (o Objective) Maximise() bool { return o.Target == "throughput" }
+func (o Objective) Maximise() bool {
+	switch o.Target {
+	case "e2e_latency", "ttft", "tpot":
+		return false
+	}
+	return true
+}
 
-// Value is the target metric in its own units.
+// Value is the target metric in its own units; for pareto the geometric mean of its two
+// objectives, the scalar the search climbs (goals.go).
 func (o Objective) Value(m Metrics) float64 {
 	switch o.Target {
 	case "ttft":
@@ -66,6 +99,16 @@ func (o Objective) Value(m Metrics) float64 {
 		return m.TPOTMS
 	case "throughput":
 		return m.OutputTokS
+	case "throughput_per_gpu":
+		return perGPU(m.OutputTokS, m)
+	case "throughput_per_user":
+		return m.OutputTokSPerUser
+	case "goodput":
+		return m.GoodputTokS
+	case "goodput_per_gpu":
+		return perGPU(m.GoodputTokS, m)
+	case "pareto":
+		return math.Sqrt(perGPU(m.OutputTokS, m) * m.OutputTokSPerUser)
 	}
 	return m.E2EMS
 }
@@ -74,7 +117,8 @@ func (o Objective) Value(m Metrics) float64 {
 // rejected as every worker was busy; 0 when feasible.
 func (o Objective) Violation(m Metrics) float64 {
 	v := m.BusyRejected
-	for _, b := range [...]struct{ got, max float64 }{{m.TTFTMS, o.MaxTTFTMS}, {m.TPOTMS, o.MaxTPOTMS}, {m.E2EMS, o.MaxE2EMS}} {
+	for _, b := range [...]struct{ got, max float64 }{{m.TTFTMS, o.MaxTTFTMS}, {m.TPOTMS, o.MaxTPOTMS}, {m.E2EMS, o.MaxE2EMS},
+		{m.ITLMS, o.MaxITLMS}, {m.P95TTFTMS, o.MaxP95TTFTMS}, {m.P95TPOTMS, o.MaxP95TPOTMS}, {m.P95E2EMS, o.MaxP95E2EMS}} {
 		if b.max > 0 && b.got > b.max {
 			v += (b.got - b.max) / b.max
 		}
@@ -111,19 +155,28 @@ func (o Objective) Score(m Metrics) float64 {
 	return s + math.Abs(s)*violationPenalty*o.Violation(m)
 }
 
+// targetWords names each target's figure.
+var targetWords = map[string]string{
+	"e2e_latency": "mean e2e latency", "ttft": "mean TTFT", "tpot": "mean TPOT", "throughput": "output throughput",
+	"throughput_per_gpu": "output throughput per GPU", "throughput_per_user": "mean per-user output throughput",
+	"goodput": "goodput (output tok/s of requests meeting the SLO)", "goodput_per_gpu": "goodput per GPU",
+	"pareto": "geometric mean of throughput per GPU and per user (the Pareto front is the answer)",
+}
+
 // String describes the goal, e.g. "maximise output throughput s.t. mean TTFT ≤ 500 ms".
 func (o Objective) String() string {
-	s := "minimise mean " + map[string]string{"e2e_latency": "e2e latency", "ttft": "TTFT", "tpot": "TPOT"}[o.Target]
+	s := "minimise " + targetWords[o.Target]
 	if o.Maximise() {
-		s = "maximise output throughput"
+		s = "maximise " + targetWords[o.Target]
 	}
 	var c []string
 	for _, b := range [...]struct {
 		name string
 		max  float64
-	}{{"TTFT", o.MaxTTFTMS}, {"TPOT", o.MaxTPOTMS}, {"e2e latency", o.MaxE2EMS}} {
+	}{{"mean TTFT", o.MaxTTFTMS}, {"mean TPOT", o.MaxTPOTMS}, {"mean e2e latency", o.MaxE2EMS}, {"mean ITL", o.MaxITLMS},
+		{"p95 TTFT", o.MaxP95TTFTMS}, {"p95 TPOT", o.MaxP95TPOTMS}, {"p95 e2e latency", o.MaxP95E2EMS}} {
 		if b.max > 0 {
-			c = append(c, fmt.Sprintf("mean %s ≤ %g ms", b.name, b.max))
+			c = append(c, fmt.Sprintf("%s ≤ %g ms", b.name, b.max))
 		}
 	}
 	if len(c) > 0 {
@@ -134,8 +187,15 @@ func (o Objective) String() string {
 
 // Unit is the target's unit.
 func (o Objective) Unit() string {
-	if o.Maximise() {
-		return "tok/s"
+	switch o.Target {
+	case "e2e_latency", "ttft", "tpot":
+		return "ms"
+	case "throughput_per_gpu", "goodput_per_gpu":
+		return "tok/s/GPU"
+	case "throughput_per_user":
+		return "tok/s/user"
+	case "pareto":
+		return "(tok/s/GPU · tok/s/user)^½"
 	}
-	return "ms"
+	return "tok/s"
 }

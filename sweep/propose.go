@@ -36,6 +36,9 @@ func newProposer(algorithm string, space *Space, seed uint64) (proposer, error) 
 	case GPBandit:
 		return &gpBandit{space: space, rng: rng}, nil
 	case Random:
+		if space.shapes != nil {
+			return &projectedRandom{space: space, rng: rng, rest: rng.Perm(len(space.Candidates))}, nil
+		}
 		return &ordered{order: rng.Perm(len(space.Candidates))}, nil
 	case Grid:
 		order := make([]int, len(space.Candidates))

@@ -325,6 +325,7 @@ func (r *Result) writeOverview(w *strings.Builder) {
 	p("\nOn the search requests: %s %s %s.\n\n", strings.TrimPrefix(s.Objective.String(), "minimise "), ff(b.Value, 2), s.Objective.Unit())
 	writeRejections(w, "search", b.Runs[0])
 	writeDeploymentDims(w, s)
+	writeSpace(w, s)
 
 	if v := r.Validation; v != nil {
 		p("## Validation on %d requests\n\n", v.Requests)

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/layout"
 )
 
 // Candidate is one canonical configuration of the search space: a point with every knob its
@@ -40,6 +41,10 @@ type Space struct {
 	Dims       []config.Dimension
 	Candidates []Candidate
 	index      map[string]int // Key → candidate
+
+	file     *config.File
+	shapeDim int               // the parallel_configs dimension, -1 without one
+	shapes   *layout.Projector // its projection (shapes.go)
 }
 
 // kvKnobs are the router knobs that only the kv_router mode reads.
@@ -68,6 +73,12 @@ func NewSpace(ctx context.Context, f *config.File) (*Space, error) {
 	// thousand candidates would copy them over and over.
 	s := &Space{Dims: dims, index: make(map[string]int, points), Candidates: make([]Candidate, 0, points)}
 	enc := newEncoder(dims)
+	var err error
+	if s.shapeDim, s.shapes, err = shapeProjector(f, dims); err != nil {
+		return nil, fmt.Errorf("%s: search_space.parallel_configs: %w", f.Name, err)
+	}
+	enc.shapeAxes(s.shapeDim, s.shapes)
+	s.file = f
 	p, buf := make(config.Point, len(dims)), make(config.Point, len(dims))
 	for n := 0; ; n++ {
 		if n%4096 == 0 && ctx.Err() != nil {
@@ -197,12 +208,13 @@ func (s *Space) Index(key string) (int, bool) {
 // positive value — for the seed's prefill_load_scale 0, 0.25, …, 32 that is exactly its rank,
 // an evenly spaced ladder. Knobs the candidate's router mode ignores encode as 0.
 type encoder struct {
-	dims []config.Dimension
-	pos  [][]float64 // per dimension, per value: position on [0,1]; nil for categoricals
+	dims  []config.Dimension
+	pos   [][]float64   // per dimension, per value: position on [0,1]; nil for categoricals
+	shape [][][]float64 // per dimension, per value: a parallel configuration's axes (shapes.go); nil for others
 }
 
 func newEncoder(dims []config.Dimension) *encoder {
-	e := &encoder{dims: dims, pos: make([][]float64, len(dims))}
+	e := &encoder{dims: dims, pos: make([][]float64, len(dims)), shape: make([][][]float64, len(dims))}
 	for i, d := range dims {
 		numeric := true
 		for _, v := range d.Values {
@@ -263,6 +275,10 @@ func logAxis(xs []float64) []float64 {
 func (e *encoder) encode(p config.Point, ignored []bool) []float64 {
 	var x []float64
 	for i, d := range e.dims {
+		if e.shape[i] != nil {
+			x = append(x, e.shape[i][p[i]]...) // a fleet is never a knob its router mode ignores
+			continue
+		}
 		if e.pos[i] != nil {
 			v := 0.0
 			if !ignored[i] {

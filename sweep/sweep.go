@@ -327,6 +327,7 @@ func (s *Search) evaluateRound(ctx context.Context, sim Simulator, round int, pi
 		if err != nil {
 			return nil, 0, fmt.Errorf("sweep: %s: %w", cand.Key, err)
 		}
+		s.Objective.prepare(&cfg)
 		seeds := seedsFor(cand, f.Workload.Seed)
 		evals[i] = Evaluation{Round: round, Candidate: i, Key: cand.Key, Config: cand.Config, Seeds: seeds,
 			Runs: make([]engine.Summary, len(seeds))}
@@ -350,23 +351,24 @@ func (s *Search) evaluateRound(ctx context.Context, sim Simulator, round int, pi
 	for j := range jobs {
 		seedIdx[j] = slices.Index(evals[owner[j]].Seeds, jobs[j].cfg.Seed)
 	}
+	runMetrics := make([][]Metrics, len(picks))
+	for i := range evals {
+		runMetrics[i] = make([]Metrics, len(evals[i].Seeds))
+	}
 	var mu sync.Mutex
 	err := runAll(ctx, sim, f.Sweep.ParallelEvals, jobs, opt.spec, func(j int, rep *engine.Report, wall time.Duration) error {
 		mu.Lock()
 		i := owner[j]
 		e := &evals[i]
 		e.Runs[seedIdx[j]] = rep.Summary
+		runMetrics[i][seedIdx[j]] = s.Objective.measure(jobs[j].cfg, rep)
 		e.WallTimeMS += float64(wall.Microseconds()) / 1000
 		left[i]--
 		if left[i] > 0 {
 			mu.Unlock()
 			return nil
 		}
-		ms := make([]Metrics, len(e.Runs))
-		for k, r := range e.Runs {
-			ms[k] = metricsOf(r)
-		}
-		e.Metrics = meanMetrics(ms)
+		e.Metrics = meanMetrics(runMetrics[i])
 		e.Value = s.Objective.Value(e.Metrics)
 		tr.add(e.Key, e.Metrics)
 		ev := s.event(round, i, e, tr, false)

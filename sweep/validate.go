@@ -117,7 +117,7 @@ func Validate(ctx context.Context, s *Search, sim Simulator, opt Options) (*Vali
 	// count then means one thing.
 	satJobRuns := make([]Metrics, len(satJobs))
 	err = s.runPhase(ctx, sim, PhaseSaturation, satJobs, opt, func(j int, rep *engine.Report) (string, map[string]string) {
-		satJobRuns[j] = metricsOf(rep.Summary)
+		satJobRuns[j] = s.Objective.measure(satJobs[j].cfg, rep)
 		return sat[satOwner[j]].Key, nil
 	})
 	if err != nil {
@@ -240,7 +240,7 @@ func (s *Search) runPhase(ctx context.Context, sim Simulator, phase Phase, jobs 
 	return runAll(ctx, sim, s.File.Sweep.ParallelEvals, jobs, opt.spec, func(j int, rep *engine.Report, _ time.Duration) error {
 		mu.Lock()
 		key, cfg := record(j, rep)
-		m := metricsOf(rep.Summary)
+		m := s.Objective.measure(jobs[j].cfg, rep)
 		tr.add(key, m)
 		ev := Event{Progress: Progress{Phase: phase, Done: tr.done, Total: tr.total}, Key: key, Config: cfg,
 			Value: s.Objective.Value(m), Unit: s.Objective.Unit(), BestKey: tr.bestKey, BestValue: tr.bestValue}
@@ -286,6 +286,7 @@ func saturationPlan(s *Search, sim Simulator) ([]SaturationRow, []runJob, []int,
 			if err != nil {
 				return nil, nil, nil, fmt.Errorf("sweep: %s: %w", c.Key, err)
 			}
+			s.Objective.prepare(&cfg)
 			for _, seed := range seedsFor(c, s.File.Workload.Seed) {
 				cfg.Seed = seed
 				jobs = append(jobs, runJob{cfg: cfg, requests: s.File.Workload.SearchRequests})
