@@ -51,6 +51,10 @@ type Config struct {
 	// IndexConfig: how the router learns the workers' caches (KV events or its own
 	// decisions), the overlap credit's decay, and how many routers share the fleet.
 	IndexConfig
+	// SessionAffinityTTLSecs is --router-session-affinity-ttl-secs (0: off): a session's
+	// requests go to the worker its first was routed to until the session has been idle this
+	// long (affinity.go).
+	SessionAffinityTTLSecs float64 `json:",omitempty"`
 }
 
 // DefaultConfig is Dynamo's default KV router: credit 1, scale 1, temperature 0, block 64.
@@ -86,6 +90,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := c.IndexConfig.validate(); err != nil {
+		return err
+	}
+	if err := c.validateAffinity(); err != nil {
 		return err
 	}
 	return c.replicasSupported()
