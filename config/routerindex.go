@@ -19,12 +19,15 @@ const (
 	KeyRouterReplicas           = "router_replicas"
 	KeyRouterReplicaSync        = "router_replica_sync"
 	KeyRouterReplicaSyncDelayMS = "router_replica_sync_delay_ms"
+	// KeyRouterSessionAffinityTTLSecs is Dynamo's --router-session-affinity-ttl-secs
+	// (docs/components/router/router-configuration.md at 057096c3; router/affinity.go).
+	KeyRouterSessionAffinityTTLSecs = "router_session_affinity_ttl_secs"
 )
 
 // indexListKeys are these knobs in the order dimensions are reported (after listKeys).
 var indexListKeys = []string{
 	KeyUseKVEvents, KeyRouterTTLSecs, KeyRouterKVEventDelayMS, KeyRouterPredictedTTLSecs, KeyOverlapScoreCreditDecay,
-	KeyRouterReplicas, KeyRouterReplicaSync, KeyRouterReplicaSyncDelayMS,
+	KeyRouterReplicas, KeyRouterReplicaSync, KeyRouterReplicaSyncDelayMS, KeyRouterSessionAffinityTTLSecs,
 }
 
 // IndexKeys lists the index knobs' search_space keys.
@@ -35,7 +38,7 @@ func IndexKeys() []string { return append([]string(nil), indexListKeys...) }
 var indexDefaults = map[string]string{
 	KeyUseKVEvents: "true", KeyRouterTTLSecs: num(router.DefaultTTLSecs), KeyRouterKVEventDelayMS: "0",
 	KeyRouterPredictedTTLSecs: "0", KeyOverlapScoreCreditDecay: "0", KeyRouterReplicas: "1", KeyRouterReplicaSync: "false",
-	KeyRouterReplicaSyncDelayMS: "0",
+	KeyRouterReplicaSyncDelayMS: "0", KeyRouterSessionAffinityTTLSecs: "0",
 }
 
 // indexKVKnobs are the ones only the kv_router mode reads.
@@ -59,6 +62,8 @@ func checkIndexKnob(key string, oneOf func(...string) error, numIn func(lo, hi f
 		return numIn(0, 1e6, false)
 	case KeyRouterReplicas:
 		return numIn(1, router.MaxReplicas, true)
+	case KeyRouterSessionAffinityTTLSecs:
+		return numIn(0, router.MaxSessionAffinityTTLSecs, true)
 	}
 	return nil
 }
@@ -79,6 +84,7 @@ func indexConfig(val func(string) Value) router.IndexConfig {
 		Replicas:                int(val(KeyRouterReplicas).Num),
 		ReplicaSync:             val(KeyRouterReplicaSync).Text == "true",
 		ReplicaSyncDelayUS:      us(KeyRouterReplicaSyncDelayMS),
+		SessionAffinityTTLSecs:  val(KeyRouterSessionAffinityTTLSecs).Num,
 	}
 }
 
@@ -114,8 +120,12 @@ func IndexKnobIgnored(f *File, p Point, key string) bool {
 }
 
 // checkIndex refuses a predicted-block TTL that no point can use: with KV events off in every
-// point, as Dynamo refuses router_predicted_ttl_secs without use_kv_events.
+// point, as Dynamo refuses router_predicted_ttl_secs without use_kv_events; and session
+// affinity beside several routers.
 func (f *File) checkIndex() error {
+	if err := f.checkAffinity(); err != nil {
+		return err
+	}
 	for _, v := range f.Values(KeyUseKVEvents) {
 		if v.Text != "false" {
 			return nil
@@ -125,6 +135,20 @@ func (f *File) checkIndex() error {
 		if v.Num > 0 {
 			return &Error{File: f.Name, Key: "search_space." + KeyRouterPredictedTTLSecs,
 				Msg: fmt.Sprintf("%s needs use_kv_events true (with events off every routing decision is predicted already)", v.Text)}
+		}
+	}
+	return nil
+}
+
+// checkAffinity refuses session affinity in a file that also has several routers: bindings
+// shared between routers are not modelled (router/affinity.go).
+func (f *File) checkAffinity() error {
+	for _, a := range f.Values(KeyRouterSessionAffinityTTLSecs) {
+		for _, r := range f.Values(KeyRouterReplicas) {
+			if a.Num > 0 && r.Num > 1 {
+				return &Error{File: f.Name, Key: "search_space." + KeyRouterSessionAffinityTTLSecs,
+					Msg: fmt.Sprintf("%s with router_replicas %s is not modelled (Dynamo shares bindings between routers best effort); use one router", a.Text, r.Text)}
+			}
 		}
 	}
 	return nil

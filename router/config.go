@@ -49,12 +49,9 @@ type Config struct {
 	// Load is the active-load accounting and admission (activeload.go); zero: Dynamo's default.
 	Load LoadConfig `json:",omitempty"`
 	// IndexConfig: how the router learns the workers' caches (KV events or its own
-	// decisions), the overlap credit's decay, and how many routers share the fleet.
+	// decisions), the overlap credit's decay, how many routers share the fleet, and session
+	// affinity.
 	IndexConfig
-	// SessionAffinityTTLSecs is --router-session-affinity-ttl-secs (0: off): a session's
-	// requests go to the worker its first was routed to until the session has been idle this
-	// long (affinity.go).
-	SessionAffinityTTLSecs float64 `json:",omitempty"`
 }
 
 // DefaultConfig is Dynamo's default KV router: credit 1, scale 1, temperature 0, block 64.
