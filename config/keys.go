@@ -75,7 +75,7 @@ var keyDocs = []KeyDoc{
 	{"search_space.router_replica_sync", "`true`, `false`; a list", "Dynamo `--router-replica-sync`: every router books every router's requests"},
 	{"search_space.router_replica_sync_delay_ms", "numbers in [0, 86400000]; a list", "how late a router's bookings and frees reach the other routers (0)"},
 	{"search_space.router_session_affinity_ttl_secs", "integers in [0, 31536000]; a list", "Dynamo `--router-session-affinity-ttl-secs`: a session's requests go to the worker its first was routed to until it has been idle this long; 0: off ([sessions](sessions.md#session-affinity))"},
-	{"workload.trace_path", "a Mooncake JSONL file, `builtin:toolagent`, `builtin:conversation` (`:xN` repeats it N times)", "the trace ([traces](traces.md))"},
+	{"workload.trace_path", "a Mooncake JSONL file, `builtin:toolagent`, `builtin:conversation`, either with `-sessions` ([sessions](sessions.md)) (`:xN` repeats it N times)", "the trace ([traces](traces.md))"},
 	{"workload.trace_format", "`mooncake`, `mooncake-delta`, `agentic_mooncake`, `applied_compute_agentic`, `auto`", "the trace's row format, as Dynamo's `--trace-format` names it; `auto` detects it from the first row ([trace formats](traces.md#trace-formats))"},
 	{"workload.trace_block_size", "an integer in [1, 1048576]", "tokens per `hash_ids` block"},
 	{"workload.replay_concurrency", "an integer in [0, 1048576]", "closed loop: requests in flight (with sessions: sessions in flight, [sessions](sessions.md)); 0: open loop on the trace's timestamps"},

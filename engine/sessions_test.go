@@ -8,6 +8,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/routerlab/routerlab/router"
 	"github.com/routerlab/routerlab/trace"
 )
 
@@ -152,4 +153,14 @@ func checkSchedule(t *rapid.T, s *Sim, tr *trace.Trace) {
 			}
 		}
 	}
+}
+
+// BenchmarkReplayToolagentSessions is BenchmarkReplayToolagent on the same requests as
+// sessions (builtin:toolagent-sessions): 32 sessions in flight.
+func BenchmarkReplayToolagentSessions(b *testing.B) {
+	tr, err := trace.Load("builtin:toolagent-sessions", trace.DefaultBlockSize)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchReplay(b, tr, router.ModeKV)
 }
