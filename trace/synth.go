@@ -133,21 +133,36 @@ func lookupProfile(name string) (profile, error) {
 // requests <= 0 means the profile's full size; a smaller or larger trace keeps the
 // profile's arrival rate, so its span scales with the request count.
 func Synthesize(profileName string, seed uint64, requests int) (*Trace, error) {
-	p, err := lookupProfile(profileName)
+	reqs, _, requests, err := synthesize(profileName, seed, requests, false)
 	if err != nil {
 		return nil, err
+	}
+	return &Trace{Name: profileName, BlockSize: DefaultBlockSize, Requests: reqs,
+		Digest: fmt.Sprintf("synthesized: profile %s, seed %d, %d requests", profileName, seed, requests)}, nil
+}
+
+// synthesize draws a profile's requests (requests <= 0: its size, which it returns) and,
+// with sessions, each request's generator session.
+func synthesize(profileName string, seed uint64, requests int, sessions bool) ([]Request, []int32, int, error) {
+	p, err := lookupProfile(profileName)
+	if err != nil {
+		return nil, nil, 0, err
 	}
 	if requests <= 0 {
 		requests = p.requests
 	}
 	if requests > MaxRequests {
-		return nil, fmt.Errorf("%s: %d requests exceed the memory budget of %d requests in a trace", profileName, requests, MaxRequests)
+		return nil, nil, 0, fmt.Errorf("%s: %d requests exceed the memory budget of %d requests in a trace", profileName, requests, MaxRequests)
 	}
 	span := float64(p.spanMS) * float64(requests) / float64(p.requests)
 	g := newGenerator(&p, seed)
 	rate := g.calibrate(requests, span)
-	return &Trace{Name: profileName, BlockSize: DefaultBlockSize, Requests: g.emit(rate, requests, nil),
-		Digest: fmt.Sprintf("synthesized: profile %s, seed %d, %d requests", profileName, seed, requests)}, nil
+	var sess []int32
+	out := &sess
+	if !sessions {
+		out = nil
+	}
+	return g.emit(rate, requests, out), sess, requests, nil
 }
 
 // SessionsSuffix names a built-in trace's session form: builtin:toolagent-sessions.
@@ -158,24 +173,13 @@ const SessionsSuffix = "-sessions"
 // its session's previous timestamp, as Dynamo infers it from the timestamps. A closed-loop
 // replay then sends a turn that gap after the previous turn completes.
 func SynthesizeSessions(profileName string, seed uint64, requests int) (*Trace, error) {
-	p, err := lookupProfile(profileName)
+	reqs, sess, requests, err := synthesize(profileName, seed, requests, true)
 	if err != nil {
 		return nil, err
 	}
-	if requests <= 0 {
-		requests = p.requests
-	}
-	if requests > MaxRequests {
-		return nil, fmt.Errorf("%s: %d requests exceed the memory budget of %d requests in a trace", profileName, requests, MaxRequests)
-	}
-	span := float64(p.spanMS) * float64(requests) / float64(p.requests)
-	g := newGenerator(&p, seed)
-	rate := g.calibrate(requests, span)
-	var sess []int32
-	reqs := g.emit(rate, requests, &sess)
 	st := &Sessions{Format: FormatMooncake, Turns: make([]Turn, len(reqs))}
-	renum := make([]int32, g.sessions.Len()) // generator session → 1 + its number here
-	last := []int32{}                        // per session: its latest request
+	renum := map[int32]int32{} // generator session → 1 + its number here
+	last := []int32{}          // per session: its latest request
 	for i, gs := range sess {
 		tu := &st.Turns[i]
 		tu.HasTimestamp, tu.RowTimestampMS = true, reqs[i].TimestampMS
