@@ -77,11 +77,13 @@ func (c *Config) checkSessions(tr *trace.Trace) error {
 }
 
 // keptSessions is the structure of tr's served requests (served: their indices in tr). A
-// session turn refused before routing is answered at once in Dynamo, so its wait moves to
-// the session's next served turn; a served request waiting for a refused one waits for
-// what that one waited for.
+// turn refused before routing is answered at once in Dynamo, so a session's refused turn
+// passes its wait to the session's next served turn, and a served agentic row that waited
+// for a refused one waits for what that one waited for, then that one's wait too (exact
+// when the refused row was the latest of its dependencies; otherwise it may start later).
 func keptSessions(tr *trace.Trace, served []int) *trace.Sessions {
 	s := tr.Sessions
+	agentic := s.Format == trace.FormatAgentic
 	out := &trace.Sessions{Format: s.Format, IDs: s.IDs, Expanded: s.Expanded, Turns: make([]trace.Turn, len(served))}
 	pos := make([]int32, len(tr.Requests)) // new index of a served request, -1 for a refused one
 	for i := range pos {
@@ -90,31 +92,42 @@ func keptSessions(tr *trace.Trace, served []int) *trace.Sessions {
 	for k, i := range served {
 		pos[i] = int32(k)
 	}
-	carried := map[int32]int64{}   // per session: waits of its refused turns since its last served one
-	inherited := map[int][]int32{} // per refused request: the served requests it waited for
-	waitsOf := func(i int) []int32 {
+	carried := map[int32]int64{} // per session: waits of its refused turns since its last served one
+	type refusedDeps struct {
+		waits []int32 // the served requests it waited for
+		us    int64   // its own wait, after the longest refused chain before it
+	}
+	refused := map[int]refusedDeps{}
+	waitsOf := func(i int) ([]int32, int64) {
 		var ws []int32
+		var extra int64
 		for _, j := range s.Turns[i].WaitFor {
 			if pos[j] >= 0 {
 				ws = append(ws, pos[j])
 			} else {
-				ws = append(ws, inherited[int(j)]...)
+				ws = append(ws, refused[int(j)].waits...)
+				extra = max(extra, refused[int(j)].us)
 			}
 		}
-		return ws
+		return ws, extra
 	}
 	for i := range s.Turns {
 		tu := s.Turns[i]
+		ws, extra := waitsOf(i)
 		if pos[i] < 0 {
-			carried[tu.Session] += tu.DelayUS + tu.ToolWaitUS
-			if len(tu.WaitFor) > 0 {
-				inherited[i] = waitsOf(i)
+			if agentic {
+				refused[i] = refusedDeps{ws, extra + tu.DelayUS + tu.ToolWaitUS}
+			} else {
+				carried[tu.Session] += tu.DelayUS + tu.ToolWaitUS
 			}
 			continue
 		}
-		tu.DelayUS += carried[tu.Session]
-		delete(carried, tu.Session)
-		tu.WaitFor = waitsOf(i)
+		if !agentic {
+			extra = carried[tu.Session]
+			delete(carried, tu.Session)
+		}
+		tu.DelayUS += extra
+		tu.WaitFor = ws
 		out.Turns[pos[i]] = tu
 	}
 	return out

@@ -164,3 +164,45 @@ func BenchmarkReplayToolagentSessions(b *testing.B) {
 	}
 	benchReplay(b, tr, router.ModeKV)
 }
+
+// A turn refused before routing (longer than the context) is answered at once in Dynamo, so
+// its delay moves to its session's next turn; an agentic row that waited for it waits for
+// what it waited for.
+func TestRefusedTurnPassesItsWaitOn(t *testing.T) {
+	mooncake := `{"session_id": "a", "timestamp": 0, "input_length": 64, "output_length": 4, "hash_ids": [1]}
+{"session_id": "a", "delay": 100, "input_length": 4100, "output_length": 4, "hash_ids": [1, 2, 3, 4, 5, 6, 7, 8, 9]}
+{"session_id": "a", "delay": 50, "input_length": 600, "output_length": 4, "hash_ids": [1, 2]}
+`
+	agentic := `{"request_id": "r1", "timestamp": 0, "input_length": 64, "output_length": 4, "hash_ids": [1]}
+{"request_id": "r2", "input_length": 4100, "output_length": 4, "hash_ids": [1, 2, 3, 4, 5, 6, 7, 8, 9], "wait_for": ["r1"], "delay": 100}
+{"request_id": "r3", "input_length": 600, "output_length": 4, "hash_ids": [1, 2], "wait_for": ["r2"], "tool_wait_ms": 50}
+`
+	for _, c := range []struct {
+		rows   string
+		format trace.Format
+		closed int
+	}{{mooncake, trace.FormatMooncake, 1}, {mooncake, trace.FormatMooncake, 0}, {agentic, trace.FormatAgentic, 0}} {
+		tr, err := trace.ParseFormat(strings.NewReader(c.rows), "t.jsonl", 512, c.format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := deployment(1000, 4096, 8)
+		d.ContextLength = 4096
+		rc := router.DefaultConfig()
+		rc.BlockSize = d.BlockSize
+		cfg := Config{Workers: 1, Worker: d, Router: rc, ReplayConcurrency: c.closed, RecordRequests: true}
+		s, err := New(cfg, &fakeTimer{base: 10, perToken: 1}, tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if len(s.reqs) != 2 || len(s.rejected) != 1 {
+			t.Fatalf("%s: %d simulated, %v rejected", c.format, len(s.reqs), s.rejected)
+		}
+		if got, want := s.reqs[1].arrival, s.reqs[0].done+150_000; got != want {
+			t.Errorf("%s (concurrency %d): the last turn sent at %d µs, want its predecessor's completion %d + 150 ms", c.format, c.closed, got, s.reqs[0].done)
+		}
+	}
+}
