@@ -206,3 +206,44 @@ func TestRefusedTurnPassesItsWaitOn(t *testing.T) {
 		}
 	}
 }
+
+// The seed fleet on the first 4,000 requests of the toolagent trace (docs/sessions.md): as
+// sessions at c = 32 it serves under half the requests per second it serves as independent
+// rows (sessions keep their slots through their gaps); the KV router still beats round robin
+// on TTFT and e2e latency; session affinity raises prefix reuse above the KV router's own.
+func TestSeedAsSessions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("four replays of the seed fleet")
+	}
+	cfg, mw := seedConfig(t)
+	load := func(spec string) *trace.Trace {
+		tr, err := trace.Load(spec, trace.DefaultBlockSize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr.First(4000)
+	}
+	rows, sess := load("builtin:toolagent"), load("builtin:toolagent-sessions")
+	run := func(tr *trace.Trace, edit func(*Config)) Summary {
+		c := cfg
+		edit(&c)
+		rep, err := Replay(context.Background(), c, mw, tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep.Summary
+	}
+	plain := run(rows, func(*Config) {})
+	kv := run(sess, func(*Config) {})
+	rr := run(sess, func(c *Config) { c.Router.Mode = router.ModeRoundRobin })
+	aff := run(sess, func(c *Config) { c.Router.SessionAffinityTTLSecs = 600 })
+	if kv.RequestThroughput > plain.RequestThroughput/2 {
+		t.Errorf("sessions serve %.2f req/s, rows %.2f: want under half", kv.RequestThroughput, plain.RequestThroughput)
+	}
+	if kv.MeanTTFTMS >= rr.MeanTTFTMS || kv.MeanE2EMS >= rr.MeanE2EMS {
+		t.Errorf("kv_router TTFT %.1f, e2e %.1f; round_robin %.1f, %.1f", kv.MeanTTFTMS, kv.MeanE2EMS, rr.MeanTTFTMS, rr.MeanE2EMS)
+	}
+	if aff.PrefixCacheReusedRatio <= kv.PrefixCacheReusedRatio+0.03 {
+		t.Errorf("affinity reuse %.3f, kv_router %.3f", aff.PrefixCacheReusedRatio, kv.PrefixCacheReusedRatio)
+	}
+}
