@@ -21,7 +21,6 @@ import (
 	"github.com/routerlab/routerlab/engine"
 	"github.com/routerlab/routerlab/report"
 	"github.com/routerlab/routerlab/router"
-	"github.com/routerlab/routerlab/trace"
 )
 
 func newReplayCmd() *cobra.Command {
@@ -45,7 +44,6 @@ states the point it ran. Override knobs with --set, e.g. --set router_mode=round
 			if err != nil {
 				return err
 			}
-			noteIgnoredSessions(cmd.ErrOrStderr(), exp.Trace)
 			point := exp.File.DefaultPoint()
 			cfg, err := exp.EngineConfig(point)
 			if err != nil {
@@ -284,22 +282,4 @@ func pointLine(dims []config.Dimension, point config.Point, mode router.Mode) st
 		line += fmt.Sprintf(" (%s ignores %s)", mode, strings.Join(ignored, ", "))
 	}
 	return line
-}
-
-// noteIgnoredSessions says, in one line, that the simulator does not yet schedule a trace's
-// declared sessions and dependencies, rather than let a replay look closed-loop when it is not.
-func noteIgnoredSessions(w io.Writer, t *trace.Trace) {
-	s := t.Sessions
-	if s == nil {
-		return
-	}
-	ignored := "session_id and delay"
-	switch s.Format {
-	case trace.FormatAgentic:
-		ignored = "wait_for, delay and tool_wait_ms"
-	case trace.FormatAppliedCompute:
-		ignored = "the sessions' turn order and tool_call_latency"
-	}
-	fmt.Fprintf(w, "notice: %s holds %d sessions in %s format; the simulator does not schedule them yet: it ignores their %s and replays every request open-loop at its timestamp (derived, where a row waits, from its predecessor's timestamp plus its delays)\n",
-		t.Name, len(s.IDs), s.Format, ignored)
 }

@@ -142,7 +142,6 @@ func runSweep(ctx context.Context, f *config.File, o sweepOptions, stdout, stder
 	if err != nil {
 		return err
 	}
-	noteIgnoredSessions(stderr, exp.Trace)
 	out, err := sweepDir(o, start)
 	if err != nil {
 		return err

@@ -20,7 +20,8 @@ func newTraceCmd() *cobra.Command {
 		Short: "Synthesize, describe and cut Mooncake traces",
 		Long: `Mooncake traces are JSON lines {"timestamp", "input_length", "output_length", "hash_ids"};
 hash_ids name the prompt's 512-token prefix blocks. Wherever a trace path is accepted,
-builtin:toolagent and builtin:conversation name the built-in synthetic traces.
+builtin:toolagent and builtin:conversation name the built-in synthetic traces, and
+builtin:toolagent-sessions and builtin:conversation-sessions the same requests as sessions.
 stats and subset also read Dynamo's session formats (--trace-format): mooncake rows with
 session_id and delay, mooncake-delta, agentic_mooncake and applied_compute_agentic.`,
 		Args: cobra.NoArgs,
@@ -30,30 +31,82 @@ session_id and delay, mooncake-delta, agentic_mooncake and applied_compute_agent
 }
 
 func newTraceSynthCmd() *cobra.Command {
-	var profile, out string
+	var profile, out, format string
 	var seed uint64
 	var requests int
+	var agentic bool
+	spec := trace.DefaultAgenticSpec()
 	cmd := &cobra.Command{
 		Use:   "synth",
 		Short: "Generate a synthetic Mooncake trace (deterministic for a seed)",
+		Long: `Generates a built-in profile's trace (--profile), the same requests as sessions
+(--profile toolagent-sessions: session_id added, each later turn's delay the gap to its
+session's previous timestamp, as Dynamo infers it), or, with --agentic, tool-agent
+sessions: each session draws one of --prompt-groups system prompts of --system-tokens
+(shared whole blocks), then a first user message; every later turn sends the previous
+prompt, its answer and a tool result (the prompt's hash ids extend the previous turn's)
+after a tool wait. Token counts and tool waits are exponential draws with the stated
+means (at least 1 token); sessions start as a Poisson process of --session-rate per
+second; a session ends early when input + output would pass 131,072 tokens. Written as
+mooncake session rows (session_id, delay = the tool wait) or agentic_mooncake rows
+(request_id, wait_for the previous turn, tool_wait_ms).`,
 		Example: `  routerlab trace synth --profile toolagent --out toolagent.jsonl
-  routerlab trace synth --profile conversation --seed 7 --requests 2000 | head`,
+  routerlab trace synth --profile toolagent-sessions --requests 2000 --out sessions.jsonl
+  routerlab trace synth --agentic --sessions 500 --turns 12 --tool-wait-ms 5000 --out agent.jsonl
+  routerlab trace synth --agentic --trace-format agentic_mooncake | head`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if agentic {
+				for _, name := range []string{"profile", "requests"} {
+					if cmd.Flags().Changed(name) {
+						return fmt.Errorf("--%s: not with --agentic (its size is --sessions × --turns)", name)
+					}
+				}
+				f, err := trace.ParseFormatName(format)
+				if err != nil {
+					return err
+				}
+				spec.Format, spec.Seed = f, seed
+				t, err := trace.SynthesizeAgentic(spec)
+				if err != nil {
+					return err
+				}
+				return writeTrace(cmd.OutOrStdout(), out, t)
+			}
+			for _, name := range []string{"sessions", "turns", "session-rate", "system-tokens", "prompt-groups", "user-tokens", "tool-tokens", "output-tokens", "tool-wait-ms", "trace-format"} {
+				if cmd.Flags().Changed(name) {
+					return fmt.Errorf("--%s: only with --agentic", name)
+				}
+			}
 			if requests < 0 {
 				return fmt.Errorf("--requests: %d must not be negative (0: the profile's size)", requests)
 			}
-			t, err := trace.Synthesize(profile, seed, requests)
+			synth := trace.Synthesize
+			if base, ok := strings.CutSuffix(profile, trace.SessionsSuffix); ok {
+				profile, synth = base, trace.SynthesizeSessions
+			}
+			t, err := synth(profile, seed, requests)
 			if err != nil {
 				return err
 			}
 			return writeTrace(cmd.OutOrStdout(), out, t)
 		},
 	}
-	cmd.Flags().StringVar(&profile, "profile", "toolagent", "workload profile: "+strings.Join(trace.Profiles(), "|"))
+	cmd.Flags().StringVar(&profile, "profile", "toolagent", "workload profile: "+strings.Join(trace.Profiles(), "|")+", or either with "+trace.SessionsSuffix)
 	cmd.Flags().Uint64Var(&seed, "seed", trace.DefaultSeed, "random seed")
 	cmd.Flags().IntVar(&requests, "requests", 0, "number of requests (default: the profile's, 23608 for toolagent, 12031 for conversation)")
 	cmd.Flags().StringVar(&out, "out", "", "output file (default: standard output)")
+	cmd.Flags().BoolVar(&agentic, "agentic", false, "tool-agent sessions with growing prompts and tool waits (the flags below)")
+	cmd.Flags().IntVar(&spec.Sessions, "sessions", spec.Sessions, "--agentic: sessions")
+	cmd.Flags().IntVar(&spec.Turns, "turns", spec.Turns, "--agentic: requests per session")
+	cmd.Flags().Float64Var(&spec.SessionRate, "session-rate", spec.SessionRate, "--agentic: session starts per second (Poisson)")
+	cmd.Flags().IntVar(&spec.SystemTokens, "system-tokens", spec.SystemTokens, "--agentic: tokens of a system prompt with tool definitions")
+	cmd.Flags().IntVar(&spec.PromptGroups, "prompt-groups", spec.PromptGroups, "--agentic: distinct system prompts, one drawn per session")
+	cmd.Flags().Float64Var(&spec.UserTokens, "user-tokens", spec.UserTokens, "--agentic: mean tokens of the first user message")
+	cmd.Flags().Float64Var(&spec.ToolTokens, "tool-tokens", spec.ToolTokens, "--agentic: mean tokens of a tool result added before each later turn")
+	cmd.Flags().Float64Var(&spec.OutputTokens, "output-tokens", spec.OutputTokens, "--agentic: mean output tokens per turn")
+	cmd.Flags().Float64Var(&spec.ToolWaitMS, "tool-wait-ms", spec.ToolWaitMS, "--agentic: mean tool wait before each later turn (ms)")
+	cmd.Flags().StringVar(&format, "trace-format", "mooncake", "--agentic: rows written: mooncake (session_id, delay) or agentic_mooncake (request_id, wait_for, tool_wait_ms)")
 	return cmd
 }
 
@@ -195,6 +248,10 @@ func writeStatsTable(w io.Writer, s trace.Statistics) error {
 		p("tool waits\t%s", group(int64(st.ToolWaits)))
 		if st.ToolWaits > 0 {
 			row("tool wait ms", st.ToolWaitMS)
+		}
+		if st.Delays > 0 {
+			p("delays\t%s (after the previous turn or the dependencies complete)", group(int64(st.Delays)))
+			row("delay ms", *st.DelayMS)
 		}
 	}
 	return tw.Flush()

@@ -19,6 +19,9 @@ const (
 	KeyRouterReplicas           = "router_replicas"
 	KeyRouterReplicaSync        = "router_replica_sync"
 	KeyRouterReplicaSyncDelayMS = "router_replica_sync_delay_ms"
+	// KeyRouterSessionAffinityTTLSecs is Dynamo's --router-session-affinity-ttl-secs
+	// (docs/components/router/router-configuration.md at 057096c3; router/affinity.go).
+	KeyRouterSessionAffinityTTLSecs = "router_session_affinity_ttl_secs"
 )
 
 // indexBlock is these knobs in the order dimensions are reported (after the load keys),
@@ -32,6 +35,7 @@ var indexBlock = routerKeyBlock{
 	{KeyRouterReplicas, "1", false, numKey(1, router.MaxReplicas, true)},
 	{KeyRouterReplicaSync, "false", false, boolKey},
 	{KeyRouterReplicaSyncDelayMS, "0", false, numKey(0, day*1000, false)},
+	{KeyRouterSessionAffinityTTLSecs, "0", false, numKey(0, router.MaxSessionAffinityTTLSecs, true)},
 }
 
 // day is the longest TTL, in seconds (delays: in milliseconds).
@@ -60,6 +64,7 @@ func indexConfig(val func(string) Value) router.IndexConfig {
 		Replicas:                int(val(KeyRouterReplicas).Num),
 		ReplicaSync:             val(KeyRouterReplicaSync).Text == "true",
 		ReplicaSyncDelayUS:      us(KeyRouterReplicaSyncDelayMS),
+		SessionAffinityTTLSecs:  val(KeyRouterSessionAffinityTTLSecs).Num,
 	}
 }
 
@@ -88,8 +93,12 @@ func IndexKnobIgnored(f *File, p Point, key string) bool {
 }
 
 // checkIndex refuses a predicted-block TTL that no point can use: with KV events off in every
-// point, as Dynamo refuses router_predicted_ttl_secs without use_kv_events.
+// point, as Dynamo refuses router_predicted_ttl_secs without use_kv_events; and session
+// affinity beside several routers.
 func (f *File) checkIndex() error {
+	if err := f.checkAffinity(); err != nil {
+		return err
+	}
 	for _, v := range f.Values(KeyUseKVEvents) {
 		if v.Text != "false" {
 			return nil
@@ -99,6 +108,20 @@ func (f *File) checkIndex() error {
 		if v.Num > 0 {
 			return &Error{File: f.Name, Key: "search_space." + KeyRouterPredictedTTLSecs,
 				Msg: fmt.Sprintf("%s needs use_kv_events true (with events off every routing decision is predicted already)", v.Text)}
+		}
+	}
+	return nil
+}
+
+// checkAffinity refuses session affinity in a file that also has several routers: bindings
+// shared between routers are not modelled (router/affinity.go).
+func (f *File) checkAffinity() error {
+	for _, a := range f.Values(KeyRouterSessionAffinityTTLSecs) {
+		for _, r := range f.Values(KeyRouterReplicas) {
+			if a.Num > 0 && r.Num > 1 {
+				return &Error{File: f.Name, Key: "search_space." + KeyRouterSessionAffinityTTLSecs,
+					Msg: fmt.Sprintf("%s with router_replicas %s is not modelled (Dynamo shares bindings between routers best effort); use one router", a.Text, r.Text)}
+			}
 		}
 	}
 	return nil

@@ -80,3 +80,32 @@ func TestIndexKnobIgnored(t *testing.T) {
 		t.Error("events off, two synced routers: TTL and sync delay count, the event delay is moot")
 	}
 }
+
+// Session affinity: off by default and then out of the fingerprint; --set reaches the router
+// and the fingerprint; a list is a sweep dimension; several routers beside it are refused.
+func TestSessionAffinityKnob(t *testing.T) {
+	def := Default()
+	f, cfg, _ := seedRun(t, "router_session_affinity_ttl_secs=600")
+	if cfg.Router.SessionAffinityTTLSecs != 600 {
+		t.Errorf("router config %+v, want affinity 600 s", cfg.Router.IndexConfig)
+	}
+	d := Diff(def.Fingerprint(), f.Fingerprint())
+	if len(d) != 1 || d[0].Key != "search_space."+KeyRouterSessionAffinityTTLSecs || d[0].New != "600" {
+		t.Errorf("fingerprint changes %v, want the affinity TTL alone", d)
+	}
+	g := Default()
+	setAll(t, g, "router_session_affinity_ttl_secs=[0, 60, 600]")
+	found := false
+	for _, dim := range g.Dimensions() {
+		found = found || dim.Key == KeyRouterSessionAffinityTTLSecs && len(dim.Values) == 3
+	}
+	if !found {
+		t.Errorf("dimensions %v lack the affinity TTL's three values", g.Dimensions())
+	}
+	if err := Default().Apply([]string{"router_session_affinity_ttl_secs=60", "router_replicas=[1, 2]"}); err == nil || !strings.Contains(err.Error(), "with router_replicas 2 is not modelled") {
+		t.Errorf("affinity with two routers: %v", err)
+	}
+	if err := Default().Set("router_session_affinity_ttl_secs=1.5"); err == nil {
+		t.Error("1.5 s accepted")
+	}
+}

@@ -111,6 +111,9 @@ func (s *Sim) refuse(i int, t int64) {
 		s.busyFirst = i
 	}
 	s.busyRejected++
+	if s.sess != nil {
+		s.turnDone(i, t)
+	}
 	if s.cfg.ReplayConcurrency > 0 && s.nextReq < len(s.reqs) {
 		s.heap.push(event{time: t + s.streamEndUS, phase: phaseArrival, id: int32(s.nextReq)})
 		s.nextReq++

@@ -120,6 +120,7 @@ type Sim struct {
 	lpmBuf     []lpmEntry
 	lpmSeen    map[uint64]struct{}
 	trtContrib map[uint64]struct{}
+	sess *sessionSchedule // the trace's sessions and dependencies (sessions.go); nil: independent rows
 }
 
 // New builds a simulation of cfg replaying tr with step times from timer.
@@ -140,6 +141,9 @@ func build(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace) (*Si
 	if err := cfg.checkCacheBudget(tr, served); err != nil {
 		return nil, err
 	}
+	if err := cfg.checkSessions(tr); err != nil {
+		return nil, err
+	}
 	var prev *router.Router
 	if sc != nil {
 		prev, sc.rt = sc.rt, nil
@@ -155,6 +159,9 @@ func build(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace) (*Si
 	kept := &trace.Trace{Name: tr.Name, BlockSize: tr.BlockSize, Digest: tr.Digest, Requests: make([]trace.Request, len(served))}
 	for k, i := range served {
 		kept.Requests[k] = tr.Requests[i]
+	}
+	if tr.Sessions != nil {
+		kept.Sessions = keptSessions(tr, served)
 	}
 	s := newSimIn(sc, cfg, timer, kept, rt)
 	s.traceIndex, s.rejected = served, rejected
@@ -232,7 +239,9 @@ func newSimIn(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace, r
 		s.reqs[i] = request{isl: int32(r.InputLength), out: int32(r.OutputLength), worker: -1}
 	}
 	n := len(tr.Requests)
-	if cfg.ReplayConcurrency > 0 {
+	if tr.Sessions != nil {
+		s.startSessions()
+	} else if cfg.ReplayConcurrency > 0 {
 		for i := range min(cfg.ReplayConcurrency, n) {
 			s.heap.push(event{time: 0, phase: phaseArrival, id: int32(i)})
 		}
@@ -377,6 +386,9 @@ func (s *Sim) reachServer(i int, t int64) {
 	r.fl = s.takeFlight(r.isl)
 	r.fl.hashes = blockKeys(r.fl.hashes, tr.HashIDs, tr.IDOffset, tr.InputLength, int(s.blockSize), s.tr.BlockSize)
 	s.rreq = router.Request{ID: int64(i), InputLength: tr.InputLength, BlockHashes: r.fl.hashes}
+	if s.sess != nil {
+		s.rreq.Session = s.sess.keys[i]
+	}
 	if s.adm != nil {
 		if s.aic {
 			s.adm.SetNow(t)
@@ -430,6 +442,9 @@ func (s *Sim) complete(w *worker, ri int32, t int64) {
 	w.requests++
 	s.completed++
 	s.lastDone = t
+	if s.sess != nil {
+		s.turnDone(int(ri), t)
+	}
 	if s.cfg.ReplayConcurrency > 0 && s.nextReq < len(s.reqs) {
 		s.heap.push(event{time: t + s.streamEndUS, phase: phaseArrival, id: int32(s.nextReq)})
 		s.nextReq++

@@ -80,6 +80,7 @@ func (c Config) timed() bool { return c.NoKVEvents || c.KVEventDelayUS > 0 || c.
 func newPredicted(cfg Config, workers, g int) *Router {
 	side := cfg
 	side.Mode, side.NoKVEvents, side.TTLSecs, side.PredictedTTLSecs, side.Replicas = ModeRoundRobin, true, cfg.PredictedTTLSecs, 0, 1
+	side.SessionAffinityTTLSecs = 0
 	r, err := NewGrouped(side, workers, g, 0)
 	if err != nil {
 		panic("router: side index of a valid config: " + err.Error()) // cfg was validated

@@ -49,7 +49,8 @@ type Config struct {
 	// Load is the active-load accounting and admission (activeload.go); zero: Dynamo's default.
 	Load LoadConfig `json:",omitempty"`
 	// IndexConfig: how the router learns the workers' caches (KV events or its own
-	// decisions), the overlap credit's decay, and how many routers share the fleet.
+	// decisions), the overlap credit's decay, how many routers share the fleet, and session
+	// affinity.
 	IndexConfig
 }
 
@@ -86,6 +87,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := c.IndexConfig.validate(); err != nil {
+		return err
+	}
+	if err := c.validateAffinity(); err != nil {
 		return err
 	}
 	return c.replicasSupported()

@@ -35,6 +35,10 @@ type IndexConfig struct {
 	// active load, ReplicaSyncDelayUS after the routing router does.
 	ReplicaSync        bool
 	ReplicaSyncDelayUS int64
+	// SessionAffinityTTLSecs is --router-session-affinity-ttl-secs (0: off): a session's
+	// requests go to the worker its first was routed to until the session has been idle this
+	// long (affinity.go).
+	SessionAffinityTTLSecs float64 `json:",omitempty"`
 }
 
 // DefaultIndexConfig is Dynamo's default: KV events on without delay, TTL 120 s (unused with

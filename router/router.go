@@ -16,6 +16,9 @@ type Request struct {
 	// router built with NewGrouped reads only each trace block's first (its key), so an
 	// engine may give every block its trace block's key there.
 	BlockHashes []uint64
+	// Session is 1 + the index of the request's session (0: none), the key of session
+	// affinity (affinity.go).
+	Session int64
 }
 
 // KVEventKind says whether blocks entered or left a worker's prefix cache.
@@ -124,6 +127,8 @@ type Router struct {
 
 	timed bool      // the configuration reads the clock (Config.timed)
 	idx   timedView // approx.go
+
+	aff *affinity // session affinity (affinity.go); nil: off
 }
 
 // booking is what Route recorded about a request, so FirstToken and Finished can undo it.
@@ -229,6 +234,7 @@ func NewGroupedReusing(prev *Router, cfg Config, workers, subBlocks int, seed ui
 		activePrefix: zeroed(prev.activePrefix, workers),
 		cost:         zeroed(prev.cost, workers),
 		timed:        cfg.timed(),
+		aff:          newAffinity(cfg.SessionAffinityTTLSecs),
 	}
 	if cfg.PredictedTTLSecs > 0 {
 		r.idx.predictedIndex = newPredicted(cfg, workers, subBlocks)
@@ -286,6 +292,14 @@ func (r *Router) Route(req *Request) int {
 	if _, dup := r.booked[req.ID]; dup {
 		r.Finished(req.ID)
 	}
+	if r.aff != nil && req.Session != 0 {
+		return r.routeSession(req)
+	}
+	return r.routeFree(req)
+}
+
+// routeFree is Route by the policy, without session affinity.
+func (r *Router) routeFree(req *Request) int {
 	if r.timed {
 		r.catchUp()
 	}
@@ -320,6 +334,9 @@ func (r *Router) FirstToken(id int64) {
 // Finished removes a request from its worker (and its prefill tokens, if still booked).
 // Unknown ids are ignored, so a second Finished is harmless.
 func (r *Router) Finished(id int64) {
+	if r.aff != nil {
+		r.aff.finished(id, r.clock())
+	}
 	b, ok := r.booked[id]
 	if !ok {
 		return

@@ -52,7 +52,46 @@ func Repeat(t *Trace, copies int) (*Trace, error) {
 			out.Requests = append(out.Requests, r)
 		}
 	}
+	if t.Sessions != nil {
+		out.Sessions = repeatSessions(t.Sessions, copies, period)
+	}
 	return out, nil
+}
+
+// repeatSessions is the structure of copies of a trace: each copy's sessions are its own
+// (their ids suffixed ":copy-K" for K ≥ 1), its dependencies within the copy.
+func repeatSessions(s *Sessions, copies int, period int64) *Sessions {
+	n, ns := len(s.Turns), int32(len(s.IDs))
+	out := &Sessions{Format: s.Format, IDs: make([]string, 0, copies*len(s.IDs)), Turns: make([]Turn, 0, copies*n)}
+	for k := range copies {
+		for _, id := range s.IDs {
+			if id != "" && k > 0 {
+				id = fmt.Sprintf("%s:copy-%d", id, k)
+			}
+			out.IDs = append(out.IDs, id)
+		}
+		if s.Expanded != nil {
+			out.Expanded = append(out.Expanded, s.Expanded...)
+		}
+		for _, tu := range s.Turns {
+			tu.Session += int32(k) * ns
+			if tu.HasTimestamp {
+				tu.RowTimestampMS += int64(k) * period
+			}
+			if tu.RequestID != "" && k > 0 {
+				tu.RequestID = fmt.Sprintf("%s:copy-%d", tu.RequestID, k)
+			}
+			if tu.WaitFor != nil {
+				w := make([]int32, len(tu.WaitFor))
+				for i, j := range tu.WaitFor {
+					w[i] = j + int32(k*n)
+				}
+				tu.WaitFor = w
+			}
+			out.Turns = append(out.Turns, tu)
+		}
+	}
+	return out
 }
 
 // cutCopies splits the ":xN" suffix (N copies, see Repeat) from a built-in trace name.

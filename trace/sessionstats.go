@@ -10,6 +10,10 @@ type SessionStats struct {
 	// Turns with a tool wait, and its distribution over them.
 	ToolWaits  int          `json:"tool_waits"`
 	ToolWaitMS Distribution `json:"tool_wait_ms"`
+	// Turns with a delay (beyond any tool wait) after their predecessor or dependencies
+	// complete, and its distribution over them (absent without one).
+	Delays  int           `json:"delays,omitempty"`
+	DelayMS *Distribution `json:"delay_ms,omitempty"`
 	// DependencyDepth is the longest chain of requests each request waits for.
 	DependencyDepth Distribution `json:"dependency_depth"`
 }
@@ -18,8 +22,11 @@ func sessionStats(s *Sessions) *SessionStats {
 	st := &SessionStats{Format: s.Format, Sessions: len(s.IDs)}
 	turns := make([]float64, len(s.IDs))
 	depth := make([]float64, len(s.Turns))
-	var waits []float64
+	var waits, delays []float64
 	for i, tu := range s.Turns {
+		if tu.DelayUS > 0 {
+			delays = append(delays, float64(tu.DelayUS)/1000)
+		}
 		turns[tu.Session]++
 		depth[i] = float64(tu.Depth)
 		if tu.Depth > 0 {
@@ -34,6 +41,10 @@ func sessionStats(s *Sessions) *SessionStats {
 	st.DependencyDepth = distribution(depth)
 	if len(waits) > 0 {
 		st.ToolWaitMS = distribution(waits)
+	}
+	if st.Delays = len(delays); st.Delays > 0 {
+		d := distribution(delays)
+		st.DelayMS = &d
 	}
 	return st
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/routerlab/routerlab/internal/grow"
 )
@@ -15,13 +16,18 @@ func Profiles() []string { return []string{"toolagent", "conversation"} }
 const DefaultSeed = 1
 
 // Builtin returns the named built-in trace ("toolagent" or "conversation"): the profile's
-// full trace for DefaultSeed, named builtin:NAME.
+// full trace for DefaultSeed, named builtin:NAME; with SessionsSuffix ("toolagent-sessions")
+// the same requests as sessions (SynthesizeSessions).
 func Builtin(profile string) (*Trace, error) {
-	t, err := Synthesize(profile, DefaultSeed, 0)
+	synth := Synthesize
+	if base, ok := strings.CutSuffix(profile, SessionsSuffix); ok {
+		profile, synth = base, SynthesizeSessions
+	}
+	t, err := synth(profile, DefaultSeed, 0)
 	if err != nil {
 		return nil, err
 	}
-	t.Name = BuiltinPrefix + profile
+	t.Name = BuiltinPrefix + t.Name
 	return t, nil
 }
 
@@ -120,28 +126,84 @@ func lookupProfile(name string) (profile, error) {
 	case "conversation":
 		return conversationProfile(), nil
 	}
-	return profile{}, fmt.Errorf("unknown trace profile %q (known: toolagent, conversation)", name)
+	return profile{}, fmt.Errorf("unknown trace profile %q (known: toolagent, conversation, and either with %s)", name, SessionsSuffix)
 }
 
 // Synthesize generates a trace of the named profile, deterministically for a seed.
 // requests <= 0 means the profile's full size; a smaller or larger trace keeps the
 // profile's arrival rate, so its span scales with the request count.
 func Synthesize(profileName string, seed uint64, requests int) (*Trace, error) {
-	p, err := lookupProfile(profileName)
+	reqs, _, requests, err := synthesize(profileName, seed, requests, false)
 	if err != nil {
 		return nil, err
+	}
+	return &Trace{Name: profileName, BlockSize: DefaultBlockSize, Requests: reqs,
+		Digest: fmt.Sprintf("synthesized: profile %s, seed %d, %d requests", profileName, seed, requests)}, nil
+}
+
+// synthesize draws a profile's requests (requests <= 0: its size, which it returns) and,
+// with sessions, each request's generator session.
+func synthesize(profileName string, seed uint64, requests int, sessions bool) ([]Request, []int32, int, error) {
+	p, err := lookupProfile(profileName)
+	if err != nil {
+		return nil, nil, 0, err
 	}
 	if requests <= 0 {
 		requests = p.requests
 	}
 	if requests > MaxRequests {
-		return nil, fmt.Errorf("%s: %d requests exceed the memory budget of %d requests in a trace", profileName, requests, MaxRequests)
+		return nil, nil, 0, fmt.Errorf("%s: %d requests exceed the memory budget of %d requests in a trace", profileName, requests, MaxRequests)
 	}
 	span := float64(p.spanMS) * float64(requests) / float64(p.requests)
 	g := newGenerator(&p, seed)
 	rate := g.calibrate(requests, span)
-	return &Trace{Name: profileName, BlockSize: DefaultBlockSize, Requests: g.emit(rate, requests),
-		Digest: fmt.Sprintf("synthesized: profile %s, seed %d, %d requests", profileName, seed, requests)}, nil
+	var sess []int32
+	out := &sess
+	if !sessions {
+		out = nil
+	}
+	return g.emit(rate, requests, out), sess, requests, nil
+}
+
+// SessionsSuffix names a built-in trace's session form: builtin:toolagent-sessions.
+const SessionsSuffix = "-sessions"
+
+// SynthesizeSessions is Synthesize with each request's session declared, as Mooncake session
+// rows (session_id, timestamp): the same requests, and each later turn's delay is the gap to
+// its session's previous timestamp, as Dynamo infers it from the timestamps. A closed-loop
+// replay then sends a turn that gap after the previous turn completes.
+func SynthesizeSessions(profileName string, seed uint64, requests int) (*Trace, error) {
+	reqs, sess, requests, err := synthesize(profileName, seed, requests, true)
+	if err != nil {
+		return nil, err
+	}
+	st := &Sessions{Format: FormatMooncake, Turns: make([]Turn, len(reqs))}
+	renum := map[int32]int32{} // generator session → 1 + its number here
+	last := []int32{}          // per session: its latest request
+	for i, gs := range sess {
+		tu := &st.Turns[i]
+		tu.HasTimestamp, tu.RowTimestampMS = true, reqs[i].TimestampMS
+		if renum[gs] == 0 {
+			renum[gs] = int32(len(st.IDs)) + 1
+			st.IDs = append(st.IDs, fmt.Sprintf("%s-%d", profileName, len(st.IDs)+1))
+			last = append(last, int32(i))
+			tu.Session = renum[gs] - 1
+			continue
+		}
+		tu.Session = renum[gs] - 1
+		prev := last[tu.Session]
+		pt := &st.Turns[prev]
+		tu.Index, tu.Depth = pt.Index+1, pt.Depth+1
+		tu.DelayUS = (reqs[i].TimestampMS - reqs[prev].TimestampMS) * 1000
+		last[tu.Session] = int32(i)
+	}
+	t := &Trace{Name: profileName + SessionsSuffix, BlockSize: DefaultBlockSize, Requests: reqs, Sessions: st,
+		Digest: fmt.Sprintf("synthesized: profile %s, seed %d, %d requests, as sessions", profileName, seed, requests)}
+	// Among equal timestamps earlier turns first, as a session trace is read.
+	t.Lines = make([]int, len(reqs))
+	t.arrivalOrder()
+	t.Lines = nil
+	return t, nil
 }
 
 // turn is one request of a session, before hash ids are assigned.
@@ -371,7 +433,8 @@ type placed struct {
 // emit places every turn at the calibrated rate, keeps the first n in time order and
 // builds their requests: timestamps (on ticks if the profile has them) and hash ids
 // numbered by first appearance, as in the Mooncake traces.
-func (g *generator) emit(rate float64, n int) []Request {
+// sess, when not nil, receives each request's generator session.
+func (g *generator) emit(rate float64, n int, sess *[]int32) []Request {
 	all := make([]placed, 0, g.turns.Len())
 	k := 0
 	for ei := range g.events.Len() {
@@ -436,6 +499,9 @@ func (g *generator) emit(rate float64, n int) []Request {
 			ts = lastTS
 		}
 		out[i] = Request{TimestampMS: ts, InputLength: tu.input, OutputLength: tu.output, HashIDs: ids}
+		if sess != nil {
+			*sess = append(*sess, pl.sess)
+		}
 	}
 	return out
 }

@@ -17,13 +17,14 @@ type IndexKnobs struct {
 	Routers      int     // router_replicas (0 reads as 1)
 	Sync         bool    // router_replica_sync
 	SyncDelayMS  float64 // router_replica_sync_delay_ms
+	AffinityTTL  float64 // router_session_affinity_ttl_secs (0: off)
 }
 
 // IndexSpace is the values the index knobs step through; with no Routers the explorer has
 // no index knobs.
 type IndexSpace struct {
-	TTLs, EventDelays, PredictedTTLs, Decays, SyncDelays []float64
-	Routers                                              []int
+	TTLs, EventDelays, PredictedTTLs, Decays, SyncDelays, AffinityTTLs []float64
+	Routers                                                            []int
 }
 
 // The index knobs' rows follow router_temperature in the pane; their ids follow the load
@@ -37,6 +38,7 @@ const (
 	knobRouters
 	knobSync
 	knobSyncDelay
+	knobAffinityTTL
 	endIndexKnobs
 )
 
@@ -44,14 +46,14 @@ func (k knob) isIndex() bool { return k >= knobKVEvents && k < endIndexKnobs }
 
 func (k knob) indexKey() string {
 	return [...]string{"use_kv_events", "router_ttl_secs", "router_kv_event_delay_ms", "router_predicted_ttl_secs", "overlap_score_credit_decay",
-		"router_replicas", "router_replica_sync", "router_replica_sync_delay_ms"}[k-knobKVEvents]
+		"router_replicas", "router_replica_sync", "router_replica_sync_delay_ms", "router_session_affinity_ttl_secs"}[k-knobKVEvents]
 }
 
 // indexLabel is index knob k's name in the pane, short enough not to be cut at 80 columns
 // (the help line names the key in full).
 func (k knob) indexLabel() string {
 	return [...]string{"use_kv_events", "router_ttl_secs", "kv_event_delay_ms", "predicted_ttl_secs", "credit_decay",
-		"router_replicas", "replica_sync", "replica_sync_delay_ms"}[k-knobKVEvents]
+		"router_replicas", "replica_sync", "replica_sync_delay_ms", "affinity_ttl_secs"}[k-knobKVEvents]
 }
 
 func (k knob) indexAbout() string {
@@ -64,11 +66,13 @@ func (k knob) indexAbout() string {
 		"Dynamo frontends (routers) in front of the fleet, requests reaching them in turn; each counts only its own load unless synced",
 		"Dynamo --router-replica-sync: every router books every router's requests in its active load",
 		"replica sync latency (ms): how late the other routers learn of a router's bookings and frees",
+		"Dynamo --router-session-affinity-ttl-secs (s, 0 off): a session's requests stay on its first worker until idle this long",
 	}[k-knobKVEvents]
 }
 
 // indexRows are the index knobs worth a row at ks: a TTL only with events off, an event
-// delay only with them on, sync only with several routers, its delay only with sync.
+// delay only with them on, sync only with several routers, its delay only with sync, and
+// session affinity with one router (Dynamo's bindings between routers are not modelled).
 func (s Space) indexRows(ks Knobs) []knob {
 	if len(s.Index.Routers) == 0 {
 		return nil
@@ -86,6 +90,8 @@ func (s Space) indexRows(ks Knobs) []knob {
 		if x.Sync {
 			rows = append(rows, knobSyncDelay)
 		}
+	} else if len(s.Index.AffinityTTLs) > 0 {
+		rows = append(rows, knobAffinityTTL)
 	}
 	return rows
 }
@@ -116,6 +122,8 @@ func (k knob) indexValue(ks Knobs) string {
 		return strconv.Itoa(max(1, x.Routers))
 	case knobSync:
 		return strconv.FormatBool(x.Sync)
+	case knobAffinityTTL:
+		return formatNum(x.AffinityTTL)
 	default:
 		return formatNum(x.SyncDelayMS)
 	}
@@ -150,6 +158,8 @@ func (s Space) stepIndex(ks Knobs, k knob, dir int) (Knobs, string) {
 		flip(&x.Sync, false)
 	case knobSyncDelay:
 		x.SyncDelayMS = stepFloat(sp.SyncDelays, x.SyncDelayMS, dir)
+	case knobAffinityTTL:
+		x.AffinityTTL = stepFloat(sp.AffinityTTLs, x.AffinityTTL, dir)
 	}
 	if *x == before {
 		return ks, k.atEnd(ks, dir)
@@ -178,6 +188,9 @@ func (x IndexKnobs) changed(kv bool) string {
 		if x.Sync {
 			out += " sync=" + formatNum(x.SyncDelayMS) + "ms"
 		}
+	}
+	if x.AffinityTTL != 0 {
+		out += " affinity_ttl=" + formatNum(x.AffinityTTL)
 	}
 	return out
 }

@@ -78,3 +78,26 @@ func TestIndexKnobRows(t *testing.T) {
 		}
 	}
 }
+
+// Session affinity is a row of the second group with one router (its ladder given), steps
+// through its ladder and names itself in the point's description.
+func TestAffinityKnob(t *testing.T) {
+	sp := indexTestSpace()
+	k := testKnobs(8)
+	k.Index = IndexKnobs{TTLSecs: 120, Routers: 1}
+	if slices.Contains(sp.loadRows(k), knobAffinityTTL) {
+		t.Fatal("an affinity row without a ladder")
+	}
+	sp.Index.AffinityTTLs = []float64{0, 60, 600}
+	if !slices.Contains(sp.loadRows(k), knobAffinityTTL) || knobAffinityTTL.label() != "affinity_ttl_secs" {
+		t.Fatalf("rows %v lack affinity_ttl_secs", sp.loadRows(k))
+	}
+	k, _ = sp.step(k, knobAffinityTTL, +1)
+	if k.Index.AffinityTTL != 60 || !strings.Contains(k.Router(), "affinity_ttl=60.0") {
+		t.Fatalf("stepped to %v, Router() %q", k.Index.AffinityTTL, k.Router())
+	}
+	k.Index.Routers = 2
+	if slices.Contains(sp.loadRows(k), knobAffinityTTL) {
+		t.Error("an affinity row with two routers")
+	}
+}

@@ -28,6 +28,7 @@ func indexSpace(f *config.File) tui.IndexSpace {
 		Decays:        nums(config.KeyOverlapScoreCreditDecay, 0, 0.25, 0.5, 1, 2),
 		Routers:       ladder(powersOfTwo(1, router.MaxReplicas), ints(f.Values(config.KeyRouterReplicas))...),
 		SyncDelays:    nums(config.KeyRouterReplicaSyncDelayMS, 0, 1, 10, 100, 1000),
+		AffinityTTLs:  nums(config.KeyRouterSessionAffinityTTLSecs, 0, 1, 10, 60, 600, 3600),
 	}
 }
 
@@ -42,18 +43,23 @@ func indexKnobs(val func(string) config.Value) tui.IndexKnobs {
 		Routers:      int(val(config.KeyRouterReplicas).Num),
 		Sync:         val(config.KeyRouterReplicaSync).Text == "true",
 		SyncDelayMS:  val(config.KeyRouterReplicaSyncDelayMS).Num,
+		AffinityTTL:  val(config.KeyRouterSessionAffinityTTLSecs).Num,
 	}
 }
 
 // indexConfig is the router's IndexConfig of the knobs.
 func indexConfig(x tui.IndexKnobs) router.IndexConfig {
 	us := func(ms float64) int64 { return int64(ms * 1000) }
-	predicted := x.PredictedTTL
+	predicted, affinity := x.PredictedTTL, x.AffinityTTL
+	if x.Routers > 1 {
+		affinity = 0 // not modelled with several routers (the row is hidden)
+	}
 	if x.NoKVEvents {
 		predicted = 0 // moot with events off (the row is hidden)
 	}
 	return router.IndexConfig{NoKVEvents: x.NoKVEvents, TTLSecs: x.TTLSecs, KVEventDelayUS: us(x.EventDelayMS), PredictedTTLSecs: predicted,
-		OverlapScoreCreditDecay: x.Decay, Replicas: max(1, x.Routers), ReplicaSync: x.Sync, ReplicaSyncDelayUS: us(x.SyncDelayMS)}
+		OverlapScoreCreditDecay: x.Decay, Replicas: max(1, x.Routers), ReplicaSync: x.Sync, ReplicaSyncDelayUS: us(x.SyncDelayMS),
+		SessionAffinityTTLSecs: affinity}
 }
 
 // indexSets are the --set overrides of the index knobs that differ from was (the point a
@@ -74,5 +80,6 @@ func indexSets(x, was tui.IndexKnobs) []string {
 	add(config.KeyRouterReplicas, strconv.Itoa(max(1, x.Routers)), strconv.Itoa(max(1, was.Routers)))
 	add(config.KeyRouterReplicaSync, strconv.FormatBool(x.Sync), strconv.FormatBool(was.Sync))
 	add(config.KeyRouterReplicaSyncDelayMS, fl(x.SyncDelayMS), fl(was.SyncDelayMS))
+	add(config.KeyRouterSessionAffinityTTLSecs, fl(x.AffinityTTL), fl(was.AffinityTTL))
 	return sets
 }
