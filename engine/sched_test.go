@@ -236,3 +236,19 @@ func TestTRTLLMRefusesPromptsOverMaxNumTokens(t *testing.T) {
 		t.Fatalf("with chunked prefill %d served, want 2", len(served))
 	}
 }
+
+// A request SGLang's memory budget refuses latches the batch full: no prefill is tried again
+// until a running request leaves, although the decaying new_token_ratio would admit it ~200
+// decode steps later. Request 1 (64 + 1100 tokens) arrives while request 0 (64 + 2000) runs
+// on 40 pages: it waits for request 0's completion.
+func TestSGLangRefusalLatchesUntilARequestLeaves(t *testing.T) {
+	tr := &trace.Trace{Name: "latch", BlockSize: 64, Requests: []trace.Request{
+		req(0, 64, 2000, 1), req(1, 64, 1100, 2),
+	}}
+	cfg := Config{Workers: 1, Worker: deployment(40, 1024, 8)}
+	cfg.Worker.Backend = model.BackendSGLang
+	s, _ := runScripted(t, cfg, &fakeTimer{base: 100, perToken: 1}, tr)
+	if r0, r1 := s.reqs[0], s.reqs[1]; r1.firstTok <= r0.done {
+		t.Fatalf("request 1's first token at %d µs, before request 0 left at %d µs", r1.firstTok, r0.done)
+	}
+}
