@@ -120,6 +120,7 @@ type Sim struct {
 	lpmBuf     []lpmEntry
 	lpmSeen    map[uint64]struct{}
 	trtContrib map[uint64]struct{}
+
 	sess *sessionSchedule // the trace's sessions and dependencies (sessions.go); nil: independent rows
 }
 
