@@ -74,6 +74,8 @@ type Summary struct {
 	Goodput *Goodput `json:"goodput,omitempty"`
 	// Load is set with Config.LoadReport: decode stall and load balance (stall.go).
 	Load *LoadSummary `json:"load,omitempty"`
+	// KVTiers is set with Config.KVTiers: per-tier hit ratios and transfers (tiers.go).
+	KVTiers *TierSummary `json:"kv_tiers,omitempty"`
 
 	Workers    []WorkerSummary `json:"workers"`
 	Rejections []Rejection     `json:"rejections,omitempty"`
@@ -228,6 +230,9 @@ func (s *Sim) Report() *Report {
 			dur = s.lastDone - firstArrival
 		}
 		sum.Load = s.loadSummary(dur, sum.MeanTPOTMS)
+	}
+	if s.tiers != nil {
+		sum.KVTiers = s.tierSummary()
 	}
 	for i := range s.workers {
 		w := &s.workers[i]
