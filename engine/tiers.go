@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"fmt"
+
 	"github.com/routerlab/routerlab/kvtier"
 	"github.com/routerlab/routerlab/router"
 )
@@ -184,4 +186,12 @@ func (s *Sim) tierSummary() *TierSummary {
 	sum.OffloadTransferMS, sum.OnboardTransferMS = ms(float64(off)), ms(float64(on))
 	sum.G3OffloadTransfer, sum.G3OnboardTransfer = ms(float64(off3)), ms(float64(on3))
 	return &sum
+}
+
+// String is the summary in one line: where prompt tokens came from, onboards and the links'
+// busy time.
+func (t *TierSummary) String() string {
+	return fmt.Sprintf("KV tiers: prompt tokens from G1 %.3f, G2 %.3f, G3 %.3f; %d onboards (mean wait %.1f ms); blocks offloaded %d, onboarded %d from G2 and %d from G3; links busy: offload %.0f ms, onboard %.0f ms",
+		t.G1HitRatio, t.G2HitRatio, t.G3HitRatio, t.Onboards, t.MeanOnboardMS, t.OffloadedBlocks, t.OnboardedG2Blocks, t.OnboardedG3Blocks,
+		t.OffloadTransferMS, t.OnboardTransferMS)
 }

@@ -130,7 +130,7 @@ type Router struct {
 	timed bool      // the configuration reads the clock (Config.timed)
 	idx   timedView // approx.go
 
-	aff *affinity // session affinity (affinity.go); nil: off
+	aff   *affinity  // session affinity (affinity.go); nil: off
 	tiers *tierIndex // lower KV tiers (tiers.go); nil without them
 }
 
