@@ -115,6 +115,8 @@ type RequestRecord struct {
 	// steps, and in its worker's queue after a preemption (stall.go); absent otherwise.
 	DecodeStallMS float64 `json:"decode_stall_ms,omitempty"`
 	QueueStallMS  float64 `json:"queue_stall_ms,omitempty"`
+	// With Config.KVTiers: prompt tokens onboarded from G2 or G3 at first admission.
+	TierCachedTokens int `json:"tier_cached_tokens,omitempty"`
 }
 
 // WriteRequests writes records as JSON lines.
@@ -174,6 +176,9 @@ func (s *Sim) Report() *Report {
 			}
 			if s.stalls.on {
 				rec.DecodeStallMS, rec.QueueStallMS = ms(float64(s.stalls.stall[i])), ms(float64(s.stalls.queueStall[i]))
+			}
+			if s.tiers != nil {
+				rec.TierCachedTokens = int(s.tiers.reqTok[i])
 			}
 			recs = append(recs, rec)
 		}

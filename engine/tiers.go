@@ -24,6 +24,7 @@ type tierState struct {
 	g2Tokens         []int64 // per worker: prompt tokens onboarded from G2 at first admission
 	g3Tokens         []int64
 	scratch          kvBlocks // an event's blocks
+	reqTok           []int32  // per request: prompt tokens onboarded at first admission
 	onboardRequests  int64
 	onboardWaitUS    int64
 	onboardedReloads int64 // onboards of preempted requests (not first admissions)
@@ -36,7 +37,8 @@ func (s *Sim) setupTiers() {
 		return
 	}
 	n := len(s.workers)
-	s.tiers = &tierState{m: make([]*kvtier.Manager, n), g2Tokens: make([]int64, n), g3Tokens: make([]int64, n)}
+	s.tiers = &tierState{m: make([]*kvtier.Manager, n), g2Tokens: make([]int64, n), g3Tokens: make([]int64, n),
+		reqTok: make([]int32, len(s.reqs))}
 	for i := range n {
 		s.tiers.m[i] = kvtier.New(*c)
 	}
@@ -111,6 +113,7 @@ func (s *Sim) onboard(w *worker, ri int32, t int64, hitFree, n2, n3 int) bool {
 		w.winCached += int64(r.cached)
 		ts.g2Tokens[w.id] += int64(n2) * int64(s.blockSize)
 		ts.g3Tokens[w.id] += int64(n3) * int64(s.blockSize)
+		ts.reqTok[ri] = int32(k) * s.blockSize
 	} else {
 		ts.onboardedReloads++
 	}
