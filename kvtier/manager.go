@@ -155,6 +155,7 @@ func (m *Manager) room(t *tier, now int64, reserved int) bool {
 	if t.len()+reserved < t.cap {
 		return true
 	}
+	m.Advance(now) // a block that arrived in this flush is announced before it can be evicted
 	k, ok := t.evictLRU(now)
 	if !ok {
 		return false

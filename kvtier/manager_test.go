@@ -85,6 +85,9 @@ func TestTierInvariants(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		c := testConfig(rapid.IntRange(1, 12).Draw(t, "g2"), rapid.IntRange(0, 12).Draw(t, "g3"))
 		c.OffloadBatchSize = rapid.IntRange(1, 5).Draw(t, "batch")
+		// 0: instant links, where a block arrives in the flush that sends it.
+		c.G1ToG2GBps = rapid.SampledFrom([]float64{0, 14}).Draw(t, "g1g2")
+		c.G2ToG3GBps = rapid.SampledFrom([]float64{0, 7}).Draw(t, "g2g3")
 		m := New(c)
 		view := [4]map[Key]bool{G2: {}, G3: {}}
 		offered := int64(0)
