@@ -44,14 +44,7 @@ func TestTierKnobs(t *testing.T) {
 func TestTierKnobIgnored(t *testing.T) {
 	f := Default()
 	setAll(t, f, "num_g2_blocks=[0, 1000]", "num_g3_blocks=[0, 2000]", "host_cache_hit_weight=[0.5, 1]", "disk_cache_hit_weight=[0, 0.5]")
-	dims := f.Dimensions()
-	point := func(vals map[string]int) Point {
-		p := make(Point, len(dims))
-		for i, d := range dims {
-			p[i] = vals[d.Key]
-		}
-		return p
-	}
+	point := func(vals map[string]int) Point { return pointOf(f, vals) }
 	off := point(map[string]int{})
 	if IndexKnobIgnored(f, off, KeyNumG2Blocks) || !IndexKnobIgnored(f, off, KeyHostCacheHitWeight) || !IndexKnobIgnored(f, off, KeyNumG3Blocks) {
 		t.Error("offload off: every tier knob but num_g2_blocks should be moot")
@@ -64,4 +57,15 @@ func TestTierKnobIgnored(t *testing.T) {
 	if IndexKnobIgnored(f, g3, KeyDiskCacheHitWeight) || IndexKnobIgnored(f, g3, KeyBandwidthG3ToG2) {
 		t.Error("G2 and G3: the disk knobs count")
 	}
+}
+
+// pointOf is the point of f taking, in each dimension, the value index vals gives its key (0
+// for keys it leaves out).
+func pointOf(f *File, vals map[string]int) Point {
+	dims := f.Dimensions()
+	p := make(Point, len(dims))
+	for i, d := range dims {
+		p[i] = vals[d.Key]
+	}
+	return p
 }

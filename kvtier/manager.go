@@ -114,21 +114,38 @@ func (m *Manager) Has(k Key) Tier {
 func (m *Manager) Evicted(k Key) { m.evicted = append(m.evicted, k) }
 
 // Flush offloads the blocks G1 evicted since the last Flush, in batches of
-// offload_batch_size, each one transfer on the G1→G2 link starting at now.
+// offload_batch_size, each one transfer on the G1→G2 link starting at now; then the blocks
+// G2 evicted for room go on to G3 the same way over the G2→G3 link.
 func (m *Manager) Flush(now int64) {
 	m.Advance(now) // a block is announced in its tier before it can be evicted from it
+	m.send(now, m.evicted, &m.g2, &m.g1g2, 0, &m.stats.Offloaded, &m.stats.OffloadDropped, func(batch []Key, k Key) bool {
+		// Already below G1: held, in this batch, or on its way from G2 to G3.
+		if m.Has(k) != 0 || slices.Contains(batch, k) || slices.Contains(m.cascade, k) {
+			m.stats.OffloadSkipped++
+			return true
+		}
+		return false
+	})
+	m.evicted = m.evicted[:0]
+	m.send(now, m.cascade, &m.g3, &m.g2g3, 1, &m.stats.G3Offloaded, &m.stats.G3Dropped, nil)
+	m.cascade = m.cascade[:0]
+}
+
+// send moves keys into tier t in batches of offload_batch_size, each batch one transfer on
+// link l at now, its blocks queued to be announced (arriving[arr]) when it ends. A block
+// skip refuses (given the batch's blocks kept so far), or that t has no room for (counted in
+// dropped), stays out; sent counts the rest.
+func (m *Manager) send(now int64, keys []Key, t *tier, l *link, arr int, sent, dropped *int64, skip func(batch []Key, k Key) bool) {
 	bs := m.cfg.OffloadBatchSize
-	for i := 0; i < len(m.evicted); i += bs {
-		batch := m.evicted[i:min(i+bs, len(m.evicted))]
+	for i := 0; i < len(keys); i += bs {
+		batch := keys[i:min(i+bs, len(keys))]
 		keep := 0
 		for _, k := range batch {
-			// Already below G1: held, in this batch, or on its way from G2 to G3.
-			if m.Has(k) != 0 || slices.Contains(batch[:keep], k) || slices.Contains(m.cascade, k) {
-				m.stats.OffloadSkipped++
+			if skip != nil && skip(batch[:keep], k) {
 				continue
 			}
-			if !m.room(&m.g2, now, keep) {
-				m.stats.OffloadDropped++
+			if !m.room(t, now, keep) {
+				*dropped++
 				continue
 			}
 			batch[keep] = k
@@ -137,15 +154,13 @@ func (m *Manager) Flush(now int64) {
 		if keep == 0 {
 			continue
 		}
-		ready := m.g1g2.submit(&m.cfg, now, keep)
+		ready := l.submit(&m.cfg, now, keep)
 		for _, k := range batch[:keep] {
-			m.g2.insert(k, ready)
-			m.arriving[0] = append(m.arriving[0], pending{k, ready})
+			t.insert(k, ready)
+			m.arriving[arr] = append(m.arriving[arr], pending{k, ready})
 		}
-		m.stats.Offloaded += int64(keep)
+		*sent += int64(keep)
 	}
-	m.evicted = m.evicted[:0]
-	m.flushCascade(now)
 }
 
 // room makes room for one more block in t beyond reserved ones the caller is about to
@@ -171,33 +186,6 @@ func (m *Manager) room(t *tier, now int64, reserved int) bool {
 		m.event(G3, false, k)
 	}
 	return true
-}
-
-// flushCascade sends the blocks G2 evicted on to G3, in batches over the G2→G3 link.
-func (m *Manager) flushCascade(now int64) {
-	bs := m.cfg.OffloadBatchSize
-	for i := 0; i < len(m.cascade); i += bs {
-		batch := m.cascade[i:min(i+bs, len(m.cascade))]
-		keep := 0
-		for _, k := range batch {
-			if !m.room(&m.g3, now, keep) {
-				m.stats.G3Dropped++
-				continue
-			}
-			batch[keep] = k
-			keep++
-		}
-		if keep == 0 {
-			continue
-		}
-		ready := m.g2g3.submit(&m.cfg, now, keep)
-		for _, k := range batch[:keep] {
-			m.g3.insert(k, ready)
-			m.arriving[1] = append(m.arriving[1], pending{k, ready})
-		}
-		m.stats.G3Offloaded += int64(keep)
-	}
-	m.cascade = m.cascade[:0]
 }
 
 // Advance announces the blocks whose transfer into G2 or G3 has finished by now.

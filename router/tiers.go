@@ -127,11 +127,7 @@ func chooseTiered(r *Router, req *Request) int {
 	t := r.tiers
 	n := r.workers
 	load, overlap, active := r.view[:n], r.overlap[:n], r.activePrefix[:n]
-	lo := load[0].PrefillTokens
-	for w := 1; w < n; w++ {
-		lo = min(lo, load[w].PrefillTokens)
-	}
-	reqBlocks := float64(max(1, (req.InputLength+r.cfg.BlockSize-1)/r.cfg.BlockSize))
+	lo, reqBlocks := decayBase(load, req, r.cfg.BlockSize)
 	k := newKVCost(r.cfg, req)
 	cost := r.cost[:n]
 	for w := range cost {
