@@ -61,11 +61,12 @@ type tierIndex struct {
 	host, disk []map[tierKey]struct{}
 	hostN      []int // per worker: host blocks matched by the last walk
 	diskN      []int
+	cost       []float64 // per worker: the last tieredCosts
 }
 
 func newTierIndex(w TierWeights, workers int) *tierIndex {
 	t := &tierIndex{w: w, host: make([]map[tierKey]struct{}, workers), disk: make([]map[tierKey]struct{}, workers),
-		hostN: make([]int, workers), diskN: make([]int, workers)}
+		hostN: make([]int, workers), diskN: make([]int, workers), cost: make([]float64, workers)}
 	for i := range workers {
 		t.host[i], t.disk[i] = map[tierKey]struct{}{}, map[tierKey]struct{}{}
 	}
@@ -123,13 +124,23 @@ func (r *Router) walkTiers(hashes []uint64) {
 
 // chooseTiered is kvPolicy.choose with the lower tiers' credit (and the credit's decay).
 func chooseTiered(r *Router, req *Request) int {
+	cost := r.tieredCosts(req)
+	if r.cfg.Temperature == 0 {
+		return argminRandomTie(r, cost)
+	}
+	return softmaxSample(r, cost, r.cfg.Temperature)
+}
+
+// tieredCosts prices every worker for req with the lower tiers' credit (and the credit's
+// decay), in the tier index's own buffer.
+func (r *Router) tieredCosts(req *Request) []float64 {
 	r.walkTiers(req.BlockHashes)
 	t := r.tiers
 	n := r.workers
 	load, overlap, active := r.view[:n], r.overlap[:n], r.activePrefix[:n]
 	lo, reqBlocks := decayBase(load, req, r.cfg.BlockSize)
 	k := newKVCost(r.cfg, req)
-	cost := r.cost[:n]
+	cost := t.cost[:n]
 	for w := range cost {
 		device := r.cfg.OverlapScoreCredit
 		if d := r.cfg.OverlapScoreCreditDecay; d > 0 {
@@ -140,8 +151,5 @@ func chooseTiered(r *Router, req *Request) int {
 		prefill := max(0, float64(l.PrefillTokens+k.isl)/k.bs-credit)
 		cost[w] = k.scale*prefill + float64(l.ActiveBlocks+k.blocks-active[w]) + l.OutputBlocks
 	}
-	if r.cfg.Temperature == 0 {
-		return argminRandomTie(r, cost)
-	}
-	return softmaxSample(r, cost, r.cfg.Temperature)
+	return cost
 }

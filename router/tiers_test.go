@@ -60,3 +60,22 @@ func TestTierWeightsBounds(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// With busy thresholds the choice among the free workers counts the tiers too: worker 2
+// holds the prefix on its GPU but is busy; of the free ones, worker 1's four host blocks
+// (credit 3) beat worker 0's one device block.
+func TestTierCreditAmongFreeWorkers(t *testing.T) {
+	cfg := DefaultConfig()
+	w := DefaultTierWeights()
+	cfg.Tiers = &w
+	cfg.Load = LoadConfig{ActivePrefillTokensThreshold: ptr(int64(100)), MaxNumBatchedTokens: 1024}
+	r := newTest(t, cfg, 3)
+	hashes := []uint64{11, 12, 13, 14, 15, 16}
+	r.Apply(KVEvent{Worker: 0, Kind: BlocksStored, Hashes: hashes[:1]})
+	r.Apply(KVEvent{Worker: 1, Kind: BlocksStored, Hashes: hashes[:4], Tier: TierHost})
+	r.Apply(KVEvent{Worker: 2, Kind: BlocksStored, Hashes: hashes})
+	r.Published(2, 10, 500)
+	if got := r.Route(&Request{ID: 1, InputLength: 384, BlockHashes: hashes}); got != 1 {
+		t.Fatalf("routed to %d, want 1 (host hits, among the free workers)", got)
+	}
+}
