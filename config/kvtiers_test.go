@@ -37,6 +37,16 @@ func TestTierKnobs(t *testing.T) {
 			t.Errorf("%s: %v", s, err)
 		}
 	}
+	// Only vLLM's scheduler has the tiers: another backend beside G2 is refused by name.
+	for _, b := range []string{"sglang", "trtllm"} {
+		err := Default().Apply([]string{"num_g2_blocks=32768", "backend=" + b})
+		if err == nil || !strings.Contains(err.Error(), "search_space.num_g2_blocks") || !strings.Contains(err.Error(), "backend "+b) {
+			t.Errorf("backend %s with G2: %v", b, err)
+		}
+	}
+	if err := Default().Apply([]string{"num_g2_blocks=0", "backend=sglang"}); err != nil {
+		t.Errorf("backend sglang with G2 off: %v", err)
+	}
 }
 
 // Every tier knob but num_g2_blocks is moot without G2, as Spica searches them only with

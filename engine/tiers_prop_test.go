@@ -68,7 +68,7 @@ func TestTiersProperty(t *testing.T) {
 				t.Fatalf("request completes with %+v, flight %+v", *r, *f)
 			}
 		}
-		runChecked(t, s, mirror)
+		runChecked(t, s, mirror, nil)
 		if tierErr != nil {
 			t.Fatal(tierErr)
 		}

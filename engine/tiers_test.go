@@ -2,9 +2,11 @@ package engine
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/routerlab/routerlab/kvtier"
+	"github.com/routerlab/routerlab/model"
 	"github.com/routerlab/routerlab/router"
 	"github.com/routerlab/routerlab/trace"
 )
@@ -86,5 +88,23 @@ func TestTiersIdleWithoutPressure(t *testing.T) {
 	}
 	if out[0] != out[1] {
 		t.Fatalf("tiers changed a replay without memory pressure:\n%s\n%s", out[0], out[1])
+	}
+}
+
+// The tiers hook into vLLM's scheduler only: SGLang and TensorRT-LLM workers with tiers are
+// refused by the key's name and the backend's, not replayed without them.
+func TestTiersRefusedOffVLLM(t *testing.T) {
+	tr := &trace.Trace{Name: "t", BlockSize: 64, Requests: []trace.Request{req(0, 128, 1, 10, 11)}}
+	for _, b := range []model.Backend{model.BackendSGLang, model.BackendTRTLLM} {
+		cfg := Config{Workers: 1, Worker: deployment(4, 1024, 8), Router: router.DefaultConfig(), ReplayConcurrency: 1, KVTiers: tierConfig()}
+		cfg.Worker.Backend = b
+		_, err := New(cfg, &fakeTimer{base: 10, perToken: 1}, tr)
+		if err == nil || !strings.Contains(err.Error(), "num_g2_blocks") || !strings.Contains(err.Error(), string(b)) {
+			t.Errorf("%s with tiers: %v", b, err)
+		}
+		cfg.KVTiers = nil
+		if _, err := New(cfg, &fakeTimer{base: 10, perToken: 1}, tr); err != nil {
+			t.Errorf("%s without tiers: %v", b, err)
+		}
 	}
 }
