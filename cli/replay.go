@@ -245,6 +245,9 @@ func writeSummaryTable(w io.Writer, exp *config.Experiment, point config.Point, 
 		fmt.Fprintf(w, "decode stall %.2f ms of TPOT (%.1f %%): behind prefill %.1f ms, in queues %.1f ms per request; imbalance decode %.3f, KV blocks %.3f\n",
 			l.MeanTPOTStallMS, 100*l.TPOTStallShare, l.MeanDecodeStallMS, l.MeanQueueStallMS, l.DecodeImbalance, l.BlockImbalance)
 	}
+	if t := s.KVTiers; t != nil {
+		fmt.Fprintln(w, t)
+	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "worker\trequests\tprompt tokens\treused tokens\tpeak blocks\tpreemptions\t")

@@ -220,11 +220,22 @@ func Metrics(s engine.Summary) ([]string, []float64) {
 	return keys[:i], vals[:i]
 }
 
+// withoutTiers is s with, when s had no KV tiers and other has, what no tiers means: every
+// prompt token from G1 (its prefix reuse) or computed, nothing moved — so that a run with
+// tiers compares its kv_tiers figures against one without.
+func withoutTiers(s, other engine.Summary) engine.Summary {
+	if s.KVTiers == nil && other.KVTiers != nil {
+		s.KVTiers = &engine.TierSummary{G1HitRatio: s.PrefixCacheReusedRatio}
+	}
+	return s
+}
+
 // Compare puts other against base; seed makes the bootstrap reproducible.
 func Compare(base, other *Run, seed uint64) (*Comparison, error) {
 	c := &Comparison{Base: base, Other: other, Changes: config.Diff(base.Experiment, other.Experiment)}
-	bk, bv := Metrics(base.Summary)
-	ok, ov := Metrics(other.Summary)
+	bs, os := withoutTiers(base.Summary, other.Summary), withoutTiers(other.Summary, base.Summary)
+	bk, bv := Metrics(bs)
+	ok, ov := Metrics(os)
 	theirs := map[string]float64{}
 	for i, k := range ok {
 		theirs[k] = ov[i]

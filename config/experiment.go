@@ -167,7 +167,7 @@ func (e *Experiment) EngineConfig(p Point) (engine.Config, error) {
 	if d.NumGPUBlocks == 0 {
 		d.NumGPUBlocks = w.Capacity().NumGPUBlocks
 	}
-	return engine.Config{
+	cfg := engine.Config{
 		Workers: pc.Replicas,
 		Worker:  d,
 		Router: router.Config{
@@ -185,7 +185,9 @@ func (e *Experiment) EngineConfig(p Point) (engine.Config, error) {
 		Strict:              f.Workload.Strict,
 		SLO:                 f.Goal.SLA,
 		Scheduler:           f.Scheduler,
-	}, nil
+	}
+	cfg.KVTiers, cfg.Router.Tiers = tierConfig(val, w.Capacity())
+	return cfg, nil
 }
 
 // CheckRequests checks, under every deployment of the search space, the first n requests of

@@ -354,6 +354,9 @@ func (f *File) check() error {
 	if err := f.checkIndex(); err != nil {
 		return err
 	}
+	if err := f.checkTiers(); err != nil {
+		return err
+	}
 	if f.MinGPUBudget > 0 && f.GPUBudget > 0 && f.MinGPUBudget > f.GPUBudget {
 		return &Error{File: f.Name, Key: "search_space.min_gpu_budget", Msg: fmt.Sprintf("%d is more than gpu_budget %d", f.MinGPUBudget, f.GPUBudget)}
 	}

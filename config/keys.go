@@ -80,6 +80,18 @@ var keyDocs = []KeyDoc{
 	{"search_space.router_replica_sync", "`true`, `false`; a list", "Dynamo `--router-replica-sync`: every router books every router's requests"},
 	{"search_space.router_replica_sync_delay_ms", "numbers in [0, 86400000]; a list", "how late a router's bookings and frees reach the other routers (0)"},
 	{"search_space.router_session_affinity_ttl_secs", "integers in [0, 31536000]; a list", "Dynamo `--router-session-affinity-ttl-secs`: a session's requests go to the worker its first was routed to until it has been idle this long; 0: off ([sessions](sessions.md#session-affinity))"},
+	// KV tiers below the GPU cache (config/kvtiers.go, [KV tiers](kv-tiers.md)); every key but
+	// num_g2_blocks is moot, and left out of a sweep, while it is 0.
+	{"search_space.num_g2_blocks", "integers in [0, 16777216]; a list", "Dynamo's KV manager: host-memory (G2) blocks per worker that GPU evictions are offloaded to; 0: offload off (default)"},
+	{"search_space.num_g3_blocks", "integers in [0, 16777216]; a list", "disk (G3) blocks per worker that G2 evictions go on to; 0: no G3 (default)"},
+	{"search_space.kv_bytes_per_token", "integers in [0, 1073741824]; a list", "KV bytes per token one GPU moves over its link; 0: the model's, from the KV arithmetic (`routerlab model info`)"},
+	{"search_space.bandwidth_g1_to_g2_gbps", "numbers in [0, 1e6]; a list", "GB/s of the offload link, GPU to host (14; 0: instant)"},
+	{"search_space.bandwidth_g2_to_g1_gbps", "numbers in [0, 1e6]; a list", "GB/s of the onboard link, host to GPU (14; 0: instant)"},
+	{"search_space.bandwidth_g2_to_g3_gbps", "numbers in [0, 1e6]; a list", "GB/s from host to disk (7; 0: instant)"},
+	{"search_space.bandwidth_g3_to_g2_gbps", "numbers in [0, 1e6]; a list", "GB/s from disk to host, staging a disk hit (7; 0: instant)"},
+	{"search_space.offload_batch_size", "integers in [1, 1048576]; a list", "evicted blocks per offload transfer (32)"},
+	{"search_space.host_cache_hit_weight", "numbers in [0, 1]; a list", "Dynamo `--router-host-cache-hit-weight`: the router's credit per prefix block in a worker's host tier (0.75)"},
+	{"search_space.disk_cache_hit_weight", "numbers in [0, 1]; a list", "Dynamo `--router-disk-cache-hit-weight`: the credit per prefix block in its disk tier (0.25)"},
 	{"workload.trace_path", "a Mooncake JSONL file, `builtin:toolagent`, `builtin:conversation`, either with `-sessions` ([sessions](sessions.md)) (`:xN` repeats it N times)", "the trace ([traces](traces.md))"},
 	{"workload.trace_format", "`mooncake`, `mooncake-delta`, `agentic_mooncake`, `applied_compute_agentic`, `auto`", "the trace's row format, as Dynamo's `--trace-format` names it; `auto` detects it from the first row ([trace formats](traces.md#trace-formats))"},
 	{"workload.trace_block_size", "an integer in [1, 1048576]", "tokens per `hash_ids` block"},

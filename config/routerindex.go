@@ -25,8 +25,9 @@ const (
 )
 
 // indexBlock is these knobs in the order dimensions are reported (after the load keys),
-// with Dynamo's defaults; the replica knobs apply in every mode, the rest in kv_router only.
-var indexBlock = routerKeyBlock{
+// with Dynamo's defaults, then the KV tiers' (kvtiers.go); the replica knobs apply in every
+// mode, the rest in kv_router only.
+var indexBlock = append(routerKeyBlock{
 	{KeyUseKVEvents, "true", true, boolKey},
 	{KeyRouterTTLSecs, num(router.DefaultTTLSecs), true, numKey(0, day, false)},
 	{KeyRouterKVEventDelayMS, "0", true, numKey(0, day*1000, false)},
@@ -36,7 +37,7 @@ var indexBlock = routerKeyBlock{
 	{KeyRouterReplicaSync, "false", false, boolKey},
 	{KeyRouterReplicaSyncDelayMS, "0", false, numKey(0, day*1000, false)},
 	{KeyRouterSessionAffinityTTLSecs, "0", false, numKey(0, router.MaxSessionAffinityTTLSecs, true)},
-}
+}, tierBlock...)
 
 // day is the longest TTL, in seconds (delays: in milliseconds).
 const day = 86400.0
@@ -76,6 +77,9 @@ func IndexKnobIgnored(f *File, p Point, key string) bool {
 	at := func(k string) Value {
 		v, _ := f.At(p, k)
 		return v
+	}
+	if ignored, ok := tierKnobIgnored(at, key); ok {
+		return ignored
 	}
 	events := at(KeyUseKVEvents).Text != "false"
 	one := at(KeyRouterReplicas).Num == 1

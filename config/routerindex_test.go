@@ -63,14 +63,7 @@ func TestIndexKnobs(t *testing.T) {
 func TestIndexKnobIgnored(t *testing.T) {
 	f := Default()
 	setAll(t, f, "use_kv_events=[true, false]", "router_replicas=[1, 2]", "router_replica_sync=[false, true]")
-	dims := f.Dimensions()
-	point := func(vals map[string]int) Point {
-		p := make(Point, len(dims))
-		for i, d := range dims {
-			p[i] = vals[d.Key]
-		}
-		return p
-	}
+	point := func(vals map[string]int) Point { return pointOf(f, vals) }
 	p := point(map[string]int{KeyUseKVEvents: 0, KeyRouterReplicas: 0})
 	if !IndexKnobIgnored(f, p, KeyRouterTTLSecs) || IndexKnobIgnored(f, p, KeyRouterKVEventDelayMS) || !IndexKnobIgnored(f, p, KeyRouterReplicaSync) {
 		t.Error("events on, one router: TTL and sync should be moot, the event delay not")

@@ -10,14 +10,15 @@ import (
 // dimensions, which keys only kv_router reads, and a fingerprint without any key at Dynamo's
 // default; a key off its default adds exactly itself.
 func TestRouterKeyBlocks(t *testing.T) {
-	if got := strings.Join(IndexKVKnobs(), " "); got != "use_kv_events router_ttl_secs router_kv_event_delay_ms router_predicted_ttl_secs overlap_score_credit_decay" {
+	if got := strings.Join(IndexKVKnobs(), " "); got != "use_kv_events router_ttl_secs router_kv_event_delay_ms router_predicted_ttl_secs overlap_score_credit_decay host_cache_hit_weight disk_cache_hit_weight" {
 		t.Errorf("IndexKVKnobs %q", got)
 	}
 	if got := strings.Join(KVLoadKeys(), " "); got != "router_track_active_blocks router_assume_kv_reuse router_track_prefill_tokens router_track_output_blocks router_active_sequence_stride router_prefill_load_model router_queue_threshold router_queue_policy" {
 		t.Errorf("KVLoadKeys %q", got)
 	}
 	base := Default().Fingerprint()
-	offDefault := map[string]string{"true": "false", "false": "true", "none": "1", "1": "2", "0": "3", "fcfs": "wspt"}
+	offDefault := map[string]string{"true": "false", "false": "true", "none": "1", "1": "2", "0": "3", "fcfs": "wspt",
+		"7": "3.5", "0.75": "0.5", "0.25": "0.5"}
 	for _, b := range routerKeyBlocks() {
 		for _, k := range b {
 			if i := slices.IndexFunc(base, func(s Setting) bool { return s.Key == "search_space."+k.key }); i >= 0 {

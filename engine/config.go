@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/routerlab/routerlab/kvtier"
 	"github.com/routerlab/routerlab/model"
 	"github.com/routerlab/routerlab/router"
 	"github.com/routerlab/routerlab/trace"
@@ -35,6 +36,9 @@ type Config struct {
 	// Scheduler holds the SGLang and TensorRT-LLM scheduler arguments (sched.go); the
 	// worker's Backend picks the scheduler.
 	Scheduler SchedulerConfig `json:",omitzero"`
+	// KVTiers: host-memory (G2) and disk (G3) KV tiers below each worker's GPU cache
+	// (tiers.go, package kvtier); nil: none. Router.Tiers weighs their hits.
+	KVTiers *kvtier.Config `json:",omitempty"`
 }
 
 // SLO is a per-request service-level objective in milliseconds (0: no bound): a request is
@@ -95,6 +99,16 @@ func (c *Config) validate(timer model.StepTimer, tr *trace.Trace) (router.Config
 	}
 	if rc.BlockSize == 0 {
 		rc.BlockSize = d.BlockSize
+	}
+	if c.KVTiers != nil {
+		if err := c.KVTiers.Validate(); err != nil {
+			return rc, err
+		}
+		// The tiers hook into vLLM's scheduler only (the KV connector's wait for external
+		// blocks); SGLang's HiCache and TensorRT-LLM's host offload are not modelled.
+		if kind, _ := kindOf(d.Backend); kind != schedVLLM {
+			return rc, fmt.Errorf("num_g2_blocks: KV tiers are modelled for the vllm backend only, not %s", d.Backend)
+		}
 	}
 	if !rc.Load.Default() {
 		rc.Load.MaxNumBatchedTokens, rc.Load.KVBlocks = d.MaxNumBatchedTokens, d.NumGPUBlocks

@@ -74,6 +74,8 @@ type Summary struct {
 	Goodput *Goodput `json:"goodput,omitempty"`
 	// Load is set with Config.LoadReport: decode stall and load balance (stall.go).
 	Load *LoadSummary `json:"load,omitempty"`
+	// KVTiers is set with Config.KVTiers: per-tier hit ratios and transfers (tiers.go).
+	KVTiers *TierSummary `json:"kv_tiers,omitempty"`
 
 	Workers    []WorkerSummary `json:"workers"`
 	Rejections []Rejection     `json:"rejections,omitempty"`
@@ -113,6 +115,8 @@ type RequestRecord struct {
 	// steps, and in its worker's queue after a preemption (stall.go); absent otherwise.
 	DecodeStallMS float64 `json:"decode_stall_ms,omitempty"`
 	QueueStallMS  float64 `json:"queue_stall_ms,omitempty"`
+	// With Config.KVTiers: prompt tokens onboarded from G2 or G3 at first admission.
+	TierCachedTokens int `json:"tier_cached_tokens,omitempty"`
 }
 
 // WriteRequests writes records as JSON lines.
@@ -173,6 +177,9 @@ func (s *Sim) Report() *Report {
 			if s.stalls.on {
 				rec.DecodeStallMS, rec.QueueStallMS = ms(float64(s.stalls.stall[i])), ms(float64(s.stalls.queueStall[i]))
 			}
+			if s.tiers != nil {
+				rec.TierCachedTokens = int(s.tiers.reqTok[i])
+			}
 			recs = append(recs, rec)
 		}
 	}
@@ -228,6 +235,9 @@ func (s *Sim) Report() *Report {
 			dur = s.lastDone - firstArrival
 		}
 		sum.Load = s.loadSummary(dur, sum.MeanTPOTMS)
+	}
+	if s.tiers != nil {
+		sum.KVTiers = s.tierSummary()
 	}
 	for i := range s.workers {
 		w := &s.workers[i]

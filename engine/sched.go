@@ -182,6 +182,7 @@ func (s *Sim) preempt(w *worker, i int, t int64, front bool) int32 {
 	r.fl.blocks = r.fl.blocks[:0]
 	r.fl.computed = 0
 	r.fl.stored = 0
+	r.fl.loadUntil = 0
 	r.preempted++
 	w.preemptions++
 	if front {

@@ -44,6 +44,7 @@ type flight struct {
 	admitted  bool
 	lastTok   int64
 	queued    int64 // when the engine received it: arrival, or the end of its tokenisation
+	loadUntil int64 // lower-tier blocks still arriving until then (tiers.go)
 
 	// hashes: per full engine block of the prompt, its group key (blockKeys): its trace
 	// block's key, or its own hash when engine blocks do not group into trace blocks.
@@ -121,7 +122,8 @@ type Sim struct {
 	lpmSeen    map[uint64]struct{}
 	trtContrib map[uint64]struct{}
 
-	sess *sessionSchedule // the trace's sessions and dependencies (sessions.go); nil: independent rows
+	sess       *sessionSchedule // the trace's sessions and dependencies (sessions.go); nil: independent rows
+	tiers      *tierState       // Config.KVTiers (tiers.go); nil without lower tiers
 }
 
 // New builds a simulation of cfg replaying tr with step times from timer.
@@ -227,6 +229,7 @@ func newSimIn(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace, r
 	}
 	s.setupAdmission()
 	s.setupScheduler()
+	s.setupTiers()
 	if cfg.LoadReport {
 		n := len(tr.Requests)
 		s.stalls = stallAccounts{on: true, stall: make([]int64, n), queueStall: make([]int64, n), preemptedAt: make([]int64, n)}

@@ -86,12 +86,20 @@ func (s *Sim) startStep(w *worker, t int64) {
 func (s *Sim) scheduleVLLM(w *worker, t int64) {
 	budget := int32(s.cfg.Worker.MaxNumBatchedTokens)
 	preempted := false
+	if s.tiers != nil {
+		m := s.tiers.m[w.id]
+		m.Advance(t)
+		s.emitTiers(w.id, m)
+	}
 
 	// Running requests first, in admission order: a decode takes one token, a partial
 	// prefill continues with as much of its prompt as the budget allows.
 	for i := 0; i < len(w.running) && budget > 0; i++ {
 		ri := w.running[i]
 		r := &s.reqs[ri]
+		if s.tiers != nil && r.fl.loadUntil > t {
+			continue // its lower-tier blocks are still arriving
+		}
 		n := min(r.fl.tokens-r.fl.computed, budget)
 		need := int(s.blocksFor(r.fl.computed+n)) - len(r.fl.blocks)
 		self := false
@@ -120,8 +128,17 @@ func (s *Sim) scheduleVLLM(w *worker, t int64) {
 		}
 		// Prefix hit: the longest run of cached full blocks, leaving at least the last
 		// token to compute.
-		hitFree := s.prefixHit(w, r, s.maxHit(r))
+		lim := s.maxHit(r)
+		hitFree := s.prefixHit(w, r, lim)
 		hit := int32(len(w.hit))
+		if s.tiers != nil && hit < lim && !s.cfg.Worker.NoPrefixCaching {
+			if n2, n3 := s.tiers.m[w.id].Lookup(t, r.fl.hashes, hit, lim, w.pool.g); n2+n3 > 0 {
+				if !s.onboard(w, ri, t, hitFree, n2, n3) {
+					break
+				}
+				continue
+			}
+		}
 		n := min(r.fl.tokens-hit*s.blockSize, budget)
 		need := int(s.blocksFor(hit*s.blockSize+n) - hit)
 		if need > w.pool.available()-hitFree {
@@ -136,6 +153,9 @@ func (s *Sim) scheduleVLLM(w *worker, t int64) {
 // launch prices the step w.sched holds, starting at t, and queues its end (or idles w).
 func (s *Sim) launch(w *worker, t int64) {
 	if w.pool.removed.len() > 0 {
+		if s.tiers != nil {
+			s.offload(w, t)
+		}
 		s.emit(w.id, router.BlocksRemoved, &w.pool.removed)
 		w.pool.removed.reset()
 	}

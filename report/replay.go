@@ -60,6 +60,9 @@ func ReplayHTML(fp config.Fingerprint, rep *engine.Report, goal config.Goal) ([]
 	if line := SLOLine(s, goal); line != "" {
 		pg.Para("%s; goodput as vLLM's benchmark_serving counts it.", line)
 	}
+	if t := s.KVTiers; t != nil {
+		pg.Para("%s.", t)
+	}
 	for _, rj := range s.Rejections {
 		pg.Para("Rejected before routing: %d requests, %s (first: %s).", rj.Requests, rj.Reason, rj.First)
 	}

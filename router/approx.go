@@ -147,7 +147,7 @@ func (r *Router) compactDecisions() {
 // delay queues a copy of ev (its slices are the engine's, reused) for delivery after the
 // event delay.
 func (r *Router) delay(ev KVEvent) {
-	c := KVEvent{Worker: ev.Worker, Kind: ev.Kind, Hashes: append([]uint64(nil), ev.Hashes...)}
+	c := KVEvent{Worker: ev.Worker, Kind: ev.Kind, Tier: ev.Tier, Hashes: append([]uint64(nil), ev.Hashes...)}
 	if ev.Keys != nil {
 		c.Keys = append([]uint64(nil), ev.Keys...)
 		c.Subs = append([]uint8(nil), ev.Subs...)

@@ -52,6 +52,9 @@ type Config struct {
 	// decisions), the overlap credit's decay, how many routers share the fleet, and session
 	// affinity.
 	IndexConfig
+	// Tiers: the workers have host and disk KV tiers below the GPU cache, whose KV events
+	// the overlap credit counts at these weights (tiers.go); nil: no lower tiers.
+	Tiers *TierWeights `json:",omitempty"`
 }
 
 // DefaultConfig is Dynamo's default KV router: credit 1, scale 1, temperature 0, block 64.
@@ -91,6 +94,11 @@ func (c Config) Validate() error {
 	}
 	if err := c.validateAffinity(); err != nil {
 		return err
+	}
+	if c.Tiers != nil {
+		if err := c.Tiers.validate(); err != nil {
+			return err
+		}
 	}
 	return c.replicasSupported()
 }

@@ -15,11 +15,7 @@ package router
 func chooseDecayed(r *Router, req *Request) int {
 	n := r.workers
 	load, overlap, active := r.load[:n], r.overlap[:n], r.activePrefix[:n]
-	lo := load[0].PrefillTokens
-	for w := 1; w < n; w++ {
-		lo = min(lo, load[w].PrefillTokens)
-	}
-	reqBlocks := float64(max(1, (req.InputLength+r.cfg.BlockSize-1)/r.cfg.BlockSize))
+	lo, reqBlocks := decayBase(load, req, r.cfg.BlockSize)
 	decay := r.cfg.OverlapScoreCreditDecay
 	cfg := r.cfg
 	cost := r.cost[:n]
@@ -32,4 +28,14 @@ func chooseDecayed(r *Router, req *Request) int {
 		return argminRandomTie(r, cost)
 	}
 	return softmaxSample(r, cost, r.cfg.Temperature)
+}
+
+// decayBase is what the decay compares each worker with: the least prefill load of the fleet
+// and the request's prompt in blocks.
+func decayBase(load []WorkerLoad, req *Request, blockSize int) (lo int64, reqBlocks float64) {
+	lo = load[0].PrefillTokens
+	for w := 1; w < len(load); w++ {
+		lo = min(lo, load[w].PrefillTokens)
+	}
+	return lo, float64(max(1, (req.InputLength+blockSize-1)/blockSize))
 }

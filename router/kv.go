@@ -16,6 +16,9 @@ const ModeKV Mode = "kv_router"
 type kvPolicy struct{}
 
 func (kvPolicy) choose(r *Router, req *Request) int {
+	if r.tiers != nil {
+		return chooseTiered(r, req)
+	}
 	if r.cfg.OverlapScoreCreditDecay > 0 {
 		return chooseDecayed(r, req)
 	}

@@ -212,11 +212,19 @@ func (r *Router) chooseFree(req *Request) int {
 		}
 	case kvPolicy:
 		k := newKVCost(r.cfg, req)
+		var tiered []float64 // with KV tiers, their credit too (tiers.go)
+		if r.tiers != nil {
+			tiered = r.tieredCosts(req)
+		}
 		cost := r.cost[:0]
 		idx := r.freeIdx[:0]
 		for w := range n {
 			if r.free[w] {
-				cost = append(cost, k.cost(&r.view[w], r.overlap[w], r.activePrefix[w]))
+				c := k.cost(&r.view[w], r.overlap[w], r.activePrefix[w])
+				if tiered != nil {
+					c = tiered[w]
+				}
+				cost = append(cost, c)
 				idx = append(idx, w)
 			}
 		}

@@ -42,6 +42,8 @@ type KVEvent struct {
 	// block hashes to Keys[i]. Nil for an ungrouped router.
 	Keys []uint64
 	Subs []uint8
+	// Tier is where the blocks are: the GPU cache (0), or a lower tier (tiers.go).
+	Tier StorageTier
 }
 
 // MaxWorkers bounds the fleet: the indexer keeps one bit per worker per cached block, so a
@@ -128,7 +130,8 @@ type Router struct {
 	timed bool      // the configuration reads the clock (Config.timed)
 	idx   timedView // approx.go
 
-	aff *affinity // session affinity (affinity.go); nil: off
+	aff   *affinity  // session affinity (affinity.go); nil: off
+	tiers *tierIndex // lower KV tiers (tiers.go); nil without them
 }
 
 // booking is what Route recorded about a request, so FirstToken and Finished can undo it.
@@ -238,6 +241,9 @@ func NewGroupedReusing(prev *Router, cfg Config, workers, subBlocks int, seed ui
 	}
 	if cfg.PredictedTTLSecs > 0 {
 		r.idx.predictedIndex = newPredicted(cfg, workers, subBlocks)
+	}
+	if cfg.Tiers != nil {
+		r.tiers = newTierIndex(*cfg.Tiers, workers)
 	}
 	r.plain = cfg.Load.Default()
 	r.view = r.load
@@ -378,6 +384,10 @@ func (r *Router) Apply(ev KVEvent) {
 // apply is Apply without delay.
 func (r *Router) apply(ev KVEvent) {
 	if ev.Worker < 0 || ev.Worker >= r.workers {
+		return
+	}
+	if ev.Tier != TierDevice {
+		r.applyTier(&ev)
 		return
 	}
 	if ev.Keys != nil {

@@ -147,3 +147,34 @@ func TestFormatPctWidth(t *testing.T) {
 		}
 	}
 }
+
+// With KV tiers the prefix-hit heatmap gains a last row, one line tall, of the fleet's share
+// onboarded from the tiers: the pane keeps to its height (the workers' rows give up a line)
+// and the row is shaded like the others (0 to 1).
+func TestTierRowUnderPrefixHits(t *testing.T) {
+	c := Common{Styles: NewStyles(themes.NoColor())}
+	p := newFleetPane(&c)
+	p.SetSize(120, 11)
+	n := 4
+	res := Result{Final: true, Knobs: Knobs{Mode: "kv_router"}, SimMS: 4000,
+		Fleet: Fleet{WindowMS: 1000, ActiveBlocks: [][]float64{{1, 2, 3, 4}, {1, 2, 3, 4}},
+			QueuedPrefill: [][]float64{make([]float64, n), make([]float64, n)}, HitRatio: [][]float64{make([]float64, n), make([]float64, n)}}}
+	p.Update(resultMsg{res})
+	without := p.View()
+	if strings.Contains(without, tierLabel) {
+		t.Fatalf("a tier row without tiers:\n%s", without)
+	}
+	res.Fleet.TierHit = []float64{0, 0, 1, 1}
+	p.Update(resultMsg{res})
+	v := p.View()
+	lines := strings.Split(v, "\n")
+	if len(lines) > 11 {
+		t.Fatalf("%d lines in an 11-line pane:\n%s", len(lines), v)
+	}
+	if !strings.Contains(v, tierLabel+" ··██") {
+		t.Fatalf("no tier row of two cold then two hot cells:\n%s", v)
+	}
+	if !strings.Contains(v, "G2/3: fleet's share onboarded from KV tiers") {
+		t.Fatalf("legend does not explain the row:\n%s", v)
+	}
+}

@@ -6,8 +6,9 @@ import (
 )
 
 // IndexKnobs are the router's index knobs (docs/router.md): KV events or the router's own
-// guesses with a TTL, the events' delay, the overlap credit's decay, and several routers with
-// or without sync. The zero value but for TTLSecs is Dynamo's default.
+// guesses with a TTL, the events' delay, the overlap credit's decay, several routers with or
+// without sync, and the KV tiers. The zero value but for TTLSecs and the hit weights is
+// Dynamo's default.
 type IndexKnobs struct {
 	NoKVEvents   bool    // use_kv_events false
 	TTLSecs      float64 // router_ttl_secs
@@ -18,6 +19,10 @@ type IndexKnobs struct {
 	Sync         bool    // router_replica_sync
 	SyncDelayMS  float64 // router_replica_sync_delay_ms
 	AffinityTTL  float64 // router_session_affinity_ttl_secs (0: off)
+	// KV tiers (docs/kv-tiers.md): G2 blocks per worker (0: off) and the router's credit per
+	// host and disk block.
+	G2Blocks               int     // num_g2_blocks
+	HostWeight, DiskWeight float64 // host_cache_hit_weight, disk_cache_hit_weight
 }
 
 // IndexSpace is the values the index knobs step through; with no Routers the explorer has
@@ -25,6 +30,8 @@ type IndexKnobs struct {
 type IndexSpace struct {
 	TTLs, EventDelays, PredictedTTLs, Decays, SyncDelays, AffinityTTLs []float64
 	Routers                                                            []int
+	G2Blocks                                                           []int // num_g2_blocks ladder (0 first: off)
+	HitWeights                                                         []float64
 }
 
 // The index knobs' rows follow router_temperature in the pane; their ids follow the load
@@ -39,6 +46,9 @@ const (
 	knobSync
 	knobSyncDelay
 	knobAffinityTTL
+	knobG2Blocks
+	knobHostWeight
+	knobDiskWeight
 	endIndexKnobs
 )
 
@@ -46,14 +56,16 @@ func (k knob) isIndex() bool { return k >= knobKVEvents && k < endIndexKnobs }
 
 func (k knob) indexKey() string {
 	return [...]string{"use_kv_events", "router_ttl_secs", "router_kv_event_delay_ms", "router_predicted_ttl_secs", "overlap_score_credit_decay",
-		"router_replicas", "router_replica_sync", "router_replica_sync_delay_ms", "router_session_affinity_ttl_secs"}[k-knobKVEvents]
+		"router_replicas", "router_replica_sync", "router_replica_sync_delay_ms", "router_session_affinity_ttl_secs",
+		"num_g2_blocks", "host_cache_hit_weight", "disk_cache_hit_weight"}[k-knobKVEvents]
 }
 
 // indexLabel is index knob k's name in the pane, short enough not to be cut at 80 columns
 // (the help line names the key in full).
 func (k knob) indexLabel() string {
 	return [...]string{"use_kv_events", "router_ttl_secs", "kv_event_delay_ms", "predicted_ttl_secs", "credit_decay",
-		"router_replicas", "replica_sync", "replica_sync_delay_ms", "affinity_ttl_secs"}[k-knobKVEvents]
+		"router_replicas", "replica_sync", "replica_sync_delay_ms", "affinity_ttl_secs",
+		"g2_blocks", "host_hit_weight", "disk_hit_weight"}[k-knobKVEvents]
 }
 
 func (k knob) indexAbout() string {
@@ -67,6 +79,9 @@ func (k knob) indexAbout() string {
 		"Dynamo --router-replica-sync: every router books every router's requests in its active load",
 		"replica sync latency (ms): how late the other routers learn of a router's bookings and frees",
 		"Dynamo --router-session-affinity-ttl-secs (s, 0 off): a session's requests stay on its first worker until idle this long",
+		"KV tiers: host-memory (G2) blocks per worker that GPU evictions are offloaded to and hits onboarded from (0: off)",
+		"Dynamo --router-host-cache-hit-weight (0–1): the router's credit per prefix block in a worker's host tier",
+		"Dynamo --router-disk-cache-hit-weight (0–1): the credit per prefix block in its disk tier (G3, from the experiment file)",
 	}[k-knobKVEvents]
 }
 
@@ -93,13 +108,19 @@ func (s Space) indexRows(ks Knobs) []knob {
 	} else if len(s.Index.AffinityTTLs) > 0 {
 		rows = append(rows, knobAffinityTTL)
 	}
+	if len(s.Index.G2Blocks) > 0 {
+		rows = append(rows, knobG2Blocks)
+		if x.G2Blocks > 0 {
+			rows = append(rows, knobHostWeight, knobDiskWeight)
+		}
+	}
 	return rows
 }
 
 // kvOnly reports whether knob k changes nothing outside kv_router.
 func (k knob) kvOnly() bool {
 	switch k {
-	case knobCredit, knobScale, knobTemperature, knobKVEvents, knobTTL, knobEventDelay, knobPredictedTTL, knobDecay:
+	case knobCredit, knobScale, knobTemperature, knobKVEvents, knobTTL, knobEventDelay, knobPredictedTTL, knobDecay, knobHostWeight, knobDiskWeight:
 		return true
 	}
 	return false
@@ -124,6 +145,12 @@ func (k knob) indexValue(ks Knobs) string {
 		return strconv.FormatBool(x.Sync)
 	case knobAffinityTTL:
 		return formatNum(x.AffinityTTL)
+	case knobG2Blocks:
+		return strconv.Itoa(x.G2Blocks)
+	case knobHostWeight:
+		return formatNum(x.HostWeight)
+	case knobDiskWeight:
+		return formatNum(x.DiskWeight)
 	default:
 		return formatNum(x.SyncDelayMS)
 	}
@@ -160,6 +187,12 @@ func (s Space) stepIndex(ks Knobs, k knob, dir int) (Knobs, string) {
 		x.SyncDelayMS = stepFloat(sp.SyncDelays, x.SyncDelayMS, dir)
 	case knobAffinityTTL:
 		x.AffinityTTL = stepFloat(sp.AffinityTTLs, x.AffinityTTL, dir)
+	case knobG2Blocks:
+		x.G2Blocks = stepInt(sp.G2Blocks, x.G2Blocks, dir)
+	case knobHostWeight:
+		x.HostWeight = stepFloat(sp.HitWeights, x.HostWeight, dir)
+	case knobDiskWeight:
+		x.DiskWeight = stepFloat(sp.HitWeights, x.DiskWeight, dir)
 	}
 	if *x == before {
 		return ks, k.atEnd(ks, dir)
@@ -191,6 +224,12 @@ func (x IndexKnobs) changed(kv bool) string {
 	}
 	if x.AffinityTTL != 0 {
 		out += " affinity_ttl=" + formatNum(x.AffinityTTL)
+	}
+	if x.G2Blocks > 0 {
+		out += fmt.Sprintf(" g2=%d", x.G2Blocks)
+		if kv {
+			out += " host_w=" + formatNum(x.HostWeight) + " disk_w=" + formatNum(x.DiskWeight)
+		}
 	}
 	return out
 }

@@ -101,3 +101,50 @@ func TestAffinityKnob(t *testing.T) {
 		t.Error("an affinity row with two routers")
 	}
 }
+
+// The KV tiers' knobs close the index rows of the second group: G2's size always, the hit
+// weights once G2 is on; they reach the run's knobs and its one-line description, and at
+// 80×24 the G2 row shows after g.
+func TestTierKnobRows(t *testing.T) {
+	sp := indexTestSpace()
+	sp.Index.G2Blocks, sp.Index.HitWeights = []int{0, 8192, 32768}, []float64{0, 0.25, 0.5, 0.75, 1}
+	k := testKnobs(8)
+	k.Index = IndexKnobs{TTLSecs: 120, Routers: 1, HostWeight: 0.75, DiskWeight: 0.25}
+	rows := func(k Knobs) []string {
+		var out []string
+		for _, r := range sp.loadRows(k) {
+			if r >= knobG2Blocks && r.isIndex() {
+				out = append(out, r.label())
+			}
+		}
+		return out
+	}
+	if got := rows(k); !slices.Equal(got, []string{"g2_blocks"}) {
+		t.Errorf("rows with G2 off: %v", got)
+	}
+	k, _ = sp.step(k, knobG2Blocks, +1)
+	k, _ = sp.step(k, knobHostWeight, +1)
+	if got := rows(k); !slices.Equal(got, []string{"g2_blocks", "host_hit_weight", "disk_hit_weight"}) {
+		t.Errorf("rows with G2 on: %v", got)
+	}
+	if k.Index.G2Blocks != 8192 || k.Index.HostWeight != 1 {
+		t.Errorf("stepped to %+v", k.Index)
+	}
+	if _, note := sp.step(k, knobHostWeight, +1); !strings.Contains(note, "last value") {
+		t.Errorf("host weight past 1: note %q", note)
+	}
+	if r := k.Router(); !strings.Contains(r, "g2=8192 host_w=1.0 disk_w=0.25") {
+		t.Errorf("Router() = %q does not name the tiers", r)
+	}
+
+	o := testOptions(fakeSim{workers: 8}, fakeSweeper{})
+	o.Space, o.Initial = sp, testKnobs(8)
+	o.Initial.Index = IndexKnobs{TTLSecs: 120, Routers: 1, HostWeight: 0.75, DiskWeight: 0.25}
+	m := New(o)
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	drive(t, m, m.Init())
+	m.keyAndSettle(t, "g")
+	if view := ansi.Strip(m.render()); !strings.Contains(view, "g2_blocks ") {
+		t.Errorf("after g the 80×24 view lacks g2_blocks:\n%s", view)
+	}
+}

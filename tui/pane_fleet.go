@@ -127,9 +127,12 @@ func (p *fleetPane) View() string {
 	if hasNaN(f.HitRatio) {
 		notes = append(notes, [2]string{"blank: no admissions", "blank: none"})
 	}
+	if f.TierHit != nil {
+		notes = append(notes, [2]string{tierLabel + ": fleet's share onboarded from KV tiers", tierLabel + ": tiers"})
+	}
 	hitLegend := fitLegend(fmt.Sprintf("0 %s 1", p.legend()), notes, p.width-1-half)
-	left := p.heatmap(loadName, load, labels, loadMax, half, lines, loadLegend)
-	right := p.heatmap(hitName, group(f.HitRatio, per, meanOf), labels, 1, p.width-1-half, lines, hitLegend)
+	left := p.heatmap(loadName, load, labels, loadMax, half, lines, loadLegend, nil)
+	right := p.heatmap(hitName, group(f.HitRatio, per, meanOf), labels, 1, p.width-1-half, lines, hitLegend, f.TierHit)
 	return lipgloss.JoinHorizontal(lipgloss.Top, left, " ", right)
 }
 
@@ -219,9 +222,18 @@ func (p *fleetPane) perRow() int {
 	return p.groupSize(p.res.Fleet.Workers())
 }
 
+// chrome is the pane's lines besides the worker rows: fleetChrome, and the KV-tier row
+// when the run has one.
+func (p *fleetPane) chrome() int {
+	if p.res != nil && p.res.Fleet.TierHit != nil {
+		return fleetChrome + 1
+	}
+	return fleetChrome
+}
+
 // groupSize is how many of a fleet's workers share a row at the pane's height.
 func (p *fleetPane) groupSize(workers int) int {
-	rows := max(1, p.height-fleetChrome)
+	rows := max(1, p.height-p.chrome())
 	return max(1, (workers+rows-1)/rows)
 }
 
@@ -232,7 +244,7 @@ func (p *fleetPane) rowLines() int {
 		return 1
 	}
 	rows := (p.res.Fleet.Workers() + p.perRow() - 1) / p.perRow()
-	return max(1, min(maxRowLines, (p.height-fleetChrome)/rows))
+	return max(1, min(maxRowLines, (p.height-p.chrome())/rows))
 }
 
 // linesFor is how many lines the pane draws for a fleet of workers at height h: what the
@@ -324,12 +336,19 @@ func (p *fleetPane) cell(l int) string {
 	return g
 }
 
+// tierLabel labels the prefix-hit heatmap's last row with KV tiers on: the fleet's share of
+// prompt tokens onboarded from G2 and G3.
+const tierLabel = "G2/3"
+
 // heatmap renders one matrix [row][window] into width columns: a title, each row labelled
-// and lines tall, the time axis (0 to the simulated time the pane's title names) and the
-// legend.
-func (p *fleetPane) heatmap(title string, m [][]float64, labels []string, scale float64, width, lines int, legend string) string {
+// and lines tall, a row one line tall of tier (the fleet's KV-tier hit ratio, when not nil),
+// the time axis (0 to the simulated time the pane's title names) and the legend.
+func (p *fleetPane) heatmap(title string, m [][]float64, labels []string, scale float64, width, lines int, legend string, tier []float64) string {
 	st := p.common.Styles
 	label := labelWidth(labels)
+	if tier != nil {
+		label = max(label, lipgloss.Width(tierLabel)+1)
+	}
 	cols := max(1, width-label)
 	windows := 0
 	if len(m) > 0 {
@@ -348,6 +367,13 @@ func (p *fleetPane) heatmap(title string, m [][]float64, labels []string, scale 
 			}
 			out = append(out, st.Muted.Render(name+strings.Repeat(" ", label-lipgloss.Width(name)))+b.String())
 		}
+	}
+	if tier != nil {
+		var b strings.Builder
+		for _, v := range resample(tier, cols) {
+			b.WriteString(p.cell(level(v, scale)))
+		}
+		out = append(out, st.Muted.Render(tierLabel+strings.Repeat(" ", label-lipgloss.Width(tierLabel)))+b.String())
 	}
 	end := fmt.Sprintf("%.0fs", p.res.SimMS/1000)
 	axis := strings.Repeat(" ", label) + "0s" + strings.Repeat(" ", max(1, min(cols, windows)-2-len(end))) + end

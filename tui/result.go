@@ -34,6 +34,9 @@ type Fleet struct {
 	QueuedPrefill [][]float64 // [worker][window] prompt tokens still waiting for prefill
 	HitRatio      [][]float64 // [worker][window] prefix-hit ratio of admissions; NaN: none
 	Decodes       [][]float64 // [worker][window] requests decoding
+	// TierHit is the fleet's share of admitted prompt tokens onboarded from the KV tiers (G2,
+	// G3) per window; NaN: none admitted; nil without tiers.
+	TierHit []float64
 }
 
 // Workers is the number of worker rows.

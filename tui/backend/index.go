@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/kvtier"
+	"github.com/routerlab/routerlab/model"
 	"github.com/routerlab/routerlab/router"
 	"github.com/routerlab/routerlab/tui"
 )
@@ -29,6 +31,8 @@ func indexSpace(f *config.File) tui.IndexSpace {
 		Routers:       ladder(powersOfTwo(1, router.MaxReplicas), ints(f.Values(config.KeyRouterReplicas))...),
 		SyncDelays:    nums(config.KeyRouterReplicaSyncDelayMS, 0, 1, 10, 100, 1000),
 		AffinityTTLs:  nums(config.KeyRouterSessionAffinityTTLSecs, 0, 1, 10, 60, 600, 3600),
+		G2Blocks:      ladder([]int{0, 8192, 16384, 32768, 65536, 131072}, ints(f.Values(config.KeyNumG2Blocks))...),
+		HitWeights:    nums(config.KeyHostCacheHitWeight, append([]float64{0, 0.25, 0.5, 0.75, 1}, nums(config.KeyDiskCacheHitWeight)...)...),
 	}
 }
 
@@ -44,6 +48,9 @@ func indexKnobs(val func(string) config.Value) tui.IndexKnobs {
 		Sync:         val(config.KeyRouterReplicaSync).Text == "true",
 		SyncDelayMS:  val(config.KeyRouterReplicaSyncDelayMS).Num,
 		AffinityTTL:  val(config.KeyRouterSessionAffinityTTLSecs).Num,
+		G2Blocks:     int(val(config.KeyNumG2Blocks).Num),
+		HostWeight:   val(config.KeyHostCacheHitWeight).Num,
+		DiskWeight:   val(config.KeyDiskCacheHitWeight).Num,
 	}
 }
 
@@ -60,6 +67,27 @@ func indexConfig(x tui.IndexKnobs) router.IndexConfig {
 	return router.IndexConfig{NoKVEvents: x.NoKVEvents, TTLSecs: x.TTLSecs, KVEventDelayUS: us(x.EventDelayMS), PredictedTTLSecs: predicted,
 		OverlapScoreCreditDecay: x.Decay, Replicas: max(1, x.Routers), ReplicaSync: x.Sync, ReplicaSyncDelayUS: us(x.SyncDelayMS),
 		SessionAffinityTTLSecs: affinity}
+}
+
+// tierConfig is the KV tiers of the knobs for a worker of capacity c (nil, nil with G2 off):
+// the experiment's tier settings (base, when it has tiers) with the knobs' G2 size, blocks of
+// the explored deployment's per-GPU KV bytes unless the experiment sets kv_bytes_per_token.
+func tierConfig(f *config.File, base *kvtier.Config, x tui.IndexKnobs, c model.Capacity) (*kvtier.Config, *router.TierWeights) {
+	if x.G2Blocks == 0 {
+		return nil, nil
+	}
+	tc := kvtier.Config{G1ToG2GBps: kvtier.DefaultG1G2GBps, G2ToG1GBps: kvtier.DefaultG1G2GBps, G2ToG3GBps: kvtier.DefaultG2G3GBps,
+		G3ToG2GBps: kvtier.DefaultG2G3GBps, OffloadBatchSize: kvtier.DefaultOffloadBatchSize}
+	if base != nil {
+		tc = *base
+	}
+	tc.NumG2Blocks = x.G2Blocks
+	perToken := c.KVBytesPerToken
+	if v := f.Values(config.KeyKVBytesPerToken); len(v) > 0 && v[0].Num > 0 {
+		perToken = int64(v[0].Num)
+	}
+	tc.BlockBytes = int64(c.BlockSize) * perToken
+	return &tc, &router.TierWeights{Host: x.HostWeight, Disk: x.DiskWeight}
 }
 
 // indexSets are the --set overrides of the index knobs that differ from was (the point a
@@ -81,5 +109,8 @@ func indexSets(x, was tui.IndexKnobs) []string {
 	add(config.KeyRouterReplicaSync, strconv.FormatBool(x.Sync), strconv.FormatBool(was.Sync))
 	add(config.KeyRouterReplicaSyncDelayMS, fl(x.SyncDelayMS), fl(was.SyncDelayMS))
 	add(config.KeyRouterSessionAffinityTTLSecs, fl(x.AffinityTTL), fl(was.AffinityTTL))
+	add(config.KeyNumG2Blocks, strconv.Itoa(x.G2Blocks), strconv.Itoa(was.G2Blocks))
+	add(config.KeyHostCacheHitWeight, fl(x.HostWeight), fl(was.HostWeight))
+	add(config.KeyDiskCacheHitWeight, fl(x.DiskWeight), fl(was.DiskWeight))
 	return sets
 }

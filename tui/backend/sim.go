@@ -115,6 +115,7 @@ func (s *Sim) Config(k tui.Knobs) (engine.Config, *model.Worker, error) {
 	if d.NumGPUBlocks == 0 {
 		d.NumGPUBlocks = w.Capacity().NumGPUBlocks
 	}
+	cfg.KVTiers, cfg.Router.Tiers = tierConfig(s.exp.File, s.base.KVTiers, k.Index, w.Capacity())
 	return cfg, w, nil
 }
 
@@ -211,6 +212,9 @@ func (s *Sim) result(k tui.Knobs, snaps []engine.Snapshot, recs []engine.Request
 		}
 	}
 	res.Fleet.HitRatio = hitRatio(recs, workers, cols, res.Fleet.WindowMS)
+	if k.Index.G2Blocks > 0 {
+		res.Fleet.TierHit = tierHit(recs, cols, res.Fleet.WindowMS)
+	}
 	res.TTFTOverTime = ttftOverTime(recs, res.Fleet.WindowMS, cols)
 	return res
 }
@@ -236,6 +240,28 @@ func hitRatio(recs []engine.RequestRecord, workers, cols int, windowMS float64) 
 		}
 	}
 	return cached
+}
+
+// tierHit is the fleet's token-weighted share of prompt tokens onboarded from the KV tiers
+// per arrival window.
+func tierHit(recs []engine.RequestRecord, cols int, windowMS float64) []float64 {
+	tier, input := make([]float64, cols), make([]float64, cols)
+	for _, r := range recs {
+		if cols == 0 || windowMS <= 0 {
+			break
+		}
+		c := min(cols-1, int(r.ArrivalMS/windowMS))
+		tier[c] += float64(r.TierCachedTokens)
+		input[c] += float64(r.InputLength)
+	}
+	for c := range tier {
+		if input[c] == 0 {
+			tier[c] = math.NaN()
+		} else {
+			tier[c] /= input[c]
+		}
+	}
+	return tier
 }
 
 func matrix(rows, cols int) [][]float64 {

@@ -40,7 +40,7 @@ func TestSimulateKVRouterBeatsRoundRobinOnReuse(t *testing.T) {
 	seed := tui.Deployment{Replicas: 8, Layout: "tp4·ep4", MaxBatchedTokens: 16384, MaxSeqs: 512, KVCacheDtype: "fp8",
 		Model: "MiniMaxAI/MiniMax-M2.5", GPU: "b200_sxm"}
 	dynamo := tui.LoadKnobs{"true", "true", "true", "false", "1", "none", "none", "fcfs", "none", "none", "none"}
-	index := tui.IndexKnobs{TTLSecs: 120, Routers: 1} // Dynamo's default: events on, one router
+	index := tui.IndexKnobs{TTLSecs: 120, Routers: 1, HostWeight: 0.75, DiskWeight: 0.25} // Dynamo's default: events on, one router, no tiers
 	if k != (tui.Knobs{Mode: "kv_router", Credit: 1, Scale: 1, Temperature: 0, Concurrency: 32, Deployment: seed, Load: dynamo, Index: index}) {
 		t.Fatalf("initial knobs = %+v, want Dynamo's default KV router at c=32 on the seed's deployment", k)
 	}
@@ -260,5 +260,40 @@ func TestExplorerSwitchesModelAndGPU(t *testing.T) {
 	k.Deployment.Layout = "tp4·ep4"
 	if _, _, err := s.Config(k); err == nil || !strings.Contains(err.Error(), `meta-llama/Llama-3.1-70B on h200_sxm has no layout "tp4·ep4" (it has: tp1 fp8, tp2 fp8, tp4, tp4 fp8, tp8, tp8 fp8)`) {
 		t.Fatalf("a dense model on an expert-parallel layout: %v", err)
+	}
+}
+
+// The G2 knob turns the KV tiers on in the explorer's run: the fleet pane's tier row is there
+// (a share in [0, 1] or NaN per window), the replay command repeats it, and with G2 off
+// there is none.
+func TestSimulateWithG2(t *testing.T) {
+	_, s := smallExperiment(t, 300)
+	k := s.Initial()
+	off, err := s.Simulate(context.Background(), tui.Run{Knobs: k}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off.Fleet.TierHit != nil {
+		t.Fatalf("tier row without tiers: %v", off.Fleet.TierHit)
+	}
+	k.Index.G2Blocks = 32768
+	on, err := s.Simulate(context.Background(), tui.Run{Knobs: k}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(on.Fleet.TierHit) != len(on.Fleet.HitRatio[0]) {
+		t.Fatalf("tier row of %d windows, the heatmap has %d", len(on.Fleet.TierHit), len(on.Fleet.HitRatio[0]))
+	}
+	for _, v := range on.Fleet.TierHit {
+		if !math.IsNaN(v) && (v < 0 || v > 1) {
+			t.Fatalf("tier share %v outside [0, 1]", v)
+		}
+	}
+	cfg, _, err := s.Config(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.KVTiers == nil || cfg.KVTiers.NumG2Blocks != 32768 || cfg.KVTiers.BlockBytes != 64*31744 || cfg.Router.Tiers == nil || cfg.Router.Tiers.Host != 0.75 {
+		t.Fatalf("engine config of G2 32768: %+v %+v", cfg.KVTiers, cfg.Router.Tiers)
 	}
 }
