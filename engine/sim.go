@@ -122,8 +122,8 @@ type Sim struct {
 	lpmSeen    map[uint64]struct{}
 	trtContrib map[uint64]struct{}
 
-	sess       *sessionSchedule // the trace's sessions and dependencies (sessions.go); nil: independent rows
-	tiers      *tierState       // Config.KVTiers (tiers.go); nil without lower tiers
+	sess  *sessionSchedule // the trace's sessions and dependencies (sessions.go); nil: independent rows
+	tiers *tierState       // Config.KVTiers (tiers.go); nil without lower tiers
 }
 
 // New builds a simulation of cfg replaying tr with step times from timer.
