@@ -96,8 +96,10 @@ type disagg struct {
 	src       [][]int32
 	srcWorker []int32
 	spare     [][]int32 // block tables given back, for the next handoff
-	// Per request, for the TTFT breakdown: prefill done, decode reservation, transfer end.
+	// Per request, for the TTFT breakdown: prefill done, decode reservation, transfer end;
+	// and the prompt blocks the decode worker had cached at the reservation.
 	prefilled, reserved, landed []int64
+	hit                         []int32
 	// Per decode worker: prompt tokens received and of those already cached there.
 	received, hitTokens []int64
 	transferBytes       float64
@@ -197,7 +199,7 @@ func (s *Sim) setupPools(timer model.StepTimer, g int32, n int) error {
 		cfg: dg, rt: rt, first: cfg.Workers,
 		pending: make([]deque, dg.DecodeWorkers), receiving: make([]int, dg.DecodeWorkers),
 		src: make([][]int32, n), srcWorker: make([]int32, n),
-		prefilled: make([]int64, n), reserved: make([]int64, n), landed: make([]int64, n),
+		prefilled: make([]int64, n), reserved: make([]int64, n), landed: make([]int64, n), hit: make([]int32, n),
 		received: make([]int64, dg.DecodeWorkers), hitTokens: make([]int64, dg.DecodeWorkers),
 	}
 	return nil
@@ -235,6 +237,11 @@ func (s *Sim) reserve(w *worker, t int64) {
 	d := s.dis
 	k := w.id - d.first
 	q := &d.pending[k]
+	if q.len() > 0 && w.fast {
+		// A decode stretch planned its blocks from the free ones: it ends at the step in
+		// progress before a reservation takes any.
+		s.settleFast(w, t, false)
+	}
 	for q.len() > 0 && len(w.running)+d.receiving[k] < w.spec.seqs {
 		ri := q.front()
 		r := &s.reqs[ri]
@@ -272,7 +279,7 @@ func (s *Sim) reserve(w *worker, t int64) {
 		if d.cfg.TransferGBps > 0 {
 			us = int64(math.Ceil(bytes / (d.cfg.TransferGBps * 1e3)))
 		}
-		d.reserved[ri] = t
+		d.reserved[ri], d.hit[ri] = t, hit
 		s.heap.push(event{time: t + us, phase: phaseTransferDone, id: ri})
 	}
 }
@@ -290,6 +297,11 @@ func (s *Sim) transferDone(ri int32, t int64) {
 	s.wake(src, t)
 
 	w := &s.workers[r.worker]
+	if w.fast {
+		// The stretch's steps up to t are applied and the stretch ends there: its steps
+		// decode only the requests that were running when it was planned.
+		s.settleFast(w, t, false)
+	}
 	d.receiving[w.id-d.first]--
 	r.fl.computed = r.isl - 1
 	w.stored.reset()
@@ -299,9 +311,6 @@ func (s *Sim) transferDone(ri int32, t int64) {
 		w.stored.reset()
 	}
 	w.running = append(w.running, ri)
-	if w.fast {
-		s.cutFast(w, t)
-	}
 	s.wake(w, t)
 }
 

@@ -108,8 +108,12 @@ func checkPool(s *Sim, w *worker, mirror map[uint64]bool) error {
 	p := &w.pool
 	held := map[int32]int32{}
 	inUse := 0
+	tables := inTransit(s, w)
 	for _, ri := range w.running {
-		for _, e := range s.reqs[ri].fl.blocks {
+		tables = append(tables, s.reqs[ri].fl.blocks)
+	}
+	for _, t := range tables {
+		for _, e := range t {
 			if e == 0 {
 				inUse++ // a plain block
 			} else {
@@ -154,14 +158,14 @@ func checkPool(s *Sim, w *worker, mirror map[uint64]bool) error {
 			return fmt.Errorf("KV events say %x is cached; the pool does not have it", h)
 		}
 	}
-	if len(w.running) > s.cfg.Worker.MaxNumSeqs {
+	if len(w.running) > w.spec.seqs {
 		return fmt.Errorf("%d running > max_num_seqs", len(w.running))
 	}
 	tokens := int32(0)
 	for _, sc := range w.sched {
 		tokens += sc.tokens
 	}
-	if w.busy && !w.fast && tokens > int32(s.cfg.Worker.MaxNumBatchedTokens) {
+	if w.busy && !w.fast && tokens > int32(w.spec.batched) {
 		return fmt.Errorf("step of %d tokens > budget", tokens)
 	}
 	return nil
