@@ -54,7 +54,7 @@ type flight struct {
 // Sim is one simulated replay. It is single-threaded and not safe for concurrent use; the
 // values it hands out (Snapshots, Report) are copies.
 type Sim struct {
-	cfg   Config
+	cfg        Config
 	timer      model.StepTimer
 	rt         routerAPI
 	rc         router.Config // rt's configuration
