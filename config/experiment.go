@@ -77,6 +77,9 @@ func newExperiment(f *File, tr *trace.Trace) (*Experiment, error) {
 			}
 		}
 	}
+	if err := e.addDisaggWorkers(); err != nil {
+		return nil, err
+	}
 	cfg, err := e.EngineConfig(nil)
 	if err != nil {
 		return nil, err
@@ -160,15 +163,24 @@ func (e *Experiment) EngineConfig(p Point) (engine.Config, error) {
 		}
 	}
 	d := f.deployment(val(KeyHardwareSKU).Text, pc, int(val("agg_max_num_batched_tokens").Num), int(val("agg_max_num_seqs").Num), kvCacheDtype(val(KeyKVCacheDtype)), val(KeyTimingReference).Text, model.Backend(val(KeyBackend).Text))
-	w, ok := e.workers[d]
-	if !ok {
-		return engine.Config{}, fmt.Errorf("config: no worker model for %+v", d)
-	}
-	if d.NumGPUBlocks == 0 {
-		d.NumGPUBlocks = w.Capacity().NumGPUBlocks
+	replicas := pc.Replicas
+	var dis *engine.Disagg
+	if f.disaggregated() {
+		if d, replicas, dis, err = e.disaggEngine(p, val("parallel_configs").Text); err != nil {
+			return engine.Config{}, err
+		}
+	} else {
+		w, ok := e.workers[d]
+		if !ok {
+			return engine.Config{}, fmt.Errorf("config: no worker model for %+v", d)
+		}
+		if d.NumGPUBlocks == 0 {
+			d.NumGPUBlocks = w.Capacity().NumGPUBlocks
+		}
 	}
 	return engine.Config{
-		Workers: pc.Replicas,
+		Disagg:  dis,
+		Workers: replicas,
 		Worker:  d,
 		Router: router.Config{
 			Mode:               mode,
@@ -249,10 +261,21 @@ func (e *Experiment) RunIn(ctx context.Context, sc *engine.Scratch, cfg engine.C
 			return nil, err
 		}
 	}
-	if sc == nil {
-		return engine.Replay(ctx, cfg, w, e.Trace.First(requests))
+	var timer model.StepTimer = w
+	if cfg.Disagg != nil {
+		dw, ok := e.workers[unresolved(cfg.Disagg.Decode)]
+		if !ok {
+			var err error
+			if dw, err = model.NewWorker(cfg.Disagg.Decode); err != nil {
+				return nil, err
+			}
+		}
+		timer = engine.PoolTimers{Prefill: w, Decode: dw}
 	}
-	return sc.Replay(ctx, cfg, w, e.Trace.First(requests))
+	if sc == nil {
+		return engine.Replay(ctx, cfg, timer, e.Trace.First(requests))
+	}
+	return sc.Replay(ctx, cfg, timer, e.Trace.First(requests))
 }
 
 // float32Precision is the file's float32 matmul precision, vLLM's default when unset.
