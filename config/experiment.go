@@ -158,7 +158,7 @@ func (e *Experiment) EngineConfig(p Point) (engine.Config, error) {
 	var pc ParallelConfig
 	pl := f.list("parallel_configs")
 	for i, v := range pl.values {
-		if v.Text == val("parallel_configs").Text {
+		if v.Text == val("parallel_configs").Text && i < len(pl.parallel) { // disaggregated: pl.disagg
 			pc = pl.parallel[i]
 		}
 	}

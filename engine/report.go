@@ -74,6 +74,9 @@ type Summary struct {
 	Goodput *Goodput `json:"goodput,omitempty"`
 	// Load is set with Config.LoadReport: decode stall and load balance (stall.go).
 	Load *LoadSummary `json:"load,omitempty"`
+	// Disagg is set for a disaggregated fleet: each pool's share and the TTFT's parts
+	// (disaggreport.go).
+	Disagg *DisaggSummary `json:"disagg,omitempty"`
 
 	Workers    []WorkerSummary `json:"workers"`
 	Rejections []Rejection     `json:"rejections,omitempty"`
@@ -235,6 +238,9 @@ func (s *Sim) Report() *Report {
 			Requests: w.requests, PromptTokens: w.promptTokens, ReusedTokens: w.reusedTokens,
 			PeakBlocks: w.peakBlocks, Preemptions: w.preemptions,
 		}
+	}
+	if s.dis != nil {
+		sum.Disagg = s.disaggSummary(sum.Workers)
 	}
 	return &Report{Summary: sum, Requests: recs, Snapshots: s.Snapshots()}
 }
