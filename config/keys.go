@@ -28,6 +28,8 @@ var keyDocs = []KeyDoc{
 	{"search_space.gpu_budget", "an integer in [1, 1048576]", "most GPUs a fleet may take; a fleet over it is an error naming the budget that would allow it (raised to fit when `--set` gives replicas, a layout or `parallel_configs` and not the budget)"},
 	{"search_space.min_gpu_budget", "an integer in [1, 1048576]", "fewest GPUs a derived parallel configuration may take (unset: no floor)"},
 	{"search_space.parallel_configs", "a list of `{tp, moe_tp, moe_ep, attention_dp (or dp), replicas}`, or `[]`, or with `deployment_mode: [disagg]` of `{prefill: {…}, decode: {…}}`", "each worker's layout and how many workers (1–1,024); moe_tp × moe_ep = tp × attention_dp; without either MoE key vLLM's default, moe_tp = tp; `[]` derives them under the budgets ([search space](search-space.md)); a disaggregated entry gives each pool its own layout and replicas"},
+	{"search_space.agg_max_num_batched_tokens", "integers in [1, 4194304]; a list", "vLLM `--max-num-batched-tokens`: most tokens one step schedules; each at least every `agg_max_num_seqs`, as vLLM requires"},
+	{"search_space.agg_max_num_seqs", "integers in [1, 65536]; a list", "vLLM `--max-num-seqs`: most running sequences"},
 	// The disaggregated fleet's engines and KV transfer (config/disagg.go, [disaggregated
 	// fleets](disagg.md)): in the fingerprint only for a disaggregated file.
 	{"search_space.prefill_max_num_batched_tokens", "integers in [1, 4194304]; a list", "disagg: the prefill workers' `--max-num-batched-tokens` (16384)"},
@@ -42,8 +44,6 @@ var keyDocs = []KeyDoc{
 	{"search_space.decode_enable_prefix_caching", "`true`, `false`", "disagg: prefix caching on the decode workers (`false`, as Spica forces it)"},
 	{"search_space.kv_transfer_bandwidth", "a number in [0, 1000000]", "disagg: GB/s a prompt's KV cache moves at from its prefill worker to its decode worker (64, the mocker's default; 0: instant)"},
 	{"search_space.kv_transfer_timing_mode", "`full_prompt`, `destination_missing`", "disagg: a transfer moves the whole prompt's KV (`full_prompt`, the mocker's default) or only the blocks the decode worker lacks"},
-	{"search_space.agg_max_num_batched_tokens", "integers in [1, 4194304]; a list", "vLLM `--max-num-batched-tokens`: most tokens one step schedules; each at least every `agg_max_num_seqs`, as vLLM requires"},
-	{"search_space.agg_max_num_seqs", "integers in [1, 65536]; a list", "vLLM `--max-num-seqs`: most running sequences"},
 	{"search_space.context_length", "an integer in [1, 16777216]", "vLLM `--max-model-len`: a request whose prompt plus output exceeds it is rejected, as vLLM answers HTTP 400"},
 	{"search_space.gpu_memory_utilization", "a number in [0.05, 1]", "vLLM `--gpu-memory-utilization`"},
 	{"search_space.block_size", "an integer in [1, 65536]", "tokens per KV block: vLLM `--block-size`, SGLang `--page-size`, TensorRT-LLM `tokens_per_block` (unset: 64, and TensorRT-LLM's 32 under `backend: trtllm`)"},
