@@ -110,20 +110,7 @@ func TestDisaggInvariantsProperty(t *testing.T) {
 					t.Fatalf("request %d completes with %+v", ri, *f)
 				}
 			}
-			last := int64(-1)
-			for events := 0; !s.Done(); events++ {
-				if events > 5_000_000 {
-					t.Fatal("no progress")
-				}
-				e := s.heap.pop()
-				if e.time < last {
-					t.Fatalf("clock went back from %d to %d", last, e.time)
-				}
-				last = e.time
-				s.process(e)
-				if mirror.err != nil {
-					t.Fatal(mirror.err)
-				}
+			runChecked(t, s, mirror, nil, func(e event) {
 				if e.phase == phaseTransferDone {
 					r := &s.reqs[e.id]
 					hit := d.hit[e.id] * s.blockSize // cached at the destination when reserved
@@ -141,14 +128,8 @@ func TestDisaggInvariantsProperty(t *testing.T) {
 						t.Fatalf("request %d: prefill holds %d blocks, decode reserved %d, prompt needs %d", ri, len(src), len(r.fl.blocks), want)
 					}
 				}
-				if !s.stepwise {
-					continue
-				}
 				for i := range s.workers {
 					w := &s.workers[i]
-					if err := checkPool(s, w, mirror.sets[i]); err != nil {
-						t.Fatalf("t=%d worker %d: %v", e.time, i, err)
-					}
 					for _, ri := range w.running {
 						if w.spec.decode && d.src[ri] != nil {
 							t.Fatalf("request %d runs on decode worker %d before its transfer ends", ri, i)
@@ -158,7 +139,7 @@ func TestDisaggInvariantsProperty(t *testing.T) {
 						}
 					}
 				}
-			}
+			})
 			prefilled, decoded := 0, 0
 			for i := range s.workers {
 				w := &s.workers[i]

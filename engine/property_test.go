@@ -171,8 +171,9 @@ func checkPool(s *Sim, w *worker, mirror map[uint64]bool) error {
 	return nil
 }
 
-// runChecked runs s event by event, checking invariants after each event.
-func runChecked(t *rapid.T, s *Sim, mirror *kvMirror, check func(*Sim) error) {
+// runChecked runs s event by event, checking invariants after each event: the pools and
+// check (nil: none) when stepwise, then the checks of also after every event.
+func runChecked(t *rapid.T, s *Sim, mirror *kvMirror, check func(*Sim) error, also ...func(e event)) {
 	last := int64(-1)
 	for events := 0; !s.Done(); events++ {
 		if events > 5_000_000 {
@@ -186,6 +187,9 @@ func runChecked(t *rapid.T, s *Sim, mirror *kvMirror, check func(*Sim) error) {
 		s.process(e)
 		if mirror.err != nil {
 			t.Fatal(mirror.err)
+		}
+		for _, f := range also {
+			f(e)
 		}
 		if !s.stepwise {
 			continue

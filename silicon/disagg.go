@@ -7,7 +7,6 @@ import (
 	"github.com/routerlab/routerlab/engine"
 	"github.com/routerlab/routerlab/model"
 	"github.com/routerlab/routerlab/router"
-	"github.com/routerlab/routerlab/trace"
 )
 
 // Disaggregated rows of AIConfigurator's sample (mode disagg): a prefill pool and a decode
@@ -108,8 +107,7 @@ func disaggDeployments(r Row, b Benchmark) (prefill, decode model.Deployment, sk
 	return prefill, decode, ""
 }
 
-// replayDisagg runs a disaggregated row's benchmark on a fleet of its pools: the warm-up
-// requests to completion, then the timed ones, as replay does for one worker.
+// replayDisagg runs a disaggregated row's benchmark on a fleet of its pools.
 func replayDisagg(ctx context.Context, pd, dd model.Deployment, r Row, b Benchmark, seed uint64) (ttft, tpot float64, err error) {
 	pw, err := model.NewWorker(pd)
 	if err != nil {
@@ -120,31 +118,11 @@ func replayDisagg(ctx context.Context, pd, dd model.Deployment, r Row, b Benchma
 		return 0, 0, err
 	}
 	pd.NumGPUBlocks, dd.NumGPUBlocks = pw.Capacity().NumGPUBlocks, dw.Capacity().NumGPUBlocks
-	n := r.Concurrency * b.RequestsPerSlot
-	if reqs, ids := n+r.Concurrency*b.WarmupPerSlot, n*((r.ISL+pd.BlockSize-1)/pd.BlockSize); reqs > MaxReplayRequests || ids > MaxReplayBlocks {
-		return 0, 0, fmt.Errorf("the replay would hold %d requests and %d prompt blocks, beyond the budget of %d and %d: "+
-			"lower --requests-per-slot", reqs, ids, MaxReplayRequests, MaxReplayBlocks)
-	}
-	timed := distinctPrompts(n, r, b, pd.BlockSize, seed)
 	rc := router.DefaultConfig()
 	rc.BlockSize = pd.BlockSize
 	cfg := engine.Config{Workers: r.Disagg.PrefillWorkers, Worker: pd, Router: rc, ReplayConcurrency: r.Concurrency, Seed: seed,
 		Disagg: &engine.Disagg{DecodeWorkers: r.Disagg.DecodeWorkers, Decode: dd, TransferGBps: TransferGBps, KVBytesPerToken: pw.KVBytesPerTokenModel()}}
-	timer := engine.PoolTimers{Prefill: pw, Decode: dw}
-	run := func(name string, reqs []trace.Request) (*engine.Report, error) {
-		tr := &trace.Trace{Name: fmt.Sprintf("silicon row %d %s", r.Line, name), BlockSize: pd.BlockSize, Requests: reqs}
-		return engine.Replay(ctx, cfg, timer, tr)
-	}
-	if warm := r.Concurrency * b.WarmupPerSlot; warm > 0 {
-		reqs := make([]trace.Request, warm)
-		for i := range reqs {
-			reqs[i] = timed[0]
-		}
-		if _, err := run("warm-up", reqs); err != nil {
-			return 0, 0, err
-		}
-	}
-	rep, err := run("timed", timed)
+	rep, err := benchmarkRun(ctx, cfg, engine.PoolTimers{Prefill: pw, Decode: dw}, r, b, seed)
 	if err != nil {
 		return 0, 0, err
 	}

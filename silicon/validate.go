@@ -208,9 +208,7 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 			rowsOut[i] = prepared{res, sim, d, b, key{d, dd, b, r.Concurrency, r.ISL, r.OSL}}
 			continue
 		}
-		if r.Unsupported == "" {
-			d = b.deployment(sim)
-		}
+		d = b.deployment(sim)
 		res.ValidatedAs, res.Float32MatmulPrecision, res.ReplayedVersion = sim.Layout(), d.Float32MatmulPrecision, d.BackendVersion
 		switch {
 		case r.Unsupported != "":
@@ -298,18 +296,29 @@ func replay(ctx context.Context, d model.Deployment, r Row, b Benchmark, seed ui
 		return 0, 0, 0, err
 	}
 	d.NumGPUBlocks = w.Capacity().NumGPUBlocks
-	n := r.Concurrency * b.RequestsPerSlot
-	if reqs, ids := n+r.Concurrency*b.WarmupPerSlot, n*((r.ISL+d.BlockSize-1)/d.BlockSize); reqs > MaxReplayRequests || ids > MaxReplayBlocks {
-		return 0, 0, 0, fmt.Errorf("the replay would hold %d requests and %d prompt blocks, beyond the budget of %d and %d: "+
-			"lower --requests-per-slot", reqs, ids, MaxReplayRequests, MaxReplayBlocks)
-	}
-	timed := distinctPrompts(n, r, b, d.BlockSize, seed)
 	rc := router.DefaultConfig()
 	rc.BlockSize = d.BlockSize
 	cfg := engine.Config{Workers: 1, Worker: d, Router: rc, ReplayConcurrency: r.Concurrency, Seed: seed}
+	rep, err := benchmarkRun(ctx, cfg, w, r, b, seed)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	return rep.Summary.MeanTTFTMS, rep.Summary.MeanTPOTMS, d.NumGPUBlocks, nil
+}
+
+// benchmarkRun runs row r's benchmark on the fleet of cfg: the warm-up requests to
+// completion, then the timed ones from an idle fleet, as the client's two phases do.
+func benchmarkRun(ctx context.Context, cfg engine.Config, timer model.StepTimer, r Row, b Benchmark, seed uint64) (*engine.Report, error) {
+	bs := cfg.Worker.BlockSize
+	n := r.Concurrency * b.RequestsPerSlot
+	if reqs, ids := n+r.Concurrency*b.WarmupPerSlot, n*((r.ISL+bs-1)/bs); reqs > MaxReplayRequests || ids > MaxReplayBlocks {
+		return nil, fmt.Errorf("the replay would hold %d requests and %d prompt blocks, beyond the budget of %d and %d: "+
+			"lower --requests-per-slot", reqs, ids, MaxReplayRequests, MaxReplayBlocks)
+	}
+	timed := distinctPrompts(n, r, b, bs, seed)
 	run := func(name string, reqs []trace.Request) (*engine.Report, error) {
-		tr := &trace.Trace{Name: fmt.Sprintf("silicon row %d %s", r.Line, name), BlockSize: d.BlockSize, Requests: reqs}
-		return engine.Replay(ctx, cfg, w, tr)
+		tr := &trace.Trace{Name: fmt.Sprintf("silicon row %d %s", r.Line, name), BlockSize: bs, Requests: reqs}
+		return engine.Replay(ctx, cfg, timer, tr)
 	}
 	if warm := r.Concurrency * b.WarmupPerSlot; warm > 0 {
 		// The client warms up with its first prompt, repeated.
@@ -318,14 +327,10 @@ func replay(ctx context.Context, d model.Deployment, r Row, b Benchmark, seed ui
 			reqs[i] = timed[0]
 		}
 		if _, err := run("warm-up", reqs); err != nil {
-			return 0, 0, 0, err
+			return nil, err
 		}
 	}
-	rep, err := run("timed", timed)
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	return rep.Summary.MeanTTFTMS, rep.Summary.MeanTPOTMS, d.NumGPUBlocks, nil
+	return run("timed", timed)
 }
 
 // replayRow replays an aggregated row on one worker of d, or a disaggregated one on its
