@@ -196,7 +196,6 @@ func stepTime(timer model.StepTimer, b *model.Batch) int64 {
 	return max(timer.StepTimeUS(b), 1)
 }
 
-
 func (s *Sim) queueStepEnd(w *worker, end int64) {
 	w.busy = true
 	w.gen++
