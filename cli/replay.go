@@ -213,8 +213,12 @@ func writeJSON(w io.Writer, v any) error {
 
 func writeSummaryTable(w io.Writer, exp *config.Experiment, point config.Point, cfg engine.Config, s engine.Summary) error {
 	r := cfg.Router
-	fmt.Fprintf(w, "trace %s (%d requests), %d workers, concurrency %d\n",
-		terminalSafe(exp.Trace.Name), s.RequestsCompleted, cfg.Workers, cfg.ReplayConcurrency)
+	fleet := fmt.Sprintf("%d workers", cfg.Workers)
+	if cfg.Disagg != nil {
+		fleet = fmt.Sprintf("%d prefill + %d decode workers", cfg.Workers, cfg.Disagg.DecodeWorkers)
+	}
+	fmt.Fprintf(w, "trace %s (%d requests), %s, concurrency %d\n",
+		terminalSafe(exp.Trace.Name), s.RequestsCompleted, fleet, cfg.ReplayConcurrency)
 	fmt.Fprintf(w, "router %s  overlap_score_credit %g  prefill_load_scale %g  router_temperature %g\n",
 		r.Mode, r.OverlapScoreCredit, r.PrefillLoadScale, r.Temperature)
 	for _, rj := range s.Rejections {
@@ -247,6 +251,17 @@ func writeSummaryTable(w io.Writer, exp *config.Experiment, point config.Point, 
 	}
 	if t := s.KVTiers; t != nil {
 		fmt.Fprintln(w, t)
+	}
+	if d := s.Disagg; d != nil {
+		fmt.Fprintf(w, "TTFT %.1f ms: prefill %.1f, wait for a decode slot %.1f, KV transfer %.1f (%.1f GB in all), first decode step %.1f\n",
+			s.MeanTTFTMS, d.MeanPrefillMS, d.MeanDecodeWaitMS, d.MeanTransferMS, d.TransferGB, d.MeanFirstDecodeMS)
+		for _, p := range []struct {
+			name string
+			p    engine.PoolSummary
+		}{{"prefill", d.Prefill}, {"decode", d.Decode}} {
+			fmt.Fprintf(w, "%-7s pool: %d workers, prefix hits %.3f, peak KV %.1f %%, request imbalance %.3f, %d preemptions\n",
+				p.name, p.p.Workers, p.p.PrefixHitRatio, 100*p.p.PeakBlockShare, p.p.RequestImbalance, p.p.Preemptions)
+		}
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

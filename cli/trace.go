@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,6 +37,7 @@ func newTraceSynthCmd() *cobra.Command {
 	var requests int
 	var agentic bool
 	spec := trace.DefaultAgenticSpec()
+	var fixed trace.FixedOptions
 	cmd := &cobra.Command{
 		Use:   "synth",
 		Short: "Generate a synthetic Mooncake trace (deterministic for a seed)",
@@ -81,18 +83,29 @@ mooncake session rows (session_id, delay = the tool wait) or agentic_mooncake ro
 			if requests < 0 {
 				return fmt.Errorf("--requests: %d must not be negative (0: the profile's size)", requests)
 			}
-			synth := trace.Synthesize
-			if base, ok := strings.CutSuffix(profile, trace.SessionsSuffix); ok {
-				profile, synth = base, trace.SynthesizeSessions
+			var t *trace.Trace
+			var err error
+			if profile == "fixed" {
+				fixed.Requests, fixed.Seed = cmp.Or(requests, 1000), seed
+				t, err = trace.Fixed(fixed)
+			} else {
+				synth := trace.Synthesize
+				if base, ok := strings.CutSuffix(profile, trace.SessionsSuffix); ok {
+					profile, synth = base, trace.SynthesizeSessions
+				}
+				t, err = synth(profile, seed, requests)
 			}
-			t, err := synth(profile, seed, requests)
 			if err != nil {
 				return err
 			}
 			return writeTrace(cmd.OutOrStdout(), out, t)
 		},
 	}
-	cmd.Flags().StringVar(&profile, "profile", "toolagent", "workload profile: "+strings.Join(trace.Profiles(), "|")+", or either with "+trace.SessionsSuffix)
+	cmd.Flags().StringVar(&profile, "profile", "toolagent", "workload profile: "+strings.Join(trace.Profiles(), "|")+", or either with "+trace.SessionsSuffix+"; fixed: equal requests (--isl, --osl, --prefix-ratio, --prefix-groups)")
+	cmd.Flags().IntVar(&fixed.ISL, "isl", 1024, "fixed: every prompt's tokens")
+	cmd.Flags().IntVar(&fixed.OSL, "osl", 128, "fixed: every output's tokens")
+	cmd.Flags().Float64Var(&fixed.SharedPrefixRatio, "prefix-ratio", 0, "fixed: share of each prompt that is one of --prefix-groups shared prefixes (whole 512-token blocks)")
+	cmd.Flags().IntVar(&fixed.PrefixGroups, "prefix-groups", 1, "fixed: how many shared prefixes")
 	cmd.Flags().Uint64Var(&seed, "seed", trace.DefaultSeed, "random seed")
 	cmd.Flags().IntVar(&requests, "requests", 0, "number of requests (default: the profile's, 23608 for toolagent, 12031 for conversation)")
 	cmd.Flags().StringVar(&out, "out", "", "output file (default: standard output)")

@@ -203,8 +203,8 @@ func Metrics(s engine.Summary) ([]string, []float64) {
 					walk(prefix+name+".", fv.Elem())
 				}
 			case reflect.Struct:
-				if prefix != "" { // the goodput's SLO: targets, not results
-					continue
+				if fv.Type() != reflect.TypeFor[engine.SLO]() { // the goodput's SLO: targets, not results
+					walk(prefix+name+".", fv) // a disaggregated replay's pools
 				}
 			}
 		}

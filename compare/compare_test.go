@@ -26,6 +26,13 @@ func TestMetricsListEverySummaryNumber(t *testing.T) {
 	if i := slices.Index(keys, "goodput.request_goodput_req_s"); vals[i] != 1.5 {
 		t.Errorf("goodput %v", vals[i])
 	}
+	s.Disagg = &engine.DisaggSummary{MeanTransferMS: 4, Prefill: engine.PoolSummary{PrefixHitRatio: 0.5}, Decode: engine.PoolSummary{Workers: 3}}
+	keys, vals = Metrics(s)
+	for want, v := range map[string]float64{"disagg.mean_transfer_ms": 4, "disagg.prefill.prefix_hit_ratio": 0.5, "disagg.decode.workers": 3} {
+		if i := slices.Index(keys, want); i < 0 || vals[i] != v {
+			t.Errorf("a disaggregated replay's metrics lack %s = %v: %v", want, v, keys)
+		}
+	}
 }
 
 func comparison(base, other float64) *Comparison {

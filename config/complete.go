@@ -50,7 +50,11 @@ func SetValues(key string) []string {
 	case KeyBackend:
 		return model.BackendNames()
 	case "deployment_mode":
-		return []string{"agg"}
+		return []string{ModeAgg} // disagg needs disaggregated parallel_configs beside it
+	case "kv_transfer_timing_mode":
+		return engine.TransferModes()
+	case "prefill_enable_prefix_caching", "decode_enable_prefix_caching":
+		return []string{"true", "false"}
 	case "planner_scaling_policy":
 		return []string{"disabled"}
 	case "sglang_schedule_policy":

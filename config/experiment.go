@@ -77,6 +77,9 @@ func newExperiment(f *File, tr *trace.Trace) (*Experiment, error) {
 			}
 		}
 	}
+	if err := e.addDisaggWorkers(); err != nil {
+		return nil, err
+	}
 	cfg, err := e.EngineConfig(nil)
 	if err != nil {
 		return nil, err
@@ -155,20 +158,35 @@ func (e *Experiment) EngineConfig(p Point) (engine.Config, error) {
 	var pc ParallelConfig
 	pl := f.list("parallel_configs")
 	for i, v := range pl.values {
-		if v.Text == val("parallel_configs").Text {
+		if v.Text == val("parallel_configs").Text && i < len(pl.parallel) { // disaggregated: pl.disagg
 			pc = pl.parallel[i]
 		}
 	}
 	d := f.deployment(val(KeyHardwareSKU).Text, pc, int(val("agg_max_num_batched_tokens").Num), int(val("agg_max_num_seqs").Num), kvCacheDtype(val(KeyKVCacheDtype)), val(KeyTimingReference).Text, model.Backend(val(KeyBackend).Text))
-	w, ok := e.workers[d]
-	if !ok {
-		return engine.Config{}, fmt.Errorf("config: no worker model for %+v", d)
-	}
-	if d.NumGPUBlocks == 0 {
-		d.NumGPUBlocks = w.Capacity().NumGPUBlocks
+	replicas := pc.Replicas
+	var dis *engine.Disagg
+	var capacity model.Capacity
+	if f.disaggregated() {
+		if val(KeyNumG2Blocks).Num > 0 {
+			return engine.Config{}, &Error{File: f.Name, Key: "search_space." + KeyNumG2Blocks,
+				Msg: "KV tiers are not modelled for a disaggregated fleet; set it to 0 or deployment_mode to agg"}
+		}
+		if d, replicas, dis, err = e.disaggEngine(p, val("parallel_configs").Text); err != nil {
+			return engine.Config{}, err
+		}
+	} else {
+		w, ok := e.workers[d]
+		if !ok {
+			return engine.Config{}, fmt.Errorf("config: no worker model for %+v", d)
+		}
+		capacity = w.Capacity()
+		if d.NumGPUBlocks == 0 {
+			d.NumGPUBlocks = capacity.NumGPUBlocks
+		}
 	}
 	cfg := engine.Config{
-		Workers: pc.Replicas,
+		Disagg:  dis,
+		Workers: replicas,
 		Worker:  d,
 		Router: router.Config{
 			Mode:               mode,
@@ -186,7 +204,7 @@ func (e *Experiment) EngineConfig(p Point) (engine.Config, error) {
 		SLO:                 f.Goal.SLA,
 		Scheduler:           f.Scheduler,
 	}
-	cfg.KVTiers, cfg.Router.Tiers = tierConfig(val, w.Capacity())
+	cfg.KVTiers, cfg.Router.Tiers = tierConfig(val, capacity)
 	return cfg, nil
 }
 
@@ -251,10 +269,21 @@ func (e *Experiment) RunIn(ctx context.Context, sc *engine.Scratch, cfg engine.C
 			return nil, err
 		}
 	}
-	if sc == nil {
-		return engine.Replay(ctx, cfg, w, e.Trace.First(requests))
+	var timer model.StepTimer = w
+	if cfg.Disagg != nil {
+		dw, ok := e.workers[unresolved(cfg.Disagg.Decode)]
+		if !ok {
+			var err error
+			if dw, err = model.NewWorker(cfg.Disagg.Decode); err != nil {
+				return nil, err
+			}
+		}
+		timer = engine.PoolTimers{Prefill: w, Decode: dw}
 	}
-	return sc.Replay(ctx, cfg, w, e.Trace.First(requests))
+	if sc == nil {
+		return engine.Replay(ctx, cfg, timer, e.Trace.First(requests))
+	}
+	return sc.Replay(ctx, cfg, timer, e.Trace.First(requests))
 }
 
 // float32Precision is the file's float32 matmul precision, vLLM's default when unset.

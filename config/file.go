@@ -229,6 +229,8 @@ type File struct {
 	// (AIConfigurator's vLLM budget) or vllm (what vLLM's profiler takes off before 0.21);
 	// "": the timing reference's (model.Deployment.Budget).
 	MemoryBudget string
+	// Disagg holds the disaggregated fleet's scalar keys (disagg.go).
+	Disagg DisaggSettings
 
 	// lists holds every list-capable search_space key in canonical order.
 	lists []list
@@ -248,7 +250,8 @@ type File struct {
 type list struct {
 	key      string
 	values   []Value
-	parallel []ParallelConfig // only for parallel_configs
+	parallel []ParallelConfig // only for parallel_configs: aggregated entries
+	disagg   []DisaggParallel // only for parallel_configs: disaggregated entries (disagg.go)
 }
 
 // listKeys are the search_space keys that may hold several values, in the order
@@ -326,7 +329,10 @@ func newFile(name string) *File {
 	for k, v := range routerDefaults() {
 		defaults[k] = []string{v}
 	}
-	for _, k := range append(listKeys[:len(listKeys):len(listKeys)], indexBlock.names()...) {
+	for k, v := range disaggListDefaults {
+		defaults[k] = v
+	}
+	for _, k := range append(append(listKeys[:len(listKeys):len(listKeys)], indexBlock.names()...), disaggListKeys...) {
 		l := list{key: k}
 		if k == "parallel_configs" {
 			l.parallel = []ParallelConfig{{TP: 4, AttentionDP: 1, MoETP: 1, MoEEP: 4, Replicas: 8}}
@@ -364,6 +370,9 @@ func (f *File) check() error {
 		if err := f.deriveParallel(); err != nil {
 			return err
 		}
+	}
+	if err := f.checkDisagg(); err != nil {
+		return err
 	}
 	for _, pc := range f.list("parallel_configs").parallel {
 		gpus := pc.GPUs()

@@ -149,6 +149,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("workload: [1, 2]"))
 	f.Add([]byte("search_space: {model_name: MiniMax-M2.5, hardware_sku: b200_sxm, gpu_budget: 8, min_gpu_budget: 4, parallel_configs: []}\n" +
 		"goal: {target: pareto, max_p95_ttft_ms: 900, max_itl_ms: 20}"))
+	f.Add([]byte("search_space: {model_name: Qwen3-32B, hardware_sku: h200_sxm, deployment_mode: [disagg], parallel_configs: [{prefill: {tp: 4, replicas: 3}, decode: {tp: 1, replicas: 4}}]}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := Parse(data, "fuzz.yaml")
 		if err != nil {

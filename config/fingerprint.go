@@ -267,7 +267,7 @@ func (f *File) settings(tr *trace.Trace, tables string, list func(string) string
 	}
 	for _, l := range f.lists {
 		v := list(l.key)
-		if atRouterDefault(l.key, v) {
+		if atRouterDefault(l.key, v) || !f.disaggregated() && slices.Contains(disaggListKeys, l.key) {
 			continue // listed only when not Dynamo's default, so earlier experiments keep their fingerprint
 		}
 		add("search_space."+l.key, v)
@@ -324,6 +324,7 @@ func (f *File) settings(tr *trace.Trace, tables string, list func(string) string
 	if f.FuseAllReduceRMS != nil { // listed only when given (else backend_version's default)
 		add("search_space.fuse_allreduce_rms", strconv.FormatBool(*f.FuseAllReduceRMS))
 	}
+	f.disaggSettings(add)
 	add("workload.replay_concurrency", strconv.Itoa(w.ReplayConcurrency))
 	add("workload.arrival_speedup_ratio", num(w.ArrivalSpeedupRatio))
 	add("workload.seed", strconv.FormatUint(w.Seed, 10))

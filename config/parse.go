@@ -268,6 +268,9 @@ func (f *File) setSearch(path, key string, n ast.Node) error {
 	case "parallel_configs":
 		return f.setParallel(path, n)
 	}
+	if ok, err := f.setDisaggScalar(path, key, n); ok {
+		return err
+	}
 	for i := range f.lists {
 		if f.lists[i].key == key {
 			vals, err := f.scalars(path, n)
@@ -299,7 +302,11 @@ func (f *File) checkKnob(path, key string, v Value, n ast.Node) error {
 	case KeyBackend:
 		return oneOf(model.BackendNames()...)
 	case "deployment_mode":
-		return oneOf("agg")
+		return oneOf(ModeAgg, ModeDisagg)
+	case "prefill_max_num_batched_tokens", "decode_max_num_batched_tokens":
+		return numIn(1, 1<<22, true)
+	case "prefill_max_num_seqs", "decode_max_num_seqs":
+		return numIn(1, 1<<16, true)
 	case "planner_scaling_policy":
 		return oneOf("disabled")
 	case KeyRouterMode:
@@ -347,58 +354,84 @@ func (f *File) setParallel(path string, n ast.Node) error {
 		return nil
 	}
 	var pcs []ParallelConfig
+	var dps []DisaggParallel
 	for _, item := range seq.Values {
 		m, ok := item.(*ast.MappingNode)
 		if !ok {
 			return f.errAt(item, path, "want a mapping like {tp: 4, moe_ep: 4, replicas: 8}")
 		}
-		pc := ParallelConfig{TP: 1, AttentionDP: 1, Replicas: 1} // moe_tp, moe_ep: 0 until given
-		for _, kv := range m.Values {
-			k := keyText(kv)
-			p := path + "." + k
-			var dst *int
-			switch k {
-			case "tp":
-				dst = &pc.TP
-			case "attention_dp", "dp":
-				dst = &pc.AttentionDP
-			case "moe_tp":
-				dst = &pc.MoETP
-			case "moe_ep":
-				dst = &pc.MoEEP
-			case "replicas":
-				dst = &pc.Replicas
-			default:
-				return f.errAt(kv.Key, p, "unknown key (want tp, attention_dp, moe_tp, moe_ep, replicas)")
-			}
-			hi := 4096
-			if k == "replicas" {
-				hi = router.MaxWorkers // the router's indexer keeps one bit per worker
-			}
-			if err := f.integer(p, kv.Value, dst, 1, hi); err != nil {
+		if isDisaggEntry(m) {
+			dp, err := f.parseDisaggEntry(path, m)
+			if err != nil {
 				return err
 			}
+			dps = append(dps, dp)
+			continue
 		}
-		// Without expert parallelism vLLM shards every expert over all tp × attention_dp GPUs
-		// (a dense model's layout); one of the two MoE keys implies the other.
-		gpus := pc.TP * pc.AttentionDP
-		switch {
-		case pc.MoETP == 0 && pc.MoEEP == 0:
-			pc.MoETP, pc.MoEEP = gpus, 1
-		case pc.MoETP == 0 && gpus%pc.MoEEP == 0:
-			pc.MoETP = gpus / pc.MoEEP
-		case pc.MoEEP == 0 && gpus%pc.MoETP == 0:
-			pc.MoEEP = gpus / pc.MoETP
-		case pc.MoETP == 0 || pc.MoEEP == 0:
-			return f.errAt(item, path, "moe_tp × moe_ep must equal tp × attention_dp (%d): %d does not divide it", gpus, max(pc.MoETP, pc.MoEEP))
-		}
-		if pc.MoETP*pc.MoEEP != pc.TP*pc.AttentionDP {
-			return f.errAt(item, path, "moe_tp × moe_ep (%d) must equal tp × attention_dp (%d)", pc.MoETP*pc.MoEEP, pc.TP*pc.AttentionDP)
+		pc, err := f.parseShape(path, m)
+		if err != nil {
+			return err
 		}
 		pcs = append(pcs, pc)
 	}
+	if len(dps) > 0 && len(pcs) > 0 {
+		return f.errAt(n, path, "mixes aggregated entries and disaggregated {prefill, decode} ones: one deployment_mode, one kind")
+	}
+	if len(dps) > 0 {
+		f.setDisaggParallel(dps)
+		return nil
+	}
 	f.setParallelConfigs(pcs)
 	return nil
+}
+
+// parseShape reads one worker layout {tp, attention_dp, moe_tp, moe_ep, replicas}.
+func (f *File) parseShape(path string, m *ast.MappingNode) (ParallelConfig, error) {
+	item := ast.Node(m)
+	pc := ParallelConfig{TP: 1, AttentionDP: 1, Replicas: 1} // moe_tp, moe_ep: 0 until given
+	for _, kv := range m.Values {
+		k := keyText(kv)
+		p := path + "." + k
+		var dst *int
+		switch k {
+		case "tp":
+			dst = &pc.TP
+		case "attention_dp", "dp":
+			dst = &pc.AttentionDP
+		case "moe_tp":
+			dst = &pc.MoETP
+		case "moe_ep":
+			dst = &pc.MoEEP
+		case "replicas":
+			dst = &pc.Replicas
+		default:
+			return pc, f.errAt(kv.Key, p, "unknown key (want tp, attention_dp, moe_tp, moe_ep, replicas)")
+		}
+		hi := 4096
+		if k == "replicas" {
+			hi = router.MaxWorkers // the router's indexer keeps one bit per worker
+		}
+		if err := f.integer(p, kv.Value, dst, 1, hi); err != nil {
+			return pc, err
+		}
+	}
+	// Without expert parallelism vLLM shards every expert over all tp × attention_dp GPUs
+	// (a dense model's layout); one of the two MoE keys implies the other.
+	gpus := pc.TP * pc.AttentionDP
+	switch {
+	case pc.MoETP == 0 && pc.MoEEP == 0:
+		pc.MoETP, pc.MoEEP = gpus, 1
+	case pc.MoETP == 0 && gpus%pc.MoEEP == 0:
+		pc.MoETP = gpus / pc.MoEEP
+	case pc.MoEEP == 0 && gpus%pc.MoETP == 0:
+		pc.MoEEP = gpus / pc.MoETP
+	case pc.MoETP == 0 || pc.MoEEP == 0:
+		return pc, f.errAt(item, path, "moe_tp × moe_ep must equal tp × attention_dp (%d): %d does not divide it", gpus, max(pc.MoETP, pc.MoEEP))
+	}
+	if pc.MoETP*pc.MoEEP != pc.TP*pc.AttentionDP {
+		return pc, f.errAt(item, path, "moe_tp × moe_ep (%d) must equal tp × attention_dp (%d)", pc.MoETP*pc.MoEEP, pc.TP*pc.AttentionDP)
+	}
+	return pc, nil
 }
 
 // setParallelConfigs replaces search_space.parallel_configs with pcs, checked by the caller.
@@ -410,7 +443,7 @@ func (f *File) setParallelConfigs(pcs []ParallelConfig) {
 // setParallelList replaces the list's entries.
 func (f *File) setParallelList(pcs []ParallelConfig) {
 	l := f.list("parallel_configs")
-	l.parallel, l.values = pcs, make([]Value, len(pcs))
+	l.parallel, l.disagg, l.values = pcs, nil, make([]Value, len(pcs))
 	for i, pc := range pcs {
 		l.values[i] = Value{Text: pc.String()}
 	}

@@ -311,6 +311,9 @@ func knownKeys() []string {
 // combineFleet sets parallel_configs from replicas=… and/or layout=… (either nil): every
 // layout with every replica count, the side not given kept from the current entries.
 func (f *File) combineFleet(replicas, layout *override) error {
+	if f.disaggregated() {
+		return &Error{File: f.Name, Key: keyReplicas, Msg: "replicas and layout set an aggregated fleet; this file's fleet is disaggregated: set parallel_configs=[{prefill: {…}, decode: {…}}]"}
+	}
 	pcs := f.list("parallel_configs").parallel
 	var reps []int
 	var lays []ParallelConfig

@@ -74,7 +74,7 @@ func (s *Sim) prefillTime(newTokens, cachedTokens int) int64 {
 		if done+n == newTokens {
 			b.FirstTokens, b.FirstTokenContextTokens = 1, int64(cachedTokens+newTokens)
 		}
-		us += s.stepTime(&b)
+		us += stepTime(s.timer, &b)
 	}
 	return us
 }

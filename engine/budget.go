@@ -26,6 +26,10 @@ func (c *Config) checkCacheBudget(tr *trace.Trace, served []int) error {
 	d := c.Worker
 	total := traceBlocks(d.BlockSize, tr.Requests, served)
 	capacity := int64(c.Workers) * int64(d.NumGPUBlocks)
+	if dg := c.Disagg; dg != nil { // a prompt's blocks live on a prefill and a decode worker
+		total *= 2
+		capacity += int64(dg.DecodeWorkers) * int64(dg.Decode.NumGPUBlocks)
+	}
 	blocks := min(total, capacity)
 	per := cacheBytesPerBlock(groupSize(d.BlockSize, tr.BlockSize))
 	if blocks*per <= MaxCacheBytes {

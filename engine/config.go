@@ -39,6 +39,10 @@ type Config struct {
 	// KVTiers: host-memory (G2) and disk (G3) KV tiers below each worker's GPU cache
 	// (tiers.go, package kvtier); nil: none. Router.Tiers weighs their hits.
 	KVTiers *kvtier.Config `json:",omitempty"`
+	// Disagg, when set, makes the fleet disaggregated (disagg.go): Workers × Worker are then
+	// the prefill pool, which Router (the frontend's prefill router) routes to, and Disagg
+	// holds the decode pool and the KV transfer between them.
+	Disagg *Disagg `json:",omitempty"`
 }
 
 // SLO is a per-request service-level objective in milliseconds (0: no bound): a request is
@@ -162,6 +166,9 @@ type Rejection struct {
 // trace whose every request is rejected is an error too.
 func (c *Config) Admit(tr *trace.Trace) (served []int, rejected []Rejection, err error) {
 	d := c.Worker
+	if c.Disagg != nil { // a request must fit on a worker of either pool
+		d.NumGPUBlocks = min(d.NumGPUBlocks, c.Disagg.Decode.NumGPUBlocks)
+	}
 	// The two reasons depend on the worker only: each is worded once, when its first request
 	// is refused, not per request (a trace of millions may refuse most of them).
 	const tooLong, tooManyBlocks, overStep = 0, 1, 2

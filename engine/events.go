@@ -18,6 +18,7 @@ const (
 	phaseArrival
 	phaseReachServer
 	phaseTokenized
+	phaseTransferDone // a disaggregated request's KV lands on its decode worker (disagg.go)
 	phaseStepStart
 	phaseSnapshot
 	phaseRouterRecheck // the router queue's periodic release under the AIC model (admission.go)

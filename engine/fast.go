@@ -21,7 +21,7 @@ const maxFastSteps = 32
 // planFast starts a decode stretch at t if w qualifies; it reports whether it did.
 func (s *Sim) planFast(w *worker, t int64) bool {
 	n := len(w.running)
-	if n == 0 || w.waiting.len() > 0 || n > s.cfg.Worker.MaxNumBatchedTokens {
+	if n == 0 || w.waiting.len() > 0 || n > w.spec.batched {
 		return false
 	}
 	m := int32(maxFastSteps)
@@ -44,8 +44,8 @@ func (s *Sim) planFast(w *worker, t int64) bool {
 	}
 	w.fastDur = slices.Grow(w.fastDur[:0], int(m))[:m]
 	w.fastEnds = slices.Grow(w.fastEnds[:0], int(m))[:m]
-	if s.decodeTimer != nil {
-		s.decodeTimer.DecodeStepsUS(n, ctx, w.fastDur)
+	if w.spec.decodeTimer != nil {
+		w.spec.decodeTimer.DecodeStepsUS(n, ctx, w.fastDur)
 	} else {
 		b := &w.batch
 		b.Prefill = b.Prefill[:0]
@@ -53,7 +53,7 @@ func (s *Sim) planFast(w *worker, t int64) bool {
 		b.FirstTokens, b.FirstTokenContextTokens = 0, 0
 		for j := range w.fastDur {
 			b.DecodeContextTokens = ctx + int64(j)*int64(n)
-			w.fastDur[j] = s.timer.StepTimeUS(b)
+			w.fastDur[j] = w.spec.timer.StepTimeUS(b)
 		}
 	}
 	end := t

@@ -108,8 +108,12 @@ func checkPool(s *Sim, w *worker, mirror map[uint64]bool) error {
 	p := &w.pool
 	held := map[int32]int32{}
 	inUse := 0
+	tables := inTransit(s, w)
 	for _, ri := range w.running {
-		for _, e := range s.reqs[ri].fl.blocks {
+		tables = append(tables, s.reqs[ri].fl.blocks)
+	}
+	for _, t := range tables {
+		for _, e := range t {
 			if e == 0 {
 				inUse++ // a plain block
 			} else {
@@ -154,21 +158,22 @@ func checkPool(s *Sim, w *worker, mirror map[uint64]bool) error {
 			return fmt.Errorf("KV events say %x is cached; the pool does not have it", h)
 		}
 	}
-	if len(w.running) > s.cfg.Worker.MaxNumSeqs {
+	if len(w.running) > w.spec.seqs {
 		return fmt.Errorf("%d running > max_num_seqs", len(w.running))
 	}
 	tokens := int32(0)
 	for _, sc := range w.sched {
 		tokens += sc.tokens
 	}
-	if w.busy && !w.fast && tokens > int32(s.cfg.Worker.MaxNumBatchedTokens) {
+	if w.busy && !w.fast && tokens > int32(w.spec.batched) {
 		return fmt.Errorf("step of %d tokens > budget", tokens)
 	}
 	return nil
 }
 
-// runChecked runs s event by event, checking invariants after each event.
-func runChecked(t *rapid.T, s *Sim, mirror *kvMirror, check func(*Sim) error) {
+// runChecked runs s event by event, checking invariants after each event: the pools and
+// check (nil: none) when stepwise, then the checks of also after every event.
+func runChecked(t *rapid.T, s *Sim, mirror *kvMirror, check func(*Sim) error, also ...func(e event)) {
 	last := int64(-1)
 	for events := 0; !s.Done(); events++ {
 		if events > 5_000_000 {
@@ -182,6 +187,9 @@ func runChecked(t *rapid.T, s *Sim, mirror *kvMirror, check func(*Sim) error) {
 		s.process(e)
 		if mirror.err != nil {
 			t.Fatal(mirror.err)
+		}
+		for _, f := range also {
+			f(e)
 		}
 		if !s.stepwise {
 			continue

@@ -76,6 +76,9 @@ type Summary struct {
 	Load *LoadSummary `json:"load,omitempty"`
 	// KVTiers is set with Config.KVTiers: per-tier hit ratios and transfers (tiers.go).
 	KVTiers *TierSummary `json:"kv_tiers,omitempty"`
+	// Disagg is set for a disaggregated fleet: each pool's share and the TTFT's parts
+	// (disaggreport.go).
+	Disagg *DisaggSummary `json:"disagg,omitempty"`
 
 	Workers    []WorkerSummary `json:"workers"`
 	Rejections []Rejection     `json:"rejections,omitempty"`
@@ -245,6 +248,9 @@ func (s *Sim) Report() *Report {
 			Requests: w.requests, PromptTokens: w.promptTokens, ReusedTokens: w.reusedTokens,
 			PeakBlocks: w.peakBlocks, Preemptions: w.preemptions,
 		}
+	}
+	if s.dis != nil {
+		sum.Disagg = s.disaggSummary(sum.Workers)
 	}
 	return &Report{Summary: sum, Requests: recs, Snapshots: s.Snapshots()}
 }

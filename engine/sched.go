@@ -106,7 +106,7 @@ func (s *Sim) schedule(w *worker, t int64) {
 // no running request holds (a hit on them takes blocks the pool counts as available).
 func (s *Sim) prefixHit(w *worker, r *request, limit int32) (hitFree int) {
 	w.hit = w.hit[:0]
-	if s.cfg.Worker.NoPrefixCaching {
+	if w.spec.noPrefix {
 		return 0
 	}
 	G := w.pool.g

@@ -55,14 +55,18 @@ type flight struct {
 // Sim is one simulated replay. It is single-threaded and not safe for concurrent use; the
 // values it hands out (Snapshots, Report) are copies.
 type Sim struct {
-	cfg   Config
-	timer model.StepTimer
-	// decodeTimer is timer when it prices decode stretches in one call (planFast), else nil.
-	decodeTimer model.DecodeStepTimer
-	rt          routerAPI
-	tr          *trace.Trace
-	blockSize   int32
-	blockShift  int8 // log2(blockSize), or -1 when it is not a power of two
+	cfg        Config
+	timer      model.StepTimer
+	rt         routerAPI
+	rc         router.Config // rt's configuration
+	tr         *trace.Trace
+	blockSize  int32
+	blockShift int8 // log2(blockSize), or -1 when it is not a power of two
+
+	// specs: the pools' scheduling limits and timers, one per pool, which workers point to;
+	// dis: the decode stage of a disaggregated fleet (disagg.go), nil when aggregated.
+	specs [2]poolSpec
+	dis   *disagg
 
 	reqs    []request
 	workers []worker
@@ -137,6 +141,12 @@ func build(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace) (*Si
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Disagg != nil {
+		if err := cfg.validateDisagg(timer); err != nil {
+			return nil, err
+		}
+		rc = prefillRouterConfig(rc)
+	}
 	served, rejected, err := cfg.Admit(tr)
 	if err != nil {
 		return nil, err
@@ -156,7 +166,7 @@ func build(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace) (*Si
 		return nil, err
 	}
 	if len(rejected) == 0 {
-		return newSimIn(sc, cfg, timer, tr, rt), nil
+		return newSimIn(sc, cfg, timer, tr, rt, rc)
 	}
 	// Rejected requests are neither routed nor simulated: the fleet replays the others.
 	kept := &trace.Trace{Name: tr.Name, BlockSize: tr.BlockSize, Digest: tr.Digest, Requests: make([]trace.Request, len(served))}
@@ -166,7 +176,10 @@ func build(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace) (*Si
 	if tr.Sessions != nil {
 		kept.Sessions = keptSessions(tr, served)
 	}
-	s := newSimIn(sc, cfg, timer, kept, rt)
+	s, err := newSimIn(sc, cfg, timer, kept, rt, rc)
+	if err != nil {
+		return nil, err
+	}
 	s.traceIndex, s.rejected = served, rejected
 	return s, nil
 }
@@ -186,11 +199,15 @@ func newRouter(prev *router.Router, rc router.Config, workers, subBlocks int, se
 
 // newSim builds the simulation around any router (tests use scripted ones). cfg is valid.
 func newSim(cfg Config, timer model.StepTimer, tr *trace.Trace, rt routerAPI) *Sim {
-	return newSimIn(nil, cfg, timer, tr, rt)
+	s, err := newSimIn(nil, cfg, timer, tr, rt, cfg.Router)
+	if err != nil {
+		panic(err) // tests' fleets are aggregated: nothing to fail
+	}
+	return s
 }
 
 // newSimIn is newSim in sc's memory (sc nil: fresh memory).
-func newSimIn(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace, rt routerAPI) *Sim {
+func newSimIn(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace, rt routerAPI, rc router.Config) (*Sim, error) {
 	d := cfg.Worker
 	if sc == nil {
 		sc = &Scratch{}
@@ -199,11 +216,12 @@ func newSimIn(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace, r
 		cfg:        cfg,
 		timer:      timer,
 		rt:         rt,
+		rc:         rc,
 		tr:         tr,
 		blockSize:  int32(d.BlockSize),
 		blockShift: -1,
 		reqs:       slices.Grow(sc.reqs[:0], len(tr.Requests))[:len(tr.Requests)],
-		workers:    slices.Grow(sc.workers[:0], cfg.Workers)[:cfg.Workers],
+		workers:    slices.Grow(sc.workers[:0], cfg.fleetSize())[:cfg.fleetSize()],
 		heap:       sc.heap[:0],
 		flights:    sc.flights,
 		itl:        gapHist{dense: sc.itl},
@@ -222,7 +240,6 @@ func newSimIn(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace, r
 	if c, ok := rt.(clocked); ok {
 		c.SetClock(&s.now)
 	}
-	s.decodeTimer, _ = timer.(model.DecodeStepTimer)
 	s.tokenizeParallel = d.TokenizeBatching() == model.TokenizeParallel
 	if d.BlockSize&(d.BlockSize-1) == 0 {
 		s.blockShift = int8(bits.TrailingZeros(uint(d.BlockSize)))
@@ -234,9 +251,8 @@ func newSimIn(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace, r
 		n := len(tr.Requests)
 		s.stalls = stallAccounts{on: true, stall: make([]int64, n), queueStall: make([]int64, n), preemptedAt: make([]int64, n)}
 	}
-	g := groupSize(d.BlockSize, tr.BlockSize)
-	for i := range s.workers {
-		s.workers[i].reuse(i, d.NumGPUBlocks, g)
+	if err := s.setupPools(timer, groupSize(d.BlockSize, tr.BlockSize), len(tr.Requests)); err != nil {
+		return nil, err
 	}
 	for i := range tr.Requests {
 		r := &tr.Requests[i]
@@ -257,7 +273,7 @@ func newSimIn(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace, r
 	if cfg.SnapshotEveryUS > 0 && n > 0 {
 		s.heap.push(event{time: cfg.SnapshotEveryUS, phase: phaseSnapshot})
 	}
-	return s
+	return s, nil
 }
 
 // arrivalTime is request i's open-loop arrival: its timestamp divided by the speedup.
@@ -343,6 +359,8 @@ func (s *Sim) process(e event) {
 		}
 	case phaseTokenized:
 		s.enqueue(int(e.id), e.time)
+	case phaseTransferDone:
+		s.transferDone(e.id, e.time)
 	case phaseStepStart:
 		w := &s.workers[e.id]
 		w.startPending = false
@@ -437,7 +455,11 @@ func (s *Sim) complete(w *worker, ri int32, t int64) {
 	if s.aic {
 		s.adm.SetNow(t)
 	}
-	s.rt.Finished(int64(ri))
+	if w.spec.decode {
+		s.dis.rt.Finished(int64(ri))
+	} else {
+		s.rt.Finished(int64(ri))
+	}
 	if s.onDone != nil {
 		s.onDone(r)
 	}
@@ -475,7 +497,11 @@ func (s *Sim) takeFlight(isl int32) *flight {
 // where each sits in its trace block.
 func (s *Sim) emit(w int, kind router.KVEventKind, b *kvBlocks) {
 	ev := router.KVEvent{Worker: w, Kind: kind, Hashes: b.hashes, Keys: b.keys, Subs: b.subs}
-	s.rt.Apply(ev)
+	if s.dis != nil && w >= s.dis.first {
+		s.emitDecode(ev)
+	} else {
+		s.rt.Apply(ev)
+	}
 	if s.onKV != nil {
 		s.onKV(ev)
 	}

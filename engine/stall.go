@@ -69,7 +69,7 @@ func (s *Sim) mixedStep(w *worker, b *model.Batch, dur int64) {
 	}
 	a.mixed++
 	a.decodeOnly.Decodes, a.decodeOnly.DecodeContextTokens = b.Decodes, b.DecodeContextTokens
-	extra := dur - s.stepTime(&a.decodeOnly)
+	extra := dur - stepTime(w.spec.timer, &a.decodeOnly)
 	if extra <= 0 {
 		return
 	}

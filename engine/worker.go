@@ -9,6 +9,7 @@ import (
 // admission order, and the step in progress.
 type worker struct {
 	id      int
+	spec    *poolSpec // its pool's scheduling limits and step timer (disagg.go)
 	pool    blockPool
 	running []int32
 	waiting deque
@@ -84,7 +85,7 @@ func (s *Sim) startStep(w *worker, t int64) {
 // scheduleVLLM fills w.sched as vLLM V1 schedules a step with chunked prefill and prefix
 // caching.
 func (s *Sim) scheduleVLLM(w *worker, t int64) {
-	budget := int32(s.cfg.Worker.MaxNumBatchedTokens)
+	budget := int32(w.spec.batched)
 	preempted := false
 	if s.tiers != nil {
 		m := s.tiers.m[w.id]
@@ -120,7 +121,7 @@ func (s *Sim) scheduleVLLM(w *worker, t int64) {
 
 	// Then waiting requests, FIFO, while budget, sequence slots and blocks allow; none after
 	// a preemption in this step, as in vLLM.
-	for !preempted && w.waiting.len() > 0 && budget > 0 && len(w.running) < s.cfg.Worker.MaxNumSeqs {
+	for !preempted && w.waiting.len() > 0 && budget > 0 && len(w.running) < w.spec.seqs {
 		ri := w.waiting.front()
 		r := &s.reqs[ri]
 		if r.fl.queued >= visibleBefore {
@@ -199,7 +200,7 @@ func (s *Sim) launch(w *worker, t int64) {
 		}
 	}
 	w.lastStart = t
-	dur := s.stepTime(b)
+	dur := stepTime(w.spec.timer, b)
 	if s.stalls.on {
 		s.mixedStep(w, b, dur)
 		w.integrate(b.Decodes, w.pool.inUse, dur)
@@ -211,8 +212,8 @@ func (s *Sim) launch(w *worker, t int64) {
 }
 
 // stepTime is the timer's duration, at least 1 µs so the clock always advances.
-func (s *Sim) stepTime(b *model.Batch) int64 {
-	return max(s.timer.StepTimeUS(b), 1)
+func stepTime(timer model.StepTimer, b *model.Batch) int64 {
+	return max(timer.StepTimeUS(b), 1)
 }
 
 func (s *Sim) queueStepEnd(w *worker, end int64) {
@@ -249,19 +250,26 @@ func (s *Sim) finishStep(w *worker, t int64) {
 			s.adm.Generated(int64(sc.req), int(r.fl.generated), int(r.out))
 		}
 		if r.fl.generated == 1 {
-			r.firstTok = t
-			if s.aic {
-				s.adm.SetNow(t)
-			}
-			s.rt.FirstToken(int64(sc.req))
-			if s.adm != nil {
-				s.release(t)
+			if w.spec.decode {
+				r.firstTok = t
+				s.dis.rt.FirstToken(int64(sc.req))
+			} else {
+				if !w.spec.prefill {
+					r.firstTok = t
+				}
+				if s.aic {
+					s.adm.SetNow(t)
+				}
+				s.rt.FirstToken(int64(sc.req))
+				if s.adm != nil {
+					s.release(t)
+				}
 			}
 		} else {
 			s.itl.add(t-r.fl.lastTok, 1)
 		}
 		r.fl.lastTok = t
-		if r.fl.generated == r.out {
+		if r.fl.generated == r.out || w.spec.prefill {
 			doneAny = true
 		}
 	}
@@ -273,20 +281,25 @@ func (s *Sim) finishStep(w *worker, t int64) {
 	}
 	keep := w.running[:0]
 	for _, ri := range w.running {
-		if r := &s.reqs[ri]; r.fl.generated == r.out {
+		if r := &s.reqs[ri]; w.spec.prefill && r.fl.generated > 0 {
+			s.handoff(w, ri, t)
+		} else if r.fl.generated == r.out {
 			s.complete(w, ri, t)
 		} else {
 			keep = append(keep, ri)
 		}
 	}
 	w.running = keep
+	if w.spec.decode {
+		s.reserve(w, t) // completions freed blocks and slots
+	}
 }
 
 // storeFull registers r's prompt blocks that computed tokens fill, beyond those already
 // registered, in w's prefix cache and lists the newly cached ones in w.stored.
 func (s *Sim) storeFull(w *worker, r *request, computed int32) {
 	full := min(s.fullBlocks(computed), int32(len(r.fl.hashes)))
-	if full <= r.fl.stored || s.cfg.Worker.NoPrefixCaching {
+	if full <= r.fl.stored || w.spec.noPrefix {
 		return
 	}
 	G := w.pool.g

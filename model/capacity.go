@@ -223,3 +223,17 @@ func (c Capacity) String() string {
 	}
 	return b.String()
 }
+
+// KVBytesPerTokenModel is the model's KV cache bytes per token over all its layers and KV
+// heads, not replicated across GPUs: what a disaggregated handoff moves per prompt token, as
+// Dynamo's mocker computes kv_bytes_per_token (layers × 2 × KV heads × head dim × element
+// bytes, lib/mocker/src/common/protocols.rs at 04c3ab60); sliding-window layers and multi-head
+// latent attention as the cache holds them.
+func (w *Worker) KVBytesPerTokenModel() int64 {
+	c := w.Capacity()
+	s := w.table.LLM
+	if s.MLA() {
+		return c.KVBytesPerToken // the latent is one copy per GPU already
+	}
+	return c.layers * 2 * int64(s.KVHeads) * c.headDim * int64(c.KVElementBytes)
+}

@@ -167,6 +167,8 @@ func EmbeddedImports() []ImportOptions {
 		h200Attention(one(minimax, "h200_sxm", "", "", MoEKernel{}, "4,1,4", "4,4,1")),
 		h200Attention(one(qwen235, "h200_sxm", "", "", MoEKernel{}, "2,1,2", "2,2,1", "4,1,4", "4,4,1")),
 		one("Qwen/Qwen3-32B", "h100_sxm", "", "", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1"),
+		// DynoSim's disaggregated example (docs/disagg.md): prefill TP4, decode TP1 on H200.
+		h200Attention(one("Qwen/Qwen3-32B", "h200_sxm", "", "", MoEKernel{}, "1,1,1", "4,4,1")),
 		// gpt-oss's MXFP4 checkpoint (its attention sinks are not priced). B200's 0.19 tables
 		// do not measure its head_dim 64 sliding-window attention: the 0.24 ones, the nearest
 		// that do, price it there.

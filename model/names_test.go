@@ -10,7 +10,7 @@ func TestNoTableNamesTheModelsGPUs(t *testing.T) {
 	d := SeedDeployment()
 	d.ModelName, d.TP, d.MoETP, d.MoEEP = "Qwen/Qwen3-32B", 4, 4, 1
 	_, err := NewWorker(d)
-	if err == nil || !strings.Contains(err.Error(), "(no table of this model on b200_sxm; it has tables on h100_sxm)") {
+	if err == nil || !strings.Contains(err.Error(), "(no table of this model on b200_sxm; it has tables on h100_sxm, h200_sxm)") {
 		t.Fatalf("Qwen3-32B on b200: %v", err)
 	}
 }

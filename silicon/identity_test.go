@@ -50,7 +50,7 @@ func TestCanonicalValidationDeterministic(t *testing.T) {
 	if skips["model: no step-time "] != 3 {
 		t.Errorf("%d rows skipped for want of a table, want 3", skips["model: no step-time "])
 	}
-	for _, want := range []string{"attention_dp 4 (DEP)", "pp_size 2: pipeline ", "labels tp 4, attenti", "mode disagg: only ag"} {
+	for _, want := range []string{"attention_dp 4 (DEP)", "pp_size 2: pipeline ", "labels tp 4, attenti", "mode disagg: prefill"} {
 		if skips[want] != 1 {
 			t.Errorf("no row skipped as %q…; skips: %v", want, skips)
 		}

@@ -42,6 +42,10 @@ type Row struct {
 	// Unsupported is why a row of the sample cannot be replayed at all (a disaggregated or
 	// pipeline-parallel run); such a row carries only its shape and latencies.
 	Unsupported string `json:"unsupported,omitempty"`
+	// Mode is "disagg" for a disaggregated run of the sample (empty otherwise), and Disagg
+	// its two pools when they could be read (disagg.go).
+	Mode   string       `json:"mode,omitempty"`
+	Disagg *DisaggShape `json:"disagg,omitempty"`
 }
 
 // Layout names the row's parallel layout the way the serving literature does.
@@ -221,11 +225,20 @@ func (p *rowParser) sampleRow() Row {
 		ISL: p.bounded("isl", MaxTokens), OSL: p.bounded("osl", MaxTokens),
 		TTFTMS: p.latency("silicon_ttft_ms"), TPOTMS: p.latency("silicon_tpot_ms"),
 	}
+	mode := p.str("mode")
+	if mode == "disagg" {
+		r.Mode = mode
+		p.disaggRow(&r)
+	}
 	if !hasConc {
-		r.Unsupported = "silicon_concurrency not recorded in silicon_data_source: the load is unknown"
+		if r.Unsupported == "" { // a disaggregated row may have its own reason already
+			r.Unsupported = "silicon_concurrency not recorded in silicon_data_source: the load is unknown"
+		}
 		return r
 	}
-	if mode := p.str("mode"); mode != "agg" {
+	if mode == "disagg" {
+		return r
+	} else if mode != "agg" {
 		r.Unsupported = fmt.Sprintf("mode %s: only aggregated serving is replayed", mode)
 		return r
 	}

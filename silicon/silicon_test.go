@@ -74,6 +74,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(header + "634,8,2026-04-22,0.19.0,fp8,fp8,fp8,1024,1024,8,4,1,4,1,67.5,8.79\n"))
 	f.Add([]byte(sampleHeader + sampleAgg))
 	f.Add([]byte(sampleHeader + sampleDisagg))
+	f.Add([]byte(disaggHeader + "a,config_id=1; silicon_concurrency=4,vllm,0.19.0,Qwen/Qwen3-32B,h100_sxm,bf16,disagg,1024,64,,,,,,,,,1,2,2,1,1,0,0,4,1,2,1,1,0,0,100,10\n"))
 	f.Add([]byte(sampleHeader + "x,\"silicon_concurrency=-1\",vllm,0.19.0,m,s,fp8,agg,1,1,fp8,fp8,1,1,1,0,1,1,1,1\n"))
 	f.Add([]byte(header + "634,8,\"x\n"))
 	f.Add([]byte("a,b\n1,2\n"))
@@ -91,6 +92,13 @@ func FuzzParse(f *testing.F) {
 			}
 			if r.Unsupported != "" {
 				continue // a sample row the validator skips, with its reason
+			}
+			if d := r.Disagg; d != nil {
+				if r.Concurrency < 1 || r.ISL < 1 || r.OSL < 1 || d.PrefillWorkers < 1 || d.DecodeWorkers < 1 || d.PrefillTP < 1 || d.DecodeTP < 1 ||
+					d.PrefillDP < 1 || d.DecodeDP < 1 || d.PrefillMoETP < 0 || d.PrefillMoEEP < 0 || d.DecodeMoETP < 0 || d.DecodeMoEEP < 0 {
+					t.Fatalf("accepted an invalid disaggregated row: %+v %+v", r, *d)
+				}
+				continue
 			}
 			if r.Concurrency < 1 || r.ISL < 1 || r.OSL < 1 || r.TP < 1 || r.AttentionDP < 1 || r.MoETP < 1 || r.MoEEP < 1 ||
 				r.BatchSize < 1 || !(r.TTFTMS > 0) || !(r.TPOTMS > 0) {

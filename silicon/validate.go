@@ -160,7 +160,7 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 		blocks     int
 	}
 	type key struct {
-		d              model.Deployment
+		d, decode      model.Deployment // decode: a disaggregated row's decode pool
 		b              Benchmark
 		conc, isl, osl int
 	}
@@ -199,7 +199,16 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 		if _, err := fmt.Sscanf(sim.BackendVersion, "%d.", new(int)); err != nil && run.version() != "" {
 			sim.BackendVersion = run.version() // unrecorded in the row: the run's image
 		}
-		d := b.deployment(sim)
+		var d, dd model.Deployment
+		if r.Disagg != nil && r.Unsupported == "" {
+			var skip string
+			d, dd, skip = disaggDeployments(sim, b)
+			res.Skipped, res.ValidatedAs = skip, "disagg"
+			res.Float32MatmulPrecision, res.ReplayedVersion = d.Float32MatmulPrecision, d.BackendVersion
+			rowsOut[i] = prepared{res, sim, d, b, key{d, dd, b, r.Concurrency, r.ISL, r.OSL}}
+			continue
+		}
+		d = b.deployment(sim)
 		res.ValidatedAs, res.Float32MatmulPrecision, res.ReplayedVersion = sim.Layout(), d.Float32MatmulPrecision, d.BackendVersion
 		switch {
 		case r.Unsupported != "":
@@ -215,7 +224,7 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 		case r.Concurrency > d.MaxNumSeqs:
 			res.Skipped = fmt.Sprintf("concurrency %d exceeds max_num_seqs %d", r.Concurrency, d.MaxNumSeqs)
 		}
-		rowsOut[i] = prepared{res, sim, d, b, key{d, b, r.Concurrency, r.ISL, r.OSL}}
+		rowsOut[i] = prepared{res, sim, d, b, key{d, dd, b, r.Concurrency, r.ISL, r.OSL}}
 	}
 	type outcome struct {
 		p   pred
@@ -235,7 +244,7 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 		}
 		first[pr.k] = i
 		g.Go(func() error {
-			ttft, tpot, blocks, err := replay(ctx, pr.d, pr.sim, pr.b, o.Seed)
+			ttft, tpot, blocks, err := replayRow(ctx, pr.d, pr.k.decode, pr.sim, pr.b, o.Seed)
 			outcomes[i] = outcome{pred{ttft, tpot, blocks}, err}
 			return nil
 		})
@@ -253,7 +262,7 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 				if first[pr.k] == i {
 					p, err = outcomes[i].p, outcomes[i].err
 				} else {
-					p.ttft, p.tpot, p.blocks, err = replay(ctx, pr.d, pr.sim, pr.b, o.Seed)
+					p.ttft, p.tpot, p.blocks, err = replayRow(ctx, pr.d, pr.k.decode, pr.sim, pr.b, o.Seed)
 				}
 				if err != nil {
 					if ctx.Err() != nil {
@@ -287,31 +296,29 @@ func replay(ctx context.Context, d model.Deployment, r Row, b Benchmark, seed ui
 		return 0, 0, 0, err
 	}
 	d.NumGPUBlocks = w.Capacity().NumGPUBlocks
-	n := r.Concurrency * b.RequestsPerSlot
-	if reqs, ids := n+r.Concurrency*b.WarmupPerSlot, n*((r.ISL+d.BlockSize-1)/d.BlockSize); reqs > MaxReplayRequests || ids > MaxReplayBlocks {
-		return 0, 0, 0, fmt.Errorf("the replay would hold %d requests and %d prompt blocks, beyond the budget of %d and %d: "+
-			"lower --requests-per-slot", reqs, ids, MaxReplayRequests, MaxReplayBlocks)
-	}
-	isl, osl := sampleLengths(n, r.ISL, b.RangeRatio, seed), sampleLengths(n, r.OSL, b.RangeRatio, seed+1)
-	next := int64(0) // every block of every timed prompt is distinct: no prefix sharing
-	prompt := func(isl, osl int) trace.Request {
-		ids := make([]int64, (isl+d.BlockSize-1)/d.BlockSize)
-		for j := range ids {
-			ids[j] = next
-			next++
-		}
-		return trace.Request{InputLength: isl, OutputLength: osl, HashIDs: ids}
-	}
-	timed := make([]trace.Request, n)
-	for i := range timed {
-		timed[i] = prompt(isl[i], osl[i])
-	}
 	rc := router.DefaultConfig()
 	rc.BlockSize = d.BlockSize
 	cfg := engine.Config{Workers: 1, Worker: d, Router: rc, ReplayConcurrency: r.Concurrency, Seed: seed}
+	rep, err := benchmarkRun(ctx, cfg, w, r, b, seed)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	return rep.Summary.MeanTTFTMS, rep.Summary.MeanTPOTMS, d.NumGPUBlocks, nil
+}
+
+// benchmarkRun runs row r's benchmark on the fleet of cfg: the warm-up requests to
+// completion, then the timed ones from an idle fleet, as the client's two phases do.
+func benchmarkRun(ctx context.Context, cfg engine.Config, timer model.StepTimer, r Row, b Benchmark, seed uint64) (*engine.Report, error) {
+	bs := cfg.Worker.BlockSize
+	n := r.Concurrency * b.RequestsPerSlot
+	if reqs, ids := n+r.Concurrency*b.WarmupPerSlot, n*((r.ISL+bs-1)/bs); reqs > MaxReplayRequests || ids > MaxReplayBlocks {
+		return nil, fmt.Errorf("the replay would hold %d requests and %d prompt blocks, beyond the budget of %d and %d: "+
+			"lower --requests-per-slot", reqs, ids, MaxReplayRequests, MaxReplayBlocks)
+	}
+	timed := distinctPrompts(n, r, b, bs, seed)
 	run := func(name string, reqs []trace.Request) (*engine.Report, error) {
-		tr := &trace.Trace{Name: fmt.Sprintf("silicon row %d %s", r.Line, name), BlockSize: d.BlockSize, Requests: reqs}
-		return engine.Replay(ctx, cfg, w, tr)
+		tr := &trace.Trace{Name: fmt.Sprintf("silicon row %d %s", r.Line, name), BlockSize: bs, Requests: reqs}
+		return engine.Replay(ctx, cfg, timer, tr)
 	}
 	if warm := r.Concurrency * b.WarmupPerSlot; warm > 0 {
 		// The client warms up with its first prompt, repeated.
@@ -320,14 +327,37 @@ func replay(ctx context.Context, d model.Deployment, r Row, b Benchmark, seed ui
 			reqs[i] = timed[0]
 		}
 		if _, err := run("warm-up", reqs); err != nil {
-			return 0, 0, 0, err
+			return nil, err
 		}
 	}
-	rep, err := run("timed", timed)
-	if err != nil {
-		return 0, 0, 0, err
+	return run("timed", timed)
+}
+
+// replayRow replays an aggregated row on one worker of d, or a disaggregated one on its
+// pools (decode: the decode pool's deployment).
+func replayRow(ctx context.Context, d, decode model.Deployment, r Row, b Benchmark, seed uint64) (ttft, tpot float64, blocks int, err error) {
+	if r.Disagg != nil {
+		ttft, tpot, err = replayDisagg(ctx, d, decode, r, b, seed)
+		return ttft, tpot, 0, err
 	}
-	return rep.Summary.MeanTTFTMS, rep.Summary.MeanTPOTMS, d.NumGPUBlocks, nil
+	return replay(ctx, d, r, b, seed)
+}
+
+// distinctPrompts are a benchmark's n timed requests of row r: lengths drawn as its client
+// draws them, every block of every prompt distinct (no prefix sharing).
+func distinctPrompts(n int, r Row, b Benchmark, blockSize int, seed uint64) []trace.Request {
+	isl, osl := sampleLengths(n, r.ISL, b.RangeRatio, seed), sampleLengths(n, r.OSL, b.RangeRatio, seed+1)
+	next := int64(0)
+	timed := make([]trace.Request, n)
+	for i := range timed {
+		ids := make([]int64, (isl[i]+blockSize-1)/blockSize)
+		for j := range ids {
+			ids[j] = next
+			next++
+		}
+		timed[i] = trace.Request{InputLength: isl[i], OutputLength: osl[i], HashIDs: ids}
+	}
+	return timed
 }
 
 // decodingInFlight is, by Little's law, how many of a closed loop's c clients are decoding at

@@ -1,0 +1,333 @@
+package config
+
+// Disaggregated fleets in the experiment file, with Spica's keys
+// (ai-dynamo/dynamo docs/components/aisimulate/spica/search-space.md at 4871677d): a
+// deployment_mode of disagg, parallel_configs entries {prefill: <shape>, decode: <shape>},
+// the prefill_* and decode_* engine keys, and the mocker's KV transfer settings.
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/routerlab/routerlab/engine"
+	"github.com/routerlab/routerlab/model"
+)
+
+// Deployment modes (search_space.deployment_mode).
+const (
+	ModeAgg    = "agg"
+	ModeDisagg = "disagg"
+)
+
+// DisaggParallel is one disaggregated entry of parallel_configs: each pool's worker layout
+// and replicas.
+type DisaggParallel struct{ Prefill, Decode ParallelConfig }
+
+// GPUs is how many GPUs both pools take.
+func (d DisaggParallel) GPUs() int { return d.Prefill.GPUs() + d.Decode.GPUs() }
+
+func (d DisaggParallel) String() string {
+	return "prefill-" + d.Prefill.String() + "+decode-" + d.Decode.String()
+}
+
+// DisaggSettings are the scalar keys of a disaggregated fleet. Zero values mean the
+// default: block size and memory utilisation as the aggregated keys give them, prefix
+// caching on for prefill and off for decode (Spica's defaults), the mocker's 64 GB/s and
+// full_prompt.
+type DisaggSettings struct {
+	PrefillBlockSize, DecodeBlockSize                       int
+	PrefillGPUMemoryUtilization, DecodeGPUMemoryUtilization float64
+	PrefillPrefixCaching, DecodePrefixCaching               *bool
+	TransferGBps                                            *float64
+	TransferMode                                            string
+}
+
+// disaggListKeys are the disaggregated engine's list keys, after every other list key.
+var disaggListKeys = []string{"prefill_max_num_batched_tokens", "prefill_max_num_seqs", "decode_max_num_batched_tokens", "decode_max_num_seqs"}
+
+// disaggListDefaults: Dynamo's mocker defaults for decode (max_num_batched_tokens 8192,
+// max_num_seqs 256, lib/mocker/src/common/protocols.rs at 04c3ab60), the aggregated
+// defaults' batch for prefill.
+var disaggListDefaults = map[string][]string{
+	"prefill_max_num_batched_tokens": {"16384"}, "prefill_max_num_seqs": {"256"},
+	"decode_max_num_batched_tokens": {"8192"}, "decode_max_num_seqs": {"256"},
+}
+
+// defaultTransferGBps is the mocker's kv_transfer_bandwidth default (inter-node InfiniBand).
+const defaultTransferGBps = 64
+
+// setDisaggScalar reads one of the disaggregated fleet's scalar keys; ok is false for any
+// other key.
+func (f *File) setDisaggScalar(path, key string, n ast.Node) (ok bool, err error) {
+	s := &f.Disagg
+	switch key {
+	case "prefill_block_size":
+		return true, f.integer(path, n, &s.PrefillBlockSize, 1, 1<<16)
+	case "decode_block_size":
+		return true, f.integer(path, n, &s.DecodeBlockSize, 1, 1<<16)
+	case "prefill_gpu_memory_utilization":
+		return true, f.number(path, n, &s.PrefillGPUMemoryUtilization, 0.05, 1)
+	case "decode_gpu_memory_utilization":
+		return true, f.number(path, n, &s.DecodeGPUMemoryUtilization, 0.05, 1)
+	case "prefill_enable_prefix_caching", "decode_enable_prefix_caching":
+		var on bool
+		if err := f.boolean(path, n, &on); err != nil {
+			return true, err
+		}
+		if key == "prefill_enable_prefix_caching" {
+			s.PrefillPrefixCaching = &on
+		} else {
+			s.DecodePrefixCaching = &on
+		}
+		return true, nil
+	case "kv_transfer_bandwidth":
+		var gbps float64
+		if err := f.number(path, n, &gbps, 0, 1e6); err != nil {
+			return true, err
+		}
+		s.TransferGBps = &gbps
+		return true, nil
+	case "kv_transfer_timing_mode":
+		return true, f.oneOf(path, n, &s.TransferMode, engine.TransferModes())
+	}
+	return false, nil
+}
+
+// parseDisaggEntry reads a parallel_configs entry {prefill: <shape>, decode: <shape>}.
+func (f *File) parseDisaggEntry(path string, m *ast.MappingNode) (DisaggParallel, error) {
+	var dp DisaggParallel
+	seen := map[string]bool{}
+	for _, kv := range m.Values {
+		k := keyText(kv)
+		inner, ok := kv.Value.(*ast.MappingNode)
+		if (k != "prefill" && k != "decode") || seen[k] {
+			return dp, f.errAt(kv.Key, path+"."+k, "a disaggregated entry has exactly the keys prefill and decode")
+		}
+		if !ok {
+			return dp, f.errAt(kv.Value, path+"."+k, "want a mapping like {tp: 4, replicas: 3}")
+		}
+		seen[k] = true
+		pc, err := f.parseShape(path+"."+k, inner)
+		if err != nil {
+			return dp, err
+		}
+		if k == "prefill" {
+			dp.Prefill = pc
+		} else {
+			dp.Decode = pc
+		}
+	}
+	if !seen["prefill"] || !seen["decode"] {
+		return dp, f.errAt(m, path, "a disaggregated entry needs both prefill and decode")
+	}
+	return dp, nil
+}
+
+// isDisaggEntry reports whether a parallel_configs entry is {prefill: …, decode: …}.
+func isDisaggEntry(m *ast.MappingNode) bool {
+	for _, kv := range m.Values {
+		if k := keyText(kv); k == "prefill" || k == "decode" {
+			return true
+		}
+	}
+	return false
+}
+
+// setDisaggParallel replaces search_space.parallel_configs with disaggregated entries.
+func (f *File) setDisaggParallel(dps []DisaggParallel) {
+	f.derive, f.skipped = false, nil
+	l := f.list("parallel_configs")
+	l.parallel, l.disagg, l.values = nil, dps, make([]Value, len(dps))
+	for i, dp := range dps {
+		l.values[i] = Value{Text: dp.String()}
+	}
+}
+
+// disaggregated reports whether the file's fleets are disaggregated.
+func (f *File) disaggregated() bool { return len(f.list("parallel_configs").disagg) > 0 }
+
+// checkDisagg checks deployment_mode against parallel_configs: Spica pins parallel_configs
+// for exactly one mode (search-space.md, "Pinning parallel_configs"), and each entry's kind is
+// that mode's. Deriving parallel_configs for both modes is not built here.
+func (f *File) checkDisagg() error {
+	modes := f.Values("deployment_mode")
+	l := f.list("parallel_configs")
+	if len(modes) > 1 {
+		return &Error{File: f.Name, Key: "search_space.deployment_mode",
+			Msg: "lists both agg and disagg: parallel_configs then must be derived for each mode, which routerlab does not do yet; pin one mode (Spica requires one mode when parallel_configs is given)"}
+	}
+	switch {
+	case modes[0].Text == ModeDisagg && len(l.disagg) == 0:
+		return &Error{File: f.Name, Key: "search_space.parallel_configs",
+			Msg: "deployment_mode disagg needs entries {prefill: {tp, replicas, …}, decode: {tp, replicas, …}}"}
+	case modes[0].Text == ModeAgg && len(l.disagg) > 0:
+		return &Error{File: f.Name, Key: "search_space.deployment_mode",
+			Msg: "parallel_configs holds disaggregated entries {prefill, decode}: set deployment_mode to [disagg]"}
+	}
+	if len(l.disagg) > 0 && slices.ContainsFunc(f.Values(KeyBackend), func(v Value) bool { return v.Text == string(model.BackendTRTLLM) }) {
+		return &Error{File: f.Name, Key: "search_space.backend",
+			Msg: "trtllm in a disaggregated fleet: Dynamo's replay rejects TensorRT-LLM disaggregation, so Spica leaves it out of disagg branches (search-space.md)"}
+	}
+	for _, dp := range l.disagg {
+		if g := dp.GPUs(); f.GPUBudget > 0 && g > f.GPUBudget {
+			return &Error{File: f.Name, Key: "search_space.parallel_configs",
+				Msg: fmt.Sprintf("%s needs %d GPUs, more than gpu_budget %d (raise search_space.gpu_budget to %d to allow it)", dp, g, f.GPUBudget, g)}
+		}
+	}
+	return nil
+}
+
+// disaggDeployments are the prefill and decode deployments of entry dp at the point's engine
+// values.
+func (f *File) disaggDeployments(sku string, dp DisaggParallel, pmbt, pseqs, dmbt, dseqs int, kvDtype, ref string, backend model.Backend) (prefill, decode model.Deployment) {
+	s := f.Disagg
+	prefill = f.deployment(sku, dp.Prefill, pmbt, pseqs, kvDtype, ref, backend)
+	decode = f.deployment(sku, dp.Decode, dmbt, dseqs, kvDtype, ref, backend)
+	if s.PrefillBlockSize > 0 {
+		prefill.BlockSize = s.PrefillBlockSize
+	}
+	if s.DecodeBlockSize > 0 {
+		decode.BlockSize = s.DecodeBlockSize
+	}
+	if s.PrefillGPUMemoryUtilization > 0 {
+		prefill.GPUMemoryUtilization = s.PrefillGPUMemoryUtilization
+	}
+	if s.DecodeGPUMemoryUtilization > 0 {
+		decode.GPUMemoryUtilization = s.DecodeGPUMemoryUtilization
+	}
+	prefill.NoPrefixCaching = s.PrefillPrefixCaching != nil && !*s.PrefillPrefixCaching
+	decode.NoPrefixCaching = s.DecodePrefixCaching == nil || !*s.DecodePrefixCaching
+	return prefill, decode
+}
+
+// disaggPoint is the disaggregated entry and engine values at point p.
+func (e *Experiment) disaggPoint(p Point, pcText string) (prefill, decode model.Deployment, dp DisaggParallel, err error) {
+	f := e.File
+	val := func(key string) Value {
+		v, _ := f.At(p, key)
+		return v
+	}
+	l := f.list("parallel_configs")
+	for i, v := range l.values {
+		if v.Text == pcText {
+			dp = l.disagg[i]
+		}
+	}
+	prefill, decode = f.disaggDeployments(val(KeyHardwareSKU).Text, dp,
+		int(val("prefill_max_num_batched_tokens").Num), int(val("prefill_max_num_seqs").Num),
+		int(val("decode_max_num_batched_tokens").Num), int(val("decode_max_num_seqs").Num),
+		kvCacheDtype(val(KeyKVCacheDtype)), val(KeyTimingReference).Text, model.Backend(val(KeyBackend).Text))
+	for _, d := range []*model.Deployment{&prefill, &decode} {
+		w, ok := e.workers[*d]
+		if !ok {
+			return prefill, decode, dp, fmt.Errorf("config: no worker model for %+v", *d)
+		}
+		if d.NumGPUBlocks == 0 {
+			d.NumGPUBlocks = w.Capacity().NumGPUBlocks
+		}
+	}
+	return prefill, decode, dp, nil
+}
+
+// disaggEngine is engine.Disagg at point p, and the prefill pool's deployment and replicas.
+func (e *Experiment) disaggEngine(p Point, pcText string) (model.Deployment, int, *engine.Disagg, error) {
+	prefill, decode, dp, err := e.disaggPoint(p, pcText)
+	if err != nil {
+		return prefill, 0, nil, err
+	}
+	s := e.File.Disagg
+	gbps := float64(defaultTransferGBps)
+	if s.TransferGBps != nil {
+		gbps = *s.TransferGBps
+	}
+	return prefill, dp.Prefill.Replicas, &engine.Disagg{
+		DecodeWorkers: dp.Decode.Replicas, Decode: decode, TransferGBps: gbps,
+		KVBytesPerToken: e.workers[unresolved(prefill)].KVBytesPerTokenModel(),
+		TransferMode:    engine.TransferMode(s.TransferMode),
+	}, nil
+}
+
+// addDisaggWorkers builds the worker models of every disaggregated deployment the space names.
+func (e *Experiment) addDisaggWorkers() error {
+	f := e.File
+	for _, sku := range f.Values(KeyHardwareSKU) {
+		for _, dp := range f.list("parallel_configs").disagg {
+			for _, pm := range f.Values("prefill_max_num_batched_tokens") {
+				for _, ps := range f.Values("prefill_max_num_seqs") {
+					for _, dm := range f.Values("decode_max_num_batched_tokens") {
+						for _, ds := range f.Values("decode_max_num_seqs") {
+							for _, kv := range f.Values(KeyKVCacheDtype) {
+								for _, ref := range f.Values(KeyTimingReference) {
+									for _, b := range f.Values(KeyBackend) {
+										p, d := f.disaggDeployments(sku.Text, dp, int(pm.Num), int(ps.Num), int(dm.Num), int(ds.Num), kvCacheDtype(kv), ref.Text, model.Backend(b.Text))
+										for _, dep := range []model.Deployment{p, d} {
+											if _, ok := e.workers[dep]; ok {
+												continue
+											}
+											w, err := model.NewWorker(dep)
+											if err != nil {
+												return fmt.Errorf("%s: search_space: %w", f.Name, err)
+											}
+											e.workers[dep] = w
+											e.deployments = append(e.deployments, dep)
+										}
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// disaggSettings are the fingerprint's disaggregated keys, present only for a disaggregated
+// file so that every other file keeps its fingerprint.
+func (f *File) disaggSettings(add func(key, value string)) {
+	if !f.disaggregated() {
+		return
+	}
+	s := f.Disagg
+	or := func(x, def int) string {
+		if x == 0 {
+			x = def
+		}
+		return strconv.Itoa(x)
+	}
+	util := func(x float64) string {
+		if x == 0 {
+			x = f.GPUMemoryUtilization
+		}
+		if x == 0 {
+			x = 0.9
+		}
+		return num(x)
+	}
+	on := func(b *bool, def bool) string {
+		if b != nil {
+			def = *b
+		}
+		return strconv.FormatBool(def)
+	}
+	gbps := float64(defaultTransferGBps)
+	if s.TransferGBps != nil {
+		gbps = *s.TransferGBps
+	}
+	mode := s.TransferMode
+	if mode == "" {
+		mode = string(engine.TransferFullPrompt)
+	}
+	add("search_space.prefill_block_size", or(s.PrefillBlockSize, f.BlockSize))
+	add("search_space.decode_block_size", or(s.DecodeBlockSize, f.BlockSize))
+	add("search_space.prefill_gpu_memory_utilization", util(s.PrefillGPUMemoryUtilization))
+	add("search_space.decode_gpu_memory_utilization", util(s.DecodeGPUMemoryUtilization))
+	add("search_space.prefill_enable_prefix_caching", on(s.PrefillPrefixCaching, true))
+	add("search_space.decode_enable_prefix_caching", on(s.DecodePrefixCaching, false))
+	add("search_space.kv_transfer_bandwidth", num(gbps))
+	add("search_space.kv_transfer_timing_mode", mode)
+}

@@ -1,0 +1,104 @@
+package config
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// split is a disaggregated parallel_configs of the seed's layout: one prefill, one decode
+// worker.
+const split = "parallel_configs=[{prefill: {tp: 4, moe_ep: 4, replicas: 1}, decode: {tp: 4, moe_ep: 4, replicas: 1}}]"
+
+// A disaggregated file builds each pool's deployment from its own keys, replays, and enters
+// the fingerprint with its settings, which an aggregated file's fingerprint never holds.
+func TestDisaggFileReplays(t *testing.T) {
+	f := Default()
+	if err := f.Apply([]string{"deployment_mode=disagg", split, "decode_max_num_seqs=64", "prefill_max_num_batched_tokens=8192",
+		"kv_transfer_bandwidth=100", "kv_transfer_timing_mode=destination_missing", "decode_enable_prefix_caching=true"}); err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewExperiment(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := e.EngineConfig(f.DefaultPoint())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dg := cfg.Disagg
+	switch {
+	case dg == nil || cfg.Workers != 1 || dg.DecodeWorkers != 1:
+		t.Fatalf("config %+v: want one prefill and one decode worker", cfg)
+	case cfg.Worker.MaxNumBatchedTokens != 8192 || cfg.Worker.MaxNumSeqs != 256 || cfg.Worker.NoPrefixCaching:
+		t.Fatalf("prefill deployment %+v", cfg.Worker)
+	case dg.Decode.MaxNumBatchedTokens != 8192 || dg.Decode.MaxNumSeqs != 64 || dg.Decode.NoPrefixCaching:
+		t.Fatalf("decode deployment %+v", dg.Decode)
+	case dg.TransferGBps != 100 || dg.TransferMode != "destination_missing":
+		t.Fatalf("transfer %+v", *dg)
+	case dg.KVBytesPerToken != 62*2*8*128: // MiniMax-M2.5: 62 layers, 8 KV heads of 128, FP8 cache
+		t.Fatalf("KV bytes per token %d, want %d", dg.KVBytesPerToken, 62*2*8*128)
+	}
+	rep, err := e.Run(context.Background(), cfg, 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := rep.Summary; s.RequestsCompleted != 200 || s.Disagg == nil || s.Disagg.Prefill.Requests != 200 || s.Disagg.Decode.Requests != 200 {
+		t.Fatalf("summary %+v", s)
+	}
+	fp := f.Fingerprint()
+	for _, kv := range [][2]string{{"search_space.deployment_mode", "disagg"}, {"search_space.kv_transfer_bandwidth", "100"},
+		{"search_space.decode_max_num_seqs", "64"}, {"search_space.decode_enable_prefix_caching", "true"}} {
+		if v, ok := fp.Get(kv[0]); !ok || v != kv[1] {
+			t.Fatalf("fingerprint %s = %q, want %q", kv[0], v, kv[1])
+		}
+	}
+	for _, s := range Default().Fingerprint() {
+		if strings.HasPrefix(s.Key, "search_space.prefill_m") || strings.Contains(s.Key, "_block_size") && s.Key != "workload.trace_block_size" || strings.Contains(s.Key, "decode_") || strings.Contains(s.Key, "kv_transfer") || strings.Contains(s.Key, "prefix_caching") {
+			t.Fatalf("an aggregated file's fingerprint holds %s", s.Key)
+		}
+	}
+}
+
+// Every inconsistent disaggregated file is an error naming the key.
+func TestDisaggErrors(t *testing.T) {
+	for _, c := range []struct {
+		sets []string
+		want string
+	}{
+		{[]string{"deployment_mode=disagg"}, "parallel_configs: deployment_mode disagg needs entries"},
+		{[]string{"deployment_mode=[agg, disagg]"}, "deployment_mode: lists both agg and disagg"},
+		{[]string{split}, "deployment_mode: parallel_configs holds disaggregated entries"},
+		{[]string{"deployment_mode=disagg", "parallel_configs=[{tp: 4, replicas: 2}, {prefill: {tp: 4}, decode: {tp: 4}}]"}, "mixes aggregated entries"},
+		{[]string{"deployment_mode=disagg", "parallel_configs=[{prefill: {tp: 4}}]"}, "needs both prefill and decode"},
+		{[]string{"deployment_mode=disagg", "parallel_configs=[{prefill: {tp: 4, bogus: 1}, decode: {tp: 4}}]"}, "parallel_configs.prefill.bogus: unknown key"},
+		{[]string{"deployment_mode=disagg", "parallel_configs=[{prefill: {tp: 4}, decode: 3}]"}, "parallel_configs.decode: want a mapping"},
+		{[]string{"deployment_mode=disagg", split, "backend=trtllm"}, "trtllm in a disaggregated fleet"},
+		{[]string{"deployment_mode=disagg", split, "replicas=2"}, "this file's fleet is disaggregated"},
+		{[]string{"deployment_mode=disagg", split, "kv_transfer_timing_mode=lazy"}, "kv_transfer_timing_mode"},
+		{[]string{"deployment_mode=disagg", split, "kv_transfer_bandwidth=-1"}, "kv_transfer_bandwidth"},
+		{[]string{"deployment_mode=disagg", split, "decode_max_num_seqs=0"}, "decode_max_num_seqs"},
+		{[]string{"deployment_mode=disagg", "parallel_configs=[{prefill: {tp: 4, moe_ep: 4, replicas: 8}, decode: {tp: 4, moe_ep: 4, replicas: 1}}]"}, "36 GPUs, more than gpu_budget 32"},
+	} {
+		err := Default().Apply(c.sets)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error containing %q", c.sets, err, c.want)
+		}
+	}
+	// Different block sizes per pool reach the engine, which refuses them by name.
+	f := Default()
+	if err := f.Apply([]string{"deployment_mode=disagg", split, "decode_block_size=32"}); err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewExperiment(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := e.EngineConfig(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Run(context.Background(), cfg, 10); err == nil || !strings.Contains(err.Error(), "decode_block_size: 32 differs from prefill_block_size 64") {
+		t.Fatalf("block sizes 64 and 32: %v", err)
+	}
+}

@@ -1,0 +1,236 @@
+package engine
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/routerlab/routerlab/router"
+	"github.com/routerlab/routerlab/trace"
+)
+
+// inTransit is the block tables w holds for requests between their prefill and their decode:
+// a prefill worker's copy until the transfer ends, a decode worker's reservation from the
+// transfer's start.
+func inTransit(s *Sim, w *worker) [][]int32 {
+	d := s.dis
+	if d == nil {
+		return nil
+	}
+	var out [][]int32
+	for ri, src := range d.src {
+		if src == nil {
+			continue
+		}
+		if int(d.srcWorker[ri]) == w.id {
+			out = append(out, src)
+		}
+		if r := &s.reqs[ri]; int(r.worker) == w.id {
+			out = append(out, r.fl.blocks) // empty while the reservation waits
+		}
+	}
+	return out
+}
+
+// genDisagg makes cfg, drawn by genConfig, a disaggregated fleet: cfg.Workers prefill
+// workers and a drawn decode pool, with a drawn transfer.
+func genDisagg(t *rapid.T, cfg Config) Config {
+	d := cfg.Worker
+	d.MaxNumBatchedTokens = rapid.IntRange(8, 512).Draw(t, "decode_budget")
+	d.MaxNumSeqs = rapid.IntRange(1, 8).Draw(t, "decode_seqs")
+	d.NoPrefixCaching = rapid.Bool().Draw(t, "decode_no_prefix_caching")
+	d.NumGPUBlocks = cfg.Worker.NumGPUBlocks + rapid.IntRange(0, 20).Draw(t, "decode_extra_blocks")
+	cfg.Disagg = &Disagg{
+		DecodeWorkers:   rapid.IntRange(1, 3).Draw(t, "decode_workers"),
+		Decode:          d,
+		TransferGBps:    rapid.SampledFrom([]float64{0, 0.001, 0.05}).Draw(t, "transfer_gbps"),
+		KVBytesPerToken: int64(rapid.IntRange(1, 4096).Draw(t, "kv_bytes_per_token")),
+		TransferMode:    TransferMode(rapid.SampledFrom(TransferModes()).Draw(t, "transfer_mode")),
+	}
+	return cfg
+}
+
+// transferUS is how long request r's KV takes to move when hit tokens are at the destination.
+func transferUS(dg *Disagg, isl, hit int32) int64 {
+	moved := float64(isl)
+	if dg.TransferMode == TransferDestinationMissing {
+		moved -= float64(hit)
+	}
+	if dg.TransferGBps == 0 {
+		return 0
+	}
+	return int64(math.Ceil(moved * float64(dg.KVBytesPerToken) / (dg.TransferGBps * 1e3)))
+}
+
+// Every request is prefilled once on a prefill worker and decoded on exactly one decode
+// worker; a transfer moves as many blocks as the prefill computed and the decode reserved;
+// no decode starts before its transfer ends, which lasts the bytes over the bandwidth; the
+// pools' invariants hold after every event, and the decode fast path changes nothing.
+func TestDisaggInvariantsProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		tb := rapid.SampledFrom([]int{64, 128, 512}).Draw(t, "trace_block")
+		tr := genTrace(t, tb)
+		cfg := genDisagg(t, genConfig(t, tr))
+		timer := PoolTimers{
+			Prefill: &fakeTimer{base: int64(rapid.IntRange(1, 200).Draw(t, "base")), perToken: 1},
+			Decode:  &fakeTimer{base: int64(rapid.IntRange(1, 200).Draw(t, "decode_base")), perToken: 2},
+		}
+		var reports [2]string
+		for i, stepwise := range []bool{true, false} {
+			s, err := New(cfg, timer, tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.stepwise = stepwise
+			n := cfg.fleetSize()
+			mirror := &kvMirror{sets: make([]map[uint64]bool, n)}
+			for w := range mirror.sets {
+				mirror.sets[w] = map[uint64]bool{}
+			}
+			s.onKV = mirror.apply
+			d := s.dis
+			s.onDone = func(r *request) {
+				ri := int32(-1)
+				for k := range s.reqs {
+					if &s.reqs[k] == r {
+						ri = int32(k)
+					}
+				}
+				switch {
+				case int(r.worker) < d.first:
+					t.Fatalf("request %d completes on prefill worker %d", ri, r.worker)
+				case d.landed[ri] < d.reserved[ri] || d.reserved[ri] < d.prefilled[ri] || d.prefilled[ri] < r.arrival:
+					t.Fatalf("request %d: prefilled %d, reserved %d, landed %d", ri, d.prefilled[ri], d.reserved[ri], d.landed[ri])
+				case r.firstTok <= d.landed[ri]:
+					t.Fatalf("request %d: first token at %d, its KV landed at %d", ri, r.firstTok, d.landed[ri])
+				}
+				if f := r.fl; f.generated != r.out || f.tokens != r.isl+r.out {
+					t.Fatalf("request %d completes with %+v", ri, *f)
+				}
+			}
+			runChecked(t, s, mirror, nil, func(e event) {
+				if e.phase == phaseTransferDone {
+					r := &s.reqs[e.id]
+					hit := d.hit[e.id] * s.blockSize // cached at the destination when reserved
+					if got, want := e.time-d.reserved[e.id], transferUS(cfg.Disagg, r.isl, hit); got != want {
+						t.Fatalf("request %d: transfer took %d µs, want %d", e.id, got, want)
+					}
+				}
+				for ri, src := range d.src {
+					r := &s.reqs[ri]
+					if src == nil || len(r.fl.blocks) == 0 {
+						continue
+					}
+					// KV blocks are conserved through the transfer.
+					if want := int(s.blocksFor(r.isl)); len(src) != want || len(r.fl.blocks) != want {
+						t.Fatalf("request %d: prefill holds %d blocks, decode reserved %d, prompt needs %d", ri, len(src), len(r.fl.blocks), want)
+					}
+				}
+				for i := range s.workers {
+					w := &s.workers[i]
+					for _, ri := range w.running {
+						if w.spec.decode && d.src[ri] != nil {
+							t.Fatalf("request %d runs on decode worker %d before its transfer ends", ri, i)
+						}
+						if w.spec.prefill && s.reqs[ri].fl.generated > 0 {
+							t.Fatalf("request %d decodes on prefill worker %d", ri, i)
+						}
+					}
+				}
+			})
+			prefilled, decoded := 0, 0
+			for i := range s.workers {
+				w := &s.workers[i]
+				if len(w.running) != 0 || w.waiting.len() != 0 || w.pool.inUse != 0 {
+					t.Fatalf("worker %d not drained", i)
+				}
+				if w.spec.prefill {
+					prefilled += w.requests
+				} else {
+					decoded += w.requests
+				}
+			}
+			if prefilled != len(tr.Requests) || decoded != len(tr.Requests) || s.completed != len(tr.Requests) {
+				t.Fatalf("%d requests: %d prefilled, %d decoded, %d completed", len(tr.Requests), prefilled, decoded, s.completed)
+			}
+			rep, err := s.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			reports[i] = reportJSON(t, rep)
+		}
+		if reports[0] != reports[1] {
+			t.Fatalf("decode fast path changed the report:\n%s\n%s", reports[0], reports[1])
+		}
+	})
+}
+
+// With one worker per pool, a free transfer, pools too large to evict and one request at a
+// time, a disaggregated fleet differs from an aggregated one only by the decode worker's
+// step that computes the prompt's last token: the same prefix hits, the same decode
+// stretch, and TTFT and e2e latency later by exactly that step.
+func TestDisaggAgreesWithAggAtZeroTransfer(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		tr := genTrace(t, 64)
+		need := 0
+		for _, r := range tr.Requests {
+			need += (r.InputLength + r.OutputLength + 63) / 64
+		}
+		d := deployment(need, rapid.IntRange(8, 512).Draw(t, "budget"), rapid.IntRange(1, 8).Draw(t, "max_seqs"))
+		rc := router.DefaultConfig()
+		agg := Config{Workers: 1, Worker: d, Router: rc, ReplayConcurrency: 1, RecordRequests: true}
+		dis := agg
+		dis.Disagg = &Disagg{DecodeWorkers: 1, Decode: d, KVBytesPerToken: 1 << 18}
+		timer := &fakeTimer{base: int64(rapid.IntRange(1, 200).Draw(t, "base")), perToken: int64(rapid.IntRange(0, 3).Draw(t, "per_token"))}
+		a, err := Replay(context.Background(), agg, timer, tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Replay(context.Background(), dis, PoolTimers{Prefill: timer, Decode: timer}, tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Summary.PrefixCacheReusedRatio != b.Summary.PrefixCacheReusedRatio {
+			t.Fatalf("prefix reuse: agg %v, disagg %v", a.Summary.PrefixCacheReusedRatio, b.Summary.PrefixCacheReusedRatio)
+		}
+		step := float64(timer.base+timer.perToken) / 1000 // one token's step, ms
+		for i := range a.Requests {
+			x, y := a.Requests[i], b.Requests[i]
+			if x.ID != y.ID || x.CachedTokens != y.CachedTokens ||
+				math.Abs(y.TTFTMS-x.TTFTMS-step) > 1e-9 || math.Abs((y.E2EMS-y.TTFTMS)-(x.E2EMS-x.TTFTMS)) > 1e-9 {
+				t.Fatalf("request %d: agg %+v, disagg %+v (one step %g ms)", x.ID, x, y, step)
+			}
+		}
+	})
+}
+
+// A handoff's timing, by hand: a 1,000-token prompt at 1 GB/s and 1,000 bytes per token
+// moves in 1,000 µs, between the prefill's end and the decode worker's first step.
+func TestDisaggHandoffTimeline(t *testing.T) {
+	tr := &trace.Trace{Name: "one", BlockSize: 64, Requests: []trace.Request{req(0, 1000, 3, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)}}
+	d := deployment(100, 2048, 4)
+	cfg := Config{Workers: 1, Worker: d, Router: router.DefaultConfig(), ReplayConcurrency: 1, RecordRequests: true,
+		Disagg: &Disagg{DecodeWorkers: 2, Decode: d, TransferGBps: 1, KVBytesPerToken: 1000}}
+	timer := PoolTimers{Prefill: &fakeTimer{base: 100, perToken: 1}, Decode: &fakeTimer{base: 10, perToken: 1}}
+	rep, err := Replay(context.Background(), cfg, timer, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Prefill 100 + 1000 = 1,100 µs; transfer 1,000 µs; the last prompt token 11 µs; two
+	// decodes of 11 µs each.
+	r := rep.Requests[0]
+	if r.TTFTMS != 2.111 || r.E2EMS != 2.133 || r.Worker != 1 && r.Worker != 2 {
+		t.Fatalf("record %+v, want TTFT 2.111 ms, e2e 2.133 ms on a decode worker", r)
+	}
+	got := *rep.Summary.Disagg
+	want := DisaggSummary{
+		Prefill:       PoolSummary{Workers: 1, Requests: 1, PeakBlockShare: 0.16, RequestImbalance: 1},
+		Decode:        PoolSummary{Workers: 2, Requests: 1, PeakBlockShare: 0.16, RequestImbalance: 2}, // 1,003 tokens in 16 blocks
+		MeanPrefillMS: 1.1, MeanTransferMS: 1, MeanFirstDecodeMS: 0.011, TransferGB: 0.001,             // 10⁶ bytes
+	}
+	if got != want {
+		t.Fatalf("disagg summary %+v, want %+v", got, want)
+	}
+}

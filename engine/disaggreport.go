@@ -1,0 +1,84 @@
+package engine
+
+// DisaggSummary is a disaggregated replay's per-pool figures and where its TTFT goes.
+type DisaggSummary struct {
+	Prefill PoolSummary `json:"prefill"`
+	Decode  PoolSummary `json:"decode"`
+	// TTFT's parts, means over completed requests (ms): arrival to the prefill's end; its
+	// wait for a decode worker's blocks and slot; the KV transfer; the decode worker's
+	// first step.
+	MeanPrefillMS     float64 `json:"mean_prefill_ms"`
+	MeanDecodeWaitMS  float64 `json:"mean_decode_wait_ms"`
+	MeanTransferMS    float64 `json:"mean_transfer_ms"`
+	MeanFirstDecodeMS float64 `json:"mean_first_decode_ms"`
+	TransferGB        float64 `json:"transfer_gb"` // KV moved, 10⁹ bytes
+}
+
+// PoolSummary is one pool's share of a disaggregated replay.
+type PoolSummary struct {
+	Workers  int `json:"workers"`
+	Requests int `json:"requests"` // prefilled (prefill pool) or completed (decode pool)
+	// PrefixHitRatio: prompt tokens found in the pool's prefix caches ÷ prompt tokens (on
+	// the decode pool, at the reservation: what destination_missing transfers skip).
+	PrefixHitRatio float64 `json:"prefix_hit_ratio"`
+	// PeakBlockShare: the most KV blocks any worker of the pool held ÷ its blocks.
+	PeakBlockShare float64 `json:"peak_block_share"`
+	Preemptions    int     `json:"preemptions"`
+	// RequestImbalance: the busiest worker's requests ÷ the pool's mean.
+	RequestImbalance float64 `json:"request_imbalance"`
+}
+
+// disaggSummary is the report's disaggregated figures, from the per-worker summaries.
+func (s *Sim) disaggSummary(ws []WorkerSummary) *DisaggSummary {
+	d := s.dis
+	pool := func(lo, hi, blocks int, hitTok, promptTok int64) PoolSummary {
+		p := PoolSummary{Workers: hi - lo}
+		most, peak := 0, 0
+		for _, w := range ws[lo:hi] {
+			p.Requests += w.Requests
+			p.Preemptions += w.Preemptions
+			most, peak = max(most, w.Requests), max(peak, w.PeakBlocks)
+		}
+		if promptTok > 0 {
+			p.PrefixHitRatio = round(float64(hitTok)/float64(promptTok), 6)
+		}
+		p.PeakBlockShare = round(float64(peak)/float64(blocks), 6)
+		if p.Requests > 0 {
+			p.RequestImbalance = round(float64(most)*float64(p.Workers)/float64(p.Requests), 6)
+		}
+		return p
+	}
+	var hit, prompt, recv, dhit int64
+	for _, w := range ws[:d.first] {
+		hit += w.ReusedTokens
+		prompt += w.PromptTokens
+	}
+	for k := range d.received {
+		recv += d.received[k]
+		dhit += d.hitTokens[k]
+	}
+	sum := &DisaggSummary{
+		Prefill:    pool(0, d.first, s.cfg.Worker.NumGPUBlocks, hit, prompt),
+		Decode:     pool(d.first, len(ws), d.cfg.Decode.NumGPUBlocks, dhit, recv),
+		TransferGB: round(d.transferBytes/1e9, 6),
+	}
+	var pre, wait, move, first int64
+	n := 0
+	for i := range s.reqs {
+		r := &s.reqs[i]
+		if !r.finished {
+			continue
+		}
+		n++
+		pre += d.prefilled[i] - r.arrival
+		wait += d.reserved[i] - d.prefilled[i]
+		move += d.landed[i] - d.reserved[i]
+		first += r.firstTok - d.landed[i]
+	}
+	if n > 0 {
+		k := float64(n)
+		sum.MeanPrefillMS, sum.MeanDecodeWaitMS = ms(float64(pre)/k), ms(float64(wait)/k)
+		sum.MeanTransferMS, sum.MeanFirstDecodeMS = ms(float64(move)/k), ms(float64(first)/k)
+	}
+	return sum
+}
