@@ -98,10 +98,10 @@ layout's numbers; --format csv one row per table.`,
 				return writeJSON(w, groups)
 			case "csv":
 				cw := csv.NewWriter(w)
-				_ = cw.Write([]string{"model_name", "hardware_sku", "precision", "checkpoint_precision", "architecture", "backend_version", "tp", "moe_tp", "moe_ep", "dynosim"})
+				_ = cw.Write([]string{"model_name", "hardware_sku", "precision", "checkpoint_precision", "architecture", "backend", "backend_version", "tp", "moe_tp", "moe_ep", "dynosim"})
 				for _, g := range groups {
 					for _, l := range g.Layouts {
-						_ = cw.Write([]string{g.Model, g.SKU, g.Precision, strconv.FormatBool(g.Checkpoint), g.Architecture, g.Version,
+						_ = cw.Write([]string{g.Model, g.SKU, g.Precision, strconv.FormatBool(g.Checkpoint), g.Architecture, string(g.Backend), g.Version,
 							strconv.Itoa(l.TP), strconv.Itoa(l.MoETP), strconv.Itoa(l.MoEEP), strconv.FormatBool(l.Dynosim)})
 					}
 				}
@@ -109,7 +109,7 @@ layout's numbers; --format csv one row per table.`,
 				return cw.Error()
 			}
 			var b strings.Builder
-			fmt.Fprintf(&b, "%-34s %-9s %-12s %-19s %-7s %s\n", "model_name", "hardware", "precision", "architecture", "vllm", "layouts (tp-moe_tp-moe_ep)")
+			fmt.Fprintf(&b, "%-34s %-9s %-12s %-19s %-15s %s\n", "model_name", "hardware", "precision", "architecture", "backend", "layouts (tp-moe_tp-moe_ep)")
 			for _, g := range groups {
 				q := g.Precision
 				if g.Checkpoint {
@@ -123,7 +123,7 @@ layout's numbers; --format csv one row per table.`,
 					}
 					ls = append(ls, txt)
 				}
-				fmt.Fprintf(&b, "%-34s %-9s %-12s %-19s %-7s %s\n", g.Model, g.SKU, q, g.Architecture, g.Version, strings.Join(ls, " "))
+				fmt.Fprintf(&b, "%-34s %-9s %-12s %-19s %-15s %s\n", g.Model, g.SKU, q, g.Architecture, string(g.Backend)+"-"+g.Version, strings.Join(ls, " "))
 			}
 			b.WriteString("\n* the checkpoint's own precision (search_space.quantization unset); others are set with search_space.quantization\n")
 			b.WriteString("+d also priced for timing_reference dynosim (Dynamo's mocker with AIConfigurator's kernel choice)\n")
@@ -136,13 +136,14 @@ layout's numbers; --format csv one row per table.`,
 }
 
 // tableGroup is one line of model list: the embedded tables of one model on one GPU at one
-// precision and vLLM version, by layout.
+// precision, backend and version, by layout.
 type tableGroup struct {
 	Model        string        `json:"model_name"`
 	SKU          string        `json:"hardware_sku"`
 	Precision    string        `json:"precision"`
 	Checkpoint   bool          `json:"checkpoint_precision"` // the checkpoint's own (search_space.quantization unset)
 	Architecture string        `json:"architecture"`
+	Backend      model.Backend `json:"backend"`
 	Version      string        `json:"backend_version"`
 	Layouts      []tableLayout `json:"layouts"`
 }
@@ -158,7 +159,10 @@ type tableLayout struct {
 // priced for the dynosim reference too is marked once, not listed twice.
 func tableGroups(ts []*model.Table) []tableGroup {
 	var groups []tableGroup
-	type key struct{ model, sku, precision, arch, version string }
+	type key struct {
+		model, sku, precision, arch, version string
+		backend                              model.Backend
+	}
 	index := map[key]int{}
 	type at struct {
 		g int
@@ -166,7 +170,7 @@ func tableGroups(ts []*model.Table) []tableGroup {
 	}
 	var dynosim []at
 	for _, t := range ts {
-		g := tableGroup{Model: t.Model, SKU: t.HardwareSKU, Precision: t.Quantization, Version: t.BackendVersion, Architecture: t.LLM.Architecture}
+		g := tableGroup{Model: t.Model, SKU: t.HardwareSKU, Precision: t.Quantization, Backend: t.Backend, Version: t.BackendVersion, Architecture: t.LLM.Architecture}
 		if g.Precision == "" {
 			// The checkpoint's own: its experts' dtype when only they are quantised.
 			g.Precision, g.Checkpoint = cmp.Or(t.LLM.ExpertQuant, t.GEMMQuant), true
@@ -177,7 +181,7 @@ func tableGroups(ts []*model.Table) []tableGroup {
 		if t.LLM.MLA() {
 			g.Architecture += " MLA"
 		}
-		k := key{g.Model, g.SKU, g.Precision, g.Architecture, g.Version}
+		k := key{g.Model, g.SKU, g.Precision, g.Architecture, g.Version, g.Backend}
 		i, ok := index[k]
 		if !ok {
 			i = len(groups)

@@ -159,7 +159,7 @@ func TestModelListLayoutsOnce(t *testing.T) {
 	var seed string
 	for _, line := range strings.Split(out, "\n") {
 		f := strings.Fields(line)
-		if len(f) > 6 && f[0] == "MiniMaxAI/MiniMax-M2.5" && f[1] == "b200_sxm" && f[2] == "fp8_block*" {
+		if len(f) > 6 && f[0] == "MiniMaxAI/MiniMax-M2.5" && f[1] == "b200_sxm" && f[2] == "fp8_block*" && f[5] == "vllm-0.19.0" {
 			if seed != "" {
 				t.Fatalf("two lines for MiniMax-M2.5 fp8 on B200:\n%s\n%s", seed, line)
 			}

@@ -316,7 +316,7 @@ func TestModelListFormats(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(strings.Split(table, "\n\n")[0]), "\n")[1:]
 	layouts := 0
 	for _, l := range lines {
-		layouts += len(strings.Fields(l[34+1+9+1+12+1+19+1+7+1:])) // past the fixed-width columns
+		layouts += len(strings.Fields(l[34+1+9+1+12+1+19+1+15+1:])) // past the fixed-width columns
 	}
 	var groups []struct {
 		Model   string `json:"model_name"`

@@ -4,9 +4,7 @@ import "github.com/routerlab/routerlab/model"
 
 // The runs behind the sample's SGLang and TensorRT-LLM aggregated rows whose model the
 // simulator has tables for (model.backendImports). Each replays with the settings of the run
-// that measured it, as InferenceXRuns does for vLLM. Until the engine has SGLang's and
-// TensorRT-LLM's own schedulers, every replay schedules as the vLLM-like engine does; the
-// step prices are each backend's own.
+// that measured it, as InferenceXRuns does for vLLM, on its backend's scheduler and tables.
 
 // Model ids the SGLang and TRT-LLM rows use where the vLLM rows use another checkpoint's.
 const llama8Meta = "meta-llama/Llama-3.1-8B-Instruct"
@@ -29,7 +27,7 @@ func trtllmInferenceX(set func(*Benchmark)) Benchmark {
 }
 
 // trtllmNM is what the InferenceX TRT-LLM scripts set that the replay does not price.
-const trtllmNM = "stream_interval 10 (tokens streamed in tens); at 1k/1k below TP 8 batch_wait_max_tokens_ratio 0.9 and batch_wait_timeout_iters 20 (the scheduler waits up to 20 iterations to fill a batch); the vLLM-like scheduler until the engine has TRT-LLM's"
+const trtllmNM = "stream_interval 10 (tokens streamed in tens); at 1k/1k below TP 8 batch_wait_max_tokens_ratio 0.9 and batch_wait_timeout_iters 20 (the scheduler waits up to 20 iterations to fill a batch)"
 
 // backendGapAnalysis is AIConfigurator's aic-auto-gap-analysis collection for SGLang and
 // TRT-LLM (data/<gpu>/<backend>/<version>/…, the source files the sample names), whose client
@@ -59,11 +57,10 @@ func backendGapAnalysis(b model.Backend, m, sku, precision string) Run {
 		bench.GPUMemoryUtilization = 0.84
 	}
 	return Run{Backend: b, Model: m, System: sku, Precision: precision,
-		Script: "aic-auto-gap-analysis (AIConfigurator's internal collection; client: AIConfigurator's aiperf runner, eval/benchmarks/genai_perf_runner.py)",
-		Image:  image,
-		NotModelled: "the server's flags are not published: the engine's defaults assumed; " +
-			"the vLLM-like scheduler until the engine has " + string(b) + "'s",
-		Benchmark: bench}
+		Script:      "aic-auto-gap-analysis (AIConfigurator's internal collection; client: AIConfigurator's aiperf runner, eval/benchmarks/genai_perf_runner.py)",
+		Image:       image,
+		NotModelled: "the server's flags are not published: the engine's defaults assumed",
+		Benchmark:   bench}
 }
 
 // backendRuns lists the SGLang and TRT-LLM runs.

@@ -25,11 +25,13 @@ func init() { config.AddSimulatorPart("silicon", canonicalValidation) }
 func canonicalRows() (sample, shared string) {
 	var b strings.Builder
 	b.WriteString(strings.Join(sampleColumns, ",") + "\n")
+	var backend model.Backend // the run's: each row is replayed on its own backend
 	row := func(src, model, system, precision, version, mode string, isl, osl, batch, tp, pp, adp, moetp, moeep int) {
-		fmt.Fprintf(&b, "%q,vllm,%s,%s,%s,%s,%s,%d,%d,,,%d,%d,%d,%d,%d,%d,95.5,9.25\n",
-			src, version, model, system, precision, mode, isl, osl, batch, tp, pp, adp, moetp, moeep)
+		fmt.Fprintf(&b, "%q,%s,%s,%s,%s,%s,%s,%d,%d,,,%d,%d,%d,%d,%d,%d,95.5,9.25\n",
+			src, backend, version, model, system, precision, mode, isl, osl, batch, tp, pp, adp, moetp, moeep)
 	}
 	for i, run := range InferenceXRuns() {
+		backend = run.Backend.OrDefault()
 		date := run.From
 		if date == "" {
 			date = run.To
@@ -37,7 +39,7 @@ func canonicalRows() (sample, shared string) {
 		if run.Undated {
 			date = ""
 		}
-		tp := servingTP(run, Row{Model: run.Model, System: run.System, Precision: run.Precision, Measured: date, BackendVersion: run.version(), ISL: 1024, OSL: 64, Concurrency: 4})
+		tp := servingTP(run, Row{Backend: string(backend), Model: run.Model, System: run.System, Precision: run.Precision, Measured: date, BackendVersion: run.version(), ISL: 1024, OSL: 64, Concurrency: 4})
 		src := fmt.Sprintf("config_id=%d; silicon_concurrency=4; measured=%s", i, date)
 		row(src, run.Model, run.System, run.Precision, run.version(), "agg", 1024, 64, 4, tp, 1, 1, tp, 1)
 		if i == 0 {

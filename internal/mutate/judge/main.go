@@ -78,7 +78,7 @@ func results() error {
 		rep, err := exp.Run(ctx, cfg, requests)
 		line(name, rep, err)
 	}
-	// Every model, GPU, precision and vLLM version, on its last layout with a derived cache.
+	// Every model, GPU, precision, backend and version, on its last layout with a derived cache.
 	tables, err := model.Embedded()
 	if err != nil {
 		return err
@@ -90,6 +90,9 @@ func results() error {
 			continue
 		}
 		k := strings.Join([]string{t.Model, t.HardwareSKU, t.Quantization, t.BackendVersion}, "|")
+		if t.Backend != model.BackendVLLM {
+			k += "|" + string(t.Backend)
+		}
 		if last[k] == nil {
 			groups = append(groups, k)
 		}
@@ -98,7 +101,11 @@ func results() error {
 	for _, k := range groups {
 		t := last[k]
 		l := t.Layout
-		sets := []string{"model_name=" + t.Model, "hardware_sku=" + t.HardwareSKU, "backend_version=" + t.BackendVersion,
+		version := "backend_version=" + t.BackendVersion
+		if t.Backend != model.BackendVLLM { // SGLang and TRT-LLM run their embedded release
+			version = "backend=" + string(t.Backend)
+		}
+		sets := []string{"model_name=" + t.Model, "hardware_sku=" + t.HardwareSKU, version,
 			"context_length=65536", "replicas=4",
 			fmt.Sprintf("parallel_configs=[{tp: %d, attention_dp: %d, moe_tp: %d, moe_ep: %d, replicas: 4}]", l.TP, l.AttentionDP, l.MoETP, l.MoEEP)}
 		if t.Quantization != "" {
