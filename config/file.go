@@ -240,6 +240,7 @@ type File struct {
 	deriveLine int // where parallel_configs: [] stands, for errors (0: --set)
 	skipped    []layout.Skip
 
+	Planner  PlannerSettings // the planner and the worker lifecycle (planner.go)
 	Workload Workload
 	Goal     Goal
 	Sweep    SweepSettings
@@ -355,6 +356,9 @@ func (f *File) check() error {
 		return &Error{File: f.Name, Key: "search_space.hardware_sku", Msg: "missing"}
 	}
 	if err := f.checkLoad(); err != nil {
+		return err
+	}
+	if err := f.checkPlanner(); err != nil {
 		return err
 	}
 	if err := f.checkIndex(); err != nil {
