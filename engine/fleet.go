@@ -123,6 +123,57 @@ type FleetSummary struct {
 	PeakWorkers   int            `json:"peak_workers"`
 	Timeline      []FleetPoint   `json:"timeline"`
 	Events        []ScalingEvent `json:"events,omitempty"`
+	// SLAWindows: with an SLO, the share of each minute's requests (by arrival) that
+	// completed within it; lost requests count as missed.
+	SLAWindows []SLAWindow `json:"sla_windows,omitempty"`
+}
+
+// SLAWindow is one window's SLA attainment.
+type SLAWindow struct {
+	StartMS    float64 `json:"start_ms"`
+	Requests   int     `json:"requests"`
+	Good       int     `json:"good"`
+	Attainment float64 `json:"attainment"`
+}
+
+// slaWindowUS is the SLA attainment's window: a minute, the scale of a planner's decisions.
+const slaWindowUS = 60_000_000
+
+// slaWindows counts, per window of arrivals, the requests that arrived (completed or lost)
+// and those that met the SLO.
+func (s *Sim) slaWindows() []SLAWindow {
+	if !s.cfg.SLO.Set() {
+		return nil
+	}
+	var out []SLAWindow
+	for i := range s.reqs {
+		r := &s.reqs[i]
+		lost := r.fl == nil && !r.finished && r.worker >= 0
+		if !r.finished && !lost {
+			continue
+		}
+		k := int(r.arrival / slaWindowUS)
+		for len(out) <= k {
+			out = append(out, SLAWindow{StartMS: ms(float64(len(out)) * slaWindowUS)})
+		}
+		out[k].Requests++
+		if r.finished {
+			t, e := r.firstTok-r.arrival, r.done-r.arrival
+			var tp float64
+			if r.out >= 2 {
+				tp = float64(e-t) / float64(r.out-1)
+			}
+			if s.cfg.SLO.Good(ms(float64(t)), ms(tp), ms(float64(e))) {
+				out[k].Good++
+			}
+		}
+	}
+	for k := range out {
+		if out[k].Requests > 0 {
+			out[k].Attainment = round(float64(out[k].Good)/float64(out[k].Requests), 6)
+		}
+	}
+	return out
 }
 
 // validate checks the fleet against the rest of the configuration.
@@ -579,5 +630,6 @@ func (s *Sim) fleetSummary(end int64) *FleetSummary {
 		PeakWorkers:   peak,
 		Timeline:      slices.Clone(fs.points),
 		Events:        slices.Clone(fs.events),
+		SLAWindows:    s.slaWindows(),
 	}
 }
