@@ -305,8 +305,8 @@ func (f *File) fleet(policyText string, pc ParallelConfig) (*engine.Fleet, error
 	if !pol.Throughput && !pol.Load && ps.StartupTimeS == 0 && len(ps.Failures) == 0 && ps.FailuresPerHour == 0 {
 		return nil, nil
 	}
-	gpus := pc.GPUs()
-	budget := max(f.GPUBudget, gpus*pc.Replicas)
+	gpus := pc.TP * pc.AttentionDP // one worker's
+	budget := max(f.GPUBudget, pc.GPUs())
 	fl := &engine.Fleet{
 		Slots: min(max(pc.Replicas, budget/gpus), 1024), GPUsPerWorker: gpus,
 		StartupUS: int64(ps.StartupTimeS * 1e6), MigrationLimit: ps.MigrationLimit,
