@@ -99,6 +99,9 @@ func (s *Sim) Config(k tui.Knobs) (engine.Config, *model.Worker, error) {
 	cfg.Router.Temperature = k.Temperature
 	cfg.Router.IndexConfig = indexConfig(k.Index)
 	cfg.ReplayConcurrency = k.Concurrency
+	if k.Speedup > 0 {
+		cfg.ArrivalSpeedupRatio = k.Speedup
+	}
 	cfg.RecordRequests = true
 	cfg.Router.Load = s.loadConfig(k.Load)
 	cfg.LoadReport = true // the Metrics and Fleet panes show where decode time goes
@@ -366,6 +369,7 @@ func (s *Sim) Space() tui.Space {
 		Scales:        nums(config.KeyPrefillLoadScale),
 		Temperatures:  nums(config.KeyRouterTemperature),
 		Concurrencies: ladder(powersOfTwo(1, 256), f.Workload.ReplayConcurrency),
+		Speedups:      speedups(f.Workload.ArrivalSpeedupRatio),
 		Replicas:      ladder(powersOfTwo(1, router.MaxWorkers), s.base.Workers),
 		BatchedTokens: ladder(powersOfTwo(2048, 65536), ints(f.Values("agg_max_num_batched_tokens"))...),
 		Seqs:          ladder(powersOfTwo(32, 1024), ints(f.Values("agg_max_num_seqs"))...),
@@ -405,6 +409,7 @@ func (s *Sim) Initial() tui.Knobs {
 		Scale:       val(config.KeyPrefillLoadScale).Num,
 		Temperature: val(config.KeyRouterTemperature).Num,
 		Concurrency: f.Workload.ReplayConcurrency,
+		Speedup:     f.Workload.ArrivalSpeedupRatio,
 		Index:       indexKnobs(val),
 		Deployment: tui.Deployment{
 			Replicas: s.base.Workers, Layout: layoutName(d.Layout(), s.catalog.moe[d.ModelName], d.Quantization),
@@ -413,4 +418,15 @@ func (s *Sim) Initial() tui.Knobs {
 		},
 		Load: s.initialLoad(),
 	}
+}
+
+// speedups is the arrival_speedup_ratio knob's ladder: quarter speed to 64 times, and the
+// file's own value.
+func speedups(file float64) []float64 {
+	out := []float64{0.25, 0.5, 1, 2, 4, 8, 16, 32, 64}
+	if file > 0 && !slices.Contains(out, file) {
+		out = append(out, file)
+		slices.Sort(out)
+	}
+	return out
 }
