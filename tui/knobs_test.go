@@ -125,7 +125,7 @@ func TestSpeedupKnobOpenLoopOnly(t *testing.T) {
 		t.Fatal("speedup knob missing in open loop")
 	}
 	next, _ := sp.step(open, knobSpeedup, 1)
-	if next.Speedup != 2 || knobSpeedup.value(next) != "×2" || next.String() != next.Router()+" c=0 ×2" {
+	if next.Speedup != 2 || knobSpeedup.value(next) != "×2.0" || next.String() != next.Router()+" c=0 ×2.0" {
 		t.Fatalf("stepped to %v (%q, %q)", next.Speedup, knobSpeedup.value(next), next.String())
 	}
 }
