@@ -94,6 +94,17 @@ type fleetState struct {
 
 	migrated, lost, failures int
 	migrations               []uint8 // per request
+	failedSince              []bool  // per slot: failed since the last snapshot
+}
+
+// stateName is slot w's state for a snapshot; a failure since the previous snapshot shows
+// once as "failed".
+func (fs *fleetState) stateName(w int) string {
+	if fs.failedSince[w] {
+		fs.failedSince[w] = false
+		return "failed"
+	}
+	return [...]string{"off", "starting", "", "draining"}[fs.state[w]]
 }
 
 // FleetPoint is the fleet at one moment: workers in each state from then on.
@@ -216,11 +227,12 @@ func (f *Fleet) validate(c *Config) error {
 func (s *Sim) setupFleet(initial int) error {
 	f := s.cfg.Fleet
 	fs := &fleetState{
-		cfg:        *f,
-		state:      make([]uint8, len(s.workers)),
-		readyAt:    make([]int64, len(s.workers)),
-		rng:        rand.New(rand.NewPCG(s.cfg.Seed, 0x666c656574)), // "fleet"
-		migrations: make([]uint8, len(s.reqs)),
+		cfg:         *f,
+		state:       make([]uint8, len(s.workers)),
+		readyAt:     make([]int64, len(s.workers)),
+		failedSince: make([]bool, len(s.workers)),
+		rng:         rand.New(rand.NewPCG(s.cfg.Seed, 0x666c656574)), // "fleet"
+		migrations:  make([]uint8, len(s.reqs)),
 	}
 	s.fleet = fs
 	r, _ := s.rt.(*router.Router) // validate refused router replicas
@@ -422,6 +434,7 @@ func (s *Sim) drained(w int, t int64) {
 func (s *Sim) fail(w int, t int64) {
 	fs := s.fleet
 	fs.failures++
+	fs.failedSince[w] = true
 	wk := &s.workers[w]
 	if wk.fast {
 		s.settleFast(wk, t, true)

@@ -111,6 +111,11 @@ func (s *Sim) Config(k tui.Knobs) (engine.Config, *model.Worker, error) {
 	if err := s.deploy(d, dk); err != nil {
 		return engine.Config{}, nil, err
 	}
+	if cfg.Fleet != nil { // the planner may grow a fleet from any start, within its slots
+		fl := *cfg.Fleet
+		fl.Slots = min(max(fl.Slots, cfg.Workers), router.MaxWorkers)
+		cfg.Fleet = &fl
+	}
 	w, err := s.worker(*d)
 	if err != nil {
 		return engine.Config{}, nil, err
@@ -214,12 +219,32 @@ func (s *Sim) result(k tui.Knobs, snaps []engine.Snapshot, recs []engine.Request
 			res.Fleet.Decodes[w][c] = decodes / float64(len(group))
 		}
 	}
+	if slices.ContainsFunc(snaps, func(sn engine.Snapshot) bool {
+		return slices.ContainsFunc(sn.Workers, func(w engine.WorkerSnapshot) bool { return w.State != "" })
+	}) {
+		res.Fleet.States = states(snaps, workers, cols, merge)
+	}
 	res.Fleet.HitRatio = hitRatio(recs, workers, cols, res.Fleet.WindowMS)
 	if k.Index.G2Blocks > 0 {
 		res.Fleet.TierHit = tierHit(recs, cols, res.Fleet.WindowMS)
 	}
 	res.TTFTOverTime = ttftOverTime(recs, res.Fleet.WindowMS, cols)
 	return res
+}
+
+// states is each worker's most telling state in each window of merged snapshots.
+func states(snaps []engine.Snapshot, workers, cols, merge int) [][]byte {
+	code := map[string]byte{"": tui.StateServing, "off": tui.StateOff, "draining": tui.StateDraining, "starting": tui.StateStarting, "failed": tui.StateFailed}
+	out := make([][]byte, workers)
+	for w := range out {
+		out[w] = make([]byte, cols)
+		for c := range cols {
+			for _, sn := range snaps[c*merge : min(len(snaps), (c+1)*merge)] {
+				out[w][c] = max(out[w][c], code[sn.Workers[w].State])
+			}
+		}
+	}
+	return out
 }
 
 // hitRatio is the token-weighted prefix-hit ratio per worker and arrival window.
