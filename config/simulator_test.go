@@ -263,7 +263,6 @@ func TestCanonicalReplaysCoverEveryKey(t *testing.T) {
 	exempt := map[string]string{
 		"search_space.backend":                "one accepted value (vllm)",
 		"search_space.deployment_mode":        "one accepted value (agg)",
-		"search_space.planner_scaling_policy": "one accepted value (disabled)",
 		"search_space.gpu_budget":             "bounds the fleet a file may name, not a replay",
 		"workload.trace_format":               "one accepted value (mooncake)",
 		"workload.trace_path":                 "the trace: its content is the fingerprint's; both generators and the parser are replayed",
