@@ -84,6 +84,14 @@ func (f *File) composite(path string, n ast.Node, dst *string, keys, presets []s
 		if err != nil {
 			return err
 		}
+		for _, k := range keys {
+			x, err := strconv.Atoi(vals[k])
+			lo, hi := compositeRange[k][0], compositeRange[k][1]
+			if err != nil || x < lo || x > hi || k == "fpm_sample_bucket_size" && !perfectSquare(x) {
+				return f.errAt(m, path+"."+k, "%q must be an integer in [%d, %d]%s", vals[k], lo, hi,
+					map[bool]string{true: ", a perfect square"}[k == "fpm_sample_bucket_size"])
+			}
+		}
 		*dst = canonicalDict(keys, vals)
 		return nil
 	}
@@ -98,6 +106,22 @@ func (f *File) composite(path string, n ast.Node, dst *string, keys, presets []s
 		}
 	}
 	return f.errAt(n, path, "unknown preset %q (want one of %s, or a dict of %s)", s, strings.Join(presets, ", "), strings.Join(keys, ", "))
+}
+
+// compositeRange bounds each integer field of the pinned composites (PlannerConfig's
+// constraints; a sensitivity of 0, never scale down, is the planner's unset value here).
+var compositeRange = map[string][2]int{
+	"load_scaling_down_sensitivity": {1, 100}, "load_min_observations": {1, 1 << 20},
+	"max_num_fpm_samples": {1, 1 << 20}, "fpm_sample_bucket_size": {1, 1 << 20},
+}
+
+func perfectSquare(x int) bool {
+	for r := 1; r*r <= x; r++ {
+		if r*r == x {
+			return true
+		}
+	}
+	return false
 }
 
 // dict reads a mapping with exactly keys, each a scalar, as text.
@@ -315,22 +339,10 @@ func (f *File) fleet(policyText string, pc ParallelConfig) (*engine.Fleet, error
 	c := planner.Config{Target: f.plannerTarget(), TTFTMS: f.Goal.SLA.TTFTMS, ITLMS: f.Goal.SLA.TPOTMS, MaxGPUBudget: budget}
 	pol.Apply(&c)
 	if s := ps.LoadSensitivity; s != "" {
-		v := planner.LoadSensitivities[s]
-		if strings.HasPrefix(s, "{") {
-			d := parseDict(s)
-			v[0], _ = strconv.Atoi(d["load_scaling_down_sensitivity"])
-			v[1], _ = strconv.Atoi(d["load_min_observations"])
-		}
-		c.DownSensitivity, c.MinObservations = v[0], v[1]
+		c.DownSensitivity, c.MinObservations = pairOf(s, planner.LoadSensitivities, "load_scaling_down_sensitivity", "load_min_observations")
 	}
 	if s := ps.FPMSampling; s != "" {
-		v := planner.FPMSamplings[s]
-		if strings.HasPrefix(s, "{") {
-			d := parseDict(s)
-			v[0], _ = strconv.Atoi(d["max_num_fpm_samples"])
-			v[1], _ = strconv.Atoi(d["fpm_sample_bucket_size"])
-		}
-		c.MaxFPMSamples, c.FPMBucketSize = v[0], v[1]
+		c.MaxFPMSamples, c.FPMBucketSize = pairOf(s, planner.FPMSamplings, "max_num_fpm_samples", "fpm_sample_bucket_size")
 	}
 	if ps.LoadPredictor != "" {
 		c.Predictor = planner.Predictors[ps.LoadPredictor]
@@ -346,6 +358,19 @@ func (f *File) fleet(policyText string, pc ParallelConfig) (*engine.Fleet, error
 		fl.Planner = planner.Config{}
 	}
 	return fl, nil
+}
+
+// pairOf is a two-field composite's values: its preset's, or its dict's (canonical text,
+// integers checked when read).
+func pairOf(s string, presets map[string][2]int, k0, k1 string) (int, int) {
+	if !strings.HasPrefix(s, "{") {
+		v := presets[s]
+		return v[0], v[1]
+	}
+	d := parseDict(s)
+	a, _ := strconv.Atoi(d[k0])
+	b, _ := strconv.Atoi(d[k1])
+	return a, b
 }
 
 // plannerFingerprint adds the planner's scalars that are not at their defaults.

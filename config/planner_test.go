@@ -72,6 +72,8 @@ func TestPlannerKeys(t *testing.T) {
 		{"worker_failures=[{at_s: -1, worker: 0}]", "at_s"},
 		{"worker_failures={rate_per_hour: x}", "rate_per_hour"},
 		{"startup_time=-3", "startup_time"},
+		{"planner_load_sensitivity={load_scaling_down_sensitivity: x, load_min_observations: 3}", "load_scaling_down_sensitivity"},
+		{"planner_fpm_sampling={max_num_fpm_samples: 32, fpm_sample_bucket_size: 5}", "perfect square"},
 	} {
 		err := Default().Apply([]string{c.set})
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -488,16 +488,7 @@ func (s *Sim) route(i int, t int64) {
 		s.fleet.held.pushBack(int32(i))
 		return
 	}
-	r := &s.reqs[i]
-	s.rreq = router.Request{ID: int64(i), InputLength: int(r.fl.tokens), BlockHashes: r.fl.hashes}
-	if s.adm != nil {
-		if s.aic {
-			s.adm.SetNow(t)
-		}
-		s.routed(i, s.rt.Route(&s.rreq), t)
-		return
-	}
-	s.dispatch(i, s.rt.Route(&s.rreq), t)
+	s.toRouter(i, t)
 }
 
 // scale moves the replica target to n at t: new workers start, surplus ones stop starting

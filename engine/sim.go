@@ -433,7 +433,14 @@ func (s *Sim) reachServer(i int, t int64) {
 		s.route(i, t)
 		return
 	}
-	s.rreq = router.Request{ID: int64(i), InputLength: tr.InputLength, BlockHashes: r.fl.hashes}
+	s.toRouter(i, t)
+}
+
+// toRouter routes request i (its flight set up: its prompt, or after a migration its prompt
+// and the tokens generated so far) at t.
+func (s *Sim) toRouter(i int, t int64) {
+	r := &s.reqs[i]
+	s.rreq = router.Request{ID: int64(i), InputLength: int(r.fl.tokens), BlockHashes: r.fl.hashes}
 	if s.sess != nil {
 		s.rreq.Session = s.sess.keys[i]
 	}

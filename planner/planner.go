@@ -281,15 +281,21 @@ func (p *Planner) scaleDecision(est []float64, target float64, n int, canDown bo
 	return -1
 }
 
+// consolidation is the scale-down sensitivity as a share, and the factor N ÷ (N − 1) by which
+// the surviving engines' load grows when one of n leaves.
+func (p *Planner) consolidation(n int) (sens, cons float64) {
+	sens, cons = float64(p.cfg.DownSensitivity)/100, 1
+	if n > 1 {
+		cons = float64(n) / float64(n-1)
+	}
+	return sens, cons
+}
+
 // aggPrefill is _agg_prefill_scaling: TTFT estimates per engine, and whether the queue and
 // decode KV of N engines absorbed by N−1 keep the queue-induced TTFT within sensitivity ×
 // (SLA − own compute). A refused scale-down answers n, not "no signal".
 func (p *Planner) aggPrefill(fpms []FPM, n int) (int, bool) {
-	sens := float64(p.cfg.DownSensitivity) / 100
-	cons := 1.0
-	if n > 1 {
-		cons = float64(n) / float64(n-1)
-	}
+	sens, cons := p.consolidation(n)
 	var est []float64
 	canDown, refused := n > 1, false
 	mt := p.caps.MaxNumBatchedTokens
@@ -322,11 +328,7 @@ func (p *Planner) aggPrefill(fpms []FPM, n int) (int, bool) {
 // aggDecode is _agg_decode_scaling: ITL estimates per engine; a scale-down must fit the
 // survivors' KV cache and keep their ITL within sensitivity × the target.
 func (p *Planner) aggDecode(fpms []FPM, n int) (int, bool) {
-	sens := float64(p.cfg.DownSensitivity) / 100
-	cons := 1.0
-	if n > 1 {
-		cons = float64(n) / float64(n-1)
-	}
+	sens, cons := p.consolidation(n)
 	var est []float64
 	canDown, refused := n > 1, false
 	for _, f := range fpms {
