@@ -108,6 +108,9 @@ func (c *Config) validate(timer model.StepTimer, tr *trace.Trace) (router.Config
 		if err := c.Fleet.validate(c); err != nil {
 			return rc, err
 		}
+		if tr.Sessions != nil {
+			return rc, fmt.Errorf("%s: a trace of sessions with a fleet that changes: a lost turn would hold its session's later turns forever (not simulated yet)", tr.Name)
+		}
 	}
 	if rc.BlockSize == 0 {
 		rc.BlockSize = d.BlockSize

@@ -204,6 +204,10 @@ func (f *Fleet) validate(c *Config) error {
 		return fmt.Errorf("router_mode %s (overlap_score_credit_decay %g): a fleet that changes routes with kv_router (no credit decay), round_robin, random or least_loaded", c.Router.Mode, c.Router.OverlapScoreCreditDecay)
 	case c.Router.Replicas > 1:
 		return fmt.Errorf("router_replicas: %d; a fleet that changes is simulated behind one router", c.Router.Replicas)
+	case c.Worker.Backend.OrDefault() != model.BackendVLLM:
+		return fmt.Errorf("backend %s: a fleet that changes is simulated with vLLM workers (a restarted SGLang or TensorRT-LLM scheduler's state is not modelled)", c.Worker.Backend)
+	case c.Router.SessionAffinityTTLSecs > 0:
+		return fmt.Errorf("router_session_affinity_ttl_secs: %g; a fleet that changes routes without session affinity (a session pinned to a worker that leaves is not modelled)", c.Router.SessionAffinityTTLSecs)
 	case c.Worker.APIServerTokenizeNS > 0:
 		return fmt.Errorf("api_server_tokenize_ns: %d; a fleet that changes goes through Dynamo's frontend (token ids), so tokenisation must be off", c.Worker.APIServerTokenizeNS)
 	}
