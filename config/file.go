@@ -378,6 +378,9 @@ func (f *File) check() error {
 	if err := f.checkDisagg(); err != nil {
 		return err
 	}
+	if err := f.checkFleetWith(); err != nil {
+		return err
+	}
 	for _, pc := range f.list("parallel_configs").parallel {
 		gpus := pc.GPUs()
 		if f.GPUBudget > 0 && gpus > f.GPUBudget {

@@ -291,6 +291,46 @@ func (f *File) setFailures(path string, n ast.Node) error {
 	return nil
 }
 
+// fleetKey names the key that makes the fleet change (the planner scales it, workers take
+// time to start, or fail); "" for a static fleet.
+func fleetKey(pol planner.ScalingPolicy, ps PlannerSettings) string {
+	switch {
+	case pol.Throughput || pol.Load:
+		return "planner_scaling_policy"
+	case ps.StartupTimeS != 0:
+		return "startup_time"
+	case len(ps.Failures) > 0 || ps.FailuresPerHour != 0:
+		return "worker_failures"
+	}
+	return ""
+}
+
+// checkFleetWith refuses what a changing fleet does not model beside it: a disaggregated
+// fleet (its pools' lifecycles and a KV handoff to a worker that leaves) and KV tiers (a
+// leaving worker's host and disk blocks), naming the key that makes the fleet change.
+func (f *File) checkFleetWith() error {
+	key := ""
+	for _, v := range f.Values("planner_scaling_policy") {
+		if pol, err := policyOf(v.Text); err == nil && key == "" {
+			key = fleetKey(pol, f.Planner)
+		}
+	}
+	if key == "" {
+		return nil
+	}
+	if f.disaggregated() {
+		return &Error{File: f.Name, Key: "search_space." + key,
+			Msg: "a fleet that changes is not modelled with deployment_mode disagg (the pools' lifecycles, a KV handoff to a worker that leaves); use deployment_mode agg or leave " + key + " at its default"}
+	}
+	for _, g2 := range f.Values(KeyNumG2Blocks) {
+		if g2.Num > 0 {
+			return &Error{File: f.Name, Key: "search_space." + KeyNumG2Blocks,
+				Msg: fmt.Sprintf("%s with a fleet that changes (%s) is not modelled (a leaving worker's host and disk blocks); use num_g2_blocks 0 or leave %s at its default", g2.Text, key, key)}
+		}
+	}
+	return nil
+}
+
 // plannerTarget is the optimisation target: the key's, or the goal's as Spica derives it (a
 // goal with a TTFT or TPOT SLO is a goodput goal: sla).
 func (f *File) plannerTarget() string {
@@ -326,7 +366,7 @@ func (f *File) fleet(policyText string, pc ParallelConfig) (*engine.Fleet, error
 		return nil, err
 	}
 	ps := f.Planner
-	if !pol.Throughput && !pol.Load && ps.StartupTimeS == 0 && len(ps.Failures) == 0 && ps.FailuresPerHour == 0 {
+	if fleetKey(pol, ps) == "" {
 		return nil, nil
 	}
 	gpus := pc.TP * pc.AttentionDP // one worker's

@@ -86,3 +86,25 @@ func TestPlannerKeys(t *testing.T) {
 		t.Fatalf("file error %v", err)
 	}
 }
+
+// A changing fleet refuses a disaggregated fleet and KV tiers, naming the key that makes it
+// change; either alone is accepted.
+func TestFleetRefusesDisaggAndTiers(t *testing.T) {
+	for _, c := range []struct {
+		sets []string
+		want string // "": accepted
+	}{
+		{[]string{"deployment_mode=disagg", split, "startup_time=60"}, "search_space.startup_time: a fleet that changes is not modelled with deployment_mode disagg"},
+		{[]string{"deployment_mode=disagg", split, "planner_scaling_policy=[disabled, load_180_5]"}, "search_space.planner_scaling_policy: a fleet that changes is not modelled with deployment_mode disagg"},
+		{[]string{"num_g2_blocks=[0, 32768]", "worker_failures={rate_per_hour: 1}"}, "search_space.num_g2_blocks: 32768 with a fleet that changes (worker_failures) is not modelled"},
+		{[]string{"num_g2_blocks=32768", "planner_scaling_policy=load_180_5"}, "(planner_scaling_policy) is not modelled"},
+		{[]string{"deployment_mode=disagg", split, "planner_scaling_policy=disabled", "migration_limit=3"}, ""},
+		{[]string{"num_g2_blocks=32768", "startup_time=0"}, ""},
+		{[]string{"startup_time=60", "num_g2_blocks=0"}, ""},
+	} {
+		err := Default().Apply(c.sets)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("--set %v: error %v, want %q", c.sets, err, c.want)
+		}
+	}
+}

@@ -206,6 +206,10 @@ func (f *Fleet) validate(c *Config) error {
 		return fmt.Errorf("router_replicas: %d; a fleet that changes is simulated behind one router", c.Router.Replicas)
 	case c.Worker.Backend.OrDefault() != model.BackendVLLM:
 		return fmt.Errorf("backend %s: a fleet that changes is simulated with vLLM workers (a restarted SGLang or TensorRT-LLM scheduler's state is not modelled)", c.Worker.Backend)
+	case c.Disagg != nil:
+		return fmt.Errorf("deployment_mode disagg: a fleet that changes is simulated aggregated (the pools' lifecycles and a KV handoff to a worker that leaves are not modelled)")
+	case c.KVTiers != nil:
+		return fmt.Errorf("num_g2_blocks: %d; a fleet that changes is simulated without KV tiers (a leaving worker's host and disk blocks are not modelled)", c.KVTiers.NumG2Blocks)
 	case c.Router.SessionAffinityTTLSecs > 0:
 		return fmt.Errorf("router_session_affinity_ttl_secs: %g; a fleet that changes routes without session affinity (a session pinned to a worker that leaves is not modelled)", c.Router.SessionAffinityTTLSecs)
 	case c.Worker.APIServerTokenizeNS > 0:
@@ -383,6 +387,7 @@ func (s *Sim) resetWorker(w int) {
 	keep := *wk
 	wk.reuse(w, s.cfg.Worker.NumGPUBlocks, groupSize(s.cfg.Worker.BlockSize, s.tr.BlockSize))
 	wk.gen = keep.gen + 1 // a step event of the old engine is stale
+	wk.spec = keep.spec   // the pool's limits and timer outlive an engine
 	wk.requests, wk.promptTokens, wk.reusedTokens = keep.requests, keep.promptTokens, keep.reusedTokens
 	wk.peakBlocks, wk.preemptions = keep.peakBlocks, keep.preemptions
 }
