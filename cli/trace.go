@@ -32,7 +32,7 @@ session_id and delay, mooncake-delta, agentic_mooncake and applied_compute_agent
 }
 
 func newTraceSynthCmd() *cobra.Command {
-	var profile, out, format string
+	var profile, out, format, shape string
 	var seed uint64
 	var requests int
 	var agentic bool
@@ -55,10 +55,14 @@ mooncake session rows (session_id, delay = the tool wait) or agentic_mooncake ro
 		Example: `  routerlab trace synth --profile toolagent --out toolagent.jsonl
   routerlab trace synth --profile toolagent-sessions --requests 2000 --out sessions.jsonl
   routerlab trace synth --agentic --sessions 500 --turns 12 --tool-wait-ms 5000 --out agent.jsonl
-  routerlab trace synth --agentic --trace-format agentic_mooncake | head`,
+  routerlab trace synth --agentic --trace-format agentic_mooncake | head
+  routerlab trace synth --shape burst:600:120:4 --out burst.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if agentic {
+				if shape != "" {
+					return fmt.Errorf("--shape: not with --agentic (its sessions start at --session-rate)")
+				}
 				for _, name := range []string{"profile", "requests"} {
 					if cmd.Flags().Changed(name) {
 						return fmt.Errorf("--%s: not with --agentic (its size is --sessions × --turns)", name)
@@ -83,6 +87,13 @@ mooncake session rows (session_id, delay = the tool wait) or agentic_mooncake ro
 			if requests < 0 {
 				return fmt.Errorf("--requests: %d must not be negative (0: the profile's size)", requests)
 			}
+			var sh trace.Shape
+			if shape != "" {
+				var err error
+				if sh, err = trace.ParseShape(shape); err != nil {
+					return fmt.Errorf("--shape: %w", err)
+				}
+			}
 			var t *trace.Trace
 			var err error
 			if profile == "fixed" {
@@ -91,12 +102,18 @@ mooncake session rows (session_id, delay = the tool wait) or agentic_mooncake ro
 			} else {
 				synth := trace.Synthesize
 				if base, ok := strings.CutSuffix(profile, trace.SessionsSuffix); ok {
+					if shape != "" {
+						return fmt.Errorf("--shape: not with a sessions profile (a session's turns follow their delays, not the clock)")
+					}
 					profile, synth = base, trace.SynthesizeSessions
 				}
 				t, err = synth(profile, seed, requests)
 			}
 			if err != nil {
 				return err
+			}
+			if shape != "" {
+				t = trace.Reshape(t, sh)
 			}
 			return writeTrace(cmd.OutOrStdout(), out, t)
 		},
@@ -120,6 +137,7 @@ mooncake session rows (session_id, delay = the tool wait) or agentic_mooncake ro
 	cmd.Flags().Float64Var(&spec.OutputTokens, "output-tokens", spec.OutputTokens, "--agentic: mean output tokens per turn")
 	cmd.Flags().Float64Var(&spec.ToolWaitMS, "tool-wait-ms", spec.ToolWaitMS, "--agentic: mean tool wait before each later turn (ms)")
 	cmd.Flags().StringVar(&format, "trace-format", "mooncake", "--agentic: rows written: mooncake (session_id, delay) or agentic_mooncake (request_id, wait_for, tool_wait_ms)")
+	cmd.Flags().StringVar(&shape, "shape", "", "a load shape over the profile's arrivals, rates as multiples of the profile's on its clock: "+trace.ShapeSpecs+" (docs/planner.md)")
 	return cmd
 }
 

@@ -106,6 +106,15 @@ func knobCases() []replayCase {
 		{sets: []string{"backend=sglang", "sglang_schedule_policy=lpm", "num_gpu_blocks=300", "sglang_schedule_conservativeness=0.3"}, conversation: true},
 		{sets: []string{"backend=sglang", "sglang_max_prefill_tokens=4096", "batched_tokens=2048"}},
 		{sets: []string{"backend=trtllm", "trtllm_enable_chunked_prefill=true", "num_gpu_blocks=600"}, conversation: true},
+		// Dynamo's planner and the worker lifecycle (config/planner.go, engine/fleet.go): both
+		// scaling loops on short intervals under an SLA, then load scaling on latency with a
+		// failure, migration and cold start-up, then failures at a rate.
+		{sets: []string{"goal.sla.ttft_ms=300", "goal.sla.tpot_ms=20", "startup_time=0.5", "load_predictor=kalman_reactive_log1p",
+			"planner_load_sensitivity=aggressive", "planner_fpm_sampling=small",
+			"planner_scaling_policy=[{enable_throughput_scaling: true, enable_load_scaling: true, throughput_adjustment_interval_seconds: 2, load_adjustment_interval_seconds: 0.5}]"}},
+		{sets: []string{"planner_optimization_target=latency", "worker_failures=[{at_s: 1, worker: 1}, {at_s: 3, worker: 0}]", "migration_limit=1", "startup_time=1",
+			"planner_scaling_policy=[{enable_throughput_scaling: false, enable_load_scaling: true, throughput_adjustment_interval_seconds: 180, load_adjustment_interval_seconds: 0.25}]"}, conversation: true},
+		{sets: []string{"worker_failures={rate_per_hour: 3600}", "startup_time=0.2", "workload.replay_concurrency=0", "workload.arrival_speedup_ratio=4"}},
 		// The router's tables grow: over 11,000 distinct trace blocks cached (a large KV
 		// cache) and thousands in flight at once (open loop at 20×).
 		{sets: []string{"num_gpu_blocks=40000", "workload.replay_concurrency=0", "workload.arrival_speedup_ratio=20"}, long: true},

@@ -6,6 +6,7 @@ import (
 
 	"github.com/routerlab/routerlab/engine"
 	"github.com/routerlab/routerlab/model"
+	"github.com/routerlab/routerlab/planner"
 	"github.com/routerlab/routerlab/router"
 )
 
@@ -56,7 +57,14 @@ func SetValues(key string) []string {
 	case "prefill_enable_prefix_caching", "decode_enable_prefix_caching":
 		return []string{"true", "false"}
 	case "planner_scaling_policy":
-		return []string{"disabled"}
+		// Throughput scaling needs an SLA in the goal (checkPlanner); these need none.
+		var names []string
+		for _, p := range planner.ScalingPolicies {
+			if !p.Throughput {
+				names = append(names, p.Name)
+			}
+		}
+		return names
 	case "sglang_schedule_policy":
 		return []string{engine.SGLangFCFS, engine.SGLangLPM}
 	case "async_scheduling", "trtllm_enable_chunked_prefill", "fuse_allreduce_rms", "workload.strict", KeyUseKVEvents, KeyRouterReplicaSync:

@@ -184,7 +184,12 @@ func (e *Experiment) EngineConfig(p Point) (engine.Config, error) {
 			d.NumGPUBlocks = capacity.NumGPUBlocks
 		}
 	}
+	fleet, err := f.fleet(val("planner_scaling_policy").Text, pc)
+	if err != nil {
+		return engine.Config{}, err
+	}
 	cfg := engine.Config{
+		Fleet:   fleet,
 		Disagg:  dis,
 		Workers: replicas,
 		Worker:  d,

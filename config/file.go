@@ -240,6 +240,7 @@ type File struct {
 	deriveLine int // where parallel_configs: [] stands, for errors (0: --set)
 	skipped    []layout.Skip
 
+	Planner  PlannerSettings // the planner and the worker lifecycle (planner.go)
 	Workload Workload
 	Goal     Goal
 	Sweep    SweepSettings
@@ -357,6 +358,9 @@ func (f *File) check() error {
 	if err := f.checkLoad(); err != nil {
 		return err
 	}
+	if err := f.checkPlanner(); err != nil {
+		return err
+	}
 	if err := f.checkIndex(); err != nil {
 		return err
 	}
@@ -372,6 +376,9 @@ func (f *File) check() error {
 		}
 	}
 	if err := f.checkDisagg(); err != nil {
+		return err
+	}
+	if err := f.checkFleetWith(); err != nil {
 		return err
 	}
 	for _, pc := range f.list("parallel_configs").parallel {

@@ -325,6 +325,7 @@ func (f *File) settings(tr *trace.Trace, tables string, list func(string) string
 		add("search_space.fuse_allreduce_rms", strconv.FormatBool(*f.FuseAllReduceRMS))
 	}
 	f.disaggSettings(add)
+	f.plannerFingerprint(add) // listed only when not at their defaults
 	add("workload.replay_concurrency", strconv.Itoa(w.ReplayConcurrency))
 	add("workload.arrival_speedup_ratio", num(w.ArrivalSpeedupRatio))
 	add("workload.seed", strconv.FormatUint(w.Seed, 10))

@@ -202,6 +202,9 @@ func (f *File) setNode(path string, n ast.Node) error {
 }
 
 func (f *File) setSearch(path, key string, n ast.Node) error {
+	if ok, err := f.setPlanner(path, key, n); ok {
+		return err
+	}
 	switch key {
 	case "model_name":
 		if err := f.str(path, n, &f.ModelName); err != nil {
@@ -308,7 +311,10 @@ func (f *File) checkKnob(path, key string, v Value, n ast.Node) error {
 	case "prefill_max_num_seqs", "decode_max_num_seqs":
 		return numIn(1, 1<<16, true)
 	case "planner_scaling_policy":
-		return oneOf("disabled")
+		if _, err := policyOf(v.Text); err != nil {
+			return f.errAt(n, path, "%s", err)
+		}
+		return nil
 	case KeyRouterMode:
 		modes := router.Modes()
 		names := make([]string, len(modes))

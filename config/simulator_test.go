@@ -261,14 +261,13 @@ func TestCanonicalReplaysCoverEveryKey(t *testing.T) {
 		}
 	}
 	exempt := map[string]string{
-		"search_space.backend":                "one accepted value (vllm)",
-		"search_space.deployment_mode":        "one accepted value (agg)",
-		"search_space.planner_scaling_policy": "one accepted value (disabled)",
-		"search_space.gpu_budget":             "bounds the fleet a file may name, not a replay",
-		"workload.trace_format":               "one accepted value (mooncake)",
-		"workload.trace_path":                 "the trace: its content is the fingerprint's; both generators and the parser are replayed",
-		"workload.trace_block_size":           "the trace's block size: built-in traces have one, file traces are parsed with theirs",
-		"sweep.parallel_evals":                "results do not depend on it (left out of the fingerprint)",
+		"search_space.backend":         "one accepted value (vllm)",
+		"search_space.deployment_mode": "one accepted value (agg)",
+		"search_space.gpu_budget":      "bounds the fleet a file may name, not a replay",
+		"workload.trace_format":        "one accepted value (mooncake)",
+		"workload.trace_path":          "the trace: its content is the fingerprint's; both generators and the parser are replayed",
+		"workload.trace_block_size":    "the trace's block size: built-in traces have one, file traces are parsed with theirs",
+		"sweep.parallel_evals":         "results do not depend on it (left out of the fingerprint)",
 	}
 	sweepKeys := []string{"workload.search_requests", "goal.target", "goal.max_ttft_ms", "goal.max_tpot_ms", "goal.max_e2e_latency_ms",
 		"sweep.algorithm", "sweep.max_rounds", "sweep.candidates_per_round", "sweep.seed", "validate.enabled", "validate.requests"}

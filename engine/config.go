@@ -43,6 +43,9 @@ type Config struct {
 	// the prefill pool, which Router (the frontend's prefill router) routes to, and Disagg
 	// holds the decode pool and the KV transfer between them.
 	Disagg *Disagg `json:",omitempty"`
+	// Fleet, when set, lets workers start, drain and fail, and runs Dynamo's planner
+	// (fleet.go); nil: a static fleet of Workers.
+	Fleet *Fleet `json:",omitempty"`
 }
 
 // SLO is a per-request service-level objective in milliseconds (0: no bound): a request is
@@ -100,6 +103,14 @@ func (c *Config) validate(timer model.StepTimer, tr *trace.Trace) (router.Config
 	}
 	if err := c.Scheduler.check(); err != nil {
 		return rc, err
+	}
+	if c.Fleet != nil {
+		if err := c.Fleet.validate(c); err != nil {
+			return rc, err
+		}
+		if tr.Sessions != nil {
+			return rc, fmt.Errorf("%s: a trace of sessions with a fleet that changes: a lost turn would hold its session's later turns forever (not simulated yet)", tr.Name)
+		}
 	}
 	if rc.BlockSize == 0 {
 		rc.BlockSize = d.BlockSize

@@ -22,6 +22,7 @@ const (
 	phaseStepStart
 	phaseSnapshot
 	phaseRouterRecheck // the router queue's periodic release under the AIC model (admission.go)
+	phaseFleet         // a worker's start-up ends or it fails; the planner's tick (fleet.go)
 )
 
 type event struct {

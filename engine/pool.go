@@ -519,3 +519,18 @@ func (t *hashTable) del(key uint64) {
 	t.slots[i] = hashSlot{}
 	t.n--
 }
+
+// cachedBlocks lists every block of p's prefix cache into out, for the KV events of a
+// worker that leaves the fleet.
+func (p *blockPool) cachedBlocks(out *kvBlocks) {
+	out.reset()
+	for rec := range p.nrec {
+		r := p.record(rec)
+		m := *r.mask()
+		for sub := int32(0); sub < p.g; sub++ {
+			if m&(1<<sub) != 0 {
+				out.add(subBlockHash(r.key(), sub), r.key(), sub)
+			}
+		}
+	}
+}

@@ -82,6 +82,9 @@ type Summary struct {
 
 	Workers    []WorkerSummary `json:"workers"`
 	Rejections []Rejection     `json:"rejections,omitempty"`
+	// Fleet is set when workers start, drain and fail (Config.Fleet): replicas over time,
+	// scaling events, GPU-hours, requests migrated and lost (fleet.go).
+	Fleet *FleetSummary `json:"fleet,omitempty"`
 }
 
 // Goodput is how many completed requests met the SLO, as vLLM's benchmark_serving reports
@@ -251,6 +254,9 @@ func (s *Sim) Report() *Report {
 	}
 	if s.dis != nil {
 		sum.Disagg = s.disaggSummary(sum.Workers)
+	}
+	if s.fleet != nil {
+		sum.Fleet = s.fleetSummary(s.now) // the last completion, or the loss that ended the run
 	}
 	return &Report{Summary: sum, Requests: recs, Snapshots: s.Snapshots()}
 }

@@ -128,6 +128,9 @@ type Sim struct {
 
 	sess  *sessionSchedule // the trace's sessions and dependencies (sessions.go); nil: independent rows
 	tiers *tierState       // Config.KVTiers (tiers.go); nil without lower tiers
+
+	fleet *fleetState // Config.Fleet: workers that start, drain and fail (fleet.go)
+	gone  int         // requests lost with their worker (fleet.go)
 }
 
 // New builds a simulation of cfg replaying tr with step times from timer.
@@ -146,6 +149,10 @@ func build(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace) (*Si
 			return nil, err
 		}
 		rc = prefillRouterConfig(rc)
+	}
+	initial := cfg.Workers
+	if cfg.Fleet != nil {
+		cfg.Workers = cfg.Fleet.Slots // every worker that may exist; the first initial serve
 	}
 	served, rejected, err := cfg.Admit(tr)
 	if err != nil {
@@ -166,7 +173,11 @@ func build(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace) (*Si
 		return nil, err
 	}
 	if len(rejected) == 0 {
-		return newSimIn(sc, cfg, timer, tr, rt, rc)
+		s, err := newSimIn(sc, cfg, timer, tr, rt, rc)
+		if err != nil || cfg.Fleet == nil {
+			return s, err
+		}
+		return s, s.setupFleet(initial)
 	}
 	// Rejected requests are neither routed nor simulated: the fleet replays the others.
 	kept := &trace.Trace{Name: tr.Name, BlockSize: tr.BlockSize, Digest: tr.Digest, Requests: make([]trace.Request, len(served))}
@@ -181,6 +192,9 @@ func build(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace) (*Si
 		return nil, err
 	}
 	s.traceIndex, s.rejected = served, rejected
+	if cfg.Fleet != nil {
+		return s, s.setupFleet(initial)
+	}
 	return s, nil
 }
 
@@ -289,7 +303,7 @@ func (s *Sim) arrivalTime(i int) int64 {
 func (s *Sim) Now() int64 { return s.now }
 
 // Done reports whether every request has completed.
-func (s *Sim) Done() bool { return s.completed+s.refused == len(s.reqs) }
+func (s *Sim) Done() bool { return s.completed+s.refused+s.gone == len(s.reqs) }
 
 // RunUntil processes every event up to and including time tUS and reports whether all
 // requests have completed. The run ends with the last completion: snapshots are taken
@@ -348,6 +362,9 @@ func (s *Sim) process(e event) {
 			return // superseded: the decode fast path was cut short
 		}
 		s.finishStep(w, e.time)
+		if s.fleet != nil {
+			s.drained(w.id, e.time)
+		}
 		s.startNext(w, e.time)
 	case phaseArrival:
 		s.arrive(int(e.id), e.time)
@@ -372,6 +389,8 @@ func (s *Sim) process(e event) {
 		s.heap.push(event{time: e.time + s.cfg.SnapshotEveryUS, phase: phaseSnapshot})
 	case phaseRouterRecheck:
 		s.recheck(e.time)
+	case phaseFleet:
+		s.fleetEvent(e)
 	}
 }
 
@@ -394,6 +413,9 @@ func (s *Sim) arrive(i int, t int64) {
 		s.nextReq++
 	}
 	s.reqs[i].arrival = t
+	if s.fleet != nil {
+		s.fleet.arrived(&s.reqs[i])
+	}
 	if s.requestPathUS > 0 {
 		s.heap.push(event{time: t + s.requestPathUS, phase: phaseReachServer, id: int32(i)})
 		return
@@ -407,7 +429,18 @@ func (s *Sim) reachServer(i int, t int64) {
 	tr := &s.tr.Requests[i]
 	r.fl = s.takeFlight(r.isl)
 	r.fl.hashes = blockKeys(r.fl.hashes, tr.HashIDs, tr.IDOffset, tr.InputLength, int(s.blockSize), s.tr.BlockSize)
-	s.rreq = router.Request{ID: int64(i), InputLength: tr.InputLength, BlockHashes: r.fl.hashes}
+	if s.fleet != nil {
+		s.route(i, t)
+		return
+	}
+	s.toRouter(i, t)
+}
+
+// toRouter routes request i (its flight set up: its prompt, or after a migration its prompt
+// and the tokens generated so far) at t.
+func (s *Sim) toRouter(i int, t int64) {
+	r := &s.reqs[i]
+	s.rreq = router.Request{ID: int64(i), InputLength: int(r.fl.tokens), BlockHashes: r.fl.hashes}
 	if s.sess != nil {
 		s.rreq.Session = s.sess.keys[i]
 	}

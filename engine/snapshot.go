@@ -19,6 +19,9 @@ type WorkerSnapshot struct {
 	// PrefixHitRatio: prefix-hit tokens ÷ prompt tokens of the requests first admitted
 	// since the previous snapshot (0 when none were).
 	PrefixHitRatio float64 `json:"prefix_hit_ratio"`
+	// State is a changing fleet's worker state (Config.Fleet): "" serving, "starting",
+	// "draining", "off", or "failed" when it failed since the previous snapshot.
+	State string `json:"state,omitempty"`
 }
 
 // snapshot records the state after every event at t.
@@ -62,6 +65,9 @@ func (s *Sim) snapshot(t int64) {
 			Decoding:            decoding,
 			Waiting:             w.waiting.len(),
 			PrefixHitRatio:      ratio,
+		}
+		if s.fleet != nil {
+			ws[i].State = s.fleet.stateName(i)
 		}
 	}
 	s.snapshots = append(s.snapshots, Snapshot{TimeUS: t, Completed: s.completed, Workers: ws})

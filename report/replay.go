@@ -16,7 +16,11 @@ func ReplayFigures(rep *engine.Report) ([]Figure, error) {
 		return nil, err
 	}
 	hs, err := FleetHeatmaps("replay", rep, FleetScale{})
-	return append(figs, hs...), err
+	if err != nil {
+		return nil, err
+	}
+	fl, err := FleetFigures(rep)
+	return append(append(figs, fl...), hs...), err
 }
 
 func f1(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
@@ -73,6 +77,7 @@ func ReplayHTML(fp config.Fingerprint, rep *engine.Report, goal config.Goal) ([]
 	for _, f := range figs {
 		pg.Figure(f)
 	}
+	FleetSection(pg, s)
 	LoadSection(pg, s)
 	pg.Heading("Workers")
 	var rows [][]string

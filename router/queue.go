@@ -168,6 +168,8 @@ func (r *Router) place(req *Request) int {
 			return Rejected
 		}
 		w = r.chooseFree(req)
+	} else if r.serving != nil {
+		w = r.chooseServing(req)
 	} else {
 		w = r.policy.choose(r, req)
 	}
@@ -180,7 +182,7 @@ func (r *Router) place(req *Request) int {
 func (r *Router) freeMask() int {
 	n := 0
 	for w := range r.workers {
-		r.free[w] = !r.busy(w)
+		r.free[w] = !r.busy(w) && (r.serving == nil || r.serving[w])
 		if r.free[w] {
 			n++
 		}

@@ -130,8 +130,9 @@ type Router struct {
 	timed bool      // the configuration reads the clock (Config.timed)
 	idx   timedView // approx.go
 
-	aff   *affinity  // session affinity (affinity.go); nil: off
-	tiers *tierIndex // lower KV tiers (tiers.go); nil without them
+	aff     *affinity  // session affinity (affinity.go); nil: off
+	tiers   *tierIndex // lower KV tiers (tiers.go); nil without them
+	serving []bool     // nil: every worker takes requests (serving.go)
 }
 
 // booking is what Route recorded about a request, so FirstToken and Finished can undo it.
@@ -317,7 +318,12 @@ func (r *Router) routeFree(req *Request) int {
 	}
 	r.scan(req.BlockHashes)
 	r.withPredicted(req.BlockHashes)
-	w := r.policy.choose(r, req)
+	var w int
+	if r.serving != nil {
+		w = r.chooseServing(req)
+	} else {
+		w = r.policy.choose(r, req)
+	}
 	r.book(w, req)
 	r.predictRouted(w, req)
 	return w

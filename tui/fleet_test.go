@@ -178,3 +178,22 @@ func TestTierRowUnderPrefixHits(t *testing.T) {
 		t.Fatalf("legend does not explain the row:\n%s", v)
 	}
 }
+
+// A changing fleet's load heatmap marks the windows where a worker was not serving with its
+// state's letter, and says so in the legend.
+func TestFleetPaneShowsWorkerStates(t *testing.T) {
+	c := Common{Styles: NewStyles(themes.NoColor())}
+	p := newFleetPane(&c)
+	p.SetSize(120, 12)
+	load := [][]float64{{1, 2, 3, 4}, {4, 3, 2, 1}}
+	p.res = &Result{Final: true, SimMS: 4000, Fleet: Fleet{WindowMS: 1000, ActiveBlocks: load, QueuedPrefill: load, Decodes: load,
+		HitRatio: [][]float64{{0, 0, 0, 0}, {0, 0, 0, 0}},
+		States:   [][]byte{{StateStarting, StateServing, StateServing, StateDraining}, {StateServing, StateFailed, StateStarting, StateOff}}}}
+	v := ansi.Strip(p.View())
+	if !strings.Contains(v, "w0 s▒▓d") || !strings.Contains(v, "w1 █xs ") {
+		t.Fatalf("state letters missing:\n%s", v)
+	}
+	if !strings.Contains(v, "s d x: start drain fail") {
+		t.Fatalf("legend missing the states:\n%s", v)
+	}
+}

@@ -16,6 +16,7 @@ type Knobs struct {
 	Scale       float64 // prefill_load_scale
 	Temperature float64 // router_temperature
 	Concurrency int     // workload.replay_concurrency (0 = open loop on trace timestamps)
+	Speedup     float64 // workload.arrival_speedup_ratio: open loop's timestamps ÷ this
 	Index       IndexKnobs
 	Deployment  Deployment
 	// Load is the value of each of Space.Load's knobs, in their order ("" keeps the
@@ -86,7 +87,12 @@ func (k Knobs) Router() string {
 }
 
 // String is the router knobs and the concurrency.
-func (k Knobs) String() string { return fmt.Sprintf("%s c=%d", k.Router(), k.Concurrency) }
+func (k Knobs) String() string {
+	if k.Concurrency == 0 && k.Speedup != 1 && k.Speedup != 0 {
+		return fmt.Sprintf("%s c=%d ×%s", k.Router(), k.Concurrency, formatNum(k.Speedup))
+	}
+	return fmt.Sprintf("%s c=%d", k.Router(), k.Concurrency)
+}
 
 // Against is k described for comparison with other: the router knobs and concurrency, then
 // each deployment setting and load knob of k that differs from other's.
@@ -127,6 +133,7 @@ type Space struct {
 	Scales        []float64
 	Temperatures  []float64
 	Concurrencies []int
+	Speedups      []float64 // arrival_speedup_ratio, shown in open loop
 	Replicas      []int
 	Layouts       []string
 	BatchedTokens []int
@@ -165,6 +172,7 @@ const (
 	knobScale
 	knobTemperature
 	knobConcurrency
+	knobSpeedup
 	knobReplicas
 	knobLayout
 	knobBatchedTokens
@@ -185,7 +193,7 @@ func (k knob) key() string {
 		return loadKeys[k-numKnobs]
 	}
 	return [...]string{"router_mode", "overlap_score_credit", "prefill_load_scale", "router_temperature",
-		"replay_concurrency", "replicas", "parallel_layout", "max_num_batched_tokens", "max_num_seqs",
+		"replay_concurrency", "arrival_speedup_ratio", "replicas", "parallel_layout", "max_num_batched_tokens", "max_num_seqs",
 		"kv_cache_dtype", "async_scheduling", "model_name", "hardware_sku", "router index & load"}[k]
 }
 
@@ -203,6 +211,7 @@ func (k knob) about() string {
 		"Dynamo KV router (unitless): weight of a worker's prefill blocks (queued + this prompt's uncached) against its decode blocks",
 		"Dynamo KV router (unitless): 0 picks the cheapest worker; above 0 samples a softmax of the normalised costs",
 		"benchmark client (requests): kept in flight, a new one as one finishes; open loop replays the trace's timestamps",
+		"open loop (unitless): the trace's timestamps are divided by this; 2 sends the trace twice as fast",
 		"vLLM workers (engine instances) behind the router; each takes the layout's GPUs",
 		"vLLM parallelism of one worker: tp GPUs; MoE experts split by expert (ep) or tensor (moe_tp) parallelism; a precision after it (nvfp4) when not the checkpoint's",
 		"vLLM --max-num-batched-tokens (tokens): most tokens one step schedules, prefill chunks and decodes together",
@@ -226,6 +235,7 @@ func (s Space) knobs(ks Knobs) []knob {
 		}
 		switch {
 		case k == knobKVCacheDtype && len(s.KVCacheDtypes) == 0,
+			k == knobSpeedup && (ks.Concurrency != 0 || len(s.Speedups) == 0),
 			k == knobModel && len(s.Models) < 2, k == knobGPU && len(s.GPUs) < 2:
 		default:
 			out = append(out, k)
@@ -269,6 +279,8 @@ func (k knob) value(ks Knobs) string {
 			return "open loop"
 		}
 		return strconv.Itoa(ks.Concurrency)
+	case knobSpeedup:
+		return "×" + formatNum(ks.Speedup)
 	case knobReplicas:
 		return strconv.Itoa(d.Replicas)
 	case knobLayout:
@@ -329,6 +341,8 @@ func (s Space) step(ks Knobs, k knob, dir int) (Knobs, string) {
 		num(s.Temperatures, &ks.Temperature)
 	case knobConcurrency:
 		integer(s.Concurrencies, &ks.Concurrency)
+	case knobSpeedup:
+		num(s.Speedups, &ks.Speedup)
 	case knobReplicas:
 		integer(s.Replicas, &d.Replicas)
 	case knobLayout:

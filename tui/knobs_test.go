@@ -112,3 +112,20 @@ func TestFillGaps(t *testing.T) {
 		t.Fatal("all-NaN series should give no chart")
 	}
 }
+
+// The arrival_speedup_ratio knob shows only in open loop, and steps through its ladder.
+func TestSpeedupKnobOpenLoopOnly(t *testing.T) {
+	sp := Space{Concurrencies: []int{0, 32}, Speedups: []float64{0.5, 1, 2}}
+	closed := Knobs{Concurrency: 32, Speedup: 1}
+	if slices.Contains(sp.knobs(closed), knobSpeedup) {
+		t.Fatal("speedup knob shown in closed loop")
+	}
+	open := Knobs{Concurrency: 0, Speedup: 1}
+	if !slices.Contains(sp.knobs(open), knobSpeedup) {
+		t.Fatal("speedup knob missing in open loop")
+	}
+	next, _ := sp.step(open, knobSpeedup, 1)
+	if next.Speedup != 2 || knobSpeedup.value(next) != "×2.0" || next.String() != next.Router()+" c=0 ×2.0" {
+		t.Fatalf("stepped to %v (%q, %q)", next.Speedup, knobSpeedup.value(next), next.String())
+	}
+}

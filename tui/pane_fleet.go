@@ -118,6 +118,11 @@ func (p *fleetPane) View() string {
 	half := (p.width - 1) / 2
 	labels := workerLabels(f.Workers(), per)
 	loadName, loadLegend, load, loadMax := p.loadView(half-labelWidth(labels), half)
+	var states [][]byte
+	if per == 1 && f.States != nil { // a changing fleet, one worker a row
+		states = f.States
+		loadLegend = fitLegend(loadLegend, [][2]string{{"s starting · d draining · x failed · blank off", "s d x: start drain fail"}}, half)
+	}
 	hitName := "prefix-hit ratio per window"
 	var notes [][2]string
 	if per > 1 {
@@ -131,8 +136,8 @@ func (p *fleetPane) View() string {
 		notes = append(notes, [2]string{tierLabel + ": fleet's share onboarded from KV tiers", tierLabel + ": tiers"})
 	}
 	hitLegend := fitLegend(fmt.Sprintf("0 %s 1", p.legend()), notes, p.width-1-half)
-	left := p.heatmap(loadName, load, labels, loadMax, half, lines, loadLegend, nil)
-	right := p.heatmap(hitName, group(f.HitRatio, per, meanOf), labels, 1, p.width-1-half, lines, hitLegend, f.TierHit)
+	left := p.heatmap(loadName, load, states, labels, loadMax, half, lines, loadLegend, nil)
+	right := p.heatmap(hitName, group(f.HitRatio, per, meanOf), nil, labels, 1, p.width-1-half, lines, hitLegend, f.TierHit)
 	return lipgloss.JoinHorizontal(lipgloss.Top, left, " ", right)
 }
 
@@ -342,8 +347,9 @@ const tierLabel = "G2/3"
 
 // heatmap renders one matrix [row][window] into width columns: a title, each row labelled
 // and lines tall, a row one line tall of tier (the fleet's KV-tier hit ratio, when not nil),
-// the time axis (0 to the simulated time the pane's title names) and the legend.
-func (p *fleetPane) heatmap(title string, m [][]float64, labels []string, scale float64, width, lines int, legend string, tier []float64) string {
+// the time axis (0 to the simulated time the pane's title names) and the legend. Where
+// states (nil: none) says a worker is not serving, its state's letter replaces the shade.
+func (p *fleetPane) heatmap(title string, m [][]float64, states [][]byte, labels []string, scale float64, width, lines int, legend string, tier []float64) string {
 	st := p.common.Styles
 	label := labelWidth(labels)
 	if tier != nil {
@@ -357,7 +363,15 @@ func (p *fleetPane) heatmap(title string, m [][]float64, labels []string, scale 
 	out := []string{st.Bold.Render(truncate(title, width))}
 	for i, row := range m {
 		var b strings.Builder
-		for _, v := range resample(row, cols) {
+		var rs []byte
+		if states != nil {
+			rs = resampleStates(states[i], cols)
+		}
+		for c, v := range resample(row, cols) {
+			if rs != nil && rs[c] != StateServing {
+				b.WriteString(p.common.Styles.Muted.Render(string(" dsx"[rs[c]-1])))
+				continue
+			}
 			b.WriteString(p.cell(level(v, scale)))
 		}
 		for j := range lines {
@@ -400,6 +414,21 @@ func resample(row []float64, cols int) []float64 {
 		out[c] = math.NaN()
 		if n > 0 {
 			out[c] = sum / float64(n)
+		}
+	}
+	return out
+}
+
+// resampleStates maps a row of window states onto cols columns as resample does, each
+// column the most telling state of its windows.
+func resampleStates(row []byte, cols int) []byte {
+	if len(row) <= cols {
+		return row
+	}
+	out := make([]byte, cols)
+	for c := range out {
+		for _, s := range row[c*len(row)/cols : (c+1)*len(row)/cols] {
+			out[c] = max(out[c], s)
 		}
 	}
 	return out

@@ -37,7 +37,21 @@ type Fleet struct {
 	// TierHit is the fleet's share of admitted prompt tokens onboarded from the KV tiers (G2,
 	// G3) per window; NaN: none admitted; nil without tiers.
 	TierHit []float64
+	// States is a changing fleet's [worker][window] worker state, the most telling of the
+	// window: StateFailed, StateStarting, StateDraining, StateOff or 0 (serving); nil for a
+	// static fleet.
+	States [][]byte
 }
+
+// Worker states in Fleet.States, in the order a window shows them: a failure over a start
+// over a drain over off.
+const (
+	StateServing  byte = 0
+	StateOff      byte = 1
+	StateDraining byte = 2
+	StateStarting byte = 3
+	StateFailed   byte = 4
+)
 
 // Workers is the number of worker rows.
 func (f Fleet) Workers() int { return len(f.ActiveBlocks) }

@@ -99,6 +99,9 @@ func (s *Sim) Config(k tui.Knobs) (engine.Config, *model.Worker, error) {
 	cfg.Router.Temperature = k.Temperature
 	cfg.Router.IndexConfig = indexConfig(k.Index)
 	cfg.ReplayConcurrency = k.Concurrency
+	if k.Speedup > 0 {
+		cfg.ArrivalSpeedupRatio = k.Speedup
+	}
 	cfg.RecordRequests = true
 	cfg.Router.Load = s.loadConfig(k.Load)
 	cfg.LoadReport = true // the Metrics and Fleet panes show where decode time goes
@@ -107,6 +110,11 @@ func (s *Sim) Config(k tui.Knobs) (engine.Config, *model.Worker, error) {
 	d := &cfg.Worker
 	if err := s.deploy(d, dk); err != nil {
 		return engine.Config{}, nil, err
+	}
+	if cfg.Fleet != nil { // the planner may grow a fleet from any start, within its slots
+		fl := *cfg.Fleet
+		fl.Slots = min(max(fl.Slots, cfg.Workers), router.MaxWorkers)
+		cfg.Fleet = &fl
 	}
 	w, err := s.worker(*d)
 	if err != nil {
@@ -211,12 +219,32 @@ func (s *Sim) result(k tui.Knobs, snaps []engine.Snapshot, recs []engine.Request
 			res.Fleet.Decodes[w][c] = decodes / float64(len(group))
 		}
 	}
+	if slices.ContainsFunc(snaps, func(sn engine.Snapshot) bool {
+		return slices.ContainsFunc(sn.Workers, func(w engine.WorkerSnapshot) bool { return w.State != "" })
+	}) {
+		res.Fleet.States = states(snaps, workers, cols, merge)
+	}
 	res.Fleet.HitRatio = hitRatio(recs, workers, cols, res.Fleet.WindowMS)
 	if k.Index.G2Blocks > 0 {
 		res.Fleet.TierHit = tierHit(recs, cols, res.Fleet.WindowMS)
 	}
 	res.TTFTOverTime = ttftOverTime(recs, res.Fleet.WindowMS, cols)
 	return res
+}
+
+// states is each worker's most telling state in each window of merged snapshots.
+func states(snaps []engine.Snapshot, workers, cols, merge int) [][]byte {
+	code := map[string]byte{"": tui.StateServing, "off": tui.StateOff, "draining": tui.StateDraining, "starting": tui.StateStarting, "failed": tui.StateFailed}
+	out := make([][]byte, workers)
+	for w := range out {
+		out[w] = make([]byte, cols)
+		for c := range cols {
+			for _, sn := range snaps[c*merge : min(len(snaps), (c+1)*merge)] {
+				out[w][c] = max(out[w][c], code[sn.Workers[w].State])
+			}
+		}
+	}
+	return out
 }
 
 // hitRatio is the token-weighted prefix-hit ratio per worker and arrival window.
@@ -366,6 +394,7 @@ func (s *Sim) Space() tui.Space {
 		Scales:        nums(config.KeyPrefillLoadScale),
 		Temperatures:  nums(config.KeyRouterTemperature),
 		Concurrencies: ladder(powersOfTwo(1, 256), f.Workload.ReplayConcurrency),
+		Speedups:      speedups(f.Workload.ArrivalSpeedupRatio),
 		Replicas:      ladder(powersOfTwo(1, router.MaxWorkers), s.base.Workers),
 		BatchedTokens: ladder(powersOfTwo(2048, 65536), ints(f.Values("agg_max_num_batched_tokens"))...),
 		Seqs:          ladder(powersOfTwo(32, 1024), ints(f.Values("agg_max_num_seqs"))...),
@@ -405,6 +434,7 @@ func (s *Sim) Initial() tui.Knobs {
 		Scale:       val(config.KeyPrefillLoadScale).Num,
 		Temperature: val(config.KeyRouterTemperature).Num,
 		Concurrency: f.Workload.ReplayConcurrency,
+		Speedup:     f.Workload.ArrivalSpeedupRatio,
 		Index:       indexKnobs(val),
 		Deployment: tui.Deployment{
 			Replicas: s.base.Workers, Layout: layoutName(d.Layout(), s.catalog.moe[d.ModelName], d.Quantization),
@@ -413,4 +443,15 @@ func (s *Sim) Initial() tui.Knobs {
 		},
 		Load: s.initialLoad(),
 	}
+}
+
+// speedups is the arrival_speedup_ratio knob's ladder: quarter speed to 64 times, and the
+// file's own value.
+func speedups(file float64) []float64 {
+	out := []float64{0.25, 0.5, 1, 2, 4, 8, 16, 32, 64}
+	if file > 0 && !slices.Contains(out, file) {
+		out = append(out, file)
+		slices.Sort(out)
+	}
+	return out
 }

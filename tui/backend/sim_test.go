@@ -41,7 +41,7 @@ func TestSimulateKVRouterBeatsRoundRobinOnReuse(t *testing.T) {
 		Model: "MiniMaxAI/MiniMax-M2.5", GPU: "b200_sxm"}
 	dynamo := tui.LoadKnobs{"true", "true", "true", "false", "1", "none", "none", "fcfs", "none", "none", "none"}
 	index := tui.IndexKnobs{TTLSecs: 120, Routers: 1, HostWeight: 0.75, DiskWeight: 0.25} // Dynamo's default: events on, one router, no tiers
-	if k != (tui.Knobs{Mode: "kv_router", Credit: 1, Scale: 1, Temperature: 0, Concurrency: 32, Deployment: seed, Load: dynamo, Index: index}) {
+	if k != (tui.Knobs{Mode: "kv_router", Credit: 1, Scale: 1, Temperature: 0, Concurrency: 32, Speedup: 1, Deployment: seed, Load: dynamo, Index: index}) {
 		t.Fatalf("initial knobs = %+v, want Dynamo's default KV router at c=32 on the seed's deployment", k)
 	}
 	kv, err := s.Simulate(context.Background(), tui.Run{Knobs: k}, nil)

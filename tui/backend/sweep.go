@@ -135,6 +135,9 @@ func (s *Sim) deploymentSets(k tui.Knobs) ([]string, error) {
 		fmt.Sprintf("agg_max_num_batched_tokens=[%d]", dk.MaxBatchedTokens),
 		fmt.Sprintf("agg_max_num_seqs=[%d]", dk.MaxSeqs),
 	}
+	if k.Speedup > 0 && k.Speedup != f.Workload.ArrivalSpeedupRatio {
+		sets = append(sets, "workload.arrival_speedup_ratio="+strconv.FormatFloat(k.Speedup, 'g', -1, 64))
+	}
 	if dk.KVCacheDtype != "" {
 		sets = append(sets, fmt.Sprintf("%s=[%s]", config.KeyKVCacheDtype, dk.KVCacheDtype))
 	}
@@ -191,6 +194,7 @@ func (s *Sim) ReplaySets(k tui.Knobs) ([]string, error) {
 	if k.Concurrency != init.Concurrency {
 		sets = append(sets, "replay_concurrency="+strconv.Itoa(k.Concurrency))
 	}
+
 	all, err := s.deploymentSets(k)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,447 @@
+package config
+
+// The planner's and the worker lifecycle's keys (engine/fleet.go, planner): Spica's
+// planner_scaling_policy presets and composite dicts, its pinned planner scalars, start-up
+// time, failures and migration. At their defaults (planner disabled, no failures, start-up
+// 0) no fleet is simulated and the fingerprint leaves them out.
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/routerlab/routerlab/engine"
+	"github.com/routerlab/routerlab/planner"
+)
+
+// PlannerSettings are search_space's pinned planner and lifecycle scalars.
+type PlannerSettings struct {
+	StartupTimeS    float64
+	MigrationLimit  int
+	Failures        []engine.Failure // worker_failures: at given times
+	FailuresPerHour float64          // worker_failures: a seeded rate per worker
+	Target          string           // planner_optimization_target; "": from the goal
+	LoadSensitivity string           // a preset or a canonical dict; "": default
+	FPMSampling     string
+	LoadPredictor   string
+}
+
+// policyKeys are a planner_scaling_policy dict's keys, all required (COMPOSITE_REQUIRED_KEYS).
+var policyKeys = []string{"enable_throughput_scaling", "enable_load_scaling", "throughput_adjustment_interval_seconds", "load_adjustment_interval_seconds"}
+
+// setPlanner reads the planner's keys; ok reports whether key is one.
+func (f *File) setPlanner(path, key string, n ast.Node) (ok bool, err error) {
+	p := &f.Planner
+	switch key {
+	case "planner_scaling_policy":
+		return true, f.setPolicies(path, n)
+	case "startup_time":
+		return true, f.number(path, n, &p.StartupTimeS, 0, 86400)
+	case "migration_limit":
+		return true, f.integer(path, n, &p.MigrationLimit, 0, 255)
+	case "worker_failures":
+		return true, f.setFailures(path, n)
+	case "planner_optimization_target":
+		return true, f.oneOf(path, n, &p.Target, []string{planner.TargetThroughput, planner.TargetLatency, planner.TargetLoad, planner.TargetSLA})
+	case "planner_load_sensitivity":
+		return true, f.composite(path, n, &p.LoadSensitivity, []string{"load_scaling_down_sensitivity", "load_min_observations"}, mapKeys(planner.LoadSensitivities))
+	case "planner_fpm_sampling":
+		return true, f.composite(path, n, &p.FPMSampling, []string{"max_num_fpm_samples", "fpm_sample_bucket_size"}, mapKeys(planner.FPMSamplings))
+	case "load_predictor":
+		var s string
+		if err := f.str(path, n, &s); err != nil {
+			return true, err
+		}
+		pr, ok := planner.Predictors[s]
+		if !ok {
+			return true, f.errAt(n, path, "unknown preset %q (want one of %s)", s, strings.Join(mapKeys(planner.Predictors), ", "))
+		}
+		if err := (planner.Config{LoadScaling: true, Predictor: pr}).Defaults().Validate(); err != nil {
+			return true, f.errAt(n, path, "%s", err)
+		}
+		p.LoadPredictor = s
+		return true, nil
+	}
+	return false, nil
+}
+
+func mapKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// composite reads a preset id or a dict of exactly keys (integers), into its canonical text.
+func (f *File) composite(path string, n ast.Node, dst *string, keys, presets []string) error {
+	if m, ok := n.(*ast.MappingNode); ok {
+		vals, err := f.dict(path, m, keys)
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			x, err := strconv.Atoi(vals[k])
+			lo, hi := compositeRange[k][0], compositeRange[k][1]
+			if err != nil || x < lo || x > hi || k == "fpm_sample_bucket_size" && !perfectSquare(x) {
+				return f.errAt(m, path+"."+k, "%q must be an integer in [%d, %d]%s", vals[k], lo, hi,
+					map[bool]string{true: ", a perfect square"}[k == "fpm_sample_bucket_size"])
+			}
+		}
+		*dst = canonicalDict(keys, vals)
+		return nil
+	}
+	var s string
+	if err := f.str(path, n, &s); err != nil {
+		return err
+	}
+	for _, p := range presets {
+		if s == p {
+			*dst = s
+			return nil
+		}
+	}
+	return f.errAt(n, path, "unknown preset %q (want one of %s, or a dict of %s)", s, strings.Join(presets, ", "), strings.Join(keys, ", "))
+}
+
+// compositeRange bounds each integer field of the pinned composites (PlannerConfig's
+// constraints; a sensitivity of 0, never scale down, is the planner's unset value here).
+var compositeRange = map[string][2]int{
+	"load_scaling_down_sensitivity": {1, 100}, "load_min_observations": {1, 1 << 20},
+	"max_num_fpm_samples": {1, 1 << 20}, "fpm_sample_bucket_size": {1, 1 << 20},
+}
+
+func perfectSquare(x int) bool {
+	for r := 1; r*r <= x; r++ {
+		if r*r == x {
+			return true
+		}
+	}
+	return false
+}
+
+// dict reads a mapping with exactly keys, each a scalar, as text.
+func (f *File) dict(path string, m *ast.MappingNode, keys []string) (map[string]string, error) {
+	vals := map[string]string{}
+	for _, kv := range m.Values {
+		k := keyText(kv)
+		if !contains(keys, k) {
+			return nil, f.errAt(kv.Key, path+"."+k, "unknown key (a dict takes %s)", strings.Join(keys, ", "))
+		}
+		if _, dup := vals[k]; dup {
+			return nil, f.errAt(kv.Key, path+"."+k, "duplicate key")
+		}
+		s, err := f.scalarText(path+"."+k, kv.Value)
+		if err != nil {
+			return nil, err
+		}
+		vals[k] = s
+	}
+	for _, k := range keys {
+		if _, ok := vals[k]; !ok {
+			return nil, f.errAt(m, path, "missing %s (a dict needs all of %s)", k, strings.Join(keys, ", "))
+		}
+	}
+	return vals, nil
+}
+
+func contains(s []string, x string) bool {
+	for _, v := range s {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func canonicalDict(keys []string, vals map[string]string) string {
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + ": " + vals[k]
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// parseDict reads canonicalDict's text back.
+func parseDict(s string) map[string]string {
+	m := map[string]string{}
+	for _, part := range strings.Split(strings.TrimSuffix(strings.TrimPrefix(s, "{"), "}"), ", ") {
+		k, v, _ := strings.Cut(part, ": ")
+		m[k] = v
+	}
+	return m
+}
+
+// setPolicies reads planner_scaling_policy: preset ids and dicts, one pins, several search.
+func (f *File) setPolicies(path string, n ast.Node) error {
+	nodes := []ast.Node{n}
+	if seq, ok := n.(*ast.SequenceNode); ok {
+		nodes = seq.Values
+	}
+	if len(nodes) == 0 {
+		return f.errAt(n, path, "empty list")
+	}
+	var vals []Value
+	seen := map[string]bool{}
+	for _, e := range nodes {
+		var text string
+		if m, ok := e.(*ast.MappingNode); ok {
+			d, err := f.dict(path, m, policyKeys)
+			if err != nil {
+				return err
+			}
+			text = canonicalDict(policyKeys, d)
+		} else {
+			s, err := f.scalarText(path, e)
+			if err != nil {
+				return err
+			}
+			text = s
+		}
+		if _, err := policyOf(text); err != nil {
+			return f.errAt(e, path, "%s", err)
+		}
+		if seen[text] {
+			return f.errAt(e, path, "value %q listed twice", text)
+		}
+		seen[text] = true
+		vals = append(vals, Value{Text: text})
+	}
+	for i := range f.lists {
+		if f.lists[i].key == "planner_scaling_policy" {
+			f.lists[i].values = vals
+		}
+	}
+	return nil
+}
+
+// policyOf is the scaling policy of a planner_scaling_policy value: a preset id or a dict.
+func policyOf(text string) (planner.ScalingPolicy, error) {
+	if !strings.HasPrefix(text, "{") {
+		return planner.Policy(text)
+	}
+	d := parseDict(text)
+	p := planner.ScalingPolicy{Name: text}
+	for _, k := range policyKeys[:2] {
+		b, err := strconv.ParseBool(d[k])
+		if err != nil {
+			return p, fmt.Errorf("%s: %q is not true or false", k, d[k])
+		}
+		if k == policyKeys[0] {
+			p.Throughput = b
+		} else {
+			p.Load = b
+		}
+	}
+	for i, k := range policyKeys[2:] {
+		x, err := strconv.ParseFloat(d[k], 64)
+		if err != nil || !(x > 0) || x > 86400 {
+			return p, fmt.Errorf("%s: %q must be a number of seconds in (0, 86400]", k, d[k])
+		}
+		if i == 0 {
+			p.ThroughputEveryS = x
+		} else {
+			p.LoadEveryS = x
+		}
+	}
+	return p, nil
+}
+
+// setFailures reads worker_failures: a list of {at_s, worker}, or {rate_per_hour}.
+func (f *File) setFailures(path string, n ast.Node) error {
+	p := &f.Planner
+	if m, ok := n.(*ast.MappingNode); ok {
+		d, err := f.dict(path, m, []string{"rate_per_hour"})
+		if err != nil {
+			return err
+		}
+		x, err := strconv.ParseFloat(d["rate_per_hour"], 64)
+		if err != nil || !(x >= 0) || x > 1e6 {
+			return f.errAt(n, path+".rate_per_hour", "%q must be a number in [0, 1e6]", d["rate_per_hour"])
+		}
+		p.FailuresPerHour, p.Failures = x, nil
+		return nil
+	}
+	seq, ok := n.(*ast.SequenceNode)
+	if !ok {
+		return f.errAt(n, path, "want a list of {at_s, worker} or {rate_per_hour: R}")
+	}
+	var out []engine.Failure
+	for _, e := range seq.Values {
+		m, ok := e.(*ast.MappingNode)
+		if !ok {
+			return f.errAt(e, path, "want {at_s, worker}")
+		}
+		d, err := f.dict(path, m, []string{"at_s", "worker"})
+		if err != nil {
+			return err
+		}
+		at, err1 := strconv.ParseFloat(d["at_s"], 64)
+		w, err2 := strconv.Atoi(d["worker"])
+		if err1 != nil || !(at >= 0) || at > 1e9 || err2 != nil || w < 0 || w >= 1024 {
+			return f.errAt(m, path, "at_s %q must be seconds in [0, 1e9] and worker %q a slot in [0, 1024)", d["at_s"], d["worker"])
+		}
+		out = append(out, engine.Failure{AtUS: int64(at * 1e6), Worker: w})
+	}
+	p.Failures, p.FailuresPerHour = out, 0
+	return nil
+}
+
+// fleetKey names the key that makes the fleet change (the planner scales it, workers take
+// time to start, or fail); "" for a static fleet.
+func fleetKey(pol planner.ScalingPolicy, ps PlannerSettings) string {
+	switch {
+	case pol.Throughput || pol.Load:
+		return "planner_scaling_policy"
+	case ps.StartupTimeS != 0:
+		return "startup_time"
+	case len(ps.Failures) > 0 || ps.FailuresPerHour != 0:
+		return "worker_failures"
+	}
+	return ""
+}
+
+// checkFleetWith refuses what a changing fleet does not model beside it: a disaggregated
+// fleet (its pools' lifecycles and a KV handoff to a worker that leaves) and KV tiers (a
+// leaving worker's host and disk blocks), naming the key that makes the fleet change.
+func (f *File) checkFleetWith() error {
+	key := ""
+	for _, v := range f.Values("planner_scaling_policy") {
+		if pol, err := policyOf(v.Text); err == nil && key == "" {
+			key = fleetKey(pol, f.Planner)
+		}
+	}
+	if key == "" {
+		return nil
+	}
+	if f.disaggregated() {
+		return &Error{File: f.Name, Key: "search_space." + key,
+			Msg: "a fleet that changes is not modelled with deployment_mode disagg (the pools' lifecycles, a KV handoff to a worker that leaves); use deployment_mode agg or leave " + key + " at its default"}
+	}
+	for _, g2 := range f.Values(KeyNumG2Blocks) {
+		if g2.Num > 0 {
+			return &Error{File: f.Name, Key: "search_space." + KeyNumG2Blocks,
+				Msg: fmt.Sprintf("%s with a fleet that changes (%s) is not modelled (a leaving worker's host and disk blocks); use num_g2_blocks 0 or leave %s at its default", g2.Text, key, key)}
+		}
+	}
+	return nil
+}
+
+// plannerTarget is the optimisation target: the key's, or the goal's as Spica derives it (a
+// goal with a TTFT or TPOT SLO is a goodput goal: sla).
+func (f *File) plannerTarget() string {
+	if f.Planner.Target != "" {
+		return f.Planner.Target
+	}
+	if f.Goal.SLA.TTFTMS > 0 || f.Goal.SLA.TPOTMS > 0 {
+		return planner.TargetForGoal("goodput")
+	}
+	return planner.TargetForGoal(f.Goal.Target)
+}
+
+// checkPlanner refuses throughput scaling without an SLA, as Spica's
+// filter_scaling_policies(allow_throughput=False) keeps only disabled and load_* then.
+func (f *File) checkPlanner() error {
+	if f.plannerTarget() == planner.TargetSLA {
+		return nil
+	}
+	for _, v := range f.Values("planner_scaling_policy") {
+		if p, _ := policyOf(v.Text); p.Throughput {
+			return &Error{File: f.Name, Key: "search_space.planner_scaling_policy",
+				Msg: fmt.Sprintf("%s scales on throughput, which needs an SLA: the planner's target here is %s; set goal.sla.ttft_ms and tpot_ms (target sla) or list only disabled and load_* policies", v.Text, f.plannerTarget())}
+		}
+	}
+	return nil
+}
+
+// fleet is the engine's lifecycle for a point whose scaling policy is policy and whose
+// layout is pc; nil when nothing changes the fleet (the static fleet, byte for byte).
+func (f *File) fleet(policyText string, pc ParallelConfig) (*engine.Fleet, error) {
+	pol, err := policyOf(policyText)
+	if err != nil {
+		return nil, err
+	}
+	ps := f.Planner
+	if fleetKey(pol, ps) == "" {
+		return nil, nil
+	}
+	gpus := pc.TP * pc.AttentionDP // one worker's
+	budget := max(f.GPUBudget, pc.GPUs())
+	fl := &engine.Fleet{
+		Slots: min(max(pc.Replicas, budget/gpus), 1024), GPUsPerWorker: gpus,
+		StartupUS: int64(ps.StartupTimeS * 1e6), MigrationLimit: ps.MigrationLimit,
+		Failures: ps.Failures, FailuresPerHour: ps.FailuresPerHour,
+	}
+	c := planner.Config{Target: f.plannerTarget(), TTFTMS: f.Goal.SLA.TTFTMS, ITLMS: f.Goal.SLA.TPOTMS, MaxGPUBudget: budget}
+	pol.Apply(&c)
+	if s := ps.LoadSensitivity; s != "" {
+		c.DownSensitivity, c.MinObservations = pairOf(s, planner.LoadSensitivities, "load_scaling_down_sensitivity", "load_min_observations")
+	}
+	if s := ps.FPMSampling; s != "" {
+		c.MaxFPMSamples, c.FPMBucketSize = pairOf(s, planner.FPMSamplings, "max_num_fpm_samples", "fpm_sample_bucket_size")
+	}
+	if ps.LoadPredictor != "" {
+		c.Predictor = planner.Predictors[ps.LoadPredictor]
+	}
+	if c.On() {
+		c = c.Defaults()
+		if err := c.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	fl.Planner = c
+	if !c.On() {
+		fl.Planner = planner.Config{}
+	}
+	return fl, nil
+}
+
+// pairOf is a two-field composite's values: its preset's, or its dict's (canonical text,
+// integers checked when read).
+func pairOf(s string, presets map[string][2]int, k0, k1 string) (int, int) {
+	if !strings.HasPrefix(s, "{") {
+		v := presets[s]
+		return v[0], v[1]
+	}
+	d := parseDict(s)
+	a, _ := strconv.Atoi(d[k0])
+	b, _ := strconv.Atoi(d[k1])
+	return a, b
+}
+
+// plannerFingerprint adds the planner's scalars that are not at their defaults.
+func (f *File) plannerFingerprint(add func(k, v string)) {
+	ps := f.Planner
+	if ps.StartupTimeS != 0 {
+		add("search_space.startup_time", num(ps.StartupTimeS))
+	}
+	if ps.MigrationLimit != 0 {
+		add("search_space.migration_limit", strconv.Itoa(ps.MigrationLimit))
+	}
+	if len(ps.Failures) > 0 || ps.FailuresPerHour > 0 {
+		var parts []string
+		for _, fl := range ps.Failures {
+			parts = append(parts, fmt.Sprintf("{at_s: %s, worker: %d}", num(float64(fl.AtUS)/1e6), fl.Worker))
+		}
+		if ps.FailuresPerHour > 0 {
+			parts = append(parts, "{rate_per_hour: "+num(ps.FailuresPerHour)+"}")
+		}
+		add("search_space.worker_failures", strings.Join(parts, ", "))
+	}
+	if ps.Target != "" {
+		add("search_space.planner_optimization_target", ps.Target)
+	}
+	if ps.LoadSensitivity != "" {
+		add("search_space.planner_load_sensitivity", ps.LoadSensitivity)
+	}
+	if ps.FPMSampling != "" {
+		add("search_space.planner_fpm_sampling", ps.FPMSampling)
+	}
+	if ps.LoadPredictor != "" {
+		add("search_space.load_predictor", ps.LoadPredictor)
+	}
+}

@@ -1,0 +1,110 @@
+package config
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/routerlab/routerlab/planner"
+)
+
+// The planner's keys: presets and dicts parse, a fleet is built only when something changes
+// it, the fingerprint leaves the keys out at their defaults, and bad values name their line.
+func TestPlannerKeys(t *testing.T) {
+	seed := Default()
+	base := seed.Fingerprint()
+	for _, k := range []string{"startup_time", "migration_limit", "worker_failures", "planner_load_sensitivity", "load_predictor"} {
+		if _, ok := base.Get("search_space." + k); ok {
+			t.Fatalf("%s in the seed's fingerprint", k)
+		}
+	}
+	exp, err := NewExperiment(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := exp.EngineConfig(seed.DefaultPoint())
+	if err != nil || cfg.Fleet != nil {
+		t.Fatalf("seed: fleet %+v, error %v; want none", cfg.Fleet, err)
+	}
+
+	f := Default()
+	err = f.Apply([]string{
+		"goal.sla.ttft_ms=1500", "goal.sla.tpot_ms=50", "startup_time=120", "migration_limit=2",
+		"planner_scaling_policy=[{enable_throughput_scaling: true, enable_load_scaling: true, throughput_adjustment_interval_seconds: 300, load_adjustment_interval_seconds: 10}]",
+		"planner_load_sensitivity=conservative", "load_predictor=kalman_reactive_log1p",
+		"worker_failures=[{at_s: 30, worker: 1}]",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp := f.Fingerprint()
+	if v, _ := fp.Get("search_space.startup_time"); v != "120" {
+		t.Fatalf("fingerprint startup_time %q", v)
+	}
+	if v, _ := fp.Get("search_space.worker_failures"); v != "{at_s: 30, worker: 1}" {
+		t.Fatalf("fingerprint worker_failures %q", v)
+	}
+	exp, err = NewExperiment(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err = exp.EngineConfig(f.DefaultPoint())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fl := cfg.Fleet
+	if fl == nil || fl.StartupUS != 120e6 || fl.MigrationLimit != 2 || fl.Slots != 8 || fl.GPUsPerWorker != 4 || len(fl.Failures) != 1 || fl.Failures[0].AtUS != 30e6 {
+		t.Fatalf("fleet %+v", fl)
+	}
+	p := fl.Planner
+	if p.Target != planner.TargetSLA || !p.ThroughputScaling || !p.LoadScaling || p.ThroughputEveryS != 300 || p.LoadEveryS != 10 ||
+		p.TTFTMS != 1500 || p.ITLMS != 50 || p.DownSensitivity != 90 || p.MinObservations != 8 || p.Predictor.Family != "kalman" || !p.Predictor.Log1p || p.MaxGPUBudget != 32 {
+		t.Fatalf("planner %+v", p)
+	}
+
+	for _, c := range []struct{ set, want string }{
+		{"planner_scaling_policy=hybrid_180_5", "needs an SLA"},
+		{"planner_scaling_policy=[load_9_9]", `unknown planner_scaling_policy "load_9_9"`},
+		{"planner_scaling_policy=[{enable_load_scaling: true}]", "missing enable_throughput_scaling"},
+		{"planner_scaling_policy=[{enable_throughput_scaling: false, enable_load_scaling: true, throughput_adjustment_interval_seconds: 0, load_adjustment_interval_seconds: 5}]", "throughput_adjustment_interval_seconds"},
+		{"load_predictor=arima_raw", "arima is not implemented"},
+		{"load_predictor=prophet_w20_log1p", "prophet is not implemented"},
+		{"planner_load_sensitivity={load_scaling_down_sensitivity: 80}", "missing load_min_observations"},
+		{"worker_failures=[{at_s: -1, worker: 0}]", "at_s"},
+		{"worker_failures={rate_per_hour: x}", "rate_per_hour"},
+		{"startup_time=-3", "startup_time"},
+		{"planner_load_sensitivity={load_scaling_down_sensitivity: x, load_min_observations: 3}", "load_scaling_down_sensitivity"},
+		{"planner_fpm_sampling={max_num_fpm_samples: 32, fpm_sample_bucket_size: 5}", "perfect square"},
+	} {
+		err := Default().Apply([]string{c.set})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("--set %s: error %v, want %q", c.set, err, c.want)
+		}
+	}
+	// A bad value in a file names its line.
+	_, err = Parse([]byte("search_space:\n  model_name: MiniMaxAI/MiniMax-M2.5\n  hardware_sku: b200_sxm\n  planner_scaling_policy:\n    - disabled\n    - sometimes\n"), "x.yaml")
+	if err == nil || !strings.Contains(err.Error(), "x.yaml:6: search_space.planner_scaling_policy") {
+		t.Fatalf("file error %v", err)
+	}
+}
+
+// A changing fleet refuses a disaggregated fleet and KV tiers, naming the key that makes it
+// change; either alone is accepted.
+func TestFleetRefusesDisaggAndTiers(t *testing.T) {
+	for _, c := range []struct {
+		sets []string
+		want string // "": accepted
+	}{
+		{[]string{"deployment_mode=disagg", split, "startup_time=60"}, "search_space.startup_time: a fleet that changes is not modelled with deployment_mode disagg"},
+		{[]string{"deployment_mode=disagg", split, "planner_scaling_policy=[disabled, load_180_5]"}, "search_space.planner_scaling_policy: a fleet that changes is not modelled with deployment_mode disagg"},
+		{[]string{"num_g2_blocks=[0, 32768]", "worker_failures={rate_per_hour: 1}"}, "search_space.num_g2_blocks: 32768 with a fleet that changes (worker_failures) is not modelled"},
+		{[]string{"num_g2_blocks=32768", "planner_scaling_policy=load_180_5"}, "(planner_scaling_policy) is not modelled"},
+		{[]string{"deployment_mode=disagg", split, "planner_scaling_policy=disabled", "migration_limit=3"}, ""},
+		{[]string{"num_g2_blocks=32768", "startup_time=0"}, ""},
+		{[]string{"startup_time=60", "num_g2_blocks=0"}, ""},
+	} {
+		err := Default().Apply(c.sets)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("--set %v: error %v, want %q", c.sets, err, c.want)
+		}
+	}
+}

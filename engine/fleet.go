@@ -1,0 +1,648 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/routerlab/routerlab/model"
+	"github.com/routerlab/routerlab/planner"
+	"github.com/routerlab/routerlab/router"
+)
+
+// Workers that come and go. With Config.Fleet set, the simulation allocates Fleet.Slots
+// workers and the first Config.Workers of them serve from the start; the others are off
+// until the planner asks for them. A worker's life:
+//
+//	off → starting (startup_time: the pod and engine come up, holding their GPUs) → serving
+//	serving → draining (scale-down: no new requests, in-flight ones finish) → off
+//	serving/draining → failed: its in-flight requests migrate or are lost, and the pod
+//	restarts (starting again), as Kubernetes restarts a failed pod of the deployment
+//
+// A worker that starts has an empty prefix cache, and the router sees it only once it serves,
+// as Dynamo's router sees an instance once it registers its endpoint; when a worker stops,
+// the router drops every block of it from its index (discovery removes the instance and the
+// KV router removes the worker: lib/llm/src/discovery/watcher.rs and lib/kv-router's
+// remove_worker, read at 057096c3).
+//
+// A request whose worker fails is migrated as Dynamo's frontend migrates a disconnected
+// stream (lib/llm/src/migration.rs, read at 0135b9a5): the prompt plus the tokens generated
+// so far is sent again through the router, at most migration_limit times; past the limit
+// the request fails and is counted lost. Dynamo's default limit is 0.
+
+// Fleet is the worker lifecycle and the planner of Config.Fleet.
+type Fleet struct {
+	// Slots is how many workers may exist at once (the planner's most replicas); at least
+	// Config.Workers.
+	Slots          int
+	GPUsPerWorker  int
+	StartupUS      int64     `json:",omitempty"` // startup_time
+	MigrationLimit int       `json:",omitempty"`
+	Failures       []Failure `json:",omitempty"` // at given times
+	// FailuresPerHour fails each live worker at this seeded Poisson rate (per hour of
+	// simulated time).
+	FailuresPerHour float64        `json:",omitempty"`
+	Planner         planner.Config `json:",omitzero"`
+}
+
+// Failure fails worker Worker at AtUS (a worker that is not live then is left alone).
+type Failure struct {
+	AtUS   int64
+	Worker int
+}
+
+// slot states
+const (
+	slotOff uint8 = iota
+	slotStarting
+	slotServing
+	slotDraining
+)
+
+// fleet event kinds (event.gen of a phaseFleet event)
+const (
+	fleetReady uint32 = iota
+	fleetFail
+	fleetRandomFail
+	fleetTick
+)
+
+// fleetState is a run's lifecycle: slot states, the planner, and what the report shows.
+type fleetState struct {
+	cfg     Fleet
+	state   []uint8
+	readyAt []int64 // a starting slot's end of start-up; a ready event at another time is stale
+	serving int
+	live    int // starting, serving or draining: holding GPUs
+	held    deque
+	rng     *rand.Rand
+
+	pl   *planner.Planner
+	tick planner.Tick
+
+	// The frontend's traffic since the last throughput tick.
+	winReq, winISL, winOSL int64
+	hitBase, promptBase    int64
+
+	lastT  int64
+	marked int     // live at lastT: every change of live at t is marked at t
+	gpuUS  float64 // ∫ live GPUs dt
+	points []FleetPoint
+	events []ScalingEvent
+	ticks  int
+
+	migrated, lost, failures int
+	migrations               []uint8 // per request
+	failedSince              []bool  // per slot: failed since the last snapshot
+}
+
+// stateName is slot w's state for a snapshot; a failure since the previous snapshot shows
+// once as "failed".
+func (fs *fleetState) stateName(w int) string {
+	if fs.failedSince[w] {
+		fs.failedSince[w] = false
+		return "failed"
+	}
+	return [...]string{"off", "starting", "", "draining"}[fs.state[w]]
+}
+
+// FleetPoint is the fleet at one moment: workers in each state from then on.
+type FleetPoint struct {
+	TimeMS   float64 `json:"time_ms"`
+	Serving  int     `json:"serving"`
+	Starting int     `json:"starting"`
+	Draining int     `json:"draining"`
+}
+
+// ScalingEvent is one change of the replica target, by the planner or a failure.
+type ScalingEvent struct {
+	TimeMS float64 `json:"time_ms"`
+	From   int     `json:"from"`
+	To     int     `json:"to"`
+	Reason string  `json:"reason"`
+}
+
+// FleetSummary is the report's account of a changing fleet.
+type FleetSummary struct {
+	GPUHours      float64        `json:"gpu_hours"`
+	ScalingEvents int            `json:"scaling_events"`
+	PlannerTicks  int            `json:"planner_ticks"`
+	Failures      int            `json:"failures"`
+	Migrated      int            `json:"requests_migrated"`
+	Lost          int            `json:"requests_lost"`
+	PeakWorkers   int            `json:"peak_workers"`
+	Timeline      []FleetPoint   `json:"timeline"`
+	Events        []ScalingEvent `json:"events,omitempty"`
+	// SLAWindows: with an SLO, the share of each minute's requests (by arrival) that
+	// completed within it; lost requests count as missed.
+	SLAWindows []SLAWindow `json:"sla_windows,omitempty"`
+}
+
+// SLAWindow is one window's SLA attainment.
+type SLAWindow struct {
+	StartMS    float64 `json:"start_ms"`
+	Requests   int     `json:"requests"`
+	Good       int     `json:"good"`
+	Attainment float64 `json:"attainment"`
+}
+
+// slaWindowUS is the SLA attainment's window: a minute, the scale of a planner's decisions.
+const slaWindowUS = 60_000_000
+
+// slaWindows counts, per window of arrivals, the requests that arrived (completed or lost)
+// and those that met the SLO.
+func (s *Sim) slaWindows() []SLAWindow {
+	if !s.cfg.SLO.Set() {
+		return nil
+	}
+	var out []SLAWindow
+	for i := range s.reqs {
+		r := &s.reqs[i]
+		lost := r.fl == nil && !r.finished && r.worker >= 0
+		if !r.finished && !lost {
+			continue
+		}
+		k := int(r.arrival / slaWindowUS)
+		for len(out) <= k {
+			out = append(out, SLAWindow{StartMS: ms(float64(len(out)) * slaWindowUS)})
+		}
+		out[k].Requests++
+		if r.finished {
+			t, e := r.firstTok-r.arrival, r.done-r.arrival
+			var tp float64
+			if r.out >= 2 {
+				tp = float64(e-t) / float64(r.out-1)
+			}
+			if s.cfg.SLO.Good(ms(float64(t)), ms(tp), ms(float64(e))) {
+				out[k].Good++
+			}
+		}
+	}
+	for k := range out {
+		if out[k].Requests > 0 {
+			out[k].Attainment = round(float64(out[k].Good)/float64(out[k].Requests), 6)
+		}
+	}
+	return out
+}
+
+// validate checks the fleet against the rest of the configuration.
+func (f *Fleet) validate(c *Config) error {
+	switch {
+	case f.Slots < c.Workers || f.Slots > router.MaxWorkers:
+		return fmt.Errorf("fleet slots: %d must be in [workers %d, %d]", f.Slots, c.Workers, router.MaxWorkers)
+	case f.GPUsPerWorker < 1:
+		return fmt.Errorf("fleet: GPUs per worker %d must be positive", f.GPUsPerWorker)
+	case f.StartupUS < 0:
+		return fmt.Errorf("startup_time: %d µs must be >= 0", f.StartupUS)
+	case f.MigrationLimit < 0 || f.MigrationLimit > 255:
+		return fmt.Errorf("migration_limit: %d must be in [0, 255]", f.MigrationLimit)
+	case !(f.FailuresPerHour >= 0) || math.IsInf(f.FailuresPerHour, 0):
+		return fmt.Errorf("worker_failures rate: %v must be a number >= 0", f.FailuresPerHour)
+	case !router.RestrictableMode(c.Router):
+		return fmt.Errorf("router_mode %s (overlap_score_credit_decay %g): a fleet that changes routes with kv_router (no credit decay), round_robin, random or least_loaded", c.Router.Mode, c.Router.OverlapScoreCreditDecay)
+	case c.Router.Replicas > 1:
+		return fmt.Errorf("router_replicas: %d; a fleet that changes is simulated behind one router", c.Router.Replicas)
+	case c.Worker.Backend.OrDefault() != model.BackendVLLM:
+		return fmt.Errorf("backend %s: a fleet that changes is simulated with vLLM workers (a restarted SGLang or TensorRT-LLM scheduler's state is not modelled)", c.Worker.Backend)
+	case c.Disagg != nil:
+		return fmt.Errorf("deployment_mode disagg: a fleet that changes is simulated aggregated (the pools' lifecycles and a KV handoff to a worker that leaves are not modelled)")
+	case c.KVTiers != nil:
+		return fmt.Errorf("num_g2_blocks: %d; a fleet that changes is simulated without KV tiers (a leaving worker's host and disk blocks are not modelled)", c.KVTiers.NumG2Blocks)
+	case c.Router.SessionAffinityTTLSecs > 0:
+		return fmt.Errorf("router_session_affinity_ttl_secs: %g; a fleet that changes routes without session affinity (a session pinned to a worker that leaves is not modelled)", c.Router.SessionAffinityTTLSecs)
+	case c.Worker.APIServerTokenizeNS > 0:
+		return fmt.Errorf("api_server_tokenize_ns: %d; a fleet that changes goes through Dynamo's frontend (token ids), so tokenisation must be off", c.Worker.APIServerTokenizeNS)
+	}
+	for i, fl := range f.Failures {
+		if fl.AtUS < 0 || fl.Worker < 0 || fl.Worker >= f.Slots {
+			return fmt.Errorf("worker_failures[%d]: at %d µs, worker %d: want a time >= 0 and a worker in [0, %d)", i, fl.AtUS, fl.Worker, f.Slots)
+		}
+	}
+	if f.Planner.On() {
+		if err := f.Planner.Validate(); err != nil {
+			return err
+		}
+		if f.Planner.MaxGPUBudget < f.GPUsPerWorker*f.Planner.MinEndpoint {
+			return fmt.Errorf("max_gpu_budget: %d GPUs cannot hold min_endpoint %d workers of %d GPUs", f.Planner.MaxGPUBudget, f.Planner.MinEndpoint, f.GPUsPerWorker)
+		}
+	}
+	return nil
+}
+
+// setupFleet starts the lifecycle: the first cfg.Workers slots serve, the rest are off.
+func (s *Sim) setupFleet(initial int) error {
+	f := s.cfg.Fleet
+	fs := &fleetState{
+		cfg:         *f,
+		state:       make([]uint8, len(s.workers)),
+		readyAt:     make([]int64, len(s.workers)),
+		failedSince: make([]bool, len(s.workers)),
+		rng:         rand.New(rand.NewPCG(s.cfg.Seed, 0x666c656574)), // "fleet"
+		migrations:  make([]uint8, len(s.reqs)),
+	}
+	s.fleet = fs
+	r, _ := s.rt.(*router.Router) // validate refused router replicas
+	for w := range s.workers {
+		if w < initial {
+			fs.state[w] = slotServing
+		} else {
+			r.SetServing(w, false)
+		}
+	}
+	fs.serving, fs.live = initial, initial
+	fs.mark(0)
+	for _, fl := range f.Failures {
+		s.heap.push(event{time: fl.AtUS, phase: phaseFleet, gen: fleetFail, id: int32(fl.Worker)})
+	}
+	if f.FailuresPerHour > 0 {
+		s.scheduleRandomFailure(0)
+	}
+	if f.Planner.On() {
+		d := s.cfg.Worker
+		caps := planner.Capabilities{
+			MaxNumBatchedTokens: d.MaxNumBatchedTokens, MaxKVTokens: d.NumGPUBlocks * d.BlockSize,
+			MaxNumSeqs: d.MaxNumSeqs, GPUs: f.GPUsPerWorker,
+		}
+		pl, err := planner.New(f.Planner, caps, s.pricePass)
+		if err != nil {
+			return err
+		}
+		fs.pl = pl
+		fs.tick = pl.First(0)
+		s.heap.push(event{time: secondsUS(fs.tick.AtS), phase: phaseFleet, gen: fleetTick})
+	}
+	return nil
+}
+
+func secondsUS(s float64) int64 { return int64(math.Round(s * 1e6)) }
+
+// pricePass is the timing model's price of a forward pass (seconds): a prefill chunk of
+// prefill tokens beside decodes holding decodeKV context tokens, taken as 2,048-token
+// contexts. It seeds the planner's regression as a rapid pre-deployment sweep would.
+func (s *Sim) pricePass(prefill, decodeKV int64) float64 {
+	var b model.Batch
+	if prefill > 0 {
+		b.Prefill = []model.Chunk{{NewTokens: int(prefill)}}
+		b.FirstTokens, b.FirstTokenContextTokens = 1, prefill
+	}
+	if decodeKV > 0 {
+		b.Decodes = int(max(1, decodeKV/2048))
+		b.DecodeContextTokens = decodeKV
+	}
+	return float64(stepTime(s.timer, &b)) / 1e6
+}
+
+// mark closes the GPU integral up to t and records the fleet's state from t on.
+func (fs *fleetState) mark(t int64) {
+	fs.gpuUS += float64(fs.marked*fs.cfg.GPUsPerWorker) * float64(t-fs.lastT)
+	fs.lastT, fs.marked = t, fs.live
+	p := FleetPoint{TimeMS: ms(float64(t))}
+	for _, st := range fs.state {
+		switch st {
+		case slotServing:
+			p.Serving++
+		case slotStarting:
+			p.Starting++
+		case slotDraining:
+			p.Draining++
+		}
+	}
+	if n := len(fs.points); n > 0 && fs.points[n-1].TimeMS == p.TimeMS {
+		fs.points[n-1] = p
+		return
+	}
+	fs.points = append(fs.points, p)
+}
+
+// target is the replica count the fleet is heading for: serving plus starting workers.
+func (fs *fleetState) target() int {
+	n := 0
+	for _, st := range fs.state {
+		if st == slotServing || st == slotStarting {
+			n++
+		}
+	}
+	return n
+}
+
+// fleetEvent handles a phaseFleet event.
+func (s *Sim) fleetEvent(e event) {
+	fs := s.fleet
+	switch e.gen {
+	case fleetReady:
+		if w := int(e.id); fs.state[w] == slotStarting && fs.readyAt[w] == e.time {
+			s.ready(w, e.time)
+		}
+	case fleetFail:
+		if w := int(e.id); fs.state[w] == slotServing || fs.state[w] == slotDraining {
+			s.fail(w, e.time)
+		}
+	case fleetRandomFail:
+		// Thinning: a candidate every Exp(rate × slots) fails a uniform slot if it is live,
+		// which fails each live worker at the rate.
+		if w := fs.rng.IntN(len(fs.state)); fs.state[w] == slotServing || fs.state[w] == slotDraining {
+			s.fail(w, e.time)
+		}
+		s.scheduleRandomFailure(e.time)
+	case fleetTick:
+		s.plannerTick(e.time)
+	}
+}
+
+func (s *Sim) scheduleRandomFailure(t int64) {
+	fs := s.fleet
+	perUS := fs.cfg.FailuresPerHour * float64(len(fs.state)) / 3.6e9
+	s.heap.push(event{time: t + max(1, int64(math.Ceil(fs.rng.ExpFloat64()/perUS))), phase: phaseFleet, gen: fleetRandomFail})
+}
+
+// start brings slot w up at t: it serves once its start-up ends.
+func (s *Sim) start(w int, t int64) {
+	fs := s.fleet
+	fs.state[w] = slotStarting
+	fs.live++
+	fs.readyAt[w] = t + fs.cfg.StartupUS
+	s.heap.push(event{time: fs.readyAt[w], phase: phaseFleet, gen: fleetReady, id: int32(w)})
+}
+
+// ready makes slot w serve at t with an empty cache, and routes the requests held while no
+// worker served.
+func (s *Sim) ready(w int, t int64) {
+	fs := s.fleet
+	s.resetWorker(w)
+	fs.state[w] = slotServing
+	fs.serving++
+	s.rt.(*router.Router).SetServing(w, true)
+	fs.mark(t)
+	for fs.held.len() > 0 {
+		s.route(int(fs.held.popFront()), t)
+	}
+}
+
+// resetWorker gives slot w a new engine: empty pool and queues, its counters kept for the
+// report.
+func (s *Sim) resetWorker(w int) {
+	wk := &s.workers[w]
+	keep := *wk
+	wk.reuse(w, s.cfg.Worker.NumGPUBlocks, groupSize(s.cfg.Worker.BlockSize, s.tr.BlockSize))
+	wk.gen = keep.gen + 1 // a step event of the old engine is stale
+	wk.spec = keep.spec   // the pool's limits and timer outlive an engine
+	wk.requests, wk.promptTokens, wk.reusedTokens = keep.requests, keep.promptTokens, keep.reusedTokens
+	wk.peakBlocks, wk.preemptions = keep.peakBlocks, keep.preemptions
+}
+
+// stop takes slot w out of the fleet at t: the router forgets its blocks and its GPUs are
+// released (off) or held for a restart (starting).
+func (s *Sim) stop(w int, t int64, next uint8) {
+	fs := s.fleet
+	wk := &s.workers[w]
+	if wk.fast {
+		s.settleFast(wk, t, true)
+	}
+	if wk.pool.removed.len() > 0 {
+		s.emit(w, router.BlocksRemoved, &wk.pool.removed)
+	}
+	var gone kvBlocks
+	wk.pool.cachedBlocks(&gone)
+	if gone.len() > 0 {
+		s.emit(w, router.BlocksRemoved, &gone)
+	}
+	if fs.state[w] == slotServing {
+		fs.serving--
+	}
+	s.rt.(*router.Router).SetServing(w, false)
+	s.resetWorker(w)
+	fs.state[w] = slotOff
+	fs.live--
+	if next == slotStarting {
+		s.start(w, t)
+	}
+	fs.mark(t)
+}
+
+// drain stops new requests to slot w at t; it stops once its in-flight requests finish.
+func (s *Sim) drain(w int, t int64) {
+	fs := s.fleet
+	fs.state[w] = slotDraining
+	fs.serving--
+	s.rt.(*router.Router).SetServing(w, false)
+	fs.mark(t)
+	s.drained(w, t)
+}
+
+// drained stops a draining slot w whose last request has finished.
+func (s *Sim) drained(w int, t int64) {
+	wk := &s.workers[w]
+	if s.fleet.state[w] == slotDraining && len(wk.running) == 0 && wk.waiting.len() == 0 {
+		s.stop(w, t, slotOff)
+	}
+}
+
+// fail kills slot w at t: its in-flight requests migrate or are lost, and the pod restarts.
+func (s *Sim) fail(w int, t int64) {
+	fs := s.fleet
+	fs.failures++
+	fs.failedSince[w] = true
+	wk := &s.workers[w]
+	if wk.fast {
+		s.settleFast(wk, t, true)
+	}
+	inflight := slices.Concat(wk.running, make([]int32, 0, wk.waiting.len()))
+	for wk.waiting.len() > 0 {
+		inflight = append(inflight, wk.waiting.popFront())
+	}
+	wk.running = wk.running[:0]
+	for _, ri := range inflight {
+		wk.pool.freeAll(s.reqs[ri].fl.blocks)
+		s.reqs[ri].fl.blocks = s.reqs[ri].fl.blocks[:0]
+		s.rt.Finished(int64(ri))
+	}
+	restart := slotStarting
+	if fs.state[w] == slotDraining {
+		restart = slotOff // it was leaving anyway
+	}
+	s.stop(w, t, restart)
+	for _, ri := range inflight {
+		s.migrate(int(ri), t)
+	}
+}
+
+// migrate sends request i again with its prompt and the tokens generated so far, or counts
+// it lost past the migration limit.
+func (s *Sim) migrate(i int, t int64) {
+	fs := s.fleet
+	r := &s.reqs[i]
+	if int(fs.migrations[i]) >= fs.cfg.MigrationLimit {
+		fs.lost++
+		s.flights = append(s.flights, r.fl)
+		r.fl = nil
+		s.gone++
+		if s.cfg.ReplayConcurrency > 0 && s.nextReq < len(s.reqs) {
+			s.heap.push(event{time: t + s.streamEndUS, phase: phaseArrival, id: int32(s.nextReq)})
+			s.nextReq++
+		}
+		return
+	}
+	fs.migrations[i]++
+	fs.migrated++
+	r.fl.computed, r.fl.stored = 0, 0
+	s.route(i, t)
+}
+
+// route sends request i (its flight set up) to the router at t, or holds it while no
+// worker serves.
+func (s *Sim) route(i int, t int64) {
+	if s.fleet.serving == 0 {
+		s.fleet.held.pushBack(int32(i))
+		return
+	}
+	s.toRouter(i, t)
+}
+
+// scale moves the replica target to n at t: new workers start, surplus ones stop starting
+// (newest first) or drain (highest slot first).
+func (s *Sim) scale(n int, t int64, reason string) {
+	fs := s.fleet
+	cur := fs.target()
+	n = min(max(n, 0), len(fs.state))
+	if n == cur {
+		return
+	}
+	fs.events = append(fs.events, ScalingEvent{TimeMS: ms(float64(t)), From: cur, To: n, Reason: reason})
+	for w := 0; w < len(fs.state) && cur < n; w++ {
+		if fs.state[w] == slotOff {
+			s.start(w, t)
+			cur++
+		}
+	}
+	for cur > n {
+		w := -1
+		for v := range fs.state {
+			if fs.state[v] == slotStarting && (w < 0 || fs.readyAt[v] >= fs.readyAt[w]) {
+				w = v
+			}
+		}
+		if w >= 0 {
+			fs.state[w] = slotOff
+			fs.live--
+		} else {
+			for v := len(fs.state) - 1; v >= 0; v-- {
+				if fs.state[v] == slotServing {
+					w = v
+					break
+				}
+			}
+			s.drain(w, t)
+		}
+		cur--
+	}
+	fs.mark(t)
+}
+
+// plannerTick runs the planner at t on what it would observe then, applies its decision,
+// and queues its next tick.
+func (s *Sim) plannerTick(t int64) {
+	fs := s.fleet
+	fs.ticks++
+	s.settleAll(t)
+	in := planner.Input{NowS: float64(t) / 1e6, Ready: fs.serving, Expected: fs.target()}
+	if fs.tick.Load {
+		in.FPMs = []planner.FPM{}
+		for w, st := range fs.state {
+			if st == slotServing {
+				in.FPMs = append(in.FPMs, s.fpm(&s.workers[w]))
+			}
+		}
+	}
+	if fs.tick.Throughput {
+		tr := &planner.Traffic{NumReq: float64(fs.winReq), DurationS: fs.cfg.Planner.ThroughputEveryS}
+		if fs.winReq > 0 {
+			tr.ISL, tr.OSL = float64(fs.winISL)/float64(fs.winReq), float64(fs.winOSL)/float64(fs.winReq)
+		}
+		var prompt, hit int64
+		for i := range s.workers {
+			prompt += s.workers[i].promptTokens
+			hit += s.workers[i].reusedTokens
+		}
+		if d := prompt - fs.promptBase; d > 0 {
+			tr.KVHitRate = float64(hit-fs.hitBase) / float64(d)
+		}
+		fs.promptBase, fs.hitBase = prompt, hit
+		fs.winReq, fs.winISL, fs.winOSL = 0, 0, 0
+		in.Traffic = tr
+	}
+	d, next := fs.pl.OnTick(fs.tick, in)
+	if d.Replicas >= 0 {
+		s.scale(d.Replicas, t, d.Reason)
+	}
+	fs.tick = next
+	if !s.Done() {
+		s.heap.push(event{time: max(t+1, secondsUS(next.AtS)), phase: phaseFleet, gen: fleetTick})
+	}
+}
+
+// fpm is worker w's forward-pass metrics as its engine publishes them: the pass in progress
+// (priced by the timing model; an idle engine reports none) and what waits.
+func (s *Sim) fpm(w *worker) planner.FPM {
+	var f planner.FPM
+	if w.busy {
+		var b model.Batch
+		for _, sc := range w.sched {
+			r := &s.reqs[sc.req]
+			if r.fl.generated > 0 && r.fl.tokens-r.fl.computed == 1 {
+				f.DecodeRequests++
+				f.DecodeKVTokens += int64(r.fl.tokens)
+				b.Decodes++
+				b.DecodeContextTokens += int64(r.fl.tokens)
+			} else {
+				f.PrefillRequests++
+				f.PrefillTokens += int64(sc.tokens)
+				b.Prefill = append(b.Prefill, model.Chunk{NewTokens: int(sc.tokens), CachedTokens: int(r.fl.computed)})
+				if r.fl.computed+sc.tokens == r.fl.tokens {
+					b.FirstTokens++
+					b.FirstTokenContextTokens += int64(r.fl.tokens)
+				}
+			}
+		}
+		f.WallS = float64(stepTime(s.timer, &b)) / 1e6
+	}
+	for j := range w.waiting.len() {
+		r := &s.reqs[w.waiting.at(j)]
+		if r.fl.generated > 0 {
+			f.QueuedDecodeKV += int64(r.fl.tokens)
+		} else {
+			f.QueuedPrefillTokens += int64(r.fl.tokens - r.fl.computed)
+		}
+	}
+	return f
+}
+
+// arrived counts request i in the frontend's traffic window.
+func (fs *fleetState) arrived(r *request) {
+	fs.winReq++
+	fs.winISL += int64(r.isl)
+	fs.winOSL += int64(r.out)
+}
+
+// summary closes the GPU integral at end and returns the report's account.
+func (s *Sim) fleetSummary(end int64) *FleetSummary {
+	fs := s.fleet
+	gpuUS := fs.gpuUS + float64(fs.live*fs.cfg.GPUsPerWorker)*float64(max(0, end-fs.lastT))
+	peak := 0
+	for _, p := range fs.points {
+		peak = max(peak, p.Serving+p.Starting+p.Draining)
+	}
+	return &FleetSummary{
+		GPUHours:      round(gpuUS/3.6e9, 6),
+		ScalingEvents: len(fs.events),
+		PlannerTicks:  fs.ticks,
+		Failures:      fs.failures,
+		Migrated:      fs.migrated,
+		Lost:          fs.lost,
+		PeakWorkers:   peak,
+		Timeline:      slices.Clone(fs.points),
+		Events:        slices.Clone(fs.events),
+		SLAWindows:    s.slaWindows(),
+	}
+}
