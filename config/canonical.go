@@ -118,6 +118,12 @@ func knobCases() []replayCase {
 		// The router's tables grow: over 11,000 distinct trace blocks cached (a large KV
 		// cache) and thousands in flight at once (open loop at 20×).
 		{sets: []string{"num_gpu_blocks=40000", "workload.replay_concurrency=0", "workload.arrival_speedup_ratio=20"}, long: true},
+		// Small caches evicting all along: blocks released, taken again and evicted (the
+		// pools' stale LRU entries), and trace blocks leaving a worker's part of the router's
+		// index sub-block by sub-block. Two mutants of the first full mutation run with
+		// silicon/ reached these only outside the digest.
+		{sets: []string{"num_gpu_blocks=400", "replicas=4", "workload.replay_concurrency=32"}, long: true},
+		{sets: []string{"num_gpu_blocks=400", "replicas=4", "workload.replay_concurrency=32"}}, // eight engine blocks per trace block
 	}
 }
 

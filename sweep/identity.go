@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/routerlab/routerlab/config"
 	"github.com/routerlab/routerlab/internal/walltime"
@@ -20,8 +22,9 @@ import (
 func init() { config.AddSimulatorPart("sweep", canonicalSweeps) }
 
 // canonicalSweepBase applies to every canonical sweep: two workers on the conversation
-// trace with a small KV cache, few requests, two evaluations at once.
-var canonicalSweepBase = []string{"workload.trace_path=builtin:conversation", "replicas=2", "num_gpu_blocks=3000",
+// trace (canonicalTrace, unless the sweep names another) with a small KV cache, few
+// requests, two evaluations at once.
+var canonicalSweepBase = []string{"replicas=2", "num_gpu_blocks=3000",
 	"workload.replay_concurrency=12", "workload.search_requests=80", "validate.requests=120", "sweep.parallel_evals=2"}
 
 // canonicalSweepSets are the sweeps, as --set assignments after canonicalSweepBase.
@@ -31,7 +34,8 @@ var canonicalSweepSets = [][]string{
 	{"sweep.algorithm=random", "goal.target=throughput", "goal.max_ttft_ms=5000", "goal.sla.ttft_ms=1500",
 		"batched_tokens=[2048, 8192]", "prefill_load_scale=[0.25, 2]", "sweep.max_rounds=2", "sweep.candidates_per_round=2", "sweep.seed=5"},
 	{"sweep.algorithm=grid", "goal.target=ttft", "kv_cache_dtype=[fp8, bf16]", "router_mode=[kv_router, least_loaded]",
-		"goal.max_tpot_ms=200", "goal.max_e2e_latency_ms=60000", "validate.enabled=false"},
+		"goal.max_tpot_ms=200", "goal.max_e2e_latency_ms=60000", "validate.enabled=false",
+		"workload.trace_path=builtin:conversation:x2"}, // a built-in trace's copies (trace.Repeat)
 }
 
 // canonicalSweeps writes each canonical sweep's search and validation, then a load curve,
@@ -63,6 +67,10 @@ func canonicalSweep(ctx context.Context, sets []string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The trace as a user names it (built-in, copies): its name and digest go into reports,
+	// its copies' timestamps and ids into no sweep of a few requests.
+	last := exp.Trace.Requests[len(exp.Trace.Requests)-1]
+	head := fmt.Sprintln(exp.Trace.Name, exp.Trace.Digest, len(exp.Trace.Requests), last.TimestampMS, last.IDOffset, last.InputLength)
 	// A fingerprint of its own: the file's would ask for the digest being computed.
 	opt := Options{Experiment: config.Fingerprint{{Key: "canonical sweep"}}}
 	s, err := RunSearch(ctx, f, exp, opt)
@@ -87,7 +95,8 @@ func canonicalSweep(ctx context.Context, sets []string) ([]byte, error) {
 			return nil, err
 		}
 	}
-	return walltime.Strip(b.Bytes())
+	out, err := walltime.Strip(b.Bytes())
+	return append([]byte(head), out...), err
 }
 
 // canonicalCurve is a load curve of two routers over three concurrencies on the seed
@@ -114,8 +123,14 @@ func canonicalCurve(ctx context.Context) ([]byte, error) {
 	return walltime.Strip(b)
 }
 
+// canonicalTrace is the canonical sweeps' trace when a sweep names none.
+const canonicalTrace = "workload.trace_path=builtin:conversation"
+
 // canonicalExperiment is the seed experiment with sets applied, its trace loaded.
 func canonicalExperiment(sets []string) (*config.File, *config.Experiment, error) {
+	if !slices.ContainsFunc(sets, func(s string) bool { return strings.HasPrefix(s, "workload.trace_path=") }) {
+		sets = append(sets[:len(sets):len(sets)], canonicalTrace)
+	}
 	f := config.Default()
 	if err := f.Apply(sets); err != nil {
 		return nil, nil, err
