@@ -60,6 +60,26 @@ func TestDisaggFileReplays(t *testing.T) {
 	}
 }
 
+// num_gpu_blocks pins both pools' capacity (DynoSim's sweep example pins 20,000 blocks for
+// every TP shape), and the handoff still prices the model's KV bytes per token.
+func TestDisaggPinnedBlocks(t *testing.T) {
+	f := Default()
+	if err := f.Apply([]string{"deployment_mode=disagg", split, "num_gpu_blocks=20000"}); err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewExperiment(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := e.EngineConfig(f.DefaultPoint())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dg := cfg.Disagg; cfg.Worker.NumGPUBlocks != 20000 || dg.Decode.NumGPUBlocks != 20000 || dg.KVBytesPerToken != 62*2*8*128 {
+		t.Fatalf("prefill %d, decode %d blocks, KV bytes per token %d", cfg.Worker.NumGPUBlocks, dg.Decode.NumGPUBlocks, dg.KVBytesPerToken)
+	}
+}
+
 // Every inconsistent disaggregated file is an error naming the key.
 func TestDisaggErrors(t *testing.T) {
 	for _, c := range []struct {
