@@ -325,8 +325,8 @@ func (p *blockPool) groupRec(key uint64) int32 {
 // group record rec (from groupRec), whose slots are r. If the entry already exists (two
 // requests computed the same prefix concurrently) the block stays plain, as in vLLM, or,
 // with shareActive, the request gives its block back and holds the existing entry instead,
-// as Dynamo's mocker does (kvbm_backend.rs process_use: a full block whose hash is already
-// registered is an ActiveHit or InactiveHit, never a second copy). It reports whether an
+// as Dynamo's mocker does (lib/mocker/src/kv_manager/kvbm_backend.rs process_use at 4343a8e0:
+// a full block whose hash is held or cached is taken, never allocated a second time). It reports whether an
 // entry was created. (A new record always receives its first entry at once, so none stays
 // empty.)
 func (p *blockPool) storeIn(r record, rec, sub int32, t []int32, j int32) bool {
