@@ -31,28 +31,12 @@ func TestSharedPoolEvictsLeavesFirst(t *testing.T) {
 		n := rapid.IntRange(4, 300).Draw(t, "blocks")
 		p := newBlockPool(n, g)
 		p.shareActive = true
-		// Prompts share prefixes: each extends an earlier one's trace ids by fresh ones.
-		var prompts [][]uint64
-		var ids [][]int64
+		prompts := drawPrompts(t, g, 30, 6)
 		parent := map[uint64]uint64{}
-		next := int64(1)
-		for range rapid.IntRange(1, 30).Draw(t, "prompts") {
-			var base []int64
-			if len(ids) > 0 && rapid.Bool().Draw(t, "extend") {
-				b := ids[rapid.IntRange(0, len(ids)-1).Draw(t, "base")]
-				base = append(base, b[:rapid.IntRange(0, len(b)).Draw(t, "keep")]...)
-			}
-			for range rapid.IntRange(1, 6).Draw(t, "fresh") {
-				base = append(base, next)
-				next++
-			}
-			ids = append(ids, base)
-			const traceBlock = 512
-			hs := blockHashes(nil, base, 0, len(base)*traceBlock, traceBlock/int(g), traceBlock)
+		for _, hs := range prompts {
 			for j := 1; j < len(hs); j++ {
 				parent[hs[j]] = hs[j-1]
 			}
-			prompts = append(prompts, hs)
 		}
 		var running []*poolReq
 		check := func(op string) {
