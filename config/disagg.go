@@ -204,7 +204,9 @@ func (f *File) disaggDeployments(sku string, dp DisaggParallel, pmbt, pseqs, dmb
 }
 
 // disaggPoint is the disaggregated entry and engine values at point p.
-func (e *Experiment) disaggPoint(p Point, pcText string) (prefill, decode model.Deployment, dp DisaggParallel, err error) {
+// kvBytes is the prefill worker model's KV bytes per token (looked up before num_gpu_blocks
+// is resolved: a file that pins num_gpu_blocks keys its worker models with it).
+func (e *Experiment) disaggPoint(p Point, pcText string) (prefill, decode model.Deployment, dp DisaggParallel, kvBytes int64, err error) {
 	f := e.File
 	val := func(key string) Value {
 		v, _ := f.At(p, key)
@@ -223,18 +225,21 @@ func (e *Experiment) disaggPoint(p Point, pcText string) (prefill, decode model.
 	for _, d := range []*model.Deployment{&prefill, &decode} {
 		w, ok := e.workers[*d]
 		if !ok {
-			return prefill, decode, dp, fmt.Errorf("config: no worker model for %+v", *d)
+			return prefill, decode, dp, 0, fmt.Errorf("config: no worker model for %+v", *d)
+		}
+		if d == &prefill {
+			kvBytes = w.KVBytesPerTokenModel()
 		}
 		if d.NumGPUBlocks == 0 {
 			d.NumGPUBlocks = w.Capacity().NumGPUBlocks
 		}
 	}
-	return prefill, decode, dp, nil
+	return prefill, decode, dp, kvBytes, nil
 }
 
 // disaggEngine is engine.Disagg at point p, and the prefill pool's deployment and replicas.
 func (e *Experiment) disaggEngine(p Point, pcText string) (model.Deployment, int, *engine.Disagg, error) {
-	prefill, decode, dp, err := e.disaggPoint(p, pcText)
+	prefill, decode, dp, kvBytes, err := e.disaggPoint(p, pcText)
 	if err != nil {
 		return prefill, 0, nil, err
 	}
@@ -245,7 +250,7 @@ func (e *Experiment) disaggEngine(p Point, pcText string) (model.Deployment, int
 	}
 	return prefill, dp.Prefill.Replicas, &engine.Disagg{
 		DecodeWorkers: dp.Decode.Replicas, Decode: decode, TransferGBps: gbps,
-		KVBytesPerToken: e.workers[unresolved(prefill)].KVBytesPerTokenModel(),
+		KVBytesPerToken: kvBytes,
 		TransferMode:    engine.TransferMode(s.TransferMode),
 	}, nil
 }

@@ -4,18 +4,20 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/routerlab/routerlab/engine"
 )
 
 // split is a disaggregated parallel_configs of the seed's layout: one prefill, one decode
 // worker.
 const split = "parallel_configs=[{prefill: {tp: 4, moe_ep: 4, replicas: 1}, decode: {tp: 4, moe_ep: 4, replicas: 1}}]"
 
-// A disaggregated file builds each pool's deployment from its own keys, replays, and enters
-// the fingerprint with its settings, which an aggregated file's fingerprint never holds.
-func TestDisaggFileReplays(t *testing.T) {
+// disaggConfig is the default file made disaggregated (split) with sets applied, its
+// experiment and the engine configuration of its default point.
+func disaggConfig(t *testing.T, sets ...string) (*File, *Experiment, engine.Config) {
+	t.Helper()
 	f := Default()
-	if err := f.Apply([]string{"deployment_mode=disagg", split, "decode_max_num_seqs=64", "prefill_max_num_batched_tokens=8192",
-		"kv_transfer_bandwidth=100", "kv_transfer_timing_mode=destination_missing", "decode_enable_prefix_caching=true"}); err != nil {
+	if err := f.Apply(append([]string{"deployment_mode=disagg", split}, sets...)); err != nil {
 		t.Fatal(err)
 	}
 	e, err := NewExperiment(f)
@@ -26,6 +28,14 @@ func TestDisaggFileReplays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return f, e, cfg
+}
+
+// A disaggregated file builds each pool's deployment from its own keys, replays, and enters
+// the fingerprint with its settings, which an aggregated file's fingerprint never holds.
+func TestDisaggFileReplays(t *testing.T) {
+	f, e, cfg := disaggConfig(t, "decode_max_num_seqs=64", "prefill_max_num_batched_tokens=8192",
+		"kv_transfer_bandwidth=100", "kv_transfer_timing_mode=destination_missing", "decode_enable_prefix_caching=true")
 	dg := cfg.Disagg
 	switch {
 	case dg == nil || cfg.Workers != 1 || dg.DecodeWorkers != 1:
@@ -57,6 +67,15 @@ func TestDisaggFileReplays(t *testing.T) {
 		if strings.HasPrefix(s.Key, "search_space.prefill_m") || strings.Contains(s.Key, "_block_size") && s.Key != "workload.trace_block_size" || strings.Contains(s.Key, "decode_") || strings.Contains(s.Key, "kv_transfer") || strings.Contains(s.Key, "prefix_caching") {
 			t.Fatalf("an aggregated file's fingerprint holds %s", s.Key)
 		}
+	}
+}
+
+// num_gpu_blocks pins both pools' capacity (DynoSim's sweep example pins 20,000 blocks for
+// every TP shape), and the handoff still prices the model's KV bytes per token.
+func TestDisaggPinnedBlocks(t *testing.T) {
+	_, _, cfg := disaggConfig(t, "num_gpu_blocks=20000")
+	if dg := cfg.Disagg; cfg.Worker.NumGPUBlocks != 20000 || dg.Decode.NumGPUBlocks != 20000 || dg.KVBytesPerToken != 62*2*8*128 {
+		t.Fatalf("prefill %d, decode %d blocks, KV bytes per token %d", cfg.Worker.NumGPUBlocks, dg.Decode.NumGPUBlocks, dg.KVBytesPerToken)
 	}
 }
 

@@ -172,6 +172,7 @@ func (s *Sim) setupPools(timer model.StepTimer, g int32, n int) error {
 		s.specs[0] = specOf(cfg.Worker, timer)
 		for i := range s.workers {
 			s.workers[i].reuse(i, cfg.Worker.NumGPUBlocks, g)
+			s.workers[i].pool.shareActive = s.dynosim
 			s.workers[i].spec = &s.specs[0]
 		}
 		return nil
@@ -188,6 +189,7 @@ func (s *Sim) setupPools(timer model.StepTimer, g int32, n int) error {
 			k, blocks = 1, dg.Decode.NumGPUBlocks
 		}
 		s.workers[i].reuse(i, blocks, g)
+		s.workers[i].pool.shareActive = s.dynosim
 		s.workers[i].spec = &s.specs[k]
 	}
 	rt, err := router.NewGrouped(decodeRouterConfig(s.rc), dg.DecodeWorkers, int(g), cfg.Seed^decodeRouterSeed)

@@ -62,6 +62,10 @@ type blockPool struct {
 	sink       uint64 // what dropGroups' reads loaded, kept so they are not dropped
 
 	removed kvBlocks // evicted blocks not yet published as a KV event
+
+	// shareActive: a block a request computes whose entry already exists is shared, not
+	// kept as a duplicate (Dynamo's mocker, timing_reference dynosim; see storeIn).
+	shareActive bool
 }
 
 // kvBlocks are the blocks of one KV event: engine-block hashes and, for each, the key of
@@ -319,18 +323,37 @@ func (p *blockPool) groupRec(key uint64) int32 {
 
 // storeIn makes the block at t[j] (a plain block in use) the cache entry of sub-block sub of
 // group record rec (from groupRec), whose slots are r. If the entry already exists (two
-// requests computed the same prefix concurrently) the block stays plain, as in vLLM; it
-// reports whether an entry was created. (A new record always receives its first entry at
-// once, so none stays empty.)
+// requests computed the same prefix concurrently) the block stays plain, as in vLLM, or,
+// with shareActive, the request gives its block back and holds the existing entry instead,
+// as Dynamo's mocker does (lib/mocker/src/kv_manager/kvbm_backend.rs process_use at 4343a8e0:
+// a full block whose hash is held or cached is taken, never allocated a second time). It reports whether an
+// entry was created. (A new record always receives its first entry at once, so none stays
+// empty.)
 func (p *blockPool) storeIn(r record, rec, sub int32, t []int32, j int32) bool {
 	m := r.mask()
 	if *m&(1<<sub) != 0 {
+		if p.shareActive {
+			p.share(r.entry(sub), rec, sub, t, j)
+		}
 		return false
 	}
 	*m |= 1 << sub
 	r.entry(sub).refs = 1
 	t[j] = entryRef(rec, sub)
 	return true
+}
+
+// share frees the plain block at t[j] and makes t[j] hold the existing entry s (sub-block
+// sub of record rec) instead; a cached free entry leaves the LRU (its FIFO entry goes stale).
+func (p *blockPool) share(s *entrySlot, rec, sub int32, t []int32, j int32) {
+	p.plain++
+	if s.refs == 0 {
+		p.lruLen--
+	} else {
+		p.inUse--
+	}
+	s.refs++
+	t[j] = entryRef(rec, sub)
 }
 
 func (p *blockPool) lruPush(e int32, s *entrySlot) {

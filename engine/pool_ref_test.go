@@ -258,25 +258,7 @@ func TestPoolMatchesPerBlockPool(t *testing.T) {
 		n := rapid.IntRange(1, 400).Draw(t, "blocks")
 		p, ref := newBlockPool(n, g), newRefPool(n, g)
 		p.chunkShift = uint8(rapid.IntRange(0, recChunkShift).Draw(t, "chunk_shift")) // records past one chunk
-		// Prompts share prefixes: each extends an earlier one's trace ids by fresh ones.
-		var prompts [][]uint64
-		var ids [][]int64
-		next := int64(1)
-		for range rapid.IntRange(1, 40).Draw(t, "prompts") {
-			var base []int64
-			if len(ids) > 0 && rapid.Bool().Draw(t, "extend") {
-				b := ids[rapid.IntRange(0, len(ids)-1).Draw(t, "base")]
-				base = append(base, b[:rapid.IntRange(0, len(b)).Draw(t, "keep")]...)
-			}
-			for range rapid.IntRange(1, 8).Draw(t, "fresh") {
-				base = append(base, next)
-				next++
-			}
-			ids = append(ids, base)
-			const traceBlock = 512
-			bs := traceBlock / int(g)
-			prompts = append(prompts, blockHashes(nil, base, 0, len(base)*traceBlock, bs, traceBlock))
-		}
+		prompts := drawPrompts(t, g, 40, 8)
 		var running []*poolReq
 		var stored kvBlocks
 		storedRef := kvBlocks{}
@@ -374,6 +356,29 @@ func TestPoolMatchesPerBlockPool(t *testing.T) {
 			}
 		}
 	})
+}
+
+// drawPrompts draws up to maxPrompts prompts that share prefixes: each extends an earlier
+// one's trace ids by up to maxFresh fresh ones; hashed in engine blocks of 512 / g tokens.
+func drawPrompts(t *rapid.T, g int32, maxPrompts, maxFresh int) [][]uint64 {
+	var prompts [][]uint64
+	var ids [][]int64
+	next := int64(1)
+	for range rapid.IntRange(1, maxPrompts).Draw(t, "prompts") {
+		var base []int64
+		if len(ids) > 0 && rapid.Bool().Draw(t, "extend") {
+			b := ids[rapid.IntRange(0, len(ids)-1).Draw(t, "base")]
+			base = append(base, b[:rapid.IntRange(0, len(b)).Draw(t, "keep")]...)
+		}
+		for range rapid.IntRange(1, maxFresh).Draw(t, "fresh") {
+			base = append(base, next)
+			next++
+		}
+		ids = append(ids, base)
+		const traceBlock = 512
+		prompts = append(prompts, blockHashes(nil, base, 0, len(base)*traceBlock, traceBlock/int(g), traceBlock))
+	}
+	return prompts
 }
 
 // BenchmarkBlockPool is the block pool's share of a replay, for blockPool and the

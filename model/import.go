@@ -169,6 +169,8 @@ func EmbeddedImports() []ImportOptions {
 		one("Qwen/Qwen3-32B", "h100_sxm", "", "", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1"),
 		// DynoSim's disaggregated example (docs/disagg.md): prefill TP4, decode TP1 on H200.
 		h200Attention(one("Qwen/Qwen3-32B", "h200_sxm", "", "", MoEKernel{}, "1,1,1", "4,4,1")),
+		// and as the mocker that published it prices it (timing_reference dynosim).
+		dynosim(h200Attention(one("Qwen/Qwen3-32B", "h200_sxm", "", "", MoEKernel{}, "1,1,1", "4,4,1"))),
 		// gpt-oss's MXFP4 checkpoint (its attention sinks are not priced). B200's 0.19 tables
 		// do not measure its head_dim 64 sliding-window attention: the 0.24 ones, the nearest
 		// that do, price it there.
@@ -207,6 +209,12 @@ func atVersion(version string, o ImportOptions) ImportOptions {
 // attention rows are not physical measurements (checkContextAttention: up to 98 PFLOP/s at
 // isl 16,384 against the H200's 989 TFLOP/s), and 0.18.0 is the nearest version whose rows are.
 func h200Attention(o ImportOptions) ImportOptions { return withAttention("0.18.0", o) }
+
+// dynosim derives o for the dynosim timing reference (AIConfigurator's own operator choice).
+func dynosim(o ImportOptions) ImportOptions {
+	o.TimingReference = ReferenceDynosim
+	return o
+}
 
 // fromCheckpoint serves o's model from another checkpoint's config.json (its quantisation).
 func fromCheckpoint(checkpoint string, o ImportOptions) ImportOptions {
