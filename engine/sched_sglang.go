@@ -134,7 +134,7 @@ func (s *Sim) sglangPrefill(w *worker, g *sglangWorker, t int64) bool {
 			w.sched = append(w.sched, sched{ri, n})
 			charged := s.pageCeil(n)
 			remTotal -= float64(charged)
-			if !truncated {
+			if !truncated || s.prefillEnds(r, r.fl.computed+n) {
 				remTotal -= float64(min(r.out-r.fl.generated, sglangClipMaxNewTokens))
 				g.chunked = -1
 			}
@@ -191,7 +191,7 @@ func (s *Sim) sglangPrefill(w *worker, g *sglangWorker, t int64) bool {
 		w.waiting.removeAt(i)
 		s.admit(w, ri, n, t)
 		charged := s.pageCeil(n)
-		if truncated {
+		if truncated && !s.prefillEnds(r, hit*B+n) {
 			g.chunked = ri
 			remTotal -= float64(charged)
 		} else {
@@ -201,6 +201,14 @@ func (s *Sim) sglangPrefill(w *worker, g *sglangWorker, t int64) bool {
 		remChunk -= charged
 	}
 	return len(w.sched) > 0
+}
+
+// prefillEnds reports whether a prefill that has computed `computed` tokens of r is over: a
+// retracted request recomputes its prompt and output but the last output token, which its
+// next decode step feeds (worker.go prices it as a decode, and the decode fast path takes it
+// as one), so it is no longer in chunked prefill with one token left.
+func (s *Sim) prefillEnds(r *request, computed int32) bool {
+	return r.fl.generated > 0 && computed >= r.fl.tokens-1
 }
 
 // latch marks the batch full (batch_is_full) when requests are running: no prefill is tried
