@@ -2,6 +2,7 @@ package config
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,9 +87,10 @@ func TestDisaggErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"deployment_mode=disagg"}, "parallel_configs: deployment_mode disagg needs entries"},
-		{[]string{"deployment_mode=[agg, disagg]"}, "deployment_mode: lists both agg and disagg"},
-		{[]string{split}, "deployment_mode: parallel_configs holds disaggregated entries"},
-		{[]string{"deployment_mode=disagg", "parallel_configs=[{tp: 4, replicas: 2}, {prefill: {tp: 4}, decode: {tp: 4}}]"}, "mixes aggregated entries"},
+		{[]string{"deployment_mode=[agg, disagg]"}, "parallel_configs: deployment_mode disagg needs entries"},
+		{[]string{"deployment_mode=[agg, disagg]", split}, "parallel_configs: deployment_mode agg needs aggregated entries"},
+		{[]string{split}, "deployment_mode: parallel_configs holds disaggregated entries {prefill, decode}: add disagg"},
+		{[]string{"deployment_mode=disagg", "parallel_configs=[{tp: 4, moe_ep: 4, replicas: 2}, {prefill: {tp: 4, moe_ep: 4}, decode: {tp: 4, moe_ep: 4}}]"}, "parallel_configs holds aggregated entries {tp, replicas, …}: add agg"},
 		{[]string{"deployment_mode=disagg", "parallel_configs=[{prefill: {tp: 4}}]"}, "needs both prefill and decode"},
 		{[]string{"deployment_mode=disagg", "parallel_configs=[{prefill: {tp: 4, bogus: 1}, decode: {tp: 4}}]"}, "parallel_configs.prefill.bogus: unknown key"},
 		{[]string{"deployment_mode=disagg", "parallel_configs=[{prefill: {tp: 4}, decode: 3}]"}, "parallel_configs.decode: want a mapping"},
@@ -119,5 +121,67 @@ func TestDisaggErrors(t *testing.T) {
 	}
 	if _, err := e.Run(context.Background(), cfg, 10); err == nil || !strings.Contains(err.Error(), "decode_block_size: 32 differs from prefill_block_size 64") {
 		t.Fatalf("block sizes 64 and 32: %v", err)
+	}
+}
+
+// Both modes listed with entries of both kinds: one branch per mode, the aggregated entries
+// first; each value builds its own mode's engine.
+func TestBothModesListed(t *testing.T) {
+	f := Default()
+	if err := f.Apply([]string{"deployment_mode=[disagg, agg]",
+		"parallel_configs=[{prefill: {tp: 4, moe_ep: 4, replicas: 2}, decode: {tp: 4, moe_ep: 4, replicas: 2}}, {tp: 4, moe_ep: 4, replicas: 4}]"}); err != nil {
+		t.Fatal(err)
+	}
+	vals := f.Values("parallel_configs")
+	if len(vals) != 2 || f.ModeOf(vals[0].Text) != ModeAgg || f.ModeOf(vals[1].Text) != ModeDisagg || f.Dimensions()[0].Key != "parallel_configs" || slices.ContainsFunc(f.Dimensions(), func(d Dimension) bool { return d.Key == "deployment_mode" }) {
+		t.Fatalf("values %v, dimensions %v", vals, f.Dimensions())
+	}
+	e, err := NewExperiment(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []struct{ workers, decode int }{{4, 0}, {2, 2}} {
+		p := make(Point, len(f.Dimensions()))
+		p[0] = i
+		cfg, err := e.EngineConfig(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Workers != want.workers || (cfg.Disagg == nil) != (want.decode == 0) || cfg.Disagg != nil && cfg.Disagg.DecodeWorkers != want.decode {
+			t.Errorf("value %d: %d workers, disagg %+v; want %+v", i, cfg.Workers, cfg.Disagg, want)
+		}
+	}
+}
+
+// Derived with deployment_mode disagg: every pair of kept shapes and replica counts within the
+// budget, each pair within it, and the default the reference's default request projected onto
+// the pairs; with both modes, the aggregated fleets come first.
+func TestDerivedDisagg(t *testing.T) {
+	f := Default()
+	if err := f.Apply([]string{"deployment_mode=disagg", "parallel_configs=[]", "gpu_budget=8"}); err != nil {
+		t.Fatal(err)
+	}
+	l := f.list("parallel_configs")
+	if !f.DerivedParallel() || len(l.parallel) != 0 || len(l.disagg) != 44 {
+		t.Fatalf("derived %v: %d aggregated, %d disaggregated", f.DerivedParallel(), len(l.parallel), len(l.disagg))
+	}
+	for _, dp := range l.disagg {
+		if dp.GPUs() > 8 || dp.Prefill.GPUs() < 2 || dp.Decode.GPUs() < 2 {
+			t.Errorf("%s: %d GPUs", dp, dp.GPUs())
+		}
+	}
+	if v, _ := f.At(f.DefaultPoint(), "parallel_configs"); v.Text != "prefill-tp2-dp1-moetp1-ep2-x2+decode-tp2-dp1-moetp1-ep2-x2" {
+		t.Errorf("default %s", v.Text)
+	}
+	both := Default()
+	if err := both.Apply([]string{"deployment_mode=[agg, disagg]", "parallel_configs=[]", "gpu_budget=8"}); err != nil {
+		t.Fatal(err)
+	}
+	vals := both.Values("parallel_configs")
+	if len(vals) != 56 || both.ModeOf(vals[11].Text) != ModeAgg || both.ModeOf(vals[12].Text) != ModeDisagg {
+		t.Fatalf("%d values", len(vals))
+	}
+	if v, _ := both.At(both.DefaultPoint(), "parallel_configs"); both.ModeOf(v.Text) != ModeAgg {
+		t.Errorf("default %s: want the first mode's (agg)", v.Text)
 	}
 }
