@@ -212,6 +212,24 @@ func (f *File) ModeOf(pcText string) string {
 	return ModeAgg
 }
 
+// aggListKeys are the aggregated engine's list keys.
+var aggListKeys = []string{"agg_max_num_batched_tokens", "agg_max_num_seqs"}
+
+// ModeKnobIgnored reports whether key is an engine list key of the other deployment mode than
+// the parallel_configs entry at p: a sweep over both modes then leaves it out of the
+// candidate, as it leaves out the knobs a router mode ignores.
+func (f *File) ModeKnobIgnored(p Point, key string) bool {
+	agg, disagg := slices.Contains(aggListKeys, key), slices.Contains(disaggListKeys, key)
+	if !agg && !disagg {
+		return false
+	}
+	v, err := f.At(p, "parallel_configs")
+	if err != nil {
+		return false
+	}
+	return (f.ModeOf(v.Text) == ModeDisagg) == agg
+}
+
 // hasMode reports whether deployment_mode lists mode.
 func (f *File) hasMode(mode string) bool {
 	return slices.ContainsFunc(f.Values("deployment_mode"), func(v Value) bool { return v.Text == mode })

@@ -70,3 +70,25 @@ func TestProjectedRandomDrawsBothModes(t *testing.T) {
 		t.Errorf("picks %v: modes %v", picks, modes)
 	}
 }
+
+// Each branch's candidates vary only its own mode's engine keys: agg_max_num_seqs splits the
+// 12 aggregated fleets, decode_max_num_seqs the 44 pairs, 112 candidates of the 224 points.
+func TestBranchesIgnoreTheOtherModesKeys(t *testing.T) {
+	f, _ := derivedSeed(t, "gpu_budget=8", "deployment_mode=[agg, disagg]", "agg_max_num_seqs=[256, 512]", "decode_max_num_seqs=[64, 256]")
+	s, err := NewSpace(context.Background(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	variants := 0
+	for _, c := range s.Candidates {
+		variants += c.Variants
+		_, a := c.Config["agg_max_num_seqs"]
+		_, d := c.Config["decode_max_num_seqs"]
+		if disagg := f.ModeOf(c.Config["parallel_configs"]) == config.ModeDisagg; a == disagg || d != disagg {
+			t.Fatalf("%s: agg key %v, decode key %v", c.Key, a, d)
+		}
+	}
+	if len(s.Candidates) != 112 || variants != 224 {
+		t.Errorf("%d candidates of %d points", len(s.Candidates), variants)
+	}
+}

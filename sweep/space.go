@@ -128,7 +128,7 @@ func (s *Space) canonical(f *config.File, p config.Point) (Candidate, error) {
 	}
 	c.Config = map[string]string{}
 	for i, d := range s.Dims {
-		if (kv || !slices.Contains(kvKnobs, d.Key)) && !config.IndexKnobIgnored(f, c.Point, d.Key) {
+		if (kv || !slices.Contains(kvKnobs, d.Key)) && !config.IndexKnobIgnored(f, c.Point, d.Key) && !f.ModeKnobIgnored(c.Point, d.Key) {
 			c.Config[d.Key] = d.Values[c.Point[i]].Text
 		}
 	}
@@ -148,7 +148,7 @@ func (s *Space) canonicalKey(f *config.File, p, buf config.Point) (Candidate, bo
 	q := append(buf[:0], p...)
 	var key strings.Builder
 	for i, d := range s.Dims {
-		if !kv && slices.Contains(kvKnobs, d.Key) || config.IndexKnobIgnored(f, p, d.Key) {
+		if !kv && slices.Contains(kvKnobs, d.Key) || config.IndexKnobIgnored(f, p, d.Key) || f.ModeKnobIgnored(p, d.Key) {
 			q[i] = 0
 			continue
 		}
