@@ -161,7 +161,8 @@ func (r *Result) WriteFiles(dir string) error {
 
 // deploymentDims are the search keys that change the hardware or the engine rather than the
 // router: a sweep over them answers "which deployment wins, by how much".
-var deploymentDims = []string{config.KeyHardwareSKU, config.KeyBackend, "parallel_configs", "agg_max_num_batched_tokens", "agg_max_num_seqs", config.KeyKVCacheDtype}
+var deploymentDims = []string{config.KeyHardwareSKU, config.KeyBackend, "parallel_configs", "agg_max_num_batched_tokens", "agg_max_num_seqs",
+	"prefill_max_num_batched_tokens", "prefill_max_num_seqs", "decode_max_num_batched_tokens", "decode_max_num_seqs", config.KeyKVCacheDtype}
 
 // writeDeploymentDims writes, for every deployment key the sweep varied, the best evaluation
 // at each of its values and how far it is from the winner; first, when parallel_configs holds
