@@ -141,20 +141,10 @@ func (f *File) everyDeployment(sku string, b model.Backend, disagg bool) layout.
 		}
 		return worstOf(probes)
 	}
-	for _, pm := range f.Values("prefill_max_num_batched_tokens") {
-		for _, ps := range f.Values("prefill_max_num_seqs") {
-			for _, dm := range f.Values("decode_max_num_batched_tokens") {
-				for _, ds := range f.Values("decode_max_num_seqs") {
-					for _, kv := range f.Values(KeyKVCacheDtype) {
-						for _, ref := range f.Values(KeyTimingReference) {
-							p, d := f.disaggDeployments(sku, DisaggParallel{one, one}, int(pm.Num), int(ps.Num), int(dm.Num), int(ds.Num), kvCacheDtype(kv), ref.Text, b)
-							probes = append(probes, layout.ModelProbe(p), layout.ModelProbe(d))
-						}
-					}
-				}
-			}
-		}
-	}
+	f.eachDisaggEngine(func(pmbt, pseqs, dmbt, dseqs int, kvDtype, ref string) {
+		p, d := f.disaggDeployments(sku, DisaggParallel{one, one}, pmbt, pseqs, dmbt, dseqs, kvDtype, ref, b)
+		probes = append(probes, layout.ModelProbe(p), layout.ModelProbe(d))
+	})
 	return worstOf(probes)
 }
 

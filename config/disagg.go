@@ -305,36 +305,49 @@ func (e *Experiment) disaggEngine(p Point, pcText string) (model.Deployment, int
 	}, nil
 }
 
-// addDisaggWorkers builds the worker models of every disaggregated deployment the space names.
-func (e *Experiment) addDisaggWorkers() error {
-	f := e.File
-	for _, sku := range f.Values(KeyHardwareSKU) {
-		for _, dp := range f.list("parallel_configs").disagg {
-			for _, pm := range f.Values("prefill_max_num_batched_tokens") {
-				for _, ps := range f.Values("prefill_max_num_seqs") {
-					for _, dm := range f.Values("decode_max_num_batched_tokens") {
-						for _, ds := range f.Values("decode_max_num_seqs") {
-							for _, kv := range f.Values(KeyKVCacheDtype) {
-								for _, ref := range f.Values(KeyTimingReference) {
-									for _, b := range f.Values(KeyBackend) {
-										p, d := f.disaggDeployments(sku.Text, dp, int(pm.Num), int(ps.Num), int(dm.Num), int(ds.Num), kvCacheDtype(kv), ref.Text, model.Backend(b.Text))
-										for _, dep := range []model.Deployment{p, d} {
-											if _, ok := e.workers[dep]; ok {
-												continue
-											}
-											w, err := model.NewWorker(dep)
-											if err != nil {
-												return fmt.Errorf("%s: search_space: %w", f.Name, err)
-											}
-											e.workers[dep] = w
-											e.deployments = append(e.deployments, dep)
-										}
-									}
-								}
-							}
+// eachDisaggEngine calls fn with every combination of the pools' engine lists, the KV cache
+// dtype and the timing reference, in list order.
+func (f *File) eachDisaggEngine(fn func(pmbt, pseqs, dmbt, dseqs int, kvDtype, ref string)) {
+	for _, pm := range f.Values("prefill_max_num_batched_tokens") {
+		for _, ps := range f.Values("prefill_max_num_seqs") {
+			for _, dm := range f.Values("decode_max_num_batched_tokens") {
+				for _, ds := range f.Values("decode_max_num_seqs") {
+					for _, kv := range f.Values(KeyKVCacheDtype) {
+						for _, ref := range f.Values(KeyTimingReference) {
+							fn(int(pm.Num), int(ps.Num), int(dm.Num), int(ds.Num), kvCacheDtype(kv), ref.Text)
 						}
 					}
 				}
+			}
+		}
+	}
+}
+
+// addDisaggWorkers builds the worker models of every disaggregated deployment the space names.
+func (e *Experiment) addDisaggWorkers() error {
+	f := e.File
+	var err error
+	for _, sku := range f.Values(KeyHardwareSKU) {
+		for _, dp := range f.list("parallel_configs").disagg {
+			f.eachDisaggEngine(func(pmbt, pseqs, dmbt, dseqs int, kvDtype, ref string) {
+				for _, b := range f.Values(KeyBackend) {
+					p, d := f.disaggDeployments(sku.Text, dp, pmbt, pseqs, dmbt, dseqs, kvDtype, ref, model.Backend(b.Text))
+					for _, dep := range []model.Deployment{p, d} {
+						if _, ok := e.workers[dep]; ok || err != nil {
+							continue
+						}
+						w, werr := model.NewWorker(dep)
+						if werr != nil {
+							err = fmt.Errorf("%s: search_space: %w", f.Name, werr)
+							continue
+						}
+						e.workers[dep] = w
+						e.deployments = append(e.deployments, dep)
+					}
+				}
+			})
+			if err != nil {
+				return err
 			}
 		}
 	}
