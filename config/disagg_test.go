@@ -3,8 +3,11 @@ package config
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"pgregory.net/rapid"
 
 	"github.com/routerlab/routerlab/engine"
 )
@@ -184,4 +187,52 @@ func TestDerivedDisagg(t *testing.T) {
 	if v, _ := both.At(both.DefaultPoint(), "parallel_configs"); both.ModeOf(v.Text) != ModeAgg {
 		t.Errorf("default %s: want the first mode's (agg)", v.Text)
 	}
+}
+
+// Under any budgets and mode list, the derived values are the aggregated fleets then the
+// splits, each within [min_gpu_budget, gpu_budget], each value's mode its entry's kind, and
+// each branch's projector as long as its part of the list.
+func TestDerivedBranchesProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		budget := rapid.IntRange(4, 16).Draw(t, "budget")
+		lo := rapid.IntRange(1, budget).Draw(t, "min")
+		modes := rapid.SampledFrom([]string{"agg", "disagg", "[agg, disagg]", "[disagg, agg]"}).Draw(t, "modes")
+		f := Default()
+		err := f.Apply([]string{"deployment_mode=" + modes, "parallel_configs=[]", "gpu_budget=" + strconv.Itoa(budget), "min_gpu_budget=" + strconv.Itoa(lo)})
+		if err != nil {
+			if !strings.Contains(err.Error(), "no parallel configuration") {
+				t.Fatal(err)
+			}
+			return
+		}
+		l := f.list("parallel_configs")
+		if f.hasMode(ModeAgg) == (len(l.parallel) == 0) || f.hasMode(ModeDisagg) == (len(l.disagg) == 0) {
+			t.Fatalf("%s: %d aggregated, %d disaggregated", modes, len(l.parallel), len(l.disagg))
+		}
+		for i, v := range l.values {
+			g, want := 0, ModeAgg
+			if i < len(l.parallel) {
+				g = l.parallel[i].GPUs()
+			} else {
+				g, want = l.disagg[i-len(l.parallel)].GPUs(), ModeDisagg
+			}
+			if g < lo || g > budget || f.ModeOf(v.Text) != want {
+				t.Fatalf("%s: %d GPUs, mode %s", v.Text, g, f.ModeOf(v.Text))
+			}
+		}
+		brs, err := f.Branches()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, b := range brs {
+			if b.First != n {
+				t.Fatalf("branch %s starts at %d, want %d", b.Mode, b.First, n)
+			}
+			n += b.Projector.Len()
+		}
+		if n != len(l.values) {
+			t.Fatalf("branches cover %d of %d values", n, len(l.values))
+		}
+	})
 }
