@@ -15,7 +15,7 @@ import (
 func (f *File) Dimensions() []Dimension {
 	var dims []Dimension
 	for _, l := range f.lists {
-		if len(l.values) < 2 {
+		if !l.dimension() {
 			continue
 		}
 		d := Dimension{Key: l.key, Values: append([]Value(nil), l.values...)}
@@ -24,6 +24,11 @@ func (f *File) Dimensions() []Dimension {
 	}
 	return dims
 }
+
+// dimension reports whether the list is a search dimension. deployment_mode never is: each
+// parallel_configs entry is of one mode, so listing both modes makes one branch per mode
+// within parallel_configs (disagg.go), not a product.
+func (l *list) dimension() bool { return len(l.values) >= 2 && l.key != "deployment_mode" }
 
 // spansDecades reports whether positive numeric values range over more than a factor of 10.
 func spansDecades(vals []Value) bool {
@@ -90,7 +95,7 @@ func (f *File) At(p Point, key string) (Value, error) {
 	var v Value
 	found, dim := false, 0
 	for _, l := range f.lists {
-		if len(l.values) < 2 { // a fixed key: not a dimension
+		if !l.dimension() { // a fixed key: not a dimension
 			if l.key == key {
 				v, found = l.values[0], true
 			}

@@ -139,33 +139,56 @@ func isDisaggEntry(m *ast.MappingNode) bool {
 // setDisaggParallel replaces search_space.parallel_configs with disaggregated entries.
 func (f *File) setDisaggParallel(dps []DisaggParallel) {
 	f.derive, f.skipped = false, nil
+	f.setFleets(nil, dps)
+}
+
+// setFleets replaces parallel_configs' entries: the aggregated ones first, then the
+// disaggregated ones, so value i < len(pcs) is aggregated entry i and every later value
+// disaggregated entry i − len(pcs).
+func (f *File) setFleets(pcs []ParallelConfig, dps []DisaggParallel) {
 	l := f.list("parallel_configs")
-	l.parallel, l.disagg, l.values = nil, dps, make([]Value, len(dps))
-	for i, dp := range dps {
-		l.values[i] = Value{Text: dp.String()}
+	l.parallel, l.disagg, l.values = pcs, dps, make([]Value, 0, len(pcs)+len(dps))
+	for _, pc := range pcs {
+		l.values = append(l.values, Value{Text: pc.String()})
+	}
+	for _, dp := range dps {
+		l.values = append(l.values, Value{Text: dp.String()})
 	}
 }
 
-// disaggregated reports whether the file's fleets are disaggregated.
+// disaggregated reports whether any of the file's fleets is disaggregated.
 func (f *File) disaggregated() bool { return len(f.list("parallel_configs").disagg) > 0 }
 
-// checkDisagg checks deployment_mode against parallel_configs: Spica pins parallel_configs
-// for exactly one mode (search-space.md, "Pinning parallel_configs"), and each entry's kind is
-// that mode's. Deriving parallel_configs for both modes is not built here.
-func (f *File) checkDisagg() error {
-	modes := f.Values("deployment_mode")
+// disaggAt reports whether parallel_configs' value named pcText is a disaggregated entry,
+// and which.
+func (f *File) disaggAt(pcText string) (DisaggParallel, bool) {
 	l := f.list("parallel_configs")
-	if len(modes) > 1 {
-		return &Error{File: f.Name, Key: "search_space.deployment_mode",
-			Msg: "lists both agg and disagg: parallel_configs then must be derived for each mode, which routerlab does not do yet; pin one mode (Spica requires one mode when parallel_configs is given)"}
+	for i, v := range l.values {
+		if v.Text == pcText && i >= len(l.parallel) {
+			return l.disagg[i-len(l.parallel)], true
+		}
 	}
+	return DisaggParallel{}, false
+}
+
+// checkDisagg checks deployment_mode against parallel_configs: each mode listed is a branch
+// with entries of its kind (derived, or listed), and no entry is of a mode not listed.
+func (f *File) checkDisagg() error {
+	l := f.list("parallel_configs")
+	agg, disagg := f.hasMode(ModeAgg), f.hasMode(ModeDisagg)
 	switch {
-	case modes[0].Text == ModeDisagg && len(l.disagg) == 0:
+	case disagg && len(l.disagg) == 0:
 		return &Error{File: f.Name, Key: "search_space.parallel_configs",
 			Msg: "deployment_mode disagg needs entries {prefill: {tp, replicas, …}, decode: {tp, replicas, …}}"}
-	case modes[0].Text == ModeAgg && len(l.disagg) > 0:
+	case !disagg && len(l.disagg) > 0:
 		return &Error{File: f.Name, Key: "search_space.deployment_mode",
-			Msg: "parallel_configs holds disaggregated entries {prefill, decode}: set deployment_mode to [disagg]"}
+			Msg: "parallel_configs holds disaggregated entries {prefill, decode}: add disagg to deployment_mode"}
+	case agg && len(l.parallel) == 0:
+		return &Error{File: f.Name, Key: "search_space.parallel_configs",
+			Msg: "deployment_mode agg needs aggregated entries {tp, replicas, …} beside the disaggregated ones (or [] to derive both)"}
+	case !agg && len(l.parallel) > 0:
+		return &Error{File: f.Name, Key: "search_space.deployment_mode",
+			Msg: "parallel_configs holds aggregated entries {tp, replicas, …}: add agg to deployment_mode"}
 	}
 	if len(l.disagg) > 0 && slices.ContainsFunc(f.Values(KeyBackend), func(v Value) bool { return v.Text == string(model.BackendTRTLLM) }) {
 		return &Error{File: f.Name, Key: "search_space.backend",
@@ -178,6 +201,38 @@ func (f *File) checkDisagg() error {
 		}
 	}
 	return nil
+}
+
+// ModeOf is the deployment mode of parallel_configs' value pcText: disagg for a
+// {prefill, decode} entry, else agg.
+func (f *File) ModeOf(pcText string) string {
+	if _, ok := f.disaggAt(pcText); ok {
+		return ModeDisagg
+	}
+	return ModeAgg
+}
+
+// aggListKeys are the aggregated engine's list keys.
+var aggListKeys = []string{"agg_max_num_batched_tokens", "agg_max_num_seqs"}
+
+// ModeKnobIgnored reports whether key is an engine list key of the other deployment mode than
+// the parallel_configs entry at p: a sweep over both modes then leaves it out of the
+// candidate, as it leaves out the knobs a router mode ignores.
+func (f *File) ModeKnobIgnored(p Point, key string) bool {
+	agg, disagg := slices.Contains(aggListKeys, key), slices.Contains(disaggListKeys, key)
+	if !agg && !disagg {
+		return false
+	}
+	v, err := f.At(p, "parallel_configs")
+	if err != nil {
+		return false
+	}
+	return (f.ModeOf(v.Text) == ModeDisagg) == agg
+}
+
+// hasMode reports whether deployment_mode lists mode.
+func (f *File) hasMode(mode string) bool {
+	return slices.ContainsFunc(f.Values("deployment_mode"), func(v Value) bool { return v.Text == mode })
 }
 
 // disaggDeployments are the prefill and decode deployments of entry dp at the point's engine
@@ -212,12 +267,7 @@ func (e *Experiment) disaggPoint(p Point, pcText string) (prefill, decode model.
 		v, _ := f.At(p, key)
 		return v
 	}
-	l := f.list("parallel_configs")
-	for i, v := range l.values {
-		if v.Text == pcText {
-			dp = l.disagg[i]
-		}
-	}
+	dp, _ = f.disaggAt(pcText)
 	prefill, decode = f.disaggDeployments(val(KeyHardwareSKU).Text, dp,
 		int(val("prefill_max_num_batched_tokens").Num), int(val("prefill_max_num_seqs").Num),
 		int(val("decode_max_num_batched_tokens").Num), int(val("decode_max_num_seqs").Num),
@@ -255,36 +305,49 @@ func (e *Experiment) disaggEngine(p Point, pcText string) (model.Deployment, int
 	}, nil
 }
 
-// addDisaggWorkers builds the worker models of every disaggregated deployment the space names.
-func (e *Experiment) addDisaggWorkers() error {
-	f := e.File
-	for _, sku := range f.Values(KeyHardwareSKU) {
-		for _, dp := range f.list("parallel_configs").disagg {
-			for _, pm := range f.Values("prefill_max_num_batched_tokens") {
-				for _, ps := range f.Values("prefill_max_num_seqs") {
-					for _, dm := range f.Values("decode_max_num_batched_tokens") {
-						for _, ds := range f.Values("decode_max_num_seqs") {
-							for _, kv := range f.Values(KeyKVCacheDtype) {
-								for _, ref := range f.Values(KeyTimingReference) {
-									for _, b := range f.Values(KeyBackend) {
-										p, d := f.disaggDeployments(sku.Text, dp, int(pm.Num), int(ps.Num), int(dm.Num), int(ds.Num), kvCacheDtype(kv), ref.Text, model.Backend(b.Text))
-										for _, dep := range []model.Deployment{p, d} {
-											if _, ok := e.workers[dep]; ok {
-												continue
-											}
-											w, err := model.NewWorker(dep)
-											if err != nil {
-												return fmt.Errorf("%s: search_space: %w", f.Name, err)
-											}
-											e.workers[dep] = w
-											e.deployments = append(e.deployments, dep)
-										}
-									}
-								}
-							}
+// eachDisaggEngine calls fn with every combination of the pools' engine lists, the KV cache
+// dtype and the timing reference, in list order.
+func (f *File) eachDisaggEngine(fn func(pmbt, pseqs, dmbt, dseqs int, kvDtype, ref string)) {
+	for _, pm := range f.Values("prefill_max_num_batched_tokens") {
+		for _, ps := range f.Values("prefill_max_num_seqs") {
+			for _, dm := range f.Values("decode_max_num_batched_tokens") {
+				for _, ds := range f.Values("decode_max_num_seqs") {
+					for _, kv := range f.Values(KeyKVCacheDtype) {
+						for _, ref := range f.Values(KeyTimingReference) {
+							fn(int(pm.Num), int(ps.Num), int(dm.Num), int(ds.Num), kvCacheDtype(kv), ref.Text)
 						}
 					}
 				}
+			}
+		}
+	}
+}
+
+// addDisaggWorkers builds the worker models of every disaggregated deployment the space names.
+func (e *Experiment) addDisaggWorkers() error {
+	f := e.File
+	var err error
+	for _, sku := range f.Values(KeyHardwareSKU) {
+		for _, dp := range f.list("parallel_configs").disagg {
+			f.eachDisaggEngine(func(pmbt, pseqs, dmbt, dseqs int, kvDtype, ref string) {
+				for _, b := range f.Values(KeyBackend) {
+					p, d := f.disaggDeployments(sku.Text, dp, pmbt, pseqs, dmbt, dseqs, kvDtype, ref, model.Backend(b.Text))
+					for _, dep := range []model.Deployment{p, d} {
+						if _, ok := e.workers[dep]; ok || err != nil {
+							continue
+						}
+						w, werr := model.NewWorker(dep)
+						if werr != nil {
+							err = fmt.Errorf("%s: search_space: %w", f.Name, werr)
+							continue
+						}
+						e.workers[dep] = w
+						e.deployments = append(e.deployments, dep)
+					}
+				}
+			})
+			if err != nil {
+				return err
 			}
 		}
 	}

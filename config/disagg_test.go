@@ -2,8 +2,12 @@ package config
 
 import (
 	"context"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"pgregory.net/rapid"
 
 	"github.com/routerlab/routerlab/engine"
 )
@@ -86,9 +90,10 @@ func TestDisaggErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"deployment_mode=disagg"}, "parallel_configs: deployment_mode disagg needs entries"},
-		{[]string{"deployment_mode=[agg, disagg]"}, "deployment_mode: lists both agg and disagg"},
-		{[]string{split}, "deployment_mode: parallel_configs holds disaggregated entries"},
-		{[]string{"deployment_mode=disagg", "parallel_configs=[{tp: 4, replicas: 2}, {prefill: {tp: 4}, decode: {tp: 4}}]"}, "mixes aggregated entries"},
+		{[]string{"deployment_mode=[agg, disagg]"}, "parallel_configs: deployment_mode disagg needs entries"},
+		{[]string{"deployment_mode=[agg, disagg]", split}, "parallel_configs: deployment_mode agg needs aggregated entries"},
+		{[]string{split}, "deployment_mode: parallel_configs holds disaggregated entries {prefill, decode}: add disagg"},
+		{[]string{"deployment_mode=disagg", "parallel_configs=[{tp: 4, moe_ep: 4, replicas: 2}, {prefill: {tp: 4, moe_ep: 4}, decode: {tp: 4, moe_ep: 4}}]"}, "parallel_configs holds aggregated entries {tp, replicas, …}: add agg"},
 		{[]string{"deployment_mode=disagg", "parallel_configs=[{prefill: {tp: 4}}]"}, "needs both prefill and decode"},
 		{[]string{"deployment_mode=disagg", "parallel_configs=[{prefill: {tp: 4, bogus: 1}, decode: {tp: 4}}]"}, "parallel_configs.prefill.bogus: unknown key"},
 		{[]string{"deployment_mode=disagg", "parallel_configs=[{prefill: {tp: 4}, decode: 3}]"}, "parallel_configs.decode: want a mapping"},
@@ -120,4 +125,114 @@ func TestDisaggErrors(t *testing.T) {
 	if _, err := e.Run(context.Background(), cfg, 10); err == nil || !strings.Contains(err.Error(), "decode_block_size: 32 differs from prefill_block_size 64") {
 		t.Fatalf("block sizes 64 and 32: %v", err)
 	}
+}
+
+// Both modes listed with entries of both kinds: one branch per mode, the aggregated entries
+// first; each value builds its own mode's engine.
+func TestBothModesListed(t *testing.T) {
+	f := Default()
+	if err := f.Apply([]string{"deployment_mode=[disagg, agg]",
+		"parallel_configs=[{prefill: {tp: 4, moe_ep: 4, replicas: 2}, decode: {tp: 4, moe_ep: 4, replicas: 2}}, {tp: 4, moe_ep: 4, replicas: 4}]"}); err != nil {
+		t.Fatal(err)
+	}
+	vals := f.Values("parallel_configs")
+	if len(vals) != 2 || f.ModeOf(vals[0].Text) != ModeAgg || f.ModeOf(vals[1].Text) != ModeDisagg || f.Dimensions()[0].Key != "parallel_configs" || slices.ContainsFunc(f.Dimensions(), func(d Dimension) bool { return d.Key == "deployment_mode" }) {
+		t.Fatalf("values %v, dimensions %v", vals, f.Dimensions())
+	}
+	e, err := NewExperiment(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []struct{ workers, decode int }{{4, 0}, {2, 2}} {
+		p := make(Point, len(f.Dimensions()))
+		p[0] = i
+		cfg, err := e.EngineConfig(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Workers != want.workers || (cfg.Disagg == nil) != (want.decode == 0) || cfg.Disagg != nil && cfg.Disagg.DecodeWorkers != want.decode {
+			t.Errorf("value %d: %d workers, disagg %+v; want %+v", i, cfg.Workers, cfg.Disagg, want)
+		}
+	}
+}
+
+// Derived with deployment_mode disagg: every pair of kept shapes and replica counts within the
+// budget, each pair within it, and the default the reference's default request projected onto
+// the pairs; with both modes, the aggregated fleets come first.
+func TestDerivedDisagg(t *testing.T) {
+	f := Default()
+	if err := f.Apply([]string{"deployment_mode=disagg", "parallel_configs=[]", "gpu_budget=8"}); err != nil {
+		t.Fatal(err)
+	}
+	l := f.list("parallel_configs")
+	if !f.DerivedParallel() || len(l.parallel) != 0 || len(l.disagg) != 44 {
+		t.Fatalf("derived %v: %d aggregated, %d disaggregated", f.DerivedParallel(), len(l.parallel), len(l.disagg))
+	}
+	for _, dp := range l.disagg {
+		if dp.GPUs() > 8 || dp.Prefill.GPUs() < 2 || dp.Decode.GPUs() < 2 {
+			t.Errorf("%s: %d GPUs", dp, dp.GPUs())
+		}
+	}
+	if v, _ := f.At(f.DefaultPoint(), "parallel_configs"); v.Text != "prefill-tp2-dp1-moetp1-ep2-x2+decode-tp2-dp1-moetp1-ep2-x2" {
+		t.Errorf("default %s", v.Text)
+	}
+	both := Default()
+	if err := both.Apply([]string{"deployment_mode=[agg, disagg]", "parallel_configs=[]", "gpu_budget=8"}); err != nil {
+		t.Fatal(err)
+	}
+	vals := both.Values("parallel_configs")
+	if len(vals) != 56 || both.ModeOf(vals[11].Text) != ModeAgg || both.ModeOf(vals[12].Text) != ModeDisagg {
+		t.Fatalf("%d values", len(vals))
+	}
+	if v, _ := both.At(both.DefaultPoint(), "parallel_configs"); both.ModeOf(v.Text) != ModeAgg {
+		t.Errorf("default %s: want the first mode's (agg)", v.Text)
+	}
+}
+
+// Under any budgets and mode list, the derived values are the aggregated fleets then the
+// splits, each within [min_gpu_budget, gpu_budget], each value's mode its entry's kind, and
+// each branch's projector as long as its part of the list.
+func TestDerivedBranchesProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		budget := rapid.IntRange(4, 16).Draw(t, "budget")
+		lo := rapid.IntRange(1, budget).Draw(t, "min")
+		modes := rapid.SampledFrom([]string{"agg", "disagg", "[agg, disagg]", "[disagg, agg]"}).Draw(t, "modes")
+		f := Default()
+		err := f.Apply([]string{"deployment_mode=" + modes, "parallel_configs=[]", "gpu_budget=" + strconv.Itoa(budget), "min_gpu_budget=" + strconv.Itoa(lo)})
+		if err != nil {
+			if !strings.Contains(err.Error(), "no parallel configuration") {
+				t.Fatal(err)
+			}
+			return
+		}
+		l := f.list("parallel_configs")
+		if f.hasMode(ModeAgg) == (len(l.parallel) == 0) || f.hasMode(ModeDisagg) == (len(l.disagg) == 0) {
+			t.Fatalf("%s: %d aggregated, %d disaggregated", modes, len(l.parallel), len(l.disagg))
+		}
+		for i, v := range l.values {
+			g, want := 0, ModeAgg
+			if i < len(l.parallel) {
+				g = l.parallel[i].GPUs()
+			} else {
+				g, want = l.disagg[i-len(l.parallel)].GPUs(), ModeDisagg
+			}
+			if g < lo || g > budget || f.ModeOf(v.Text) != want {
+				t.Fatalf("%s: %d GPUs, mode %s", v.Text, g, f.ModeOf(v.Text))
+			}
+		}
+		brs, err := f.Branches()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, b := range brs {
+			if b.First != n {
+				t.Fatalf("branch %s starts at %d, want %d", b.Mode, b.First, n)
+			}
+			n += b.Projector.Len()
+		}
+		if n != len(l.values) {
+			t.Fatalf("branches cover %d of %d values", n, len(l.values))
+		}
+	})
 }

@@ -166,7 +166,7 @@ func (e *Experiment) EngineConfig(p Point) (engine.Config, error) {
 	replicas := pc.Replicas
 	var dis *engine.Disagg
 	var capacity model.Capacity
-	if f.disaggregated() {
+	if _, ok := f.disaggAt(val("parallel_configs").Text); ok {
 		if val(KeyNumG2Blocks).Num > 0 {
 			return engine.Config{}, &Error{File: f.Name, Key: "search_space." + KeyNumG2Blocks,
 				Msg: "KV tiers are not modelled for a disaggregated fleet; set it to 0 or deployment_mode to agg"}

@@ -380,14 +380,8 @@ func (f *File) setParallel(path string, n ast.Node) error {
 		}
 		pcs = append(pcs, pc)
 	}
-	if len(dps) > 0 && len(pcs) > 0 {
-		return f.errAt(n, path, "mixes aggregated entries and disaggregated {prefill, decode} ones: one deployment_mode, one kind")
-	}
-	if len(dps) > 0 {
-		f.setDisaggParallel(dps)
-		return nil
-	}
-	f.setParallelConfigs(pcs)
+	f.derive, f.skipped = false, nil
+	f.setFleets(pcs, dps) // both kinds: one branch per deployment_mode (checkDisagg)
 	return nil
 }
 
@@ -447,10 +441,4 @@ func (f *File) setParallelConfigs(pcs []ParallelConfig) {
 }
 
 // setParallelList replaces the list's entries.
-func (f *File) setParallelList(pcs []ParallelConfig) {
-	l := f.list("parallel_configs")
-	l.parallel, l.disagg, l.values = pcs, nil, make([]Value, len(pcs))
-	for i, pc := range pcs {
-		l.values[i] = Value{Text: pc.String()}
-	}
-}
+func (f *File) setParallelList(pcs []ParallelConfig) { f.setFleets(pcs, nil) }

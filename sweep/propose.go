@@ -36,7 +36,7 @@ func newProposer(algorithm string, space *Space, seed uint64) (proposer, error) 
 	case GPBandit:
 		return &gpBandit{space: space, rng: rng}, nil
 	case Random:
-		if space.shapes != nil {
+		if len(space.shapes) > 0 {
 			return &projectedRandom{space: space, rng: rng, rest: rng.Perm(len(space.Candidates))}, nil
 		}
 		return &ordered{order: rng.Perm(len(space.Candidates))}, nil

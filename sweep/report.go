@@ -161,54 +161,70 @@ func (r *Result) WriteFiles(dir string) error {
 
 // deploymentDims are the search keys that change the hardware or the engine rather than the
 // router: a sweep over them answers "which deployment wins, by how much".
-var deploymentDims = []string{config.KeyHardwareSKU, config.KeyBackend, "parallel_configs", "agg_max_num_batched_tokens", "agg_max_num_seqs", config.KeyKVCacheDtype}
+var deploymentDims = []string{config.KeyHardwareSKU, config.KeyBackend, "parallel_configs", "agg_max_num_batched_tokens", "agg_max_num_seqs",
+	"prefill_max_num_batched_tokens", "prefill_max_num_seqs", "decode_max_num_batched_tokens", "decode_max_num_seqs", config.KeyKVCacheDtype}
 
 // writeDeploymentDims writes, for every deployment key the sweep varied, the best evaluation
-// at each of its values and how far it is from the winner.
+// at each of its values and how far it is from the winner; first, when parallel_configs holds
+// both deployment modes, the best of each mode (the branches ranked against each other).
 func writeDeploymentDims(w *strings.Builder, s *Search) {
+	if len(s.Space.shapes) > 1 {
+		writeBestPer(w, s, "deployment_mode", func(e *Evaluation) (string, bool) {
+			v, ok := e.Config["parallel_configs"]
+			return s.File.ModeOf(v), ok
+		})
+	}
+	for _, d := range s.Space.Dims {
+		if slices.Contains(deploymentDims, d.Key) {
+			writeBestPer(w, s, d.Key, func(e *Evaluation) (string, bool) {
+				v, ok := e.Config[d.Key]
+				return v, ok
+			})
+		}
+	}
+}
+
+// writeBestPer writes the best evaluation at each value of key (valueOf) and how far it is
+// from the winner; nothing when fewer than two values were evaluated.
+func writeBestPer(w *strings.Builder, s *Search, key string, valueOf func(*Evaluation) (string, bool)) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	unit := s.Objective.Unit()
-	for _, d := range s.Space.Dims {
-		if !slices.Contains(deploymentDims, d.Key) {
+	best := map[string]*Evaluation{}
+	var order []string
+	for i := range s.Evaluations {
+		e := &s.Evaluations[i]
+		v, ok := valueOf(e)
+		if !ok {
 			continue
 		}
-		best := map[string]*Evaluation{}
-		var order []string
-		for i := range s.Evaluations {
-			e := &s.Evaluations[i]
-			v, ok := e.Config[d.Key]
-			if !ok {
-				continue
-			}
-			if cur, seen := best[v]; !seen {
-				order = append(order, v)
-				best[v] = e
-			} else if s.Objective.Better(e.Metrics, cur.Metrics) {
-				best[v] = e
-			}
+		if cur, seen := best[v]; !seen {
+			order = append(order, v)
+			best[v] = e
+		} else if s.Objective.Better(e.Metrics, cur.Metrics) {
+			best[v] = e
 		}
-		if len(order) < 2 {
-			continue
-		}
-		slices.SortStableFunc(order, func(a, b string) int {
-			if s.Objective.Better(best[a].Metrics, best[b].Metrics) {
-				return -1
-			}
-			if s.Objective.Better(best[b].Metrics, best[a].Metrics) {
-				return 1
-			}
-			return 0
-		})
-		win, second := best[order[0]], best[order[1]]
-		p("## Best per %s\n\n%s %s won: %s %s against %s for %s (%s).\n\n", d.Key, d.Key, order[0], ff(win.Value, 1), unit,
-			ff(second.Value, 1), order[1], pct(win.Value, second.Value))
-		p("| %s | best %s | vs winner | best configuration |\n|---|---:|---:|---|\n", d.Key, unit)
-		for _, v := range order {
-			e := best[v]
-			p("| %s | %s | %s | %s |\n", v, ff(e.Value, 1), pct(e.Value, win.Value), e.Key)
-		}
-		p("\n")
 	}
+	if len(order) < 2 {
+		return
+	}
+	slices.SortStableFunc(order, func(a, b string) int {
+		if s.Objective.Better(best[a].Metrics, best[b].Metrics) {
+			return -1
+		}
+		if s.Objective.Better(best[b].Metrics, best[a].Metrics) {
+			return 1
+		}
+		return 0
+	})
+	win, second := best[order[0]], best[order[1]]
+	p("## Best per %s\n\n%s %s won: %s %s against %s for %s (%s).\n\n", key, key, order[0], ff(win.Value, 1), unit,
+		ff(second.Value, 1), order[1], pct(win.Value, second.Value))
+	p("| %s | best %s | vs winner | best configuration |\n|---|---:|---:|---|\n", key, unit)
+	for _, v := range order {
+		e := best[v]
+		p("| %s | %s | %s | %s |\n", v, ff(e.Value, 1), pct(e.Value, win.Value), e.Key)
+	}
+	p("\n")
 }
 
 func ff(x float64, prec int) string { return strconv.FormatFloat(x, 'f', prec, 64) }

@@ -17,7 +17,7 @@ func TestProjectedRandomSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.shapes == nil || s.shapes.Len() != 12 || len(s.Candidates) != 24 {
+	if len(s.shapes) != 1 || s.shapes[0].Projector.Len() != 12 || len(s.Candidates) != 24 {
 		t.Fatalf("space: projector %v, %d candidates", s.shapes, len(s.Candidates))
 	}
 	// The encoding: the parallel configuration's four axes (ratio, log2 size, attention dp,
@@ -58,7 +58,7 @@ func TestProjectedRandomSearch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, rngStream))
 	rng.Perm(len(s.Candidates))
 	base := slices.Clone(s.Candidates[rng.IntN(len(s.Candidates))].Point)
-	base[s.shapeDim] = s.shapes.Project(s.shapes.Sample(rng)).Index
+	base[s.shapeDim] = s.project(rng)
 	if c, _ := s.Lookup(f, base); c != a[0] {
 		t.Errorf("first pick %d, the projected draw %d", a[0], c)
 	}

@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/routerlab/routerlab/config"
-	"github.com/routerlab/routerlab/layout"
 )
 
 // Candidate is one canonical configuration of the search space: a point with every knob its
@@ -43,8 +42,8 @@ type Space struct {
 	index      map[string]int // Key → candidate
 
 	file     *config.File
-	shapeDim int               // the parallel_configs dimension, -1 without one
-	shapes   *layout.Projector // its projection (shapes.go)
+	shapeDim int             // the parallel_configs dimension, -1 without one
+	shapes   []config.Branch // its projection per deployment mode (shapes.go)
 }
 
 // kvKnobs are the router knobs that only the kv_router mode reads.
@@ -74,7 +73,7 @@ func NewSpace(ctx context.Context, f *config.File) (*Space, error) {
 	s := &Space{Dims: dims, index: make(map[string]int, points), Candidates: make([]Candidate, 0, points)}
 	enc := newEncoder(dims)
 	var err error
-	if s.shapeDim, s.shapes, err = shapeProjector(f, dims); err != nil {
+	if s.shapeDim, s.shapes, err = shapeBranches(f, dims); err != nil {
 		return nil, fmt.Errorf("%s: search_space.parallel_configs: %w", f.Name, err)
 	}
 	enc.shapeAxes(s.shapeDim, s.shapes)
@@ -129,7 +128,7 @@ func (s *Space) canonical(f *config.File, p config.Point) (Candidate, error) {
 	}
 	c.Config = map[string]string{}
 	for i, d := range s.Dims {
-		if (kv || !slices.Contains(kvKnobs, d.Key)) && !config.IndexKnobIgnored(f, c.Point, d.Key) {
+		if (kv || !slices.Contains(kvKnobs, d.Key)) && !config.IndexKnobIgnored(f, c.Point, d.Key) && !f.ModeKnobIgnored(c.Point, d.Key) {
 			c.Config[d.Key] = d.Values[c.Point[i]].Text
 		}
 	}
@@ -149,7 +148,7 @@ func (s *Space) canonicalKey(f *config.File, p, buf config.Point) (Candidate, bo
 	q := append(buf[:0], p...)
 	var key strings.Builder
 	for i, d := range s.Dims {
-		if !kv && slices.Contains(kvKnobs, d.Key) || config.IndexKnobIgnored(f, p, d.Key) {
+		if !kv && slices.Contains(kvKnobs, d.Key) || config.IndexKnobIgnored(f, p, d.Key) || f.ModeKnobIgnored(p, d.Key) {
 			q[i] = 0
 			continue
 		}
