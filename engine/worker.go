@@ -98,7 +98,7 @@ func (s *Sim) scheduleVLLM(w *worker, t int64) {
 	for i := 0; i < len(w.running) && budget > 0; i++ {
 		ri := w.running[i]
 		r := &s.reqs[ri]
-		if s.tiers != nil && r.fl.loadUntil > t {
+		if s.tiers != nil && r.fl.loadUntil > 0 && s.loading(w, ri, t) {
 			continue // its lower-tier blocks are still arriving
 		}
 		n := min(r.fl.tokens-r.fl.computed, budget)

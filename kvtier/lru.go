@@ -21,6 +21,7 @@ type tier struct {
 type node struct {
 	key        Key
 	ready      int64
+	pins       int32 // onboards reading the block: not evictable meanwhile
 	prev, next int32
 }
 
@@ -88,11 +89,17 @@ func (t *tier) touch(k Key) {
 	}
 }
 
-// evictLRU removes the least recently used visible block and returns it; false when every
+// arrived makes k visible from ready on.
+func (t *tier) arrived(k Key, ready int64) { t.nodes[t.at[k]].ready = ready }
+
+// pin adds d to k's onboards in flight.
+func (t *tier) pin(k Key, d int32) { t.nodes[t.at[k]].pins += d }
+
+// evictLRU removes the least recently used visible, unpinned block and returns it; false when every
 // block is still in transfer.
 func (t *tier) evictLRU(now int64) (Key, bool) {
 	for i := t.head; i >= 0; i = t.nodes[i].next {
-		if t.nodes[i].ready <= now {
+		if t.nodes[i].ready <= now && t.nodes[i].pins == 0 {
 			k := t.nodes[i].key
 			t.unlink(i)
 			delete(t.at, k)
