@@ -7,10 +7,18 @@ import "math"
 // @ b4c8ca0e): n transfers in flight each move at bandwidth/n, so a transfer's end moves
 // later when another starts beside it. Time is in µs as float64 between events; a transfer
 // ends at the first whole µs at or after its exact end.
+//
+// A link may cap its transfers in flight, as the mocker's offload pipelines do
+// (max_concurrent_transfers, kvbm_offload/engine.rs @ 11b6254c: offload_batch_size for
+// G1→G2, one for G2→G3); a transfer beyond the cap waits, first come first served, and
+// starts when one ends.
 type link struct {
 	perUS  float64 // bytes per µs; +Inf: instant (a non-positive bandwidth, as Dynamo's)
 	at     float64 // the time the transfers' remaining bytes are stated at
 	active []flow
+	cap    int    // transfers in flight at most; 0: no cap
+	queued []flow // waiting for a place in flight
+	qhead  int
 	busy   float64 // µs with a transfer in flight
 }
 
@@ -20,11 +28,11 @@ type flow struct {
 	left float64
 }
 
-func newLink(gbps float64) link {
+func newLink(gbps float64, inFlight int) link {
 	if gbps <= 0 {
-		return link{perUS: math.Inf(1)}
+		return link{perUS: math.Inf(1), cap: inFlight}
 	}
-	return link{perUS: gbps * 1e3}
+	return link{perUS: gbps * 1e3, cap: inFlight}
 }
 
 // start puts a transfer of bytes on the link at now (the link advanced to now).
@@ -32,6 +40,10 @@ func (l *link) start(now float64, id int32, bytes float64) {
 	l.progress(now)
 	if math.IsInf(l.perUS, 1) {
 		bytes = 0
+	}
+	if l.cap > 0 && len(l.active) >= l.cap {
+		l.queued = append(l.queued, flow{id, bytes})
+		return
 	}
 	l.active = append(l.active, flow{id, bytes})
 }
@@ -90,6 +102,12 @@ func (l *link) advance(to float64, done func(id int32, end float64)) {
 			if l.active[i].left <= 1e-6 {
 				id := l.active[i].id
 				l.active = append(l.active[:i], l.active[i+1:]...)
+				if l.qhead < len(l.queued) {
+					l.active = append(l.active, l.queued[l.qhead])
+					if l.qhead++; l.qhead == len(l.queued) {
+						l.queued, l.qhead = l.queued[:0], 0
+					}
+				}
 				done(id, end)
 				continue
 			}

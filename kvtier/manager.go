@@ -87,7 +87,8 @@ type Manager struct {
 // New returns the tiers of c (valid: c.Validate()).
 func New(c Config) *Manager {
 	return &Manager{cfg: c, g2: newTier(c.NumG2Blocks), g3: newTier(c.NumG3Blocks),
-		g1g2: newLink(c.G1ToG2GBps), g2g1: newLink(c.G2ToG1GBps), g2g3: newLink(c.G2ToG3GBps), g3g2: newLink(c.G3ToG2GBps)}
+		g1g2: newLink(c.G1ToG2GBps, c.OffloadBatchSize), g2g1: newLink(c.G2ToG1GBps, 0),
+		g2g3: newLink(c.G2ToG3GBps, 1), g3g2: newLink(c.G3ToG2GBps, 0)}
 }
 
 // Stats returns the traffic so far, links' busy time included.

@@ -67,6 +67,29 @@ func TestOffloadBatchesShareTheLink(t *testing.T) {
 	}
 }
 
+// G1→G2 carries at most offload_batch_size transfers at once (the mocker's
+// max_concurrent_transfers): with batches of one block, three evictions go one after
+// another, 1 MB at 14 GB/s (71.4 µs) each, where sharing the link would end all three at
+// 214.3 µs.
+func TestOffloadsInFlightAreCapped(t *testing.T) {
+	c := testConfig(10, 0)
+	c.OffloadBatchSize = 1
+	m := New(c)
+	keys := []uint64{1, 2, 3}
+	for _, k := range keys {
+		m.Evicted(Key{k, 0})
+	}
+	m.Flush(0)
+	for _, at := range []struct {
+		now  int64
+		want int
+	}{{71, 0}, {72, 1}, {142, 1}, {143, 2}, {214, 2}, {215, 3}} {
+		if n2, _ := m.Lookup(at.now, keys, 0, 3, 1); n2 != at.want {
+			t.Fatalf("at %d µs %d blocks visible, want %d", at.now, n2, at.want)
+		}
+	}
+}
+
 // A G2 block an onboard is reading is not evicted until the load ends (the mocker's
 // SwapInHandle pins it): with G2 full of such blocks, an offload finds no room.
 func TestOnboardPinsItsBlocks(t *testing.T) {
