@@ -44,13 +44,7 @@ func (t *tier) has(k Key) bool {
 
 // insert adds k as the most recently used block, ready at ready. The caller made room.
 func (t *tier) insert(k Key, ready int64) {
-	var i int32
-	if n := len(t.free); n > 0 {
-		i, t.free = t.free[n-1], t.free[:n-1]
-	} else {
-		i = int32(len(t.nodes))
-		t.nodes = append(t.nodes, node{})
-	}
+	i := slot(&t.nodes, &t.free)
 	t.nodes[i] = node{key: k, ready: ready, prev: t.tail, next: -1}
 	t.link(i)
 	t.at[k] = i
@@ -108,4 +102,16 @@ func (t *tier) evictLRU(now int64) (Key, bool) {
 		}
 	}
 	return Key{}, false
+}
+
+// slot returns an index of items to fill: one from free, else a new one at the end.
+func slot[T any](items *[]T, free *[]int32) int32 {
+	if n := len(*free); n > 0 {
+		i := (*free)[n-1]
+		*free = (*free)[:n-1]
+		return i
+	}
+	var zero T
+	*items = append(*items, zero)
+	return int32(len(*items) - 1)
 }

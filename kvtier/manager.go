@@ -200,13 +200,7 @@ func (m *Manager) room(t *tier, now int64, reserved int) bool {
 
 // newXfer returns the id of a fresh transfer record.
 func (m *Manager) newXfer(kind uint8, ob int32) int32 {
-	var id int32
-	if n := len(m.xfree); n > 0 {
-		id, m.xfree = m.xfree[n-1], m.xfree[:n-1]
-	} else {
-		id = int32(len(m.xfers))
-		m.xfers = append(m.xfers, xfer{})
-	}
+	id := slot(&m.xfers, &m.xfree)
 	m.xfers[id].kind, m.xfers[id].onboard = kind, ob
 	return id
 }
