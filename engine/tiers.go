@@ -129,22 +129,23 @@ func (s *Sim) onboard(w *worker, ri int32, t int64, hitFree, n2, n3 int) bool {
 	return true
 }
 
-// loading reports whether running request ri still waits for its onboard at t. Transfers
-// share their link, so one starting later puts the end off: when the end is not there at
-// its due time, the worker is woken again at the new one.
-func (s *Sim) loading(w *worker, ri int32, t int64) bool {
-	r := &s.reqs[ri]
-	if r.fl.loadUntil > t {
-		return true
+// settleLoads checks, at the start of w's step at t, the onboards that were due by t.
+// Transfers share their link, so one that started later puts an onboard's end off: one
+// not ended is due again later (loadUntil > t), and the worker is woken then.
+func (s *Sim) settleLoads(w *worker, m *kvtier.Manager, t int64) {
+	for _, ri := range w.running {
+		r := &s.reqs[ri]
+		if r.fl.loadUntil == 0 || r.fl.loadUntil > t {
+			continue
+		}
+		due, ok := m.Loaded(s.tiers.load[ri], t)
+		if ok {
+			r.fl.loadUntil = 0
+			continue
+		}
+		r.fl.loadUntil = due
+		s.heap.push(event{time: due, phase: phaseStepStart, id: int32(w.id)})
 	}
-	due, ok := s.tiers.m[w.id].Loaded(s.tiers.load[ri], t)
-	if ok {
-		r.fl.loadUntil = 0
-		return false
-	}
-	r.fl.loadUntil = due
-	s.heap.push(event{time: due, phase: phaseStepStart, id: int32(w.id)})
-	return true
 }
 
 // TierSummary is what the lower KV tiers did in a replay: the share of prompt tokens each

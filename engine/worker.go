@@ -90,6 +90,7 @@ func (s *Sim) scheduleVLLM(w *worker, t int64) {
 	if s.tiers != nil {
 		m := s.tiers.m[w.id]
 		m.Advance(t)
+		s.settleLoads(w, m, t)
 		s.emitTiers(w.id, m)
 	}
 
@@ -98,7 +99,7 @@ func (s *Sim) scheduleVLLM(w *worker, t int64) {
 	for i := 0; i < len(w.running) && budget > 0; i++ {
 		ri := w.running[i]
 		r := &s.reqs[ri]
-		if s.tiers != nil && r.fl.loadUntil > 0 && s.loading(w, ri, t) {
+		if s.tiers != nil && r.fl.loadUntil > t {
 			continue // its lower-tier blocks are still arriving
 		}
 		n := min(r.fl.tokens-r.fl.computed, budget)
