@@ -25,8 +25,8 @@ type tierState struct {
 	g3Tokens         []int64
 	scratch          kvBlocks // an event's blocks
 	reqTok           []int32  // per request: prompt tokens onboarded at first admission
+	load             []int32  // per request: its onboard's handle while r.fl.loadUntil > 0
 	onboardRequests  int64
-	onboardWaitUS    int64
 	onboardedReloads int64 // onboards of preempted requests (not first admissions)
 }
 
@@ -38,7 +38,7 @@ func (s *Sim) setupTiers() {
 	}
 	n := len(s.workers)
 	s.tiers = &tierState{m: make([]*kvtier.Manager, n), g2Tokens: make([]int64, n), g3Tokens: make([]int64, n),
-		reqTok: make([]int32, len(s.reqs))}
+		reqTok: make([]int32, len(s.reqs)), load: make([]int32, len(s.reqs))}
 	for i := range n {
 		s.tiers.m[i] = kvtier.New(*c)
 	}
@@ -101,9 +101,15 @@ func (s *Sim) onboard(w *worker, ri int32, t int64, hitFree, n2, n3 int) bool {
 	r.fl.computed = (hit + int32(k)) * s.blockSize
 	r.fl.stored = hit
 	ts := s.tiers
-	r.fl.loadUntil = ts.m[w.id].Onboard(t)
+	m := ts.m[w.id]
+	ts.load[ri] = m.Onboard(t)
+	due, ok := m.Loaded(ts.load[ri], t)
+	r.fl.loadUntil = 0 // > 0: loading until Loaded says it ended
+	if !ok {
+		r.fl.loadUntil = due
+	}
+	due = max(due, t)
 	ts.onboardRequests++
-	ts.onboardWaitUS += r.fl.loadUntil - t
 	if !r.fl.admitted {
 		r.fl.admitted = true
 		r.cached = hit * s.blockSize
@@ -118,9 +124,28 @@ func (s *Sim) onboard(w *worker, ri int32, t int64, hitFree, n2, n3 int) bool {
 		ts.onboardedReloads++
 	}
 	w.running = append(w.running, ri)
-	// Wake the worker when the blocks have arrived, should it be idle then.
-	s.heap.push(event{time: r.fl.loadUntil, phase: phaseStepStart, id: int32(w.id)})
+	// Wake the worker when the blocks are due, should it be idle then.
+	s.heap.push(event{time: due, phase: phaseStepStart, id: int32(w.id)})
 	return true
+}
+
+// settleLoads checks, at the start of w's step at t, the onboards that were due by t.
+// Transfers share their link, so one that started later puts an onboard's end off: one
+// not ended is due again later (loadUntil > t), and the worker is woken then.
+func (s *Sim) settleLoads(w *worker, m *kvtier.Manager, t int64) {
+	for _, ri := range w.running {
+		r := &s.reqs[ri]
+		if r.fl.loadUntil == 0 || r.fl.loadUntil > t {
+			continue
+		}
+		due, ok := m.Loaded(s.tiers.load[ri], t)
+		if ok {
+			r.fl.loadUntil = 0
+			continue
+		}
+		r.fl.loadUntil = due
+		s.heap.push(event{time: due, phase: phaseStepStart, id: int32(w.id)})
+	}
 }
 
 // TierSummary is what the lower KV tiers did in a replay: the share of prompt tokens each
@@ -157,7 +182,7 @@ func (s *Sim) tierSummary() *TierSummary {
 	ts := s.tiers
 	var sum TierSummary
 	var prompt, g1, g2, g3 int64
-	var off, on, off3, on3 int64
+	var off, on, off3, on3, loaded, wait int64
 	for i, m := range ts.m {
 		w := &s.workers[i]
 		prompt += w.promptTokens
@@ -175,6 +200,7 @@ func (s *Sim) tierSummary() *TierSummary {
 		sum.G3DroppedBlocks += st.G3Dropped
 		sum.G2ResidentBlocks += m.Len(kvtier.G2)
 		sum.G3ResidentBlocks += m.Len(kvtier.G3)
+		loaded, wait = loaded+st.Loaded, wait+st.OnboardWaitUS
 		off, on, off3, on3 = off+st.OffloadBusyUS, on+st.OnboardBusyUS, off3+st.G3OffloadBusyUS, on3+st.G3OnboardBusyUS
 	}
 	if prompt > 0 {
@@ -183,8 +209,8 @@ func (s *Sim) tierSummary() *TierSummary {
 		sum.G3HitRatio = round(float64(g3)/float64(prompt), 6)
 	}
 	sum.Onboards, sum.OnboardReloads = ts.onboardRequests, ts.onboardedReloads
-	if ts.onboardRequests > 0 {
-		sum.MeanOnboardMS = ms(float64(ts.onboardWaitUS) / float64(ts.onboardRequests))
+	if loaded > 0 {
+		sum.MeanOnboardMS = ms(float64(wait) / float64(loaded))
 	}
 	sum.OffloadTransferMS, sum.OnboardTransferMS = ms(float64(off)), ms(float64(on))
 	sum.G3OffloadTransfer, sum.G3OnboardTransfer = ms(float64(off3)), ms(float64(on3))

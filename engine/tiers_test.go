@@ -108,3 +108,28 @@ func TestTiersRefusedOffVLLM(t *testing.T) {
 		}
 	}
 }
+
+// Two requests onboarding together share the G2→G1 link: each of their two blocks would
+// take 20 µs alone, shared both end at 40 µs (FIFO would end them at 20 and 40 µs). The
+// first one's end, due at 20 µs when it started, is put off by the second; the worker is
+// woken again at the new end.
+func TestOnboardsShareTheLink(t *testing.T) {
+	tr := &trace.Trace{Name: "t", BlockSize: 64, Requests: []trace.Request{
+		// A 6-block GPU cache: D and E' evict A's and B's prefixes to G2.
+		req(0, 128, 1, 10, 11), req(1, 128, 1, 20, 21), req(2, 128, 1, 30, 31), req(3, 128, 1, 40, 41), req(4, 128, 1, 50, 51),
+		req(10, 192, 1, 10, 11, 12), req(10, 192, 1, 20, 21, 22),
+	}}
+	cfg := Config{Workers: 1, Worker: deployment(6, 1024, 8), RecordRequests: true, KVTiers: tierConfig()}
+	s := newSim(cfg, &fakeTimer{base: 10, perToken: 1}, tr, &fixedRouter{workers: 1})
+	rep, err := s.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kt := rep.Summary.KVTiers
+	if kt.Onboards != 2 || kt.OnboardedG2Blocks != 4 || kt.MeanOnboardMS != 0.04 {
+		t.Fatalf("kv_tiers %+v: want 2 onboards of 2 blocks each, both waiting 40 µs", *kt)
+	}
+	if a, b := rep.Requests[5].TTFTMS, rep.Requests[6].TTFTMS; a != b {
+		t.Errorf("the two onboarding requests' TTFTs differ: %v and %v ms", a, b)
+	}
+}

@@ -90,6 +90,7 @@ func (s *Sim) scheduleVLLM(w *worker, t int64) {
 	if s.tiers != nil {
 		m := s.tiers.m[w.id]
 		m.Advance(t)
+		s.settleLoads(w, m, t)
 		s.emitTiers(w.id, m)
 	}
 

@@ -11,9 +11,8 @@
 // finished. A prefix hit in a lower tier is onboarded: the G2 part over the G2→G1 link, the
 // G3 part staged over the G3→G2 link first; the request waits for it, its blocks reserved.
 //
-// Every link is a FIFO of transfers at its bandwidth, so a transfer waits for the ones
-// ahead of it. (Dynamo's mocker shares a link among its transfers by processor sharing: the
-// last of a set finishes at the same time either way, the others earlier under FIFO.)
+// Every link is shared by its transfers in flight by processor sharing, as the mocker's
+// links (link.go); an onboard's blocks stay pinned in their tier until its load ends.
 package kvtier
 
 import (

@@ -21,6 +21,7 @@ type tier struct {
 type node struct {
 	key        Key
 	ready      int64
+	pins       int32 // onboards reading the block: not evictable meanwhile
 	prev, next int32
 }
 
@@ -43,13 +44,7 @@ func (t *tier) has(k Key) bool {
 
 // insert adds k as the most recently used block, ready at ready. The caller made room.
 func (t *tier) insert(k Key, ready int64) {
-	var i int32
-	if n := len(t.free); n > 0 {
-		i, t.free = t.free[n-1], t.free[:n-1]
-	} else {
-		i = int32(len(t.nodes))
-		t.nodes = append(t.nodes, node{})
-	}
+	i := slot(&t.nodes, &t.free)
 	t.nodes[i] = node{key: k, ready: ready, prev: t.tail, next: -1}
 	t.link(i)
 	t.at[k] = i
@@ -88,11 +83,17 @@ func (t *tier) touch(k Key) {
 	}
 }
 
-// evictLRU removes the least recently used visible block and returns it; false when every
+// arrived makes k visible from ready on.
+func (t *tier) arrived(k Key, ready int64) { t.nodes[t.at[k]].ready = ready }
+
+// pin adds d to k's onboards in flight.
+func (t *tier) pin(k Key, d int32) { t.nodes[t.at[k]].pins += d }
+
+// evictLRU removes the least recently used visible, unpinned block and returns it; false when every
 // block is still in transfer.
 func (t *tier) evictLRU(now int64) (Key, bool) {
 	for i := t.head; i >= 0; i = t.nodes[i].next {
-		if t.nodes[i].ready <= now {
+		if t.nodes[i].ready <= now && t.nodes[i].pins == 0 {
 			k := t.nodes[i].key
 			t.unlink(i)
 			delete(t.at, k)
@@ -101,4 +102,16 @@ func (t *tier) evictLRU(now int64) (Key, bool) {
 		}
 	}
 	return Key{}, false
+}
+
+// slot returns an index of items to fill: one from free, else a new one at the end.
+func slot[T any](items *[]T, free *[]int32) int32 {
+	if n := len(*free); n > 0 {
+		i := (*free)[n-1]
+		*free = (*free)[:n-1]
+		return i
+	}
+	var zero T
+	*items = append(*items, zero)
+	return int32(len(*items) - 1)
 }

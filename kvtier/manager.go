@@ -1,6 +1,9 @@
 package kvtier
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 // Tier names a lower tier as Dynamo's KV events do (StorageTier HostPinned, Disk).
 type Tier uint8
@@ -9,23 +12,6 @@ const (
 	G2 Tier = 2 // host memory
 	G3 Tier = 3 // disk
 )
-
-// link is a FIFO of transfers: one starts when the link is free and lasts its bytes over
-// the bandwidth.
-type link struct {
-	gbps float64
-	tail int64 // when the last queued transfer finishes
-	busy int64 // µs spent transferring
-}
-
-// submit queues n blocks at now and returns when they have arrived.
-func (l *link) submit(c *Config, now int64, n int) int64 {
-	d := c.transferUS(n, l.gbps)
-	start := max(now, l.tail)
-	l.tail = start + d
-	l.busy += d
-	return l.tail
-}
 
 // Stats counts one worker's tier traffic.
 type Stats struct {
@@ -39,7 +25,8 @@ type Stats struct {
 	Onboards       int64 // requests that onboarded lower-tier blocks
 	OnboardG2      int64 // blocks onboarded from G2
 	OnboardG3      int64 // blocks onboarded from G3 (staged through the G3→G2 link)
-	OnboardWaitUS  int64 // Σ per onboard: its finish minus its start
+	Loaded         int64 // onboards whose transfer has ended
+	OnboardWaitUS  int64 // Σ per ended onboard: its end minus its start
 	// Link busy time, µs: G1→G2, G2→G1, G2→G3, G3→G2.
 	OffloadBusyUS, OnboardBusyUS, G3OffloadBusyUS, G3OnboardBusyUS int64
 }
@@ -52,10 +39,29 @@ type Event struct {
 	Keys   []Key
 }
 
-// pending is a block in transfer into a tier, to announce when it arrives.
-type pending struct {
-	key   Key
-	ready int64
+// xfer is a transfer in flight: blocks into G2 or G3 (keys), or one leg of an onboard.
+type xfer struct {
+	kind    uint8
+	keys    []Key
+	onboard int32
+}
+
+const (
+	intoG2 uint8 = iota
+	intoG3
+	stage // an onboard's G3 blocks, G3→G2
+	load  // an onboard's blocks, G2→G1
+)
+
+// onboard is a swap-in: its blocks stay pinned in their tiers until its load ends, as the
+// mocker's SwapInHandle holds its G2 blocks (kvbm_offload/engine.rs @ ddbc1663).
+type onboard struct {
+	start  int64
+	keys   []Key // G2's, then G3's
+	n2     int
+	leg    int32 // the transfer in flight
+	staged bool  // leg is the G3→G2 stage, the load still to come
+	end    int64 // when its load ended; 0 while in flight
 }
 
 // Manager is one worker's G2 and G3 tiers and links. Single-threaded, like the engine.
@@ -66,12 +72,13 @@ type Manager struct {
 
 	evicted []Key // G1 evictions since the last Flush
 	cascade []Key // G2 evictions bound for G3, within one Flush
-	// Transfers into G2 and G3 in arrival order (each link is FIFO, so arrival times never
-	// decrease), announced by Advance.
-	arriving [2][]pending
-	arrHead  [2]int
-	hit      []Key // the last Lookup's blocks, G2's then G3's
-	hit2     int
+
+	xfers    []xfer // by id; ended ones are reused through xfree
+	xfree    []int32
+	onboards []onboard
+
+	hit  []Key // the last Lookup's blocks, G2's then G3's
+	hit2 int
 
 	events []Event
 	stats  Stats
@@ -79,15 +86,16 @@ type Manager struct {
 
 // New returns the tiers of c (valid: c.Validate()).
 func New(c Config) *Manager {
-	m := &Manager{cfg: c, g2: newTier(c.NumG2Blocks), g3: newTier(c.NumG3Blocks)}
-	m.g1g2.gbps, m.g2g1.gbps, m.g2g3.gbps, m.g3g2.gbps = c.G1ToG2GBps, c.G2ToG1GBps, c.G2ToG3GBps, c.G3ToG2GBps
-	return m
+	return &Manager{cfg: c, g2: newTier(c.NumG2Blocks), g3: newTier(c.NumG3Blocks),
+		g1g2: newLink(c.G1ToG2GBps, c.OffloadBatchSize), g2g1: newLink(c.G2ToG1GBps, 0),
+		g2g3: newLink(c.G2ToG3GBps, 1), g3g2: newLink(c.G3ToG2GBps, 0)}
 }
 
 // Stats returns the traffic so far, links' busy time included.
 func (m *Manager) Stats() Stats {
 	s := m.stats
-	s.OffloadBusyUS, s.OnboardBusyUS, s.G3OffloadBusyUS, s.G3OnboardBusyUS = m.g1g2.busy, m.g2g1.busy, m.g2g3.busy, m.g3g2.busy
+	s.OffloadBusyUS, s.OnboardBusyUS = int64(math.Round(m.g1g2.busy)), int64(math.Round(m.g2g1.busy))
+	s.G3OffloadBusyUS, s.G3OnboardBusyUS = int64(math.Round(m.g2g3.busy)), int64(math.Round(m.g3g2.busy))
 	return s
 }
 
@@ -118,7 +126,7 @@ func (m *Manager) Evicted(k Key) { m.evicted = append(m.evicted, k) }
 // G2 evicted for room go on to G3 the same way over the G2→G3 link.
 func (m *Manager) Flush(now int64) {
 	m.Advance(now) // a block is announced in its tier before it can be evicted from it
-	m.send(now, m.evicted, &m.g2, &m.g1g2, 0, &m.stats.Offloaded, &m.stats.OffloadDropped, func(batch []Key, k Key) bool {
+	m.send(now, m.evicted, &m.g2, &m.g1g2, intoG2, &m.stats.Offloaded, &m.stats.OffloadDropped, func(batch []Key, k Key) bool {
 		// Already below G1: held, in this batch, or on its way from G2 to G3.
 		if m.Has(k) != 0 || slices.Contains(batch, k) || slices.Contains(m.cascade, k) {
 			m.stats.OffloadSkipped++
@@ -127,15 +135,16 @@ func (m *Manager) Flush(now int64) {
 		return false
 	})
 	m.evicted = m.evicted[:0]
-	m.send(now, m.cascade, &m.g3, &m.g2g3, 1, &m.stats.G3Offloaded, &m.stats.G3Dropped, nil)
+	m.send(now, m.cascade, &m.g3, &m.g2g3, intoG3, &m.stats.G3Offloaded, &m.stats.G3Dropped, nil)
 	m.cascade = m.cascade[:0]
+	m.Advance(now) // over an instant link a block arrives in the flush that sends it
 }
 
 // send moves keys into tier t in batches of offload_batch_size, each batch one transfer on
-// link l at now, its blocks queued to be announced (arriving[arr]) when it ends. A block
+// link l at now, its blocks announced when it ends. A block
 // skip refuses (given the batch's blocks kept so far), or that t has no room for (counted in
 // dropped), stays out; sent counts the rest.
-func (m *Manager) send(now int64, keys []Key, t *tier, l *link, arr int, sent, dropped *int64, skip func(batch []Key, k Key) bool) {
+func (m *Manager) send(now int64, keys []Key, t *tier, l *link, kind uint8, sent, dropped *int64, skip func(batch []Key, k Key) bool) {
 	bs := m.cfg.OffloadBatchSize
 	for i := 0; i < len(keys); i += bs {
 		batch := keys[i:min(i+bs, len(keys))]
@@ -154,11 +163,12 @@ func (m *Manager) send(now int64, keys []Key, t *tier, l *link, arr int, sent, d
 		if keep == 0 {
 			continue
 		}
-		ready := l.submit(&m.cfg, now, keep)
+		id := m.newXfer(kind, -1)
+		m.xfers[id].keys = append(m.xfers[id].keys[:0], batch[:keep]...)
 		for _, k := range batch[:keep] {
-			t.insert(k, ready)
-			m.arriving[arr] = append(m.arriving[arr], pending{k, ready})
+			t.insert(k, math.MaxInt64)
 		}
+		l.start(float64(now), id, m.bytes(keep))
 		*sent += int64(keep)
 	}
 }
@@ -188,19 +198,72 @@ func (m *Manager) room(t *tier, now int64, reserved int) bool {
 	return true
 }
 
-// Advance announces the blocks whose transfer into G2 or G3 has finished by now.
+// newXfer returns the id of a fresh transfer record.
+func (m *Manager) newXfer(kind uint8, ob int32) int32 {
+	id := slot(&m.xfers, &m.xfree)
+	m.xfers[id].kind, m.xfers[id].onboard = kind, ob
+	return id
+}
+
+func (m *Manager) bytes(n int) float64 { return float64(int64(n) * m.cfg.BlockBytes) }
+
+// Advance ends the transfers due by now, in the order they end across the links:
+// blocks arrive in their tier (announced to the router), a G3 stage starts its load on the
+// G2→G1 link, a load unpins its blocks.
 func (m *Manager) Advance(now int64) {
-	for i, t := range [2]Tier{G2, G3} {
-		q, h := m.arriving[i], m.arrHead[i]
-		for h < len(q) && q[h].ready <= now {
-			m.event(t, true, q[h].key)
-			h++
+	// The G3→G2 link last: a stage ending at t starts a load on a G2→G1 link already at t.
+	links := [4]*link{&m.g1g2, &m.g2g3, &m.g2g1, &m.g3g2}
+	to := float64(now)
+	for {
+		t := math.Inf(1)
+		for _, l := range links {
+			t = min(t, l.next())
 		}
-		if h == len(q) {
-			m.arriving[i], h = q[:0], 0
+		if t > to+1e-9 {
+			break
 		}
-		m.arrHead[i] = h
+		for _, l := range links {
+			l.advance(t, m.ended)
+		}
 	}
+	for _, l := range links {
+		l.advance(to, m.ended)
+	}
+}
+
+// ended completes transfer id at end.
+func (m *Manager) ended(id int32, end float64) {
+	x := &m.xfers[id]
+	switch x.kind {
+	case intoG2, intoG3:
+		t, tr := &m.g2, G2
+		if x.kind == intoG3 {
+			t, tr = &m.g3, G3
+		}
+		for _, k := range x.keys {
+			t.arrived(k, whole(end))
+			m.event(tr, true, k)
+		}
+	case stage:
+		ob := &m.onboards[x.onboard]
+		ob.leg, ob.staged = m.newXfer(load, x.onboard), false
+		m.g2g1.start(end, ob.leg, m.bytes(len(ob.keys)))
+	case load:
+		ob := &m.onboards[x.onboard]
+		ob.end = max(whole(end), ob.start)
+		for i, k := range ob.keys {
+			if i < ob.n2 {
+				m.g2.pin(k, -1)
+			} else {
+				m.g3.pin(k, -1)
+			}
+		}
+		ob.keys = nil
+		m.stats.Loaded++
+		m.stats.OnboardWaitUS += ob.end - ob.start
+	}
+	x.keys = x.keys[:0]
+	m.xfree = append(m.xfree, id)
 }
 
 // event appends k to the last event when it is of the same tier and kind, else opens one.
@@ -223,6 +286,7 @@ func (m *Manager) Events() []Event {
 // keys[j]) that continue a prefix in the lower tiers at now: first a run visible in G2, then
 // one visible in G3. Onboard moves what the last Lookup found.
 func (m *Manager) Lookup(now int64, keys []uint64, from, to, g int32) (n2, n3 int) {
+	m.Advance(now)
 	m.hit = m.hit[:0]
 	j := from
 	for ; j < to; j++ {
@@ -243,25 +307,49 @@ func (m *Manager) Lookup(now int64, keys []uint64, from, to, g int32) (n2, n3 in
 	return m.hit2, len(m.hit) - m.hit2
 }
 
-// Onboard starts moving the last Lookup's blocks into G1 at now and returns when they have
-// arrived: G3's are staged over the G3→G2 link first, then all go over the G2→G1 link.
-// The blocks become the most recently used of their tiers.
-func (m *Manager) Onboard(now int64) int64 {
+// Onboard starts moving the last Lookup's blocks into G1 at now, G3's staged over the
+// G3→G2 link first, then all over the G2→G1 link; the blocks become the most recently used
+// of their tiers and stay pinned there until the load ends. It returns the onboard's
+// handle for Loaded.
+func (m *Manager) Onboard(now int64) int32 {
+	m.Advance(now)
 	n2, n3 := m.hit2, len(m.hit)-m.hit2
-	ready := now
-	if n3 > 0 {
-		ready = m.g3g2.submit(&m.cfg, now, n3)
-	}
-	done := m.g2g1.submit(&m.cfg, ready, n2+n3)
+	h := int32(len(m.onboards))
+	ob := onboard{start: now, keys: slices.Clone(m.hit), n2: n2}
 	for _, k := range m.hit[:n2] {
 		m.g2.touch(k)
+		m.g2.pin(k, 1)
 	}
 	for _, k := range m.hit[n2:] {
 		m.g3.touch(k)
+		m.g3.pin(k, 1)
 	}
+	if n3 > 0 {
+		ob.leg, ob.staged = m.newXfer(stage, h), true
+		m.g3g2.start(float64(now), ob.leg, m.bytes(n3))
+	} else {
+		ob.leg = m.newXfer(load, h)
+		m.g2g1.start(float64(now), ob.leg, m.bytes(n2))
+	}
+	m.onboards = append(m.onboards, ob)
 	m.stats.Onboards++
 	m.stats.OnboardG2 += int64(n2)
 	m.stats.OnboardG3 += int64(n3)
-	m.stats.OnboardWaitUS += done - now
-	return done
+	m.Advance(now) // over instant links it has ended
+	return h
+}
+
+// Loaded reports whether onboard h has ended by now, and when it ended or, if not, when it
+// will if no other transfer starts beside it (a later start can only put that off).
+func (m *Manager) Loaded(h int32, now int64) (int64, bool) {
+	m.Advance(now)
+	ob := &m.onboards[h]
+	if ob.end > 0 || ob.keys == nil {
+		return ob.end, true
+	}
+	if ob.staged {
+		solo := m.bytes(len(ob.keys)) / m.g2g1.perUS
+		return max(whole(m.g3g2.deadline(ob.leg)+solo), now+1), false
+	}
+	return max(whole(m.g2g1.deadline(ob.leg)), now+1), false
 }

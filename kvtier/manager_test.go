@@ -11,9 +11,12 @@ func testConfig(g2, g3 int) Config {
 		G2ToG3GBps: 7, G3ToG2GBps: 7, OffloadBatchSize: 32}
 }
 
-// A batch of 32 blocks of 1 MB over 14 GB/s takes ⌈32e6 / 14e3⌉ = 2,286 µs; the link is a
-// FIFO, so a second batch offloaded at the same time arrives 2,286 µs later still.
-func TestOffloadBatchesQueueOnTheLink(t *testing.T) {
+// Two batches offloaded together share the G1→G2 link (processor sharing, as the mocker's
+// bandwidth_sharing_model.rs): 32 and 8 blocks of 1 MB at 14 GB/s each move at 7 GB/s, so
+// the 8-block batch ends at 8e6/7e3 = 1,142.9 µs; the 32-block one, alone then, moves its
+// last 24 MB at 14 GB/s and ends at 2,857.1 µs — where a FIFO would end it at 2,286 µs
+// and the small one after it. Blocks are visible from the whole µs after their end.
+func TestOffloadBatchesShareTheLink(t *testing.T) {
 	m := New(testConfig(1000, 0))
 	keys := make([]uint64, 40)
 	for i := range 40 {
@@ -24,22 +27,95 @@ func TestOffloadBatchesQueueOnTheLink(t *testing.T) {
 	if m.Len(G2) != 40 {
 		t.Fatalf("G2 holds %d, want 40", m.Len(G2))
 	}
-	// The second batch (8 blocks: ⌈8e6/14e3⌉ = 572 µs) queues behind the first.
-	if n2, _ := m.Lookup(2285, keys, 0, 40, 1); n2 != 0 {
-		t.Fatalf("visible before the first batch arrived: %d", n2)
+	if n2, _ := m.Lookup(1142, keys, 32, 40, 1); n2 != 0 {
+		t.Fatalf("the small batch visible before it ended: %d", n2)
 	}
-	if n2, _ := m.Lookup(2286, keys, 0, 40, 1); n2 != 32 {
-		t.Fatalf("at 2286 µs %d blocks visible, want the first batch's 32", n2)
+	if n2, _ := m.Lookup(1143, keys, 32, 40, 1); n2 != 8 {
+		t.Fatalf("at 1143 µs %d of the small batch visible, want 8", n2)
 	}
-	if n2, _ := m.Lookup(2286+572, keys, 0, 40, 1); n2 != 40 {
+	if n2, _ := m.Lookup(2857, keys, 0, 40, 1); n2 != 0 {
+		t.Fatalf("the large batch visible at 2857 µs: %d", n2)
+	}
+	if n2, _ := m.Lookup(2858, keys, 0, 40, 1); n2 != 40 {
 		t.Fatalf("at 2858 µs %d blocks visible, want 40", n2)
 	}
-	if s := m.Stats(); s.Offloaded != 40 || s.OffloadBusyUS != 2286+572 {
+	if s := m.Stats(); s.Offloaded != 40 || s.OffloadBusyUS != 2857 {
 		t.Fatalf("stats %+v", s)
 	}
-	// Onboarding 40 blocks over 14 GB/s: ⌈40e6/14e3⌉ = 2,858 µs.
-	if done := m.Onboard(10_000); done != 10_000+2858 {
-		t.Fatalf("onboard finishes at %d, want %d", done, 10_000+2858)
+	// Onboarding 40 blocks alone over 14 GB/s: 40e6/14e3 = 2,857.1 µs.
+	m.Lookup(10_000, keys, 0, 40, 1)
+	h := m.Onboard(10_000)
+	if end, ok := m.Loaded(h, 10_000); ok || end != 10_000+2858 {
+		t.Fatalf("onboard: ended %v, due at %d, want due at %d", ok, end, 10_000+2858)
+	}
+	// A second onboard of the last 20 blocks at 11,000 µs halves the first one's rate:
+	// 1e3·14e3 = 14 MB moved, 26 MB left, the second's 20 MB end at 11,000+40e6/14e3, then
+	// the first's last 6 MB alone: 11,000 + 2,857.1 + 428.6 = 14,285.7 µs.
+	m.Lookup(11_000, keys, 20, 40, 1)
+	h2 := m.Onboard(11_000)
+	if end, ok := m.Loaded(h, 11_000); ok || end != 14_286 {
+		t.Fatalf("first onboard after the second started: ended %v, due at %d, want 14286", ok, end)
+	}
+	if end, ok := m.Loaded(h2, 13_858); !ok || end != 13_858 {
+		t.Fatalf("second onboard: ended %v at %d, want 13858", ok, end)
+	}
+	if end, ok := m.Loaded(h, 20_000); !ok || end != 14_286 {
+		t.Fatalf("first onboard: ended %v at %d, want 14286", ok, end)
+	}
+	if s := m.Stats(); s.Loaded != 2 || s.OnboardWaitUS != 4286+2858 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+// G1→G2 carries at most offload_batch_size transfers at once (the mocker's
+// max_concurrent_transfers): with batches of one block, three evictions go one after
+// another, 1 MB at 14 GB/s (71.4 µs) each, where sharing the link would end all three at
+// 214.3 µs.
+func TestOffloadsInFlightAreCapped(t *testing.T) {
+	c := testConfig(10, 0)
+	c.OffloadBatchSize = 1
+	m := New(c)
+	keys := []uint64{1, 2, 3}
+	for _, k := range keys {
+		m.Evicted(Key{k, 0})
+	}
+	m.Flush(0)
+	for _, at := range []struct {
+		now  int64
+		want int
+	}{{71, 0}, {72, 1}, {142, 1}, {143, 2}, {214, 2}, {215, 3}} {
+		if n2, _ := m.Lookup(at.now, keys, 0, 3, 1); n2 != at.want {
+			t.Fatalf("at %d µs %d blocks visible, want %d", at.now, n2, at.want)
+		}
+	}
+}
+
+// A G2 block an onboard is reading is not evicted until the load ends (the mocker's
+// SwapInHandle pins it): with G2 full of such blocks, an offload finds no room.
+func TestOnboardPinsItsBlocks(t *testing.T) {
+	c := testConfig(2, 0)
+	c.OffloadBatchSize = 1
+	m := New(c)
+	m.Evicted(Key{1, 0})
+	m.Evicted(Key{2, 0})
+	m.Flush(0)
+	keys := []uint64{1, 2}
+	if n2, _ := m.Lookup(1000, keys, 0, 2, 1); n2 != 2 {
+		t.Fatalf("lookup found %d, want 2", n2)
+	}
+	h := m.Onboard(1000) // 2 MB at 14 GB/s: ends at 1,143 µs
+	m.Evicted(Key{3, 0})
+	m.Flush(1100)
+	if s := m.Stats(); s.OffloadDropped != 1 || m.Has(Key{1, 0}) != G2 {
+		t.Fatalf("offload during the onboard: dropped %d, block 1 in G%d", s.OffloadDropped, m.Has(Key{1, 0}))
+	}
+	if _, ok := m.Loaded(h, 1143); !ok {
+		t.Fatal("onboard not ended at 1143 µs")
+	}
+	m.Evicted(Key{3, 0})
+	m.Flush(1200)
+	if s := m.Stats(); s.OffloadDropped != 1 || s.G2Evicted != 1 || m.Has(Key{3, 0}) != G2 {
+		t.Fatalf("offload after the onboard: %+v, block 3 in G%d", s, m.Has(Key{3, 0}))
 	}
 }
 
@@ -71,9 +147,13 @@ func TestG2EvictsLRUIntoG3(t *testing.T) {
 	if n2, n3 := m.Lookup(100_000, keys, 0, 2, 1); n2 != 0 || n3 != 1 {
 		t.Fatalf("lookup of [1 2]: G2 %d G3 %d, want 0 and 1 (block 1 is in G3 only; the G3 run stops at 2)", n2, n3)
 	}
-	// 1 MB over G3→G2 at 7 GB/s (143 µs), then over G2→G1 at 14 GB/s (72 µs).
-	if done := m.Onboard(100_000); done != 100_000+143+72 {
-		t.Fatalf("onboard from G3 done at %d", done)
+	// 1 MB over G3→G2 at 7 GB/s (142.9 µs), then over G2→G1 at 14 GB/s (71.4 µs).
+	h := m.Onboard(100_000)
+	if end, ok := m.Loaded(h, 100_000); ok || end != 100_000+215 {
+		t.Fatalf("onboard from G3: ended %v, due at %d", ok, end)
+	}
+	if end, ok := m.Loaded(h, 100_215); !ok || end != 100_215 {
+		t.Fatalf("onboard from G3: ended %v at %d, want 100215", ok, end)
 	}
 }
 
@@ -88,11 +168,14 @@ func TestTierInvariants(t *testing.T) {
 		// 0: instant links, where a block arrives in the flush that sends it.
 		c.G1ToG2GBps = rapid.SampledFrom([]float64{0, 14}).Draw(t, "g1g2")
 		c.G2ToG3GBps = rapid.SampledFrom([]float64{0, 7}).Draw(t, "g2g3")
+		c.G2ToG1GBps = rapid.SampledFrom([]float64{0, 14}).Draw(t, "g2g1")
+		c.G3ToG2GBps = rapid.SampledFrom([]float64{0, 7}).Draw(t, "g3g2")
 		m := New(c)
 		view := [4]map[Key]bool{G2: {}, G3: {}}
 		offered := int64(0)
 		now := int64(0)
 		keys := make([]uint64, 6)
+		var onboards []int32
 		for range rapid.IntRange(1, 60).Draw(t, "ops") {
 			now += int64(rapid.IntRange(0, 400).Draw(t, "dt"))
 			switch rapid.IntRange(0, 2).Draw(t, "op") {
@@ -123,9 +206,11 @@ func TestTierInvariants(t *testing.T) {
 					}
 				}
 				if n2+n3 > 0 {
-					if done := m.Onboard(now); done < now {
-						t.Fatalf("onboard finishes at %d before it starts at %d", done, now)
+					h := m.Onboard(now)
+					if end, ok := m.Loaded(h, now); end < now {
+						t.Fatalf("onboard ends at %d (%v) before it starts at %d", end, ok, now)
 					}
+					onboards = append(onboards, h)
 				}
 			}
 			for _, e := range m.Events() {
@@ -152,6 +237,20 @@ func TestTierInvariants(t *testing.T) {
 				t.Fatalf("G3 holds %d, received %d − evicted %d", m.Len(G3), s.G3Offloaded, s.G3Evicted)
 			case c.NumG3Blocks > 0 && s.G2Evicted != s.G3Offloaded+s.G3Dropped:
 				t.Fatalf("G2 evicted %d, G3 received %d and dropped %d", s.G2Evicted, s.G3Offloaded, s.G3Dropped)
+			}
+			// A block is pinned exactly while an onboard reading it has not ended.
+			pins := map[Key]int32{}
+			for _, h := range onboards {
+				for _, k := range m.onboards[h].keys {
+					pins[k]++
+				}
+			}
+			for _, tr := range []*tier{&m.g2, &m.g3} {
+				for k, i := range tr.at {
+					if tr.nodes[i].pins != pins[k] {
+						t.Fatalf("%v pinned %d times, %d onboards in flight read it", k, tr.nodes[i].pins, pins[k])
+					}
+				}
 			}
 			for k := range m.g2.at {
 				if m.g3.has(k) {
