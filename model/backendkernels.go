@@ -129,11 +129,12 @@ func backendImports() []ImportOptions {
 		one(BackendTRTLLM, llama8, "h100_sxm", "", "", dense...),
 		one(BackendTRTLLM, qwen32, "h100_sxm", "fp8", "fp8", dense...),
 		// DeepSeek-V3 and R1 (one architecture, block-FP8) at SGLang's measured TP 8 layouts
-		// (and B200's TP 4): multi-head latent attention from SGLang's MLA operator rows (mla_ops.go).
+		// (at TP 4 on B200 the FP8 weights leave no KV cache): multi-head latent attention from
+		// SGLang's MLA operator rows (mla_ops.go).
 		one(BackendSGLang, dsV3, "h200_sxm", "", "", "8,8,1"),
 		one(BackendSGLang, dsR1, "h200_sxm", "", "", "8,8,1"),
-		one(BackendSGLang, dsV3, "b200_sxm", "", "", "4,4,1", "8,8,1"),
-		one(BackendSGLang, dsR1, "b200_sxm", "", "", "4,4,1", "8,8,1"),
+		one(BackendSGLang, dsV3, "b200_sxm", "", "", "8,8,1"),
+		one(BackendSGLang, dsR1, "b200_sxm", "", "", "8,8,1"),
 	}
 }
 

@@ -14,7 +14,7 @@ func TestMLAOpAttentionComposes(t *testing.T) {
 	in := mlaInputs{ops: true, bmmRel: "bmm",
 		ctxs: []mlaRow{
 			{Heads: 16, TP: 8, Batch: 1, ISL: 1024, KVDtype: "fp8", MLADtype: attentionDtype, Latency: 0.1},
-			{Heads: 16, TP: 4, Batch: 1, ISL: 1024, KVDtype: "fp8", MLADtype: attentionDtype, Latency: 9},        // another model's
+			{Heads: 16, TP: 4, Batch: 1, ISL: 1024, KVDtype: "fp8", MLADtype: attentionDtype, Latency: 9},            // another model's
 			{Heads: 16, TP: 8, Batch: 1, ISL: 1024, Step: 512, KVDtype: "fp8", MLADtype: attentionDtype, Latency: 9}, // a cached prefix
 		},
 		gens: []mlaRow{{Heads: 16, TP: 8, Batch: 4, Step: 2048, KVDtype: "fp8", MLADtype: attentionDtype, Latency: 0.02}},
