@@ -31,14 +31,18 @@ func allReduceModes(b Backend) (graph, eager string) {
 // SGLang (sgl-project/sglang python/sglang/srt/server_args.py at 469c63e5, moe_runner_backend
 // "auto"): the Triton fused MoE for BF16 and FP8 experts (sglang_fused_moe_triton), FlashInfer's
 // CuteDSL MoE for NVFP4 on Blackwell (the only NVFP4 kernel its 0.5.9 collector measures), and
-// FlashInfer's TRT-LLM MXFP4 MoE for gpt-oss (measured from 0.5.14). Its FlashInfer TRT-LLM
-// FP8 runner is DeepSeek-only at these versions (multi-head latent attention, not imported).
+// FlashInfer's TRT-LLM MXFP4 MoE for gpt-oss (measured from 0.5.14). For DeepseekV3ForCausalLM
+// (the multi-head latent attention models, mla) with FP8 on Blackwell and no all-to-all backend
+// it picks FlashInfer's TRT-LLM MoE runner (server_args.py, _handle_model_specific_adjustments:
+// moe_runner_backend flashinfer_trtllm on sm100), which SGLang's collector does not measure:
+// priced from vLLM 0.24.0's rows of the same FlashInfer block-scale kernel (trtllmMoEKernel),
+// measured through vLLM's layer.
 //
 // TensorRT-LLM (its PyTorch flow's default moe_config.backend CUTLASS): the CUTLASS fused MoE
 // (moe_torch_flow_cutlass) for BF16, FP8 and NVFP4, DeepGEMM for block-FP8 on Blackwell (the
 // CUTLASS backend's block-scale path there), and the MXFP4 W4A16 flow for gpt-oss (measured
 // from 1.3.0rc10).
-func backendMoEKernel(b Backend, sku, version, quant string) (MoEKernel, error) {
+func backendMoEKernel(b Backend, sku, version, quant string, mla bool) (MoEKernel, error) {
 	blackwell := strings.HasPrefix(sku, "b") || strings.HasPrefix(sku, "gb")
 	switch b.OrDefault() {
 	case BackendSGLang:
@@ -47,6 +51,8 @@ func backendMoEKernel(b Backend, sku, version, quant string) (MoEKernel, error) 
 			return MoEKernel{Source: "sglang_flashinfer_cutedsl_moe", Quant: quant}, nil
 		case quant == "w4a16_mxfp4":
 			return MoEKernel{Version: "0.5.14", Source: "sglang_flashinfer_trtllm_moe", Quant: quant}, nil
+		case quant == "fp8_block" && blackwell && mla:
+			return MoEKernel{Backend: BackendVLLM, Version: "0.24.0", Source: trtllmMoEKernel, Quant: quant}, nil
 		case quant == "fp8_block" || quant == "bfloat16":
 			return MoEKernel{Source: "sglang_fused_moe_triton", Quant: quant}, nil
 		}
@@ -99,8 +105,8 @@ const (
 // backendImports are the embedded SGLang and TensorRT-LLM tables: the seed's model and layouts
 // under each, and the models, GPUs, precisions and layouts of AIConfigurator's measured
 // aggregated SGLang and TRT-LLM rows whose architecture the importer prices (dense and MoE
-// models with grouped-query attention; not multi-head latent attention, whose SGLang and
-// TRT-LLM tables hold no measured modules, nor hybrid linear or sparse attention). SGLang at
+// models with grouped-query attention, and DeepSeek's multi-head latent attention under SGLang;
+// not hybrid linear or sparse attention). SGLang at
 // 0.5.9 and TRT-LLM at 1.2.0rc5, the versions every GPU here has tables for.
 func backendImports() []ImportOptions {
 	one := func(b Backend, model, sku, quant, gemm string, l ...string) ImportOptions {
@@ -109,6 +115,7 @@ func backendImports() []ImportOptions {
 	}
 	const minimax, llama70, llama8 = "MiniMaxAI/MiniMax-M2.5", "meta-llama/Llama-3.1-70B", "meta-llama/Llama-3.1-8B-Instruct"
 	const qwen32, qwen235 = "Qwen/Qwen3-32B", "Qwen/Qwen3-235B-A22B-FP8"
+	const dsV3, dsR1 = "deepseek-ai/DeepSeek-V3", "deepseek-ai/DeepSeek-R1"
 	dense := []string{"1,1,1", "2,2,1", "4,4,1", "8,8,1"}
 	return []ImportOptions{
 		one(BackendSGLang, minimax, "b200_sxm", "", "", "4,1,4", "4,4,1"),
@@ -121,6 +128,13 @@ func backendImports() []ImportOptions {
 		one(BackendTRTLLM, llama70, "h200_sxm", "fp8", "fp8", dense...),
 		one(BackendTRTLLM, llama8, "h100_sxm", "", "", dense...),
 		one(BackendTRTLLM, qwen32, "h100_sxm", "fp8", "fp8", dense...),
+		// DeepSeek-V3 and R1 (one architecture, block-FP8) at SGLang's measured TP 8 layouts
+		// (at TP 4 on B200 the FP8 weights leave no KV cache): multi-head latent attention from
+		// SGLang's MLA operator rows (mla_ops.go).
+		one(BackendSGLang, dsV3, "h200_sxm", "", "", "8,8,1"),
+		one(BackendSGLang, dsR1, "h200_sxm", "", "", "8,8,1"),
+		one(BackendSGLang, dsV3, "b200_sxm", "", "", "8,8,1"),
+		one(BackendSGLang, dsR1, "b200_sxm", "", "", "8,8,1"),
 	}
 }
 

@@ -102,7 +102,7 @@ func transferMoE(own, at MoEShape) (tokens, latency float64) {
 // gatePeaks are the FLOP/s an FP32 GEMM runs at under each float32 matmul precision.
 type gatePeaks struct{ fp32, tf32 float64 }
 
-func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []gemmRow, moes []moeRow, ctxs, gens []attentionRow, mctxs, mgens []mlaRow,
+func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []gemmRow, moes []moeRow, ctxs, gens []attentionRow, mla mlaInputs,
 	ars []allreduceRow, gemmRel, moeRel, ctxRel, genRel, arRel string) error {
 	s, l := t.LLM, t.Layout
 	note := func(what string) { t.Extrapolated = append(t.Extrapolated, what) }
@@ -114,14 +114,22 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 
 	// The attention projections of one layer: QKV and output, or MLA's down-, up- and output
 	// projections.
-	var attnProj func(float64) float64
-	var attnWords string
+	var attnProj, mlaKVB func(float64) float64
+	var attnWords, mlaBMM string
 	if s.MLA() {
-		p, words, err := mlaProjections(gemms, attnQuant, s, l.TP, note)
+		p, words, err := mlaProjections(gemms, attnQuant, s, l.TP, !mla.ops, note)
 		if err != nil {
 			return err
 		}
 		attnProj, attnWords = p, "MLA projections: "+words
+		if mla.ops {
+			n, k := headsPerGPU*(s.QKNopeDim+s.VHeadDim), s.KVLoRARank
+			if mlaKVB, err = gemmCurve(gemms, attnQuant, n, k, note); err != nil {
+				return err
+			}
+			mlaBMM = mlaBMMDtype(mla.bmms, headsPerGPU, attnQuant)
+			attnWords += fmt.Sprintf("; kv_b n=%d k=%d with the prefill attention, the decode BMMs %s (%s)", n, k, mlaBMM, mla.bmmRel)
+		}
 	} else {
 		qkvN := (headsPerGPU + 2*kvPerGPU) * s.HeadDim
 		qkv, err := gemmCurve(gemms, attnQuant, qkvN, h, note)
@@ -418,7 +426,11 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		var ctxFull, genFull func(b, n, pow float64) float64
 		var err error
 		if s.MLA() {
-			ctxFull, genFull, err = mlaAttention(mctxs, mgens, ctxRel, headsPerGPU, attnQuant, kv.aic, attnProj, note)
+			if mla.ops {
+				ctxFull, genFull, err = mlaOpAttention(mla, ctxRel, genRel, s, headsPerGPU, kv.aic, mlaBMM, mlaKVB)
+			} else {
+				ctxFull, genFull, err = mlaAttention(mla.ctxs, mla.gens, ctxRel, headsPerGPU, attnQuant, kv.aic, attnProj, note)
+			}
 		} else {
 			if ctxFull, err = attn(ctxs, "context_attention_perf", kv.aic, true, 0); err == nil {
 				genFull, err = attn(gens, "generation_attention_perf", kv.aic, false, 0)
@@ -479,7 +491,11 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 	case s.QKNorm:
 		qkNorm = " QK-norm,"
 	}
-	if s.MLA() {
+	if mla.ops {
+		t.Kernels = append(t.Kernels,
+			fmt.Sprintf("%s, %s: the MLA attention kernels at %d heads per GPU, %s attention, prefill with kv_b and decode with the %s BMMs (%s); KV cache %s (kv_cache_dtype %s) and fp8 (kv_cache_dtype %s, levelled to at most the %s price)",
+				ctxRel, genRel, headsPerGPU, attentionDtype, mlaBMM, mla.bmmRel, attentionDtype, KVBF16, KVFP8, attentionDtype))
+	} else if s.MLA() {
 		t.Kernels = append(t.Kernels,
 			fmt.Sprintf("%s, %s: the measured MLA module (DeepSeek-V3 shape at %d heads per GPU, %s projections, %s attention) less its projections priced above; KV cache %s (kv_cache_dtype %s) and fp8 (kv_cache_dtype %s, levelled to at most the %s price)",
 				ctxRel, genRel, headsPerGPU, attnQuant, attentionDtype, attentionDtype, KVBF16, KVFP8, attentionDtype))

@@ -60,6 +60,9 @@ const (
 // MoEKernel selects the fused-expert rows of an AIConfigurator moe_perf table.
 type MoEKernel struct {
 	Version string // backend version directory of the rows; "" = the deployment's
+	// Backend is the backend directory of the rows when another engine's collector measured
+	// the kernel ("" = the deployment's).
+	Backend Backend
 	Source  string // kernel_source of the rows
 	Quant   string // moe_dtype of the rows
 	// Shape, when set, is the expert shape the rows were measured at instead of the
@@ -363,7 +366,7 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 	gemmQuant := cmp.Or(o.GEMMQuant, llm.WeightQuant)
 	mk := o.MoE
 	if llm.MoE() && mk.Source == "" {
-		if mk, err = backendMoEKernel(o.Backend, o.HardwareSKU, o.BackendVersion, cmp.Or(llm.ExpertQuant, gemmQuant)); err != nil {
+		if mk, err = backendMoEKernel(o.Backend, o.HardwareSKU, o.BackendVersion, cmp.Or(llm.ExpertQuant, gemmQuant), llm.MLA()); err != nil {
 			return nil, err
 		}
 		mk.Distribution = o.MoE.Distribution
@@ -384,7 +387,7 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 		return nil, err
 	}
 	var moes []moeRow
-	moeRel := filepath.Join(o.HardwareSKU, "moe", string(o.Backend), cmp.Or(mk.Version, o.BackendVersion), "moe_perf.parquet")
+	moeRel := filepath.Join(o.HardwareSKU, "moe", string(cmp.Or(mk.Backend, o.Backend)), cmp.Or(mk.Version, o.BackendVersion), "moe_perf.parquet")
 	if llm.MoE() {
 		if moes, err = readParquet[moeRow](aicDir, moeRel, &common); err != nil {
 			return nil, err
@@ -401,12 +404,18 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 	// Attention: the attention kernels' tables, or for multi-head latent attention the
 	// measured MLA modules.
 	var ctxs, gens []attentionRow
-	var mctxs, mgens []mlaRow
+	var mla mlaInputs
 	attnDir := filepath.Join(o.HardwareSKU, "attention", string(o.Backend), cmp.Or(o.AttentionVersion, o.BackendVersion))
 	ctxRel := filepath.Join(attnDir, "context_attention_perf.parquet")
 	genRel := filepath.Join(attnDir, "generation_attention_perf.parquet")
 	var mlaWords string
-	if llm.MLA() {
+	if llm.MLA() && o.Backend.OrDefault() != BackendVLLM {
+		v := cmp.Or(o.AttentionVersion, o.BackendVersion)
+		if mla, ctxRel, genRel, err = readMLAOps(aicDir, o.HardwareSKU, o.Backend, v, &common); err != nil {
+			return nil, err
+		}
+		mlaWords = fmt.Sprintf("the %s %s operator collection (context and generation MLA kernels, the decode BMMs), composed as AIConfigurator's DeepSeek model does", o.Backend, v)
+	} else if llm.MLA() {
 		v, words, err := mlaModuleVersion(aicDir, o, &common)
 		if err != nil {
 			return nil, err
@@ -415,10 +424,10 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 		attnDir = filepath.Join(o.HardwareSKU, "mla", string(o.Backend), v)
 		ctxRel = filepath.Join(attnDir, "mla_context_module_perf.parquet")
 		genRel = filepath.Join(attnDir, "mla_generation_module_perf.parquet")
-		if mctxs, err = readParquet[mlaRow](aicDir, ctxRel, &common); err != nil {
+		if mla.ctxs, err = readParquet[mlaRow](aicDir, ctxRel, &common); err != nil {
 			return nil, err
 		}
-		if mgens, err = readParquet[mlaRow](aicDir, genRel, &common); err != nil {
+		if mla.gens, err = readParquet[mlaRow](aicDir, genRel, &common); err != nil {
 			return nil, err
 		}
 	} else {
@@ -454,7 +463,7 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 				return nil, fmt.Errorf("model import: layout %s: %w", l, err)
 			}
 		}
-		if err := derive(t, mk, o.QKNormKernels != QKNormAIConfigurator, gatePeaks{fp32 * 1e12, tf32 * 1e12}, gemms, moes, ctxs, gens, mctxs, mgens, ars, gemmRel, moeRel, ctxRel, genRel, arRel); err != nil {
+		if err := derive(t, mk, o.QKNormKernels != QKNormAIConfigurator, gatePeaks{fp32 * 1e12, tf32 * 1e12}, gemms, moes, ctxs, gens, mla, ars, gemmRel, moeRel, ctxRel, genRel, arRel); err != nil {
 			return nil, fmt.Errorf("model import: layout %s: %w", l, err)
 		}
 		out = append(out, t)

@@ -35,8 +35,9 @@ type mlaRow struct {
 // mlaProjections prices one layer's MLA projections at m tokens on one GPU: the replicated
 // fused down-projection (q_lora_rank + kv_lora_rank + qk_rope_head_dim outputs; without a
 // q_lora_rank the queries come straight from the hidden state), the column-parallel q_b and
-// kv_b up-projections and the row-parallel o_proj, in the attention's GEMM dtype.
-func mlaProjections(gemms []gemmRow, quant string, s LLMSpec, tp int, note func(string)) (func(m float64) float64, string, error) {
+// kv_b up-projections and the row-parallel o_proj, in the attention's GEMM dtype. Without
+// kvB, kv_b is left to the prefill attention (mla_ops.go: decode absorbs it).
+func mlaProjections(gemms []gemmRow, quant string, s LLMSpec, tp int, kvB bool, note func(string)) (func(m float64) float64, string, error) {
 	heads, h := s.Heads/tp, s.Hidden
 	type shape struct {
 		name string
@@ -46,6 +47,9 @@ func mlaProjections(gemms []gemmRow, quant string, s LLMSpec, tp int, note func(
 		{"q_b", heads * (s.QKNopeDim + s.QKRopeDim), s.QLoRARank},
 		{"kv_b", heads * (s.QKNopeDim + s.VHeadDim), s.KVLoRARank},
 		{"o_proj", h, heads * s.VHeadDim},
+	}
+	if !kvB {
+		shapes = append(shapes[:1], shapes[2:]...)
 	}
 	if s.QLoRARank > 0 {
 		shapes = append([]shape{{"fused q_a/kv_a", s.QLoRARank + s.KVLoRARank + s.QKRopeDim, h}}, shapes...)

@@ -75,6 +75,7 @@ func ContextLimit(id string) int {
 		"Qwen/Qwen3-235B-A22B-FP8":         40960,
 		"Qwen/Qwen3-32B":                   40960,
 		"deepseek-ai/DeepSeek-V3":          163840, // YaRN: 4096 × 40
+		"deepseek-ai/DeepSeek-R1":          163840, // V3's architecture and YaRN
 		"meta-llama/Llama-3.1-70B":         131072,
 		"moonshotai/Kimi-K2.5":             262144, // YaRN: 4096 × 64
 		"nvidia/Llama-3.1-8B-Instruct-FP8": 131072, // Meta-Llama-3.1-8B's config

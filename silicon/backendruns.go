@@ -81,5 +81,9 @@ func backendRuns() []Run {
 		backendGapAnalysis(model.BackendTRTLLM, qwen32, "h100_sxm", "fp8"),
 		backendGapAnalysis(model.BackendTRTLLM, qwen235, "h100_sxm", "fp8"),
 		backendGapAnalysis(model.BackendTRTLLM, llama8Meta, "h100_sxm", ""),
+		backendGapAnalysis(model.BackendSGLang, "deepseek-ai/DeepSeek-V3", "h200_sxm", "fp8"),
+		backendGapAnalysis(model.BackendSGLang, "deepseek-ai/DeepSeek-R1", "h200_sxm", "fp8"),
+		backendGapAnalysis(model.BackendSGLang, "deepseek-ai/DeepSeek-V3", "b200_sxm", "fp8"),
+		backendGapAnalysis(model.BackendSGLang, "deepseek-ai/DeepSeek-R1", "b200_sxm", "fp8"),
 	}
 }

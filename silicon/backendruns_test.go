@@ -71,12 +71,14 @@ func TestValidateAIConfiguratorBackendSample(t *testing.T) {
 	}
 	// The 2,291 aggregated rows: disaggregated ones are read as their mode (disagg.go), even
 	// the 4 whose concurrency is unrecorded.
-	if len(rows) != 2291 || rep.Validated < 723 || rep.Validated+rep.Skipped != len(rows) {
-		t.Fatalf("%d SGLang and TRT-LLM rows, %d validated, %d skipped; want 2,291, at least 723, every row one or the other", len(rows), rep.Validated, rep.Skipped)
+	if len(rows) != 2291 || rep.Validated < 838 || rep.Validated+rep.Skipped != len(rows) {
+		t.Fatalf("%d SGLang and TRT-LLM rows, %d validated, %d skipped; want 2,291, at least 838, every row one or the other", len(rows), rep.Validated, rep.Skipped)
 	}
+	// 12 groups since SGLang's DeepSeek rows are priced (model/mla_ops.go); their TTFT raised
+	// the median from 34.4 %.
 	groups, ttftMedian, tpotMedian := groupMedians(rep, 10)
-	if groups < 8 || ttftMedian > 34.5 || tpotMedian > 19.1 {
-		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 8, <= 34.5 %%, <= 19.1 %%",
+	if groups < 12 || ttftMedian > 44.6 || tpotMedian > 19.1 {
+		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 12, <= 44.6 %%, <= 19.1 %%",
 			groups, ttftMedian, tpotMedian)
 	}
 	t.Logf("%d of %d SGLang and TRT-LLM rows validated; %d groups; median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%", rep.Validated, len(rows), groups, ttftMedian, tpotMedian)
