@@ -35,10 +35,15 @@ type progressLine struct {
 // startProgress starts showing what's progress counted in unit ("requests").
 func startProgress(w io.Writer, tty bool, what, unit string) *progressLine {
 	p := &progressLine{quit: make(chan struct{})}
+	start := time.Now()
 	p.wg.Go(func() {
 		select {
 		case <-p.quit:
-			return
+			// Work that ran past the delay shows its end even when Stop won the race
+			// with the timer (a zero delay in tests).
+			if time.Since(start) < progressDelay {
+				return
+			}
 		case <-time.After(progressDelay):
 		}
 		bar := bubbles.New(bubbles.WithWidth(40), bubbles.WithDefaultBlend())
