@@ -2,7 +2,6 @@ package silicon
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 
@@ -41,25 +40,9 @@ func TestRunOfRowByBackend(t *testing.T) {
 // issue's targets (1,800 validated, median TTFT 20 %, TPOT 10 %) are not met, and the bounds
 // below hold today's numbers so that neither gets worse silently.
 func TestValidateAIConfiguratorBackendSample(t *testing.T) {
-	const path = "../../shared/aic/silicon_sample.csv"
-	f, err := os.Open(path)
-	if err != nil {
-		t.Skip("../shared/aic/silicon_sample.csv not present: ", err)
-	}
-	defer f.Close()
-	if testing.Short() {
-		t.Skip("replays ~700 closed-loop benchmarks; skipped in -short")
-	}
-	all, err := Parse(f, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows []Row
-	for _, r := range all {
-		if (r.Backend == "sglang" || r.Backend == "trtllm") && !strings.HasPrefix(r.Unsupported, "mode ") {
-			rows = append(rows, r)
-		}
-	}
+	rows := sampleRows(t, "replays ~700 closed-loop benchmarks; skipped in -short", func(r Row) bool {
+		return (r.Backend == "sglang" || r.Backend == "trtllm") && !strings.HasPrefix(r.Unsupported, "mode ")
+	})
 	rep, err := Validate(context.Background(), rows, Options{})
 	if err != nil {
 		t.Fatal(err)

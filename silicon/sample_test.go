@@ -10,25 +10,7 @@ import (
 // AIConfigurator's whole vLLM aggregated sample: the counts and per-group accuracy docs/validation.md
 // reports, held as regression bounds (nothing is fitted to these rows).
 func TestValidateAIConfiguratorVLLMSample(t *testing.T) {
-	const path = "../../shared/aic/silicon_sample.csv"
-	f, err := os.Open(path)
-	if err != nil {
-		t.Skip("../shared/aic/silicon_sample.csv not present: ", err)
-	}
-	defer f.Close()
-	if testing.Short() {
-		t.Skip("replays ~1,000 closed-loop benchmarks; skipped in -short")
-	}
-	all, err := Parse(f, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows []Row
-	for _, r := range all {
-		if r.Backend == "vllm" {
-			rows = append(rows, r)
-		}
-	}
+	rows := sampleRows(t, "replays ~1,000 closed-loop benchmarks; skipped in -short", func(r Row) bool { return r.Backend == "vllm" })
 	rep, err := Validate(context.Background(), rows, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -82,4 +64,30 @@ func groupMedians(rep *Report, minRows int) (groups int, ttft, tpot float64) {
 		return (v[len(v)/2-1] + v[len(v)/2]) / 2
 	}
 	return len(ts), median(ts), median(ps)
+}
+
+// sampleRows is the rows of AIConfigurator's silicon sample that keep takes; the test skips
+// without ../shared or, giving why, in -short.
+func sampleRows(t *testing.T, why string, keep func(Row) bool) []Row {
+	t.Helper()
+	const path = "../../shared/aic/silicon_sample.csv"
+	f, err := os.Open(path)
+	if err != nil {
+		t.Skip("../shared/aic/silicon_sample.csv not present: ", err)
+	}
+	defer f.Close()
+	if testing.Short() {
+		t.Skip(why)
+	}
+	all, err := Parse(f, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []Row
+	for _, r := range all {
+		if keep(r) {
+			rows = append(rows, r)
+		}
+	}
+	return rows
 }
