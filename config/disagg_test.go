@@ -236,3 +236,16 @@ func TestDerivedBranchesProperty(t *testing.T) {
 		}
 	})
 }
+
+// KV tiers are refused at a disaggregated point, naming the key (the experiment builds its
+// points' configurations, so it is refused there).
+func TestDisaggPointRefusesTiers(t *testing.T) {
+	f := Default()
+	if err := f.Apply([]string{"deployment_mode=disagg", split, "num_g2_blocks=32768"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := NewExperiment(f)
+	if want := "search_space.num_g2_blocks: KV tiers are not modelled for a disaggregated fleet"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %v, want %q", err, want)
+	}
+}
