@@ -15,7 +15,9 @@ import (
 // way, and a stalled version line is less than a client's key exchange. Displacing the oldest
 // let the flood push real clients out mid-handshake (4–5 of 10 logged in over a real ssh on
 // main 9f5a34a, 10 of 10 now; docs/trust.md). Here a Go client 5 ms away: 8 of 10 with the
-// oldest giving way, 10 of 10 now.
+// oldest giving way. A client that lands inside one of the flood's bursts, before the server
+// has read its key exchange, is indistinguishable from the burst and can still give way:
+// 291 of 300 logins beside six busy loops on 2 cores, so the bar is 17 of 20.
 func TestServeSameAddressChurnFlood(t *testing.T) {
 	if testing.Short() {
 		t.Skip("floods a server for a few seconds")
@@ -46,7 +48,7 @@ func TestServeSameAddressChurnFlood(t *testing.T) {
 	}
 	time.Sleep(500 * time.Millisecond)
 	in := 0
-	for range 10 {
+	for range 20 {
 		// A client 5 ms away, as over a network: each of its writes waits that long.
 		raw, err := net.Dial("tcp", srv.addr)
 		if err != nil {
@@ -70,8 +72,8 @@ func TestServeSameAddressChurnFlood(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
-	if in < 9 {
-		t.Errorf("a real client logged in %d of 10 times beside the flood, want at least 9", in)
+	if in < 17 {
+		t.Errorf("a real client logged in %d of 20 times beside the flood, want at least 17", in)
 	}
 }
 
