@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/charmbracelet/x/ansi"
 	gossh "golang.org/x/crypto/ssh"
@@ -70,7 +71,13 @@ func (term *terminal) press(t testing.TB, keys ...string) {
 // that extends the previous one would arrive as its tail only).
 func (term *terminal) waitFor(t testing.TB, text string) {
 	t.Helper()
-	eventually(t, "the screen to show "+text, func() bool { return strings.Contains(ansi.Strip(term.out.String()), text) })
+	term.waitForWithin(t, 20*time.Second, text)
+}
+
+// waitForWithin is waitFor with its own deadline, for text that waits on a sweep's progress.
+func (term *terminal) waitForWithin(t testing.TB, d time.Duration, text string) {
+	t.Helper()
+	eventuallyWithin(t, d, "the screen to show "+text, func() bool { return strings.Contains(ansi.Strip(term.out.String()), text) })
 }
 
 // sweepFile is a sweep that runs for about a second: long enough to outlive a disconnect.
@@ -127,8 +134,8 @@ func TestServeSweepOutlivesItsStarter(t *testing.T) {
 	bob.waitFor(t, "alice SHA256:")
 	bob.press(t, "\r")
 	bob.waitFor(t, "server sweep #1")
-	bob.waitFor(t, "default_kv")
-	eventually(t, "the sweep to finish", func() bool { return jobList(t, srv)[0].State == tui.JobDone })
+	bob.waitForWithin(t, sweepWait, "default_kv")
+	eventuallyWithin(t, sweepWait, "the sweep to finish", func() bool { return jobList(t, srv)[0].State == tui.JobDone })
 	bob.waitFor(t, "done ·")
 
 	l := jobList(t, srv)
@@ -197,7 +204,7 @@ func TestServeShutdownSaysHowToResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "two evaluations", func() bool {
+	eventuallyWithin(t, sweepWait, "two evaluations", func() bool {
 		ctx, cancel := context.WithCancel(context.Background())
 		var l []tui.Job
 		alice.List(ctx, func(got []tui.Job) { l = got; cancel() })

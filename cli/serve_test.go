@@ -137,7 +137,17 @@ func dial(addr, user string, auth ...gossh.AuthMethod) (*gossh.Client, error) {
 // assertion).
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	eventuallyWithin(t, 20*time.Second, what, cond)
+}
+
+// sweepWait bounds waits on a sweep's own progress: under -race beside CI's other packages a
+// 4,000-request validation takes minutes, where 20 s timed out (CI, stop 39).
+const sweepWait = 5 * time.Minute
+
+// eventuallyWithin is eventually with its own deadline.
+func eventuallyWithin(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
