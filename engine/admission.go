@@ -62,7 +62,8 @@ func (s *Sim) setupAdmission() {
 }
 
 // prefillTime prices a prompt's prefill alone on a worker, in chunks of
-// max_num_batched_tokens as the engine would run it (the AIC model's expected duration).
+// max_num_batched_tokens as the engine would run it (the AIC model's expected duration); the
+// last chunk's first token costs a decode pass except on the mocker's prefill workers.
 func (s *Sim) prefillTime(newTokens, cachedTokens int) int64 {
 	budget := s.cfg.Worker.MaxNumBatchedTokens
 	b := model.Batch{Prefill: make([]model.Chunk, 1)}
@@ -71,7 +72,7 @@ func (s *Sim) prefillTime(newTokens, cachedTokens int) int64 {
 		n := min(budget, newTokens-done)
 		b.Prefill[0] = model.Chunk{NewTokens: n, CachedTokens: cachedTokens + done}
 		b.FirstTokens, b.FirstTokenContextTokens = 0, 0
-		if done+n == newTokens {
+		if done+n == newTokens && !s.specs[0].mockerPD {
 			b.FirstTokens, b.FirstTokenContextTokens = 1, int64(cachedTokens+newTokens)
 		}
 		us += stepTime(s.timer, &b)

@@ -75,6 +75,13 @@ type poolSpec struct {
 	// prefill: a disaggregated prefill worker, whose requests leave at their first token;
 	// decode: a disaggregated decode worker, whose requests arrive with their prompt's KV.
 	prefill, decode bool
+	// mockerPD: either pool priced as Dynamo's mocker prices it (timing_reference dynosim).
+	// Its prefill worker samples a prompt's first token inside the prefill pass, with no
+	// decode pass, and its decode worker takes a handed-off request with the whole prompt
+	// computed, so the request's first token is one more decode in the decode pass, with no
+	// prefill pass (lib/mocker/src/scheduler/vllm/core.rs: emit_ready_tokens skips the
+	// decode prediction for WorkerType::Prefill; a decode worker prices no prefill).
+	mockerPD bool
 }
 
 func specOf(d model.Deployment, timer model.StepTimer) poolSpec {
@@ -181,8 +188,10 @@ func (s *Sim) setupPools(timer model.StepTimer, g int32, n int) error {
 	pt := timer.(PoolTimers)
 	s.specs[0] = specOf(cfg.Worker, pt.Prefill)
 	s.specs[0].prefill = true
+	s.specs[0].mockerPD = cfg.Worker.Dynosim()
 	s.specs[1] = specOf(dg.Decode, pt.Decode)
 	s.specs[1].decode = true
+	s.specs[1].mockerPD = dg.Decode.Dynosim()
 	for i := range s.workers {
 		k, blocks := 0, cfg.Worker.NumGPUBlocks
 		if i >= cfg.Workers {

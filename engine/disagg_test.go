@@ -7,6 +7,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/routerlab/routerlab/model"
 	"github.com/routerlab/routerlab/router"
 	"github.com/routerlab/routerlab/trace"
 )
@@ -232,5 +233,59 @@ func TestDisaggHandoffTimeline(t *testing.T) {
 	}
 	if got != want {
 		t.Fatalf("disagg summary %+v, want %+v", got, want)
+	}
+}
+
+// Under the dynosim reference each pool's steps are shaped as Dynamo's mocker prices them:
+// the prefill worker's last chunk samples the first token within its prefill pass (no
+// decode pass), and the decode worker's first step for a handed-off request is one plain
+// decode at the prompt's context (no prefill pass). Under silicon the prefill's last chunk
+// carries the first token and the decode worker computes the prompt's last token as a
+// one-token chunk.
+func TestDisaggDynosimPoolBatches(t *testing.T) {
+	tr := &trace.Trace{Name: "one", BlockSize: 64, Requests: []trace.Request{req(0, 300, 3, 1, 2, 3, 4, 5)}}
+	for _, ref := range []string{model.ReferenceSilicon, model.ReferenceDynosim} {
+		d := deployment(100, 200, 4)
+		d.TimingReference = ref
+		cfg := Config{Workers: 1, Worker: d, Router: router.DefaultConfig(), ReplayConcurrency: 1,
+			Disagg: &Disagg{DecodeWorkers: 1, Decode: d, KVBytesPerToken: 1000}}
+		var pools [2][]model.Batch
+		rec := func(k int) model.StepTimer {
+			return timerFunc(func(b *model.Batch) int64 {
+				pools[k] = append(pools[k], model.Batch{Prefill: append([]model.Chunk(nil), b.Prefill...), Decodes: b.Decodes,
+					DecodeContextTokens: b.DecodeContextTokens, FirstTokens: b.FirstTokens, FirstTokenContextTokens: b.FirstTokenContextTokens})
+				return 100
+			})
+		}
+		if _, err := Replay(context.Background(), cfg, PoolTimers{Prefill: rec(0), Decode: rec(1)}, tr); err != nil {
+			t.Fatal(err)
+		}
+		chunk := func(n, cached, first int) model.Batch {
+			b := model.Batch{Prefill: []model.Chunk{{NewTokens: n, CachedTokens: cached}}, FirstTokens: first}
+			if first > 0 {
+				b.FirstTokenContextTokens = int64(cached + n)
+			}
+			return b
+		}
+		decode := func(ctx int64) model.Batch {
+			return model.Batch{Prefill: []model.Chunk{}, Decodes: 1, DecodeContextTokens: ctx}
+		}
+		want := [2][]model.Batch{{chunk(200, 0, 0), chunk(100, 200, 1)}, {chunk(1, 299, 1), decode(301), decode(302)}}
+		if ref == model.ReferenceDynosim {
+			want = [2][]model.Batch{{chunk(200, 0, 0), chunk(100, 200, 0)}, {decode(300), decode(301), decode(302)}}
+		}
+		for k := range pools {
+			if len(pools[k]) != len(want[k]) {
+				t.Fatalf("%s: pool %d batches %+v, want %+v", ref, k, pools[k], want[k])
+			}
+			for j := range want[k] {
+				g, w := pools[k][j], want[k][j]
+				if len(g.Prefill) != len(w.Prefill) || len(g.Prefill) > 0 && g.Prefill[0] != w.Prefill[0] ||
+					g.Decodes != w.Decodes || g.DecodeContextTokens != w.DecodeContextTokens ||
+					g.FirstTokens != w.FirstTokens || g.FirstTokenContextTokens != w.FirstTokenContextTokens {
+					t.Fatalf("%s: pool %d step %d %+v, want %+v", ref, k, j, g, w)
+				}
+			}
+		}
 	}
 }

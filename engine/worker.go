@@ -178,12 +178,12 @@ func (s *Sim) launch(w *worker, t int64) {
 	b.FirstTokenContextTokens = 0
 	for _, sc := range w.sched {
 		r := &s.reqs[sc.req]
-		if r.fl.generated > 0 && r.fl.tokens-r.fl.computed == 1 {
+		if r.fl.tokens-r.fl.computed == 1 && (r.fl.generated > 0 || w.spec.mockerPD && w.spec.decode) {
 			b.Decodes++
 			b.DecodeContextTokens += int64(r.fl.tokens)
 		} else {
 			b.Prefill = append(b.Prefill, model.Chunk{NewTokens: int(sc.tokens), CachedTokens: int(r.fl.computed)})
-			if r.fl.computed+sc.tokens == r.fl.tokens {
+			if r.fl.computed+sc.tokens == r.fl.tokens && !(w.spec.mockerPD && w.spec.prefill) {
 				b.FirstTokens++
 				b.FirstTokenContextTokens += int64(r.fl.tokens)
 			}
