@@ -155,3 +155,40 @@ func TestDynosimRefusesAsyncScheduling(t *testing.T) {
 		t.Fatalf("dynosim with async scheduling: %v", err)
 	}
 }
+
+// The step prices behind docs/disagg.md's account of DynoSim's disaggregated example (Qwen3-32B
+// on H200, block 512, BF16 KV, dynosim tables): a TP1 decode worker's step of 8 and 9 decodes
+// at the workload's mean context (32,768 prompt + 128 output tokens), and a TP4 prefill
+// worker's two 8,192-token chunks of a prompt whose first 16,384 tokens are cached (and a TP1
+// worker's).
+func TestQwen3DisaggStepPrices(t *testing.T) {
+	worker := func(tp int) *Worker {
+		w, err := NewWorker(Deployment{ModelName: "Qwen/Qwen3-32B", HardwareSKU: "h200_sxm", Backend: BackendVLLM,
+			BackendVersion: "0.19.0", TP: tp, MoETP: tp, MoEEP: 1, AttentionDP: 1, MaxNumBatchedTokens: 8192,
+			MaxNumSeqs: 256, BlockSize: 512, GPUMemoryUtilization: 0.9, NumGPUBlocks: 20000, KVCacheDtype: KVBF16,
+			TimingReference: ReferenceDynosim})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	decode, prefill := worker(1), worker(4)
+	for _, c := range []struct {
+		w    *Worker
+		b    Batch
+		want int64
+	}{
+		{decode, Batch{Decodes: 8, DecodeContextTokens: 8 * 32896}, 38659},
+		{decode, Batch{Decodes: 9, DecodeContextTokens: 9 * 32896}, 40770},
+		{prefill, Batch{Prefill: []Chunk{{NewTokens: 8192, CachedTokens: 16384}}}, 393275},
+		{prefill, Batch{Prefill: []Chunk{{NewTokens: 8192, CachedTokens: 24576}}}, 445439},
+		// The same chunks on a TP1 worker, and the one-token chunk of a prompt's last token.
+		{decode, Batch{Prefill: []Chunk{{NewTokens: 8192, CachedTokens: 16384}}}, 1257960},
+		{decode, Batch{Prefill: []Chunk{{NewTokens: 8192, CachedTokens: 24576}}}, 1463353},
+		{decode, Batch{Prefill: []Chunk{{NewTokens: 1, CachedTokens: 32767}}}, 20914},
+	} {
+		if got := c.w.StepTimeUS(&c.b); got != c.want {
+			t.Errorf("%+v: %d µs, want %d", c.b, got, c.want)
+		}
+	}
+}
