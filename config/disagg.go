@@ -14,6 +14,7 @@ import (
 
 	"github.com/routerlab/routerlab/engine"
 	"github.com/routerlab/routerlab/model"
+	"github.com/routerlab/routerlab/router"
 )
 
 // Deployment modes (search_space.deployment_mode).
@@ -43,6 +44,11 @@ type DisaggSettings struct {
 	PrefillPrefixCaching, DecodePrefixCaching               *bool
 	TransferGBps                                            *float64
 	TransferMode                                            string
+	// Conditional disaggregation (the frontend's --router-conditional-disagg, off by
+	// default) and its isl_bounding thresholds; nil: Dynamo's defaults.
+	ConditionalDisagg      *bool
+	ConditionalEffISL      *int
+	ConditionalEffISLRatio *float64
 }
 
 // disaggListKeys are the disaggregated engine's list keys, after every other list key.
@@ -92,8 +98,36 @@ func (f *File) setDisaggScalar(path, key string, n ast.Node) (ok bool, err error
 		return true, nil
 	case "kv_transfer_timing_mode":
 		return true, f.oneOf(path, n, &s.TransferMode, engine.TransferModes())
+	case "router_conditional_disagg":
+		var on bool
+		s.ConditionalDisagg = &on
+		return true, f.boolean(path, n, &on)
+	case "router_conditional_disagg_eff_isl_threshold":
+		var tok int
+		s.ConditionalEffISL = &tok
+		return true, f.integer(path, n, &tok, 0, 1<<30)
+	case "router_conditional_disagg_eff_isl_ratio_threshold":
+		var r float64
+		s.ConditionalEffISLRatio = &r
+		return true, f.number(path, n, &r, 0, 1)
 	}
 	return false, nil
+}
+
+// conditional is the engine's conditional disaggregation at the file's settings, nil when
+// off (Dynamo's default).
+func (s DisaggSettings) conditional() *engine.ConditionalDisagg {
+	if s.ConditionalDisagg == nil || !*s.ConditionalDisagg {
+		return nil
+	}
+	c := engine.DefaultConditionalDisagg()
+	if s.ConditionalEffISL != nil {
+		c.EffISLThreshold = *s.ConditionalEffISL
+	}
+	if s.ConditionalEffISLRatio != nil {
+		c.EffISLRatioThreshold = *s.ConditionalEffISLRatio
+	}
+	return &c
 }
 
 // parseDisaggEntry reads a parallel_configs entry {prefill: <shape>, decode: <shape>}.
@@ -193,6 +227,16 @@ func (f *File) checkDisagg() error {
 	if len(l.disagg) > 0 && slices.ContainsFunc(f.Values(KeyBackend), func(v Value) bool { return v.Text == string(model.BackendTRTLLM) }) {
 		return &Error{File: f.Name, Key: "search_space.backend",
 			Msg: "trtllm in a disaggregated fleet: Dynamo's replay rejects TensorRT-LLM disaggregation, so Spica leaves it out of disagg branches (search-space.md)"}
+	}
+	if f.Disagg.conditional() != nil {
+		if !disagg {
+			return &Error{File: f.Name, Key: "search_space.router_conditional_disagg",
+				Msg: "needs a disaggregated fleet (deployment_mode disagg): it chooses between a prefill worker and the decode worker for each request"}
+		}
+		if slices.ContainsFunc(f.Values(KeyRouterMode), func(v Value) bool { return v.Text != string(router.ModeKV) }) {
+			return &Error{File: f.Name, Key: "search_space.router_conditional_disagg",
+				Msg: "needs router_mode kv_router only: Dynamo's frontend refuses --router-conditional-disagg outside --router-mode kv"}
+		}
 	}
 	for _, dp := range l.disagg {
 		if g := dp.GPUs(); f.GPUBudget > 0 && g > f.GPUBudget {
@@ -302,6 +346,7 @@ func (e *Experiment) disaggEngine(p Point, pcText string) (model.Deployment, int
 		DecodeWorkers: dp.Decode.Replicas, Decode: decode, TransferGBps: gbps,
 		KVBytesPerToken: kvBytes,
 		TransferMode:    engine.TransferMode(s.TransferMode),
+		Conditional:     s.conditional(),
 	}, nil
 }
 
@@ -398,4 +443,9 @@ func (f *File) disaggSettings(add func(key, value string)) {
 	add("search_space.decode_enable_prefix_caching", on(s.DecodePrefixCaching, false))
 	add("search_space.kv_transfer_bandwidth", num(gbps))
 	add("search_space.kv_transfer_timing_mode", mode)
+	if c := s.conditional(); c != nil {
+		add("search_space.router_conditional_disagg", "true")
+		add("search_space.router_conditional_disagg_eff_isl_threshold", strconv.Itoa(c.EffISLThreshold))
+		add("search_space.router_conditional_disagg_eff_isl_ratio_threshold", num(c.EffISLRatioThreshold))
+	}
 }

@@ -249,3 +249,42 @@ func TestDisaggPointRefusesTiers(t *testing.T) {
 		t.Fatalf("error %v, want %q", err, want)
 	}
 }
+
+// router_conditional_disagg (off by default) reaches the engine with its isl_bounding
+// thresholds and the fingerprint only when on; it needs a disaggregated fleet and kv_router.
+func TestConditionalDisaggKeys(t *testing.T) {
+	f, e, cfg := disaggConfig(t, "router_mode=kv_router", "decode_enable_prefix_caching=true",
+		"router_conditional_disagg=true", "router_conditional_disagg_eff_isl_threshold=4096")
+	if c := cfg.Disagg.Conditional; c == nil || *c != (engine.ConditionalDisagg{EffISLThreshold: 4096, EffISLRatioThreshold: 0.7}) {
+		t.Fatalf("conditional %+v, want thresholds 4096 and 0.7", c)
+	}
+	if v, ok := f.Fingerprint().Get("search_space.router_conditional_disagg_eff_isl_threshold"); !ok || v != "4096" {
+		t.Fatalf("fingerprint: eff_isl_threshold %q", v)
+	}
+	rep, err := e.Run(context.Background(), cfg, 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := rep.Summary.Disagg; s.Prefill.Requests+s.Bypassed != 200 || s.Decode.Requests != 200 {
+		t.Fatalf("disagg summary %+v: every request prefilled once and decoded", *s)
+	}
+	off, _, cfg := disaggConfig(t, "router_mode=kv_router")
+	if _, ok := off.Fingerprint().Get("search_space.router_conditional_disagg"); ok || cfg.Disagg.Conditional != nil {
+		t.Fatalf("off: conditional %+v in the engine or the fingerprint", cfg.Disagg.Conditional)
+	}
+	for _, c := range []struct {
+		sets []string
+		want string
+	}{
+		{[]string{"deployment_mode=disagg", split, "router_conditional_disagg=true"}, "router_conditional_disagg: needs router_mode kv_router only"},
+		{[]string{"router_mode=kv_router", "router_conditional_disagg=true"}, "router_conditional_disagg: needs a disaggregated fleet"},
+		{[]string{"deployment_mode=disagg", split, "router_mode=kv_router", "router_conditional_disagg=true", "router_conditional_disagg_eff_isl_ratio_threshold=1.5"}, "router_conditional_disagg_eff_isl_ratio_threshold"},
+		{[]string{"deployment_mode=disagg", split, "router_mode=kv_router", "router_conditional_disagg=true", "router_conditional_disagg_eff_isl_threshold=-1"}, "router_conditional_disagg_eff_isl_threshold"},
+		{[]string{"deployment_mode=disagg", split, "router_mode=kv_router", "router_conditional_disagg=maybe"}, "router_conditional_disagg"},
+	} {
+		err := Default().Apply(c.sets)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error containing %q", c.sets, err, c.want)
+		}
+	}
+}

@@ -40,6 +40,9 @@ type Disagg struct {
 	// TransferMode is what a transfer moves: TransferFullPrompt ("" too) or
 	// TransferDestinationMissing.
 	TransferMode TransferMode `json:",omitempty"`
+	// Conditional is the frontend's conditional disaggregation (conddisagg.go); nil: off,
+	// Dynamo's default.
+	Conditional *ConditionalDisagg `json:",omitempty"`
 }
 
 // TransferMode is the mocker's kv_transfer_timing_mode.
@@ -93,7 +96,7 @@ func specOf(d model.Deployment, timer model.StepTimer) poolSpec {
 // prefill pool, [first, len) the decode pool.
 type disagg struct {
 	cfg   *Disagg
-	rt    routerAPI // the decode stage's router; its worker ids are decode-pool indices
+	rt    *router.Router // the decode stage's router; its worker ids are decode-pool indices
 	first int
 	// pending: per decode worker, requests routed to it waiting for blocks and a slot;
 	// receiving: how many hold a reservation while their KV is in flight.
@@ -111,12 +114,22 @@ type disagg struct {
 	received, hitTokens []int64
 	transferBytes       float64
 	transfers           int
+	// With conditional disaggregation, per request: 1 + the decode worker picked on
+	// arrival (0: none yet), and whether it was prefilled there; the decode router's overlaps.
+	pinned   []int32
+	local    []bool
+	overlaps []int
+	bypassed int
 }
 
 // decodeRouterConfig is the decode stage's router: the frontend's, with the settings Dynamo
 // fixes for it (router-disaggregated-serving.md) and no admission (the prefill stage's).
-func decodeRouterConfig(rc router.Config) router.Config {
-	rc.OverlapScoreCredit = 0
+// Under conditional disaggregation the decode pool is no plain decode pool: its router keeps
+// the overlap credit, since a request may be prefilled on the worker it picks.
+func decodeRouterConfig(rc router.Config, conditional bool) router.Config {
+	if !conditional {
+		rc.OverlapScoreCredit = 0
+	}
 	rc.Load = router.LoadConfig{NoAssumeKVReuse: true, NoTrackPrefillTokens: true, ActiveSequenceStride: rc.Load.ActiveSequenceStride}
 	rc.Replicas, rc.ReplicaSync, rc.ReplicaSyncDelayUS = 1, false, 0
 	return rc
@@ -157,6 +170,10 @@ func (c *Config) validateDisagg(timer model.StepTimer) error {
 		return fmt.Errorf("backend: %s prefill, %s decode: disaggregated fleets are modelled for vLLM workers only", c.Worker.Backend, d.Backend)
 	case c.Router.Load.TrackOutputBlocks:
 		return fmt.Errorf("router_track_output_blocks: Dynamo's prefill router tracks no active blocks, so output blocks cannot be tracked in a disaggregated fleet")
+	case dg.Conditional != nil && c.Router.Mode != router.ModeKV:
+		return fmt.Errorf("router_conditional_disagg: router_mode %s; Dynamo's conditional disaggregation needs kv_router", c.Router.Mode)
+	case dg.Conditional != nil && dg.Conditional.check() != nil:
+		return dg.Conditional.check()
 	case c.Workers+dg.DecodeWorkers > router.MaxWorkers:
 		return fmt.Errorf("workers: %d prefill + %d decode is more than %d", c.Workers, dg.DecodeWorkers, router.MaxWorkers)
 	}
@@ -201,7 +218,7 @@ func (s *Sim) setupPools(timer model.StepTimer, g int32, n int) error {
 		s.workers[i].pool.shareActive = s.dynosim
 		s.workers[i].spec = &s.specs[k]
 	}
-	rt, err := router.NewGrouped(decodeRouterConfig(s.rc), dg.DecodeWorkers, int(g), cfg.Seed^decodeRouterSeed)
+	rt, err := router.NewGrouped(decodeRouterConfig(s.rc, dg.Conditional != nil), dg.DecodeWorkers, int(g), cfg.Seed^decodeRouterSeed)
 	if err != nil {
 		return err
 	}
@@ -212,6 +229,9 @@ func (s *Sim) setupPools(timer model.StepTimer, g int32, n int) error {
 		src: make([][]int32, n), srcWorker: make([]int32, n),
 		prefilled: make([]int64, n), reserved: make([]int64, n), landed: make([]int64, n), hit: make([]int32, n),
 		received: make([]int64, dg.DecodeWorkers), hitTokens: make([]int64, dg.DecodeWorkers),
+	}
+	if dg.Conditional != nil {
+		s.dis.pinned, s.dis.local, s.dis.overlaps = make([]int32, n), make([]bool, n), make([]int, dg.DecodeWorkers)
 	}
 	return nil
 }
@@ -236,7 +256,12 @@ func (s *Sim) handoff(w *worker, ri int32, t int64) {
 	// The decode worker starts from the prompt alone: the prefill's token is not streamed.
 	r.fl.tokens, r.fl.generated, r.fl.computed, r.fl.stored = r.isl, 0, 0, 0
 	s.rreq = router.Request{ID: int64(ri), InputLength: int(r.isl), BlockHashes: r.fl.hashes}
-	dw := d.rt.Route(&s.rreq)
+	var dw int
+	if d.pinned != nil && d.pinned[ri] > 0 {
+		dw = int(d.pinned[ri] - 1) // booked on the decode router at arrival
+	} else {
+		dw = d.rt.Route(&s.rreq)
+	}
 	r.worker = int32(d.first + dw)
 	d.pending[dw].pushBack(ri)
 	s.reserve(&s.workers[d.first+dw], t)

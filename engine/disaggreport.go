@@ -4,7 +4,7 @@ package engine
 type DisaggSummary struct {
 	Prefill PoolSummary `json:"prefill"`
 	Decode  PoolSummary `json:"decode"`
-	// TTFT's parts, means over completed requests (ms): arrival to the prefill's end; its
+	// TTFT's parts, means over completed requests that went through a prefill worker (ms): arrival to the prefill's end; its
 	// wait for a decode worker's blocks and slot; the KV transfer; the decode worker's
 	// first step.
 	MeanPrefillMS     float64 `json:"mean_prefill_ms"`
@@ -12,6 +12,9 @@ type DisaggSummary struct {
 	MeanTransferMS    float64 `json:"mean_transfer_ms"`
 	MeanFirstDecodeMS float64 `json:"mean_first_decode_ms"`
 	TransferGB        float64 `json:"transfer_gb"` // KV moved, 10⁹ bytes
+	// Bypassed: requests conditional disaggregation prefilled on their decode worker; the
+	// TTFT parts above are over the others.
+	Bypassed int `json:"bypassed,omitempty"`
 }
 
 // PoolSummary is one pool's share of a disaggregated replay.
@@ -61,12 +64,13 @@ func (s *Sim) disaggSummary(ws []WorkerSummary) *DisaggSummary {
 		Prefill:    pool(0, d.first, s.cfg.Worker.NumGPUBlocks, hit, prompt),
 		Decode:     pool(d.first, len(ws), d.cfg.Decode.NumGPUBlocks, dhit, recv),
 		TransferGB: round(d.transferBytes/1e9, 6),
+		Bypassed:   d.bypassed,
 	}
 	var pre, wait, move, first int64
 	n := 0
 	for i := range s.reqs {
 		r := &s.reqs[i]
-		if !r.finished {
+		if !r.finished || d.local != nil && d.local[i] {
 			continue
 		}
 		n++

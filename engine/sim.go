@@ -444,6 +444,9 @@ func (s *Sim) toRouter(i int, t int64) {
 	if s.sess != nil {
 		s.rreq.Session = s.sess.keys[i]
 	}
+	if s.dis != nil && s.dis.local != nil && s.conditional(i, t) {
+		return
+	}
 	if s.adm != nil {
 		if s.aic {
 			s.adm.SetNow(t)
