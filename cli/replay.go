@@ -255,6 +255,9 @@ func writeSummaryTable(w io.Writer, exp *config.Experiment, point config.Point, 
 	if d := s.Disagg; d != nil {
 		fmt.Fprintf(w, "TTFT %.1f ms: prefill %.1f, wait for a decode slot %.1f, KV transfer %.1f (%.1f GB in all), first decode step %.1f\n",
 			s.MeanTTFTMS, d.MeanPrefillMS, d.MeanDecodeWaitMS, d.MeanTransferMS, d.TransferGB, d.MeanFirstDecodeMS)
+		if d.Bypassed > 0 {
+			fmt.Fprintf(w, "conditional disaggregation: %d requests prefilled on their decode worker (TTFT's parts above are over the others)\n", d.Bypassed)
+		}
 		for _, p := range []struct {
 			name string
 			p    engine.PoolSummary
