@@ -49,6 +49,10 @@ type SchedulerConfig struct {
 	// SGLangConservativeness is SGLang's --schedule-conservativeness, the factor on the
 	// share of its remaining output a running request is assumed to still need; 0: 1.
 	SGLangConservativeness float64 `json:",omitempty"`
+	// SGLangRecvInterval is SGLang's --scheduler-recv-interval: the scheduler takes new
+	// requests off its socket only every this many decode batches (after a prefill batch or
+	// while idle at once); 0 or 1: every batch, its default.
+	SGLangRecvInterval int `json:",omitempty"`
 	// TRTLLMChunkedPrefill is TensorRT-LLM's enable_chunked_prefill (off by default: a
 	// prompt is computed in one step, and one longer than max_num_tokens is refused).
 	TRTLLMChunkedPrefill bool `json:",omitempty"`
@@ -69,6 +73,8 @@ func (c SchedulerConfig) check() error {
 		return fmt.Errorf("sglang max_prefill_tokens: %d must be >= 0 (0: SGLang's default 16384)", c.SGLangMaxPrefillTokens)
 	case c.SGLangConservativeness < 0 || c.SGLangConservativeness != c.SGLangConservativeness:
 		return fmt.Errorf("sglang schedule_conservativeness: %v must be >= 0 (0: SGLang's default 1)", c.SGLangConservativeness)
+	case c.SGLangRecvInterval < 0:
+		return fmt.Errorf("sglang scheduler_recv_interval: %d must be >= 0 (0: SGLang's default 1)", c.SGLangRecvInterval)
 	}
 	return nil
 }
@@ -88,6 +94,10 @@ func (s *Sim) setupScheduler() {
 		s.trtContrib = map[uint64]struct{}{}
 	}
 }
+
+// fastPath reports whether the worker's engine may plan decode stretches ahead (fast.go): the
+// next arrival cuts a stretch short, which SGLang's receive interval defers to a later step.
+func (s *Sim) fastPath() bool { return s.kind != schedSGLang || s.sgp.recvInterval <= 1 }
 
 // schedule fills w.sched with the step starting at t as w's engine would form it.
 func (s *Sim) schedule(w *worker, t int64) {

@@ -27,6 +27,12 @@ import (
 // conservativeness, falls linearly to 0.14 of that over 600 decode batches, and is reset by a
 // retraction to the retained requests' decoded share plus 20 steps each.
 //
+// With --scheduler-recv-interval N > 1 the scheduler takes new requests off its socket only
+// when a counter reaches N: every decode batch adds one, a prefill batch or an idle loop
+// enough to receive at once (managers/scheduler_recv_skipper.py, SchedulerRecvSkipper). A
+// request arriving during a decode stretch waits up to N decode batches before any batch can
+// take it.
+//
 // Pages are the engine's blocks: Dynamo serves SGLang with its page size as the router's
 // block size, and SGLang's KV events name pages (the radix tree's entries). The radix cache
 // is the shared block pool: a page in use is locked (referenced) and never evicted; free
@@ -53,12 +59,27 @@ type sglangWorker struct {
 	decayed int64
 	fullAt  int   // running requests when the batch was latched full; -1: not latched
 	chunked int32 // the request in chunked prefill; -1: none
+	// The receive counter (SchedulerRecvSkipper), the arrival bound of the requests taken
+	// off the socket so far, and what the last batch was.
+	recvCount int
+	recvBound int64
+	last      sglangBatch
 }
+
+// sglangBatch is the kind of a worker's last batch, the weight SchedulerRecvSkipper counts.
+type sglangBatch uint8
+
+const (
+	sglangIdle sglangBatch = iota
+	sglangExtend
+	sglangDecodeBatch
+)
 
 // sglangParams are the scheduler's arguments, resolved from SchedulerConfig.
 type sglangParams struct {
 	lpm                            bool
 	maxPrefill                     int32
+	recvInterval                   int
 	initRatio, minRatio, decayStep float64
 }
 
@@ -67,7 +88,7 @@ func newSGLangParams(c SchedulerConfig) sglangParams {
 	if cons == 0 {
 		cons = 1
 	}
-	p := sglangParams{lpm: c.SGLangPolicy == SGLangLPM, maxPrefill: int32(c.SGLangMaxPrefillTokens)}
+	p := sglangParams{lpm: c.SGLangPolicy == SGLangLPM, maxPrefill: int32(c.SGLangMaxPrefillTokens), recvInterval: c.SGLangRecvInterval}
 	if p.maxPrefill == 0 {
 		p.maxPrefill = sglangMaxPrefillTokens
 	}
@@ -83,15 +104,47 @@ func (s *Sim) scheduleSGLang(w *worker, t int64) {
 	if g.fullAt >= 0 && len(w.running) < g.fullAt {
 		g.fullAt = -1
 	}
-	if s.sglangPrefill(w, g, t) {
+	if s.sglangPrefill(w, g, t, s.sglangRecv(w, g, t)) {
+		g.last = sglangExtend
 		return
 	}
 	s.sglangDecode(w, g, t)
+	g.last = sglangDecodeBatch
+	if len(w.sched) == 0 {
+		// Nothing to run: the idle loop takes what arrived at once.
+		g.last = sglangIdle
+		if s.sgp.recvInterval > 1 && w.waiting.len() > 0 && s.sglangPrefill(w, g, t, s.sglangRecv(w, g, t)) {
+			g.last = sglangExtend
+		}
+	}
+}
+
+// sglangRecv is the arrival bound of the requests SGLang's scheduler holds when it forms the
+// batch starting at t: all that arrived before it without a receive interval, else those
+// taken at the last receive (SchedulerRecvSkipper.handle, weighted by g's last batch).
+func (s *Sim) sglangRecv(w *worker, g *sglangWorker, t int64) int64 {
+	visible := t + 1
+	if s.cfg.Worker.AsyncScheduling && len(w.running) > 0 {
+		visible = w.lastStart // scheduled while the previous step ran (worker.go)
+	}
+	if s.sgp.recvInterval <= 1 {
+		return visible
+	}
+	if g.last == sglangDecodeBatch {
+		g.recvCount++
+	} else {
+		g.recvCount = s.sgp.recvInterval // a prefill batch weighs 1,000; an idle loop spins
+	}
+	if g.recvCount >= s.sgp.recvInterval {
+		g.recvCount, g.recvBound = 0, visible
+	}
+	return g.recvBound
 }
 
 // sglangPrefill forms a prefill batch (get_new_batch_prefill with PrefillAdder) and reports
 // whether one formed.
-func (s *Sim) sglangPrefill(w *worker, g *sglangWorker, t int64) bool {
+// Only requests that arrived before visible are in the scheduler's queue.
+func (s *Sim) sglangPrefill(w *worker, g *sglangWorker, t, visible int64) bool {
 	maxRunning := s.cfg.Worker.MaxNumSeqs
 	if g.chunked < 0 {
 		if w.waiting.len() == 0 || g.fullAt >= 0 {
@@ -101,10 +154,6 @@ func (s *Sim) sglangPrefill(w *worker, g *sglangWorker, t int64) bool {
 			g.fullAt = len(w.running)
 			return false
 		}
-	}
-	visible := t + 1
-	if s.cfg.Worker.AsyncScheduling && len(w.running) > 0 {
-		visible = w.lastStart // scheduled while the previous step ran (worker.go)
 	}
 	if s.sgp.lpm && w.waiting.len() <= sglangLPMMaxQueue {
 		s.sortLPM(w)

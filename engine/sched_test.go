@@ -24,6 +24,7 @@ func TestSGLangInvariantsProperty(t *testing.T) {
 			c.Scheduler.SGLangPolicy = rapid.SampledFrom([]string{"", SGLangLPM}).Draw(t, "policy")
 			c.Scheduler.SGLangMaxPrefillTokens = rapid.SampledFrom([]int{0, 64, 300}).Draw(t, "max_prefill")
 			c.Scheduler.SGLangConservativeness = rapid.SampledFrom([]float64{0, 0.3, 1.5}).Draw(t, "conservativeness")
+			c.Scheduler.SGLangRecvInterval = rapid.SampledFrom([]int{0, 3, 30}).Draw(t, "recv_interval")
 		}, func(s *Sim) error {
 			for i := range s.workers {
 				w := &s.workers[i]
@@ -250,5 +251,25 @@ func TestSGLangRefusalLatchesUntilARequestLeaves(t *testing.T) {
 	s, _ := runScripted(t, cfg, &fakeTimer{base: 100, perToken: 1}, tr)
 	if r0, r1 := s.reqs[0], s.reqs[1]; r1.firstTok <= r0.done {
 		t.Fatalf("request 1's first token at %d µs, before request 0 left at %d µs", r1.firstTok, r0.done)
+	}
+}
+
+// SGLang's --scheduler-recv-interval 30: a request arriving at 1 ms while another decodes is
+// taken off the socket only at the 30th decode batch after the last receive (the first batch
+// after the prefill, at 164 µs; each decode 101 µs), so its prefill runs at 3,194 µs and its
+// first token comes at 3,358 µs; without the interval the prefill follows the decode in
+// progress (ending at 1,073 µs) and the first token comes at 1,237 µs.
+func TestSGLangRecvIntervalDefersArrivals(t *testing.T) {
+	tr := &trace.Trace{Name: "recv", BlockSize: 64, Requests: []trace.Request{
+		req(0, 64, 2000, 1), req(1, 64, 4, 2),
+	}}
+	for _, c := range []struct{ interval, firstTok int64 }{{0, 1237}, {1, 1237}, {30, 3358}} {
+		cfg := Config{Workers: 1, Worker: deployment(100, 1024, 8)}
+		cfg.Worker.Backend = model.BackendSGLang
+		cfg.Scheduler.SGLangRecvInterval = int(c.interval)
+		s, _ := runScripted(t, cfg, &fakeTimer{base: 100, perToken: 1}, tr)
+		if got := s.reqs[1].firstTok; got != c.firstTok {
+			t.Errorf("recv interval %d: request 1's first token at %d µs, want %d", c.interval, got, c.firstTok)
+		}
 	}
 }

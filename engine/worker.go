@@ -74,7 +74,7 @@ func (w *worker) reuse(id, blocks int, group int32) {
 // its end. With nothing to run the worker goes idle.
 func (s *Sim) startStep(w *worker, t int64) {
 	// The decode fast path plans steps ahead without arrivals, which async scheduling needs.
-	if !s.stepwise && !s.cfg.Worker.AsyncScheduling && s.planFast(w, t) {
+	if !s.stepwise && !s.cfg.Worker.AsyncScheduling && s.fastPath() && s.planFast(w, t) {
 		return
 	}
 	w.sched = w.sched[:0]
