@@ -59,7 +59,7 @@ var keyDocs = []KeyDoc{
 	{"search_space.block_size", "an integer in [1, 65536]", "tokens per KV block: vLLM `--block-size`, SGLang `--page-size`, TensorRT-LLM `tokens_per_block` (unset: 64, and TensorRT-LLM's 32 under `backend: trtllm`)"},
 	{"search_space.num_gpu_blocks", "an integer in [0, 1073741824]", "KV blocks per worker; 0: from the memory arithmetic (`routerlab model info`)"},
 	{"search_space.kv_cache_dtype", "`fp8`, `bf16`, `auto`; a list", "vLLM `--kv-cache-dtype`: sets the block count and the attention price (`auto`: the model's BF16)"},
-	{"search_space.memory_budget", "`vllm`, `aiconfigurator`", "how a worker's KV cache is sized: vLLM's profiler, or AIConfigurator's budget (also less NCCL and runtime memory); unset: the timing reference's ([the timing model](timing.md))"},
+	{"search_space.memory_budget", "`vllm`, `aiconfigurator`, `sglang`", "how a worker's KV cache is sized: vLLM's profiler, AIConfigurator's budget (also less NCCL and runtime memory), or SGLang's (mem_fraction_static less the weights, activations outside it); unset: the timing reference's ([the timing model](timing.md))"},
 	{"search_space.sglang_schedule_policy", "`fcfs`, `lpm`", "SGLang `--schedule-policy` under `backend: sglang`: first come first served (SGLang's default) or longest cached prefix first ([backend schedulers](backend-schedulers.md))"},
 	{"search_space.sglang_max_prefill_tokens", "an integer in [0, 4194304]", "SGLang `--max-prefill-tokens`: prompt tokens one prefill batch takes beyond its first request; 0: SGLang's 16384"},
 	{"search_space.sglang_schedule_conservativeness", "a number in [0, 100]", "SGLang `--schedule-conservativeness`: scales the share of its remaining output a running request is assumed to need; 0: SGLang's 1"},

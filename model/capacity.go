@@ -149,6 +149,11 @@ func (w *Worker) Capacity() Capacity {
 		// 139.8 of 141 on an H200, 178.35 of 180 on a B200).
 		kvBytes -= nccl + g.OtherMem
 	}
+	if d.Budget() == MemoryBudgetSGLang {
+		// SGLang's fraction applies to the memory free once NCCL is set up; activations and
+		// CUDA graphs live outside it.
+		kvBytes += act - int64(d.GPUMemoryUtilization*float64(nccl))
+	}
 	elem := s.KVCacheBytes
 	if d.KVCacheDtype == KVFP8 {
 		elem = 1
@@ -194,11 +199,18 @@ func (c Capacity) String() string {
 	fmt.Fprintf(&b, "GPU memory            %s × %.2f utilisation × %.2f = %s usable per GPU (%d GPUs%s)\n",
 		gb(c.GPUMemoryBytes), c.GPUMemoryUtilization, 1-KVTolerance, gb(c.UsableBytes), c.GPUs, budget)
 	fmt.Fprintf(&b, "  − weights           %s\n", gb(c.WeightBytes))
-	fmt.Fprintf(&b, "  − activations       %s\n", gb(c.ActivationBytes))
-	if c.budget == MemoryBudgetVLLM {
+	if c.budget == MemoryBudgetSGLang {
+		fmt.Fprintf(&b, "  (activations       %s, outside SGLang's mem_fraction_static with NCCL and CUDA graphs)\n", gb(c.ActivationBytes))
+	} else {
+		fmt.Fprintf(&b, "  − activations       %s\n", gb(c.ActivationBytes))
+	}
+	switch c.budget {
+	case MemoryBudgetSGLang:
+		fmt.Fprintf(&b, "  − NCCL × %.2f       %s (set up before SGLang measures the memory its fraction applies to)\n", c.GPUMemoryUtilization, gb(int64(c.GPUMemoryUtilization*float64(c.NCCLBytes))))
+	case MemoryBudgetVLLM:
 		fmt.Fprintf(&b, "  (NCCL              %s, allocated before vLLM's baseline snapshot: outside its budget)\n", gb(c.NCCLBytes))
 		fmt.Fprintf(&b, "  (runtime/other     %s, AIConfigurator's padding for CUDA graphs and the context: outside vLLM's budget before 0.21)\n", gb(c.OtherBytes))
-	} else {
+	default:
 		fmt.Fprintf(&b, "  − NCCL              %s\n", gb(c.NCCLBytes))
 		fmt.Fprintf(&b, "  − runtime/other     %s\n", gb(c.OtherBytes))
 	}

@@ -194,3 +194,26 @@ func TestMemoryBudgetPublishedKVCache(t *testing.T) {
 		}
 	}
 }
+
+// SGLang's budget (model_runner.py, profile_max_num_token): mem_fraction_static of the memory
+// free after NCCL's setup holds the weights and the KV pool only, so the pool is vLLM's
+// budget's plus the activation peak that vLLM's profiler takes off, less the fraction of NCCL's
+// memory; the arithmetic says where the activations went.
+func TestMemoryBudgetSGLang(t *testing.T) {
+	vllm := seedWorker(t).Capacity()
+	d := SeedDeployment()
+	d.MemoryBudget = MemoryBudgetSGLang
+	w, err := NewWorker(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := w.Capacity()
+	nccl := int64(d.GPUMemoryUtilization * float64(c.NCCLBytes))
+	if c.NCCLBytes <= 0 || c.KVBytes != c.UsableBytes-c.WeightBytes-nccl || c.KVBytes != vllm.KVBytes+vllm.ActivationBytes-nccl || c.NumGPUBlocks <= vllm.NumGPUBlocks {
+		t.Fatalf("sglang budget: KV %d B, %d blocks; vllm budget KV %d B + activations %d B, %d blocks",
+			c.KVBytes, c.NumGPUBlocks, vllm.KVBytes, vllm.ActivationBytes, vllm.NumGPUBlocks)
+	}
+	if s := c.String(); !strings.Contains(s, "outside SGLang's mem_fraction_static") {
+		t.Fatalf("the arithmetic does not say the activations are outside the budget:\n%s", s)
+	}
+}

@@ -90,7 +90,8 @@ type Deployment struct {
 	// MemoryBudgetAIConfigurator is AIConfigurator's vLLM budget, which also takes the
 	// system file's NCCL and runtime memory off; MemoryBudgetVLLM is what vLLM's own profiler
 	// (v1 gpu_worker.determine_available_memory, releases 0.11 to 0.20) takes off: weights and
-	// the profile step's activation peak only. "": the timing reference's (Budget).
+	// the profile step's activation peak only; MemoryBudgetSGLang is SGLang's
+	// mem_fraction_static, weights and KV cache only. "": the timing reference's (Budget).
 	MemoryBudget string
 }
 
@@ -179,10 +180,16 @@ func (d Deployment) TokenizeBatching() string {
 const (
 	MemoryBudgetAIConfigurator = "aiconfigurator"
 	MemoryBudgetVLLM           = "vllm"
+	// MemoryBudgetSGLang is SGLang's (model_runner.py, profile_max_num_token): the KV pool is
+	// what is left of mem_fraction_static (GPUMemoryUtilization) of the memory free once NCCL
+	// is set up, after the weights are loaded; activations and CUDA graphs live in the rest.
+	MemoryBudgetSGLang = "sglang"
 )
 
 // MemoryBudgets lists the supported KV-cache memory budgets.
-func MemoryBudgets() []string { return []string{MemoryBudgetAIConfigurator, MemoryBudgetVLLM} }
+func MemoryBudgets() []string {
+	return []string{MemoryBudgetAIConfigurator, MemoryBudgetVLLM, MemoryBudgetSGLang}
+}
 
 // Budget is the memory budget d sizes its KV cache with. Unset, it follows the timing
 // reference, the one place that default is read: silicon models a vLLM worker, whose cache

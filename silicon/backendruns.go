@@ -39,7 +39,7 @@ const trtllmNM = "stream_interval 10 (tokens streamed in tens); at 1k/1k below T
 // and H200 (the step's token budget), page size 1 (priced as 16-token blocks: capacity
 // rounding only, the random prompts share no prefix), the radix cache on, the overlap
 // scheduler on, KV cache in the model's dtype, mem_fraction_static from the GPU's memory less
-// its reserve (about 0.84 on H100, 0.90 on H200), CUDA graphs of decode batches up to
+// its reserve (about 0.84 on H100, 0.90 on H200) and the KV pool sized from it as SGLang does, CUDA graphs of decode batches up to
 // cuda_graph_max_bs (model: 256 below TP 4 on Hopper, 512 from it).
 //
 // TRT-LLM (tensorrt_llm/llmapi/llm_args.py): max_num_tokens 8,192, max_batch_size 2,048,
@@ -53,8 +53,13 @@ func backendGapAnalysis(b model.Backend, m, sku, precision string) Run {
 	if b == model.BackendTRTLLM {
 		bench.BlockSize, bench.MaxNumSeqs = 32, 2048
 		image = "TensorRT-LLM under Dynamo's trtllm runtime (the collection's version directory)"
-	} else if sku == "h100_sxm" {
-		bench.GPUMemoryUtilization = 0.84
+	} else {
+		// SGLang's KV pool: mem_fraction_static of the memory free at start, less the weights
+		// (model.MemoryBudgetSGLang).
+		bench.MemoryBudget = model.MemoryBudgetSGLang
+		if sku == "h100_sxm" {
+			bench.GPUMemoryUtilization = 0.84
+		}
 	}
 	return Run{Backend: b, Model: m, System: sku, Precision: precision,
 		Script:      "aic-auto-gap-analysis (AIConfigurator's internal collection; client: AIConfigurator's aiperf runner, eval/benchmarks/genai_perf_runner.py)",
@@ -65,7 +70,7 @@ func backendGapAnalysis(b model.Backend, m, sku, precision string) Run {
 
 // backendRuns lists the SGLang and TRT-LLM runs.
 func backendRuns() []Run {
-	return []Run{
+	runs := []Run{
 		{Backend: model.BackendTRTLLM, Model: llama70, System: "h200_sxm", Precision: "fp8",
 			Script: "benchmarks/70b_fp8_h200_trt_slurm.sh@73ef92251", Image: "TensorRT-LLM (InferenceX's 2025 trtllm-serve image)", NotModelled: trtllmNM,
 			Benchmark: trtllmInferenceX(func(b *Benchmark) { b.BatchedTokensIsModelLen = true })},
@@ -81,9 +86,6 @@ func backendRuns() []Run {
 		backendGapAnalysis(model.BackendTRTLLM, qwen32, "h100_sxm", "fp8"),
 		backendGapAnalysis(model.BackendTRTLLM, qwen235, "h100_sxm", "fp8"),
 		backendGapAnalysis(model.BackendTRTLLM, llama8Meta, "h100_sxm", ""),
-		backendGapAnalysis(model.BackendSGLang, "deepseek-ai/DeepSeek-V3", "h200_sxm", "fp8"),
-		backendGapAnalysis(model.BackendSGLang, "deepseek-ai/DeepSeek-R1", "h200_sxm", "fp8"),
-		backendGapAnalysis(model.BackendSGLang, "deepseek-ai/DeepSeek-V3", "b200_sxm", "fp8"),
-		backendGapAnalysis(model.BackendSGLang, "deepseek-ai/DeepSeek-R1", "b200_sxm", "fp8"),
 	}
+	return append(runs, dsr1SGLangRuns()...)
 }

@@ -54,14 +54,18 @@ func TestValidateAIConfiguratorBackendSample(t *testing.T) {
 	}
 	// The 2,291 aggregated rows: disaggregated ones are read as their mode (disagg.go), even
 	// the 4 whose concurrency is unrecorded.
-	if len(rows) != 2291 || rep.Validated < 838 || rep.Validated+rep.Skipped != len(rows) {
-		t.Fatalf("%d SGLang and TRT-LLM rows, %d validated, %d skipped; want 2,291, at least 838, every row one or the other", len(rows), rep.Validated, rep.Skipped)
+	// 779 validated since SGLang's DeepSeek rows replay as the InferenceX runs they are
+	// (sglangruns.go): the 59 B200 rows copied without a config id, which mix in the EAGLE
+	// config's, are skipped (838 before).
+	if len(rows) != 2291 || rep.Validated < 779 || rep.Validated+rep.Skipped != len(rows) {
+		t.Fatalf("%d SGLang and TRT-LLM rows, %d validated, %d skipped; want 2,291, at least 779, every row one or the other", len(rows), rep.Validated, rep.Skipped)
 	}
-	// 12 groups since SGLang's DeepSeek rows are priced (model/mla_ops.go); their TTFT raised
-	// the median from 34.4 %.
+	// 11 groups: the DeepSeek H200 groups' TTFT MAPE fell from 167.7 to 35.0 % with their
+	// runs' client and flags (the median from 44.5 %); the TPOT median rose from 19.0 % as
+	// the skipped B200 group (55.1 %) left.
 	groups, ttftMedian, tpotMedian := groupMedians(rep, 10)
-	if groups < 12 || ttftMedian > 44.6 || tpotMedian > 19.1 {
-		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 12, <= 44.6 %%, <= 19.1 %%",
+	if groups < 11 || ttftMedian > 35.1 || tpotMedian > 19.5 {
+		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.2f %%, TPOT MAPE %.2f %%; want >= 11, <= 35.1 %%, <= 19.5 %%",
 			groups, ttftMedian, tpotMedian)
 	}
 	t.Logf("%d of %d SGLang and TRT-LLM rows validated; %d groups; median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%", rep.Validated, len(rows), groups, ttftMedian, tpotMedian)

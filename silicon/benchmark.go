@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/routerlab/routerlab/engine"
 	"github.com/routerlab/routerlab/model"
 )
 
@@ -87,6 +88,10 @@ type Benchmark struct {
 	// FusedMoEParallelConfig without expert parallelism) whatever moe_ep the row is labelled
 	// with; nil replays the row's labels.
 	ExpertParallel *bool `json:"expert_parallel,omitempty"`
+	// SGLangMaxPrefillTokens and SGLangRecvInterval are SGLang's --max-prefill-tokens and
+	// --scheduler-recv-interval (engine.SchedulerConfig; 0: SGLang's defaults).
+	SGLangMaxPrefillTokens int `json:"sglang_max_prefill_tokens,omitempty"`
+	SGLangRecvInterval     int `json:"sglang_scheduler_recv_interval,omitempty"`
 	// TimingReference prices the replay (model.ReferenceSilicon when empty; dynosim shows how
 	// Dynamo's mocker with AIConfigurator's pricing fares against the measurements).
 	TimingReference string `json:"timing_reference,omitempty"`
@@ -239,6 +244,8 @@ func (b Benchmark) check() error {
 	case b.APIServerTokenizeBatching != "" && !slices.Contains(model.TokenizeBatchings(), b.APIServerTokenizeBatching):
 		return fmt.Errorf("silicon: benchmark %s: api_server_tokenize_batching %q, want one of %s", b.Name, b.APIServerTokenizeBatching,
 			strings.Join(model.TokenizeBatchings(), ", "))
+	case b.SGLangMaxPrefillTokens < 0 || b.SGLangRecvInterval < 0:
+		return fmt.Errorf("silicon: benchmark %s: negative sglang max_prefill_tokens or scheduler_recv_interval", b.Name)
 	case b.MaxNumBatchedTokens < 0 || b.BatchedTokensPerISL < 0 || b.ExtraModelLen < 0 || b.MaxModelLen < 0:
 		return fmt.Errorf("silicon: benchmark %s: negative batched tokens or model length", b.Name)
 	case !slices.Contains(model.KVCacheDtypes(), b.KVCacheDtype):
@@ -382,4 +389,9 @@ func (b Benchmark) String() string {
 	}
 	return fmt.Sprintf("%s: %s KV cache, block %d, %s, %s, max_num_seqs %s, %s scheduling, %s, %s, %s; %s, %s, %d warm-up + %d timed requests per slot",
 		b.Name, b.KVCacheDtype, b.BlockSize, budget, tokens, seqs, sched, cache, fp32, graphs, lengths, prompts, b.WarmupPerSlot, b.RequestsPerSlot)
+}
+
+// scheduler is the engine's scheduler arguments under this benchmark.
+func (b Benchmark) scheduler() engine.SchedulerConfig {
+	return engine.SchedulerConfig{SGLangMaxPrefillTokens: b.SGLangMaxPrefillTokens, SGLangRecvInterval: b.SGLangRecvInterval}
 }

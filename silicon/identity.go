@@ -1,6 +1,7 @@
 package silicon
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -39,13 +40,21 @@ func canonicalRows() (sample, shared string) {
 		if run.Undated {
 			date = ""
 		}
-		tp := servingTP(run, Row{Backend: string(backend), Model: run.Model, System: run.System, Precision: run.Precision, Measured: date, BackendVersion: run.version(), ISL: 1024, OSL: 64, Concurrency: 4})
-		src := fmt.Sprintf("config_id=%d; silicon_concurrency=4; measured=%s", i, date)
+		// A row of the run's branch of its script (RunShape), else 1,024 prompt and 64 output
+		// tokens at c 4 on the smallest layout priced.
+		isl, osl, conc, tp := cmp.Or(run.Shape.ISL, 1024), cmp.Or(run.Shape.OSL, 64), max(run.Shape.MinConcurrency, 4), run.Shape.TP
+		if tp == 0 {
+			tp = servingTP(run, Row{Backend: string(backend), Model: run.Model, System: run.System, Precision: run.Precision, Measured: date, BackendVersion: run.version(), ISL: isl, OSL: osl, Concurrency: conc})
+		}
+		src := fmt.Sprintf("config_id=%d; silicon_concurrency=%d; measured=%s", i, conc, date)
+		if run.Shape.NoConfigID {
+			src = fmt.Sprintf("silicon_concurrency=%d; measured=%s", conc, date)
+		}
 		if i%2 == 1 { // the MoE and attention labels left blank, as collections of dense runs do
-			fmt.Fprintf(&b, "%q,vllm,%s,%s,%s,%s,agg,1024,64,,,4,%d,1,,,,95.5,9.25\n", src, run.version(), run.Model, run.System, run.Precision, tp)
+			fmt.Fprintf(&b, "%q,%s,%s,%s,%s,%s,agg,%d,%d,,,%d,%d,1,,,,95.5,9.25\n", src, backend, run.version(), run.Model, run.System, run.Precision, isl, osl, conc, tp)
 			continue
 		}
-		row(src, run.Model, run.System, run.Precision, run.version(), "agg", 1024, 64, 4, tp, 1, 1, tp, 1)
+		row(src, run.Model, run.System, run.Precision, run.version(), "agg", isl, osl, conc, tp, 1, 1, tp, 1)
 		if i == 0 {
 			row(src, run.Model, run.System, run.Precision, run.version(), "agg", 1024, 64, 2, 2, 1, 2, 1, 4)    // converted DEP
 			row(src, run.Model, run.System, run.Precision, run.version(), "agg", 1024, 64, 4, 1, 1, 4, 1, 4)    // DEP: skipped

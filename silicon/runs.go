@@ -19,6 +19,10 @@ type Run struct {
 	// Undated runs claim only the rows without a measured date (a collection's undated copies
 	// of a dated run's rows).
 	Undated bool `json:"undated,omitempty"`
+	// Shape narrows the run to the rows of one branch of its script (zero fields: any).
+	Shape RunShape `json:"shape,omitzero"`
+	// Skip, when set, is why the run's rows are not replayed.
+	Skip string `json:"skip,omitempty"`
 	// Script is the benchmark script at the commit the rows ran (SemiAnalysisAI/InferenceX),
 	// or the collection that measured them.
 	Script string `json:"script"`
@@ -209,7 +213,7 @@ func InferenceXRuns() []Run {
 	runs = append(runs, backendRuns()...)
 	for i, r := range runs {
 		if r.Benchmark.APIServerTokenizeNS > 0 {
-			runs[i].Benchmark.APIServerTokenizeBatching = model.TokenizeBatchingOf(r.version())
+			runs[i].Benchmark.APIServerTokenizeBatching = tokenizeBatchingOf(r)
 		}
 	}
 	return append(runs, kimiGapAnalysis(runs)...)
@@ -344,11 +348,48 @@ func runOf(r Row) Run {
 	for _, run := range InferenceXRuns() {
 		if run.Backend.OrDefault() == model.Backend(r.Backend).OrDefault() &&
 			run.Model == m && run.System == sku && run.Precision == r.Precision && (!run.Undated || r.Measured == "") &&
-			(run.From == "" || r.Measured >= run.From) && (run.To == "" || (r.Measured != "" && r.Measured <= run.To)) {
+			(run.From == "" || r.Measured >= run.From) && (run.To == "" || (r.Measured != "" && r.Measured <= run.To)) && run.Shape.holds(r) {
 			return run
 		}
 	}
 	return Run{Model: m, System: sku, Precision: r.Precision,
 		Script: "benchmarks/single_node/minimaxm2.5_fp8_b200.sh@bddbf4031 (VLLM_FLOAT32_MATMUL_PRECISION=high from 41ed82dc1)",
 		Image:  "vllm/vllm-openai:v0.19.0-cu130", Benchmark: InferenceX()}
+}
+
+// RunShape is the branch of a script a row took: its ISL and OSL, its TP size, a
+// concurrency range, or whether the row carries its config id (zero values: any).
+type RunShape struct {
+	ISL            int  `json:"isl,omitempty"`
+	OSL            int  `json:"osl,omitempty"`
+	TP             int  `json:"tp,omitempty"`
+	MinConcurrency int  `json:"min_concurrency,omitempty"`
+	MaxConcurrency int  `json:"max_concurrency,omitempty"`
+	NoConfigID     bool `json:"no_config_id,omitempty"`  // only rows whose collection left out the config id
+	HasConfigID    bool `json:"has_config_id,omitempty"` // only rows that name it
+}
+
+// holds reports whether row r took this branch.
+func (s RunShape) holds(r Row) bool {
+	return (s.ISL == 0 || r.ISL == s.ISL) && (s.OSL == 0 || r.OSL == s.OSL) && (s.TP == 0 || r.TP == s.TP) &&
+		(s.MinConcurrency == 0 || r.Concurrency >= s.MinConcurrency) && (s.MaxConcurrency == 0 || r.Concurrency <= s.MaxConcurrency) &&
+		(!s.NoConfigID || r.ConfigID == "") && (!s.HasConfigID || r.ConfigID != "")
+}
+
+// disjoint reports whether no row can take both branches.
+func (s RunShape) disjoint(o RunShape) bool {
+	differ := func(a, b int) bool { return a != 0 && b != 0 && a != b }
+	below := func(hi, lo int) bool { return hi != 0 && lo != 0 && hi < lo }
+	return differ(s.ISL, o.ISL) || differ(s.OSL, o.OSL) || differ(s.TP, o.TP) ||
+		below(s.MaxConcurrency, o.MinConcurrency) || below(o.MaxConcurrency, s.MinConcurrency) ||
+		s.NoConfigID && o.HasConfigID || s.HasConfigID && o.NoConfigID
+}
+
+// tokenizeBatchingOf is how run r's server tokenises text prompts: as its vLLM release
+// batches them; SGLang's TokenizerManager and TensorRT-LLM's server one request at a time.
+func tokenizeBatchingOf(r Run) string {
+	if r.Backend.OrDefault() != model.BackendVLLM {
+		return model.TokenizeSerial
+	}
+	return model.TokenizeBatchingOf(r.version())
 }

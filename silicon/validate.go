@@ -213,6 +213,8 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 		switch {
 		case r.Unsupported != "":
 			res.Skipped = r.Unsupported
+		case run.Skip != "":
+			res.Skipped = run.Skip
 		case sim.MoETP*sim.MoEEP != sim.TP*sim.AttentionDP:
 			res.Skipped = fmt.Sprintf("labels tp %d, attention_dp %d, moe_tp %d, moe_ep %d do not describe one worker", r.TP, r.AttentionDP, r.MoETP, r.MoEEP)
 		case sim.AttentionDP > 1:
@@ -298,7 +300,7 @@ func replay(ctx context.Context, d model.Deployment, r Row, b Benchmark, seed ui
 	d.NumGPUBlocks = w.Capacity().NumGPUBlocks
 	rc := router.DefaultConfig()
 	rc.BlockSize = d.BlockSize
-	cfg := engine.Config{Workers: 1, Worker: d, Router: rc, ReplayConcurrency: r.Concurrency, Seed: seed}
+	cfg := engine.Config{Workers: 1, Worker: d, Router: rc, ReplayConcurrency: r.Concurrency, Seed: seed, Scheduler: b.scheduler()}
 	rep, err := benchmarkRun(ctx, cfg, w, r, b, seed)
 	if err != nil {
 		return 0, 0, 0, err
