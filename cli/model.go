@@ -655,7 +655,7 @@ budget before vLLM 0.21). The flags below override single settings of every row'
 	fs.IntVar(&seqs, "max-num-seqs", 0, "running requests at most (default: the benchmark's, 1024)")
 	fs.IntVar(&block, "block-size", 0, "KV block size in tokens (default: the benchmark's)")
 	fs.StringVar(&kvDtype, "kv-cache-dtype", "", "KV cache dtype: fp8 or bf16 (default: the benchmark's, fp8)")
-	fs.StringVar(&budget, "memory-budget", "", memoryBudgetUsage+" (default: the run's; vllm for vLLM's servers, sglang for SGLang's)")
+	fs.StringVar(&budget, "memory-budget", "", memoryBudgetUsage+" (default: the run's; each engine's own for its servers)")
 	fs.StringVar(&fp32, "float32-matmul-precision", "", "VLLM_FLOAT32_MATMUL_PRECISION of every row: highest or high (default: the benchmark's; InferenceX: high in runs from 2026-04-22, when its script set it)")
 	fs.BoolVar(&async, "async-scheduling", false, "vLLM's async scheduling: a request arriving during a step joins the step after next (default: the benchmark's)")
 	fs.BoolVar(&prefix, "prefix-caching", false, "vLLM's prefix caching (default: the benchmark's)")
@@ -693,7 +693,7 @@ func captureWords(d model.Deployment) string {
 }
 
 // memoryBudgetUsage describes --memory-budget for model info and model validate.
-const memoryBudgetUsage = "how the KV cache's memory is computed: aiconfigurator (its vLLM budget: capacity × utilisation × 0.98 − weights, activations, NCCL, runtime) or vllm (what vLLM's profiler takes off before 0.21: weights and activations; NCCL and CUDA graphs sit outside its budget) or sglang (SGLang's: the utilisation as mem_fraction_static of the memory free after NCCL, less the weights; activations outside it)"
+const memoryBudgetUsage = "how the KV cache's memory is computed: aiconfigurator (its vLLM budget: capacity × utilisation × 0.98 − weights, activations, NCCL, runtime) or vllm (what vLLM's profiler takes off before 0.21: weights and activations; NCCL and CUDA graphs sit outside its budget) or sglang (SGLang's: the utilisation as mem_fraction_static of the memory free after NCCL, less the weights; activations outside it) or trtllm (TensorRT-LLM's: the utilisation as free_gpu_memory_fraction of what remains after weights, activations and NCCL)"
 
 // backendFlag is a pflag.Value for a model.Backend.
 type backendFlag struct{ b *model.Backend }

@@ -149,10 +149,15 @@ func (w *Worker) Capacity() Capacity {
 		// 139.8 of 141 on an H200, 178.35 of 180 on a B200).
 		kvBytes -= nccl + g.OtherMem
 	}
-	if d.Budget() == MemoryBudgetSGLang {
+	switch d.Budget() {
+	case MemoryBudgetSGLang:
 		// SGLang's fraction applies to the memory free once NCCL is set up; activations and
 		// CUDA graphs live outside it.
 		kvBytes += act - int64(d.GPUMemoryUtilization*float64(nccl))
+	case MemoryBudgetTRTLLM:
+		// TensorRT-LLM's fraction applies to what its profiling step left free.
+		whole := int64(float64(g.MemCapacity) * (1 - KVTolerance))
+		kvBytes = int64(d.GPUMemoryUtilization * float64(whole-weights-act-nccl))
 	}
 	elem := s.KVCacheBytes
 	if d.KVCacheDtype == KVFP8 {
@@ -207,6 +212,8 @@ func (c Capacity) String() string {
 	switch c.budget {
 	case MemoryBudgetSGLang:
 		fmt.Fprintf(&b, "  − NCCL × %.2f       %s (set up before SGLang measures the memory its fraction applies to)\n", c.GPUMemoryUtilization, gb(int64(c.GPUMemoryUtilization*float64(c.NCCLBytes))))
+	case MemoryBudgetTRTLLM:
+		fmt.Fprintf(&b, "  − NCCL              %s; TensorRT-LLM takes %.2f of what is left after the weights, activations and NCCL of the whole memory\n", gb(c.NCCLBytes), c.GPUMemoryUtilization)
 	case MemoryBudgetVLLM:
 		fmt.Fprintf(&b, "  (NCCL              %s, allocated before vLLM's baseline snapshot: outside its budget)\n", gb(c.NCCLBytes))
 		fmt.Fprintf(&b, "  (runtime/other     %s, AIConfigurator's padding for CUDA graphs and the context: outside vLLM's budget before 0.21)\n", gb(c.OtherBytes))

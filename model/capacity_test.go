@@ -217,3 +217,21 @@ func TestMemoryBudgetSGLang(t *testing.T) {
 		t.Fatalf("the arithmetic does not say the activations are outside the budget:\n%s", s)
 	}
 }
+
+// TensorRT-LLM's budget (pyexecutor/_util.py, cal_max_tokens): free_gpu_memory_fraction of
+// what the profiling step leaves of the whole memory once the weights, the activation peak
+// and NCCL's memory are taken, not a fraction of the whole less those.
+func TestMemoryBudgetTRTLLM(t *testing.T) {
+	d := SeedDeployment()
+	d.MemoryBudget = MemoryBudgetTRTLLM
+	w, err := NewWorker(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := w.Capacity()
+	whole := int64(float64(c.GPUMemoryBytes) * (1 - KVTolerance))
+	want := int64(d.GPUMemoryUtilization * float64(whole-c.WeightBytes-c.ActivationBytes-c.NCCLBytes))
+	if vllm := seedWorker(t).Capacity(); c.KVBytes != want || c.KVBytes <= vllm.KVBytes {
+		t.Fatalf("trtllm budget: KV %d B, want %d (and above vLLM's %d at utilisation %.2f)", c.KVBytes, want, vllm.KVBytes, d.GPUMemoryUtilization)
+	}
+}

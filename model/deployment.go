@@ -91,7 +91,8 @@ type Deployment struct {
 	// system file's NCCL and runtime memory off; MemoryBudgetVLLM is what vLLM's own profiler
 	// (v1 gpu_worker.determine_available_memory, releases 0.11 to 0.20) takes off: weights and
 	// the profile step's activation peak only; MemoryBudgetSGLang is SGLang's
-	// mem_fraction_static, weights and KV cache only. "": the timing reference's (Budget).
+	// mem_fraction_static, weights and KV cache only; MemoryBudgetTRTLLM a fraction of what
+	// TensorRT-LLM's profiling leaves free. "": the timing reference's (Budget).
 	MemoryBudget string
 }
 
@@ -184,11 +185,16 @@ const (
 	// what is left of mem_fraction_static (GPUMemoryUtilization) of the memory free once NCCL
 	// is set up, after the weights are loaded; activations and CUDA graphs live in the rest.
 	MemoryBudgetSGLang = "sglang"
+	// MemoryBudgetTRTLLM is TensorRT-LLM's (PyTorch flow, pyexecutor/_util.py,
+	// cal_max_tokens): free_gpu_memory_fraction (GPUMemoryUtilization) of what the profiling
+	// step leaves free — the memory less the weights, the activation peak at max_num_tokens
+	// and the non-torch memory (NCCL).
+	MemoryBudgetTRTLLM = "trtllm"
 )
 
 // MemoryBudgets lists the supported KV-cache memory budgets.
 func MemoryBudgets() []string {
-	return []string{MemoryBudgetAIConfigurator, MemoryBudgetVLLM, MemoryBudgetSGLang}
+	return []string{MemoryBudgetAIConfigurator, MemoryBudgetVLLM, MemoryBudgetSGLang, MemoryBudgetTRTLLM}
 }
 
 // Budget is the memory budget d sizes its KV cache with. Unset, it follows the timing

@@ -14,13 +14,14 @@ const llama8Meta = "meta-llama/Llama-3.1-8B-Instruct"
 // graphs of generation batches up to 1,024 (cuda_graph_config max_batch_size 1024, padded),
 // TRT-LLM's 32-token KV blocks (tokens_per_block's default), max_batch_size's default 2,048,
 // its overlap scheduler (on by default: a step is scheduled while the previous one runs, as
-// vLLM's async scheduling), the KV cache at free_gpu_memory_fraction's default 0.9 (priced as
-// a 0.9 memory utilisation); client as every 2025 InferenceX run: benchmark_serving.py's random
+// vLLM's async scheduling), the KV cache at free_gpu_memory_fraction's default 0.9 of what its
+// profiling step leaves free (model.MemoryBudgetTRTLLM); client as every 2025 InferenceX run: benchmark_serving.py's random
 // dataset at range ratio 0.8, 10 × CONC prompts, no warm-up, text prompts tokenised by the
 // server. set applies the script's own max_num_tokens.
 func trtllmInferenceX(set func(*Benchmark)) Benchmark {
 	return ix("2025-10-29", func(b *Benchmark) {
 		b.KVCacheDtype, b.BlockSize, b.PrefixCaching, b.AsyncScheduling = model.KVFP8, 32, false, true
+		b.MemoryBudget = model.MemoryBudgetTRTLLM
 		b.MaxNumSeqs, b.MaxCUDAGraphCaptureSize = 2048, 1024
 		set(b)
 	})
@@ -43,7 +44,8 @@ const trtllmNM = "stream_interval 10 (tokens streamed in tens); at 1k/1k below T
 // cuda_graph_max_bs (model: 256 below TP 4 on Hopper, 512 from it).
 //
 // TRT-LLM (tensorrt_llm/llmapi/llm_args.py): max_num_tokens 8,192, max_batch_size 2,048,
-// 32-token blocks with block reuse on, free_gpu_memory_fraction 0.9, the overlap scheduler on,
+// 32-token blocks with block reuse on, free_gpu_memory_fraction 0.9 of what the profiling step
+// leaves free (model.MemoryBudgetTRTLLM), the overlap scheduler on,
 // CUDA graphs of generation batches up to 128.
 func backendGapAnalysis(b model.Backend, m, sku, precision string) Run {
 	bench := Benchmark{Name: "aic-gap-analysis-" + string(b), KVCacheDtype: model.KVBF16, BlockSize: 16, GPUMemoryUtilization: 0.9,
@@ -51,7 +53,7 @@ func backendGapAnalysis(b model.Backend, m, sku, precision string) Run {
 		Float32MatmulPrecision: model.PrecisionHighest, RangeRatio: 1, RequestsPerSlot: 10, WarmupPerSlot: 2}
 	image := "SGLang under Dynamo's sglang runtime (the collection's version directory)"
 	if b == model.BackendTRTLLM {
-		bench.BlockSize, bench.MaxNumSeqs = 32, 2048
+		bench.BlockSize, bench.MaxNumSeqs, bench.MemoryBudget = 32, 2048, model.MemoryBudgetTRTLLM
 		image = "TensorRT-LLM under Dynamo's trtllm runtime (the collection's version directory)"
 	} else {
 		// SGLang's KV pool: mem_fraction_static of the memory free at start, less the weights
