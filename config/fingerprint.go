@@ -315,6 +315,9 @@ func (f *File) settings(tr *trace.Trace, tables string, list func(string) string
 	if sc := f.Scheduler; sc.SGLangMaxPrefillTokens != 0 {
 		add("search_space.sglang_max_prefill_tokens", strconv.Itoa(sc.SGLangMaxPrefillTokens))
 	}
+	if sc := f.Scheduler; sc.SGLangRecvInterval != 0 {
+		add("search_space.sglang_scheduler_recv_interval", strconv.Itoa(sc.SGLangRecvInterval))
+	}
 	if sc := f.Scheduler; sc.SGLangConservativeness != 0 {
 		add("search_space.sglang_schedule_conservativeness", num(sc.SGLangConservativeness))
 	}

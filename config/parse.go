@@ -262,6 +262,8 @@ func (f *File) setSearch(path, key string, n ast.Node) error {
 		return f.oneOf(path, n, &f.Scheduler.SGLangPolicy, []string{engine.SGLangFCFS, engine.SGLangLPM})
 	case "sglang_max_prefill_tokens":
 		return f.integer(path, n, &f.Scheduler.SGLangMaxPrefillTokens, 0, 1<<22)
+	case "sglang_scheduler_recv_interval":
+		return f.integer(path, n, &f.Scheduler.SGLangRecvInterval, 0, 1000)
 	case "sglang_schedule_conservativeness":
 		return f.number(path, n, &f.Scheduler.SGLangConservativeness, 0, 100)
 	case "trtllm_enable_chunked_prefill":
