@@ -55,7 +55,7 @@ func quantBytes(dtype string, rows, cols int64, block int, unquant int64) int64 
 		return n + 4
 	case "nvfp4":
 		return n/2 + n/16
-	case "w4a16_mxfp4":
+	case "w4a16_mxfp4", "w4a8_mxfp4_mxfp8": // MXFP4 weights: an 8-bit scale per 32
 		return n/2 + n/32
 	case "int4_wo":
 		return n/2 + n/16 // compressed-tensors W4A16: a BF16 scale per group of 32 (Kimi-K2)
@@ -149,6 +149,14 @@ func (w *Worker) Capacity() Capacity {
 		// 139.8 of 141 on an H200, 178.35 of 180 on a B200).
 		kvBytes -= nccl + g.OtherMem
 	}
+	if d.Budget() == MemoryBudgetFreeFraction {
+		// TensorRT-LLM sizes its cache after loading the weights and running a profiling
+		// step of max_num_tokens: kv_cache_config.free_gpu_memory_fraction of the memory
+		// then free (KvCacheCreator, tensorrt_llm/_torch/pyexecutor/_util.py), the NCCL
+		// buffers and the runtime already allocated.
+		free := int64(float64(g.MemCapacity)*(1-KVTolerance)) - weights - act - nccl - g.OtherMem
+		kvBytes = int64(float64(free) * d.GPUMemoryUtilization)
+	}
 	elem := s.KVCacheBytes
 	if d.KVCacheDtype == KVFP8 {
 		elem = 1
@@ -191,8 +199,14 @@ func (c Capacity) String() string {
 	var b strings.Builder
 	gb := func(x int64) string { return fmt.Sprintf("%8.2f GB", float64(x)/1e9) }
 	budget := "; memory_budget " + c.budget // the default follows the timing reference (Deployment.Budget): always named
-	fmt.Fprintf(&b, "GPU memory            %s × %.2f utilisation × %.2f = %s usable per GPU (%d GPUs%s)\n",
-		gb(c.GPUMemoryBytes), c.GPUMemoryUtilization, 1-KVTolerance, gb(c.UsableBytes), c.GPUs, budget)
+	free := c.budget == MemoryBudgetFreeFraction
+	if free {
+		fmt.Fprintf(&b, "GPU memory            %s × %.2f = %s per GPU (%d GPUs%s)\n",
+			gb(c.GPUMemoryBytes), 1-KVTolerance, gb(int64(float64(c.GPUMemoryBytes)*(1-KVTolerance))), c.GPUs, budget)
+	} else {
+		fmt.Fprintf(&b, "GPU memory            %s × %.2f utilisation × %.2f = %s usable per GPU (%d GPUs%s)\n",
+			gb(c.GPUMemoryBytes), c.GPUMemoryUtilization, 1-KVTolerance, gb(c.UsableBytes), c.GPUs, budget)
+	}
 	fmt.Fprintf(&b, "  − weights           %s\n", gb(c.WeightBytes))
 	fmt.Fprintf(&b, "  − activations       %s\n", gb(c.ActivationBytes))
 	if c.budget == MemoryBudgetVLLM {
@@ -201,6 +215,9 @@ func (c Capacity) String() string {
 	} else {
 		fmt.Fprintf(&b, "  − NCCL              %s\n", gb(c.NCCLBytes))
 		fmt.Fprintf(&b, "  − runtime/other     %s\n", gb(c.OtherBytes))
+	}
+	if free {
+		fmt.Fprintf(&b, "  × %.2f free_gpu_memory_fraction\n", c.GPUMemoryUtilization)
 	}
 	fmt.Fprintf(&b, "  = KV cache          %s per GPU\n", gb(c.KVBytes))
 	if c.mlaLatent > 0 {

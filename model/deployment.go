@@ -90,7 +90,8 @@ type Deployment struct {
 	// MemoryBudgetAIConfigurator is AIConfigurator's vLLM budget, which also takes the
 	// system file's NCCL and runtime memory off; MemoryBudgetVLLM is what vLLM's own profiler
 	// (v1 gpu_worker.determine_available_memory, releases 0.11 to 0.20) takes off: weights and
-	// the profile step's activation peak only. "": the timing reference's (Budget).
+	// the profile step's activation peak only; MemoryBudgetFreeFraction is TensorRT-LLM's
+	// share of the memory left free. "": the timing reference's (Budget).
 	MemoryBudget string
 }
 
@@ -179,10 +180,16 @@ func (d Deployment) TokenizeBatching() string {
 const (
 	MemoryBudgetAIConfigurator = "aiconfigurator"
 	MemoryBudgetVLLM           = "vllm"
+	// MemoryBudgetFreeFraction is TensorRT-LLM's: GPUMemoryUtilization is then
+	// kv_cache_config.free_gpu_memory_fraction, the share of the memory left free once the
+	// weights are loaded and the profiling step has run.
+	MemoryBudgetFreeFraction = "free_gpu_memory_fraction"
 )
 
 // MemoryBudgets lists the supported KV-cache memory budgets.
-func MemoryBudgets() []string { return []string{MemoryBudgetAIConfigurator, MemoryBudgetVLLM} }
+func MemoryBudgets() []string {
+	return []string{MemoryBudgetAIConfigurator, MemoryBudgetVLLM, MemoryBudgetFreeFraction}
+}
 
 // Budget is the memory budget d sizes its KV cache with. Unset, it follows the timing
 // reference, the one place that default is read: silicon models a vLLM worker, whose cache
