@@ -65,14 +65,14 @@ func TestValidateAIConfiguratorBackendSample(t *testing.T) {
 	}
 	// The 2,291 aggregated rows: disaggregated ones are read as their mode (disagg.go), even
 	// the 4 whose concurrency is unrecorded.
-	if len(rows) != 2291 || rep.Validated < 1365 || rep.Validated+rep.Skipped != len(rows) {
-		t.Fatalf("%d SGLang and TRT-LLM rows, %d validated, %d skipped; want 2,291, at least 1,365, every row one or the other", len(rows), rep.Validated, rep.Skipped)
+	if len(rows) != 2291 || rep.Validated < 1380 || rep.Validated+rep.Skipped != len(rows) {
+		t.Fatalf("%d SGLang and TRT-LLM rows, %d validated, %d skipped; want 2,291, at least 1,380, every row one or the other", len(rows), rep.Validated, rep.Skipped)
 	}
 	// 21 groups since TRT-LLM's DeepSeek, gpt-oss and Qwen3-235B experts are priced
 	// (model/backendkernels.go); 12 before, at 44.5 % and 19.0 %.
 	groups, ttftMedian, tpotMedian := groupMedians(rep, 10)
-	if groups < 21 || ttftMedian > 45.7 || tpotMedian > 22.2 {
-		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 21, <= 45.7 %%, <= 22.2 %%",
+	if groups < 21 || ttftMedian > 45.7 || tpotMedian > 22.4 {
+		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 21, <= 45.7 %%, <= 22.4 %%",
 			groups, ttftMedian, tpotMedian)
 	}
 	t.Logf("%d of %d SGLang and TRT-LLM rows validated; %d groups; median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%", rep.Validated, len(rows), groups, ttftMedian, tpotMedian)

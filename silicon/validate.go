@@ -133,14 +133,15 @@ func convertedDEP(r Row) (Row, string, bool) {
 }
 
 // productTEP reads an SGLang or TensorRT-LLM row labelled tp = moe_tp × moe_ep with moe_tp =
-// moe_ep = N (tp 16 with 4 × 4, tp 64 with 8 × 8) as the TEP worker that measured it: tp N,
-// experts spread over its N GPUs. AIConfigurator's sample labels some of its TEP runs so: each
-// such row whose run another collection file also lists carries, to the last digit, the TTFT
-// and TPOT of the row there labelled tp N, moe_ep N (72 of the 284 in the sample; none matches
-// a row of another layout).
+// moe_ep = N ≥ 4 (tp 16 with 4 × 4, tp 64 with 8 × 8: more GPUs than a node holds) as the TEP
+// worker that measured it: tp N, experts spread over its N GPUs. AIConfigurator's sample labels
+// some of its TEP runs so: each such row whose run another collection file also lists carries,
+// to the last digit, the TTFT and TPOT of the row there labelled tp N, moe_ep N (72 of the 257
+// in the sample; none matches a row of another layout). At N = 2 (tp 4 with 2 × 2) the label
+// is an ordinary 4-GPU layout, and no row contradicts it.
 func productTEP(r Row) (Row, string, bool) {
 	n := r.MoEEP
-	if r.Backend == "" || r.Backend == string(model.BackendVLLM) || r.AttentionDP != 1 || n < 2 || r.MoETP != n || r.TP != n*n {
+	if r.Backend == "" || r.Backend == string(model.BackendVLLM) || r.AttentionDP != 1 || n < 4 || r.MoETP != n || r.TP != n*n {
 		return r, "", false
 	}
 	note := fmt.Sprintf("labelled tp %d, moe_tp %d, moe_ep %d: validated as TEP (tp %d, moe_ep %d), the run the label multiplies out", r.TP, r.MoETP, r.MoEEP, n, n)
