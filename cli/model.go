@@ -570,7 +570,7 @@ budget before vLLM 0.21). The flags below override single settings of every row'
 					b.MaxNumSeqsIsConcurrency = false
 				}
 				if fl.Changed("max-num-batched-tokens") {
-					b.MaxNumBatchedTokens, b.BatchedTokensPerISL = batched, 0
+					b.MaxNumBatchedTokens, b.BatchedTokensPerISL, b.BatchedTokensAboveBatch = batched, 0, 0
 				}
 				if fl.Changed("kv-cache-dtype") {
 					b.KVCacheDtype = kvDtype

@@ -202,7 +202,34 @@ const (
 // params_dtype float32, hidden_states.to(float32)).
 var fp32GateFamilies = []string{"minimax_m2"}
 
-func parseLLMSpec(path string, b []byte) (LLMSpec, error) {
+func parseLLMSpec(path string, b []byte) (LLMSpec, error) { return parseLLMSpecWith(path, b, nil) }
+
+// hfQuantConfig is a ModelOpt checkpoint's hf_quant_config.json, which holds the quantisation
+// its config.json leaves out (NVIDIA's NVFP4 DeepSeek-V3.1: config.json without
+// quantization_config).
+type hfQuantConfig struct {
+	Quantization *struct {
+		QuantAlgo string   `json:"quant_algo"`
+		Exclude   []string `json:"exclude_modules"`
+	} `json:"quantization"`
+}
+
+// parseHFQuantConfig reads an hf_quant_config.json as the quantization_config of a ModelOpt
+// checkpoint: its algorithm and the modules it leaves unquantised.
+func parseHFQuantConfig(path string, b []byte) (*quantConfig, error) {
+	var h hfQuantConfig
+	if err := json.Unmarshal(bytes.TrimPrefix(b, []byte("\ufeff")), &h); err != nil {
+		return nil, fmt.Errorf("model import: %s: %w", path, err)
+	}
+	if h.Quantization == nil || h.Quantization.QuantAlgo == "" {
+		return nil, fmt.Errorf("model import: %s: field quantization.quant_algo: missing", path)
+	}
+	return &quantConfig{Method: "modelopt", QuantAlgo: h.Quantization.QuantAlgo, Ignore: h.Quantization.Exclude}, nil
+}
+
+// parseLLMSpecWith parses a config.json; hfQuant, when config.json has no quantization_config,
+// is the checkpoint's from its hf_quant_config.json.
+func parseLLMSpecWith(path string, b []byte, hfQuant *quantConfig) (LLMSpec, error) {
 	b = bytes.TrimPrefix(b, []byte("\ufeff")) // a UTF-8 editor's byte-order mark, as YAML and traces allow
 	var wrap struct {
 		Text  json.RawMessage `json:"text_config"` // a multimodal checkpoint's language model
@@ -222,7 +249,7 @@ func parseLLMSpec(path string, b []byte) (LLMSpec, error) {
 		c.Quant = wrap.Quant
 	}
 	if c.Quant == nil {
-		c.Quant = &quantConfig{}
+		c.Quant = cmp.Or(hfQuant, &quantConfig{})
 	}
 	bad := func(field, format string, a ...any) (LLMSpec, error) {
 		return LLMSpec{}, fmt.Errorf("model import: %s: field %s: %s", path, field, fmt.Sprintf(format, a...))

@@ -88,3 +88,37 @@ func TestBackendKernelChoices(t *testing.T) {
 		t.Errorf("SGLang on B200 at TP 4: graphs up to %d, want cuda_graph_max_bs 512", d.CUDAGraphMaxTokens())
 	}
 }
+
+// TestTRTLLMExpertKernels pins which TensorRT-LLM expert rows price each checkpoint: the table
+// each collection holds for the kernel the engine runs (backendkernels.go).
+func TestTRTLLMExpertKernels(t *testing.T) {
+	for _, c := range []struct {
+		sku, quant            string
+		mla                   bool
+		source, version, rows string
+	}{
+		{"h200_sxm", "fp8_block", true, "moe_torch_flow", "", "fp8_block"},          // CUTLASS, H200's legacy label
+		{"h100_sxm", "fp8_block", false, "moe_torch_flow_cutlass", "", "fp8_block"}, // CUTLASS
+		{"b200_sxm", "fp8_block", true, "deepgemm", "1.3.0rc10", "fp8_block"},       // DeepSeek's shape on 8 GPUs
+		{"b200_sxm", "fp8_block", false, "deepgemm", "", "fp8_block"},
+		{"b200_sxm", "nvfp4", true, "moe_torch_flow_cutlass", "", "nvfp4"},
+		{"h200_sxm", "w4a16_mxfp4", false, "moe_torch_flow", "", "w4a16_mxfp4"},               // Hopper: every layout at 1.2.0rc5
+		{"b200_sxm", "w4a16_mxfp4", false, "moe_torch_flow", "1.3.0rc10", "w4a8_mxfp4_mxfp8"}, // Blackwell: MXFP8 activations
+	} {
+		mk, err := backendMoEKernel(BackendTRTLLM, c.sku, trtllmVersion, c.quant, c.mla)
+		if err != nil || mk.Source != c.source || mk.Version != c.version || mk.Quant != c.rows {
+			t.Errorf("%s %s (mla %v): %s %q at %q, %v; want %s %q at %q", c.sku, c.quant, c.mla, mk.Quant, mk.Source, mk.Version, err, c.rows, c.source, c.version)
+		}
+	}
+	for name, kernel := range map[string]string{
+		"deepseek-r1_h200_sxm_trtllm-1.2.0rc5_tp8-adp1-moetp8-moeep1.json.gz":         "moe_torch_flow",
+		"deepseek-r1_b200_sxm_trtllm-1.2.0rc5_tp8-adp1-moetp1-moeep8.json.gz":         "deepgemm",
+		"deepseek-v3_b200_sxm_trtllm-1.2.0rc5_tp4-adp1-moetp4-moeep1_nvfp4.json.gz":   "moe_torch_flow_cutlass",
+		"gpt-oss-120b_h200_sxm_trtllm-1.2.0rc5_tp4-adp1-moetp4-moeep1.json.gz":        "moe_torch_flow",
+		"qwen3-235b-a22b-fp8_h100_sxm_trtllm-1.2.0rc5_tp8-adp1-moetp1-moeep8.json.gz": "moe_torch_flow_cutlass",
+	} {
+		if got := embeddedTable(t, name).MoEKernel; got != kernel {
+			t.Errorf("%s: experts from %q, want %q", name, got, kernel)
+		}
+	}
+}

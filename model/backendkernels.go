@@ -39,9 +39,18 @@ func allReduceModes(b Backend) (graph, eager string) {
 // measured through vLLM's layer.
 //
 // TensorRT-LLM (its PyTorch flow's default moe_config.backend CUTLASS): the CUTLASS fused MoE
-// (moe_torch_flow_cutlass) for BF16, FP8 and NVFP4, DeepGEMM for block-FP8 on Blackwell (the
-// CUTLASS backend's block-scale path there), and the MXFP4 W4A16 flow for gpt-oss (measured
-// from 1.3.0rc10).
+// for BF16, FP8, NVFP4 and, on Hopper, block-FP8 (trtllmCutlassSource), DeepGEMM for block-FP8
+// on Blackwell (the CUTLASS backend's block-scale path there: CutlassFusedMoE._get_quant_method
+// takes DeepSeekFP8BlockScalesFusedMoEMethodDeepGemm on SM100, tensorrt_llm/_torch/modules/
+// fused_moe/fused_moe_cutlass.py). gpt-oss's MXFP4 experts run as TensorRT-LLM quantises
+// them (tensorrt_llm/_torch/model_config.py, ModelConfig.get_mxfp4_quant_algo): W4A16 on
+// Hopper, MXFP4 weights with MXFP8 activations (w4a8_mxfp4_mxfp8) on Blackwell under the
+// default backend; AIConfigurator's collector labels both moe_torch_flow
+// (collector/trtllm/collect_moe.py). Hopper's 1.2.0rc5 collections measure W4A16 at every
+// moe_tp × moe_ep; Blackwell's collections hold its W4A8 rows only from 1.3.0rc10 and only
+// expert-parallel (moe_tp 1), so a B200 gpt-oss layout with moe_tp > 1 has no rows. DeepGEMM at DeepSeek's expert shape (mla) is measured at 1.2.0rc5 only on 16 GPUs
+// or more (moe_tp × moe_ep ≥ 16); 1.3.0rc10 is the first collection with it on 8 (moe_tp 8 or
+// moe_ep 8), so DeepSeek's experts take those rows.
 func backendMoEKernel(b Backend, sku, version, quant string, mla bool) (MoEKernel, error) {
 	blackwell := strings.HasPrefix(sku, "b") || strings.HasPrefix(sku, "gb")
 	switch b.OrDefault() {
@@ -58,17 +67,33 @@ func backendMoEKernel(b Backend, sku, version, quant string, mla bool) (MoEKerne
 		}
 	case BackendTRTLLM:
 		switch {
+		case quant == "fp8_block" && blackwell && mla:
+			return MoEKernel{Version: "1.3.0rc10", Source: "deepgemm", Quant: quant}, nil
 		case quant == "fp8_block" && blackwell:
 			return MoEKernel{Source: "deepgemm", Quant: quant}, nil
+		case quant == "w4a16_mxfp4" && blackwell:
+			return MoEKernel{Version: "1.3.0rc10", Source: "moe_torch_flow", Quant: "w4a8_mxfp4_mxfp8"}, nil
 		case quant == "w4a16_mxfp4":
-			return MoEKernel{Version: "1.3.0rc10", Source: "moe_torch_flow", Quant: quant}, nil
-		case quant == "bfloat16" || quant == "fp8" || quant == "nvfp4":
-			return MoEKernel{Source: "moe_torch_flow_cutlass", Quant: quant}, nil
+			return MoEKernel{Source: "moe_torch_flow", Quant: quant}, nil
+		case quant == "bfloat16" || quant == "fp8" || quant == "nvfp4" || quant == "fp8_block":
+			return MoEKernel{Source: trtllmCutlassSource(sku, version), Quant: quant}, nil
 		}
 	default:
 		return defaultMoEKernel(sku, version, quant)
 	}
 	return MoEKernel{}, fmt.Errorf("model import: no expert kernel known for %s experts on %s under %s %s: pass --moe-kernel, --moe-quant and --moe-version", quant, sku, b, version)
+}
+
+// trtllmCutlassSource is the kernel_source under which a TensorRT-LLM collection on sku at
+// version labels the CUTLASS fused MoE: moe_torch_flow_cutlass since AIConfigurator's
+// collector names the backend it sets (collector/trtllm/collect_moe.py); H200's 1.2.0rc5
+// collection predates that and labels the same default-backend rows moe_torch_flow (it holds
+// no moe_torch_flow_cutlass row; its collection_meta.yaml says provenance legacy).
+func trtllmCutlassSource(sku, version string) string {
+	if sku == "h200_sxm" && version == trtllmVersion {
+		return "moe_torch_flow"
+	}
+	return "moe_torch_flow_cutlass"
 }
 
 // graphDecodeOnly tells whether backend b replays CUDA graphs for decode-only steps alone,
@@ -114,8 +139,8 @@ func backendImports() []ImportOptions {
 			Quantization: quant, GEMMQuant: gemm, Layouts: layouts(l...)}
 	}
 	const minimax, llama70, llama8 = "MiniMaxAI/MiniMax-M2.5", "meta-llama/Llama-3.1-70B", "meta-llama/Llama-3.1-8B-Instruct"
-	const qwen32, qwen235 = "Qwen/Qwen3-32B", "Qwen/Qwen3-235B-A22B-FP8"
-	const dsV3, dsR1 = "deepseek-ai/DeepSeek-V3", "deepseek-ai/DeepSeek-R1"
+	const qwen32, qwen235, gptOSS = "Qwen/Qwen3-32B", "Qwen/Qwen3-235B-A22B-FP8", "openai/gpt-oss-120b"
+	const dsV3, dsR1, dsFP4 = "deepseek-ai/DeepSeek-V3", "deepseek-ai/DeepSeek-R1", "nvidia/DeepSeek-V3.1-NVFP4"
 	dense := []string{"1,1,1", "2,2,1", "4,4,1", "8,8,1"}
 	return []ImportOptions{
 		one(BackendSGLang, minimax, "b200_sxm", "", "", "4,1,4", "4,4,1"),
@@ -135,6 +160,24 @@ func backendImports() []ImportOptions {
 		one(BackendSGLang, dsR1, "h200_sxm", "", "", "8,8,1"),
 		one(BackendSGLang, dsV3, "b200_sxm", "", "", "8,8,1"),
 		one(BackendSGLang, dsR1, "b200_sxm", "", "", "8,8,1"),
+		// TensorRT-LLM's DeepSeek-V3 and R1 at its measured 8-GPU layouts (TP, and TEP: experts
+		// spread over the 8 GPUs), block-FP8 on H200 and B200; NVFP4 on B200 also at 4 GPUs,
+		// from the NVFP4 checkpoint AIConfigurator describes for this architecture (V3.1's, the
+		// same shapes: attention projections BF16, experts and the rest NVFP4, FP8 KV cache).
+		one(BackendTRTLLM, dsV3, "h200_sxm", "", "", "8,8,1", "8,1,8"),
+		one(BackendTRTLLM, dsR1, "h200_sxm", "", "", "8,8,1", "8,1,8"),
+		one(BackendTRTLLM, dsV3, "b200_sxm", "", "", "8,8,1", "8,1,8"),
+		one(BackendTRTLLM, dsR1, "b200_sxm", "", "", "8,8,1", "8,1,8"),
+		fromCheckpoint(dsFP4, one(BackendTRTLLM, dsV3, "b200_sxm", "nvfp4", "", "4,4,1", "4,1,4", "8,8,1", "8,1,8")),
+		fromCheckpoint(dsFP4, one(BackendTRTLLM, dsR1, "b200_sxm", "nvfp4", "", "4,4,1", "4,1,4", "8,8,1", "8,1,8")),
+		// Qwen3-235B's block-FP8 experts under TensorRT-LLM on H100: CUTLASS, at the runs'
+		// expert-parallel layouts (moe_tp > 1 splits its 1,536-wide experts off the 128 blocks).
+		one(BackendTRTLLM, qwen235, "h100_sxm", "", "", "4,1,4", "8,1,8"),
+		// gpt-oss-120b's MXFP4 experts under TensorRT-LLM: every measured layout on H200 (its
+		// 1.2.0rc5 rows cover tensor- and expert-parallel experts), one GPU on B200 (Blackwell's
+		// rows are expert-parallel only).
+		one(BackendTRTLLM, gptOSS, "h200_sxm", "", "", "1,1,1", "2,2,1", "4,4,1", "8,8,1", "4,2,2", "4,1,4", "8,1,8"),
+		one(BackendTRTLLM, gptOSS, "b200_sxm", "", "", "1,1,1"),
 	}
 }
 

@@ -55,7 +55,7 @@ func quantBytes(dtype string, rows, cols int64, block int, unquant int64) int64 
 		return n + 4
 	case "nvfp4":
 		return n/2 + n/16
-	case "w4a16_mxfp4":
+	case "w4a16_mxfp4", "w4a8_mxfp4_mxfp8": // MXFP4 weights: an 8-bit scale per 32
 		return n/2 + n/32
 	case "int4_wo":
 		return n/2 + n/16 // compressed-tensors W4A16: a BF16 scale per group of 32 (Kimi-K2)
@@ -155,9 +155,12 @@ func (w *Worker) Capacity() Capacity {
 		// CUDA graphs live outside it.
 		kvBytes += act - int64(d.GPUMemoryUtilization*float64(nccl))
 	case MemoryBudgetTRTLLM:
-		// TensorRT-LLM's fraction applies to what its profiling step left free.
-		whole := int64(float64(g.MemCapacity) * (1 - KVTolerance))
-		kvBytes = int64(d.GPUMemoryUtilization * float64(whole-weights-act-nccl))
+		// TensorRT-LLM sizes its cache after loading the weights and running a profiling
+		// step of max_num_tokens: kv_cache_config.free_gpu_memory_fraction of the memory
+		// then free (KvCacheCreator, tensorrt_llm/_torch/pyexecutor/_util.py), the NCCL
+		// buffers and the runtime already allocated.
+		free := int64(float64(g.MemCapacity)*(1-KVTolerance)) - weights - act - nccl - g.OtherMem
+		kvBytes = int64(d.GPUMemoryUtilization * float64(free))
 	}
 	elem := s.KVCacheBytes
 	if d.KVCacheDtype == KVFP8 {
@@ -201,8 +204,14 @@ func (c Capacity) String() string {
 	var b strings.Builder
 	gb := func(x int64) string { return fmt.Sprintf("%8.2f GB", float64(x)/1e9) }
 	budget := "; memory_budget " + c.budget // the default follows the timing reference (Deployment.Budget): always named
-	fmt.Fprintf(&b, "GPU memory            %s × %.2f utilisation × %.2f = %s usable per GPU (%d GPUs%s)\n",
-		gb(c.GPUMemoryBytes), c.GPUMemoryUtilization, 1-KVTolerance, gb(c.UsableBytes), c.GPUs, budget)
+	free := c.budget == MemoryBudgetTRTLLM
+	if free {
+		fmt.Fprintf(&b, "GPU memory            %s × %.2f = %s per GPU (%d GPUs%s)\n",
+			gb(c.GPUMemoryBytes), 1-KVTolerance, gb(int64(float64(c.GPUMemoryBytes)*(1-KVTolerance))), c.GPUs, budget)
+	} else {
+		fmt.Fprintf(&b, "GPU memory            %s × %.2f utilisation × %.2f = %s usable per GPU (%d GPUs%s)\n",
+			gb(c.GPUMemoryBytes), c.GPUMemoryUtilization, 1-KVTolerance, gb(c.UsableBytes), c.GPUs, budget)
+	}
 	fmt.Fprintf(&b, "  − weights           %s\n", gb(c.WeightBytes))
 	if c.budget == MemoryBudgetSGLang {
 		fmt.Fprintf(&b, "  (activations       %s, outside SGLang's mem_fraction_static with NCCL and CUDA graphs)\n", gb(c.ActivationBytes))
@@ -212,14 +221,15 @@ func (c Capacity) String() string {
 	switch c.budget {
 	case MemoryBudgetSGLang:
 		fmt.Fprintf(&b, "  − NCCL × %.2f       %s (set up before SGLang measures the memory its fraction applies to)\n", c.GPUMemoryUtilization, gb(int64(c.GPUMemoryUtilization*float64(c.NCCLBytes))))
-	case MemoryBudgetTRTLLM:
-		fmt.Fprintf(&b, "  − NCCL              %s; TensorRT-LLM takes %.2f of what is left after the weights, activations and NCCL of the whole memory\n", gb(c.NCCLBytes), c.GPUMemoryUtilization)
 	case MemoryBudgetVLLM:
 		fmt.Fprintf(&b, "  (NCCL              %s, allocated before vLLM's baseline snapshot: outside its budget)\n", gb(c.NCCLBytes))
 		fmt.Fprintf(&b, "  (runtime/other     %s, AIConfigurator's padding for CUDA graphs and the context: outside vLLM's budget before 0.21)\n", gb(c.OtherBytes))
 	default:
 		fmt.Fprintf(&b, "  − NCCL              %s\n", gb(c.NCCLBytes))
 		fmt.Fprintf(&b, "  − runtime/other     %s\n", gb(c.OtherBytes))
+	}
+	if free {
+		fmt.Fprintf(&b, "  × %.2f free_gpu_memory_fraction\n", c.GPUMemoryUtilization)
 	}
 	fmt.Fprintf(&b, "  = KV cache          %s per GPU\n", gb(c.KVBytes))
 	if c.mlaLatent > 0 {

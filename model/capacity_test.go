@@ -220,7 +220,7 @@ func TestMemoryBudgetSGLang(t *testing.T) {
 
 // TensorRT-LLM's budget (pyexecutor/_util.py, cal_max_tokens): free_gpu_memory_fraction of
 // what the profiling step leaves of the whole memory once the weights, the activation peak
-// and NCCL's memory are taken, not a fraction of the whole less those.
+// and the NCCL and runtime memory are taken (KvCacheCreator), not a fraction of the whole less those.
 func TestMemoryBudgetTRTLLM(t *testing.T) {
 	d := SeedDeployment()
 	d.MemoryBudget = MemoryBudgetTRTLLM
@@ -230,7 +230,7 @@ func TestMemoryBudgetTRTLLM(t *testing.T) {
 	}
 	c := w.Capacity()
 	whole := int64(float64(c.GPUMemoryBytes) * (1 - KVTolerance))
-	want := int64(d.GPUMemoryUtilization * float64(whole-c.WeightBytes-c.ActivationBytes-c.NCCLBytes))
+	want := int64(d.GPUMemoryUtilization * float64(whole-c.WeightBytes-c.ActivationBytes-c.NCCLBytes-c.OtherBytes))
 	if vllm := seedWorker(t).Capacity(); c.KVBytes != want || c.KVBytes <= vllm.KVBytes {
 		t.Fatalf("trtllm budget: KV %d B, want %d (and above vLLM's %d at utilisation %.2f)", c.KVBytes, want, vllm.KVBytes, d.GPUMemoryUtilization)
 	}

@@ -357,6 +357,22 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A ModelOpt checkpoint may keep its quantisation beside config.json (NVIDIA's NVFP4
+	// DeepSeek-V3.1): read only where config.json names none.
+	hfRel := strings.TrimSuffix(cfgRel, "_config.json") + "_hf_quant_config.json"
+	if _, statErr := os.Stat(filepath.Join(aicDir, hfRel)); statErr == nil && llm.WeightQuant == unquantGEMMDtype && llm.ExpertQuant == "" {
+		b, err := digestFile(aicDir, hfRel, &common)
+		if err != nil {
+			return nil, err
+		}
+		q, err := parseHFQuantConfig(hfRel, b)
+		if err != nil {
+			return nil, err
+		}
+		if llm, err = parseLLMSpecWith(cfgRel, cfgBytes, q); err != nil {
+			return nil, err
+		}
+	}
 	if k := o.QKNormKernels; k != "" && k != QKNormAIConfigurator && k != QKNormVLLM {
 		return nil, fmt.Errorf("model import: QK-norm kernels %q: want %s or %s", k, QKNormAIConfigurator, QKNormVLLM)
 	}

@@ -479,3 +479,44 @@ func TestLLMSpecAcceptsAByteOrderMark(t *testing.T) {
 		t.Errorf("with a byte-order mark: %+v, %v; want %+v", bom, err, plain)
 	}
 }
+
+func FuzzParseHFQuantConfig(f *testing.F) {
+	f.Add([]byte(`{"producer":{"name":"modelopt"},"quantization":{"quant_algo":"NVFP4","kv_cache_quant_algo":"FP8","group_size":16,"exclude_modules":["lm_head","model.layers.0.self_attn.q_a_proj"]}}`))
+	f.Add([]byte(`{"quantization":{}}`))
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`not json`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		q, err := parseHFQuantConfig("hf_quant_config.json", b)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "model import: hf_quant_config.json: ") {
+				t.Fatalf("error without file name: %v", err)
+			}
+			return
+		}
+		if q.Method != "modelopt" || q.QuantAlgo == "" {
+			t.Fatalf("accepted a quantisation without its algorithm: %+v", q)
+		}
+	})
+}
+
+// TestHFQuantConfigNamesTheCheckpoint: NVIDIA's NVFP4 DeepSeek checkpoint keeps its
+// quantisation in hf_quant_config.json; read with config.json it is NVFP4 with BF16 attention,
+// without it BF16 throughout.
+func TestHFQuantConfigNamesTheCheckpoint(t *testing.T) {
+	cfg := []byte(`{"model_type":"deepseek_v3","num_hidden_layers":61,"hidden_size":7168,"num_attention_heads":128,"num_key_value_heads":128,"intermediate_size":18432,"moe_intermediate_size":2048,"n_routed_experts":256,"n_shared_experts":1,"num_experts_per_tok":8,"first_k_dense_replace":3,"kv_lora_rank":512,"q_lora_rank":1536,"qk_nope_head_dim":128,"qk_rope_head_dim":64,"v_head_dim":128,"vocab_size":129280}`)
+	q, err := parseHFQuantConfig("hf.json", []byte(`{"quantization":{"quant_algo":"NVFP4","exclude_modules":["lm_head","model.layers.0.self_attn.kv_b_proj"]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	with, err := parseLLMSpecWith("config.json", cfg, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	without, err := parseLLMSpec("config.json", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if with.WeightQuant != "nvfp4" || with.AttentionQuant != "bfloat16" || without.WeightQuant != "bfloat16" {
+		t.Fatalf("with hf_quant_config %s (attention %s), without %s; want nvfp4 (bfloat16) and bfloat16", with.WeightQuant, with.AttentionQuant, without.WeightQuant)
+	}
+}

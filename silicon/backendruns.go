@@ -14,15 +14,14 @@ const llama8Meta = "meta-llama/Llama-3.1-8B-Instruct"
 // graphs of generation batches up to 1,024 (cuda_graph_config max_batch_size 1024, padded),
 // TRT-LLM's 32-token KV blocks (tokens_per_block's default), max_batch_size's default 2,048,
 // its overlap scheduler (on by default: a step is scheduled while the previous one runs, as
-// vLLM's async scheduling), the KV cache at free_gpu_memory_fraction's default 0.9 of what its
-// profiling step leaves free (model.MemoryBudgetTRTLLM); client as every 2025 InferenceX run: benchmark_serving.py's random
+// vLLM's async scheduling), the KV cache at free_gpu_memory_fraction's default 0.9 of the
+// memory left free (model.MemoryBudgetTRTLLM); client as every 2025 InferenceX run: benchmark_serving.py's random
 // dataset at range ratio 0.8, 10 × CONC prompts, no warm-up, text prompts tokenised by the
 // server. set applies the script's own max_num_tokens.
 func trtllmInferenceX(set func(*Benchmark)) Benchmark {
 	return ix("2025-10-29", func(b *Benchmark) {
 		b.KVCacheDtype, b.BlockSize, b.PrefixCaching, b.AsyncScheduling = model.KVFP8, 32, false, true
-		b.MemoryBudget = model.MemoryBudgetTRTLLM
-		b.MaxNumSeqs, b.MaxCUDAGraphCaptureSize = 2048, 1024
+		b.MaxNumSeqs, b.MaxCUDAGraphCaptureSize, b.MemoryBudget = 2048, 1024, model.MemoryBudgetTRTLLM
 		set(b)
 	})
 }
@@ -33,28 +32,34 @@ const trtllmNM = "stream_interval 10 (tokens streamed in tens); at 1k/1k below T
 // backendGapAnalysis is AIConfigurator's aic-auto-gap-analysis collection for SGLang and
 // TRT-LLM (data/<gpu>/<backend>/<version>/…, the source files the sample names), whose client
 // is the one gapAnalysis describes (aiperf: exact lengths, 10 × c timed and 2 × c warm-up
-// requests, token ids from Dynamo's frontend) and whose server flags are not published: each
-// engine's defaults are assumed.
-//
-// SGLang (python/sglang/srt/server_args.py at 469c63e5): chunked_prefill_size 8,192 on H100
+// requests, token ids from Dynamo's frontend) and whose server flags are not published.
+// SGLang: the engine's defaults (python/sglang/srt/server_args.py at 469c63e5): chunked_prefill_size 8,192 on H100
 // and H200 (the step's token budget), page size 1 (priced as 16-token blocks: capacity
 // rounding only, the random prompts share no prefix), the radix cache on, the overlap
 // scheduler on, KV cache in the model's dtype, mem_fraction_static from the GPU's memory less
 // its reserve (about 0.84 on H100, 0.90 on H200) and the KV pool sized from it as SGLang does, CUDA graphs of decode batches up to
 // cuda_graph_max_bs (model: 256 below TP 4 on Hopper, 512 from it).
 //
-// TRT-LLM (tensorrt_llm/llmapi/llm_args.py): max_num_tokens 8,192, max_batch_size 2,048,
-// 32-token blocks with block reuse on, free_gpu_memory_fraction 0.9 of what the profiling step
-// leaves free (model.MemoryBudgetTRTLLM), the overlap scheduler on,
-// CUDA graphs of generation batches up to 128.
+// TRT-LLM: the engine configuration AIConfigurator generates for a benchmark of an
+// aggregated worker (ai-dynamo/aiconfigurator src/aiconfigurator/generator/rule_plugin/
+// benchmark/trtllm.rule at 581e4591, rendered by backend_templates/trtllm/
+// extra_engine_args.1.2.0rc5.yaml.j2 at f90534bc): max_batch_size the run's batch (its
+// concurrency), max_num_tokens max_batch_size + ISL + 1,500, CUDA graphs of every batch size
+// up to max_batch_size, the overlap scheduler on, chunked prefill off, 32-token blocks
+// (tokens_per_block's default) without block reuse, free_gpu_memory_fraction 0.80 of the
+// memory left free (model.MemoryBudgetTRTLLM), KV cache dtype auto (the checkpoint's). An engine default would
+// not serve the runs: at ISL 8,192 TensorRT-LLM's default max_num_tokens (8,192) admits a
+// prompt only into an empty batch, which the measured TTFTs rule out.
 func backendGapAnalysis(b model.Backend, m, sku, precision string) Run {
 	bench := Benchmark{Name: "aic-gap-analysis-" + string(b), KVCacheDtype: model.KVBF16, BlockSize: 16, GPUMemoryUtilization: 0.9,
 		MaxNumBatchedTokens: 8192, MaxNumSeqs: 1024, AsyncScheduling: true, PrefixCaching: true, ExtraModelLen: 200,
 		Float32MatmulPrecision: model.PrecisionHighest, RangeRatio: 1, RequestsPerSlot: 10, WarmupPerSlot: 2}
-	image := "SGLang under Dynamo's sglang runtime (the collection's version directory)"
+	image, nm := "SGLang under Dynamo's sglang runtime (the collection's version directory)", "the server's flags are not published: the engine's defaults assumed"
 	if b == model.BackendTRTLLM {
-		bench.BlockSize, bench.MaxNumSeqs, bench.MemoryBudget = 32, 2048, model.MemoryBudgetTRTLLM
+		bench.BlockSize, bench.GPUMemoryUtilization, bench.MemoryBudget, bench.PrefixCaching = 32, 0.8, model.MemoryBudgetTRTLLM, false
+		bench.MaxNumBatchedTokens, bench.BatchedTokensAboveBatch, bench.MaxNumSeqsIsConcurrency, bench.MaxCUDAGraphCaptureSize = 0, 1500, true, 2048
 		image = "TensorRT-LLM under Dynamo's trtllm runtime (the collection's version directory)"
+		nm = "the server's flags are not published: AIConfigurator's generated benchmark configuration assumed"
 	} else {
 		// SGLang's KV pool: mem_fraction_static of the memory free at start, less the weights
 		// (model.MemoryBudgetSGLang).
@@ -66,7 +71,7 @@ func backendGapAnalysis(b model.Backend, m, sku, precision string) Run {
 	return Run{Backend: b, Model: m, System: sku, Precision: precision,
 		Script:      "aic-auto-gap-analysis (AIConfigurator's internal collection; client: AIConfigurator's aiperf runner, eval/benchmarks/genai_perf_runner.py)",
 		Image:       image,
-		NotModelled: "the server's flags are not published: the engine's defaults assumed",
+		NotModelled: nm,
 		Benchmark:   bench}
 }
 
@@ -88,6 +93,21 @@ func backendRuns() []Run {
 		backendGapAnalysis(model.BackendTRTLLM, qwen32, "h100_sxm", "fp8"),
 		backendGapAnalysis(model.BackendTRTLLM, qwen235, "h100_sxm", "fp8"),
 		backendGapAnalysis(model.BackendTRTLLM, llama8Meta, "h100_sxm", ""),
+		backendGapAnalysis(model.BackendTRTLLM, "deepseek-ai/DeepSeek-V3", "h200_sxm", "fp8"),
+		backendGapAnalysis(model.BackendTRTLLM, "deepseek-ai/DeepSeek-R1", "h200_sxm", "fp8"),
+		backendGapAnalysis(model.BackendTRTLLM, "deepseek-ai/DeepSeek-V3", "b200_sxm", "fp8"),
+		backendGapAnalysis(model.BackendTRTLLM, "deepseek-ai/DeepSeek-R1", "b200_sxm", "fp8"),
+		checkpointKVFP8(backendGapAnalysis(model.BackendTRTLLM, "deepseek-ai/DeepSeek-V3", "b200_sxm", "fp4")),
+		checkpointKVFP8(backendGapAnalysis(model.BackendTRTLLM, "deepseek-ai/DeepSeek-R1", "b200_sxm", "fp4")),
+		backendGapAnalysis(model.BackendTRTLLM, gptOSS, "h200_sxm", "fp4"),
+		backendGapAnalysis(model.BackendTRTLLM, gptOSS, "b200_sxm", "fp4"),
 	}
 	return append(runs, dsr1SGLangRuns()...)
+}
+
+// checkpointKVFP8 is run with the FP8 KV cache its NVFP4 checkpoint names (hf_quant_config's
+// kv_cache_quant_algo FP8), which TensorRT-LLM's kv_cache_config dtype "auto" takes.
+func checkpointKVFP8(run Run) Run {
+	run.Benchmark.KVCacheDtype = model.KVFP8
+	return run
 }

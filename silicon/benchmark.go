@@ -27,7 +27,10 @@ type Benchmark struct {
 	// BatchedTokensIsModelLen sets it per row to the row's max_model_len (InferenceX's TRT-LLM
 	// scripts: --max_num_tokens $MAX_MODEL_LEN).
 	BatchedTokensIsModelLen bool `json:"batched_tokens_is_model_len,omitempty"`
-	MaxNumSeqs              int  `json:"max_num_seqs"`
+	// BatchedTokensAboveBatch, when > 0, sets it per row to ISL + concurrency + this
+	// (AIConfigurator's TRT-LLM benchmark rule: max_num_tokens = max_batch_size + ISL + 1500).
+	BatchedTokensAboveBatch int `json:"batched_tokens_above_batch,omitempty"`
+	MaxNumSeqs              int `json:"max_num_seqs"`
 	// MaxNumSeqsIsConcurrency sets max_num_seqs per row to its concurrency instead
 	// (InferenceX's Hopper scripts: --max-num-seqs $CONC).
 	MaxNumSeqsIsConcurrency bool `json:"max_num_seqs_is_concurrency,omitempty"`
@@ -246,11 +249,11 @@ func (b Benchmark) check() error {
 			strings.Join(model.TokenizeBatchings(), ", "))
 	case b.SGLangMaxPrefillTokens < 0 || b.SGLangRecvInterval < 0:
 		return fmt.Errorf("silicon: benchmark %s: negative sglang max_prefill_tokens or scheduler_recv_interval", b.Name)
-	case b.MaxNumBatchedTokens < 0 || b.BatchedTokensPerISL < 0 || b.ExtraModelLen < 0 || b.MaxModelLen < 0:
+	case b.MaxNumBatchedTokens < 0 || b.BatchedTokensPerISL < 0 || b.BatchedTokensAboveBatch < 0 || b.ExtraModelLen < 0 || b.MaxModelLen < 0:
 		return fmt.Errorf("silicon: benchmark %s: negative batched tokens or model length", b.Name)
 	case !slices.Contains(model.KVCacheDtypes(), b.KVCacheDtype):
 		return fmt.Errorf("silicon: benchmark %s: kv_cache_dtype %q (want one of %s)", b.Name, b.KVCacheDtype, strings.Join(model.KVCacheDtypes(), ", "))
-	case b.MaxNumBatchedTokens == 0 && b.BatchedTokensPerISL == 0:
+	case b.MaxNumBatchedTokens == 0 && b.BatchedTokensPerISL == 0 && b.BatchedTokensAboveBatch == 0:
 		return fmt.Errorf("silicon: benchmark %s: neither max_num_batched_tokens nor a multiple of ISL is set", b.Name)
 	case b.Float32MatmulPrecision != "" && !slices.Contains(model.Float32MatmulPrecisions(), b.Float32MatmulPrecision):
 		return fmt.Errorf("silicon: benchmark %s: float32_matmul_precision %q (want one of %s)", b.Name, b.Float32MatmulPrecision,
@@ -307,6 +310,9 @@ func (b Benchmark) deployment(r Row) model.Deployment {
 	if b.MaxNumSeqsIsConcurrency {
 		d.MaxNumSeqs = r.Concurrency
 	}
+	if b.BatchedTokensAboveBatch > 0 {
+		d.MaxNumBatchedTokens = r.ISL + r.Concurrency + b.BatchedTokensAboveBatch
+	}
 	switch {
 	case b.MaxModelLen > 0:
 		d.ContextLength = b.MaxModelLen
@@ -348,6 +354,9 @@ func (b Benchmark) String() string {
 	tokens := fmt.Sprintf("max_num_batched_tokens %d", b.MaxNumBatchedTokens)
 	if b.BatchedTokensPerISL > 0 {
 		tokens = fmt.Sprintf("max_num_batched_tokens %d × ISL", b.BatchedTokensPerISL)
+	}
+	if b.BatchedTokensAboveBatch > 0 {
+		tokens = fmt.Sprintf("max_num_batched_tokens ISL + concurrency + %d", b.BatchedTokensAboveBatch)
 	}
 	fp32 := "float32 matmuls " + b.Float32MatmulPrecision
 	if b.Float32MatmulPrecision == "" {

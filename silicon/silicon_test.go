@@ -526,6 +526,22 @@ func TestTableGroupsManySkippedRows(t *testing.T) {
 	}
 }
 
+// An SGLang or TRT-LLM row labelled tp = moe_tp × moe_ep with moe_tp = moe_ep = N ≥ 4 is read
+// as the TEP worker of N GPUs it measured; other labels (tp 4 with 2 × 2 among them), and vLLM
+// rows, are left as they are.
+func TestProductTEP(t *testing.T) {
+	for _, c := range []struct {
+		backend                    string
+		tp, dp, moeTP, moeEP, want int
+	}{{"trtllm", 64, 1, 8, 8, 8}, {"sglang", 16, 1, 4, 4, 4}, {"trtllm", 8, 1, 8, 1, 0}, {"trtllm", 8, 1, 1, 8, 0},
+		{"trtllm", 1, 64, 8, 8, 0}, {"trtllm", 32, 1, 4, 8, 0}, {"trtllm", 4, 1, 2, 2, 0}, {"vllm", 64, 1, 8, 8, 0}, {"", 16, 1, 4, 4, 0}} {
+		r, note, ok := productTEP(Row{Backend: c.backend, TP: c.tp, AttentionDP: c.dp, MoETP: c.moeTP, MoEEP: c.moeEP})
+		if ok != (c.want > 0) || ok && (r.TP != c.want || r.MoETP != 1 || r.MoEEP != c.want || r.Layout() != "TEP" || !strings.Contains(note, "validated as TEP")) {
+			t.Fatalf("%s tp %d dp %d moe_tp %d moe_ep %d: %v %q %+v, want tp %d", c.backend, c.tp, c.dp, c.moeTP, c.moeEP, ok, note, r, c.want)
+		}
+	}
+}
+
 // A row whose MoE labels span more GPUs than its tp, with attention_dp left blank, is read as
 // AIConfigurator writes its layouts (dp × tp = moe_tp × moe_ep): vLLM data-parallel attention.
 // Complete labels and dense labels are left as they are.

@@ -132,6 +132,23 @@ func convertedDEP(r Row) (Row, string, bool) {
 	return r, note, true
 }
 
+// productTEP reads an SGLang or TensorRT-LLM row labelled tp = moe_tp × moe_ep with moe_tp =
+// moe_ep = N ≥ 4 (tp 16 with 4 × 4, tp 64 with 8 × 8: more GPUs than a node holds) as the TEP
+// worker that measured it: tp N, experts spread over its N GPUs. AIConfigurator's sample labels
+// some of its TEP runs so: each such row whose run another collection file also lists carries,
+// to the last digit, the TTFT and TPOT of the row there labelled tp N, moe_ep N (72 of the 257
+// in the sample; none matches a row of another layout). At N = 2 (tp 4 with 2 × 2) the label
+// is an ordinary 4-GPU layout, and no row contradicts it.
+func productTEP(r Row) (Row, string, bool) {
+	n := r.MoEEP
+	if r.Backend == "" || r.Backend == string(model.BackendVLLM) || r.AttentionDP != 1 || n < 4 || r.MoETP != n || r.TP != n*n {
+		return r, "", false
+	}
+	note := fmt.Sprintf("labelled tp %d, moe_tp %d, moe_ep %d: validated as TEP (tp %d, moe_ep %d), the run the label multiplies out", r.TP, r.MoETP, r.MoEEP, n, n)
+	r.TP, r.MoETP = n, 1
+	return r, note, true
+}
+
 // noExpertParallel reads a row labelled with expert parallelism from a run whose script does
 // not enable it (Benchmark.ExpertParallel false) as vLLM served it: every expert sharded over
 // the worker's GPUs.
@@ -186,6 +203,8 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 		res.DecodingInFlight = decodingInFlight(r.Concurrency, r.OSL, b.RangeRatio, r.TTFTMS, r.TPOTMS)
 		sim := r
 		if c, note, ok := convertedDEP(r); ok {
+			sim, res.Note = c, note
+		} else if c, note, ok := productTEP(r); ok && r.Unsupported == "" {
 			sim, res.Note = c, note
 		} else if c, note, ok := impliedDP(r); ok && r.Unsupported == "" {
 			sim, res.Note = c, note
