@@ -35,15 +35,15 @@ import (
 type Fleet struct {
 	// Slots is how many workers may exist at once (the planner's most replicas); at least
 	// Config.Workers.
-	Slots          int
-	GPUsPerWorker  int
+	Slots         int
+	GPUsPerWorker int
 	// DecodeSlots and DecodeGPUsPerWorker are a disaggregated fleet's decode pool's
 	// (Config.Disagg); Slots and GPUsPerWorker are then its prefill pool's.
-	DecodeSlots         int `json:",omitempty"`
-	DecodeGPUsPerWorker int `json:",omitempty"`
-	StartupUS      int64     `json:",omitempty"` // startup_time
-	MigrationLimit int       `json:",omitempty"`
-	Failures       []Failure `json:",omitempty"` // at given times
+	DecodeSlots         int       `json:",omitempty"`
+	DecodeGPUsPerWorker int       `json:",omitempty"`
+	StartupUS           int64     `json:",omitempty"` // startup_time
+	MigrationLimit      int       `json:",omitempty"`
+	Failures            []Failure `json:",omitempty"` // at given times
 	// FailuresPerHour fails each live worker at this seeded Poisson rate (per hour of
 	// simulated time).
 	FailuresPerHour float64        `json:",omitempty"`
