@@ -305,9 +305,9 @@ func fleetKey(pol planner.ScalingPolicy, ps PlannerSettings) string {
 	return ""
 }
 
-// checkFleetWith refuses what a changing fleet does not model beside it: a disaggregated
-// fleet (its pools' lifecycles and a KV handoff to a worker that leaves) and KV tiers (a
-// leaving worker's host and disk blocks), naming the key that makes the fleet change.
+// checkFleetWith refuses what a changing fleet does not model beside it: worker failures in
+// a disaggregated fleet (a KV handoff from or to a failed worker) and KV tiers (a leaving
+// worker's host and disk blocks), naming the key that makes the fleet change.
 func (f *File) checkFleetWith() error {
 	key := ""
 	for _, v := range f.Values("planner_scaling_policy") {
@@ -318,9 +318,9 @@ func (f *File) checkFleetWith() error {
 	if key == "" {
 		return nil
 	}
-	if f.disaggregated() {
-		return &Error{File: f.Name, Key: "search_space." + key,
-			Msg: "a fleet that changes is not modelled with deployment_mode disagg (the pools' lifecycles, a KV handoff to a worker that leaves); use deployment_mode agg or leave " + key + " at its default"}
+	if f.disaggregated() && (len(f.Planner.Failures) > 0 || f.Planner.FailuresPerHour > 0) {
+		return &Error{File: f.Name, Key: "search_space.worker_failures",
+			Msg: "worker failures are not modelled with deployment_mode disagg (a failed prefill worker's KV in flight, a failed decode worker's requests); use deployment_mode agg or leave worker_failures unset"}
 	}
 	for _, g2 := range f.Values(KeyNumG2Blocks) {
 		if g2.Num > 0 {
@@ -359,8 +359,10 @@ func (f *File) checkPlanner() error {
 }
 
 // fleet is the engine's lifecycle for a point whose scaling policy is policy and whose
-// layout is pc; nil when nothing changes the fleet (the static fleet, byte for byte).
-func (f *File) fleet(policyText string, pc ParallelConfig) (*engine.Fleet, error) {
+// layout is pc, or dp when disaggregated; nil when nothing changes the fleet (the static
+// fleet, byte for byte). A disaggregated fleet's pools may each grow to what the GPU
+// budget holds beside one worker of the other.
+func (f *File) fleet(policyText string, pc ParallelConfig, dp *DisaggParallel) (*engine.Fleet, error) {
 	pol, err := policyOf(policyText)
 	if err != nil {
 		return nil, err
@@ -369,12 +371,21 @@ func (f *File) fleet(policyText string, pc ParallelConfig) (*engine.Fleet, error
 	if fleetKey(pol, ps) == "" {
 		return nil, nil
 	}
-	gpus := pc.TP * pc.AttentionDP // one worker's
-	budget := max(f.GPUBudget, pc.GPUs())
 	fl := &engine.Fleet{
-		Slots: min(max(pc.Replicas, budget/gpus), 1024), GPUsPerWorker: gpus,
 		StartupUS: int64(ps.StartupTimeS * 1e6), MigrationLimit: ps.MigrationLimit,
 		Failures: ps.Failures, FailuresPerHour: ps.FailuresPerHour,
+	}
+	var budget int
+	if dp == nil {
+		gpus := pc.TP * pc.AttentionDP // one worker's
+		budget = max(f.GPUBudget, pc.GPUs())
+		fl.Slots, fl.GPUsPerWorker = min(max(pc.Replicas, budget/gpus), 1024), gpus
+	} else {
+		pg, dg := dp.Prefill.TP*dp.Prefill.AttentionDP, dp.Decode.TP*dp.Decode.AttentionDP
+		budget = max(f.GPUBudget, dp.GPUs())
+		fl.GPUsPerWorker, fl.DecodeGPUsPerWorker = pg, dg
+		fl.Slots = min(max(dp.Prefill.Replicas, (budget-dg)/pg), 512)
+		fl.DecodeSlots = min(max(dp.Decode.Replicas, (budget-pg)/dg), 512)
 	}
 	c := planner.Config{Target: f.plannerTarget(), TTFTMS: f.Goal.SLA.TTFTMS, ITLMS: f.Goal.SLA.TPOTMS, MaxGPUBudget: budget}
 	pol.Apply(&c)

@@ -87,15 +87,17 @@ func TestPlannerKeys(t *testing.T) {
 	}
 }
 
-// A changing fleet refuses a disaggregated fleet and KV tiers, naming the key that makes it
-// change; either alone is accepted.
-func TestFleetRefusesDisaggAndTiers(t *testing.T) {
+// A changing fleet refuses worker failures in a disaggregated fleet and KV tiers, naming
+// the key; a disaggregated fleet that the planner scales or whose workers take time to
+// start is accepted.
+func TestFleetRefusesDisaggFailuresAndTiers(t *testing.T) {
 	for _, c := range []struct {
 		sets []string
 		want string // "": accepted
 	}{
-		{[]string{"deployment_mode=disagg", split, "startup_time=60"}, "search_space.startup_time: a fleet that changes is not modelled with deployment_mode disagg"},
-		{[]string{"deployment_mode=disagg", split, "planner_scaling_policy=[disabled, load_180_5]"}, "search_space.planner_scaling_policy: a fleet that changes is not modelled with deployment_mode disagg"},
+		{[]string{"deployment_mode=disagg", split, "worker_failures={rate_per_hour: 1}"}, "search_space.worker_failures: worker failures are not modelled with deployment_mode disagg"},
+		{[]string{"deployment_mode=disagg", split, "startup_time=60"}, ""},
+		{[]string{"deployment_mode=disagg", split, "planner_scaling_policy=[disabled, load_180_5]"}, ""},
 		{[]string{"num_g2_blocks=[0, 32768]", "worker_failures={rate_per_hour: 1}"}, "search_space.num_g2_blocks: 32768 with a fleet that changes (worker_failures) is not modelled"},
 		{[]string{"num_g2_blocks=32768", "planner_scaling_policy=load_180_5"}, "(planner_scaling_policy) is not modelled"},
 		{[]string{"deployment_mode=disagg", split, "planner_scaling_policy=disabled", "migration_limit=3"}, ""},
@@ -106,5 +108,28 @@ func TestFleetRefusesDisaggAndTiers(t *testing.T) {
 		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("--set %v: error %v, want %q", c.sets, err, c.want)
 		}
+	}
+}
+
+// A disaggregated point under the planner: each pool may grow to what the 32-GPU budget
+// holds beside one worker of the other (TP4 prefill and decode: 7 slots each), and the
+// point's initial replicas serve.
+func TestDisaggPlannerFleet(t *testing.T) {
+	f := Default()
+	if err := f.Apply([]string{"deployment_mode=disagg", split, "startup_time=90", "planner_scaling_policy=load_180_5"}); err != nil {
+		t.Fatal(err)
+	}
+	exp, err := NewExperiment(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := exp.EngineConfig(f.DefaultPoint())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fl := cfg.Fleet
+	if cfg.Disagg == nil || fl == nil || fl.Slots != 7 || fl.DecodeSlots != 7 || fl.GPUsPerWorker != 4 || fl.DecodeGPUsPerWorker != 4 ||
+		fl.StartupUS != 90e6 || !fl.Planner.LoadScaling || fl.Planner.MaxGPUBudget != 32 || cfg.Workers != 1 || cfg.Disagg.DecodeWorkers != 1 {
+		t.Fatalf("workers %d, disagg %+v, fleet %+v", cfg.Workers, cfg.Disagg, fl)
 	}
 }
