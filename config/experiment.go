@@ -186,7 +186,7 @@ func (e *Experiment) EngineConfig(p Point) (engine.Config, error) {
 			d.NumGPUBlocks = capacity.NumGPUBlocks
 		}
 	}
-	fleet, err := f.fleet(val("planner_scaling_policy").Text, pc, dpp)
+	fleet, err := f.fleet(val("planner_scaling_policy").Text, val(KeyPlannerLoadSensitivity).Text, val(KeyPlannerFPMSampling).Text, pc, dpp)
 	if err != nil {
 		return engine.Config{}, err
 	}

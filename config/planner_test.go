@@ -1,6 +1,7 @@
 package config
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -131,5 +132,71 @@ func TestDisaggPlannerFleet(t *testing.T) {
 	if cfg.Disagg == nil || fl == nil || fl.Slots != 7 || fl.DecodeSlots != 7 || fl.GPUsPerWorker != 4 || fl.DecodeGPUsPerWorker != 4 ||
 		fl.StartupUS != 90e6 || !fl.Planner.LoadScaling || fl.Planner.MaxGPUBudget != 32 || cfg.Workers != 1 || cfg.Disagg.DecodeWorkers != 1 {
 		t.Fatalf("workers %d, disagg %+v, fleet %+v", cfg.Workers, cfg.Disagg, fl)
+	}
+}
+
+// planner_load_sensitivity and planner_fpm_sampling are lists of presets and dicts, as
+// Spica spells them: searched while some policy scales the fleet, left out of the
+// dimensions when none does, each point's value reaching the planner; the default is left
+// out of the fingerprint.
+func TestPlannerCompositesSearched(t *testing.T) {
+	f := Default()
+	err := f.Apply([]string{
+		"planner_scaling_policy=[disabled, load_180_5]",
+		"planner_load_sensitivity=[aggressive, {load_scaling_down_sensitivity: 60, load_min_observations: 4}]",
+		"planner_fpm_sampling=[small, fine]",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, d := range f.Dimensions() {
+		keys = append(keys, d.Key)
+	}
+	pol := slices.Index(keys, "planner_scaling_policy")
+	if want := "planner_load_sensitivity planner_fpm_sampling"; pol < 0 || !strings.HasSuffix(strings.Join(keys, " "), want) {
+		t.Fatalf("dimensions %v, want planner_scaling_policy and ending in %s", keys, want)
+	}
+	exp, err := NewExperiment(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := make(Point, len(keys))
+	p[pol], p[len(p)-2], p[len(p)-1] = 1, 1, 1 // load_180_5, the dict, fine
+	cfg, err := exp.EngineConfig(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := cfg.Fleet.Planner; c.DownSensitivity != 60 || c.MinObservations != 4 || c.MaxFPMSamples != 128 || c.FPMBucketSize != 64 {
+		t.Fatalf("planner %+v, want sensitivity 60, 4 observations, 128 samples in 64 buckets", c)
+	}
+	p[len(p)-2], p[len(p)-1] = 0, 0
+	if cfg, _ = exp.EngineConfig(p); cfg.Fleet.Planner.DownSensitivity != 70 || cfg.Fleet.Planner.MaxFPMSamples != 32 {
+		t.Fatalf("aggressive, small: planner %+v", cfg.Fleet.Planner)
+	}
+	if v, _ := f.Fingerprint().Get("search_space.planner_fpm_sampling"); v != "[small, fine]" {
+		t.Fatalf("fingerprint planner_fpm_sampling %q", v)
+	}
+
+	off := Default()
+	if err := off.Apply([]string{"planner_load_sensitivity=[aggressive, conservative]"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range off.Dimensions() {
+		if d.Key == KeyPlannerLoadSensitivity {
+			t.Fatal("planner_load_sensitivity searched with every policy disabled")
+		}
+	}
+	if _, ok := Default().Fingerprint().Get("search_space.planner_load_sensitivity"); ok {
+		t.Fatal("the default sensitivity in the fingerprint")
+	}
+	for _, c := range []struct{ set, want string }{
+		{"planner_fpm_sampling=[small, small]", `value "small" listed twice`},
+		{"planner_fpm_sampling=[{max_num_fpm_samples: 64, fpm_sample_bucket_size: 8}]", "fpm_sample_bucket_size: \"8\" must be an integer in [1, 1048576], a perfect square"},
+		{"planner_load_sensitivity=[twitchy]", `unknown preset "twitchy"`},
+	} {
+		if err := Default().Apply([]string{c.set}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("--set %s: error %v, want %q", c.set, err, c.want)
+		}
 	}
 }
