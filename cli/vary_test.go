@@ -6,10 +6,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/routerlab/routerlab/internal/chartcheck"
 )
 
 // vary replays the planner experiment at two start-up times: one point per value in order,
-// the x axis the values, vary.html with the five charts; a value that is not a number needs
+// the x axis the values, vary.html with the five charts (drawn in Chromium); a value that is not a number needs
 // --x, one number per value.
 func TestVary(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "v")
@@ -33,6 +35,12 @@ func TestVary(t *testing.T) {
 	for _, want := range []string{"p99 TTFT (ms) against startup_time", "scaling events against startup_time", "GPU-hours against startup_time"} {
 		if !strings.Contains(string(html), want) {
 			t.Errorf("vary.html lacks %q", want)
+		}
+	}
+	if !testing.Short() { // in Chromium, as a reader sees it: charts, and nothing fetched
+		img := shoot(t, filepath.Join(dir, "vary.html"), filepath.Join(dir, "vary.png"))
+		if box := chartcheck.InkBox(img); box.Dx() < 400 || box.Dy() < 2000 { // five charts under the table
+			t.Errorf("Chromium draws vary.html in %v: too small for its table and five charts", box)
 		}
 	}
 	for _, c := range []struct {
