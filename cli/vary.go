@@ -124,18 +124,7 @@ type varyJSON struct {
 }
 
 func writeVaryDir(dir, key, xLabel string, points []sweep.VaryPoint, fp config.Fingerprint) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(filepath.Join(dir, "vary.json"))
-	if err != nil {
-		return err
-	}
-	if err := writeJSON(f, varyJSON{fp, points}); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
+	if err := writeJSONFile(dir, "vary.json", varyJSON{fp, points}); err != nil {
 		return err
 	}
 	html, err := sweep.VaryHTML(key, xLabel, points, fp)
@@ -143,4 +132,20 @@ func writeVaryDir(dir, key, xLabel string, points []sweep.VaryPoint, fp config.F
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "vary.html"), html, 0o644)
+}
+
+// writeJSONFile writes v as JSON to dir/name, making dir.
+func writeJSONFile(dir, name string, v any) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, name))
+	if err != nil {
+		return err
+	}
+	if err := writeJSON(f, v); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -96,6 +96,12 @@ func mapKeys[V any](m map[string]V) []string {
 
 // setComposites reads a composite list key: preset ids and dicts, one pins, several search.
 func (f *File) setComposites(path, key string, n ast.Node) error {
+	return f.setValueList(path, key, n, func(e ast.Node) (string, error) { return f.composite(path, key, e) })
+}
+
+// setValueList sets list key to the values read from n (one value, or a sequence), each
+// by read, refusing an empty list and a repeated value.
+func (f *File) setValueList(path, key string, n ast.Node, read func(ast.Node) (string, error)) error {
 	nodes := []ast.Node{n}
 	if seq, ok := n.(*ast.SequenceNode); ok {
 		nodes = seq.Values
@@ -105,7 +111,7 @@ func (f *File) setComposites(path, key string, n ast.Node) error {
 	}
 	var vals []Value
 	for _, e := range nodes {
-		text, err := f.composite(path, key, e)
+		text, err := read(e)
 		if err != nil {
 			return err
 		}
@@ -240,45 +246,26 @@ func parseDict(s string) map[string]string {
 
 // setPolicies reads planner_scaling_policy: preset ids and dicts, one pins, several search.
 func (f *File) setPolicies(path string, n ast.Node) error {
-	nodes := []ast.Node{n}
-	if seq, ok := n.(*ast.SequenceNode); ok {
-		nodes = seq.Values
-	}
-	if len(nodes) == 0 {
-		return f.errAt(n, path, "empty list")
-	}
-	var vals []Value
-	seen := map[string]bool{}
-	for _, e := range nodes {
+	return f.setValueList(path, "planner_scaling_policy", n, func(e ast.Node) (string, error) {
 		var text string
 		if m, ok := e.(*ast.MappingNode); ok {
 			d, err := f.dict(path, m, policyKeys)
 			if err != nil {
-				return err
+				return "", err
 			}
 			text = canonicalDict(policyKeys, d)
 		} else {
 			s, err := f.scalarText(path, e)
 			if err != nil {
-				return err
+				return "", err
 			}
 			text = s
 		}
 		if _, err := policyOf(text); err != nil {
-			return f.errAt(e, path, "%s", err)
+			return "", f.errAt(e, path, "%s", err)
 		}
-		if seen[text] {
-			return f.errAt(e, path, "value %q listed twice", text)
-		}
-		seen[text] = true
-		vals = append(vals, Value{Text: text})
-	}
-	for i := range f.lists {
-		if f.lists[i].key == "planner_scaling_policy" {
-			f.lists[i].values = vals
-		}
-	}
-	return nil
+		return text, nil
+	})
 }
 
 // policyOf is the scaling policy of a planner_scaling_policy value: a preset id or a dict.
