@@ -367,6 +367,10 @@ func (f *File) checkFleetWith() error {
 	if key == "" {
 		return nil
 	}
+	if f.disaggregated() && f.Disagg.ConditionalDisagg != nil && *f.Disagg.ConditionalDisagg {
+		return &Error{File: f.Name, Key: "search_space.router_conditional_disagg",
+			Msg: fmt.Sprintf("conditional disaggregation with a fleet that changes (%s) is not modelled (a request pinned to a decode worker that drains or has not started); leave router_conditional_disagg false or %s at its default", key, key)}
+	}
 	if f.disaggregated() && (len(f.Planner.Failures) > 0 || f.Planner.FailuresPerHour > 0) {
 		return &Error{File: f.Name, Key: "search_space.worker_failures",
 			Msg: "worker failures are not modelled with deployment_mode disagg (a failed prefill worker's KV in flight, a failed decode worker's requests); use deployment_mode agg or leave worker_failures unset"}

@@ -98,6 +98,7 @@ func TestFleetRefusesDisaggFailuresAndTiers(t *testing.T) {
 	}{
 		{[]string{"deployment_mode=disagg", split, "worker_failures={rate_per_hour: 1}"}, "search_space.worker_failures: worker failures are not modelled with deployment_mode disagg"},
 		{[]string{"deployment_mode=disagg", split, "startup_time=60"}, ""},
+		{[]string{"deployment_mode=disagg", split, "router_mode=kv_router", "router_conditional_disagg=true", "startup_time=60"}, "search_space.router_conditional_disagg: conditional disaggregation with a fleet that changes (startup_time) is not modelled"},
 		{[]string{"deployment_mode=disagg", split, "planner_scaling_policy=[disabled, load_180_5]"}, ""},
 		{[]string{"num_g2_blocks=[0, 32768]", "worker_failures={rate_per_hour: 1}"}, "search_space.num_g2_blocks: 32768 with a fleet that changes (worker_failures) is not modelled"},
 		{[]string{"num_g2_blocks=32768", "planner_scaling_policy=load_180_5"}, "(planner_scaling_policy) is not modelled"},

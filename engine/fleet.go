@@ -143,6 +143,8 @@ func (f *Fleet) validate(c *Config) error {
 		return fmt.Errorf("fleet decode slots: %d must be in [decode workers %d, %d − %d prefill slots]", f.DecodeSlots, c.Disagg.DecodeWorkers, router.MaxWorkers, f.Slots)
 	case c.Disagg != nil && f.DecodeGPUsPerWorker < 1:
 		return fmt.Errorf("fleet: decode GPUs per worker %d must be positive", f.DecodeGPUsPerWorker)
+	case c.Disagg != nil && c.Disagg.Conditional != nil:
+		return fmt.Errorf("router_conditional_disagg with a fleet that changes: a request pinned to a decode worker that drains or has not started is not modelled")
 	case c.Disagg != nil && (len(f.Failures) > 0 || f.FailuresPerHour > 0):
 		return fmt.Errorf("worker_failures with deployment_mode disagg: a failed prefill worker's KV in flight to a decode worker, and a failed decode worker's requests, are not modelled (migration re-runs a request through the aggregated path)")
 	case c.Disagg == nil && (f.DecodeSlots != 0 || f.DecodeGPUsPerWorker != 0):
@@ -254,7 +256,7 @@ func (fs *fleetState) gpus(k int) int {
 // setServing tells the router of slot w's pool whether w takes new requests.
 func (s *Sim) setServing(w int, on bool) {
 	if s.dis != nil && w >= s.dis.first {
-		s.dis.rt.(*router.Router).SetServing(w-s.dis.first, on)
+		s.dis.rt.SetServing(w-s.dis.first, on)
 		return
 	}
 	s.rt.(*router.Router).SetServing(w, on) // validate refused router replicas

@@ -208,8 +208,8 @@ func (kvTimer) StepTimeUS(b *model.Batch) int64 {
 }
 
 // A disaggregated fleet that changes refuses worker failures (a KV handoff from or to a
-// failed worker is not modelled) and a fleet without decode slots; without failures it
-// builds.
+// failed worker is not modelled), conditional disaggregation (a request pinned to a decode
+// worker that leaves) and a fleet without decode slots; without them it builds.
 func TestDisaggFleetRefusals(t *testing.T) {
 	tr := &trace.Trace{Name: "t", BlockSize: 64, Requests: []trace.Request{req(0, 100, 50, 1, 2)}}
 	d := deployment(100, 512, 8)
@@ -220,13 +220,16 @@ func TestDisaggFleetRefusals(t *testing.T) {
 	if _, err := New(base, timer, tr); err != nil {
 		t.Fatal(err)
 	}
-	failing, noSlots := base, base
+	failing, noSlots, conditional := base, base, base
 	failing.Fleet = &Fleet{Slots: 2, GPUsPerWorker: 1, DecodeSlots: 2, DecodeGPUsPerWorker: 1, Failures: []Failure{{AtUS: 5, Worker: 0}}}
 	noSlots.Fleet = &Fleet{Slots: 2, GPUsPerWorker: 1, StartupUS: 20_000}
+	cd := *base.Disagg
+	cd.Conditional = &ConditionalDisagg{EffISLThreshold: 2048, EffISLRatioThreshold: 0.7}
+	conditional.Disagg = &cd
 	for _, c := range []struct {
 		cfg  Config
 		want string
-	}{{failing, "worker_failures with deployment_mode disagg"}, {noSlots, "fleet decode slots: 0"}} {
+	}{{failing, "worker_failures with deployment_mode disagg"}, {noSlots, "fleet decode slots: 0"}, {conditional, "router_conditional_disagg with a fleet that changes"}} {
 		if _, err := New(c.cfg, timer, tr); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("error %v, want %q", err, c.want)
 		}
