@@ -176,10 +176,10 @@ func (f *File) PlannerKnobIgnored(p Point, key string) bool {
 	return err == nil && !pol.Throughput && !pol.Load
 }
 
-// compositeRange bounds each integer field of the pinned composites (PlannerConfig's
-// constraints; a sensitivity of 0, never scale down, is the planner's unset value here).
+// compositeRange bounds each integer field of the composites (PlannerConfig's constraints;
+// a sensitivity of 0 never scales down).
 var compositeRange = map[string][2]int{
-	"load_scaling_down_sensitivity": {1, 100}, "load_min_observations": {1, 1 << 20},
+	"load_scaling_down_sensitivity": {0, 100}, "load_min_observations": {1, 1 << 20},
 	"max_num_fpm_samples": {1, 1 << 20}, "fpm_sample_bucket_size": {1, 1 << 20},
 }
 
@@ -442,13 +442,14 @@ func (f *File) fleet(policyText, sensText, fpmText string, pc ParallelConfig, dp
 	}
 	c := planner.Config{Target: f.plannerTarget(), TTFTMS: f.Goal.SLA.TTFTMS, ITLMS: f.Goal.SLA.TPOTMS, MaxGPUBudget: budget}
 	pol.Apply(&c)
-	c.DownSensitivity, c.MinObservations = pairOf(sensText, KeyPlannerLoadSensitivity)
-	c.MaxFPMSamples, c.FPMBucketSize = pairOf(fpmText, KeyPlannerFPMSampling)
 	if ps.LoadPredictor != "" {
 		c.Predictor = planner.Predictors[ps.LoadPredictor]
 	}
 	if c.On() {
+		// The composites after the defaults, which take a zero sensitivity for unset.
 		c = c.Defaults()
+		c.DownSensitivity, c.MinObservations = pairOf(sensText, KeyPlannerLoadSensitivity)
+		c.MaxFPMSamples, c.FPMBucketSize = pairOf(fpmText, KeyPlannerFPMSampling)
 		if err := c.Validate(); err != nil {
 			return nil, err
 		}

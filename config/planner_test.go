@@ -144,7 +144,7 @@ func TestPlannerCompositesSearched(t *testing.T) {
 	f := Default()
 	err := f.Apply([]string{
 		"planner_scaling_policy=[disabled, load_180_5]",
-		"planner_load_sensitivity=[aggressive, {load_scaling_down_sensitivity: 60, load_min_observations: 4}]",
+		"planner_load_sensitivity=[aggressive, {load_scaling_down_sensitivity: 0, load_min_observations: 4}]",
 		"planner_fpm_sampling=[small, fine]",
 	})
 	if err != nil {
@@ -168,8 +168,8 @@ func TestPlannerCompositesSearched(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := cfg.Fleet.Planner; c.DownSensitivity != 60 || c.MinObservations != 4 || c.MaxFPMSamples != 128 || c.FPMBucketSize != 64 {
-		t.Fatalf("planner %+v, want sensitivity 60, 4 observations, 128 samples in 64 buckets", c)
+	if c := cfg.Fleet.Planner; c.DownSensitivity != 0 || c.MinObservations != 4 || c.MaxFPMSamples != 128 || c.FPMBucketSize != 64 {
+		t.Fatalf("planner %+v, want sensitivity 0 (never scale down), 4 observations, 128 samples in 64 buckets", c)
 	}
 	p[len(p)-2], p[len(p)-1] = 0, 0
 	if cfg, _ = exp.EngineConfig(p); cfg.Fleet.Planner.DownSensitivity != 70 || cfg.Fleet.Planner.MaxFPMSamples != 32 {
