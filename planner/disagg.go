@@ -28,12 +28,11 @@ func NewDisagg(cfg Config, pcaps, dcaps Capabilities, pricePrefill, priceDecode 
 			return nil, fmt.Errorf("planner: engine capabilities %+v incomplete", c)
 		}
 	}
-	p := &Planner{cfg: cfg, caps: dcaps, pcaps: pcaps, disagg: true, easy: cfg.Target != TargetSLA,
-		lowerBound: 1, lowerBoundP: 1, nextLoad: math.Inf(1), nextThroughput: math.Inf(1)}
+	p := newPlanner(cfg, dcaps)
+	p.pcaps, p.disagg = pcaps, true
 	if !p.easy {
 		p.preg = newPrefillRegression(cfg.MaxFPMSamples, cfg.MinObservations, cfg.FPMBucketSize)
 		p.dreg = newDecodeRegression(cfg.MaxFPMSamples, cfg.MinObservations, cfg.FPMBucketSize)
-		p.numReq, p.isl, p.osl = newPredictor(cfg.Predictor), newPredictor(cfg.Predictor), newPredictor(cfg.Predictor)
 		if pricePrefill != nil {
 			for _, f := range prefillBootstrap(pcaps, pricePrefill) {
 				p.preg.add(f)
@@ -163,13 +162,7 @@ func (p *Planner) prefillDecision(fpms []FPM, n int) (int, string) {
 			anyUp = anyUp || r >= up
 			allDown = allDown && (r < down || latency && r <= down)
 		}
-		switch {
-		case anyUp:
-			return n + 1, ""
-		case n > 1 && allDown:
-			return max(n-1, p.cfg.MinEndpoint), ""
-		}
-		return -1, "no_change"
+		return p.easyStep(anyUp, allDown, n)
 	}
 	if !p.preg.sufficient() {
 		return -1, "insufficient_data"
@@ -227,13 +220,7 @@ func (p *Planner) decodeDecision(fpms []FPM, n int) (int, string) {
 			anyUp = anyUp || u > up
 			allDown = allDown && u < down
 		}
-		switch {
-		case anyUp:
-			return n + 1, ""
-		case n > 1 && allDown:
-			return max(n-1, p.cfg.MinEndpoint), ""
-		}
-		return -1, "no_change"
+		return p.easyStep(anyUp, allDown, n)
 	}
 	if !p.dreg.sufficient() {
 		return -1, "insufficient_data"
@@ -262,6 +249,18 @@ func (p *Planner) decodeDecision(fpms []FPM, n int) (int, string) {
 		}
 	}
 	return p.poolDecision(est, p.cfg.ITLMS, n, canDown, refused)
+}
+
+// easyStep is an easy-mode pool decision: one more worker when any engine is over the
+// scale-up threshold, one fewer when all are under the scale-down one.
+func (p *Planner) easyStep(anyUp, allDown bool, n int) (int, string) {
+	switch {
+	case anyUp:
+		return n + 1, ""
+	case n > 1 && allDown:
+		return max(n-1, p.cfg.MinEndpoint), ""
+	}
+	return -1, "no_change"
 }
 
 // poolDecision is _scale_decision with its diagnostic: up when every estimate is over the

@@ -93,11 +93,9 @@ func New(cfg Config, caps Capabilities, bootstrap Pricer) (*Planner, error) {
 	if caps.GPUs < 1 || caps.MaxKVTokens < 1 || caps.MaxNumBatchedTokens < 1 {
 		return nil, fmt.Errorf("planner: engine capabilities %+v incomplete", caps)
 	}
-	p := &Planner{cfg: cfg, caps: caps, easy: cfg.Target != TargetSLA, lowerBound: 1,
-		nextLoad: math.Inf(1), nextThroughput: math.Inf(1)}
+	p := newPlanner(cfg, caps)
 	if !p.easy {
 		p.reg = newAggRegression(cfg.MaxFPMSamples, cfg.MinObservations, cfg.FPMBucketSize)
-		p.numReq, p.isl, p.osl = newPredictor(cfg.Predictor), newPredictor(cfg.Predictor), newPredictor(cfg.Predictor)
 		if bootstrap != nil {
 			for _, f := range bootstrapFPMs(caps, bootstrap) {
 				p.reg.add(f)
@@ -105,6 +103,17 @@ func New(cfg Config, caps Capabilities, bootstrap Pricer) (*Planner, error) {
 		}
 	}
 	return p, nil
+}
+
+// newPlanner is a planner's state before its first tick: no tick due, lower bounds of one
+// worker, and (sla) the load predictors.
+func newPlanner(cfg Config, caps Capabilities) *Planner {
+	p := &Planner{cfg: cfg, caps: caps, easy: cfg.Target != TargetSLA, lowerBound: 1, lowerBoundP: 1,
+		nextLoad: math.Inf(1), nextThroughput: math.Inf(1)}
+	if !p.easy {
+		p.numReq, p.isl, p.osl = newPredictor(cfg.Predictor), newPredictor(cfg.Predictor), newPredictor(cfg.Predictor)
+	}
+	return p
 }
 
 // bootstrapFPMs are the passes a rapid pre-deployment sweep measures: a grid of prefill
