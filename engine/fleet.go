@@ -134,7 +134,7 @@ func (f *Fleet) validate(c *Config) error {
 	case !(f.FailuresPerHour >= 0) || math.IsInf(f.FailuresPerHour, 0):
 		return fmt.Errorf("worker_failures rate: %v must be a number >= 0", f.FailuresPerHour)
 	case !router.RestrictableMode(c.Router):
-		return fmt.Errorf("router_mode %s (overlap_score_credit_decay %g): a fleet that changes routes with kv_router (no credit decay), round_robin, random or least_loaded", c.Router.Mode, c.Router.OverlapScoreCreditDecay)
+		return fmt.Errorf("router_mode %s (overlap_score_credit_decay %g): a fleet that changes routes with kv_router (no credit decay), round_robin, random, least_loaded or power_of_two_choices", c.Router.Mode, c.Router.OverlapScoreCreditDecay)
 	case c.Router.Replicas > 1:
 		return fmt.Errorf("router_replicas: %d; a fleet that changes is simulated behind one router", c.Router.Replicas)
 	case c.Worker.Backend.OrDefault() != model.BackendVLLM:

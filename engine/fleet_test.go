@@ -63,7 +63,7 @@ func TestFailureMigratesOrLoses(t *testing.T) {
 // on load every few milliseconds.
 func genFleet(t *rapid.T, cfg *Config) {
 	rc := router.DefaultConfig()
-	rc.Mode = rapid.SampledFrom([]router.Mode{router.ModeKV, router.ModeRoundRobin, router.ModeRandom, router.ModeLeastLoaded}).Draw(t, "mode")
+	rc.Mode = rapid.SampledFrom([]router.Mode{router.ModeKV, router.ModeRoundRobin, router.ModeRandom, router.ModeLeastLoaded, router.ModePowerOfTwoChoices}).Draw(t, "mode")
 	rc.BlockSize = cfg.Worker.BlockSize
 	cfg.Router = rc
 	cfg.Worker.APIServerTokenizeNS = 0
