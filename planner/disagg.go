@@ -288,17 +288,9 @@ const (
 // throughputDisagg is _throughput_disagg: each pool's replicas for the predicted demand;
 // with load scaling on they only set the load loop's lower bounds.
 func (p *Planner) throughputDisagg(tr *Traffic) Decision {
-	if !p.cfg.ThroughputScaling {
-		return none("disabled")
-	}
-	nr, isl, osl := p.numReq.next(), p.isl.next(), p.osl.next()
-	if tr.DurationS <= 0 {
-		return none("no_traffic_data")
-	}
-	demand := nr / tr.DurationS
-	hit := 0.0
-	if p.hasHit {
-		hit = p.kvHit
+	demand, isl, osl, hit, why := p.forecast(tr)
+	if why != "" {
+		return none(why)
 	}
 	prps, ttft := p.preg.bestRPS(isl*(1-clampHit(hit)), p.pcaps.MaxNumBatchedTokens)
 	drps, _ := p.dreg.bestRPS(p.cfg.ITLMS, isl+osl/2, osl, p.caps.MaxKVTokens, p.caps.MaxNumSeqs)

@@ -402,20 +402,29 @@ func (p *Planner) aggDecode(fpms []FPM, n int) (int, bool) {
 	return d, false
 }
 
-// throughput is _throughput_agg: the predicted demand over the best engine rate under both
-// SLA targets; with load scaling on it only sets the load loop's lower bound.
-func (p *Planner) throughput(tr *Traffic) Decision {
+// forecast is what _advance_throughput reads before either mode's sizing: the next
+// interval's demand (requests/s), ISL and OSL from the predictors and the KV hit rate; why
+// names what is missing.
+func (p *Planner) forecast(tr *Traffic) (demand, isl, osl, hit float64, why string) {
 	if !p.cfg.ThroughputScaling {
-		return none("disabled")
+		return 0, 0, 0, 0, "disabled"
 	}
 	nr, isl, osl := p.numReq.next(), p.isl.next(), p.osl.next()
 	if tr.DurationS <= 0 {
-		return none("no_traffic_data")
+		return 0, 0, 0, 0, "no_traffic_data"
 	}
-	demand := nr / tr.DurationS
-	hit := 0.0
 	if p.hasHit {
 		hit = p.kvHit
+	}
+	return nr / tr.DurationS, isl, osl, hit, ""
+}
+
+// throughput is _throughput_agg: the predicted demand over the best engine rate under both
+// SLA targets; with load scaling on it only sets the load loop's lower bound.
+func (p *Planner) throughput(tr *Traffic) Decision {
+	demand, isl, osl, hit, why := p.forecast(tr)
+	if why != "" {
+		return none(why)
 	}
 	rps, _, _ := p.reg.bestRPS(isl, osl, p.caps.MaxNumBatchedTokens, p.cfg.TTFTMS, p.cfg.ITLMS, p.caps.MaxKVTokens, p.caps.MaxNumSeqs, hit)
 	if rps <= 0 {
