@@ -4,8 +4,6 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -180,18 +178,7 @@ func curveRouter(f *config.File, spec string) (sweep.CurveRouter, error) {
 }
 
 func writeCurveDir(dir, plots string, points []sweep.CurvePoint, fp config.Fingerprint, sla string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(filepath.Join(dir, "curve.json"))
-	if err != nil {
-		return err
-	}
-	if err := writeJSON(f, curveJSON{fp, points}); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
+	if err := writeJSONFile(dir, "curve.json", curveJSON{fp, points}); err != nil {
 		return err
 	}
 	html, err := sweep.CurveHTML(points, fp, sla)

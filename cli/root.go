@@ -90,7 +90,7 @@ asked for: say 'routerlab sweep' or 'routerlab --headless'.`,
 	root.SetErr(stderr)
 	x.register(root, "requests the explorer simulates (default: workload.search_requests, 2000)")
 	root.Flags().BoolVar(&headless, "headless", false, "run the sweep and print its report instead of opening the explorer")
-	root.AddCommand(newVersionCmd(), newReplayCmd(), newSweepCmd(), newCompareCmd(), newCurveCmd(), newTraceCmd(), newModelCmd(), newServeCmd(), newWatchCmd(), newWorkerCmd())
+	root.AddCommand(newVersionCmd(), newReplayCmd(), newSweepCmd(), newCompareCmd(), newCurveCmd(), newVaryCmd(), newTraceCmd(), newModelCmd(), newServeCmd(), newWatchCmd(), newWorkerCmd())
 	return root
 }
 

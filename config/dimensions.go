@@ -15,7 +15,7 @@ import (
 func (f *File) Dimensions() []Dimension {
 	var dims []Dimension
 	for _, l := range f.lists {
-		if !l.dimension() {
+		if !f.dimension(&l) {
 			continue
 		}
 		d := Dimension{Key: l.key, Values: append([]Value(nil), l.values...)}
@@ -27,8 +27,11 @@ func (f *File) Dimensions() []Dimension {
 
 // dimension reports whether the list is a search dimension. deployment_mode never is: each
 // parallel_configs entry is of one mode, so listing both modes makes one branch per mode
-// within parallel_configs (disagg.go), not a product.
-func (l *list) dimension() bool { return len(l.values) >= 2 && l.key != "deployment_mode" }
+// within parallel_configs (disagg.go), not a product. The planner's composites are not
+// while no planner_scaling_policy value scales the fleet, as Spica drops them then.
+func (f *File) dimension(l *list) bool {
+	return len(l.values) >= 2 && l.key != "deployment_mode" && (!slices.Contains(plannerListKeys, l.key) || f.plannerOn())
+}
 
 // spansDecades reports whether positive numeric values range over more than a factor of 10.
 func spansDecades(vals []Value) bool {
@@ -95,7 +98,7 @@ func (f *File) At(p Point, key string) (Value, error) {
 	var v Value
 	found, dim := false, 0
 	for _, l := range f.lists {
-		if !l.dimension() { // a fixed key: not a dimension
+		if !f.dimension(&l) { // a fixed key: not a dimension
 			if l.key == key {
 				v, found = l.values[0], true
 			}

@@ -166,7 +166,9 @@ func (e *Experiment) EngineConfig(p Point) (engine.Config, error) {
 	replicas := pc.Replicas
 	var dis *engine.Disagg
 	var capacity model.Capacity
-	if _, ok := f.disaggAt(val("parallel_configs").Text); ok {
+	var dpp *DisaggParallel
+	if dp, ok := f.disaggAt(val("parallel_configs").Text); ok {
+		dpp = &dp
 		if val(KeyNumG2Blocks).Num > 0 {
 			return engine.Config{}, &Error{File: f.Name, Key: "search_space." + KeyNumG2Blocks,
 				Msg: "KV tiers are not modelled for a disaggregated fleet; set it to 0 or deployment_mode to agg"}
@@ -184,7 +186,7 @@ func (e *Experiment) EngineConfig(p Point) (engine.Config, error) {
 			d.NumGPUBlocks = capacity.NumGPUBlocks
 		}
 	}
-	fleet, err := f.fleet(val("planner_scaling_policy").Text, pc)
+	fleet, err := f.fleet(val("planner_scaling_policy").Text, val(KeyPlannerLoadSensitivity).Text, val(KeyPlannerFPMSampling).Text, pc, dpp)
 	if err != nil {
 		return engine.Config{}, err
 	}

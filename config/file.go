@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/routerlab/routerlab/engine"
@@ -333,7 +334,10 @@ func newFile(name string) *File {
 	for k, v := range disaggListDefaults {
 		defaults[k] = v
 	}
-	for _, k := range append(append(listKeys[:len(listKeys):len(listKeys)], indexBlock.names()...), disaggListKeys...) {
+	for _, k := range plannerListKeys {
+		defaults[k] = []string{"default"}
+	}
+	for _, k := range slices.Concat(listKeys, indexBlock.names(), disaggListKeys, plannerListKeys) {
 		l := list{key: k}
 		if k == "parallel_configs" {
 			l.parallel = []ParallelConfig{{TP: 4, AttentionDP: 1, MoETP: 1, MoEEP: 4, Replicas: 8}}

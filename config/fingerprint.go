@@ -267,7 +267,7 @@ func (f *File) settings(tr *trace.Trace, tables string, list func(string) string
 	}
 	for _, l := range f.lists {
 		v := list(l.key)
-		if atRouterDefault(l.key, v) || !f.disaggregated() && slices.Contains(disaggListKeys, l.key) {
+		if atRouterDefault(l.key, v) || !f.disaggregated() && slices.Contains(disaggListKeys, l.key) || slices.Contains(plannerListKeys, l.key) && v == "default" {
 			continue // listed only when not Dynamo's default, so earlier experiments keep their fingerprint
 		}
 		add("search_space."+l.key, v)

@@ -7,6 +7,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,9 +25,27 @@ type PlannerSettings struct {
 	Failures        []engine.Failure // worker_failures: at given times
 	FailuresPerHour float64          // worker_failures: a seeded rate per worker
 	Target          string           // planner_optimization_target; "": from the goal
-	LoadSensitivity string           // a preset or a canonical dict; "": default
-	FPMSampling     string
 	LoadPredictor   string
+}
+
+// The planner's composite list keys beside planner_scaling_policy: Spica searches each, a
+// preset id or a dict of its fields (search-space.md, 4871677d).
+const (
+	KeyPlannerLoadSensitivity = "planner_load_sensitivity"
+	KeyPlannerFPMSampling     = "planner_fpm_sampling"
+)
+
+// plannerListKeys are the composite list keys, after every other list key (a file that
+// leaves them at default keeps its points' coordinates).
+var plannerListKeys = []string{KeyPlannerLoadSensitivity, KeyPlannerFPMSampling}
+
+// compositeFields are each composite's dict keys, and its presets.
+var compositeFields = map[string]struct {
+	keys    []string
+	presets map[string][2]int
+}{
+	KeyPlannerLoadSensitivity: {[]string{"load_scaling_down_sensitivity", "load_min_observations"}, planner.LoadSensitivities},
+	KeyPlannerFPMSampling:     {[]string{"max_num_fpm_samples", "fpm_sample_bucket_size"}, planner.FPMSamplings},
 }
 
 // policyKeys are a planner_scaling_policy dict's keys, all required (COMPOSITE_REQUIRED_KEYS).
@@ -46,10 +65,8 @@ func (f *File) setPlanner(path, key string, n ast.Node) (ok bool, err error) {
 		return true, f.setFailures(path, n)
 	case "planner_optimization_target":
 		return true, f.oneOf(path, n, &p.Target, []string{planner.TargetThroughput, planner.TargetLatency, planner.TargetLoad, planner.TargetSLA})
-	case "planner_load_sensitivity":
-		return true, f.composite(path, n, &p.LoadSensitivity, []string{"load_scaling_down_sensitivity", "load_min_observations"}, mapKeys(planner.LoadSensitivities))
-	case "planner_fpm_sampling":
-		return true, f.composite(path, n, &p.FPMSampling, []string{"max_num_fpm_samples", "fpm_sample_bucket_size"}, mapKeys(planner.FPMSamplings))
+	case KeyPlannerLoadSensitivity, KeyPlannerFPMSampling:
+		return true, f.setComposites(path, key, n)
 	case "load_predictor":
 		var s string
 		if err := f.str(path, n, &s); err != nil {
@@ -77,41 +94,92 @@ func mapKeys[V any](m map[string]V) []string {
 	return out
 }
 
-// composite reads a preset id or a dict of exactly keys (integers), into its canonical text.
-func (f *File) composite(path string, n ast.Node, dst *string, keys, presets []string) error {
+// setComposites reads a composite list key: preset ids and dicts, one pins, several search.
+func (f *File) setComposites(path, key string, n ast.Node) error {
+	return f.setValueList(path, key, n, func(e ast.Node) (string, error) { return f.composite(path, key, e) })
+}
+
+// setValueList sets list key to the values read from n (one value, or a sequence), each
+// by read, refusing an empty list and a repeated value.
+func (f *File) setValueList(path, key string, n ast.Node, read func(ast.Node) (string, error)) error {
+	nodes := []ast.Node{n}
+	if seq, ok := n.(*ast.SequenceNode); ok {
+		nodes = seq.Values
+	}
+	if len(nodes) == 0 {
+		return f.errAt(n, path, "empty list")
+	}
+	var vals []Value
+	for _, e := range nodes {
+		text, err := read(e)
+		if err != nil {
+			return err
+		}
+		if slices.ContainsFunc(vals, func(v Value) bool { return v.Text == text }) {
+			return f.errAt(e, path, "value %q listed twice", text)
+		}
+		vals = append(vals, Value{Text: text})
+	}
+	f.list(key).values = vals
+	return nil
+}
+
+// composite reads one value of composite key: a preset id or a dict of exactly its keys
+// (integers), as its canonical text.
+func (f *File) composite(path, key string, n ast.Node) (string, error) {
+	keys, presets := compositeFields[key].keys, mapKeys(compositeFields[key].presets)
 	if m, ok := n.(*ast.MappingNode); ok {
 		vals, err := f.dict(path, m, keys)
 		if err != nil {
-			return err
+			return "", err
 		}
 		for _, k := range keys {
 			x, err := strconv.Atoi(vals[k])
 			lo, hi := compositeRange[k][0], compositeRange[k][1]
 			if err != nil || x < lo || x > hi || k == "fpm_sample_bucket_size" && !perfectSquare(x) {
-				return f.errAt(m, path+"."+k, "%q must be an integer in [%d, %d]%s", vals[k], lo, hi,
+				return "", f.errAt(m, path+"."+k, "%q must be an integer in [%d, %d]%s", vals[k], lo, hi,
 					map[bool]string{true: ", a perfect square"}[k == "fpm_sample_bucket_size"])
 			}
 		}
-		*dst = canonicalDict(keys, vals)
-		return nil
+		return canonicalDict(keys, vals), nil
 	}
 	var s string
 	if err := f.str(path, n, &s); err != nil {
-		return err
+		return "", err
 	}
-	for _, p := range presets {
-		if s == p {
-			*dst = s
-			return nil
-		}
+	if slices.Contains(presets, s) {
+		return s, nil
 	}
-	return f.errAt(n, path, "unknown preset %q (want one of %s, or a dict of %s)", s, strings.Join(presets, ", "), strings.Join(keys, ", "))
+	return "", f.errAt(n, path, "unknown preset %q (want one of %s, or a dict of %s)", s, strings.Join(presets, ", "), strings.Join(keys, ", "))
 }
 
-// compositeRange bounds each integer field of the pinned composites (PlannerConfig's
-// constraints; a sensitivity of 0, never scale down, is the planner's unset value here).
+// plannerOn reports whether some planner_scaling_policy value scales the fleet: without
+// one, Spica drops the composites from the study.
+func (f *File) plannerOn() bool {
+	return slices.ContainsFunc(f.Values("planner_scaling_policy"), func(v Value) bool {
+		p, err := policyOf(v.Text)
+		return err == nil && (p.Throughput || p.Load)
+	})
+}
+
+// PlannerKnobIgnored reports whether composite key has no effect at point p: its policy
+// there scales nothing.
+func (f *File) PlannerKnobIgnored(p Point, key string) bool {
+	if !slices.Contains(plannerListKeys, key) {
+		return false
+	}
+	v, err := f.At(p, "planner_scaling_policy")
+	if err != nil {
+		return false
+	}
+	pol, err := policyOf(v.Text)
+	return err == nil && !pol.Throughput && !pol.Load
+}
+
+// compositeRange bounds each integer field of the composites (PlannerConfig's constraints;
+// a sensitivity of 0 never scales down).
 var compositeRange = map[string][2]int{
-	"load_scaling_down_sensitivity": {1, 100}, "load_min_observations": {1, 1 << 20},
+	"load_scaling_down_sensitivity": {0, 100}, "load_min_observations": {1, 1 << 20},
 	"max_num_fpm_samples": {1, 1 << 20}, "fpm_sample_bucket_size": {1, 1 << 20},
 }
 
@@ -178,45 +246,26 @@ func parseDict(s string) map[string]string {
 
 // setPolicies reads planner_scaling_policy: preset ids and dicts, one pins, several search.
 func (f *File) setPolicies(path string, n ast.Node) error {
-	nodes := []ast.Node{n}
-	if seq, ok := n.(*ast.SequenceNode); ok {
-		nodes = seq.Values
-	}
-	if len(nodes) == 0 {
-		return f.errAt(n, path, "empty list")
-	}
-	var vals []Value
-	seen := map[string]bool{}
-	for _, e := range nodes {
+	return f.setValueList(path, "planner_scaling_policy", n, func(e ast.Node) (string, error) {
 		var text string
 		if m, ok := e.(*ast.MappingNode); ok {
 			d, err := f.dict(path, m, policyKeys)
 			if err != nil {
-				return err
+				return "", err
 			}
 			text = canonicalDict(policyKeys, d)
 		} else {
 			s, err := f.scalarText(path, e)
 			if err != nil {
-				return err
+				return "", err
 			}
 			text = s
 		}
 		if _, err := policyOf(text); err != nil {
-			return f.errAt(e, path, "%s", err)
+			return "", f.errAt(e, path, "%s", err)
 		}
-		if seen[text] {
-			return f.errAt(e, path, "value %q listed twice", text)
-		}
-		seen[text] = true
-		vals = append(vals, Value{Text: text})
-	}
-	for i := range f.lists {
-		if f.lists[i].key == "planner_scaling_policy" {
-			f.lists[i].values = vals
-		}
-	}
-	return nil
+		return text, nil
+	})
 }
 
 // policyOf is the scaling policy of a planner_scaling_policy value: a preset id or a dict.
@@ -305,9 +354,9 @@ func fleetKey(pol planner.ScalingPolicy, ps PlannerSettings) string {
 	return ""
 }
 
-// checkFleetWith refuses what a changing fleet does not model beside it: a disaggregated
-// fleet (its pools' lifecycles and a KV handoff to a worker that leaves) and KV tiers (a
-// leaving worker's host and disk blocks), naming the key that makes the fleet change.
+// checkFleetWith refuses what a changing fleet does not model beside it: worker failures in
+// a disaggregated fleet (a KV handoff from or to a failed worker) and KV tiers (a leaving
+// worker's host and disk blocks), naming the key that makes the fleet change.
 func (f *File) checkFleetWith() error {
 	key := ""
 	for _, v := range f.Values("planner_scaling_policy") {
@@ -318,9 +367,13 @@ func (f *File) checkFleetWith() error {
 	if key == "" {
 		return nil
 	}
-	if f.disaggregated() {
-		return &Error{File: f.Name, Key: "search_space." + key,
-			Msg: "a fleet that changes is not modelled with deployment_mode disagg (the pools' lifecycles, a KV handoff to a worker that leaves); use deployment_mode agg or leave " + key + " at its default"}
+	if f.disaggregated() && f.Disagg.ConditionalDisagg != nil && *f.Disagg.ConditionalDisagg {
+		return &Error{File: f.Name, Key: "search_space.router_conditional_disagg",
+			Msg: fmt.Sprintf("conditional disaggregation with a fleet that changes (%s) is not modelled (a request pinned to a decode worker that drains or has not started); leave router_conditional_disagg false or %s at its default", key, key)}
+	}
+	if f.disaggregated() && (len(f.Planner.Failures) > 0 || f.Planner.FailuresPerHour > 0) {
+		return &Error{File: f.Name, Key: "search_space.worker_failures",
+			Msg: "worker failures are not modelled with deployment_mode disagg (a failed prefill worker's KV in flight, a failed decode worker's requests); use deployment_mode agg or leave worker_failures unset"}
 	}
 	for _, g2 := range f.Values(KeyNumG2Blocks) {
 		if g2.Num > 0 {
@@ -358,9 +411,11 @@ func (f *File) checkPlanner() error {
 	return nil
 }
 
-// fleet is the engine's lifecycle for a point whose scaling policy is policy and whose
-// layout is pc; nil when nothing changes the fleet (the static fleet, byte for byte).
-func (f *File) fleet(policyText string, pc ParallelConfig) (*engine.Fleet, error) {
+// fleet is the engine's lifecycle for a point whose scaling policy, load sensitivity and
+// FPM sampling are those texts and whose layout is pc, or dp when disaggregated; nil when
+// nothing changes the fleet (the static fleet, byte for byte). A disaggregated fleet's
+// pools may each grow to what the GPU budget holds beside one worker of the other.
+func (f *File) fleet(policyText, sensText, fpmText string, pc ParallelConfig, dp *DisaggParallel) (*engine.Fleet, error) {
 	pol, err := policyOf(policyText)
 	if err != nil {
 		return nil, err
@@ -369,26 +424,32 @@ func (f *File) fleet(policyText string, pc ParallelConfig) (*engine.Fleet, error
 	if fleetKey(pol, ps) == "" {
 		return nil, nil
 	}
-	gpus := pc.TP * pc.AttentionDP // one worker's
-	budget := max(f.GPUBudget, pc.GPUs())
 	fl := &engine.Fleet{
-		Slots: min(max(pc.Replicas, budget/gpus), 1024), GPUsPerWorker: gpus,
 		StartupUS: int64(ps.StartupTimeS * 1e6), MigrationLimit: ps.MigrationLimit,
 		Failures: ps.Failures, FailuresPerHour: ps.FailuresPerHour,
 	}
+	var budget int
+	if dp == nil {
+		gpus := pc.TP * pc.AttentionDP // one worker's
+		budget = max(f.GPUBudget, pc.GPUs())
+		fl.Slots, fl.GPUsPerWorker = min(max(pc.Replicas, budget/gpus), 1024), gpus
+	} else {
+		pg, dg := dp.Prefill.TP*dp.Prefill.AttentionDP, dp.Decode.TP*dp.Decode.AttentionDP
+		budget = max(f.GPUBudget, dp.GPUs())
+		fl.GPUsPerWorker, fl.DecodeGPUsPerWorker = pg, dg
+		fl.Slots = min(max(dp.Prefill.Replicas, (budget-dg)/pg), 512)
+		fl.DecodeSlots = min(max(dp.Decode.Replicas, (budget-pg)/dg), 512)
+	}
 	c := planner.Config{Target: f.plannerTarget(), TTFTMS: f.Goal.SLA.TTFTMS, ITLMS: f.Goal.SLA.TPOTMS, MaxGPUBudget: budget}
 	pol.Apply(&c)
-	if s := ps.LoadSensitivity; s != "" {
-		c.DownSensitivity, c.MinObservations = pairOf(s, planner.LoadSensitivities, "load_scaling_down_sensitivity", "load_min_observations")
-	}
-	if s := ps.FPMSampling; s != "" {
-		c.MaxFPMSamples, c.FPMBucketSize = pairOf(s, planner.FPMSamplings, "max_num_fpm_samples", "fpm_sample_bucket_size")
-	}
 	if ps.LoadPredictor != "" {
 		c.Predictor = planner.Predictors[ps.LoadPredictor]
 	}
 	if c.On() {
+		// The composites after the defaults, which take a zero sensitivity for unset.
 		c = c.Defaults()
+		c.DownSensitivity, c.MinObservations = pairOf(sensText, KeyPlannerLoadSensitivity)
+		c.MaxFPMSamples, c.FPMBucketSize = pairOf(fpmText, KeyPlannerFPMSampling)
 		if err := c.Validate(); err != nil {
 			return nil, err
 		}
@@ -400,16 +461,17 @@ func (f *File) fleet(policyText string, pc ParallelConfig) (*engine.Fleet, error
 	return fl, nil
 }
 
-// pairOf is a two-field composite's values: its preset's, or its dict's (canonical text,
-// integers checked when read).
-func pairOf(s string, presets map[string][2]int, k0, k1 string) (int, int) {
+// pairOf is composite key's two fields at value s: its preset's, or its dict's (canonical
+// text, integers checked when read).
+func pairOf(s, key string) (int, int) {
+	cf := compositeFields[key]
 	if !strings.HasPrefix(s, "{") {
-		v := presets[s]
+		v := cf.presets[s]
 		return v[0], v[1]
 	}
 	d := parseDict(s)
-	a, _ := strconv.Atoi(d[k0])
-	b, _ := strconv.Atoi(d[k1])
+	a, _ := strconv.Atoi(d[cf.keys[0]])
+	b, _ := strconv.Atoi(d[cf.keys[1]])
 	return a, b
 }
 
@@ -434,12 +496,6 @@ func (f *File) plannerFingerprint(add func(k, v string)) {
 	}
 	if ps.Target != "" {
 		add("search_space.planner_optimization_target", ps.Target)
-	}
-	if ps.LoadSensitivity != "" {
-		add("search_space.planner_load_sensitivity", ps.LoadSensitivity)
-	}
-	if ps.FPMSampling != "" {
-		add("search_space.planner_fpm_sampling", ps.FPMSampling)
 	}
 	if ps.LoadPredictor != "" {
 		add("search_space.load_predictor", ps.LoadPredictor)

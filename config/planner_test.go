@@ -1,6 +1,7 @@
 package config
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -87,15 +88,18 @@ func TestPlannerKeys(t *testing.T) {
 	}
 }
 
-// A changing fleet refuses a disaggregated fleet and KV tiers, naming the key that makes it
-// change; either alone is accepted.
-func TestFleetRefusesDisaggAndTiers(t *testing.T) {
+// A changing fleet refuses worker failures in a disaggregated fleet and KV tiers, naming
+// the key; a disaggregated fleet that the planner scales or whose workers take time to
+// start is accepted.
+func TestFleetRefusesDisaggFailuresAndTiers(t *testing.T) {
 	for _, c := range []struct {
 		sets []string
 		want string // "": accepted
 	}{
-		{[]string{"deployment_mode=disagg", split, "startup_time=60"}, "search_space.startup_time: a fleet that changes is not modelled with deployment_mode disagg"},
-		{[]string{"deployment_mode=disagg", split, "planner_scaling_policy=[disabled, load_180_5]"}, "search_space.planner_scaling_policy: a fleet that changes is not modelled with deployment_mode disagg"},
+		{[]string{"deployment_mode=disagg", split, "worker_failures={rate_per_hour: 1}"}, "search_space.worker_failures: worker failures are not modelled with deployment_mode disagg"},
+		{[]string{"deployment_mode=disagg", split, "startup_time=60"}, ""},
+		{[]string{"deployment_mode=disagg", split, "router_mode=kv_router", "router_conditional_disagg=true", "startup_time=60"}, "search_space.router_conditional_disagg: conditional disaggregation with a fleet that changes (startup_time) is not modelled"},
+		{[]string{"deployment_mode=disagg", split, "planner_scaling_policy=[disabled, load_180_5]"}, ""},
 		{[]string{"num_g2_blocks=[0, 32768]", "worker_failures={rate_per_hour: 1}"}, "search_space.num_g2_blocks: 32768 with a fleet that changes (worker_failures) is not modelled"},
 		{[]string{"num_g2_blocks=32768", "planner_scaling_policy=load_180_5"}, "(planner_scaling_policy) is not modelled"},
 		{[]string{"deployment_mode=disagg", split, "planner_scaling_policy=disabled", "migration_limit=3"}, ""},
@@ -105,6 +109,95 @@ func TestFleetRefusesDisaggAndTiers(t *testing.T) {
 		err := Default().Apply(c.sets)
 		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("--set %v: error %v, want %q", c.sets, err, c.want)
+		}
+	}
+}
+
+// A disaggregated point under the planner: each pool may grow to what the 32-GPU budget
+// holds beside one worker of the other (TP4 prefill and decode: 7 slots each), and the
+// point's initial replicas serve.
+func TestDisaggPlannerFleet(t *testing.T) {
+	f := Default()
+	if err := f.Apply([]string{"deployment_mode=disagg", split, "startup_time=90", "planner_scaling_policy=load_180_5"}); err != nil {
+		t.Fatal(err)
+	}
+	exp, err := NewExperiment(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := exp.EngineConfig(f.DefaultPoint())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fl := cfg.Fleet
+	if cfg.Disagg == nil || fl == nil || fl.Slots != 7 || fl.DecodeSlots != 7 || fl.GPUsPerWorker != 4 || fl.DecodeGPUsPerWorker != 4 ||
+		fl.StartupUS != 90e6 || !fl.Planner.LoadScaling || fl.Planner.MaxGPUBudget != 32 || cfg.Workers != 1 || cfg.Disagg.DecodeWorkers != 1 {
+		t.Fatalf("workers %d, disagg %+v, fleet %+v", cfg.Workers, cfg.Disagg, fl)
+	}
+}
+
+// planner_load_sensitivity and planner_fpm_sampling are lists of presets and dicts, as
+// Spica spells them: searched while some policy scales the fleet, left out of the
+// dimensions when none does, each point's value reaching the planner; the default is left
+// out of the fingerprint.
+func TestPlannerCompositesSearched(t *testing.T) {
+	f := Default()
+	err := f.Apply([]string{
+		"planner_scaling_policy=[disabled, load_180_5]",
+		"planner_load_sensitivity=[aggressive, {load_scaling_down_sensitivity: 0, load_min_observations: 4}]",
+		"planner_fpm_sampling=[small, fine]",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, d := range f.Dimensions() {
+		keys = append(keys, d.Key)
+	}
+	pol := slices.Index(keys, "planner_scaling_policy")
+	if want := "planner_load_sensitivity planner_fpm_sampling"; pol < 0 || !strings.HasSuffix(strings.Join(keys, " "), want) {
+		t.Fatalf("dimensions %v, want planner_scaling_policy and ending in %s", keys, want)
+	}
+	exp, err := NewExperiment(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := make(Point, len(keys))
+	p[pol], p[len(p)-2], p[len(p)-1] = 1, 1, 1 // load_180_5, the dict, fine
+	cfg, err := exp.EngineConfig(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := cfg.Fleet.Planner; c.DownSensitivity != 0 || c.MinObservations != 4 || c.MaxFPMSamples != 128 || c.FPMBucketSize != 64 {
+		t.Fatalf("planner %+v, want sensitivity 0 (never scale down), 4 observations, 128 samples in 64 buckets", c)
+	}
+	p[len(p)-2], p[len(p)-1] = 0, 0
+	if cfg, _ = exp.EngineConfig(p); cfg.Fleet.Planner.DownSensitivity != 70 || cfg.Fleet.Planner.MaxFPMSamples != 32 {
+		t.Fatalf("aggressive, small: planner %+v", cfg.Fleet.Planner)
+	}
+	if v, _ := f.Fingerprint().Get("search_space.planner_fpm_sampling"); v != "[small, fine]" {
+		t.Fatalf("fingerprint planner_fpm_sampling %q", v)
+	}
+
+	off := Default()
+	if err := off.Apply([]string{"planner_load_sensitivity=[aggressive, conservative]"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range off.Dimensions() {
+		if d.Key == KeyPlannerLoadSensitivity {
+			t.Fatal("planner_load_sensitivity searched with every policy disabled")
+		}
+	}
+	if _, ok := Default().Fingerprint().Get("search_space.planner_load_sensitivity"); ok {
+		t.Fatal("the default sensitivity in the fingerprint")
+	}
+	for _, c := range []struct{ set, want string }{
+		{"planner_fpm_sampling=[small, small]", `value "small" listed twice`},
+		{"planner_fpm_sampling=[{max_num_fpm_samples: 64, fpm_sample_bucket_size: 8}]", "fpm_sample_bucket_size: \"8\" must be an integer in [1, 1048576], a perfect square"},
+		{"planner_load_sensitivity=[twitchy]", `unknown preset "twitchy"`},
+	} {
+		if err := Default().Apply([]string{c.set}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("--set %s: error %v, want %q", c.set, err, c.want)
 		}
 	}
 }

@@ -255,6 +255,18 @@ func (s *Sim) handoff(w *worker, ri int32, t int64) {
 	d.prefilled[ri] = t
 	// The decode worker starts from the prompt alone: the prefill's token is not streamed.
 	r.fl.tokens, r.fl.generated, r.fl.computed, r.fl.stored = r.isl, 0, 0, 0
+	s.routeDecode(ri, t)
+}
+
+// routeDecode has the decode router pick the worker that will reserve room for prefilled
+// request ri at t, or holds ri while no decode worker serves (a changing fleet).
+func (s *Sim) routeDecode(ri int32, t int64) {
+	if s.fleet != nil && s.fleet.serving[1] == 0 {
+		s.fleet.heldDecode.pushBack(ri)
+		return
+	}
+	d := s.dis
+	r := &s.reqs[ri]
 	s.rreq = router.Request{ID: int64(ri), InputLength: int(r.isl), BlockHashes: r.fl.hashes}
 	var dw int
 	if d.pinned != nil && d.pinned[ri] > 0 {
@@ -331,6 +343,9 @@ func (s *Sim) transferDone(ri int32, t int64) {
 	d.spare = append(d.spare, d.src[ri][:0])
 	d.src[ri] = nil
 	s.wake(src, t)
+	if s.fleet != nil {
+		s.drained(src.id, t)
+	}
 
 	w := &s.workers[r.worker]
 	if w.fast {

@@ -35,11 +35,15 @@ import (
 type Fleet struct {
 	// Slots is how many workers may exist at once (the planner's most replicas); at least
 	// Config.Workers.
-	Slots          int
-	GPUsPerWorker  int
-	StartupUS      int64     `json:",omitempty"` // startup_time
-	MigrationLimit int       `json:",omitempty"`
-	Failures       []Failure `json:",omitempty"` // at given times
+	Slots         int
+	GPUsPerWorker int
+	// DecodeSlots and DecodeGPUsPerWorker are a disaggregated fleet's decode pool's
+	// (Config.Disagg); Slots and GPUsPerWorker are then its prefill pool's.
+	DecodeSlots         int       `json:",omitempty"`
+	DecodeGPUsPerWorker int       `json:",omitempty"`
+	StartupUS           int64     `json:",omitempty"` // startup_time
+	MigrationLimit      int       `json:",omitempty"`
+	Failures            []Failure `json:",omitempty"` // at given times
 	// FailuresPerHour fails each live worker at this seeded Poisson rate (per hour of
 	// simulated time).
 	FailuresPerHour float64        `json:",omitempty"`
@@ -73,10 +77,14 @@ type fleetState struct {
 	cfg     Fleet
 	state   []uint8
 	readyAt []int64 // a starting slot's end of start-up; a ready event at another time is stale
-	serving int
-	live    int // starting, serving or draining: holding GPUs
-	held    deque
-	rng     *rand.Rand
+	// first: slots [0, first) are the aggregated or prefill pool, [first, len) the decode pool.
+	first   int
+	serving [2]int // per pool
+	live    int    // starting, serving or draining: holding GPUs
+	held    deque  // requests waiting for a worker of pool 0 to serve
+	// heldDecode: prefilled requests waiting for a decode worker to serve.
+	heldDecode deque
+	rng        *rand.Rand
 
 	pl   *planner.Planner
 	tick planner.Tick
@@ -86,11 +94,16 @@ type fleetState struct {
 	hitBase, promptBase    int64
 
 	lastT  int64
-	marked int     // live at lastT: every change of live at t is marked at t
+	marked int     // live GPUs at lastT: every change of live at t is marked at t
 	gpuUS  float64 // ∫ live GPUs dt
 	points []FleetPoint
 	events []ScalingEvent
 	ticks  int
+	// A disaggregated fleet's per pool: live workers, those marked at lastT, ∫ live GPUs dt,
+	// and the pool's timeline.
+	poolLive, poolMarked [2]int
+	poolGPUUS            [2]float64
+	poolPoints           [2][]FleetPoint
 
 	migrated, lost, failures int
 	migrations               []uint8 // per request
@@ -107,86 +120,6 @@ func (fs *fleetState) stateName(w int) string {
 	return [...]string{"off", "starting", "", "draining"}[fs.state[w]]
 }
 
-// FleetPoint is the fleet at one moment: workers in each state from then on.
-type FleetPoint struct {
-	TimeMS   float64 `json:"time_ms"`
-	Serving  int     `json:"serving"`
-	Starting int     `json:"starting"`
-	Draining int     `json:"draining"`
-}
-
-// ScalingEvent is one change of the replica target, by the planner or a failure.
-type ScalingEvent struct {
-	TimeMS float64 `json:"time_ms"`
-	From   int     `json:"from"`
-	To     int     `json:"to"`
-	Reason string  `json:"reason"`
-}
-
-// FleetSummary is the report's account of a changing fleet.
-type FleetSummary struct {
-	GPUHours      float64        `json:"gpu_hours"`
-	ScalingEvents int            `json:"scaling_events"`
-	PlannerTicks  int            `json:"planner_ticks"`
-	Failures      int            `json:"failures"`
-	Migrated      int            `json:"requests_migrated"`
-	Lost          int            `json:"requests_lost"`
-	PeakWorkers   int            `json:"peak_workers"`
-	Timeline      []FleetPoint   `json:"timeline"`
-	Events        []ScalingEvent `json:"events,omitempty"`
-	// SLAWindows: with an SLO, the share of each minute's requests (by arrival) that
-	// completed within it; lost requests count as missed.
-	SLAWindows []SLAWindow `json:"sla_windows,omitempty"`
-}
-
-// SLAWindow is one window's SLA attainment.
-type SLAWindow struct {
-	StartMS    float64 `json:"start_ms"`
-	Requests   int     `json:"requests"`
-	Good       int     `json:"good"`
-	Attainment float64 `json:"attainment"`
-}
-
-// slaWindowUS is the SLA attainment's window: a minute, the scale of a planner's decisions.
-const slaWindowUS = 60_000_000
-
-// slaWindows counts, per window of arrivals, the requests that arrived (completed or lost)
-// and those that met the SLO.
-func (s *Sim) slaWindows() []SLAWindow {
-	if !s.cfg.SLO.Set() {
-		return nil
-	}
-	var out []SLAWindow
-	for i := range s.reqs {
-		r := &s.reqs[i]
-		lost := r.fl == nil && !r.finished && r.worker >= 0
-		if !r.finished && !lost {
-			continue
-		}
-		k := int(r.arrival / slaWindowUS)
-		for len(out) <= k {
-			out = append(out, SLAWindow{StartMS: ms(float64(len(out)) * slaWindowUS)})
-		}
-		out[k].Requests++
-		if r.finished {
-			t, e := r.firstTok-r.arrival, r.done-r.arrival
-			var tp float64
-			if r.out >= 2 {
-				tp = float64(e-t) / float64(r.out-1)
-			}
-			if s.cfg.SLO.Good(ms(float64(t)), ms(tp), ms(float64(e))) {
-				out[k].Good++
-			}
-		}
-	}
-	for k := range out {
-		if out[k].Requests > 0 {
-			out[k].Attainment = round(float64(out[k].Good)/float64(out[k].Requests), 6)
-		}
-	}
-	return out
-}
-
 // validate checks the fleet against the rest of the configuration.
 func (f *Fleet) validate(c *Config) error {
 	switch {
@@ -201,13 +134,21 @@ func (f *Fleet) validate(c *Config) error {
 	case !(f.FailuresPerHour >= 0) || math.IsInf(f.FailuresPerHour, 0):
 		return fmt.Errorf("worker_failures rate: %v must be a number >= 0", f.FailuresPerHour)
 	case !router.RestrictableMode(c.Router):
-		return fmt.Errorf("router_mode %s (overlap_score_credit_decay %g): a fleet that changes routes with kv_router (no credit decay), round_robin, random or least_loaded", c.Router.Mode, c.Router.OverlapScoreCreditDecay)
+		return fmt.Errorf("router_mode %s (overlap_score_credit_decay %g): a fleet that changes routes with kv_router (no credit decay), round_robin, random, least_loaded or power_of_two_choices", c.Router.Mode, c.Router.OverlapScoreCreditDecay)
 	case c.Router.Replicas > 1:
 		return fmt.Errorf("router_replicas: %d; a fleet that changes is simulated behind one router", c.Router.Replicas)
 	case c.Worker.Backend.OrDefault() != model.BackendVLLM:
 		return fmt.Errorf("backend %s: a fleet that changes is simulated with vLLM workers (a restarted SGLang or TensorRT-LLM scheduler's state is not modelled)", c.Worker.Backend)
-	case c.Disagg != nil:
-		return fmt.Errorf("deployment_mode disagg: a fleet that changes is simulated aggregated (the pools' lifecycles and a KV handoff to a worker that leaves are not modelled)")
+	case c.Disagg != nil && (f.DecodeSlots < c.Disagg.DecodeWorkers || f.Slots+f.DecodeSlots > router.MaxWorkers):
+		return fmt.Errorf("fleet decode slots: %d must be in [decode workers %d, %d − %d prefill slots]", f.DecodeSlots, c.Disagg.DecodeWorkers, router.MaxWorkers, f.Slots)
+	case c.Disagg != nil && f.DecodeGPUsPerWorker < 1:
+		return fmt.Errorf("fleet: decode GPUs per worker %d must be positive", f.DecodeGPUsPerWorker)
+	case c.Disagg != nil && c.Disagg.Conditional != nil:
+		return fmt.Errorf("router_conditional_disagg with a fleet that changes: a request pinned to a decode worker that drains or has not started is not modelled")
+	case c.Disagg != nil && (len(f.Failures) > 0 || f.FailuresPerHour > 0):
+		return fmt.Errorf("worker_failures with deployment_mode disagg: a failed prefill worker's KV in flight to a decode worker, and a failed decode worker's requests, are not modelled (migration re-runs a request through the aggregated path)")
+	case c.Disagg == nil && (f.DecodeSlots != 0 || f.DecodeGPUsPerWorker != 0):
+		return fmt.Errorf("fleet decode slots %d, decode GPUs %d: an aggregated fleet has no decode pool", f.DecodeSlots, f.DecodeGPUsPerWorker)
 	case c.KVTiers != nil:
 		return fmt.Errorf("num_g2_blocks: %d; a fleet that changes is simulated without KV tiers (a leaving worker's host and disk blocks are not modelled)", c.KVTiers.NumG2Blocks)
 	case c.Router.SessionAffinityTTLSecs > 0:
@@ -224,34 +165,45 @@ func (f *Fleet) validate(c *Config) error {
 		if err := f.Planner.Validate(); err != nil {
 			return err
 		}
-		if f.Planner.MaxGPUBudget < f.GPUsPerWorker*f.Planner.MinEndpoint {
-			return fmt.Errorf("max_gpu_budget: %d GPUs cannot hold min_endpoint %d workers of %d GPUs", f.Planner.MaxGPUBudget, f.Planner.MinEndpoint, f.GPUsPerWorker)
+		if f.Planner.MaxGPUBudget < (f.GPUsPerWorker+f.DecodeGPUsPerWorker)*f.Planner.MinEndpoint {
+			pools := ""
+			if c.Disagg != nil {
+				pools = fmt.Sprintf(" of prefill and %d of decode", f.DecodeGPUsPerWorker)
+			}
+			return fmt.Errorf("max_gpu_budget: %d GPUs cannot hold min_endpoint %d workers of %d GPUs%s", f.Planner.MaxGPUBudget, f.Planner.MinEndpoint, f.GPUsPerWorker, pools)
 		}
 	}
 	return nil
 }
 
-// setupFleet starts the lifecycle: the first cfg.Workers slots serve, the rest are off.
-func (s *Sim) setupFleet(initial int) error {
+// setupFleet starts the lifecycle: the first initial slots of the aggregated (or prefill)
+// pool serve, and the first initialDecode of a disaggregated fleet's decode pool; the rest
+// are off.
+func (s *Sim) setupFleet(initial, initialDecode int) error {
 	f := s.cfg.Fleet
 	fs := &fleetState{
 		cfg:         *f,
 		state:       make([]uint8, len(s.workers)),
 		readyAt:     make([]int64, len(s.workers)),
 		failedSince: make([]bool, len(s.workers)),
+		first:       len(s.workers),
 		rng:         rand.New(rand.NewPCG(s.cfg.Seed, 0x666c656574)), // "fleet"
 		migrations:  make([]uint8, len(s.reqs)),
 	}
+	if s.dis != nil {
+		fs.first = s.dis.first
+	}
 	s.fleet = fs
-	r, _ := s.rt.(*router.Router) // validate refused router replicas
 	for w := range s.workers {
-		if w < initial {
+		if w < initial || w >= fs.first && w < fs.first+initialDecode {
 			fs.state[w] = slotServing
+			fs.serving[fs.poolOf(w)]++
+			fs.live++
+			fs.poolLive[fs.poolOf(w)]++
 		} else {
-			r.SetServing(w, false)
+			s.setServing(w, false)
 		}
 	}
-	fs.serving, fs.live = initial, initial
 	fs.mark(0)
 	for _, fl := range f.Failures {
 		s.heap.push(event{time: fl.AtUS, phase: phaseFleet, gen: fleetFail, id: int32(fl.Worker)})
@@ -259,47 +211,86 @@ func (s *Sim) setupFleet(initial int) error {
 	if f.FailuresPerHour > 0 {
 		s.scheduleRandomFailure(0)
 	}
-	if f.Planner.On() {
-		d := s.cfg.Worker
-		caps := planner.Capabilities{
-			MaxNumBatchedTokens: d.MaxNumBatchedTokens, MaxKVTokens: d.NumGPUBlocks * d.BlockSize,
-			MaxNumSeqs: d.MaxNumSeqs, GPUs: f.GPUsPerWorker,
-		}
-		pl, err := planner.New(f.Planner, caps, s.pricePass)
-		if err != nil {
-			return err
-		}
-		fs.pl = pl
-		fs.tick = pl.First(0)
-		s.heap.push(event{time: secondsUS(fs.tick.AtS), phase: phaseFleet, gen: fleetTick})
+	if !f.Planner.On() {
+		return nil
 	}
+	caps := func(d model.Deployment, gpus int) planner.Capabilities {
+		return planner.Capabilities{
+			MaxNumBatchedTokens: d.MaxNumBatchedTokens, MaxKVTokens: d.NumGPUBlocks * d.BlockSize,
+			MaxNumSeqs: d.MaxNumSeqs, ContextLength: d.ContextLength, GPUs: gpus,
+		}
+	}
+	var pl *planner.Planner
+	var err error
+	if s.dis != nil {
+		pl, err = planner.NewDisagg(f.Planner, caps(s.cfg.Worker, f.GPUsPerWorker), caps(s.dis.cfg.Decode, f.DecodeGPUsPerWorker),
+			pricer(s.specs[0].timer), pricer(s.specs[1].timer))
+	} else {
+		pl, err = planner.New(f.Planner, caps(s.cfg.Worker, f.GPUsPerWorker), pricer(s.timer))
+	}
+	if err != nil {
+		return err
+	}
+	fs.pl = pl
+	fs.tick = pl.First(0)
+	s.heap.push(event{time: secondsUS(fs.tick.AtS), phase: phaseFleet, gen: fleetTick})
 	return nil
+}
+
+// poolOf is slot w's pool: 0 aggregated or prefill, 1 decode.
+func (fs *fleetState) poolOf(w int) int {
+	if w < fs.first {
+		return 0
+	}
+	return 1
+}
+
+// gpus is a worker of pool k's GPUs.
+func (fs *fleetState) gpus(k int) int {
+	if k == 0 {
+		return fs.cfg.GPUsPerWorker
+	}
+	return fs.cfg.DecodeGPUsPerWorker
+}
+
+// setServing tells the router of slot w's pool whether w takes new requests.
+func (s *Sim) setServing(w int, on bool) {
+	if s.dis != nil && w >= s.dis.first {
+		s.dis.rt.SetServing(w-s.dis.first, on)
+		return
+	}
+	s.rt.(*router.Router).SetServing(w, on) // validate refused router replicas
 }
 
 func secondsUS(s float64) int64 { return int64(math.Round(s * 1e6)) }
 
-// pricePass is the timing model's price of a forward pass (seconds): a prefill chunk of
-// prefill tokens beside decodes holding decodeKV context tokens, taken as 2,048-token
-// contexts. It seeds the planner's regression as a rapid pre-deployment sweep would.
-func (s *Sim) pricePass(prefill, decodeKV int64) float64 {
-	var b model.Batch
-	if prefill > 0 {
-		b.Prefill = []model.Chunk{{NewTokens: int(prefill)}}
-		b.FirstTokens, b.FirstTokenContextTokens = 1, prefill
+// pricer prices a forward pass of what f schedules on timer (seconds): a prefill chunk
+// beside decodes holding f's decode KV (an aggregated engine's decodes taken as 2,048-token
+// contexts by the planner's sweep). It seeds the planner's regressions as a rapid
+// pre-deployment sweep would.
+func pricer(timer model.StepTimer) planner.Pricer {
+	return func(f planner.FPM) float64 {
+		var b model.Batch
+		if f.PrefillTokens > 0 {
+			b.Prefill = []model.Chunk{{NewTokens: int(f.PrefillTokens)}}
+			b.FirstTokens, b.FirstTokenContextTokens = 1, f.PrefillTokens
+		}
+		if f.DecodeKVTokens > 0 {
+			b.Decodes = f.DecodeRequests
+			b.DecodeContextTokens = f.DecodeKVTokens
+		}
+		return float64(stepTime(timer, &b)) / 1e6
 	}
-	if decodeKV > 0 {
-		b.Decodes = int(max(1, decodeKV/2048))
-		b.DecodeContextTokens = decodeKV
-	}
-	return float64(stepTime(s.timer, &b)) / 1e6
 }
 
-// mark closes the GPU integral up to t and records the fleet's state from t on.
+// mark closes the GPU integral up to t and records the fleet's state from t on (and each
+// pool's, when disaggregated).
 func (fs *fleetState) mark(t int64) {
-	fs.gpuUS += float64(fs.marked*fs.cfg.GPUsPerWorker) * float64(t-fs.lastT)
-	fs.lastT, fs.marked = t, fs.live
-	p := FleetPoint{TimeMS: ms(float64(t))}
-	for _, st := range fs.state {
+	fs.gpuUS += float64(fs.marked) * float64(t-fs.lastT)
+	disagg := fs.first < len(fs.state)
+	var now [2]FleetPoint
+	for w, st := range fs.state {
+		p := &now[fs.poolOf(w)]
 		switch st {
 		case slotServing:
 			p.Serving++
@@ -309,22 +300,48 @@ func (fs *fleetState) mark(t int64) {
 			p.Draining++
 		}
 	}
-	if n := len(fs.points); n > 0 && fs.points[n-1].TimeMS == p.TimeMS {
-		fs.points[n-1] = p
-		return
+	fs.marked = 0
+	for k := range 2 {
+		fs.marked += fs.poolLive[k] * fs.gpus(k)
+		if disagg {
+			fs.poolGPUUS[k] += float64(fs.poolMarked[k]*fs.gpus(k)) * float64(t-fs.lastT)
+			fs.poolMarked[k] = fs.poolLive[k]
+			now[k].TimeMS = ms(float64(t))
+			fs.poolPoints[k] = addPoint(fs.poolPoints[k], now[k])
+		}
 	}
-	fs.points = append(fs.points, p)
+	fs.lastT = t
+	all := FleetPoint{TimeMS: ms(float64(t)), Serving: now[0].Serving + now[1].Serving,
+		Starting: now[0].Starting + now[1].Starting, Draining: now[0].Draining + now[1].Draining}
+	fs.points = addPoint(fs.points, all)
 }
 
-// target is the replica count the fleet is heading for: serving plus starting workers.
-func (fs *fleetState) target() int {
+// addPoint appends p to a timeline, replacing a point at the same time.
+func addPoint(pts []FleetPoint, p FleetPoint) []FleetPoint {
+	if n := len(pts); n > 0 && pts[n-1].TimeMS == p.TimeMS {
+		pts[n-1] = p
+		return pts
+	}
+	return append(pts, p)
+}
+
+// target is the replica count pool k is heading for: serving plus starting workers.
+func (fs *fleetState) target(k int) int {
 	n := 0
-	for _, st := range fs.state {
-		if st == slotServing || st == slotStarting {
+	for w, st := range fs.state {
+		if fs.poolOf(w) == k && (st == slotServing || st == slotStarting) {
 			n++
 		}
 	}
 	return n
+}
+
+// slots is pool k's slot range.
+func (fs *fleetState) slots(k int) (lo, hi int) {
+	if k == 0 {
+		return 0, fs.first
+	}
+	return fs.first, len(fs.state)
 }
 
 // fleetEvent handles a phaseFleet event.
@@ -362,19 +379,26 @@ func (s *Sim) start(w int, t int64) {
 	fs := s.fleet
 	fs.state[w] = slotStarting
 	fs.live++
+	fs.poolLive[fs.poolOf(w)]++
 	fs.readyAt[w] = t + fs.cfg.StartupUS
 	s.heap.push(event{time: fs.readyAt[w], phase: phaseFleet, gen: fleetReady, id: int32(w)})
 }
 
-// ready makes slot w serve at t with an empty cache, and routes the requests held while no
-// worker served.
+// ready makes slot w serve at t with an empty cache, and routes the requests its pool held
+// while none of its workers served.
 func (s *Sim) ready(w int, t int64) {
 	fs := s.fleet
 	s.resetWorker(w)
 	fs.state[w] = slotServing
-	fs.serving++
-	s.rt.(*router.Router).SetServing(w, true)
+	fs.serving[fs.poolOf(w)]++
+	s.setServing(w, true)
 	fs.mark(t)
+	if fs.poolOf(w) == 1 {
+		for fs.heldDecode.len() > 0 {
+			s.routeDecode(fs.heldDecode.popFront(), t)
+		}
+		return
+	}
 	for fs.held.len() > 0 {
 		s.route(int(fs.held.popFront()), t)
 	}
@@ -385,7 +409,11 @@ func (s *Sim) ready(w int, t int64) {
 func (s *Sim) resetWorker(w int) {
 	wk := &s.workers[w]
 	keep := *wk
-	wk.reuse(w, s.cfg.Worker.NumGPUBlocks, groupSize(s.cfg.Worker.BlockSize, s.tr.BlockSize))
+	blocks := s.cfg.Worker.NumGPUBlocks
+	if s.fleet.poolOf(w) == 1 {
+		blocks = s.dis.cfg.Decode.NumGPUBlocks
+	}
+	wk.reuse(w, blocks, groupSize(s.cfg.Worker.BlockSize, s.tr.BlockSize))
 	wk.gen = keep.gen + 1 // a step event of the old engine is stale
 	wk.spec = keep.spec   // the pool's limits and timer outlive an engine
 	wk.requests, wk.promptTokens, wk.reusedTokens = keep.requests, keep.promptTokens, keep.reusedTokens
@@ -409,12 +437,13 @@ func (s *Sim) stop(w int, t int64, next uint8) {
 		s.emit(w, router.BlocksRemoved, &gone)
 	}
 	if fs.state[w] == slotServing {
-		fs.serving--
+		fs.serving[fs.poolOf(w)]--
 	}
-	s.rt.(*router.Router).SetServing(w, false)
+	s.setServing(w, false)
 	s.resetWorker(w)
 	fs.state[w] = slotOff
 	fs.live--
+	fs.poolLive[fs.poolOf(w)]--
 	if next == slotStarting {
 		s.start(w, t)
 	}
@@ -425,18 +454,26 @@ func (s *Sim) stop(w int, t int64, next uint8) {
 func (s *Sim) drain(w int, t int64) {
 	fs := s.fleet
 	fs.state[w] = slotDraining
-	fs.serving--
-	s.rt.(*router.Router).SetServing(w, false)
+	fs.serving[fs.poolOf(w)]--
+	s.setServing(w, false)
 	fs.mark(t)
 	s.drained(w, t)
 }
 
-// drained stops a draining slot w whose last request has finished.
+// drained stops a draining slot w whose last request has finished: in a disaggregated
+// fleet, a prefill worker once the KV it holds for transfers has moved, a decode worker
+// once the requests routed to it have arrived and finished.
 func (s *Sim) drained(w int, t int64) {
 	wk := &s.workers[w]
-	if s.fleet.state[w] == slotDraining && len(wk.running) == 0 && wk.waiting.len() == 0 {
-		s.stop(w, t, slotOff)
+	if s.fleet.state[w] != slotDraining || len(wk.running) > 0 || wk.waiting.len() > 0 {
+		return
 	}
+	if d := s.dis; d != nil {
+		if k := w - d.first; k < 0 && wk.pool.inUse > 0 || k >= 0 && (d.pending[k].len() > 0 || d.receiving[k] > 0) {
+			return
+		}
+	}
+	s.stop(w, t, slotOff)
 }
 
 // fail kills slot w at t: its in-flight requests migrate or are lost, and the pod restarts.
@@ -493,24 +530,29 @@ func (s *Sim) migrate(i int, t int64) {
 // route sends request i (its flight set up) to the router at t, or holds it while no
 // worker serves.
 func (s *Sim) route(i int, t int64) {
-	if s.fleet.serving == 0 {
+	if s.fleet.serving[0] == 0 {
 		s.fleet.held.pushBack(int32(i))
 		return
 	}
 	s.toRouter(i, t)
 }
 
-// scale moves the replica target to n at t: new workers start, surplus ones stop starting
-// (newest first) or drain (highest slot first).
-func (s *Sim) scale(n int, t int64, reason string) {
+// scale moves pool k's replica target to n at t: new workers start, surplus ones stop
+// starting (newest first) or drain (highest slot first).
+func (s *Sim) scale(k, n int, t int64, reason string) {
 	fs := s.fleet
-	cur := fs.target()
-	n = min(max(n, 0), len(fs.state))
+	lo, hi := fs.slots(k)
+	cur := fs.target(k)
+	n = min(max(n, 0), hi-lo)
 	if n == cur {
 		return
 	}
-	fs.events = append(fs.events, ScalingEvent{TimeMS: ms(float64(t)), From: cur, To: n, Reason: reason})
-	for w := 0; w < len(fs.state) && cur < n; w++ {
+	ev := ScalingEvent{TimeMS: ms(float64(t)), From: cur, To: n, Reason: reason}
+	if fs.first < len(fs.state) {
+		ev.Pool = [...]string{"prefill", "decode"}[k]
+	}
+	fs.events = append(fs.events, ev)
+	for w := lo; w < hi && cur < n; w++ {
 		if fs.state[w] == slotOff {
 			s.start(w, t)
 			cur++
@@ -518,7 +560,7 @@ func (s *Sim) scale(n int, t int64, reason string) {
 	}
 	for cur > n {
 		w := -1
-		for v := range fs.state {
+		for v := lo; v < hi; v++ {
 			if fs.state[v] == slotStarting && (w < 0 || fs.readyAt[v] >= fs.readyAt[w]) {
 				w = v
 			}
@@ -526,8 +568,9 @@ func (s *Sim) scale(n int, t int64, reason string) {
 		if w >= 0 {
 			fs.state[w] = slotOff
 			fs.live--
+			fs.poolLive[k]--
 		} else {
-			for v := len(fs.state) - 1; v >= 0; v-- {
+			for v := hi - 1; v >= lo; v-- {
 				if fs.state[v] == slotServing {
 					w = v
 					break
@@ -540,109 +583,9 @@ func (s *Sim) scale(n int, t int64, reason string) {
 	fs.mark(t)
 }
 
-// plannerTick runs the planner at t on what it would observe then, applies its decision,
-// and queues its next tick.
-func (s *Sim) plannerTick(t int64) {
-	fs := s.fleet
-	fs.ticks++
-	s.settleAll(t)
-	in := planner.Input{NowS: float64(t) / 1e6, Ready: fs.serving, Expected: fs.target()}
-	if fs.tick.Load {
-		in.FPMs = []planner.FPM{}
-		for w, st := range fs.state {
-			if st == slotServing {
-				in.FPMs = append(in.FPMs, s.fpm(&s.workers[w]))
-			}
-		}
-	}
-	if fs.tick.Throughput {
-		tr := &planner.Traffic{NumReq: float64(fs.winReq), DurationS: fs.cfg.Planner.ThroughputEveryS}
-		if fs.winReq > 0 {
-			tr.ISL, tr.OSL = float64(fs.winISL)/float64(fs.winReq), float64(fs.winOSL)/float64(fs.winReq)
-		}
-		var prompt, hit int64
-		for i := range s.workers {
-			prompt += s.workers[i].promptTokens
-			hit += s.workers[i].reusedTokens
-		}
-		if d := prompt - fs.promptBase; d > 0 {
-			tr.KVHitRate = float64(hit-fs.hitBase) / float64(d)
-		}
-		fs.promptBase, fs.hitBase = prompt, hit
-		fs.winReq, fs.winISL, fs.winOSL = 0, 0, 0
-		in.Traffic = tr
-	}
-	d, next := fs.pl.OnTick(fs.tick, in)
-	if d.Replicas >= 0 {
-		s.scale(d.Replicas, t, d.Reason)
-	}
-	fs.tick = next
-	if !s.Done() {
-		s.heap.push(event{time: max(t+1, secondsUS(next.AtS)), phase: phaseFleet, gen: fleetTick})
-	}
-}
-
-// fpm is worker w's forward-pass metrics as its engine publishes them: the pass in progress
-// (priced by the timing model; an idle engine reports none) and what waits.
-func (s *Sim) fpm(w *worker) planner.FPM {
-	var f planner.FPM
-	if w.busy {
-		var b model.Batch
-		for _, sc := range w.sched {
-			r := &s.reqs[sc.req]
-			if r.fl.generated > 0 && r.fl.tokens-r.fl.computed == 1 {
-				f.DecodeRequests++
-				f.DecodeKVTokens += int64(r.fl.tokens)
-				b.Decodes++
-				b.DecodeContextTokens += int64(r.fl.tokens)
-			} else {
-				f.PrefillRequests++
-				f.PrefillTokens += int64(sc.tokens)
-				b.Prefill = append(b.Prefill, model.Chunk{NewTokens: int(sc.tokens), CachedTokens: int(r.fl.computed)})
-				if r.fl.computed+sc.tokens == r.fl.tokens {
-					b.FirstTokens++
-					b.FirstTokenContextTokens += int64(r.fl.tokens)
-				}
-			}
-		}
-		f.WallS = float64(stepTime(s.timer, &b)) / 1e6
-	}
-	for j := range w.waiting.len() {
-		r := &s.reqs[w.waiting.at(j)]
-		if r.fl.generated > 0 {
-			f.QueuedDecodeKV += int64(r.fl.tokens)
-		} else {
-			f.QueuedPrefillTokens += int64(r.fl.tokens - r.fl.computed)
-		}
-	}
-	return f
-}
-
 // arrived counts request i in the frontend's traffic window.
 func (fs *fleetState) arrived(r *request) {
 	fs.winReq++
 	fs.winISL += int64(r.isl)
 	fs.winOSL += int64(r.out)
-}
-
-// summary closes the GPU integral at end and returns the report's account.
-func (s *Sim) fleetSummary(end int64) *FleetSummary {
-	fs := s.fleet
-	gpuUS := fs.gpuUS + float64(fs.live*fs.cfg.GPUsPerWorker)*float64(max(0, end-fs.lastT))
-	peak := 0
-	for _, p := range fs.points {
-		peak = max(peak, p.Serving+p.Starting+p.Draining)
-	}
-	return &FleetSummary{
-		GPUHours:      round(gpuUS/3.6e9, 6),
-		ScalingEvents: len(fs.events),
-		PlannerTicks:  fs.ticks,
-		Failures:      fs.failures,
-		Migrated:      fs.migrated,
-		Lost:          fs.lost,
-		PeakWorkers:   peak,
-		Timeline:      slices.Clone(fs.points),
-		Events:        slices.Clone(fs.events),
-		SLAWindows:    s.slaWindows(),
-	}
 }

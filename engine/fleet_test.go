@@ -63,7 +63,7 @@ func TestFailureMigratesOrLoses(t *testing.T) {
 // on load every few milliseconds.
 func genFleet(t *rapid.T, cfg *Config) {
 	rc := router.DefaultConfig()
-	rc.Mode = rapid.SampledFrom([]router.Mode{router.ModeKV, router.ModeRoundRobin, router.ModeRandom, router.ModeLeastLoaded}).Draw(t, "mode")
+	rc.Mode = rapid.SampledFrom([]router.Mode{router.ModeKV, router.ModeRoundRobin, router.ModeRandom, router.ModeLeastLoaded, router.ModePowerOfTwoChoices}).Draw(t, "mode")
 	rc.BlockSize = cfg.Worker.BlockSize
 	cfg.Router = rc
 	cfg.Worker.APIServerTokenizeNS = 0
@@ -194,25 +194,17 @@ func TestFleetProperty(t *testing.T) {
 	})
 }
 
-// A changing fleet refuses a disaggregated fleet and KV tiers by their keys; the same fleet
-// without them builds.
-func TestFleetRefusesDisaggAndTiers(t *testing.T) {
+// A changing fleet refuses KV tiers by their key; the same fleet without them builds.
+func TestFleetRefusesTiers(t *testing.T) {
 	tr := &trace.Trace{Name: "t", BlockSize: 64, Requests: []trace.Request{req(0, 100, 50, 1, 2)}}
 	base := Config{Workers: 2, Worker: deployment(100, 512, 8), Router: router.DefaultConfig(),
 		Fleet: &Fleet{Slots: 2, GPUsPerWorker: 1, StartupUS: 20_000}}
 	base.Router.Mode = router.ModeRoundRobin
 	fleetSim(t, base, tr)
-	disagg := base
-	disagg.Disagg = &Disagg{DecodeWorkers: 1, Decode: base.Worker, KVBytesPerToken: 1}
 	tiers := base
 	tiers.KVTiers = tierConfig()
-	for _, c := range []struct {
-		cfg  Config
-		want string
-	}{{disagg, "deployment_mode disagg: a fleet that changes"}, {tiers, "num_g2_blocks: 16; a fleet that changes"}} {
-		_, err := New(c.cfg, &fakeTimer{base: 1000, perToken: 10}, tr)
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("error %v, want %q", err, c.want)
-		}
+	_, err := New(tiers, &fakeTimer{base: 1000, perToken: 10}, tr)
+	if want := "num_g2_blocks: 16; a fleet that changes"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want %q", err, want)
 	}
 }

@@ -150,9 +150,14 @@ func build(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace) (*Si
 		}
 		rc = prefillRouterConfig(rc)
 	}
-	initial := cfg.Workers
+	initial, initialDecode := cfg.Workers, 0
 	if cfg.Fleet != nil {
 		cfg.Workers = cfg.Fleet.Slots // every worker that may exist; the first initial serve
+		if cfg.Disagg != nil {
+			dg := *cfg.Disagg // the caller's stays as it was
+			initialDecode, dg.DecodeWorkers = dg.DecodeWorkers, cfg.Fleet.DecodeSlots
+			cfg.Disagg = &dg
+		}
 	}
 	served, rejected, err := cfg.Admit(tr)
 	if err != nil {
@@ -177,7 +182,7 @@ func build(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace) (*Si
 		if err != nil || cfg.Fleet == nil {
 			return s, err
 		}
-		return s, s.setupFleet(initial)
+		return s, s.setupFleet(initial, initialDecode)
 	}
 	// Rejected requests are neither routed nor simulated: the fleet replays the others.
 	kept := &trace.Trace{Name: tr.Name, BlockSize: tr.BlockSize, Digest: tr.Digest, Requests: make([]trace.Request, len(served))}
@@ -193,7 +198,7 @@ func build(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace) (*Si
 	}
 	s.traceIndex, s.rejected = served, rejected
 	if cfg.Fleet != nil {
-		return s, s.setupFleet(initial)
+		return s, s.setupFleet(initial, initialDecode)
 	}
 	return s, nil
 }

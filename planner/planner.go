@@ -10,6 +10,7 @@ type Capabilities struct {
 	MaxNumBatchedTokens int
 	MaxKVTokens         int // num_gpu_blocks × block_size
 	MaxNumSeqs          int
+	ContextLength       int // max_model_len: a prefill pool's easy-mode queue threshold
 	GPUs                int // per replica
 }
 
@@ -25,21 +26,32 @@ type Tick struct {
 	Load, Throughput bool
 }
 
-// Input is what the adapter hands the planner at a tick.
+// Input is what the adapter hands the planner at a tick. Ready, Expected and FPMs are the
+// aggregated pool's, or a disaggregated fleet's decode pool's; the Prefill fields its
+// prefill pool's.
 type Input struct {
 	NowS     float64
 	Ready    int   // workers serving
 	Expected int   // workers asked for (ready + starting)
 	FPMs     []FPM // one per ready engine, at a load tick
 	Traffic  *Traffic
+
+	PrefillReady, PrefillExpected int
+	PrefillFPMs                   []FPM
 }
 
-// Decision is a tick's outcome: Replicas ≥ 0 when the planner scales, -1 when it does not;
-// Reason is the load or throughput loop's diagnostic.
+// Decision is a tick's outcome: Replicas ≥ 0 when the planner scales the aggregated (or
+// decode) pool, -1 when it does not, and Prefill the same for a disaggregated prefill pool
+// (always -1 when aggregated); the Reasons are the loops' diagnostics.
 type Decision struct {
-	Replicas int
-	Reason   string
+	Replicas      int
+	Reason        string
+	Prefill       int
+	PrefillReason string
 }
+
+// none is a decision that changes nothing, for reason.
+func none(reason string) Decision { return Decision{Replicas: -1, Prefill: -1, Reason: reason} }
 
 // Planner is PlannerStateMachine for an aggregated pool.
 type Planner struct {
@@ -56,23 +68,34 @@ type Planner struct {
 	lowerBound      int // throughput lower bound on the decode (agg) pool
 	nextLoad        float64
 	nextThroughput  float64
+
+	// A disaggregated fleet's: the prefill pool's engines, models, counts and lower bound;
+	// caps and ready/expected are then the decode pool's.
+	disagg            bool
+	pcaps             Capabilities
+	preg              *prefillRegression
+	dreg              *decodeRegression
+	pReady, pExpected int
+	lowerBoundP       int
 }
 
-// New builds the planner for cfg (defaulted and valid) and engines of caps. bootstrap, when
-// not nil, prices a forward pass (prefill tokens, decode KV tokens → seconds) for the
-// pre-deployment sweep that seeds the regression (pre_deployment_sweeping_mode rapid).
-func New(cfg Config, caps Capabilities, bootstrap func(prefill, decodeKV int64) float64) (*Planner, error) {
+// Pricer is a timing model's duration (seconds) of a forward pass scheduling what f
+// schedules.
+type Pricer func(f FPM) float64
+
+// New builds the planner for cfg (defaulted and valid) and an aggregated pool of engines of
+// caps. bootstrap, when not nil, prices the forward passes of the pre-deployment sweep that
+// seeds the regression (pre_deployment_sweeping_mode rapid).
+func New(cfg Config, caps Capabilities, bootstrap Pricer) (*Planner, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if caps.GPUs < 1 || caps.MaxKVTokens < 1 || caps.MaxNumBatchedTokens < 1 {
 		return nil, fmt.Errorf("planner: engine capabilities %+v incomplete", caps)
 	}
-	p := &Planner{cfg: cfg, caps: caps, easy: cfg.Target != TargetSLA, lowerBound: 1,
-		nextLoad: math.Inf(1), nextThroughput: math.Inf(1)}
+	p := newPlanner(cfg, caps)
 	if !p.easy {
 		p.reg = newAggRegression(cfg.MaxFPMSamples, cfg.MinObservations, cfg.FPMBucketSize)
-		p.numReq, p.isl, p.osl = newPredictor(cfg.Predictor), newPredictor(cfg.Predictor), newPredictor(cfg.Predictor)
 		if bootstrap != nil {
 			for _, f := range bootstrapFPMs(caps, bootstrap) {
 				p.reg.add(f)
@@ -82,9 +105,20 @@ func New(cfg Config, caps Capabilities, bootstrap func(prefill, decodeKV int64) 
 	return p, nil
 }
 
+// newPlanner is a planner's state before its first tick: no tick due, lower bounds of one
+// worker, and (sla) the load predictors.
+func newPlanner(cfg Config, caps Capabilities) *Planner {
+	p := &Planner{cfg: cfg, caps: caps, easy: cfg.Target != TargetSLA, lowerBound: 1, lowerBoundP: 1,
+		nextLoad: math.Inf(1), nextThroughput: math.Inf(1)}
+	if !p.easy {
+		p.numReq, p.isl, p.osl = newPredictor(cfg.Predictor), newPredictor(cfg.Predictor), newPredictor(cfg.Predictor)
+	}
+	return p
+}
+
 // bootstrapFPMs are the passes a rapid pre-deployment sweep measures: a grid of prefill
 // chunks and decode KV loads across the engine's range, priced by the timing model.
-func bootstrapFPMs(c Capabilities, price func(prefill, decodeKV int64) float64) []FPM {
+func bootstrapFPMs(c Capabilities, price Pricer) []FPM {
 	var out []FPM
 	for i := range 4 {
 		pre := int64(c.MaxNumBatchedTokens) * int64(i) / 3
@@ -93,13 +127,14 @@ func bootstrapFPMs(c Capabilities, price func(prefill, decodeKV int64) float64) 
 			if pre == 0 && kv == 0 {
 				continue
 			}
-			f := FPM{PrefillTokens: pre, DecodeKVTokens: kv, WallS: price(pre, kv)}
+			f := FPM{PrefillTokens: pre, DecodeKVTokens: kv}
 			if pre > 0 {
 				f.PrefillRequests = 1
 			}
 			if kv > 0 {
 				f.DecodeRequests = max(1, int(kv/2048))
 			}
+			f.WallS = price(f)
 			out = append(out, f)
 		}
 	}
@@ -126,9 +161,15 @@ func (p *Planner) next() Tick {
 // OnTick runs the loops of t on in and returns the decision and the next tick.
 func (p *Planner) OnTick(t Tick, in Input) (Decision, Tick) {
 	p.ready, p.expected = in.Ready, in.Expected
-	d := Decision{Replicas: -1}
+	p.pReady, p.pExpected = in.PrefillReady, in.PrefillExpected
+	d := none("")
 	if t.Load {
-		if in.FPMs != nil {
+		switch {
+		case in.FPMs == nil:
+		case p.disagg:
+			p.observeDisagg(in.PrefillFPMs, in.FPMs)
+			d = p.loadDisagg(in.PrefillFPMs, in.FPMs)
+		default:
 			if !p.easy {
 				for _, f := range in.FPMs {
 					p.reg.add(f)
@@ -146,7 +187,11 @@ func (p *Planner) OnTick(t Tick, in Input) (Decision, Tick) {
 			p.numReq.add(in.Traffic.NumReq)
 			p.isl.add(in.Traffic.ISL)
 			p.osl.add(in.Traffic.OSL)
-			if td := p.throughput(in.Traffic); td.Replicas >= 0 && d.Replicas < 0 {
+			throughput := p.throughput
+			if p.disagg {
+				throughput = p.throughputDisagg
+			}
+			if td := throughput(in.Traffic); (td.Replicas >= 0 || td.Prefill >= 0) && d.Replicas < 0 && d.Prefill < 0 {
 				d = td
 			} else if d.Reason == "" {
 				d.Reason = td.Reason
@@ -161,26 +206,26 @@ func (p *Planner) OnTick(t Tick, in Input) (Decision, Tick) {
 func (p *Planner) load(fpms []FPM) Decision {
 	n := p.ready
 	if !p.cfg.LoadScaling {
-		return Decision{-1, "disabled"}
+		return none("disabled")
 	}
 	if len(fpms) == 0 {
-		return Decision{-1, "no_fpm_data"}
+		return none("no_fpm_data")
 	}
 	if p.expected != n {
-		return Decision{-1, "scaling_in_progress"}
+		return none("scaling_in_progress")
 	}
 	if p.easy {
 		desired, reason := p.easyDecision(fpms, n)
 		if desired < 0 {
-			return Decision{-1, reason}
+			return none(reason)
 		}
 		orig := desired
 		desired = max(desired, p.cfg.MinEndpoint)
 		desired = p.budget(desired)
-		return Decision{desired, reasonOf(desired, orig, n)}
+		return Decision{Replicas: desired, Prefill: -1, Reason: reasonOf(desired, orig, n)}
 	}
 	if !p.reg.sufficient() {
-		return Decision{-1, "insufficient_data"}
+		return none("insufficient_data")
 	}
 	pre, pRefused := p.aggPrefill(fpms, n)
 	dec, dRefused := p.aggDecode(fpms, n)
@@ -207,16 +252,16 @@ func (p *Planner) load(fpms []FPM) Decision {
 	if desired == n {
 		switch {
 		case (pRefused || dRefused) && !floorCapped:
-			return Decision{-1, "scale_down_refused_consolidation"}
+			return none("scale_down_refused_consolidation")
 		case floorCapped:
-			return Decision{-1, "scale_down_capped_by_throughput"}
+			return none("scale_down_capped_by_throughput")
 		}
-		return Decision{-1, "no_change"}
+		return none("no_change")
 	}
 	if desired < n && floorCapped {
-		return Decision{desired, "scale_down_capped_by_throughput"}
+		return Decision{Replicas: desired, Prefill: -1, Reason: "scale_down_capped_by_throughput"}
 	}
-	return Decision{desired, reasonOf(desired, desired, n)}
+	return Decision{Replicas: desired, Prefill: -1, Reason: reasonOf(desired, desired, n)}
 }
 
 func reasonOf(desired, orig, n int) string {
@@ -357,31 +402,40 @@ func (p *Planner) aggDecode(fpms []FPM, n int) (int, bool) {
 	return d, false
 }
 
-// throughput is _throughput_agg: the predicted demand over the best engine rate under both
-// SLA targets; with load scaling on it only sets the load loop's lower bound.
-func (p *Planner) throughput(tr *Traffic) Decision {
+// forecast is what _advance_throughput reads before either mode's sizing: the next
+// interval's demand (requests/s), ISL and OSL from the predictors and the KV hit rate; why
+// names what is missing.
+func (p *Planner) forecast(tr *Traffic) (demand, isl, osl, hit float64, why string) {
 	if !p.cfg.ThroughputScaling {
-		return Decision{-1, "disabled"}
+		return 0, 0, 0, 0, "disabled"
 	}
 	nr, isl, osl := p.numReq.next(), p.isl.next(), p.osl.next()
 	if tr.DurationS <= 0 {
-		return Decision{-1, "no_traffic_data"}
+		return 0, 0, 0, 0, "no_traffic_data"
 	}
-	demand := nr / tr.DurationS
-	hit := 0.0
 	if p.hasHit {
 		hit = p.kvHit
 	}
+	return nr / tr.DurationS, isl, osl, hit, ""
+}
+
+// throughput is _throughput_agg: the predicted demand over the best engine rate under both
+// SLA targets; with load scaling on it only sets the load loop's lower bound.
+func (p *Planner) throughput(tr *Traffic) Decision {
+	demand, isl, osl, hit, why := p.forecast(tr)
+	if why != "" {
+		return none(why)
+	}
 	rps, _, _ := p.reg.bestRPS(isl, osl, p.caps.MaxNumBatchedTokens, p.cfg.TTFTMS, p.cfg.ITLMS, p.caps.MaxKVTokens, p.caps.MaxNumSeqs, hit)
 	if rps <= 0 {
-		return Decision{-1, "model_not_ready"}
+		return none("model_not_ready")
 	}
 	desired := max(int(math.Ceil(demand/rps)), p.cfg.MinEndpoint)
 	if p.cfg.LoadScaling {
 		p.lowerBound = desired
-		return Decision{-1, "set_lower_bound"}
+		return none("set_lower_bound")
 	}
-	return Decision{p.budget(desired), "scale"}
+	return Decision{Replicas: p.budget(desired), Prefill: -1, Reason: "scale"}
 }
 
 // budget is _apply_single_budget: at least min_endpoint, and at most what max_gpu_budget

@@ -76,7 +76,7 @@ func TestAggRegression(t *testing.T) {
 func mustNew(t *testing.T, c Config) *Planner {
 	t.Helper()
 	p, err := New(c.Defaults(), Capabilities{MaxNumBatchedTokens: 8192, MaxKVTokens: 100_000, MaxNumSeqs: 256, GPUs: 1},
-		func(pre, kv int64) float64 { return 0.005 + 1e-6*float64(pre) + 1e-7*float64(kv) })
+		func(f FPM) float64 { return 0.005 + 1e-6*float64(f.PrefillTokens) + 1e-7*float64(f.DecodeKVTokens) })
 	if err != nil {
 		t.Fatal(err)
 	}

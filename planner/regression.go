@@ -6,23 +6,35 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// aggRegression is AggRegressionModel: a forward pass's wall time as a linear function of
-// its scheduled prefill tokens and decode KV tokens, fitted by least squares with an
-// intercept (sklearn's LinearRegression) over retained observations. Observations are kept
-// in a √B × √B grid of equal-width buckets over the axes' observed ranges; past
-// max_num_fpm_samples the oldest observation of the fullest bucket is retired, so one
-// operating point cannot push out the others (perf_model/base.py). A fit with a negative
-// coefficient is rejected: the model is not ready until more data arrives.
-type aggRegression struct {
+// samples is _BaseRegressionModel (perf_model/base.py, 439d6458): a forward pass's wall time
+// as a linear function of one or two features, fitted by least squares with an intercept
+// (sklearn's LinearRegression) over retained observations. Observations are kept in
+// equal-width buckets over the axes' observed ranges (B buckets on one axis, a √B × √B grid
+// on two); past max_num_fpm_samples the oldest observation of the fullest bucket is retired,
+// so one operating point cannot push out the others. A fit with a negative coefficient is
+// rejected (the model is not ready until more data arrives), except on a clippable feature,
+// whose coefficient is set to 0 after the fit, the intercept left as fitted.
+type samples struct {
 	max, minObs, perAxis int
+	clip                 [2]bool
 	buckets              map[[2]int][]obs
 	order                [][2]int // bucket keys in creation order, so ties are broken as a dict iterates
 	total                int
 	lo, hi               [2]float64
 	fitted               bool
-	coef                 [3]float64 // intercept, prefill, decode KV
+	coef                 [3]float64 // intercept, then the features'
+}
 
-	avgISL, avgDecodeLen, avgPrefill movingAverage
+func newSamples(maxSamples, minObs, buckets, ndim int) samples {
+	per := buckets
+	if ndim == 2 {
+		per = isqrt(buckets)
+	}
+	return samples{
+		max: maxSamples, minObs: minObs, perAxis: per,
+		buckets: map[[2]int][]obs{},
+		lo:      [2]float64{math.Inf(1), math.Inf(1)}, hi: [2]float64{math.Inf(-1), math.Inf(-1)},
+	}
 }
 
 type obs struct {
@@ -30,12 +42,17 @@ type obs struct {
 	wall float64
 }
 
+// aggRegression is AggRegressionModel (perf_model/agg.py, 518a7027): wall time on the
+// pass's scheduled prefill tokens and decode KV tokens.
+type aggRegression struct {
+	samples
+	avgISL, avgDecodeLen, avgPrefill movingAverage
+}
+
 func newAggRegression(maxSamples, minObs, buckets int) *aggRegression {
 	return &aggRegression{
-		max: maxSamples, minObs: minObs, perAxis: isqrt(buckets),
-		buckets: map[[2]int][]obs{},
-		lo:      [2]float64{math.Inf(1), math.Inf(1)}, hi: [2]float64{math.Inf(-1), math.Inf(-1)},
-		avgISL: movingAverage{n: maxSamples}, avgDecodeLen: movingAverage{n: maxSamples}, avgPrefill: movingAverage{n: maxSamples},
+		samples: newSamples(maxSamples, minObs, buckets, 2),
+		avgISL:  movingAverage{n: maxSamples}, avgDecodeLen: movingAverage{n: maxSamples}, avgPrefill: movingAverage{n: maxSamples},
 	}
 }
 
@@ -59,10 +76,13 @@ func (m *aggRegression) add(f FPM) {
 		m.avgDecodeLen.add(float64(f.DecodeKVTokens) / float64(f.DecodeRequests))
 	}
 	m.avgPrefill.add(float64(f.PrefillTokens))
-	if f.WallS == 0 {
-		return
+	if f.WallS != 0 {
+		m.observe([2]float64{float64(f.PrefillTokens), float64(f.DecodeKVTokens)}, f.WallS)
 	}
-	x := [2]float64{float64(f.PrefillTokens), float64(f.DecodeKVTokens)}
+}
+
+// observe keeps one pass's features x and wall time.
+func (m *samples) observe(x [2]float64, wall float64) {
 	changed := false
 	for i, v := range x {
 		if v < m.lo[i] {
@@ -75,7 +95,7 @@ func (m *aggRegression) add(f FPM) {
 	if changed && m.total > 0 {
 		m.rebuild()
 	}
-	m.push(m.key(x), obs{x, f.WallS})
+	m.push(m.key(x), obs{x, wall})
 	m.total++
 	if m.total > m.max {
 		fattest, n := [2]int{}, -1
@@ -94,7 +114,7 @@ func (m *aggRegression) add(f FPM) {
 	m.fitted = false
 }
 
-func (m *aggRegression) key(x [2]float64) [2]int {
+func (m *samples) key(x [2]float64) [2]int {
 	var k [2]int
 	for i, v := range x {
 		if m.hi[i] > m.lo[i] {
@@ -104,7 +124,7 @@ func (m *aggRegression) key(x [2]float64) [2]int {
 	return k
 }
 
-func (m *aggRegression) push(k [2]int, o obs) {
+func (m *samples) push(k [2]int, o obs) {
 	b, ok := m.buckets[k]
 	if !ok {
 		m.order = append(m.order, k)
@@ -112,7 +132,7 @@ func (m *aggRegression) push(k [2]int, o obs) {
 	m.buckets[k] = append(b, o)
 }
 
-func (m *aggRegression) drop(k [2]int) {
+func (m *samples) drop(k [2]int) {
 	delete(m.buckets, k)
 	for i, o := range m.order {
 		if o == k {
@@ -123,7 +143,7 @@ func (m *aggRegression) drop(k [2]int) {
 }
 
 // rebuild re-buckets every observation under new axis bounds, in gathering order.
-func (m *aggRegression) rebuild() {
+func (m *samples) rebuild() {
 	all := m.gather()
 	m.buckets, m.order = map[[2]int][]obs{}, m.order[:0]
 	for _, o := range all {
@@ -131,7 +151,7 @@ func (m *aggRegression) rebuild() {
 	}
 }
 
-func (m *aggRegression) gather() []obs {
+func (m *samples) gather() []obs {
 	var all []obs
 	for _, k := range m.order {
 		all = append(all, m.buckets[k]...)
@@ -139,11 +159,11 @@ func (m *aggRegression) gather() []obs {
 	return all
 }
 
-func (m *aggRegression) sufficient() bool { return m.total >= m.minObs }
+func (m *samples) sufficient() bool { return m.total >= m.minObs }
 
 // fit solves the least-squares problem; false when the data are too few, singular, or give
 // a negative coefficient.
-func (m *aggRegression) fit() bool {
+func (m *samples) fit() bool {
 	if m.fitted {
 		return true
 	}
@@ -189,16 +209,23 @@ func (m *aggRegression) fit() bool {
 			coef[j] = sol.AtVec(c)
 		}
 	}
-	if coef[0] < 0 || coef[1] < 0 {
-		return false
-	}
 	m.coef = [3]float64{my - coef[0]*mean[0] - coef[1]*mean[1], coef[0], coef[1]}
+	for j := range 2 {
+		switch {
+		case coef[j] >= 0:
+		case m.clip[j]:
+			m.coef[1+j] = 0
+		default:
+			return false
+		}
+	}
 	m.fitted = true
 	return true
 }
 
-func (m *aggRegression) predict(prefill, decodeKV float64) float64 {
-	return max(1e-6, m.coef[0]+m.coef[1]*prefill+m.coef[2]*decodeKV)
+// predict is the fitted wall time at features (a, b), at least a microsecond.
+func (m *samples) predict(a, b float64) float64 {
+	return max(1e-6, m.coef[0]+m.coef[1]*a+m.coef[2]*b)
 }
 
 // ttft is estimate_next_ttft in seconds: the queue plus an average prompt, discounted by

@@ -45,27 +45,39 @@ func FleetFigures(rep *engine.Report) ([]Figure, error) {
 		}
 		figs = append(figs, Figure{Name: "latency-timeline", Caption: "TTFT over the run, by the minute requests arrived", Plot: p, Width: 16 * vg.Centimeter, Height: 7 * vg.Centimeter})
 	}
-	var serving, starting, draining Series
-	serving.Name, starting.Name, draining.Name = "serving", "starting", "draining"
 	end := math.Max(rep.Summary.DurationMS, f.Timeline[len(f.Timeline)-1].TimeMS)
-	for i, pt := range f.Timeline {
-		next := end
-		if i+1 < len(f.Timeline) {
-			next = f.Timeline[i+1].TimeMS
-		}
-		// A step: the state holds from its time to the next point's.
-		for _, t := range []float64{pt.TimeMS, next} {
-			serving.X, serving.Y = append(serving.X, t/60_000), append(serving.Y, float64(pt.Serving))
-			starting.X, starting.Y = append(starting.X, t/60_000), append(starting.Y, float64(pt.Starting))
-			draining.X, draining.Y = append(draining.X, t/60_000), append(draining.Y, float64(pt.Draining))
-		}
+	series := []Series{
+		steps("serving", f.Timeline, end, func(p engine.FleetPoint) int { return p.Serving }),
+		steps("starting", f.Timeline, end, func(p engine.FleetPoint) int { return p.Starting }),
+		steps("draining", f.Timeline, end, func(p engine.FleetPoint) int { return p.Draining }),
 	}
-	p, err := Lines("Replicas", "time (min)", "workers", []Series{serving, starting, draining}, false, nil)
+	if f.Prefill != nil { // a disaggregated fleet: each pool's serving workers too
+		series = append(series,
+			steps("prefill serving", f.Prefill.Timeline, end, func(p engine.FleetPoint) int { return p.Serving }),
+			steps("decode serving", f.Decode.Timeline, end, func(p engine.FleetPoint) int { return p.Serving }))
+	}
+	p, err := Lines("Replicas", "time (min)", "workers", series, false, nil)
 	if err != nil {
 		return nil, err
 	}
 	return append(figs, Figure{Name: "replicas-timeline", Caption: "workers serving, starting and draining over the run (" +
 		strconv.Itoa(f.ScalingEvents) + " scaling events)", Plot: p, Width: 16 * vg.Centimeter, Height: 6 * vg.Centimeter}), nil
+}
+
+// steps is one count of a fleet timeline as a step line in minutes: each point's count holds
+// from its time to the next point's (the last to end).
+func steps(name string, pts []engine.FleetPoint, end float64, count func(engine.FleetPoint) int) Series {
+	s := Series{Name: name}
+	for i, pt := range pts {
+		next := end
+		if i+1 < len(pts) {
+			next = pts[i+1].TimeMS
+		}
+		for _, t := range []float64{pt.TimeMS, next} {
+			s.X, s.Y = append(s.X, t/60_000), append(s.Y, float64(count(pt)))
+		}
+	}
+	return s
 }
 
 // nearest is the nearest-rank index of the p-quantile of n sorted values.
@@ -81,6 +93,10 @@ func FleetSection(pg *Page, s engine.Summary) {
 	pg.Heading("Fleet")
 	pg.Para("%.3f GPU-hours; peak %d workers; %d scaling events in %d planner ticks; %d failures, %d requests migrated, %d lost.",
 		f.GPUHours, f.PeakWorkers, f.ScalingEvents, f.PlannerTicks, f.Failures, f.Migrated, f.Lost)
+	if f.Prefill != nil {
+		pg.Para("Prefill pool: %.3f GPU-hours, peak %d workers, %d scaling events. Decode pool: %.3f GPU-hours, peak %d workers, %d scaling events.",
+			f.Prefill.GPUHours, f.Prefill.PeakWorkers, f.Prefill.ScalingEvents, f.Decode.GPUHours, f.Decode.PeakWorkers, f.Decode.ScalingEvents)
+	}
 	if len(f.SLAWindows) > 0 {
 		var rows [][]string
 		for _, w := range f.SLAWindows {

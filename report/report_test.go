@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -123,5 +124,43 @@ func TestCountTicks(t *testing.T) {
 		if s := strings.Join(got, " "); s != want {
 			t.Errorf("countTicks(%d) = %s, want %s", n, s, want)
 		}
+	}
+}
+
+// A changing disaggregated fleet's replicas timeline draws each pool's serving workers beside
+// the fleet's counts (step lines holding each point's count to the next), and its section
+// names each pool's GPU-hours; an aggregated one draws the three counts only.
+func TestFleetFiguresPools(t *testing.T) {
+	tl := []engine.FleetPoint{{TimeMS: 0, Serving: 2}, {TimeMS: 60_000, Serving: 2, Starting: 1}}
+	f := &engine.FleetSummary{Timeline: tl, GPUHours: 1.5}
+	rep := &engine.Report{Summary: engine.Summary{DurationMS: 120_000, Fleet: f}}
+	svg := func() string {
+		figs, err := FleetFigures(rep)
+		if err != nil || len(figs) != 1 {
+			t.Fatalf("%d figures, %v", len(figs), err)
+		}
+		b, err := figs[0].Render("svg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if s := svg(); !strings.Contains(s, ">draining<") || strings.Contains(s, "prefill serving") {
+		t.Fatal("aggregated replicas timeline: want serving, starting, draining and no pools")
+	}
+	f.Prefill = &engine.PoolFleet{GPUHours: 1, PeakWorkers: 2, Timeline: []engine.FleetPoint{{TimeMS: 0, Serving: 1}}}
+	f.Decode = &engine.PoolFleet{GPUHours: 0.5, PeakWorkers: 1, Timeline: []engine.FleetPoint{{TimeMS: 0, Serving: 1}}}
+	if s := svg(); !strings.Contains(s, ">prefill serving<") || !strings.Contains(s, ">decode serving<") {
+		t.Fatal("disaggregated replicas timeline: no line per pool")
+	}
+	s := steps("x", tl, 120_000, func(p engine.FleetPoint) int { return p.Starting })
+	if !slices.Equal(s.X, []float64{0, 1, 1, 2}) || !slices.Equal(s.Y, []float64{0, 0, 1, 1}) {
+		t.Fatalf("steps %v %v", s.X, s.Y)
+	}
+	pg := &Page{}
+	FleetSection(pg, rep.Summary)
+	html, err := pg.HTML()
+	if err != nil || !strings.Contains(string(html), "Prefill pool: 1.000 GPU-hours, peak 2 workers") {
+		t.Fatalf("fleet section lacks the pools (%v)", err)
 	}
 }

@@ -20,3 +20,26 @@ func (powerOfTwo) choose(r *Router, _ *Request) int {
 	}
 	return second
 }
+
+// chooseServing is the choice among the serving workers only, as the push router draws from
+// the instances registered (a worker starting or draining is not among them): the same
+// draws over the serving workers in order.
+func (powerOfTwo) chooseServing(r *Router) int {
+	idx := r.freeIdx[:0]
+	for w := range r.workers {
+		if r.serving[w] {
+			idx = append(idx, w)
+		}
+	}
+	r.freeIdx = idx
+	n := len(idx)
+	first := r.rng.IntN(n)
+	if n == 1 {
+		return idx[first]
+	}
+	second := (first + 1 + r.rng.IntN(n-1)) % n
+	if r.load[idx[first]].InFlight <= r.load[idx[second]].InFlight {
+		return idx[first]
+	}
+	return idx[second]
+}

@@ -26,7 +26,7 @@ func (r *Router) Serving(w int) bool { return r.serving == nil || r.serving[w] }
 
 // RestrictableMode reports whether mode can route among a subset of the fleet: the policies
 // that chooseFree prices (kv_router without the overlap credit's decay, round_robin, random,
-// least_loaded).
+// least_loaded) and power_of_two_choices (its draws over the serving workers).
 func RestrictableMode(c Config) bool {
 	d, ok := findPolicy(string(c.Mode))
 	if !ok {
@@ -35,7 +35,7 @@ func RestrictableMode(c Config) bool {
 	switch d.mode {
 	case ModeKV:
 		return c.OverlapScoreCreditDecay == 0
-	case ModeRoundRobin, ModeRandom, ModeLeastLoaded:
+	case ModeRoundRobin, ModeRandom, ModeLeastLoaded, ModePowerOfTwoChoices:
 		return true
 	}
 	return false
@@ -43,6 +43,9 @@ func RestrictableMode(c Config) bool {
 
 // chooseServing is the policy's choice among the serving workers (at least one serves).
 func (r *Router) chooseServing(req *Request) int {
+	if p, ok := r.policy.(powerOfTwo); ok {
+		return p.chooseServing(r)
+	}
 	copy(r.free, r.serving)
 	return r.chooseFree(req)
 }

@@ -11,7 +11,7 @@ import (
 func TestServingRestrictsRoutes(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		cfg := DefaultConfig()
-		cfg.Mode = rapid.SampledFrom([]Mode{ModeKV, ModeRoundRobin, ModeRandom, ModeLeastLoaded}).Draw(t, "mode")
+		cfg.Mode = rapid.SampledFrom([]Mode{ModeKV, ModeRoundRobin, ModeRandom, ModeLeastLoaded, ModePowerOfTwoChoices}).Draw(t, "mode")
 		cfg.Temperature = rapid.SampledFrom([]float64{0, 0.5}).Draw(t, "temp")
 		if !RestrictableMode(cfg) {
 			t.Fatalf("%s not restrictable", cfg.Mode)
@@ -42,6 +42,33 @@ func TestServingRestrictsRoutes(t *testing.T) {
 			got := r.Route(&Request{ID: int64(i), InputLength: 100, BlockHashes: []uint64{uint64(i % 3), 7}})
 			if !on[got] {
 				t.Fatalf("routed to %d, which does not serve (%v)", got, on)
+			}
+		}
+	})
+}
+
+// power_of_two_choices restricted to a serving set that holds every worker draws as the
+// unrestricted policy does: the same workers for the same seed.
+func TestPowerOfTwoServingAllMatchesUnrestricted(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		cfg := DefaultConfig()
+		cfg.Mode = ModePowerOfTwoChoices
+		n, seed := rapid.IntRange(1, 40).Draw(t, "workers"), rapid.Uint64().Draw(t, "seed")
+		a, err := New(cfg, n, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := New(cfg, n, seed)
+		b.SetServing(0, false)
+		b.SetServing(0, true) // a serving set, all serving
+		for i := range 60 {
+			req := &Request{ID: int64(i), InputLength: 64}
+			if wa, wb := a.Route(req), b.Route(req); wa != wb {
+				t.Fatalf("request %d: unrestricted %d, all serving %d", i, wa, wb)
+			}
+			if i%3 == 0 {
+				a.Finished(int64(i))
+				b.Finished(int64(i))
 			}
 		}
 	})

@@ -118,9 +118,10 @@ func next(p config.Point, dims []config.Dimension) bool {
 	return false
 }
 
-// canonical returns p's candidate (without encoding): knobs the router mode ignores, and
-// index knobs the point's other index knobs make moot (config.IndexKnobIgnored), are set to
-// their first value and left out of the key.
+// canonical returns p's candidate (without encoding): knobs the router mode ignores, index
+// knobs the point's other index knobs make moot (config.IndexKnobIgnored), and the
+// planner's composites where its policy scales nothing (config.PlannerKnobIgnored), are set
+// to their first value and left out of the key.
 func (s *Space) canonical(f *config.File, p config.Point) (Candidate, error) {
 	c, kv, err := s.canonicalKey(f, p, nil)
 	if err != nil {
@@ -128,7 +129,7 @@ func (s *Space) canonical(f *config.File, p config.Point) (Candidate, error) {
 	}
 	c.Config = map[string]string{}
 	for i, d := range s.Dims {
-		if (kv || !slices.Contains(kvKnobs, d.Key)) && !config.IndexKnobIgnored(f, c.Point, d.Key) && !f.ModeKnobIgnored(c.Point, d.Key) {
+		if (kv || !slices.Contains(kvKnobs, d.Key)) && !config.IndexKnobIgnored(f, c.Point, d.Key) && !f.ModeKnobIgnored(c.Point, d.Key) && !f.PlannerKnobIgnored(c.Point, d.Key) {
 			c.Config[d.Key] = d.Values[c.Point[i]].Text
 		}
 	}
@@ -148,7 +149,7 @@ func (s *Space) canonicalKey(f *config.File, p, buf config.Point) (Candidate, bo
 	q := append(buf[:0], p...)
 	var key strings.Builder
 	for i, d := range s.Dims {
-		if !kv && slices.Contains(kvKnobs, d.Key) || config.IndexKnobIgnored(f, p, d.Key) || f.ModeKnobIgnored(p, d.Key) {
+		if !kv && slices.Contains(kvKnobs, d.Key) || config.IndexKnobIgnored(f, p, d.Key) || f.ModeKnobIgnored(p, d.Key) || f.PlannerKnobIgnored(p, d.Key) {
 			q[i] = 0
 			continue
 		}
