@@ -14,13 +14,24 @@ import (
 
 // inTransit is the block tables w holds for requests between their prefill and their decode:
 // a prefill worker's copy until the transfer ends, a decode worker's reservation from the
-// transfer's start.
+// transfer's start (under SGLang from its pre-allocation, and until it takes the landed
+// request into its running batch).
 func inTransit(s *Sim, w *worker) [][]int32 {
 	d := s.dis
 	if d == nil {
 		return nil
 	}
 	var out [][]int32
+	if pd := d.pd; pd != nil && w.spec.decode {
+		for ri, b := range pd.dstBlocks {
+			if b != nil && d.first+int(pd.dst[ri]) == w.id {
+				out = append(out, b)
+			}
+		}
+		for _, ri := range pd.landed[w.id-d.first] {
+			out = append(out, s.reqs[ri].fl.blocks)
+		}
+	}
 	for ri, src := range d.src {
 		if src == nil {
 			continue
