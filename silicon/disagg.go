@@ -130,15 +130,19 @@ func poolsPriced(pd, dd model.Deployment, seen map[model.Deployment]string) stri
 	return ""
 }
 
-// disaggBackendSkip is why a disaggregated row whose pools are priced is still not replayed:
-// the engine's disaggregated fleet runs vLLM workers only ("" for vLLM). Its rows reach this
-// reason only once their labels and tables would allow a replay.
-func disaggBackendSkip(backend string) string {
-	switch model.Backend(backend).OrDefault() {
-	case model.BackendSGLang:
-		return "SGLang's disaggregated serving is not modelled yet: both pools are priced, but a disaggregated fleet runs vLLM workers only"
+// disaggBackendSkip is why a disaggregated row whose pools are priced is still not replayed
+// under benchmark profile o, or "": TensorRT-LLM's disaggregated serving is not modelled, and
+// an SGLang row under the inferencex profile needs its own run's settings (vLLM's rows fall
+// back to the seed's run, as aggregated ones do). Its rows reach this reason only once their
+// labels and tables would allow a replay.
+func disaggBackendSkip(r Row, o Options) string {
+	switch model.Backend(r.Backend).OrDefault() {
 	case model.BackendTRTLLM:
-		return "TensorRT-LLM's disaggregated serving is not modelled: both pools are priced, but a disaggregated fleet runs vLLM workers only, and Dynamo's replay rejects TensorRT-LLM disaggregation"
+		return "TensorRT-LLM's disaggregated serving is not modelled: both pools are priced, but Dynamo's replay rejects TensorRT-LLM disaggregation and so does routerlab"
+	case model.BackendSGLang:
+		if _, ok := listedRun(r); !ok && o.Benchmark.Name == "inferencex" {
+			return "SGLang: both pools are priced, but no run of silicon/runs.go measured this row: its servers' settings are unknown"
+		}
 	}
 	return ""
 }

@@ -18,8 +18,8 @@ const disaggHeader = "id,silicon_data_source,backend,backend_version,model_path,
 // A vLLM disaggregated row on embedded tables is replayed on a fleet of its pools, its TTFT
 // holding the prompt's KV transfer at the stated bandwidth; one without its concurrency takes
 // its decode pool's batch when the row's TPOT allows that load, and is skipped with the
-// arithmetic when it does not; SGLang's and TensorRT-LLM's rows whose pools are priced are
-// skipped for the backend.
+// arithmetic when it does not; an SGLang row is replayed on SGLang's disaggregated serving,
+// and a TensorRT-LLM row whose pools are priced is skipped for the backend.
 func TestDisaggRowReplays(t *testing.T) {
 	csv := disaggHeader +
 		"a,config_id=1; silicon_concurrency=4; measured=2026-01-01,vllm,0.19.0,Qwen/Qwen3-32B,h100_sxm,bf16,disagg,1024,64,,,,,,,,,1,2,2,1,1,0,0,4,1,2,1,1,0,0,100,10\n" +
@@ -38,16 +38,18 @@ func TestDisaggRowReplays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Validated != 2 || rep.Rows[0].Skipped != "" || rep.Rows[0].ValidatedAs != "disagg" || rep.Rows[3].Skipped != "" {
-		t.Fatalf("validated %d; rows %+v, %+v", rep.Validated, rep.Rows[0], rep.Rows[3])
+	if rep.Validated != 3 || rep.Rows[0].Skipped != "" || rep.Rows[0].ValidatedAs != "disagg" || rep.Rows[1].Skipped != "" || rep.Rows[3].Skipped != "" {
+		t.Fatalf("validated %d; rows %+v, %+v, %+v", rep.Validated, rep.Rows[0], rep.Rows[1], rep.Rows[3])
 	}
 	w, err := model.NewWorker(Ideal().deployment(Row{Model: "Qwen/Qwen3-32B", System: "h100_sxm", BackendVersion: "0.19.0", TP: 2, MoETP: 2, MoEEP: 1, AttentionDP: 1, ISL: 1024, OSL: 64, Concurrency: 4}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	transferMS := 1024 * float64(w.KVBytesPerTokenModel()) / (TransferGBps * 1e6) // the shortest prompt: ideal lengths are exact
-	if r := rep.Rows[0]; r.PredTTFTMS <= transferMS || r.PredTPOTMS <= 0 {
-		t.Fatalf("predicted TTFT %.3f ms (the transfer alone %.3f ms), TPOT %.3f ms", r.PredTTFTMS, transferMS, r.PredTPOTMS)
+	for _, r := range rep.Rows[:2] {
+		if r.PredTTFTMS <= transferMS || r.PredTPOTMS <= 0 {
+			t.Fatalf("line %d: predicted TTFT %.3f ms (the transfer alone %.3f ms), TPOT %.3f ms", r.Line, r.PredTTFTMS, transferMS, r.PredTPOTMS)
+		}
 	}
 	if r := rep.Rows[3]; !strings.Contains(r.Note, "concurrency 6 read as decode_batch_size") {
 		t.Fatalf("row d's note %q does not say how its concurrency was read", r.Note)
@@ -57,13 +59,25 @@ func TestDisaggRowReplays(t *testing.T) {
 	if r := rep.Rows[4]; !strings.Contains(r.Skipped, "= 6 is not the load this row measured") || !strings.Contains(r.Skipped, "above the measured TPOT 5.00 ms") {
 		t.Fatalf("row e skipped %q", r.Skipped)
 	}
-	for i, want := range []string{"SGLang's disaggregated serving is not modelled yet", "TensorRT-LLM's disaggregated serving is not modelled"} {
-		if r := rep.Rows[i+1]; !strings.Contains(r.Skipped, want) {
-			t.Fatalf("row %d skipped %q, want it to say %q", i+2, r.Skipped, want)
-		}
+	if r := rep.Rows[2]; !strings.Contains(r.Skipped, "TensorRT-LLM's disaggregated serving is not modelled") {
+		t.Fatalf("row c skipped %q", r.Skipped)
 	}
-	if d := rep.Disaggregated; len(d) != 3 || d[0].Backend != "vllm" || d[0].Rows != 3 || d[0].Validated != 2 || d[0].TTFTMAPE <= 0 || len(d[0].Skipped) != 1 {
+	if d := rep.Disaggregated; len(d) != 3 || d[0].Backend != "vllm" || d[0].Rows != 3 || d[0].Validated != 2 || d[0].TTFTMAPE <= 0 || len(d[0].Skipped) != 1 ||
+		d[1].Validated != 1 || d[2].Validated != 0 {
 		t.Fatalf("accounting %+v", d)
+	}
+	// Under the inferencex profile an SGLang row needs its own run: MiniMax-M2.5 under SGLang
+	// on B200 has tables but no run.
+	rows, err = Parse(strings.NewReader(disaggHeader+
+		"f,config_id=6; silicon_concurrency=4; measured=2026-01-01,sglang,0.5.9,MiniMaxAI/MiniMax-M2.5,b200_sxm,,disagg,1024,64,,,,,,,,,1,1,4,1,1,1,4,4,1,4,1,1,1,4,100,10\n"), "f.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep, err = Validate(context.Background(), rows, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if r := rep.Rows[0]; !strings.Contains(r.Skipped, "no run of silicon/runs.go measured this row") {
+		t.Fatalf("row f skipped %q", r.Skipped)
 	}
 }
 

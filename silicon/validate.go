@@ -211,7 +211,7 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 			if skip == "" {
 				skip = derivedLoadSkip(r, dd)
 			}
-			res.Skipped, res.ValidatedAs = cmp.Or(skip, disaggBackendSkip(r.Backend)), "disagg"
+			res.Skipped, res.ValidatedAs = cmp.Or(skip, disaggBackendSkip(r, o)), "disagg"
 			if r.ConcurrencyDerived {
 				res.Note = strings.TrimPrefix(res.Note+"; "+derivedNote(r), "; ")
 			}
