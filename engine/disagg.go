@@ -344,13 +344,7 @@ func (s *Sim) transferDone(ri int32, t int64) {
 		return
 	}
 	r := &s.reqs[ri]
-	d.landed[ri] = t
-	src := &s.workers[d.srcWorker[ri]]
-	src.pool.freeAll(d.src[ri])
-	d.spare = append(d.spare, d.src[ri][:0])
-	d.src[ri] = nil
-	s.wake(src, t)
-
+	s.releaseSource(ri, t)
 	w := &s.workers[r.worker]
 	if w.fast {
 		// The stretch's steps up to t are applied and the stretch ends there: its steps
@@ -367,6 +361,17 @@ func (s *Sim) transferDone(ri int32, t int64) {
 	}
 	w.running = append(w.running, ri)
 	s.wake(w, t)
+}
+
+// releaseSource notes request ri's KV landed at t and frees the prefill worker's copy.
+func (s *Sim) releaseSource(ri int32, t int64) {
+	d := s.dis
+	d.landed[ri] = t
+	src := &s.workers[d.srcWorker[ri]]
+	src.pool.freeAll(d.src[ri])
+	d.spare = append(d.spare, d.src[ri][:0])
+	d.src[ri] = nil
+	s.wake(src, t)
 }
 
 // wake starts idle worker w's next step at t when it has something to schedule.

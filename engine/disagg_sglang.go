@@ -144,13 +144,7 @@ func (s *Sim) handoffPD(w *worker, ri int32, t int64) {
 func (s *Sim) landPD(ri int32, t int64) {
 	d := s.dis
 	r := &s.reqs[ri]
-	d.landed[ri] = t
-	src := &s.workers[d.srcWorker[ri]]
-	src.pool.freeAll(d.src[ri])
-	d.spare = append(d.spare, d.src[ri][:0])
-	d.src[ri] = nil
-	s.wake(src, t)
-
+	s.releaseSource(ri, t)
 	w := &s.workers[r.worker]
 	k := w.id - d.first
 	d.receiving[k]--

@@ -36,127 +36,49 @@ func TestDisaggSGLangInvariantsProperty(t *testing.T) {
 		}
 		reserve := (longest + sglangReservedDecodeTokens + cfg.Worker.BlockSize - 1) / cfg.Worker.BlockSize
 		cfg.Disagg.Decode.NumGPUBlocks = max(cfg.Disagg.Decode.NumGPUBlocks, cfg.Worker.NumGPUBlocks, reserve)
-		timer := PoolTimers{
-			Prefill: &fakeTimer{base: int64(rapid.IntRange(1, 200).Draw(t, "base")), perToken: 1},
-			Decode:  &fakeTimer{base: int64(rapid.IntRange(1, 200).Draw(t, "decode_base")), perToken: 2},
-		}
-		var reports [2]string
-		for i, stepwise := range []bool{true, false} {
-			s, err := New(cfg, timer, tr)
-			if err != nil {
-				t.Fatal(err)
+		runDisaggChecked(t, cfg, tr, func(s *Sim, ri int32, r *request) {
+			d := s.dis
+			switch {
+			case int(r.worker) != d.first+int(d.pd.dst[ri]):
+				t.Fatalf("request %d completes on worker %d, pre-allocated on decode worker %d", ri, r.worker, d.pd.dst[ri])
+			case d.reserved[ri] < r.arrival || d.prefilled[ri] < d.reserved[ri] || d.landed[ri] < d.prefilled[ri]:
+				t.Fatalf("request %d: arrived %d, reserved %d, prefilled %d, landed %d", ri, r.arrival, d.reserved[ri], d.prefilled[ri], d.landed[ri])
+			case d.landed[ri]-d.prefilled[ri] != transferUS(&Disagg{TransferGBps: cfg.Disagg.TransferGBps, KVBytesPerToken: cfg.Disagg.KVBytesPerToken}, r.isl, 0):
+				t.Fatalf("request %d: transfer took %d µs", ri, d.landed[ri]-d.prefilled[ri])
+			case r.firstTok < d.landed[ri] || r.firstTok == 0:
+				t.Fatalf("request %d: first token at %d, its KV landed at %d", ri, r.firstTok, d.landed[ri])
 			}
-			s.stepwise = stepwise
-			mirror := &kvMirror{sets: make([]map[uint64]bool, cfg.fleetSize())}
-			for w := range mirror.sets {
-				mirror.sets[w] = map[uint64]bool{}
-			}
-			s.onKV = mirror.apply
+		}, func(s *Sim, e event) {
 			d := s.dis
 			if d.pd == nil {
 				t.Fatal("an SGLang fleet without SGLang's flow")
 			}
-			index := map[*request]int32{}
-			for k := range s.reqs {
-				index[&s.reqs[k]] = int32(k)
-			}
-			s.onDone = func(r *request) {
-				ri := index[r]
-				switch {
-				case int(r.worker) != d.first+int(d.pd.dst[ri]):
-					t.Fatalf("request %d completes on worker %d, pre-allocated on decode worker %d", ri, r.worker, d.pd.dst[ri])
-				case d.reserved[ri] < r.arrival || d.prefilled[ri] < d.reserved[ri] || d.landed[ri] < d.prefilled[ri]:
-					t.Fatalf("request %d: arrived %d, reserved %d, prefilled %d, landed %d", ri, r.arrival, d.reserved[ri], d.prefilled[ri], d.landed[ri])
-				case d.landed[ri]-d.prefilled[ri] != transferUS(&Disagg{TransferGBps: cfg.Disagg.TransferGBps, KVBytesPerToken: cfg.Disagg.KVBytesPerToken}, r.isl, 0):
-					t.Fatalf("request %d: transfer took %d µs", ri, d.landed[ri]-d.prefilled[ri])
-				case r.firstTok < d.landed[ri] || r.firstTok == 0:
-					t.Fatalf("request %d: first token at %d, its KV landed at %d", ri, r.firstTok, d.landed[ri])
+			for ri, src := range d.src {
+				r := &s.reqs[ri]
+				// KV blocks are conserved through the transfer: the prefill's copy and the
+				// decode worker's pre-allocation are each the whole prompt.
+				if want := int(s.blocksFor(r.isl)); src != nil && (len(src) != want || len(r.fl.blocks) != want) {
+					t.Fatalf("request %d: prefill holds %d blocks, decode %d, prompt needs %d", ri, len(src), len(r.fl.blocks), want)
 				}
-				if f := r.fl; f.generated != r.out || f.tokens != r.isl+r.out {
-					t.Fatalf("request %d completes with %+v", ri, *f)
+				if b := d.pd.dstBlocks[ri]; b != nil && len(b) != int(s.blocksFor(r.isl)) {
+					t.Fatalf("request %d: %d blocks pre-allocated for a prompt of %d", ri, len(b), r.isl)
 				}
 			}
-			runChecked(t, s, mirror, nil, func(e event) {
-				for ri, src := range d.src {
-					r := &s.reqs[ri]
-					// KV blocks are conserved through the transfer: the prefill's copy and the
-					// decode worker's pre-allocation are each the whole prompt.
-					if want := int(s.blocksFor(r.isl)); src != nil && (len(src) != want || len(r.fl.blocks) != want) {
-						t.Fatalf("request %d: prefill holds %d blocks, decode %d, prompt needs %d", ri, len(src), len(r.fl.blocks), want)
-					}
-					if b := d.pd.dstBlocks[ri]; b != nil && len(b) != int(s.blocksFor(r.isl)) {
-						t.Fatalf("request %d: %d blocks pre-allocated for a prompt of %d", ri, len(b), r.isl)
-					}
-				}
-				for i := range s.workers {
-					w := &s.workers[i]
-					for _, ri := range w.running {
-						switch {
-						case w.spec.decode && (d.src[ri] != nil || d.pd.dstBlocks[ri] != nil):
-							t.Fatalf("request %d runs on decode worker %d before its KV landed", ri, i)
-						case w.spec.prefill && s.reqs[ri].fl.generated > 0:
-							t.Fatalf("request %d decodes on prefill worker %d", ri, i)
-						case w.spec.prefill && d.pd.dstBlocks[ri] == nil:
-							t.Fatalf("request %d prefills on worker %d before a decode worker pre-allocated it", ri, i)
-						}
-					}
-				}
-			})
-			prefilled, decoded := 0, 0
 			for i := range s.workers {
 				w := &s.workers[i]
-				if len(w.running) != 0 || w.waiting.len() != 0 || w.pool.inUse != 0 {
-					t.Fatalf("worker %d not drained", i)
+				for _, ri := range w.running {
+					switch {
+					case w.spec.decode && (d.src[ri] != nil || d.pd.dstBlocks[ri] != nil):
+						t.Fatalf("request %d runs on decode worker %d before its KV landed", ri, i)
+					case w.spec.prefill && s.reqs[ri].fl.generated > 0:
+						t.Fatalf("request %d decodes on prefill worker %d", ri, i)
+					case w.spec.prefill && d.pd.dstBlocks[ri] == nil:
+						t.Fatalf("request %d prefills on worker %d before a decode worker pre-allocated it", ri, i)
+					}
 				}
-				if w.spec.prefill {
-					prefilled += w.requests
-				} else {
-					decoded += w.requests
-				}
 			}
-			if prefilled != len(tr.Requests) || decoded != len(tr.Requests) || s.completed != len(tr.Requests) {
-				t.Fatalf("%d requests: %d prefilled, %d decoded, %d completed", len(tr.Requests), prefilled, decoded, s.completed)
-			}
-			rep, err := s.Run(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			reports[i] = reportJSON(t, rep)
-		}
-		if reports[0] != reports[1] {
-			t.Fatalf("decode fast path changed the report:\n%s\n%s", reports[0], reports[1])
-		}
+		})
 	})
-}
-
-// SGLang's handoff by hand, beside vLLM's (TestDisaggHandoffTimeline): the same 1,000-token
-// prompt prefilled in 1,100 µs and moved in 1,000 µs, but the prefill's token is the first one
-// and the idle decode worker streams it as the KV lands: TTFT 2.100 ms, where vLLM's decode
-// worker first computes the prompt's last token (2.111 ms); then two decodes of 11 µs.
-func TestSGLangHandoffTimeline(t *testing.T) {
-	tr := &trace.Trace{Name: "one", BlockSize: 64, Requests: []trace.Request{req(0, 1000, 3, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)}}
-	d := deployment(100, 2048, 4)
-	d.Backend = model.BackendSGLang
-	cfg := Config{Workers: 1, Worker: d, Router: router.DefaultConfig(), ReplayConcurrency: 1, RecordRequests: true,
-		Disagg: &Disagg{DecodeWorkers: 2, Decode: d, TransferGBps: 1, KVBytesPerToken: 1000}}
-	timer := PoolTimers{Prefill: &fakeTimer{base: 100, perToken: 1}, Decode: &fakeTimer{base: 10, perToken: 1}}
-	rep, err := Replay(context.Background(), cfg, timer, tr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := rep.Requests[0]
-	if r.TTFTMS != 2.1 || r.E2EMS != 2.122 || r.Worker != 1 && r.Worker != 2 {
-		t.Fatalf("record %+v, want TTFT 2.100 ms, e2e 2.122 ms on a decode worker", r)
-	}
-	got := *rep.Summary.Disagg
-	want := DisaggSummary{
-		Prefill:       PoolSummary{Workers: 1, Requests: 1, PeakBlockShare: 0.16, RequestImbalance: 1},
-		Decode:        PoolSummary{Workers: 2, Requests: 1, PeakBlockShare: 0.16, RequestImbalance: 2},
-		MeanPrefillMS: 1.1, MeanTransferMS: 1, TransferGB: 0.001,
-	}
-	if got != want {
-		t.Fatalf("disagg summary %+v, want %+v", got, want)
-	}
 }
 
 // A decode worker that can pre-allocate one prompt beside its 512 reserved decode tokens
