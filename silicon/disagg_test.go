@@ -154,9 +154,10 @@ func TestDisaggSampleAccounted(t *testing.T) {
 		if !ok || a.Rows != w.rows || a.Validated != w.validated {
 			t.Fatalf("%s: %d rows, %d validated; want %d, %d", a.Backend, a.Rows, a.Validated, w.rows, w.validated)
 		}
-		// SGLang's four rows as measured: TTFT MAPE 1,145.8 %, TPOT 64.8 %.
-		if a.Backend == "sglang" && (a.TTFTMAPE > 1150 || a.TPOTMAPE > 65) {
-			t.Fatalf("sglang: TTFT MAPE %.1f %%, TPOT %.1f %%; held at 1,150 and 65", a.TTFTMAPE, a.TPOTMAPE)
+		// SGLang's four rows as measured: TTFT MAPE 1,019.9 %, TPOT 65.4 % (1,145.8 and
+		// 64.8 % before SGLang's scheduler polled its queue at --scheduler-recv-interval).
+		if a.Backend == "sglang" && (a.TTFTMAPE > 1025 || a.TPOTMAPE > 66) {
+			t.Fatalf("sglang: TTFT MAPE %.1f %%, TPOT %.1f %%; held at 1,025 and 66", a.TTFTMAPE, a.TPOTMAPE)
 		}
 		n, found := a.Validated, map[string]int{}
 		for _, g := range a.Skipped {
