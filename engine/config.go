@@ -182,12 +182,18 @@ func (c *Config) Admit(tr *trace.Trace) (served []int, rejected []Rejection, err
 	}
 	// The two reasons depend on the worker only: each is worded once, when its first request
 	// is refused, not per request (a trace of millions may refuse most of them).
-	const tooLong, tooManyBlocks, overStep = 0, 1, 2
-	slot := [3]int{-1, -1, -1}
+	const tooLong, tooManyBlocks, overStep, overReserve = 0, 1, 2, 3
+	slot := [4]int{-1, -1, -1, -1}
 	wholePrompts := d.Backend == model.BackendTRTLLM && !c.Scheduler.TRTLLMChunkedPrefill
 	// SGLang admits a request only while its prompt and output are fewer tokens than the pool
 	// holds (it would clip max_new_tokens to stay below; the replay keeps output_length).
 	sglang := d.Backend == model.BackendSGLang
+	// Under SGLang's disaggregated serving a decode worker pre-allocates a prompt with
+	// num_reserved_decode_tokens beside it; a prompt that never fits would wait forever.
+	pd, reserveTokens := sglang && c.Disagg != nil, 0
+	if pd {
+		reserveTokens = c.Disagg.Decode.NumGPUBlocks*d.BlockSize - sglangReservedDecodeTokens
+	}
 	served = make([]int, 0, len(tr.Requests))
 	for i := range tr.Requests {
 		r := &tr.Requests[i]
@@ -201,6 +207,8 @@ func (c *Config) Admit(tr *trace.Trace) (served []int, rejected []Rejection, err
 			kind = tooManyBlocks
 		case wholePrompts && r.InputLength > d.MaxNumBatchedTokens:
 			kind = overStep
+		case pd && r.InputLength > reserveTokens:
+			kind = overReserve
 		default:
 			served = append(served, i)
 			continue
@@ -213,6 +221,8 @@ func (c *Config) Admit(tr *trace.Trace) (served []int, rejected []Rejection, err
 					total, need, d.BlockSize, d.NumGPUBlocks)
 			case overStep:
 				detail = overStepReason(r.InputLength, d.MaxNumBatchedTokens)
+			case overReserve:
+				detail = fmt.Sprintf("input_length %d: %s", r.InputLength, overReserveReason(c.Disagg.Decode.NumGPUBlocks*d.BlockSize))
 			}
 			return nil, nil, fmt.Errorf("%s: %s (strict: a request the fleet would reject is an error)", tr.Where(i), detail)
 		}
@@ -223,6 +233,8 @@ func (c *Config) Admit(tr *trace.Trace) (served []int, rejected []Rejection, err
 				reason = fmt.Sprintf("needs more KV blocks than a worker's %d", d.NumGPUBlocks)
 			case overStep:
 				reason = overStepReason(0, d.MaxNumBatchedTokens)
+			case overReserve:
+				reason = overReserveReason(c.Disagg.Decode.NumGPUBlocks * d.BlockSize)
 			}
 			slot[kind] = len(rejected)
 			rejected = append(rejected, Rejection{Reason: reason, First: tr.Where(i)})
@@ -236,4 +248,10 @@ func (c *Config) Admit(tr *trace.Trace) (served []int, rejected []Rejection, err
 		return nil, nil, fmt.Errorf("%s: all %d requests rejected: %s (first: %s)", tr.Name, len(tr.Requests), rejected[0].Reason, rejected[0].First)
 	}
 	return served, rejected, nil
+}
+
+// overReserveReason is why SGLang's decode pool cannot pre-allocate a prompt: the prompt and
+// num_reserved_decode_tokens exceed a decode worker's KV tokens.
+func overReserveReason(tokens int) string {
+	return fmt.Sprintf("prompt + SGLang's %d reserved decode tokens exceed a decode worker's %d KV tokens (its pre-allocation would wait forever)", sglangReservedDecodeTokens, tokens)
 }

@@ -120,6 +120,8 @@ type disagg struct {
 	local    []bool
 	overlaps []int
 	bypassed int
+	// pd: SGLang's flow (disagg_sglang.go); nil for vLLM's.
+	pd *sglangPD
 }
 
 // decodeRouterConfig is the decode stage's router: the frontend's, with the settings Dynamo
@@ -166,10 +168,12 @@ func (c *Config) validateDisagg(timer model.StepTimer) error {
 		return fmt.Errorf("kv_bytes_per_token: %d must be positive to time a transfer", dg.KVBytesPerToken)
 	case dg.TransferMode != "" && dg.TransferMode != TransferFullPrompt && dg.TransferMode != TransferDestinationMissing:
 		return fmt.Errorf("kv_transfer_timing_mode: %q (want full_prompt or destination_missing)", dg.TransferMode)
-	case c.Worker.Backend != "" && c.Worker.Backend != model.BackendVLLM || d.Backend != c.Worker.Backend:
-		return fmt.Errorf("backend: %s prefill, %s decode: disaggregated fleets are modelled for vLLM workers only", c.Worker.Backend, d.Backend)
+	case d.Backend.OrDefault() != c.Worker.Backend.OrDefault() || c.Worker.Backend.OrDefault() == model.BackendTRTLLM:
+		return fmt.Errorf("backend: %s prefill, %s decode: disaggregated fleets are modelled for vLLM and SGLang workers, one backend for both pools (Dynamo's replay rejects TensorRT-LLM disaggregation)", c.Worker.Backend.OrDefault(), d.Backend.OrDefault())
 	case c.Router.Load.TrackOutputBlocks:
 		return fmt.Errorf("router_track_output_blocks: Dynamo's prefill router tracks no active blocks, so output blocks cannot be tracked in a disaggregated fleet")
+	case dg.Conditional != nil && c.Worker.Backend.OrDefault() == model.BackendSGLang:
+		return fmt.Errorf("router_conditional_disagg: not modelled with backend sglang (SGLang's decode worker pre-allocates before any prefill; prefilling on it is not modelled)")
 	case dg.Conditional != nil && c.Router.Mode != router.ModeKV:
 		return fmt.Errorf("router_conditional_disagg: router_mode %s; Dynamo's conditional disaggregation needs kv_router", c.Router.Mode)
 	case dg.Conditional != nil && dg.Conditional.check() != nil:
@@ -233,6 +237,9 @@ func (s *Sim) setupPools(timer model.StepTimer, g int32, n int) error {
 	if dg.Conditional != nil {
 		s.dis.pinned, s.dis.local, s.dis.overlaps = make([]int32, n), make([]bool, n), make([]int, dg.DecodeWorkers)
 	}
+	if s.kind == schedSGLang {
+		s.dis.pd = newSGLangPD(n, dg.DecodeWorkers)
+	}
 	return nil
 }
 
@@ -244,6 +251,10 @@ const decodeRouterSeed = 0x9e3779b97f4a7c15
 // ends, and the decode router picks the worker that will reserve room for it.
 func (s *Sim) handoff(w *worker, ri int32, t int64) {
 	d := s.dis
+	if d.pd != nil {
+		s.handoffPD(w, ri, t)
+		return
+	}
 	r := &s.reqs[ri]
 	w.requests++
 	s.rt.Finished(int64(ri))
@@ -283,6 +294,10 @@ func (s *Sim) routeDecode(ri int32, t int64) {
 // sequence slot while both are free, and starts each one's transfer.
 func (s *Sim) reserve(w *worker, t int64) {
 	d := s.dis
+	if d.pd != nil {
+		s.preallocate(w, t)
+		return
+	}
 	k := w.id - d.first
 	q := &d.pending[k]
 	if q.len() > 0 && w.fast {
@@ -336,17 +351,12 @@ func (s *Sim) reserve(w *worker, t int64) {
 // its copy, and the decode worker runs the request from its prompt's last token.
 func (s *Sim) transferDone(ri int32, t int64) {
 	d := s.dis
-	r := &s.reqs[ri]
-	d.landed[ri] = t
-	src := &s.workers[d.srcWorker[ri]]
-	src.pool.freeAll(d.src[ri])
-	d.spare = append(d.spare, d.src[ri][:0])
-	d.src[ri] = nil
-	s.wake(src, t)
-	if s.fleet != nil {
-		s.drained(src.id, t)
+	if d.pd != nil {
+		s.landPD(ri, t)
+		return
 	}
-
+	r := &s.reqs[ri]
+	s.releaseSource(ri, t)
 	w := &s.workers[r.worker]
 	if w.fast {
 		// The stretch's steps up to t are applied and the stretch ends there: its steps
@@ -363,6 +373,20 @@ func (s *Sim) transferDone(ri int32, t int64) {
 	}
 	w.running = append(w.running, ri)
 	s.wake(w, t)
+}
+
+// releaseSource notes request ri's KV landed at t and frees the prefill worker's copy.
+func (s *Sim) releaseSource(ri int32, t int64) {
+	d := s.dis
+	d.landed[ri] = t
+	src := &s.workers[d.srcWorker[ri]]
+	src.pool.freeAll(d.src[ri])
+	d.spare = append(d.spare, d.src[ri][:0])
+	d.src[ri] = nil
+	s.wake(src, t)
+	if s.fleet != nil {
+		s.drained(src.id, t) // a draining prefill worker stops once the KV it held has moved
+	}
 }
 
 // wake starts idle worker w's next step at t when it has something to schedule.

@@ -14,13 +14,24 @@ import (
 
 // inTransit is the block tables w holds for requests between their prefill and their decode:
 // a prefill worker's copy until the transfer ends, a decode worker's reservation from the
-// transfer's start.
+// transfer's start (under SGLang from its pre-allocation, and until it takes the landed
+// request into its running batch).
 func inTransit(s *Sim, w *worker) [][]int32 {
 	d := s.dis
 	if d == nil {
 		return nil
 	}
 	var out [][]int32
+	if pd := d.pd; pd != nil && w.spec.decode {
+		for ri, b := range pd.dstBlocks {
+			if b != nil && d.first+int(pd.dst[ri]) == w.id {
+				out = append(out, b)
+			}
+		}
+		for _, ri := range pd.landed[w.id-d.first] {
+			out = append(out, s.reqs[ri].fl.blocks)
+		}
+	}
 	for ri, src := range d.src {
 		if src == nil {
 			continue
@@ -74,98 +85,108 @@ func TestDisaggInvariantsProperty(t *testing.T) {
 		tb := rapid.SampledFrom([]int{64, 128, 512}).Draw(t, "trace_block")
 		tr := genTrace(t, tb)
 		cfg := genDisagg(t, genConfig(t, tr))
-		timer := PoolTimers{
-			Prefill: &fakeTimer{base: int64(rapid.IntRange(1, 200).Draw(t, "base")), perToken: 1},
-			Decode:  &fakeTimer{base: int64(rapid.IntRange(1, 200).Draw(t, "decode_base")), perToken: 2},
-		}
-		var reports [2]string
-		for i, stepwise := range []bool{true, false} {
-			s, err := New(cfg, timer, tr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s.stepwise = stepwise
-			n := cfg.fleetSize()
-			mirror := &kvMirror{sets: make([]map[uint64]bool, n)}
-			for w := range mirror.sets {
-				mirror.sets[w] = map[uint64]bool{}
-			}
-			s.onKV = mirror.apply
+		runDisaggChecked(t, cfg, tr, func(s *Sim, ri int32, r *request) {
 			d := s.dis
-			s.onDone = func(r *request) {
-				ri := int32(-1)
-				for k := range s.reqs {
-					if &s.reqs[k] == r {
-						ri = int32(k)
-					}
-				}
-				switch {
-				case int(r.worker) < d.first:
-					t.Fatalf("request %d completes on prefill worker %d", ri, r.worker)
-				case d.landed[ri] < d.reserved[ri] || d.reserved[ri] < d.prefilled[ri] || d.prefilled[ri] < r.arrival:
-					t.Fatalf("request %d: prefilled %d, reserved %d, landed %d", ri, d.prefilled[ri], d.reserved[ri], d.landed[ri])
-				case r.firstTok <= d.landed[ri]:
-					t.Fatalf("request %d: first token at %d, its KV landed at %d", ri, r.firstTok, d.landed[ri])
-				}
-				if f := r.fl; f.generated != r.out || f.tokens != r.isl+r.out {
-					t.Fatalf("request %d completes with %+v", ri, *f)
+			switch {
+			case int(r.worker) < d.first:
+				t.Fatalf("request %d completes on prefill worker %d", ri, r.worker)
+			case d.landed[ri] < d.reserved[ri] || d.reserved[ri] < d.prefilled[ri] || d.prefilled[ri] < r.arrival:
+				t.Fatalf("request %d: prefilled %d, reserved %d, landed %d", ri, d.prefilled[ri], d.reserved[ri], d.landed[ri])
+			case r.firstTok <= d.landed[ri]:
+				t.Fatalf("request %d: first token at %d, its KV landed at %d", ri, r.firstTok, d.landed[ri])
+			}
+		}, func(s *Sim, e event) {
+			d := s.dis
+			if e.phase == phaseTransferDone {
+				r := &s.reqs[e.id]
+				hit := d.hit[e.id] * s.blockSize // cached at the destination when reserved
+				if got, want := e.time-d.reserved[e.id], transferUS(cfg.Disagg, r.isl, hit); got != want {
+					t.Fatalf("request %d: transfer took %d µs, want %d", e.id, got, want)
 				}
 			}
-			runChecked(t, s, mirror, nil, func(e event) {
-				if e.phase == phaseTransferDone {
-					r := &s.reqs[e.id]
-					hit := d.hit[e.id] * s.blockSize // cached at the destination when reserved
-					if got, want := e.time-d.reserved[e.id], transferUS(cfg.Disagg, r.isl, hit); got != want {
-						t.Fatalf("request %d: transfer took %d µs, want %d", e.id, got, want)
-					}
+			for ri, src := range d.src {
+				r := &s.reqs[ri]
+				if src == nil || len(r.fl.blocks) == 0 {
+					continue
 				}
-				for ri, src := range d.src {
-					r := &s.reqs[ri]
-					if src == nil || len(r.fl.blocks) == 0 {
-						continue
-					}
-					// KV blocks are conserved through the transfer.
-					if want := int(s.blocksFor(r.isl)); len(src) != want || len(r.fl.blocks) != want {
-						t.Fatalf("request %d: prefill holds %d blocks, decode reserved %d, prompt needs %d", ri, len(src), len(r.fl.blocks), want)
-					}
+				// KV blocks are conserved through the transfer.
+				if want := int(s.blocksFor(r.isl)); len(src) != want || len(r.fl.blocks) != want {
+					t.Fatalf("request %d: prefill holds %d blocks, decode reserved %d, prompt needs %d", ri, len(src), len(r.fl.blocks), want)
 				}
-				for i := range s.workers {
-					w := &s.workers[i]
-					for _, ri := range w.running {
-						if w.spec.decode && d.src[ri] != nil {
-							t.Fatalf("request %d runs on decode worker %d before its transfer ends", ri, i)
-						}
-						if w.spec.prefill && s.reqs[ri].fl.generated > 0 {
-							t.Fatalf("request %d decodes on prefill worker %d", ri, i)
-						}
-					}
-				}
-			})
-			prefilled, decoded := 0, 0
+			}
 			for i := range s.workers {
 				w := &s.workers[i]
-				if len(w.running) != 0 || w.waiting.len() != 0 || w.pool.inUse != 0 {
-					t.Fatalf("worker %d not drained", i)
+				for _, ri := range w.running {
+					if w.spec.decode && d.src[ri] != nil {
+						t.Fatalf("request %d runs on decode worker %d before its transfer ends", ri, i)
+					}
+					if w.spec.prefill && s.reqs[ri].fl.generated > 0 {
+						t.Fatalf("request %d decodes on prefill worker %d", ri, i)
+					}
 				}
-				if w.spec.prefill {
-					prefilled += w.requests
-				} else {
-					decoded += w.requests
-				}
 			}
-			if prefilled != len(tr.Requests) || decoded != len(tr.Requests) || s.completed != len(tr.Requests) {
-				t.Fatalf("%d requests: %d prefilled, %d decoded, %d completed", len(tr.Requests), prefilled, decoded, s.completed)
-			}
-			rep, err := s.Run(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			reports[i] = reportJSON(t, rep)
-		}
-		if reports[0] != reports[1] {
-			t.Fatalf("decode fast path changed the report:\n%s\n%s", reports[0], reports[1])
-		}
+		})
 	})
+}
+
+// runDisaggChecked replays disaggregated fleet cfg on drawn step times, step by step and
+// with the decode fast path, checking the pools after every event, done on each completed
+// request and also after every event; then that every request was prefilled once, decoded on
+// a decode worker and completed with all its tokens, every pool drained, and that both loops
+// gave one report.
+func runDisaggChecked(t *rapid.T, cfg Config, tr *trace.Trace, done func(s *Sim, ri int32, r *request), also func(s *Sim, e event)) {
+	timer := PoolTimers{
+		Prefill: &fakeTimer{base: int64(rapid.IntRange(1, 200).Draw(t, "base")), perToken: 1},
+		Decode:  &fakeTimer{base: int64(rapid.IntRange(1, 200).Draw(t, "decode_base")), perToken: 2},
+	}
+	var reports [2]string
+	for i, stepwise := range []bool{true, false} {
+		s, err := New(cfg, timer, tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.stepwise = stepwise
+		mirror := &kvMirror{sets: make([]map[uint64]bool, cfg.fleetSize())}
+		for w := range mirror.sets {
+			mirror.sets[w] = map[uint64]bool{}
+		}
+		s.onKV = mirror.apply
+		index := map[*request]int32{}
+		for k := range s.reqs {
+			index[&s.reqs[k]] = int32(k)
+		}
+		s.onDone = func(r *request) {
+			ri := index[r]
+			if f := r.fl; f.generated != r.out || f.tokens != r.isl+r.out {
+				t.Fatalf("request %d completes with %+v", ri, *f)
+			}
+			done(s, ri, r)
+		}
+		runChecked(t, s, mirror, nil, func(e event) { also(s, e) })
+		prefilled, decoded := 0, 0
+		for i := range s.workers {
+			w := &s.workers[i]
+			if len(w.running) != 0 || w.waiting.len() != 0 || w.pool.inUse != 0 {
+				t.Fatalf("worker %d not drained", i)
+			}
+			if w.spec.prefill {
+				prefilled += w.requests
+			} else {
+				decoded += w.requests
+			}
+		}
+		if prefilled != len(tr.Requests) || decoded != len(tr.Requests) || s.completed != len(tr.Requests) {
+			t.Fatalf("%d requests: %d prefilled, %d decoded, %d completed", len(tr.Requests), prefilled, decoded, s.completed)
+		}
+		rep, err := s.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		reports[i] = reportJSON(t, rep)
+	}
+	if reports[0] != reports[1] {
+		t.Fatalf("decode fast path changed the report:\n%s\n%s", reports[0], reports[1])
+	}
 }
 
 // With one worker per pool, a free transfer, pools too large to evict and one request at a
@@ -207,11 +228,14 @@ func TestDisaggAgreesWithAggAtZeroTransfer(t *testing.T) {
 	})
 }
 
-// A handoff's timing, by hand: a 1,000-token prompt at 1 GB/s and 1,000 bytes per token
-// moves in 1,000 µs, between the prefill's end and the decode worker's first step.
-func TestDisaggHandoffTimeline(t *testing.T) {
+// handoffReplay replays one 1,000-token prompt of 3 output tokens on one prefill and two
+// decode workers of backend b: steps of 100 µs (prefill) or 10 µs (decode) plus 1 µs a
+// token, the KV at 1 GB/s and 1,000 bytes a token.
+func handoffReplay(t *testing.T, b model.Backend) *Report {
+	t.Helper()
 	tr := &trace.Trace{Name: "one", BlockSize: 64, Requests: []trace.Request{req(0, 1000, 3, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)}}
 	d := deployment(100, 2048, 4)
+	d.Backend = b
 	cfg := Config{Workers: 1, Worker: d, Router: router.DefaultConfig(), ReplayConcurrency: 1, RecordRequests: true,
 		Disagg: &Disagg{DecodeWorkers: 2, Decode: d, TransferGBps: 1, KVBytesPerToken: 1000}}
 	timer := PoolTimers{Prefill: &fakeTimer{base: 100, perToken: 1}, Decode: &fakeTimer{base: 10, perToken: 1}}
@@ -219,20 +243,33 @@ func TestDisaggHandoffTimeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Prefill 100 + 1000 = 1,100 µs; transfer 1,000 µs; the last prompt token 11 µs; two
-	// decodes of 11 µs each.
-	r := rep.Requests[0]
-	if r.TTFTMS != 2.111 || r.E2EMS != 2.133 || r.Worker != 1 && r.Worker != 2 {
-		t.Fatalf("record %+v, want TTFT 2.111 ms, e2e 2.133 ms on a decode worker", r)
-	}
-	got := *rep.Summary.Disagg
-	want := DisaggSummary{
-		Prefill:       PoolSummary{Workers: 1, Requests: 1, PeakBlockShare: 0.16, RequestImbalance: 1},
-		Decode:        PoolSummary{Workers: 2, Requests: 1, PeakBlockShare: 0.16, RequestImbalance: 2}, // 1,003 tokens in 16 blocks
-		MeanPrefillMS: 1.1, MeanTransferMS: 1, MeanFirstDecodeMS: 0.011, TransferGB: 0.001,             // 10⁶ bytes
-	}
-	if got != want {
-		t.Fatalf("disagg summary %+v, want %+v", got, want)
+	return rep
+}
+
+// A handoff's timing, by hand: a 1,000-token prompt at 1 GB/s and 1,000 bytes per token
+// moves in 1,000 µs after a prefill of 100 + 1,000 µs. vLLM's decode worker then computes the
+// prompt's last token (11 µs) and decodes two more (11 µs each). Under SGLang the prefill's
+// token is the first one, which the idle decode worker streams as the KV lands
+// (disagg_sglang.go): TTFT 11 µs sooner, and one decode fewer.
+func TestDisaggHandoffTimeline(t *testing.T) {
+	for _, c := range []struct {
+		backend         model.Backend
+		ttft, e2e, dec1 float64
+	}{{model.BackendVLLM, 2.111, 2.133, 0.011}, {model.BackendSGLang, 2.1, 2.122, 0}} {
+		rep := handoffReplay(t, c.backend)
+		r := rep.Requests[0]
+		if r.TTFTMS != c.ttft || r.E2EMS != c.e2e || r.Worker != 1 && r.Worker != 2 {
+			t.Fatalf("%s: record %+v, want TTFT %v ms, e2e %v ms on a decode worker", c.backend, r, c.ttft, c.e2e)
+		}
+		got := *rep.Summary.Disagg
+		want := DisaggSummary{
+			Prefill:       PoolSummary{Workers: 1, Requests: 1, PeakBlockShare: 0.16, RequestImbalance: 1},
+			Decode:        PoolSummary{Workers: 2, Requests: 1, PeakBlockShare: 0.16, RequestImbalance: 2}, // 1,003 tokens in 16 blocks
+			MeanPrefillMS: 1.1, MeanTransferMS: 1, MeanFirstDecodeMS: c.dec1, TransferGB: 0.001,            // 10⁶ bytes
+		}
+		if got != want {
+			t.Fatalf("%s: disagg summary %+v, want %+v", c.backend, got, want)
+		}
 	}
 }
 

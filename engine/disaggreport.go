@@ -6,7 +6,9 @@ type DisaggSummary struct {
 	Decode  PoolSummary `json:"decode"`
 	// TTFT's parts, means over completed requests that went through a prefill worker (ms): arrival to the prefill's end; its
 	// wait for a decode worker's blocks and slot; the KV transfer; the decode worker's
-	// first step.
+	// first step. Under SGLang the wait comes first (the decode worker pre-allocates before
+	// the prefill starts), the prefill part runs from that reservation, and the first step is
+	// the wait for the decode worker's next scheduling point.
 	MeanPrefillMS     float64 `json:"mean_prefill_ms"`
 	MeanDecodeWaitMS  float64 `json:"mean_decode_wait_ms"`
 	MeanTransferMS    float64 `json:"mean_transfer_ms"`
@@ -74,9 +76,15 @@ func (s *Sim) disaggSummary(ws []WorkerSummary) *DisaggSummary {
 			continue
 		}
 		n++
-		pre += d.prefilled[i] - r.arrival
-		wait += d.reserved[i] - d.prefilled[i]
-		move += d.landed[i] - d.reserved[i]
+		if d.pd != nil { // SGLang: the decode worker pre-allocates before the prefill starts
+			wait += d.reserved[i] - r.arrival
+			pre += d.prefilled[i] - d.reserved[i]
+			move += d.landed[i] - d.prefilled[i]
+		} else {
+			pre += d.prefilled[i] - r.arrival
+			wait += d.reserved[i] - d.prefilled[i]
+			move += d.landed[i] - d.reserved[i]
+		}
 		first += r.firstTok - d.landed[i]
 	}
 	if n > 0 {

@@ -145,7 +145,7 @@ func (s *Sim) sglangRecv(w *worker, g *sglangWorker, t int64) int64 {
 // whether one formed.
 // Only requests that arrived before visible are in the scheduler's queue.
 func (s *Sim) sglangPrefill(w *worker, g *sglangWorker, t, visible int64) bool {
-	maxRunning := s.cfg.Worker.MaxNumSeqs
+	maxRunning := w.spec.seqs // the pool's: a disaggregated fleet's pools differ
 	if g.chunked < 0 {
 		if w.waiting.len() == 0 || g.fullAt >= 0 {
 			return false
@@ -168,7 +168,7 @@ func (s *Sim) sglangPrefill(w *worker, g *sglangWorker, t, visible int64) bool {
 		}
 	}
 	remInput := s.sgp.maxPrefill
-	remChunk := int32(s.cfg.Worker.MaxNumBatchedTokens)
+	remChunk := int32(w.spec.batched)
 
 	// The request in chunked prefill continues first (add_chunked_req).
 	if ri := g.chunked; ri >= 0 {

@@ -472,8 +472,18 @@ func (s *Sim) dispatch(i, wi int, t int64) {
 	s.enqueue(i, t)
 }
 
-// enqueue hands request i to its worker's engine at t.
+// enqueue hands request i to its worker's engine at t; under SGLang's disaggregated serving
+// the decode worker pre-allocates first (disagg_sglang.go).
 func (s *Sim) enqueue(i int, t int64) {
+	if s.dis != nil && s.dis.pd != nil {
+		s.bootstrap(i, t)
+		return
+	}
+	s.toEngine(i, t)
+}
+
+// toEngine queues request i on its worker's engine at t.
+func (s *Sim) toEngine(i int, t int64) {
 	r := &s.reqs[i]
 	r.fl.queued = t
 	wi := int(r.worker)

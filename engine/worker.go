@@ -231,6 +231,9 @@ func (s *Sim) finishStep(w *worker, t int64) {
 	if w.fast {
 		s.applyFast(w, len(w.fastEnds)-1)
 	}
+	if w.spec.decode && s.dis.pd != nil {
+		s.adoptLandedPD(w, t) // requests that landed during the step join the next one
+	}
 	w.stored.reset()
 	doneAny := false
 	for _, sc := range w.sched {

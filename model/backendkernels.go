@@ -146,6 +146,9 @@ func backendImports() []ImportOptions {
 		one(BackendSGLang, minimax, "b200_sxm", "", "", "4,1,4", "4,4,1"),
 		one(BackendTRTLLM, minimax, "b200_sxm", "", "", "4,1,4", "4,4,1"),
 		one(BackendSGLang, qwen32, "h100_sxm", "", "", dense...),
+		// and under --quantization fp8: the gap-analysis collection's disaggregated rows
+		// (silicon/disagg.go).
+		one(BackendSGLang, qwen32, "h100_sxm", "fp8", "fp8", dense...),
 		one(BackendSGLang, qwen235, "h200_sxm", "", "", "2,2,1", "4,4,1"),
 		one(BackendSGLang, llama8, "h200_sxm", "fp8", "fp8", dense...), // --quantization fp8: per-tensor FP8 weights
 		one(BackendTRTLLM, llama70, "b200_sxm", "fp8", "fp8", dense...),

@@ -170,6 +170,9 @@ func EmbeddedImports() []ImportOptions {
 		h200Attention(one(minimax, "h200_sxm", "", "", MoEKernel{}, "4,1,4", "4,4,1")),
 		h200Attention(one(qwen235, "h200_sxm", "", "", MoEKernel{}, "2,1,2", "2,2,1", "4,1,4", "4,4,1")),
 		one("Qwen/Qwen3-32B", "h100_sxm", "", "", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1"),
+		// vLLM's FP8 quantisation of it: the disaggregated gap-analysis row (prefill TP1 × 8,
+		// decode TP4 × 2; silicon/disagg.go).
+		one("Qwen/Qwen3-32B", "h100_sxm", "fp8", "fp8", MoEKernel{}, "1,1,1", "4,4,1"),
 		// DynoSim's disaggregated example (docs/disagg.md): prefill TP4, decode TP1 on H200.
 		h200Attention(one("Qwen/Qwen3-32B", "h200_sxm", "", "", MoEKernel{}, "1,1,1", "4,4,1")),
 		// and as the mocker that published it prices it (timing_reference dynosim).

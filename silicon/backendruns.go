@@ -88,6 +88,7 @@ func backendRuns() []Run {
 			Script: "benchmarks/70b_fp4_b200_trt_slurm.sh@73ef92251", Image: "TensorRT-LLM (InferenceX's 2025 trtllm-serve image)", NotModelled: trtllmNM,
 			Benchmark: trtllmInferenceX(func(b *Benchmark) { b.BatchedTokensIsModelLen = true })},
 		backendGapAnalysis(model.BackendSGLang, qwen32, "h100_sxm", ""),
+		backendGapAnalysis(model.BackendSGLang, qwen32, "h100_sxm", "fp8"), // its disaggregated rows
 		backendGapAnalysis(model.BackendSGLang, qwen235, "h200_sxm", "fp8"),
 		backendGapAnalysis(model.BackendSGLang, llama8Meta, "h200_sxm", "fp8"),
 		backendGapAnalysis(model.BackendTRTLLM, qwen32, "h100_sxm", "fp8"),

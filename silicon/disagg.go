@@ -10,9 +10,10 @@ import (
 )
 
 // Disaggregated rows of AIConfigurator's sample (mode disagg): a prefill pool and a decode
-// pool measured together under one client's concurrency. vLLM rows are replayed on a
-// disaggregated fleet (engine.Disagg) of the row's shapes and worker counts; SGLang and
-// TensorRT-LLM rows are skipped with the reason.
+// pool measured together under one client's concurrency. Every backend's rows are read; a
+// vLLM row is replayed on a disaggregated fleet (engine.Disagg) of the row's shapes and worker
+// counts, and each row that is not says why (disaggSkipOf: the first of the pools' labels,
+// their tables, the backend's disaggregated serving).
 
 // DisaggShape is a disaggregated row's two pools: each worker's layout and how many.
 type DisaggShape struct {
@@ -34,37 +35,51 @@ type DisaggShape struct {
 // interconnect.
 const TransferGBps = 64
 
-// disaggRow reads a disaggregated row's pools into r, or says why it cannot be replayed.
+// disaggRow reads a disaggregated row's pools into r, or says why they cannot be known.
 func (p *rowParser) disaggRow(r *Row) {
-	switch r.Backend {
-	case "sglang":
-		r.Unsupported = "mode disagg, SGLang: SGLang's disaggregated serving (its own KV transfer and scheduler) is not priced yet"
-		return
-	case "trtllm":
-		r.Unsupported = "mode disagg, TensorRT-LLM: not priced (Dynamo's replay rejects TensorRT-LLM disaggregation)"
-		return
-	}
 	for _, c := range []string{"prefill_num_workers", "decode_num_workers", "prefill_tp_size", "decode_tp_size"} {
 		if _, ok := p.col[c]; !ok || p.str(c) == "" {
 			r.Unsupported = "mode disagg: " + c + " not recorded: the pools are unknown"
 			return
 		}
 	}
-	opt := func(c string, def, lo int) int {
-		if _, ok := p.col[c]; !ok {
-			return def
-		}
-		return p.optional(c, def, lo)
-	}
 	r.Disagg = &DisaggShape{
 		PrefillWorkers: p.positive("prefill_num_workers"), PrefillTP: p.positive("prefill_tp_size"),
-		PrefillDP: opt("prefill_attention_dp_size", 1, 1), PrefillMoETP: opt("prefill_moe_tp_size", 0, 0), PrefillMoEEP: opt("prefill_moe_ep_size", 0, 0),
+		PrefillDP: p.optionalCol("prefill_attention_dp_size", 1, 1), PrefillMoETP: p.optionalCol("prefill_moe_tp_size", 0, 0), PrefillMoEEP: p.optionalCol("prefill_moe_ep_size", 0, 0),
 		DecodeWorkers: p.positive("decode_num_workers"), DecodeTP: p.positive("decode_tp_size"),
-		DecodeDP: opt("decode_attention_dp_size", 1, 1), DecodeMoETP: opt("decode_moe_tp_size", 0, 0), DecodeMoEEP: opt("decode_moe_ep_size", 0, 0),
+		DecodeDP: p.optionalCol("decode_attention_dp_size", 1, 1), DecodeMoETP: p.optionalCol("decode_moe_tp_size", 0, 0), DecodeMoEEP: p.optionalCol("decode_moe_ep_size", 0, 0),
 	}
-	if pp := opt("prefill_pp_size", 1, 1) * opt("decode_pp_size", 1, 1); pp > 1 {
+	if pp := p.optionalCol("prefill_pp_size", 1, 1) * p.optionalCol("decode_pp_size", 1, 1); pp > 1 {
 		r.Unsupported = "mode disagg: pipeline parallelism is not modelled"
 	}
+}
+
+// optionalCol is optional for a column the file may lack altogether (def).
+func (p *rowParser) optionalCol(c string, def, lo int) int {
+	if _, ok := p.col[c]; !ok {
+		return def
+	}
+	return p.optional(c, def, lo)
+}
+
+// disaggConcurrency is the client concurrency of a disaggregated row that does not record
+// silicon_concurrency (AIConfigurator's gap-analysis rows, "c_" in their ids): its decode
+// pool's batch, decode_batch_size × decode_num_workers × decode_attention_dp_size, the identity
+// every disaggregated row of the sample that records both satisfies (267 of them, all three
+// backends; TestDisaggConcurrencyIdentity). 0 when decode_batch_size is not recorded.
+func (p *rowParser) disaggConcurrency(s *DisaggShape) int {
+	if _, ok := p.col["decode_batch_size"]; !ok || p.str("decode_batch_size") == "" {
+		return 0
+	}
+	c := p.bounded("decode_batch_size", MaxConcurrency)
+	for _, f := range []int{s.DecodeWorkers, s.DecodeDP} {
+		if f > MaxConcurrency/max(c, 1) {
+			p.fail("decode_batch_size", "times decode_num_workers and decode_attention_dp_size exceeds %d, the limit of a replayed row's concurrency", MaxConcurrency)
+			return 0
+		}
+		c *= f
+	}
+	return c
 }
 
 // pools are the row's prefill and decode workers as rows of one worker each (the layout
@@ -91,6 +106,82 @@ func disaggSkip(prefill, decode Row) string {
 		}
 	}
 	return ""
+}
+
+// poolsPriced says why a disaggregated row's pools have no step times, or "": each pool's
+// deployment loads its table, or the loader's reason (which names what is missing) is the
+// row's. seen keeps the answers by deployment.
+func poolsPriced(pd, dd model.Deployment, seen map[model.Deployment]string) string {
+	for _, x := range []struct {
+		pool string
+		d    model.Deployment
+	}{{"prefill", pd}, {"decode", dd}} {
+		why, ok := seen[x.d]
+		if !ok {
+			if _, err := model.NewWorker(x.d); err != nil {
+				why = x.pool + " pool: " + err.Error()
+			}
+			seen[x.d] = why
+		}
+		if why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// disaggBackendSkip is why a disaggregated row whose pools are priced is still not replayed
+// under benchmark profile o, or "": TensorRT-LLM's disaggregated serving is not modelled, and
+// an SGLang row under the inferencex profile needs its own run's settings (vLLM's rows fall
+// back to the seed's run, as aggregated ones do). Its rows reach this reason only once their
+// labels and tables would allow a replay.
+func disaggBackendSkip(r Row, o Options) string {
+	switch model.Backend(r.Backend).OrDefault() {
+	case model.BackendTRTLLM:
+		return "TensorRT-LLM's disaggregated serving is not modelled: both pools are priced, but Dynamo's replay rejects TensorRT-LLM disaggregation and so does routerlab"
+	case model.BackendSGLang:
+		if _, ok := listedRun(r); !ok && o.Benchmark.Name == "inferencex" {
+			return "SGLang: both pools are priced, but no run of silicon/runs.go measured this row: its servers' settings are unknown"
+		}
+	}
+	return ""
+}
+
+// derivedLoadSkip checks a derived concurrency (disaggConcurrency) against the row's own
+// TPOT: every decode step reads each GPU's shard of the weights and of every running
+// sequence's KV at least once, so at the GPU's peak HBM bandwidth (mem_bw, without
+// AIConfigurator's empirical derating) and with the smallest KV cache vLLM serves (FP8, one
+// byte per element) a decode worker's step takes at least
+// (weight bytes + sequences × mean context × KV bytes per token) ÷ mem_bw per GPU. A
+// measured TPOT below that floor means the label is not the load the row measured: the row
+// is skipped with the arithmetic. "" when the label is consistent.
+func derivedLoadSkip(r Row, dd model.Deployment) string {
+	if !r.ConcurrencyDerived || r.Disagg.DecodeDP > 1 {
+		return ""
+	}
+	w, err := model.NewWorker(dd)
+	if err != nil {
+		return "" // poolsPriced reports it
+	}
+	c := w.Capacity()
+	kvPerGPU := float64(c.KVBytesPerToken) / float64(c.KVElementBytes) // FP8: one byte per element
+	seqs := float64(r.Concurrency) / float64(r.Disagg.DecodeWorkers)
+	ctx := float64(r.ISL) + float64(r.OSL)/2
+	bytes := float64(c.WeightBytes) + seqs*ctx*kvPerGPU
+	floorMS := bytes / w.Table().GPU.MemBW * 1e3
+	if r.TPOTMS >= floorMS {
+		return ""
+	}
+	return fmt.Sprintf("silicon_concurrency not recorded, and decode_batch_size × decode_num_workers = %d is not the load this row measured: "+
+		"%.0f sequences per decode worker at a mean context of %.0f tokens read at least %.1f GB per GPU per step (weights and an FP8 KV cache), "+
+		"%.2f ms at %s's peak %.0f GB/s, above the measured TPOT %.2f ms",
+		r.Concurrency, seqs, ctx, bytes/1e9, floorMS, dd.HardwareSKU, w.Table().GPU.MemBW/1e9, r.TPOTMS)
+}
+
+// derivedNote says how a row's concurrency was read when it does not record one.
+func derivedNote(r Row) string {
+	return fmt.Sprintf("concurrency %d read as decode_batch_size × decode_num_workers %d × decode_attention_dp_size %d (silicon_concurrency not recorded)",
+		r.Concurrency, r.Disagg.DecodeWorkers, r.Disagg.DecodeDP)
 }
 
 // disaggDeployments are a disaggregated row's two pools' deployments under benchmark b: the

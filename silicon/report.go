@@ -55,6 +55,65 @@ type Report struct {
 	Layouts       []LayoutMAPE       `json:"layouts"`
 	Groups        []Group            `json:"groups"`
 	Concurrencies []ConcurrencyError `json:"concurrencies"`
+	// Disaggregated accounts for every disaggregated row, per backend (absent without them).
+	Disaggregated []DisaggAccount `json:"disaggregated,omitempty"`
+}
+
+// DisaggAccount is one backend's disaggregated rows: how many were validated with their
+// MAPEs, and the skipped ones by reason, most frequent first.
+type DisaggAccount struct {
+	Backend   string        `json:"backend"`
+	Rows      int           `json:"rows"`
+	Validated int           `json:"validated"`
+	TTFTMAPE  float64       `json:"ttft_mape"`
+	TPOTMAPE  float64       `json:"tpot_mape"`
+	Skipped   []ReasonCount `json:"skipped"`
+}
+
+// ReasonCount is how many rows were skipped for one reason, and the first of them.
+type ReasonCount struct {
+	Reason    string `json:"reason"`
+	Rows      int    `json:"rows"`
+	FirstLine int    `json:"first_line"`
+}
+
+// disaggregated accounts for the disaggregated rows per backend, in order of first appearance.
+func disaggregated(rows []Result) []DisaggAccount {
+	var out []DisaggAccount
+	idx := map[string]int{}
+	var skipped [][]Result
+	for _, r := range rows {
+		if r.Mode != "disagg" {
+			continue
+		}
+		b := cmp.Or(r.Backend, "vllm")
+		i, ok := idx[b]
+		if !ok {
+			i = len(out)
+			idx[b] = i
+			out = append(out, DisaggAccount{Backend: b})
+			skipped = append(skipped, nil)
+		}
+		a := &out[i]
+		a.Rows++
+		if r.Skipped != "" {
+			skipped[i] = append(skipped[i], r)
+			continue
+		}
+		a.Validated++
+		a.TTFTMAPE += math.Abs(r.TTFTErrPct)
+		a.TPOTMAPE += math.Abs(r.TPOTErrPct)
+	}
+	for i := range out {
+		a := &out[i]
+		if a.Validated > 0 {
+			a.TTFTMAPE, a.TPOTMAPE = a.TTFTMAPE/float64(a.Validated), a.TPOTMAPE/float64(a.Validated)
+		}
+		for _, g := range byReason(skipped[i]) {
+			a.Skipped = append(a.Skipped, ReasonCount{Reason: g.reason, Rows: g.rows, FirstLine: g.first})
+		}
+	}
+	return out
 }
 
 func (rep *Report) summarise() {
@@ -96,6 +155,7 @@ func (rep *Report) summarise() {
 			TTFTMAPE: a.ttft / float64(a.n), TPOTMAPE: a.tpot / float64(a.n)})
 	}
 	rep.Groups = groups(rep.Rows)
+	rep.Disaggregated = disaggregated(rep.Rows)
 	for _, c := range slices.Sorted(maps.Keys(byConc)) {
 		a, n := byConc[c], float64(byConc[c].n)
 		rep.Concurrencies = append(rep.Concurrencies, ConcurrencyError{Concurrency: c, Rows: a.n,
@@ -165,13 +225,16 @@ type skipGroup struct {
 	rows, first int
 }
 
-// skippedByReason groups the skipped rows by their reason without the row's own details: a
-// "file:line: " prefix and anything from " (" on (a missing table's list of the embedded ones),
-// most frequent first.
-func (rep *Report) skippedByReason() []skipGroup {
+// skippedByReason groups the skipped rows by their reason (byReason).
+func (rep *Report) skippedByReason() []skipGroup { return byReason(rep.Rows) }
+
+// byReason groups rows' skips by their reason without the row's own details: a "file:line: "
+// prefix and anything from " (" on (a missing table's list of the embedded ones), most
+// frequent first.
+func byReason(rows []Result) []skipGroup {
 	idx := map[string]int{}
 	var out []skipGroup
-	for _, r := range rep.Rows {
+	for _, r := range rows {
 		if r.Skipped == "" {
 			continue
 		}
@@ -240,6 +303,7 @@ func (rep *Report) WriteTable(w io.Writer) error {
 			fmt.Fprintf(&b, "%6d  %s (first: line %d)\n", g.rows, g.reason, g.first)
 		}
 	}
+	rep.writeDisaggregated(&b)
 	b.WriteString("\nby concurrency   rows   TTFT gap (measured − pred)   TTFT err   TPOT err\n")
 	for _, c := range rep.Concurrencies {
 		fmt.Fprintf(&b, "%14d   %4d   %21.1f ms   %+7.1f%%   %+7.1f%%\n", c.Concurrency, c.Rows, c.TTFTGapMS, c.TTFTErrPct, c.TPOTErrPct)
@@ -285,6 +349,29 @@ func (rep *Report) writeRuns(b *strings.Builder) {
 		fmt.Fprintf(b, "%5d rows  %s (%s)\n            %s\n", x.rows, x.script, x.image, x.bench)
 		if x.notModelled != "" {
 			fmt.Fprintf(b, "            not modelled: %s\n", x.notModelled)
+		}
+	}
+}
+
+// writeDisaggregated accounts for the disaggregated rows: per backend, the validated ones with
+// their MAPEs, then the skipped ones by reason.
+func (rep *Report) writeDisaggregated(b *strings.Builder) {
+	if len(rep.Disaggregated) == 0 {
+		return
+	}
+	rows, validated := 0, 0
+	for _, a := range rep.Disaggregated {
+		rows, validated = rows+a.Rows, validated+a.Validated
+	}
+	fmt.Fprintf(b, "\ndisaggregated rows: %d (validated %d, skipped %d)\n", rows, validated, rows-validated)
+	for _, a := range rep.Disaggregated {
+		fmt.Fprintf(b, "%-8s %5d rows  %5d validated", a.Backend, a.Rows, a.Validated)
+		if a.Validated > 0 {
+			fmt.Fprintf(b, "   TTFT MAPE %5.1f%%   TPOT MAPE %5.1f%%", a.TTFTMAPE, a.TPOTMAPE)
+		}
+		b.WriteString("\n")
+		for _, g := range a.Skipped {
+			fmt.Fprintf(b, "%8s %5d skipped: %s (first: line %d)\n", "", g.Rows, g.Reason, g.FirstLine)
 		}
 	}
 }

@@ -344,17 +344,23 @@ func (r Run) version() string { return versionPattern.FindString(r.Image) }
 // runOf is the run that measured row r: the listed one matching its model, GPU, precision
 // and date, else the seed's benchmark (InferenceX()).
 func runOf(r Row) Run {
+	run, _ := listedRun(r)
+	return run
+}
+
+// listedRun is runOf's answer, and whether it is a listed run rather than the fallback.
+func listedRun(r Row) (Run, bool) {
 	m, sku := cmp.Or(r.Model, model.SeedDeployment().ModelName), cmp.Or(r.System, model.SeedDeployment().HardwareSKU)
 	for _, run := range InferenceXRuns() {
 		if run.Backend.OrDefault() == model.Backend(r.Backend).OrDefault() &&
 			run.Model == m && run.System == sku && run.Precision == r.Precision && (!run.Undated || r.Measured == "") &&
 			(run.From == "" || r.Measured >= run.From) && (run.To == "" || (r.Measured != "" && r.Measured <= run.To)) && run.Shape.holds(r) {
-			return run
+			return run, true
 		}
 	}
 	return Run{Model: m, System: sku, Precision: r.Precision,
 		Script: "benchmarks/single_node/minimaxm2.5_fp8_b200.sh@bddbf4031 (VLLM_FLOAT32_MATMUL_PRECISION=high from 41ed82dc1)",
-		Image:  "vllm/vllm-openai:v0.19.0-cu130", Benchmark: InferenceX()}
+		Image:  "vllm/vllm-openai:v0.19.0-cu130", Benchmark: InferenceX()}, false
 }
 
 // RunShape is the branch of a script a row took: its ISL and OSL, its TP size, a

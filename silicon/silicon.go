@@ -46,6 +46,9 @@ type Row struct {
 	// its two pools when they could be read (disagg.go).
 	Mode   string       `json:"mode,omitempty"`
 	Disagg *DisaggShape `json:"disagg,omitempty"`
+	// ConcurrencyDerived: the row does not record its concurrency, which is read from its
+	// decode pool's batch (disaggConcurrency).
+	ConcurrencyDerived bool `json:"concurrency_derived,omitempty"`
 }
 
 // Layout names the row's parallel layout the way the serving literature does.
@@ -229,6 +232,12 @@ func (p *rowParser) sampleRow() Row {
 	if mode == "disagg" {
 		r.Mode = mode
 		p.disaggRow(&r)
+	}
+	if !hasConc && r.Disagg != nil && r.Unsupported == "" {
+		if r.Concurrency = p.disaggConcurrency(r.Disagg); r.Concurrency > 0 {
+			r.ConcurrencyDerived = true
+			hasConc = true
+		}
 	}
 	if !hasConc {
 		if r.Unsupported == "" { // a disaggregated row may have its own reason already

@@ -75,6 +75,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(sampleHeader + sampleAgg))
 	f.Add([]byte(sampleHeader + sampleDisagg))
 	f.Add([]byte(disaggHeader + "a,config_id=1; silicon_concurrency=4,vllm,0.19.0,Qwen/Qwen3-32B,h100_sxm,bf16,disagg,1024,64,,,,,,,,,1,2,2,1,1,0,0,4,1,2,1,1,0,0,100,10\n"))
+	f.Add([]byte(disaggHeader + "d,config_id=2,vllm,0.19.0,Qwen/Qwen3-32B,h100_sxm,bf16,disagg,1024,64,,,,,,,,,1,2,2,1,1,0,0,3,2,2,1,1,0,0,100,20\n"))
 	f.Add([]byte(sampleHeader + "x,\"silicon_concurrency=-1\",vllm,0.19.0,m,s,fp8,agg,1,1,fp8,fp8,1,1,1,0,1,1,1,1\n"))
 	f.Add([]byte(header + "634,8,\"x\n"))
 	f.Add([]byte("a,b\n1,2\n"))

@@ -1,6 +1,7 @@
 package silicon
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -193,6 +194,7 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 		k   key
 	}
 	rowsOut := make([]prepared, len(rows))
+	priced := map[model.Deployment]string{} // poolsPriced's answers
 	for i, r := range rows {
 		res := Result{Row: r}
 		b, run := o.benchmarkOf(r)
@@ -222,7 +224,16 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 		if r.Disagg != nil && r.Unsupported == "" {
 			var skip string
 			d, dd, skip = disaggDeployments(sim, b)
-			res.Skipped, res.ValidatedAs = skip, "disagg"
+			if skip == "" {
+				skip = poolsPriced(d, dd, priced)
+			}
+			if skip == "" {
+				skip = derivedLoadSkip(r, dd)
+			}
+			res.Skipped, res.ValidatedAs = cmp.Or(skip, disaggBackendSkip(r, o)), "disagg"
+			if r.ConcurrencyDerived {
+				res.Note = strings.TrimPrefix(res.Note+"; "+derivedNote(r), "; ")
+			}
 			res.Float32MatmulPrecision, res.ReplayedVersion = d.Float32MatmulPrecision, d.BackendVersion
 			rowsOut[i] = prepared{res, sim, d, b, key{d, dd, b, r.Concurrency, r.ISL, r.OSL}}
 			continue

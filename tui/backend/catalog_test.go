@@ -31,7 +31,7 @@ func TestCatalogFit(t *testing.T) {
 			"layout tp4·ep4 → tp4 fp8 (a dense model has no experts to split; all: tp1 fp8, tp1 nvfp4, tp2 fp8, tp2 nvfp4, tp4 fp8, tp4 nvfp4, tp8 fp8, tp8 nvfp4)"},
 		// No tables on the GPU: the model's next GPU, then its nearest layout there.
 		{"Qwen/Qwen3-32B", "b200_sxm", "tp4·ep4", "h100_sxm", "tp4",
-			"Qwen3-32B has no tables on b200_sxm, so hardware_sku h100_sxm; layout tp4·ep4 → tp4 (a dense model has no experts to split; all: tp1, tp2, tp4, tp8)"},
+			"Qwen3-32B has no tables on b200_sxm, so hardware_sku h100_sxm; layout tp4·ep4 → tp4 (a dense model has no experts to split; all: tp1, tp1 fp8, tp2, tp4, tp4 fp8, tp8)"},
 		// An 8-GPU-only model from a 4-GPU layout: the nearest by GPUs per worker, same split.
 		{"deepseek-ai/DeepSeek-V3", "b200_sxm", "tp4·ep4", "b200_sxm", "tp8·ep8",
 			"layout tp4·ep4 → tp8·ep8 (the nearest there; all: tp8·ep8, tp8·moe_tp8)"},
