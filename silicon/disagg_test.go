@@ -128,8 +128,9 @@ func TestDisaggConcurrencyIdentity(t *testing.T) {
 // validated: they are Kimi-K2.5 on GB200 (no GB200 tables), Qwen3-235B with attention data
 // parallelism, and one Qwen3-32B row whose decode batch label cannot be its load. SGLang's
 // four Qwen3-32B FP8 gap-analysis rows are, on SGLang's disaggregated serving, and their
-// MAPEs are held as measured (docs/validation.md, "Disaggregated rows"); no TensorRT-LLM row
-// gets as far as its backend.
+// MAPEs are held as measured (docs/validation.md, "Disaggregated rows"); ten TensorRT-LLM
+// rows, priced since its DeepSeek experts are (model/backendkernels.go), reach the refusal of
+// TensorRT-LLM's disaggregated serving.
 func TestDisaggSampleAccounted(t *testing.T) {
 	rows := sampleRows(t, "reads every disaggregated row's tables; skipped in -short", func(r Row) bool { return r.Mode == "disagg" })
 	rep, err := Validate(context.Background(), rows, Options{})
@@ -142,11 +143,12 @@ func TestDisaggSampleAccounted(t *testing.T) {
 	}
 	wants := map[string]want{
 		"vllm": {17, 0, map[string]int{
-			"prefill pool: model: no step-time table for moonshotai/Kimi-K2.5 on gb200": 14,
-			"prefill pool: attention_dp 4: attention data parallelism is not modelled":  2,
+			"prefill pool: model: no step-time table for moonshotai/Kimi-K2.5 on gb200":                                            14,
+			"prefill pool: attention_dp 4: attention data parallelism is not modelled":                                             2,
 			"silicon_concurrency not recorded, and decode_batch_size × decode_num_workers = 448 is not the load this row measured": 1}},
 		"sglang": {534, 4, map[string]int{"mode disagg: prefill_num_workers not recorded: the pools are unknown": 433}},
-		"trtllm": {1051, 0, map[string]int{"mode disagg: prefill_num_workers not recorded: the pools are unknown": 895}},
+		"trtllm": {1051, 0, map[string]int{"mode disagg: prefill_num_workers not recorded: the pools are unknown": 895,
+			"TensorRT-LLM's disaggregated serving is not modelled": 10}},
 	}
 	total := 0
 	for _, a := range rep.Disaggregated {
