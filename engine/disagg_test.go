@@ -225,11 +225,15 @@ func TestDisaggHandoffTimeline(t *testing.T) {
 	if r.TTFTMS != 2.111 || r.E2EMS != 2.133 || r.Worker != 1 && r.Worker != 2 {
 		t.Fatalf("record %+v, want TTFT 2.111 ms, e2e 2.133 ms on a decode worker", r)
 	}
+	if h := r.Handoff; h == nil || *h != (Handoff{PrefillWorker: 0, TransferMS: 1}) {
+		t.Fatalf("record's handoff %+v, want prefill worker 0 and a 1 ms transfer", h)
+	}
 	got := *rep.Summary.Disagg
 	want := DisaggSummary{
 		Prefill:       PoolSummary{Workers: 1, Requests: 1, PeakBlockShare: 0.16, RequestImbalance: 1},
 		Decode:        PoolSummary{Workers: 2, Requests: 1, PeakBlockShare: 0.16, RequestImbalance: 2}, // 1,003 tokens in 16 blocks
 		MeanPrefillMS: 1.1, MeanTransferMS: 1, MeanFirstDecodeMS: 0.011, TransferGB: 0.001,             // 10⁶ bytes
+		P95TransferMS: 1, PrefillTTFTShare: 0.52108, // 1,100 of 2,111 µs
 	}
 	if got != want {
 		t.Fatalf("disagg summary %+v, want %+v", got, want)
