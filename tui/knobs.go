@@ -35,6 +35,9 @@ type Deployment struct {
 	Model            string // search_space.model_name; "" keeps the experiment's
 	GPU              string // search_space.hardware_sku; "" keeps the experiment's
 	Backend          string // search_space.backend (vllm, sglang, trtllm); "" keeps the experiment's
+	// Prefill is how many of the Replicas workers form a disaggregated fleet's prefill pool,
+	// the rest its decode pool, both of this layout; 0: aggregated (disagg.go).
+	Prefill int
 }
 
 func (d Deployment) settings() []string {
@@ -55,12 +58,18 @@ func (d Deployment) settings() []string {
 	if d.Backend != "" {
 		out = append(out, "backend="+d.Backend)
 	}
+	if d.Prefill > 0 {
+		out = append(out, d.split())
+	}
 	return out
 }
 
 // String is the deployment in a few words: "8× tp4·ep4 · 16384 tok · 512 seqs · sync".
 func (d Deployment) String() string {
 	parts := []string{fmt.Sprintf("%d× %s", d.Replicas, d.Layout), fmt.Sprintf("%d tok", d.MaxBatchedTokens), fmt.Sprintf("%d seqs", d.MaxSeqs)}
+	if d.Prefill > 0 {
+		parts[0] = fmt.Sprintf("%d prefill + %d decode × %s", d.Prefill, d.Replicas-d.Prefill, d.Layout)
+	}
 	if d.KVCacheDtype != "" {
 		parts = append(parts, "KV "+d.KVCacheDtype)
 	}
@@ -145,6 +154,9 @@ type Space struct {
 	// BackendFits says why a deployment cannot run on its backend ("" when it can; nil: all can).
 	Backends    []string
 	BackendFits func(Deployment) string
+	// DisaggFits says why a deployment cannot be disaggregated ("" when it can); nil: the
+	// explorer has no agg/disagg key (disagg.go).
+	DisaggFits func(Deployment) string
 	// Catalog, when set, says which GPUs and layouts each model has step-time tables for:
 	// the GPU and layout knobs step through those of the knobs' model, and a model or GPU
 	// change moves the deployment onto one that exists. nil: every listed value combines.
@@ -344,7 +356,14 @@ func (s Space) step(ks Knobs, k knob, dir int) (Knobs, string) {
 	case knobSpeedup:
 		num(s.Speedups, &ks.Speedup)
 	case knobReplicas:
+		was := d.Replicas
 		integer(s.Replicas, &d.Replicas)
+		if moved && d.Prefill > 0 {
+			if why := keepSplit(d); why != "" {
+				d.Replicas = was
+				return ks, why
+			}
+		}
 	case knobLayout:
 		list(s.layouts(*d), &d.Layout)
 	case knobBatchedTokens:

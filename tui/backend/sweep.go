@@ -128,12 +128,24 @@ func (s *Sim) deploymentSets(k tui.Knobs) ([]string, error) {
 	}
 	l := o.layout
 	// parallel_configs given with --set raises gpu_budget to fit (config.File.Apply).
+	shape := func(replicas int) string {
+		return fmt.Sprintf("{tp: %d, attention_dp: %d, moe_tp: %d, moe_ep: %d, replicas: %d}", l.TP, l.AttentionDP, l.MoETP, l.MoEEP, replicas)
+	}
 	sets := []string{
 		"workload.replay_concurrency=" + strconv.Itoa(k.Concurrency),
-		fmt.Sprintf("parallel_configs=[{tp: %d, attention_dp: %d, moe_tp: %d, moe_ep: %d, replicas: %d}]",
-			l.TP, l.AttentionDP, l.MoETP, l.MoEEP, dk.Replicas),
+		"parallel_configs=[" + shape(dk.Replicas) + "]",
 		fmt.Sprintf("agg_max_num_batched_tokens=[%d]", dk.MaxBatchedTokens),
 		fmt.Sprintf("agg_max_num_seqs=[%d]", dk.MaxSeqs),
+	}
+	switch {
+	case dk.Prefill == 0 && slices.ContainsFunc(f.Values("deployment_mode"), func(v config.Value) bool { return v.Text == config.ModeDisagg }):
+		sets = append(sets, "deployment_mode=[agg]") // a disaggregated file's fleet joined (a)
+	case dk.Prefill > 0:
+		sets = []string{sets[0], "deployment_mode=[disagg]",
+			fmt.Sprintf("parallel_configs=[{prefill: %s, decode: %s}]", shape(dk.Prefill), shape(dk.Replicas-dk.Prefill))}
+		for _, pool := range []string{"prefill", "decode"} {
+			sets = append(sets, fmt.Sprintf("%s_max_num_batched_tokens=[%d]", pool, dk.MaxBatchedTokens), fmt.Sprintf("%s_max_num_seqs=[%d]", pool, dk.MaxSeqs))
+		}
 	}
 	if k.Speedup > 0 && k.Speedup != f.Workload.ArrivalSpeedupRatio {
 		sets = append(sets, "workload.arrival_speedup_ratio="+strconv.FormatFloat(k.Speedup, 'g', -1, 64))
@@ -207,6 +219,8 @@ func (s *Sim) ReplaySets(k tui.Knobs) ([]string, error) {
 		key, _, _ := strings.Cut(set, "=")
 		switch {
 		case slices.Contains(was, set), key == "workload.replay_concurrency":
+		case key == "parallel_configs" && k.Deployment.Prefill > 0:
+			sets = append(sets, set) // both pools' shapes
 		case key == "parallel_configs":
 			if k.Deployment.Replicas != init.Deployment.Replicas {
 				sets = append(sets, "replicas="+strconv.Itoa(k.Deployment.Replicas))

@@ -1,0 +1,93 @@
+package backend
+
+import (
+	"fmt"
+
+	"github.com/routerlab/routerlab/engine"
+	"github.com/routerlab/routerlab/model"
+	"github.com/routerlab/routerlab/tui"
+)
+
+// The explorer's disaggregated fleet (tui/disagg.go): the knobs' Replicas workers of one
+// layout, Prefill of them the prefill pool and the rest the decode pool, each pool with the
+// experiment's prefill_* and decode_* scalar keys (config.File.SplitPools) and its KV
+// transfer (config.File.Transfer).
+
+// disaggFits says why deployment dk cannot be disaggregated ("" when it can): Dynamo's
+// replay disaggregates vLLM workers only, and a pool needs a worker.
+func (s *Sim) disaggFits(dk tui.Deployment) string {
+	d := s.base.Worker
+	if err := s.deploy(&d, dk); err != nil {
+		return err.Error()
+	}
+	if b := d.Backend.OrDefault(); b != model.BackendVLLM {
+		return fmt.Sprintf("backend %s: disaggregated fleets are modelled for vLLM workers only (e cycles the backend)", b)
+	}
+	if s.base.Fleet != nil {
+		return "a fleet the planner scales is not modelled disaggregated"
+	}
+	return ""
+}
+
+// split makes cfg, whose deployment is set (its KV blocks the file's, 0 when derived), the
+// disaggregated fleet of k, each pool's blocks resolved.
+func (s *Sim) split(cfg *engine.Config, k tui.Knobs) error {
+	dk := k.Deployment
+	switch {
+	case k.Index.G2Blocks > 0:
+		return fmt.Errorf("num_g2_blocks: KV tiers are not modelled for a disaggregated fleet; set them to 0 or join the pools (a)")
+	case cfg.Router.Load.TrackOutputBlocks:
+		return fmt.Errorf("router_track_output_blocks: Dynamo's prefill router tracks no active blocks; set it to false or join the pools (a)")
+	case dk.Prefill >= dk.Replicas:
+		return fmt.Errorf("prefill workers: %d of %d leaves the decode pool empty", dk.Prefill, dk.Replicas)
+	}
+	prefill, decode := s.exp.File.SplitPools(cfg.Worker)
+	var kvBytes int64
+	for _, d := range []*model.Deployment{&prefill, &decode} {
+		w, err := s.worker(*d)
+		if err != nil {
+			return err
+		}
+		if d.NumGPUBlocks == 0 {
+			d.NumGPUBlocks = w.Capacity().NumGPUBlocks
+		}
+		if d == &prefill {
+			kvBytes = w.KVBytesPerTokenModel()
+		}
+	}
+	gbps, mode := s.exp.File.Transfer()
+	cfg.Worker, cfg.Workers = prefill, dk.Prefill
+	cfg.Disagg = &engine.Disagg{
+		DecodeWorkers: dk.Replicas - dk.Prefill, Decode: decode,
+		TransferGBps: gbps, KVBytesPerToken: kvBytes, TransferMode: mode,
+	}
+	return nil
+}
+
+// timer prices cfg's steps: w, or each pool on its own worker model.
+func (s *Sim) timer(cfg engine.Config, w *model.Worker) (model.StepTimer, error) {
+	if cfg.Disagg == nil {
+		return w, nil
+	}
+	p, err := s.worker(cfg.Worker)
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.worker(cfg.Disagg.Decode)
+	if err != nil {
+		return nil, err
+	}
+	return engine.PoolTimers{Prefill: p, Decode: d}, nil
+}
+
+// disaggMetrics are the explorer's figures of a disaggregated summary.
+func disaggMetrics(d *engine.DisaggSummary) *tui.DisaggMetrics {
+	pool := func(p engine.PoolSummary) tui.PoolMetrics {
+		return tui.PoolMetrics{Workers: p.Workers, PrefixHit: p.PrefixHitRatio, PeakBlockShare: p.PeakBlockShare, Imbalance: p.RequestImbalance}
+	}
+	return &tui.DisaggMetrics{
+		PrefillMS: d.MeanPrefillMS, DecodeWaitMS: d.MeanDecodeWaitMS, TransferMS: d.MeanTransferMS, FirstDecodeMS: d.MeanFirstDecodeMS,
+		TransferP95MS: d.P95TransferMS, TransferGB: d.TransferGB, PrefillTTFTShare: d.PrefillTTFTShare,
+		Prefill: pool(d.Prefill), Decode: pool(d.Decode),
+	}
+}

@@ -1,0 +1,147 @@
+package backend
+
+import (
+	"context"
+	"math"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/tui"
+)
+
+// A split of the seed's eight workers runs as the replay of its `y` command does (the same
+// figures, pool by pool), and the explorer's result carries both pools: the fleet's rows
+// (prefill first), each pool's prefix hits, and TTFT's parts with the KV transfer.
+func TestSplitRunsAsItsReplay(t *testing.T) {
+	exp, s := smallExperiment(t, 300)
+	k := s.Initial()
+	k.Deployment.Prefill = 3
+	res, err := s.Simulate(context.Background(), tui.Run{Knobs: k}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := res.Metrics.Disagg
+	switch {
+	case d == nil:
+		t.Fatal("a split's result has no disaggregated figures")
+	case d.Prefill.Workers != 3 || d.Decode.Workers != 5 || res.Fleet.Prefill != 3 || res.Fleet.Workers() != 8:
+		t.Fatalf("pools %d + %d, fleet rows %d (prefill %d); want 3 + 5 of 8", d.Prefill.Workers, d.Decode.Workers, res.Fleet.Workers(), res.Fleet.Prefill)
+	case d.TransferMS <= 0 || d.TransferP95MS < d.TransferMS || d.TransferGB <= 0:
+		t.Fatalf("transfer mean %v ms, p95 %v ms, %v GB: want a positive transfer at 64 GB/s", d.TransferMS, d.TransferP95MS, d.TransferGB)
+	case d.Prefill.PrefixHit <= 0 || d.Decode.PrefixHit != 0:
+		t.Fatalf("prefix hits prefill %v, decode %v: want the prefill pool's reuse, none on the decode pool (its prefix caching is off)", d.Prefill.PrefixHit, d.Decode.PrefixHit)
+	}
+	sum := d.PrefillMS + d.DecodeWaitMS + d.TransferMS + d.FirstDecodeMS
+	if math.Abs(sum-res.Metrics.TTFT.Mean) > 0.01 {
+		t.Fatalf("TTFT's parts add to %v ms, mean TTFT %v ms", sum, res.Metrics.TTFT.Mean)
+	}
+	hit := func(rows [][]float64) (n int) {
+		for _, row := range rows {
+			for _, v := range row {
+				if !math.IsNaN(v) && v > 0 {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	if hit(res.Fleet.HitRatio[:3]) == 0 || hit(res.Fleet.HitRatio[3:]) != 0 {
+		t.Fatalf("hit heatmap: %d prefill cells with hits, %d decode cells; want some, none", hit(res.Fleet.HitRatio[:3]), hit(res.Fleet.HitRatio[3:]))
+	}
+
+	sets, err := s.ReplaySets(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "parallel_configs=[{prefill: {tp: 4, attention_dp: 1, moe_tp: 1, moe_ep: 4, replicas: 3}, decode: {tp: 4, attention_dp: 1, moe_tp: 1, moe_ep: 4, replicas: 5}}]"; !strings.Contains(strings.Join(sets, " "), want) {
+		t.Fatalf("replay sets %q lack %s", sets, want)
+	}
+	f := exp.File.Clone()
+	if err := f.Apply(sets); err != nil {
+		t.Fatalf("%q: %v", sets, err)
+	}
+	rexp, err := config.NewExperiment(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := rexp.EngineConfig(f.DefaultPoint()) // as routerlab replay runs it
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := rexp.Run(context.Background(), cfg, 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := disaggMetrics(rep.Summary.Disagg)
+	if *got != *d || rep.Summary.MeanTTFTMS != res.Metrics.TTFT.Mean || rep.Summary.MeanTPOTMS != res.Metrics.TPOT.Mean {
+		t.Fatalf("replay of %q: %+v TTFT %v TPOT %v; explorer %+v TTFT %v TPOT %v", sets, *got, rep.Summary.MeanTTFTMS, rep.Summary.MeanTPOTMS,
+			*d, res.Metrics.TTFT.Mean, res.Metrics.TPOT.Mean)
+	}
+}
+
+// On the real simulator, `a` splits the fleet and the screen shows both pools — their rows
+// labelled p and d, each pool's figures, TTFT with the KV transfer — `]` and `[` move the
+// split, refusing to empty a pool, and `a` again joins the pools into the run it started from.
+func TestDisaggKeysOnScreen(t *testing.T) {
+	_, s := smallExperiment(t, 300)
+	se := newSession(t, s, 4)
+	screen := func() string { return ansi.Strip(se.model.View().Content) }
+	agg := screen()
+	for _, not := range []string{"p0", "prefill pool", "transfer"} {
+		if strings.Contains(agg, not) {
+			t.Fatalf("the aggregated screen shows %q:\n%s", not, agg)
+		}
+	}
+	se.keys("[")
+	if got := screen(); !strings.Contains(got, "[: moves the prefill/decode split of a disaggregated fleet; a disaggregates first") {
+		t.Fatalf("[ in an aggregated fleet does not say why it does nothing:\n%s", got)
+	}
+
+	se.keys("a")
+	got := screen()
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`Fleet · kv_router · 2 prefill \+ 2 decode`),
+		regexp.MustCompile(`\n *p0 `), regexp.MustCompile(`\n *p1 `), regexp.MustCompile(`\n *d0 `), regexp.MustCompile(`\n *d1 `),
+		regexp.MustCompile(`p: prefill pool \(2\) · d: decode pool \(2\)|p prefill · d decode`),
+		regexp.MustCompile(`TTFT = prefill \+ wait \+ transfer \+ 1st.*\n.*\d+\.\d+ \+ \d+\.\d+ \+ \d+\.\d+ \+ \d+\.\d+`),
+		regexp.MustCompile(`KV transfer p95 \d+\.\d+ ms · \d+\.\d+ GB`),
+		regexp.MustCompile(`prefill pool  2w hit +\d+% TTFT +\d+%`),
+		regexp.MustCompile(`decode pool   2w TPOT \d+\.\d+ ms imb \d\.\d\d`),
+	} {
+		if !want.MatchString(got) {
+			t.Errorf("after a: the screen lacks %s:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "w0 ") {
+		t.Errorf("after a: a row is still labelled w0:\n%s", got)
+	}
+
+	se.keys("]")
+	if got := screen(); !strings.Contains(got, "3 prefill + 1 decode") || !strings.Contains(got, "\n p2 ") && !regexp.MustCompile(`\n *p2 `).MatchString(got) {
+		t.Fatalf("after ]: not 3 prefill + 1 decode:\n%s", got)
+	}
+	se.keys("]")
+	if got := screen(); !strings.Contains(got, "]: 3 prefill + 1 decode: the decode pool keeps one worker at least") {
+		t.Fatalf("] at 3 + 1 does not refuse:\n%s", got)
+	}
+	se.keys("[", "[")
+	if got := screen(); !strings.Contains(got, "1 prefill + 3 decode") {
+		t.Fatalf("after [ [: not 1 prefill + 3 decode:\n%s", got)
+	}
+	se.keys("[")
+	if got := screen(); !strings.Contains(got, "[: 1 prefill + 3 decode: the prefill pool keeps one worker at least") {
+		t.Fatalf("[ at 1 + 3 does not refuse:\n%s", got)
+	}
+
+	se.keys("a")
+	// The same point as the first run, drawn the same but for the header (the run count)
+	// and the status line (what a did).
+	lines := func(s string) []string { l := strings.Split(s, "\n"); return l[1 : len(l)-1] }
+	if got, want := lines(screen()), lines(agg); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("after a again:\n%s\nwant the first run's screen:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
