@@ -34,9 +34,9 @@ func (s *Search) bestDisagg() *Evaluation {
 	return best
 }
 
-// meanDisagg is the mean over runs of each disaggregated figure the reports show, and the
-// runs' mean TTFT and TPOT.
-func meanDisagg(runs []engine.Summary) (d engine.DisaggSummary, ttft, tpot float64) {
+// MeanDisagg is the mean over runs (of a disaggregated fleet) of each disaggregated figure
+// the reports and the explorer's sweep table show, and the runs' mean TTFT and TPOT.
+func MeanDisagg(runs []engine.Summary) (d engine.DisaggSummary, ttft, tpot float64) {
 	n := float64(len(runs))
 	for _, r := range runs {
 		x := r.Disagg
@@ -47,6 +47,8 @@ func meanDisagg(runs []engine.Summary) (d engine.DisaggSummary, ttft, tpot float
 			p[0].RequestImbalance += p[1].RequestImbalance / n
 		}
 		d.MeanPrefillMS += x.MeanPrefillMS / n
+		d.MeanDecodeWaitMS += x.MeanDecodeWaitMS / n
+		d.MeanFirstDecodeMS += x.MeanFirstDecodeMS / n
 		d.PrefillTTFTShare += x.PrefillTTFTShare / n
 		d.MeanTransferMS += x.MeanTransferMS / n
 		d.P95TransferMS += x.P95TransferMS / n
@@ -59,7 +61,7 @@ func meanDisagg(runs []engine.Summary) (d engine.DisaggSummary, ttft, tpot float
 
 // poolTable is the pools of evaluation e (disaggregated) as a sentence and a table.
 func poolTable(e *Evaluation) (string, []string, [][]string) {
-	d, ttft, tpot := meanDisagg(e.Runs)
+	d, ttft, tpot := MeanDisagg(e.Runs)
 	load := func(p engine.PoolSummary) string {
 		return fmt.Sprintf("peak KV %s %% · imbalance %s", ff(100*p.PeakBlockShare, 1), ff(p.RequestImbalance, 2))
 	}

@@ -19,6 +19,7 @@ type DisaggMetrics struct {
 	TransferP95MS                                      float64
 	TransferGB                                         float64
 	PrefillTTFTShare                                   float64 // PrefillMS ÷ mean TTFT
+	TPOTMS                                             float64 // mean TPOT: every decode step runs on the decode pool
 	Prefill, Decode                                    PoolMetrics
 }
 
@@ -130,14 +131,13 @@ func poolGroupSize(workers, prefill, rows int) int {
 // transfer, and each pool.
 func (p *metricsPane) disaggLines() []string {
 	st := p.common.Styles
-	m := p.cur.Metrics
-	d := m.Disagg
+	d := p.cur.Metrics.Disagg
 	return []string{
 		st.Muted.Render("TTFT = prefill + wait + transfer + 1st"),
 		st.Text.Render(fmt.Sprintf("  %s + %s + %s + %s", formatMS(d.PrefillMS), formatMS(d.DecodeWaitMS), formatMS(d.TransferMS), formatMS(d.FirstDecodeMS))),
 		st.Text.Render(fmt.Sprintf("KV transfer p95 %s ms · %.2f GB", formatMS(d.TransferP95MS), d.TransferGB)),
 		st.Text.Render(fmt.Sprintf("prefill pool %2dw hit %3.0f%% TTFT %3.0f%%", d.Prefill.Workers, 100*d.Prefill.PrefixHit, 100*d.PrefillTTFTShare)),
-		st.Text.Render(fmt.Sprintf("decode pool  %2dw TPOT %s ms imb %.2f", d.Decode.Workers, formatMS(m.TPOT.Mean), d.Decode.Imbalance)),
+		st.Text.Render(fmt.Sprintf("decode pool  %2dw TPOT %s ms imb %.2f", d.Decode.Workers, formatMS(d.TPOTMS), d.Decode.Imbalance)),
 	}
 }
 
@@ -155,4 +155,12 @@ func poolTitle(f Fleet) string {
 		return fmt.Sprintf("%d workers", f.Workers())
 	}
 	return fmt.Sprintf("%d prefill + %d decode", f.Prefill, f.Workers()-f.Prefill)
+}
+
+// poolsLine is the sweep table's line on the selected row of a disaggregated fleet: its
+// split, where its TTFT goes and its decode pool's TPOT.
+func poolsLine(d *DisaggMetrics) string {
+	return fmt.Sprintf("p%d+d%d: prefill %s ms (%.0f%% of TTFT, hit %.0f%%) · KV %s ms, p95 %s · decode TPOT %s ms",
+		d.Prefill.Workers, d.Decode.Workers, formatMS(d.PrefillMS), 100*d.PrefillTTFTShare, 100*d.Prefill.PrefixHit,
+		formatMS(d.TransferMS), formatMS(d.TransferP95MS), formatMS(d.TPOTMS))
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/routerlab/routerlab/engine"
 	"github.com/routerlab/routerlab/model"
+	"github.com/routerlab/routerlab/sweep"
 	"github.com/routerlab/routerlab/tui"
 )
 
@@ -80,14 +81,27 @@ func (s *Sim) timer(cfg engine.Config, w *model.Worker) (model.StepTimer, error)
 	return engine.PoolTimers{Prefill: p, Decode: d}, nil
 }
 
-// disaggMetrics are the explorer's figures of a disaggregated summary.
-func disaggMetrics(d *engine.DisaggSummary) *tui.DisaggMetrics {
+// disaggMetrics are the explorer's figures of a disaggregated summary and its mean TPOT.
+func disaggMetrics(d *engine.DisaggSummary, tpot float64) *tui.DisaggMetrics {
 	pool := func(p engine.PoolSummary) tui.PoolMetrics {
 		return tui.PoolMetrics{Workers: p.Workers, PrefixHit: p.PrefixHitRatio, PeakBlockShare: p.PeakBlockShare, Imbalance: p.RequestImbalance}
 	}
 	return &tui.DisaggMetrics{
 		PrefillMS: d.MeanPrefillMS, DecodeWaitMS: d.MeanDecodeWaitMS, TransferMS: d.MeanTransferMS, FirstDecodeMS: d.MeanFirstDecodeMS,
-		TransferP95MS: d.P95TransferMS, TransferGB: d.TransferGB, PrefillTTFTShare: d.PrefillTTFTShare,
+		TransferP95MS: d.P95TransferMS, TransferGB: d.TransferGB, PrefillTTFTShare: d.PrefillTTFTShare, TPOTMS: tpot,
 		Prefill: pool(d.Prefill), Decode: pool(d.Decode),
 	}
+}
+
+// evalKnobs are a sweep evaluation's knobs (knobs of its configuration at at) and, for a
+// disaggregated fleet, its pools: the fleet's split goes into the knobs, so the sweep
+// table keeps two splits of one router point apart.
+func evalKnobs(cfg map[string]string, at tui.Knobs, runs []engine.Summary) (tui.Knobs, *tui.DisaggMetrics) {
+	k := knobs(cfg, at)
+	if len(runs) == 0 || runs[0].Disagg == nil {
+		return k, nil
+	}
+	d, _, tpot := sweep.MeanDisagg(runs)
+	k.Deployment.Prefill, k.Deployment.Replicas = d.Prefill.Workers, d.Prefill.Workers+d.Decode.Workers
+	return k, disaggMetrics(&d, tpot)
 }

@@ -2,14 +2,19 @@ package backend
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/sweep"
 	"github.com/routerlab/routerlab/tui"
 )
 
@@ -76,7 +81,15 @@ func TestSplitRunsAsItsReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := disaggMetrics(rep.Summary.Disagg)
+	got := disaggMetrics(rep.Summary.Disagg, rep.Summary.MeanTPOTMS)
+	// The explorer's sweep (s, and serve's sweeps) searches the router knobs at this split.
+	sf, err := NewSweeper(s).File(k)
+	if err != nil {
+		t.Fatalf("the sweep's file at the split: %v", err)
+	}
+	if pc := sf.Values("parallel_configs"); len(pc) != 1 || sf.ModeOf(pc[0].Text) != config.ModeDisagg {
+		t.Fatalf("the sweep at the split searches parallel_configs %v", pc)
+	}
 	if *got != *d || rep.Summary.MeanTTFTMS != res.Metrics.TTFT.Mean || rep.Summary.MeanTPOTMS != res.Metrics.TPOT.Mean {
 		t.Fatalf("replay of %q: %+v TTFT %v TPOT %v; explorer %+v TTFT %v TPOT %v", sets, *got, rep.Summary.MeanTTFTMS, rep.Summary.MeanTPOTMS,
 			*d, res.Metrics.TTFT.Mean, res.Metrics.TPOT.Mean)
@@ -143,5 +156,51 @@ func TestDisaggKeysOnScreen(t *testing.T) {
 	lines := func(s string) []string { l := strings.Split(s, "\n"); return l[1 : len(l)-1] }
 	if got, want := lines(screen()), lines(agg); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("after a again:\n%s\nwant the first run's screen:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// `routerlab watch` of a sweep over both deployment modes: each split is a row of its own
+// (the router knobs are the same), and the selected disaggregated row shows its pools —
+// the figures of the ledger's runs, as report.md gives them.
+func TestWatchShowsASplitsPools(t *testing.T) {
+	f := config.Default()
+	if err := f.Apply([]string{"deployment_mode=[agg, disagg]",
+		"parallel_configs=[{tp: 4, moe_ep: 4, replicas: 8}, {prefill: {tp: 4, moe_ep: 4, replicas: 3}, decode: {tp: 4, moe_ep: 4, replicas: 5}}]",
+		"router_mode=kv_router", "overlap_score_credit=1.0", "prefill_load_scale=1.0", "router_temperature=0.0",
+		"prefill_max_num_seqs=512", "decode_max_num_batched_tokens=16384", "decode_max_num_seqs=512",
+		"validate.enabled=false", "sweep.algorithm=grid", "workload.search_requests=300"}); err != nil {
+		t.Fatal(err)
+	}
+	exp, err := config.NewExperiment(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	res, err := sweep.Run(context.Background(), exp.File, exp, sweep.Options{Out: dir, Experiment: exp.Fingerprint()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var split *sweep.Evaluation
+	for i := range res.Search.Evaluations {
+		if e := &res.Search.Evaluations[i]; e.Runs[0].Disagg != nil {
+			split = e
+		}
+	}
+	if split == nil {
+		t.Fatal("no disaggregated evaluation")
+	}
+	w := tui.NewWatch(tui.WatchOptions{Title: dir, Sweep: NewDirWatcher(dir, time.Millisecond)})
+	w.Update(tea.WindowSizeMsg{Width: 140, Height: 20})
+	drive(t, w, w.Init())
+	screen := ansi.Strip(w.View().Content)
+	d := split.Runs[0].Disagg
+	want := fmt.Sprintf("p3+d5: prefill %.1f ms (%.0f%% of TTFT, hit %.0f%%) · KV %.2f ms, p95 %.2f · decode TPOT %.2f ms",
+		d.MeanPrefillMS, 100*d.PrefillTTFTShare, 100*d.Prefill.PrefixHitRatio, d.MeanTransferMS, d.P95TransferMS, split.Runs[0].MeanTPOTMS)
+	if !strings.Contains(screen, want) {
+		t.Fatalf("the watch lacks the split's pools %q:\n%s", want, screen)
+	}
+	// The router knobs are not searched (one value each): two rows only if the fleets are kept apart.
+	if rows := regexp.MustCompile(`(?m)^[▸ ] +– +– +– +\d+\.\d +1 `).FindAllString(screen, -1); len(rows) != 2 {
+		t.Fatalf("%d rows, want the aggregated fleet's and the split's apart:\n%s", len(rows), screen)
 	}
 }

@@ -165,7 +165,7 @@ func (s *Sim) Simulate(ctx context.Context, run tui.Run, partial func(tui.Result
 	res.Final = true
 	res.Metrics = metrics(rep.Summary)
 	if d := rep.Summary.Disagg; d != nil {
-		res.Metrics.Disagg = disaggMetrics(d)
+		res.Metrics.Disagg = disaggMetrics(d, rep.Summary.MeanTPOTMS)
 	}
 	return res, nil
 }

@@ -305,7 +305,8 @@ func (s *Sweeper) Sweep(ctx context.Context, at tui.Knobs, emit func(tui.SweepEv
 		case ev := <-progress:
 			se := tui.SweepEvent{Progress: ev.Progress, Dir: out}
 			if ev.Phase == sweep.PhaseSearch && ev.Key != "" {
-				se.Eval = &tui.SweepEval{Round: ev.Round, Candidate: ev.Candidate, Knobs: knobs(ev.Config, at), Value: ev.Value, Runs: runs(ev.Key)}
+				k, pools := evalKnobs(ev.Config, at, ev.Runs)
+				se.Eval = &tui.SweepEval{Round: ev.Round, Candidate: ev.Candidate, Knobs: k, Value: ev.Value, Runs: runs(ev.Key), Pools: pools}
 			}
 			emit(se)
 		case res := <-done:
