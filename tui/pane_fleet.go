@@ -91,7 +91,7 @@ func (p *fleetPane) imbalance(r *Result) (note [2]string, ok bool) {
 	case 2:
 		x = r.Metrics.DecodeImbalance
 	}
-	if !r.Final || x == 0 {
+	if !r.Final || x == 0 || r.Fleet.Prefill > 0 { // across two pools of different work it says nothing
 		return note, false
 	}
 	return [2]string{fmt.Sprintf("imbalance %.2f (busiest ÷ mean)", x), fmt.Sprintf("imb %.2f", x)}, true
