@@ -262,8 +262,12 @@ func writeSummaryTable(w io.Writer, exp *config.Experiment, point config.Point, 
 			name string
 			p    engine.PoolSummary
 		}{{"prefill", d.Prefill}, {"decode", d.Decode}} {
-			fmt.Fprintf(w, "%-7s pool: %d workers, prefix hits %.3f, peak KV %.1f %%, request imbalance %.3f, %d preemptions\n",
+			fmt.Fprintf(w, "%-7s pool: %d workers, prefix hits %.3f, peak KV %.1f %%, request imbalance %.3f, %d preemptions",
 				p.name, p.p.Workers, p.p.PrefixHitRatio, 100*p.p.PeakBlockShare, p.p.RequestImbalance, p.p.Preemptions)
+			if p.name == "decode" { // every output token after the first is decoded there
+				fmt.Fprintf(w, ", TPOT %.2f ms", s.MeanTPOTMS)
+			}
+			fmt.Fprintln(w)
 		}
 	}
 	fmt.Fprintln(w)
