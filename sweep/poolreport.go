@@ -2,7 +2,6 @@ package sweep
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/routerlab/routerlab/engine"
@@ -62,19 +61,11 @@ func MeanDisagg(runs []engine.Summary) (d engine.DisaggSummary, ttft, tpot float
 // poolTable is the pools of evaluation e (disaggregated) as a sentence and a table.
 func poolTable(e *Evaluation) (string, []string, [][]string) {
 	d, ttft, tpot := MeanDisagg(e.Runs)
-	load := func(p engine.PoolSummary) string {
-		return fmt.Sprintf("peak KV %s %% · imbalance %s", ff(100*p.PeakBlockShare, 1), ff(p.RequestImbalance, 2))
-	}
-	rows := [][]string{
-		{"prefill", strconv.Itoa(d.Prefill.Workers), load(d.Prefill), ff(d.Prefill.PrefixHitRatio, 3),
-			fmt.Sprintf("prefill %s ms of TTFT %s ms (%s %%)", ff(d.MeanPrefillMS, 1), ff(ttft, 1), ff(100*d.PrefillTTFTShare, 1))},
-		{"decode", strconv.Itoa(d.Decode.Workers), load(d.Decode), ff(d.Decode.PrefixHitRatio, 3), fmt.Sprintf("TPOT %s ms", ff(tpot, 2))},
-		{"KV transfer", "", "", "", fmt.Sprintf("mean %s ms, p95 %s ms; %s GB", ff(d.MeanTransferMS, 1), ff(d.P95TransferMS, 1), ff(d.TransferGB, 1))},
-	}
+	head, rows := report.PoolTable(d, ttft, tpot)
 	text := fmt.Sprintf("The best disaggregated configuration, %s, on the search requests (means over %d run(s)). "+
 		"Load: the most KV blocks a worker held ÷ its blocks, and the busiest worker's requests ÷ the pool's mean; "+
 		"the decode pool's prefix hits are the prompt tokens it held at the reservation.", e.Key, len(e.Runs))
-	return text, []string{"pool", "workers", "load", "prefix hits", "time"}, rows
+	return text, head, rows
 }
 
 const poolsTitle = "Disaggregated pools"
