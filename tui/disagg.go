@@ -8,9 +8,10 @@ import (
 
 // A disaggregated fleet in the explorer: `a` splits the knobs' Replicas workers into a
 // prefill pool and a decode pool of the same layout (so the GPU budget stays the same) or
-// joins them again; `[` and `]` move one worker between the pools. The Fleet pane draws
-// each pool's rows under its own labels (p0…, d0…), and the Metrics pane adds where TTFT
-// goes, the KV transfer included, and each pool's figures.
+// joins them again; `[` and `]` trade workers between the pools at equal GPUs (one for one
+// when the pools share a layout). The Fleet pane draws each pool's rows under its own labels
+// (p0…, d0…), and the Metrics pane adds where TTFT goes, the KV transfer included, and each
+// pool's figures.
 
 // DisaggMetrics are a disaggregated run's figures (engine.DisaggSummary): TTFT's parts
 // (means, ms), the transfer's tail and volume, and each pool's.
@@ -31,9 +32,20 @@ type PoolMetrics struct {
 	PrefixHit, PeakBlockShare, Imbalance float64
 }
 
-// split is the deployment's pools as --set-like words: "prefill=3+5".
+// split is the deployment's pools as --set-like words: "prefill=3+5", with the decode
+// pool's own layout and limits when it has them.
 func (d Deployment) split() string {
-	return fmt.Sprintf("prefill=%d+%d", d.Prefill, d.Replicas-d.Prefill)
+	s := fmt.Sprintf("prefill=%d+%d", d.Prefill, d.Replicas-d.Prefill)
+	if d.DecodeLayout != "" {
+		s += " decode_layout=" + d.DecodeLayout
+	}
+	if d.DecodeBatchedTokens > 0 {
+		s += fmt.Sprintf(" decode_max_num_batched_tokens=%d", d.DecodeBatchedTokens)
+	}
+	if d.DecodeSeqs > 0 {
+		s += fmt.Sprintf(" decode_max_num_seqs=%d", d.DecodeSeqs)
+	}
+	return s
 }
 
 // keepSplit keeps a disaggregated deployment's split within its Replicas after the
@@ -52,8 +64,11 @@ func keepSplit(d *Deployment) string {
 func (p *knobsPane) toggleDisagg() tea.Cmd {
 	d := &p.knobs.Deployment
 	if d.Prefill > 0 {
-		d.Prefill = 0
 		p.note = fmt.Sprintf("aggregated: %d workers each prefill and decode", d.Replicas)
+		if d.DecodeLayout != "" {
+			p.note += ", all of " + d.Layout + " (the decode pool's " + d.DecodeLayout + " goes)"
+		}
+		d.Prefill, d.DecodeLayout, d.DecodeBatchedTokens, d.DecodeSeqs = 0, "", 0, 0
 		return p.changed()
 	}
 	want := *d
@@ -71,22 +86,42 @@ func (p *knobsPane) toggleDisagg() tea.Cmd {
 	return p.changed()
 }
 
-// moveSplit is `[` (dir −1) and `]` (+1): one worker from one pool to the other, refused
+// moveSplit is `[` (dir −1) and `]` (+1): prefill workers traded for decode workers of the
+// same GPUs — one for one when the pools share a layout, else the fewest whole workers of
+// each whose GPUs match (one tp4 prefill worker for four tp1 decode workers) — refused
 // where a pool would be left empty.
 func (p *knobsPane) moveSplit(dir int) tea.Cmd {
 	d := &p.knobs.Deployment
-	next := d.Prefill + dir
-	if next < 1 || next > d.Replicas-1 {
-		key, pool := "]", "decode"
-		if dir < 0 {
-			key, pool = "[", "prefill"
+	key, pool := "]", "decode"
+	if dir < 0 {
+		key, pool = "[", "prefill"
+	}
+	give, take := 1, 1 // prefill workers gained (lost) for decode workers lost (gained)
+	if dl := d.DecodeLayout; dl != "" && p.space.LayoutGPUs != nil {
+		if pg, dg := p.space.LayoutGPUs(*d, d.Layout), p.space.LayoutGPUs(*d, dl); pg > 0 && dg > 0 {
+			g := gcd(pg, dg)
+			give, take = dg/g, pg/g
 		}
+	}
+	prefill, decode := d.Prefill+dir*give, d.Replicas-d.Prefill-dir*take
+	if prefill < 1 || decode < 1 {
 		p.note = fmt.Sprintf("%s: %d prefill + %d decode: the %s pool keeps one worker at least (replicas adds workers)", key, d.Prefill, d.Replicas-d.Prefill, pool)
 		return nil
 	}
-	d.Prefill = next
-	p.note = fmt.Sprintf("%d prefill + %d decode workers", d.Prefill, d.Replicas-d.Prefill)
+	d.Prefill, d.Replicas = prefill, prefill+decode
+	p.note = fmt.Sprintf("%d prefill + %d decode workers", prefill, decode)
+	if give != 1 || take != 1 {
+		p.note += fmt.Sprintf(" (%d %s for %d %s: the same GPUs)", give, d.Layout, take, d.DecodeLayout)
+	}
 	return p.changed()
+}
+
+// gcd is the greatest common divisor of two positive numbers.
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 // poolRows are the labels of a fleet's rows with per workers to a row: w0… aggregated,

@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/routerlab/routerlab/engine"
@@ -42,7 +43,15 @@ func (s *Sim) split(cfg *engine.Config, k tui.Knobs) error {
 	case dk.Prefill >= dk.Replicas:
 		return fmt.Errorf("prefill workers: %d of %d leaves the decode pool empty", dk.Prefill, dk.Replicas)
 	}
-	prefill, decode := s.exp.File.SplitPools(cfg.Worker)
+	prefill, _ := s.exp.File.SplitPools(cfg.Worker)
+	_, decode := s.exp.File.SplitPools(cfg.Worker)
+	if dk.DecodeLayout != "" || dk.DecodeBatchedTokens > 0 || dk.DecodeSeqs > 0 {
+		dd := s.base.Worker
+		if err := s.deploy(&dd, decodeOf(dk)); err != nil {
+			return err
+		}
+		_, decode = s.exp.File.SplitPools(dd)
+	}
 	var kvBytes int64
 	for _, d := range []*model.Deployment{&prefill, &decode} {
 		w, err := s.worker(*d)
@@ -104,4 +113,42 @@ func evalKnobs(cfg map[string]string, at tui.Knobs, runs []engine.Summary) (tui.
 	d, _, tpot := sweep.MeanDisagg(runs)
 	k.Deployment.Prefill, k.Deployment.Replicas = d.Prefill.Workers, d.Prefill.Workers+d.Decode.Workers
 	return k, disaggMetrics(&d, tpot)
+}
+
+// decodeOf is the decode pool of dk as a deployment of its own: its layout and engine limits
+// where dk names them.
+func decodeOf(dk tui.Deployment) tui.Deployment {
+	d := dk
+	d.Layout = cmp.Or(dk.DecodeLayout, dk.Layout)
+	d.MaxBatchedTokens = cmp.Or(dk.DecodeBatchedTokens, dk.MaxBatchedTokens)
+	d.MaxSeqs = cmp.Or(dk.DecodeSeqs, dk.MaxSeqs)
+	d.Prefill, d.DecodeLayout, d.DecodeBatchedTokens, d.DecodeSeqs = 0, "", 0, 0
+	return d
+}
+
+// fileSplit puts a disaggregated experiment's own split into d, whose fields are its prefill
+// pool's: the pools' workers, and the decode pool's layout and engine limits where they
+// differ from the prefill pool's.
+func (s *Sim) fileSplit(d *tui.Deployment, dg *engine.Disagg) {
+	dec := dg.Decode
+	d.Replicas, d.Prefill = s.base.Workers+dg.DecodeWorkers, s.base.Workers
+	if l := layoutName(dec.Layout(), s.catalog.moe[dec.ModelName], dec.Quantization); l != d.Layout {
+		d.DecodeLayout = l
+	}
+	if dec.MaxNumBatchedTokens != d.MaxBatchedTokens {
+		d.DecodeBatchedTokens = dec.MaxNumBatchedTokens
+	}
+	if dec.MaxNumSeqs != d.MaxSeqs {
+		d.DecodeSeqs = dec.MaxNumSeqs
+	}
+}
+
+// layoutGPUs is the GPUs one worker of layout takes on d's model and GPU (0: no such layout).
+func (s *Sim) layoutGPUs(d tui.Deployment, layout string) int {
+	d.Layout = layout
+	o, err := s.option(d)
+	if err != nil {
+		return 0
+	}
+	return o.layout.TP * max(1, o.layout.AttentionDP)
 }

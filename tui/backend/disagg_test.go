@@ -204,3 +204,85 @@ func TestWatchShowsASplitsPools(t *testing.T) {
 		t.Fatalf("%d rows, want the aggregated fleet's and the split's apart:\n%s", len(rows), screen)
 	}
 }
+
+// An experiment file that is already disaggregated opens on its own split — the decode
+// pool's tp1 beside the prefill pool's tp4 (DynoSim's example, on the built-in trace) — so
+// a bare replay of the file is the explorer's first run, and `[` trades one tp4 prefill
+// worker for four tp1 decode workers, the 16 GPUs kept, a point its `y` command replays.
+func TestFileSplitOpensAsTheFileRuns(t *testing.T) {
+	f, err := config.Load("../../examples/dynosim-disagg.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// context_length pinned at the model's limit, where the explorer caps an unpinned one.
+	if err := f.Apply([]string{"workload.trace_path=builtin:toolagent", "context_length=40960"}); err != nil {
+		t.Fatal(err)
+	}
+	exp, err := config.NewExperiment(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSim(exp, 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := s.Initial()
+	if got := k.Deployment.String(); got != "3 prefill × tp4 + 4 decode × tp1 · 8192 tok · 256 seqs · KV bf16 · sync" {
+		t.Fatalf("initial deployment %q", got)
+	}
+	same := func(k tui.Knobs, wantSets string) {
+		t.Helper()
+		res, err := s.Simulate(context.Background(), tui.Run{Knobs: k}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sets, err := s.ReplaySets(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(sets, " "); got != wantSets {
+			t.Fatalf("replay sets %q, want %q", got, wantSets)
+		}
+		rf := f.Clone()
+		if err := rf.Apply(sets); err != nil {
+			t.Fatal(err)
+		}
+		rexp, err := config.NewExperiment(rf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := rexp.EngineConfig(rf.DefaultPoint())
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := rexp.Run(context.Background(), cfg, 200)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := disaggMetrics(rep.Summary.Disagg, rep.Summary.MeanTPOTMS); *got != *res.Metrics.Disagg || rep.Summary.MeanE2EMS != res.Metrics.E2E.Mean {
+			t.Fatalf("replay %+v e2e %v; explorer %+v e2e %v", *got, rep.Summary.MeanE2EMS, *res.Metrics.Disagg, res.Metrics.E2E.Mean)
+		}
+	}
+	same(k, "")
+
+	m := tui.New(tui.Options{Space: s.Space(), Initial: k, Sim: s})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	drive(t, m, m.Init())
+	press := func(key string) string {
+		var cmd tea.Cmd
+		_, cmd = m.Update(tea.KeyPressMsg{Code: []rune(key)[0], Text: key})
+		drive(t, m, cmd)
+		return ansi.Strip(m.View().Content)
+	}
+	if got := press("["); !strings.Contains(got, "2 prefill + 8 decode workers (1 tp4 for 4 tp1: the same GPUs)") {
+		t.Fatalf("[ from 3 × tp4 + 4 × tp1:\n%s", got)
+	}
+	if got := press("]"); !strings.Contains(got, "3 prefill + 4 decode workers (1 tp4 for 4 tp1: the same GPUs)") {
+		t.Fatalf("] back:\n%s", got)
+	}
+	if got := press("]"); !strings.Contains(got, "]: 3 prefill + 4 decode: the decode pool keeps one worker at least") {
+		t.Fatalf("] at 3 × tp4 + 4 × tp1 (4 decode workers are one prefill worker's GPUs):\n%s", got)
+	}
+	k.Deployment.Prefill, k.Deployment.Replicas = 2, 10
+	same(k, "parallel_configs=[{prefill: {tp: 4, attention_dp: 1, moe_tp: 4, moe_ep: 1, replicas: 2}, decode: {tp: 1, attention_dp: 1, moe_tp: 1, moe_ep: 1, replicas: 8}}]")
+}

@@ -439,7 +439,7 @@ func (s *Sim) Space() tui.Space {
 	slices.Sort(sp.GPUs)
 	sp.GPUs = slices.Compact(sp.GPUs)
 	sp.Backends, sp.BackendFits = model.BackendNames(), s.backendFits
-	sp.DisaggFits = s.disaggFits
+	sp.DisaggFits, sp.LayoutGPUs = s.disaggFits, s.layoutGPUs
 	return sp
 }
 
@@ -469,8 +469,8 @@ func (s *Sim) Initial() tui.Knobs {
 		},
 		Load: s.initialLoad(),
 	}
-	if dg := s.base.Disagg; dg != nil { // the file's split, both pools on the prefill pool's layout
-		k.Deployment.Replicas, k.Deployment.Prefill = s.base.Workers+dg.DecodeWorkers, s.base.Workers
+	if dg := s.base.Disagg; dg != nil {
+		s.fileSplit(&k.Deployment, dg)
 	}
 	return k
 }

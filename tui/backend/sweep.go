@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/model"
 	"github.com/routerlab/routerlab/router"
 	"github.com/routerlab/routerlab/sweep"
 	"github.com/routerlab/routerlab/tui"
@@ -128,12 +129,12 @@ func (s *Sim) deploymentSets(k tui.Knobs) ([]string, error) {
 	}
 	l := o.layout
 	// parallel_configs given with --set raises gpu_budget to fit (config.File.Apply).
-	shape := func(replicas int) string {
+	shape := func(l model.Layout, replicas int) string {
 		return fmt.Sprintf("{tp: %d, attention_dp: %d, moe_tp: %d, moe_ep: %d, replicas: %d}", l.TP, l.AttentionDP, l.MoETP, l.MoEEP, replicas)
 	}
 	sets := []string{
 		"workload.replay_concurrency=" + strconv.Itoa(k.Concurrency),
-		"parallel_configs=[" + shape(dk.Replicas) + "]",
+		"parallel_configs=[" + shape(l, dk.Replicas) + "]",
 		fmt.Sprintf("agg_max_num_batched_tokens=[%d]", dk.MaxBatchedTokens),
 		fmt.Sprintf("agg_max_num_seqs=[%d]", dk.MaxSeqs),
 	}
@@ -141,11 +142,15 @@ func (s *Sim) deploymentSets(k tui.Knobs) ([]string, error) {
 	case dk.Prefill == 0 && slices.ContainsFunc(f.Values("deployment_mode"), func(v config.Value) bool { return v.Text == config.ModeDisagg }):
 		sets = append(sets, "deployment_mode=[agg]") // a disaggregated file's fleet joined (a)
 	case dk.Prefill > 0:
-		sets = []string{sets[0], "deployment_mode=[disagg]",
-			fmt.Sprintf("parallel_configs=[{prefill: %s, decode: %s}]", shape(dk.Prefill), shape(dk.Replicas-dk.Prefill))}
-		for _, pool := range []string{"prefill", "decode"} {
-			sets = append(sets, fmt.Sprintf("%s_max_num_batched_tokens=[%d]", pool, dk.MaxBatchedTokens), fmt.Sprintf("%s_max_num_seqs=[%d]", pool, dk.MaxSeqs))
+		dec := decodeOf(dk)
+		od, err := s.option(dec)
+		if err != nil {
+			return nil, err
 		}
+		sets = []string{sets[0], "deployment_mode=[disagg]",
+			fmt.Sprintf("parallel_configs=[{prefill: %s, decode: %s}]", shape(l, dk.Prefill), shape(od.layout, dk.Replicas-dk.Prefill)),
+			fmt.Sprintf("prefill_max_num_batched_tokens=[%d]", dk.MaxBatchedTokens), fmt.Sprintf("prefill_max_num_seqs=[%d]", dk.MaxSeqs),
+			fmt.Sprintf("decode_max_num_batched_tokens=[%d]", dec.MaxBatchedTokens), fmt.Sprintf("decode_max_num_seqs=[%d]", dec.MaxSeqs)}
 	}
 	if k.Speedup > 0 && k.Speedup != f.Workload.ArrivalSpeedupRatio {
 		sets = append(sets, "workload.arrival_speedup_ratio="+strconv.FormatFloat(k.Speedup, 'g', -1, 64))
