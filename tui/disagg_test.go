@@ -151,3 +151,16 @@ func TestPoolRows(t *testing.T) {
 		t.Fatalf("groupPools = %v, want the prefill worker alone and the decode pool in pairs", got)
 	}
 }
+
+// A baseline is described against the point shown: an aggregated baseline of a split says
+// so, a split baseline of an aggregated point names its pools.
+func TestAgainstNamesTheSplit(t *testing.T) {
+	agg, split := testKnobs(8), testKnobs(8)
+	split.Deployment.Prefill = 3
+	if got := agg.Against(split); got != "kv_router credit=1.0 scale=1.0 T=0.0 c=32 aggregated" {
+		t.Errorf("aggregated against a split: %q", got)
+	}
+	if got := split.Against(agg); got != "kv_router credit=1.0 scale=1.0 T=0.0 c=32 prefill=3+5" {
+		t.Errorf("split against aggregated: %q", got)
+	}
+}

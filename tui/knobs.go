@@ -125,6 +125,9 @@ func (k Knobs) Against(other Knobs) string {
 			s += " " + loadLabels[i] + "=" + v
 		}
 	}
+	if k.Deployment.Prefill == 0 && other.Deployment.Prefill > 0 {
+		s += " aggregated" // a split's settings name its pools; an aggregated fleet has none to differ
+	}
 	return s
 }
 
