@@ -317,9 +317,9 @@ func (f *File) poolSettings(prefill, decode *model.Deployment) {
 	decode.NoPrefixCaching = s.DecodePrefixCaching == nil || !*s.DecodePrefixCaching
 }
 
-// Transfer is the KV transfer's bandwidth (GB/s) and timing mode: the file's, else the
+// transfer is the KV transfer's bandwidth (GB/s) and timing mode: the file's, else the
 // mocker's defaults.
-func (f *File) Transfer() (gbps float64, mode engine.TransferMode) {
+func (f *File) transfer() (gbps float64, mode engine.TransferMode) {
 	s := f.Disagg
 	gbps = defaultTransferGBps
 	if s.TransferGBps != nil {
@@ -363,13 +363,20 @@ func (e *Experiment) disaggEngine(p Point, pcText string) (model.Deployment, int
 	if err != nil {
 		return prefill, 0, nil, err
 	}
-	gbps, _ := e.File.Transfer()
-	return prefill, dp.Prefill.Replicas, &engine.Disagg{
-		DecodeWorkers: dp.Decode.Replicas, Decode: decode, TransferGBps: gbps,
+	return prefill, dp.Prefill.Replicas, e.File.DisaggEngine(dp.Decode.Replicas, decode, kvBytes), nil
+}
+
+// DisaggEngine is the decode stage of a fleet whose decode pool is decodeWorkers × decode
+// (KV blocks resolved) after a prefill pool whose model holds kvBytes per token: the file's
+// KV transfer and conditional disaggregation. A replay and the explorer's `a` build it here.
+func (f *File) DisaggEngine(decodeWorkers int, decode model.Deployment, kvBytes int64) *engine.Disagg {
+	gbps, _ := f.transfer()
+	return &engine.Disagg{
+		DecodeWorkers: decodeWorkers, Decode: decode, TransferGBps: gbps,
 		KVBytesPerToken: kvBytes,
-		TransferMode:    engine.TransferMode(e.File.Disagg.TransferMode),
-		Conditional:     e.File.Disagg.conditional(),
-	}, nil
+		TransferMode:    engine.TransferMode(f.Disagg.TransferMode),
+		Conditional:     f.Disagg.conditional(),
+	}
 }
 
 // eachDisaggEngine calls fn with every combination of the pools' engine lists, the KV cache
@@ -449,7 +456,7 @@ func (f *File) disaggSettings(add func(key, value string)) {
 		}
 		return strconv.FormatBool(def)
 	}
-	gbps, mode := f.Transfer()
+	gbps, mode := f.transfer()
 	add("search_space.prefill_block_size", or(s.PrefillBlockSize, f.BlockSize))
 	add("search_space.decode_block_size", or(s.DecodeBlockSize, f.BlockSize))
 	add("search_space.prefill_gpu_memory_utilization", util(s.PrefillGPUMemoryUtilization))

@@ -12,8 +12,8 @@ import (
 
 // The explorer's disaggregated fleet (tui/disagg.go): the knobs' Replicas workers of one
 // layout, Prefill of them the prefill pool and the rest the decode pool, each pool with the
-// experiment's prefill_* and decode_* scalar keys (config.File.SplitPools) and its KV
-// transfer (config.File.Transfer).
+// experiment's prefill_* and decode_* scalar keys (config.File.SplitPools), and its KV
+// transfer and conditional disaggregation (config.File.DisaggEngine).
 
 // disaggFits says why deployment dk cannot be disaggregated ("" when it can): Dynamo's
 // replay disaggregates vLLM workers only, and a pool needs a worker.
@@ -65,12 +65,8 @@ func (s *Sim) split(cfg *engine.Config, k tui.Knobs) error {
 			kvBytes = w.KVBytesPerTokenModel()
 		}
 	}
-	gbps, mode := s.exp.File.Transfer()
 	cfg.Worker, cfg.Workers = prefill, dk.Prefill
-	cfg.Disagg = &engine.Disagg{
-		DecodeWorkers: dk.Replicas - dk.Prefill, Decode: decode,
-		TransferGBps: gbps, KVBytesPerToken: kvBytes, TransferMode: mode,
-	}
+	cfg.Disagg = s.exp.File.DisaggEngine(dk.Replicas-dk.Prefill, decode, kvBytes)
 	return nil
 }
 
