@@ -153,7 +153,14 @@ func shoot(t *testing.T, page, pngPath string) image.Image {
 // is not background white).
 func screenshot(t *testing.T, page, pngPath string) {
 	t.Helper()
-	img := shoot(t, page, pngPath)
+	if share := inkShare(shoot(t, page, pngPath)); share < 0.05 {
+		t.Errorf("screenshot %s is %.1f %% ink: the page looks empty", pngPath, 100*share)
+	}
+}
+
+// inkShare is the share of a picture's pixels (every fourth in each direction) that are not
+// background white.
+func inkShare(img image.Image) float64 {
 	b := img.Bounds()
 	ink := 0
 	for y := b.Min.Y; y < b.Max.Y; y += 4 {
@@ -163,9 +170,7 @@ func screenshot(t *testing.T, page, pngPath string) {
 			}
 		}
 	}
-	if share := float64(ink) / float64(b.Dx()*b.Dy()/16); share < 0.05 {
-		t.Errorf("screenshot %s is %.1f %% ink: the page looks empty", pngPath, 100*share)
-	}
+	return float64(ink) / float64(b.Dx()*b.Dy()/16)
 }
 
 // The request check can fail: a page with one outside image is caught.

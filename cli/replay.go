@@ -253,8 +253,8 @@ func writeSummaryTable(w io.Writer, exp *config.Experiment, point config.Point, 
 		fmt.Fprintln(w, t)
 	}
 	if d := s.Disagg; d != nil {
-		fmt.Fprintf(w, "TTFT %.1f ms: prefill %.1f, wait for a decode slot %.1f, KV transfer %.1f (%.1f GB in all), first decode step %.1f\n",
-			s.MeanTTFTMS, d.MeanPrefillMS, d.MeanDecodeWaitMS, d.MeanTransferMS, d.TransferGB, d.MeanFirstDecodeMS)
+		fmt.Fprintf(w, "TTFT %.1f ms: prefill %.1f (%.1f %%), wait for a decode slot %.1f, KV transfer %.1f (p95 %.1f; %.1f GB in all), first decode step %.1f\n",
+			s.MeanTTFTMS, d.MeanPrefillMS, 100*d.PrefillTTFTShare, d.MeanDecodeWaitMS, d.MeanTransferMS, d.P95TransferMS, d.TransferGB, d.MeanFirstDecodeMS)
 		if d.Bypassed > 0 {
 			fmt.Fprintf(w, "conditional disaggregation: %d requests prefilled on their decode worker (TTFT's parts above are over the others)\n", d.Bypassed)
 		}
@@ -262,8 +262,12 @@ func writeSummaryTable(w io.Writer, exp *config.Experiment, point config.Point, 
 			name string
 			p    engine.PoolSummary
 		}{{"prefill", d.Prefill}, {"decode", d.Decode}} {
-			fmt.Fprintf(w, "%-7s pool: %d workers, prefix hits %.3f, peak KV %.1f %%, request imbalance %.3f, %d preemptions\n",
+			fmt.Fprintf(w, "%-7s pool: %d workers, prefix hits %.3f, peak KV %.1f %%, request imbalance %.3f, %d preemptions",
 				p.name, p.p.Workers, p.p.PrefixHitRatio, 100*p.p.PeakBlockShare, p.p.RequestImbalance, p.p.Preemptions)
+			if p.name == "decode" { // every output token after the first is decoded there
+				fmt.Fprintf(w, ", TPOT %.2f ms", s.MeanTPOTMS)
+			}
+			fmt.Fprintln(w)
 		}
 	}
 	fmt.Fprintln(w)

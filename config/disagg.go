@@ -6,6 +6,7 @@ package config
 // the prefill_* and decode_* engine keys, and the mocker's KV transfer settings.
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -282,9 +283,24 @@ func (f *File) hasMode(mode string) bool {
 // disaggDeployments are the prefill and decode deployments of entry dp at the point's engine
 // values.
 func (f *File) disaggDeployments(sku string, dp DisaggParallel, pmbt, pseqs, dmbt, dseqs int, kvDtype, ref string, backend model.Backend) (prefill, decode model.Deployment) {
-	s := f.Disagg
 	prefill = f.deployment(sku, dp.Prefill, pmbt, pseqs, kvDtype, ref, backend)
 	decode = f.deployment(sku, dp.Decode, dmbt, dseqs, kvDtype, ref, backend)
+	f.poolSettings(&prefill, &decode)
+	return prefill, decode
+}
+
+// SplitPools are the prefill and decode deployments of a fleet of d's workers split into
+// two pools (the explorer's `a`): d with each pool's scalar keys of the file (block size,
+// GPU memory utilisation, prefix caching: on for prefill, off for decode unless set).
+func (f *File) SplitPools(d model.Deployment) (prefill, decode model.Deployment) {
+	prefill, decode = d, d
+	f.poolSettings(&prefill, &decode)
+	return prefill, decode
+}
+
+// poolSettings applies the disaggregated scalar keys to each pool's deployment.
+func (f *File) poolSettings(prefill, decode *model.Deployment) {
+	s := f.Disagg
 	if s.PrefillBlockSize > 0 {
 		prefill.BlockSize = s.PrefillBlockSize
 	}
@@ -299,7 +315,17 @@ func (f *File) disaggDeployments(sku string, dp DisaggParallel, pmbt, pseqs, dmb
 	}
 	prefill.NoPrefixCaching = s.PrefillPrefixCaching != nil && !*s.PrefillPrefixCaching
 	decode.NoPrefixCaching = s.DecodePrefixCaching == nil || !*s.DecodePrefixCaching
-	return prefill, decode
+}
+
+// transfer is the KV transfer's bandwidth (GB/s) and timing mode: the file's, else the
+// mocker's defaults.
+func (f *File) transfer() (gbps float64, mode engine.TransferMode) {
+	s := f.Disagg
+	gbps = defaultTransferGBps
+	if s.TransferGBps != nil {
+		gbps = *s.TransferGBps
+	}
+	return gbps, engine.TransferMode(cmp.Or(s.TransferMode, string(engine.TransferFullPrompt)))
 }
 
 // disaggPoint is the disaggregated entry and engine values at point p.
@@ -337,17 +363,20 @@ func (e *Experiment) disaggEngine(p Point, pcText string) (model.Deployment, int
 	if err != nil {
 		return prefill, 0, nil, err
 	}
-	s := e.File.Disagg
-	gbps := float64(defaultTransferGBps)
-	if s.TransferGBps != nil {
-		gbps = *s.TransferGBps
-	}
-	return prefill, dp.Prefill.Replicas, &engine.Disagg{
-		DecodeWorkers: dp.Decode.Replicas, Decode: decode, TransferGBps: gbps,
+	return prefill, dp.Prefill.Replicas, e.File.DisaggEngine(dp.Decode.Replicas, decode, kvBytes), nil
+}
+
+// DisaggEngine is the decode stage of a fleet whose decode pool is decodeWorkers × decode
+// (KV blocks resolved) after a prefill pool whose model holds kvBytes per token: the file's
+// KV transfer and conditional disaggregation. A replay and the explorer's `a` build it here.
+func (f *File) DisaggEngine(decodeWorkers int, decode model.Deployment, kvBytes int64) *engine.Disagg {
+	gbps, _ := f.transfer()
+	return &engine.Disagg{
+		DecodeWorkers: decodeWorkers, Decode: decode, TransferGBps: gbps,
 		KVBytesPerToken: kvBytes,
-		TransferMode:    engine.TransferMode(s.TransferMode),
-		Conditional:     s.conditional(),
-	}, nil
+		TransferMode:    engine.TransferMode(f.Disagg.TransferMode),
+		Conditional:     f.Disagg.conditional(),
+	}
 }
 
 // eachDisaggEngine calls fn with every combination of the pools' engine lists, the KV cache
@@ -427,14 +456,7 @@ func (f *File) disaggSettings(add func(key, value string)) {
 		}
 		return strconv.FormatBool(def)
 	}
-	gbps := float64(defaultTransferGBps)
-	if s.TransferGBps != nil {
-		gbps = *s.TransferGBps
-	}
-	mode := s.TransferMode
-	if mode == "" {
-		mode = string(engine.TransferFullPrompt)
-	}
+	gbps, mode := f.transfer()
 	add("search_space.prefill_block_size", or(s.PrefillBlockSize, f.BlockSize))
 	add("search_space.decode_block_size", or(s.DecodeBlockSize, f.BlockSize))
 	add("search_space.prefill_gpu_memory_utilization", util(s.PrefillGPUMemoryUtilization))
@@ -442,7 +464,7 @@ func (f *File) disaggSettings(add func(key, value string)) {
 	add("search_space.prefill_enable_prefix_caching", on(s.PrefillPrefixCaching, true))
 	add("search_space.decode_enable_prefix_caching", on(s.DecodePrefixCaching, false))
 	add("search_space.kv_transfer_bandwidth", num(gbps))
-	add("search_space.kv_transfer_timing_mode", mode)
+	add("search_space.kv_transfer_timing_mode", string(mode))
 	if c := s.conditional(); c != nil {
 		add("search_space.router_conditional_disagg", "true")
 		add("search_space.router_conditional_disagg_eff_isl_threshold", strconv.Itoa(c.EffISLThreshold))

@@ -255,17 +255,22 @@ func TestDisaggHandoffTimeline(t *testing.T) {
 	for _, c := range []struct {
 		backend         model.Backend
 		ttft, e2e, dec1 float64
-	}{{model.BackendVLLM, 2.111, 2.133, 0.011}, {model.BackendSGLang, 2.1, 2.122, 0}} {
+		share           float64 // prefill's part of TTFT
+	}{{model.BackendVLLM, 2.111, 2.133, 0.011, 0.52108}, {model.BackendSGLang, 2.1, 2.122, 0, 0.52381}} { // 1,100 of 2,111 and of 2,100 µs
 		rep := handoffReplay(t, c.backend)
 		r := rep.Requests[0]
 		if r.TTFTMS != c.ttft || r.E2EMS != c.e2e || r.Worker != 1 && r.Worker != 2 {
 			t.Fatalf("%s: record %+v, want TTFT %v ms, e2e %v ms on a decode worker", c.backend, r, c.ttft, c.e2e)
+		}
+		if h := r.Handoff; h == nil || *h != (Handoff{PrefillWorker: 0, TransferMS: 1}) {
+			t.Fatalf("%s: record's handoff %+v, want prefill worker 0 and a 1 ms transfer", c.backend, h)
 		}
 		got := *rep.Summary.Disagg
 		want := DisaggSummary{
 			Prefill:       PoolSummary{Workers: 1, Requests: 1, PeakBlockShare: 0.16, RequestImbalance: 1},
 			Decode:        PoolSummary{Workers: 2, Requests: 1, PeakBlockShare: 0.16, RequestImbalance: 2}, // 1,003 tokens in 16 blocks
 			MeanPrefillMS: 1.1, MeanTransferMS: 1, MeanFirstDecodeMS: c.dec1, TransferGB: 0.001,            // 10⁶ bytes
+			P95TransferMS: 1, PrefillTTFTShare: c.share,
 		}
 		if got != want {
 			t.Fatalf("%s: disagg summary %+v, want %+v", c.backend, got, want)

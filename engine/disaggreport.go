@@ -1,5 +1,7 @@
 package engine
 
+import "slices"
+
 // DisaggSummary is a disaggregated replay's per-pool figures and where its TTFT goes.
 type DisaggSummary struct {
 	Prefill PoolSummary `json:"prefill"`
@@ -13,10 +15,43 @@ type DisaggSummary struct {
 	MeanDecodeWaitMS  float64 `json:"mean_decode_wait_ms"`
 	MeanTransferMS    float64 `json:"mean_transfer_ms"`
 	MeanFirstDecodeMS float64 `json:"mean_first_decode_ms"`
-	TransferGB        float64 `json:"transfer_gb"` // KV moved, 10⁹ bytes
+	// P95TransferMS is those transfers' 95th percentile (nearest rank), the tail a slow
+	// interconnect adds to TTFT.
+	P95TransferMS float64 `json:"p95_transfer_ms"`
+	// PrefillTTFTShare is MeanPrefillMS ÷ the sum of the four parts (those requests' mean
+	// TTFT): how much of the wait for a first token the prefill pool accounts for.
+	PrefillTTFTShare float64 `json:"prefill_ttft_share"`
+	TransferGB       float64 `json:"transfer_gb"` // KV moved, 10⁹ bytes
 	// Bypassed: requests conditional disaggregation prefilled on their decode worker; the
 	// TTFT parts above are over the others.
 	Bypassed int `json:"bypassed,omitempty"`
+}
+
+// Handoff is one request's passage through a disaggregated fleet's prefill worker and KV
+// transfer (RequestRecord.Worker is then its decode worker).
+type Handoff struct {
+	PrefillWorker int `json:"prefill_worker"`
+	// DecodeCachedTokens: prompt tokens the decode worker had cached at the reservation.
+	DecodeCachedTokens int     `json:"decode_cached_tokens"`
+	TransferMS         float64 `json:"transfer_ms"`
+}
+
+// handoffOf is request i's Handoff; nil when conditional disaggregation prefilled it on its
+// decode worker (no prefill worker, no transfer).
+func (s *Sim) handoffOf(i int) *Handoff {
+	d := s.dis
+	if d.local != nil && d.local[i] {
+		return nil
+	}
+	start := d.reserved[i] // vLLM: the transfer starts once a decode worker is booked
+	if d.pd != nil {
+		start = d.prefilled[i] // SGLang: booked before the prefill, the transfer follows it
+	}
+	return &Handoff{
+		PrefillWorker:      int(d.srcWorker[i]),
+		DecodeCachedTokens: int(d.hit[i] * s.blockSize),
+		TransferMS:         ms(float64(d.landed[i] - start)),
+	}
 }
 
 // PoolSummary is one pool's share of a disaggregated replay.
@@ -70,27 +105,37 @@ func (s *Sim) disaggSummary(ws []WorkerSummary) *DisaggSummary {
 	}
 	var pre, wait, move, first int64
 	n := 0
+	moves := make([]int64, 0, s.completed)
 	for i := range s.reqs {
 		r := &s.reqs[i]
 		if !r.finished || d.local != nil && d.local[i] {
 			continue
 		}
 		n++
+		var mv int64
 		if d.pd != nil { // SGLang: the decode worker pre-allocates before the prefill starts
 			wait += d.reserved[i] - r.arrival
 			pre += d.prefilled[i] - d.reserved[i]
-			move += d.landed[i] - d.prefilled[i]
+			mv = d.landed[i] - d.prefilled[i]
 		} else {
 			pre += d.prefilled[i] - r.arrival
 			wait += d.reserved[i] - d.prefilled[i]
-			move += d.landed[i] - d.reserved[i]
+			mv = d.landed[i] - d.reserved[i]
 		}
+		move += mv
+		moves = append(moves, mv)
 		first += r.firstTok - d.landed[i]
 	}
 	if n > 0 {
 		k := float64(n)
 		sum.MeanPrefillMS, sum.MeanDecodeWaitMS = ms(float64(pre)/k), ms(float64(wait)/k)
 		sum.MeanTransferMS, sum.MeanFirstDecodeMS = ms(float64(move)/k), ms(float64(first)/k)
+		slices.Sort(moves)
+		sum.P95TransferMS = ms(float64(moves[rank(0.95, n)]))
+		if pre > 0 {
+			// From the unrounded sums: TTFT's mean is their total over n.
+			sum.PrefillTTFTShare = round(float64(pre)/float64(pre+wait+move+first), 6)
+		}
 	}
 	return sum
 }

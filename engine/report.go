@@ -123,6 +123,9 @@ type RequestRecord struct {
 	QueueStallMS  float64 `json:"queue_stall_ms,omitempty"`
 	// With Config.KVTiers: prompt tokens onboarded from G2 or G3 at first admission.
 	TierCachedTokens int `json:"tier_cached_tokens,omitempty"`
+	// Handoff: in a disaggregated fleet, its prefill worker and KV transfer (Worker is the
+	// decode worker); absent otherwise.
+	Handoff *Handoff `json:"handoff,omitempty"`
 }
 
 // WriteRequests writes records as JSON lines.
@@ -185,6 +188,9 @@ func (s *Sim) Report() *Report {
 			}
 			if s.tiers != nil {
 				rec.TierCachedTokens = int(s.tiers.reqTok[i])
+			}
+			if s.dis != nil {
+				rec.Handoff = s.handoffOf(i)
 			}
 			recs = append(recs, rec)
 		}

@@ -79,6 +79,7 @@ func ReplayHTML(fp config.Fingerprint, rep *engine.Report, goal config.Goal) ([]
 	}
 	FleetSection(pg, s)
 	LoadSection(pg, s)
+	DisaggSection(pg, s)
 	pg.Heading("Workers")
 	var rows [][]string
 	for i, w := range s.Workers {

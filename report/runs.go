@@ -127,6 +127,9 @@ func FleetHeatmaps(name string, rep *engine.Report, sc FleetScale) ([]Figure, er
 			}
 		}
 	}
+	if d := rep.Summary.Disagg; d != nil && per == 1 {
+		poolLabels(d, labels)
+	}
 	dx := float64(sn[1].TimeUS-sn[0].TimeUS) * float64(bin) / 1e6
 	x0 := float64(sn[0].TimeUS) / 1e6
 	group := ""

@@ -47,6 +47,7 @@ func (r *Result) HTML() ([]byte, error) {
 	}
 	pg.Table([]string{"knob", "value"}, rows)
 	pg.Para("On the search requests: %s %s %s.", strings.TrimPrefix(s.Objective.String(), "minimise "), ff(b.Value, 2), s.Objective.Unit())
+	s.poolsPage(pg)
 	s.spacePage(pg, fig)
 
 	if v := r.Validation; v != nil {

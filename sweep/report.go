@@ -169,10 +169,7 @@ var deploymentDims = []string{config.KeyHardwareSKU, config.KeyBackend, "paralle
 // both deployment modes, the best of each mode (the branches ranked against each other).
 func writeDeploymentDims(w *strings.Builder, s *Search) {
 	if len(s.Space.shapes) > 1 {
-		writeBestPer(w, s, "deployment_mode", func(e *Evaluation) (string, bool) {
-			v, ok := e.Config["parallel_configs"]
-			return s.File.ModeOf(v), ok
-		})
+		writeBestPer(w, s, "deployment_mode", s.modeOf)
 	}
 	for _, d := range s.Space.Dims {
 		if slices.Contains(deploymentDims, d.Key) {
@@ -187,8 +184,44 @@ func writeDeploymentDims(w *strings.Builder, s *Search) {
 // writeBestPer writes the best evaluation at each value of key (valueOf) and how far it is
 // from the winner; nothing when fewer than two values were evaluated.
 func writeBestPer(w *strings.Builder, s *Search, key string, valueOf func(*Evaluation) (string, bool)) {
-	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	text, head, rows := s.bestPerTable(key, valueOf)
+	if rows == nil {
+		return
+	}
+	fmt.Fprintf(w, "## Best per %s\n\n%s\n\n", key, text)
+	writeTable(w, head, []string{"---", "---:", "---:", "---"}, rows)
+}
+
+// bestPerTable is the best evaluation at each value of key (valueOf) and how far it is from
+// the winner, as a sentence and a table; no rows when fewer than two values were evaluated.
+func (s *Search) bestPerTable(key string, valueOf func(*Evaluation) (string, bool)) (string, []string, [][]string) {
+	order, best := s.bestPer(valueOf)
+	if len(order) < 2 {
+		return "", nil, nil
+	}
 	unit := s.Objective.Unit()
+	win, second := best[order[0]], best[order[1]]
+	text := fmt.Sprintf("%s %s won: %s %s against %s for %s (%s).", key, order[0], ff(win.Value, 1), unit,
+		ff(second.Value, 1), order[1], pct(win.Value, second.Value))
+	var rows [][]string
+	for _, v := range order {
+		e := best[v]
+		rows = append(rows, []string{v, ff(e.Value, 1), pct(e.Value, win.Value), e.Key})
+	}
+	return text, []string{key, "best " + unit, "vs winner", "best configuration"}, rows
+}
+
+// writeTable writes a Markdown table (align: each column's rule) and a blank line.
+func writeTable(w *strings.Builder, head, align []string, rows [][]string) {
+	fmt.Fprintf(w, "| %s |\n|%s|\n", strings.Join(head, " | "), strings.Join(align, "|"))
+	for _, r := range rows {
+		fmt.Fprintf(w, "| %s |\n", strings.Join(r, " | "))
+	}
+	w.WriteString("\n")
+}
+
+// bestPer is the best evaluation at each value valueOf gives, the values best first.
+func (s *Search) bestPer(valueOf func(*Evaluation) (string, bool)) ([]string, map[string]*Evaluation) {
 	best := map[string]*Evaluation{}
 	var order []string
 	for i := range s.Evaluations {
@@ -204,9 +237,6 @@ func writeBestPer(w *strings.Builder, s *Search, key string, valueOf func(*Evalu
 			best[v] = e
 		}
 	}
-	if len(order) < 2 {
-		return
-	}
 	slices.SortStableFunc(order, func(a, b string) int {
 		if s.Objective.Better(best[a].Metrics, best[b].Metrics) {
 			return -1
@@ -216,15 +246,7 @@ func writeBestPer(w *strings.Builder, s *Search, key string, valueOf func(*Evalu
 		}
 		return 0
 	})
-	win, second := best[order[0]], best[order[1]]
-	p("## Best per %s\n\n%s %s won: %s %s against %s for %s (%s).\n\n", key, key, order[0], ff(win.Value, 1), unit,
-		ff(second.Value, 1), order[1], pct(win.Value, second.Value))
-	p("| %s | best %s | vs winner | best configuration |\n|---|---:|---:|---|\n", key, unit)
-	for _, v := range order {
-		e := best[v]
-		p("| %s | %s | %s | %s |\n", v, ff(e.Value, 1), pct(e.Value, win.Value), e.Key)
-	}
-	p("\n")
+	return order, best
 }
 
 func ff(x float64, prec int) string { return strconv.FormatFloat(x, 'f', prec, 64) }
@@ -341,6 +363,7 @@ func (r *Result) writeOverview(w *strings.Builder) {
 	p("\nOn the search requests: %s %s %s.\n\n", strings.TrimPrefix(s.Objective.String(), "minimise "), ff(b.Value, 2), s.Objective.Unit())
 	writeRejections(w, "search", b.Runs[0])
 	writeDeploymentDims(w, s)
+	writePools(w, s)
 	writeSpace(w, s)
 
 	if v := r.Validation; v != nil {

@@ -80,6 +80,9 @@ type Event struct {
 	Resumed   bool              // taken from the ledger, not simulated again
 	BestKey   string            // best configuration finished so far in this phase
 	BestValue float64
+	// Runs are a search evaluation's simulations (Evaluation.Runs): a watcher reads a
+	// disaggregated fleet's pools from them.
+	Runs []engine.Summary
 }
 
 // Evaluation is one canonical configuration evaluated on the search requests; it is also one
@@ -393,7 +396,7 @@ func (s *Search) event(round, cand int, e *Evaluation, tr *tracker, resumed bool
 	return Event{
 		Progress:  Progress{Phase: PhaseSearch, Round: round, Rounds: s.Rounds, Done: tr.done, Total: tr.total},
 		Candidate: cand, Key: e.Key, Config: e.Config, Value: e.Value, Unit: s.Objective.Unit(), Resumed: resumed,
-		BestKey: tr.bestKey, BestValue: tr.bestValue,
+		BestKey: tr.bestKey, BestValue: tr.bestValue, Runs: e.Runs,
 	}
 }
 

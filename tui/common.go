@@ -84,6 +84,8 @@ func NewStyles(p themes.Palette) Styles {
 type KeyMap struct {
 	// global
 	Quit, Focus, FocusBack, Help, Theme, Pin, Mode, Backend, StartSweep, CancelSweep, Copy key.Binding
+	// agg/disagg, and the prefill/decode split of a disaggregated fleet (disagg.go)
+	Disagg, FewerPrefill, MorePrefill key.Binding
 	// Knobs pane
 	Up, Down, Left, Right, Group key.Binding
 	// Fleet pane
@@ -97,28 +99,31 @@ type KeyMap struct {
 // DefaultKeyMap is the explorer's key table.
 func DefaultKeyMap() KeyMap {
 	return KeyMap{
-		Quit:        key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
-		Focus:       key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
-		FocusBack:   key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous pane")),
-		Help:        key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
-		Theme:       key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "theme")),
-		Pin:         key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "pin baseline")),
-		Mode:        key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "cycle router_mode")),
-		Backend:     key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "cycle backend")),
-		StartSweep:  key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "start sweep")),
-		CancelSweep: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel sweep")),
-		Copy:        key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy as replay command")),
-		Up:          key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "previous knob")),
-		Down:        key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "next knob")),
-		Left:        key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "lower value")),
-		Right:       key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "higher value")),
-		Group:       key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "more router knobs")),
-		LoadView:    key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "blocks/queued prefill/decodes")),
-		RowUp:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "previous row")),
-		RowDown:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "next row")),
-		Load:        key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "load into knobs")),
-		Attach:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "watch this sweep")),
-		Detach:      key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "stop watching")),
+		Quit:         key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Focus:        key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
+		FocusBack:    key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous pane")),
+		Help:         key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Theme:        key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "theme")),
+		Pin:          key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "pin baseline")),
+		Mode:         key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "cycle router_mode")),
+		Backend:      key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "cycle backend")),
+		StartSweep:   key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "start sweep")),
+		CancelSweep:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel sweep")),
+		Copy:         key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy as replay command")),
+		Disagg:       key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "agg/disagg")),
+		FewerPrefill: key.NewBinding(key.WithKeys("["), key.WithHelp("[", "fewer prefill workers")),
+		MorePrefill:  key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "more prefill workers")),
+		Up:           key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "previous knob")),
+		Down:         key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "next knob")),
+		Left:         key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "lower value")),
+		Right:        key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "higher value")),
+		Group:        key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "more router knobs")),
+		LoadView:     key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "blocks/queued prefill/decodes")),
+		RowUp:        key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "previous row")),
+		RowDown:      key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "next row")),
+		Load:         key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "load into knobs")),
+		Attach:       key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "watch this sweep")),
+		Detach:       key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "stop watching")),
 	}
 }
 
@@ -133,10 +138,10 @@ func (k KeyMap) pane() []key.Binding {
 // ShortHelp implements help.KeyMap: the focused pane's keys, then the global ones; the
 // explorer's footer adds help and quit at its end, where they are never cut.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return append(k.pane(), k.Mode, k.Pin, k.StartSweep, k.CancelSweep, k.Detach, k.Focus)
+	return append(k.pane(), k.Mode, k.FewerPrefill, k.MorePrefill, k.Pin, k.StartSweep, k.CancelSweep, k.Detach, k.Focus)
 }
 
 // FullHelp implements help.KeyMap.
 func (k KeyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{k.pane(), k.global()[:6], append(k.global()[6:], k.Backend)}
+	return [][]key.Binding{k.pane(), k.global()[:6], append(k.global()[6:], k.Backend), {k.Disagg, k.FewerPrefill, k.MorePrefill}}
 }

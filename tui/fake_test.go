@@ -100,12 +100,12 @@ func routerKnobs(mode string, credit, scale, temp float64) Knobs {
 
 func (f fakeSweeper) Sweep(ctx context.Context, at Knobs, emit func(SweepEvent)) error {
 	evals := []SweepEval{
-		{1, 0, at.WithRouter(routerKnobs("kv_router", 1, 1, 0)), 2210, 1},
-		{1, 1, at.WithRouter(routerKnobs("round_robin", 0, 0, 0)), 2450, 1},
-		{1, 2, at.WithRouter(routerKnobs("kv_router", 0.5, 8, 0)), 2150, 1},
-		{2, 0, at.WithRouter(routerKnobs("kv_router", 1, 16, 0)), 2120, 1},
-		{2, 1, at.WithRouter(routerKnobs("kv_router", 1, 16, 0)), 2124, 1},
-		{2, 2, at.WithRouter(routerKnobs("kv_router", 0, 32, 0.5)), 2300, 3},
+		{1, 0, at.WithRouter(routerKnobs("kv_router", 1, 1, 0)), 2210, 1, nil},
+		{1, 1, at.WithRouter(routerKnobs("round_robin", 0, 0, 0)), 2450, 1, nil},
+		{1, 2, at.WithRouter(routerKnobs("kv_router", 0.5, 8, 0)), 2150, 1, nil},
+		{2, 0, at.WithRouter(routerKnobs("kv_router", 1, 16, 0)), 2120, 1, nil},
+		{2, 1, at.WithRouter(routerKnobs("kv_router", 1, 16, 0)), 2124, 1, nil},
+		{2, 2, at.WithRouter(routerKnobs("kv_router", 0, 32, 0.5)), 2300, 3, nil},
 	}
 	for i, e := range evals {
 		if f.block != nil && i == 3 {

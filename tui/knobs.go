@@ -35,6 +35,13 @@ type Deployment struct {
 	Model            string // search_space.model_name; "" keeps the experiment's
 	GPU              string // search_space.hardware_sku; "" keeps the experiment's
 	Backend          string // search_space.backend (vllm, sglang, trtllm); "" keeps the experiment's
+	// Prefill is how many of the Replicas workers form a disaggregated fleet's prefill pool,
+	// the rest its decode pool; 0: aggregated (disagg.go). The decode pool's layout and
+	// engine limits are the fields above unless set below (an experiment file's split).
+	Prefill             int
+	DecodeLayout        string // "": Layout
+	DecodeBatchedTokens int    // 0: MaxBatchedTokens
+	DecodeSeqs          int    // 0: MaxSeqs
 }
 
 func (d Deployment) settings() []string {
@@ -55,12 +62,21 @@ func (d Deployment) settings() []string {
 	if d.Backend != "" {
 		out = append(out, "backend="+d.Backend)
 	}
+	if d.Prefill > 0 {
+		out = append(out, d.split())
+	}
 	return out
 }
 
 // String is the deployment in a few words: "8× tp4·ep4 · 16384 tok · 512 seqs · sync".
 func (d Deployment) String() string {
 	parts := []string{fmt.Sprintf("%d× %s", d.Replicas, d.Layout), fmt.Sprintf("%d tok", d.MaxBatchedTokens), fmt.Sprintf("%d seqs", d.MaxSeqs)}
+	if d.Prefill > 0 {
+		parts[0] = fmt.Sprintf("%d prefill + %d decode × %s", d.Prefill, d.Replicas-d.Prefill, d.Layout)
+		if d.DecodeLayout != "" {
+			parts[0] = fmt.Sprintf("%d prefill × %s + %d decode × %s", d.Prefill, d.Layout, d.Replicas-d.Prefill, d.DecodeLayout)
+		}
+	}
 	if d.KVCacheDtype != "" {
 		parts = append(parts, "KV "+d.KVCacheDtype)
 	}
@@ -109,6 +125,9 @@ func (k Knobs) Against(other Knobs) string {
 			s += " " + loadLabels[i] + "=" + v
 		}
 	}
+	if k.Deployment.Prefill == 0 && other.Deployment.Prefill > 0 {
+		s += " aggregated" // a split's settings name its pools; an aggregated fleet has none to differ
+	}
 	return s
 }
 
@@ -145,6 +164,11 @@ type Space struct {
 	// BackendFits says why a deployment cannot run on its backend ("" when it can; nil: all can).
 	Backends    []string
 	BackendFits func(Deployment) string
+	// DisaggFits says why a deployment cannot be disaggregated ("" when it can); nil: the
+	// explorer has no agg/disagg key (disagg.go). LayoutGPUs is the GPUs of one worker of
+	// d's model and GPU in layout (nil: every layout the same), which `[` and `]` trade at.
+	DisaggFits func(Deployment) string
+	LayoutGPUs func(d Deployment, layout string) int
 	// Catalog, when set, says which GPUs and layouts each model has step-time tables for:
 	// the GPU and layout knobs step through those of the knobs' model, and a model or GPU
 	// change moves the deployment onto one that exists. nil: every listed value combines.
@@ -344,9 +368,19 @@ func (s Space) step(ks Knobs, k knob, dir int) (Knobs, string) {
 	case knobSpeedup:
 		num(s.Speedups, &ks.Speedup)
 	case knobReplicas:
+		was := d.Replicas
 		integer(s.Replicas, &d.Replicas)
+		if moved && d.Prefill > 0 {
+			if why := keepSplit(d); why != "" {
+				d.Replicas = was
+				return ks, why
+			}
+		}
 	case knobLayout:
 		list(s.layouts(*d), &d.Layout)
+		if d.DecodeLayout == d.Layout {
+			d.DecodeLayout = ""
+		}
 	case knobBatchedTokens:
 		integer(s.BatchedTokens, &d.MaxBatchedTokens)
 	case knobSeqs:
@@ -398,6 +432,11 @@ func (s Space) fit(ks Knobs, k knob, asked Deployment) (Knobs, string) {
 	if len(back) > 0 {
 		note = strings.Join(append(back, note), "; ")
 		note = strings.TrimSuffix(note, "; ") + " (as last chosen)"
+	}
+	if d.DecodeLayout != "" {
+		// The decode pool's own layout may not exist for the new model or GPU.
+		d.DecodeLayout = ""
+		note = strings.TrimPrefix(note+"; the decode pool takes the layout "+d.Layout, "; ")
 	}
 	ks.Deployment = d
 	return ks, note

@@ -292,6 +292,18 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		cmd := m.knobs.cycleBackend()
 		m.notice = m.knobs.note
 		return cmd
+	case key.Matches(msg, keys.Disagg):
+		cmd := m.knobs.toggleDisagg()
+		m.notice = m.knobs.note
+		return cmd
+	case key.Matches(msg, keys.FewerPrefill), key.Matches(msg, keys.MorePrefill):
+		dir := +1
+		if key.Matches(msg, keys.FewerPrefill) {
+			dir = -1
+		}
+		cmd := m.knobs.moveSplit(dir)
+		m.notice = m.knobs.note
+		return cmd
 	case key.Matches(msg, keys.StartSweep):
 		m.setFocus(paneSweep)
 		if m.jobs != nil {
@@ -355,6 +367,10 @@ func (m *Model) refused(msg tea.KeyPressMsg) string {
 		return "esc: no sweep is running"
 	case is(k.Copy):
 		return "y: no replay command for this explorer"
+	case is(k.Disagg):
+		return "a: this explorer cannot disaggregate its fleet"
+	case is(k.FewerPrefill) || is(k.MorePrefill):
+		return msg.String() + ": moves the prefill/decode split of a disaggregated fleet; a disaggregates first"
 	case is(k.Detach):
 		return "d: not watching a server sweep"
 	case is(k.LoadView):
@@ -408,6 +424,10 @@ func (m *Model) updateKeys() {
 	k.Theme.SetEnabled(len(m.palettes) > 1)
 	k.Copy.SetEnabled(m.command != nil)
 	k.Backend.SetEnabled(len(m.knobs.space.Backends) > 1)
+	k.Disagg.SetEnabled(m.knobs.space.DisaggFits != nil)
+	split := m.knobs.knobs.Deployment.Prefill > 0
+	k.FewerPrefill.SetEnabled(split)
+	k.MorePrefill.SetEnabled(split)
 	if m.common.Width > 0 {
 		m.layout() // the full help's height follows the keys it lists
 	}
@@ -480,7 +500,7 @@ func (m *Model) layout() {
 			topH = max(need, avail-want)
 		}
 		if bottom := avail - topH - 1; bottom > 0 && m.bottom == paneFleet {
-			topH += bottom - linesFor(workers, bottom)
+			topH += bottom - linesFor(workers, m.fleet.res.Fleet.Prefill, bottom)
 		}
 	}
 	topH = max(2, min(topH, avail-minBottom))
@@ -587,7 +607,7 @@ func (m *Model) fleetExtra() string {
 	if m.fleet.res == nil || m.fleet.hide != "" {
 		return ""
 	}
-	workers := fmt.Sprintf("%d workers", m.fleet.res.Fleet.Workers())
+	workers := poolTitle(m.fleet.res.Fleet)
 	if per := m.fleet.perRow(); per > 1 {
 		workers += fmt.Sprintf(", %d a row", per)
 	}

@@ -91,7 +91,7 @@ func (p *fleetPane) imbalance(r *Result) (note [2]string, ok bool) {
 	case 2:
 		x = r.Metrics.DecodeImbalance
 	}
-	if !r.Final || x == 0 {
+	if !r.Final || x == 0 || r.Fleet.Prefill > 0 { // across two pools of different work it says nothing
 		return note, false
 	}
 	return [2]string{fmt.Sprintf("imbalance %.2f (busiest ÷ mean)", x), fmt.Sprintf("imb %.2f", x)}, true
@@ -116,7 +116,7 @@ func (p *fleetPane) View() string {
 	f := p.res.Fleet
 	per, lines := p.perRow(), p.rowLines()
 	half := (p.width - 1) / 2
-	labels := workerLabels(f.Workers(), per)
+	labels := poolRows(f.Workers(), f.Prefill, per)
 	loadName, loadLegend, load, loadMax := p.loadView(half-labelWidth(labels), half)
 	var states [][]byte
 	if per == 1 && f.States != nil { // a changing fleet, one worker a row
@@ -124,7 +124,7 @@ func (p *fleetPane) View() string {
 		loadLegend = fitLegend(loadLegend, [][2]string{{"s starting · d draining · x failed · blank off", "s d x: start drain fail"}}, half)
 	}
 	hitName := "prefix-hit ratio per window"
-	var notes [][2]string
+	notes := poolNote(f)
 	if per > 1 {
 		hitName += " (row mean)"
 		notes = append(notes, [2]string{fmt.Sprintf("cell: mean of %d workers", per), fmt.Sprintf("mean of %d", per)})
@@ -137,7 +137,7 @@ func (p *fleetPane) View() string {
 	}
 	hitLegend := fitLegend(fmt.Sprintf("0 %s 1", p.legend()), notes, p.width-1-half)
 	left := p.heatmap(loadName, load, states, labels, loadMax, half, lines, loadLegend, nil)
-	right := p.heatmap(hitName, group(f.HitRatio, per, meanOf), nil, labels, 1, p.width-1-half, lines, hitLegend, f.TierHit)
+	right := p.heatmap(hitName, groupPools(f.HitRatio, f.Prefill, per, meanOf), nil, labels, 1, p.width-1-half, lines, hitLegend, f.TierHit)
 	return lipgloss.JoinHorizontal(lipgloss.Top, left, " ", right)
 }
 
@@ -149,7 +149,7 @@ func (p *fleetPane) View() string {
 func (p *fleetPane) loadView(cols, width int) (name, legend string, m [][]float64, scale float64) {
 	per := p.perRow()
 	raw, name, unit := p.load(p.res)
-	m = group(raw, per, maxOf)
+	m = groupPools(raw, p.res.Fleet.Prefill, per, maxOf)
 	scale = heatScale(m)
 	var notes [][2]string // long and short wording; the legend takes the longest that fits
 	if per > 1 {
@@ -158,7 +158,7 @@ func (p *fleetPane) loadView(cols, width int) (name, legend string, m [][]float6
 	}
 	if p.base != nil && p.base.Knobs != p.res.Knobs && p.base.Fleet.Workers() > 0 {
 		baseRaw, _, _ := p.load(p.base)
-		baseScale := heatScale(group(baseRaw, p.groupSize(p.base.Fleet.Workers()), maxOf))
+		baseScale := heatScale(groupPools(baseRaw, p.base.Fleet.Prefill, p.groupSize(p.base.Fleet), maxOf))
 		same := [2]string{"same scale as baseline", "baseline's scale"}
 		switch shared := max(scale, baseScale); {
 		case shared == scale:
@@ -224,7 +224,7 @@ func (p *fleetPane) perRow() int {
 	if p.res == nil {
 		return 1
 	}
-	return p.groupSize(p.res.Fleet.Workers())
+	return p.groupSize(p.res.Fleet)
 }
 
 // chrome is the pane's lines besides the worker rows: fleetChrome, and the KV-tier row
@@ -236,10 +236,14 @@ func (p *fleetPane) chrome() int {
 	return fleetChrome
 }
 
-// groupSize is how many of a fleet's workers share a row at the pane's height.
-func (p *fleetPane) groupSize(workers int) int {
+// groupSize is how many of a fleet's workers share a row at the pane's height (a
+// disaggregated fleet's pools grouped apart).
+func (p *fleetPane) groupSize(f Fleet) int {
 	rows := max(1, p.height-p.chrome())
-	return max(1, (workers+rows-1)/rows)
+	if f.Prefill > 0 {
+		return poolGroupSize(f.Workers(), f.Prefill, rows)
+	}
+	return max(1, (f.Workers()+rows-1)/rows)
 }
 
 // rowLines is how many lines each heatmap row takes: rows grow to fill the pane's height
@@ -248,16 +252,19 @@ func (p *fleetPane) rowLines() int {
 	if p.res == nil || p.res.Fleet.Workers() == 0 {
 		return 1
 	}
-	rows := (p.res.Fleet.Workers() + p.perRow() - 1) / p.perRow()
+	rows := len(poolRows(p.res.Fleet.Workers(), p.res.Fleet.Prefill, p.perRow()))
 	return max(1, min(maxRowLines, (p.height-p.chrome())/rows))
 }
 
 // linesFor is how many lines the pane draws for a fleet of workers at height h: what the
 // layout hands back to the upper half when a small fleet cannot use a tall pane.
-func linesFor(workers, h int) int {
+func linesFor(workers, prefill, h int) int {
 	rows := max(1, h-fleetChrome)
 	per := max(1, (workers+rows-1)/rows)
-	groups := (workers + per - 1) / per
+	if prefill > 0 {
+		per = poolGroupSize(workers, prefill, rows)
+	}
+	groups := len(poolRows(workers, prefill, per))
 	return fleetChrome + groups*max(1, min(maxRowLines, rows/groups))
 }
 

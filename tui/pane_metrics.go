@@ -94,6 +94,9 @@ func (p *metricsPane) table() []string {
 		st.Text.Render(fmt.Sprintf("%-13s %8.0f", "output tok/s", m.OutputTokS))+" "+p.delta(m.OutputTokS, b.OutputTokS, true, 8),
 		st.Text.Render(fmt.Sprintf("%-13s %7.1f%%", "prefix reuse", 100*m.PrefixReuse))+" "+p.delta(m.PrefixReuse, b.PrefixReuse, true, 8),
 		st.Text.Render(fmt.Sprintf("%-13s %5.2f ms", "TPOT stall", m.StallMS))+" "+p.delta(m.StallMS, b.StallMS, false, 8)+st.Muted.Render(fmt.Sprintf(" %2.0f%%", 100*m.StallShare)))
+	if m.Disagg != nil {
+		lines = append(lines, p.disaggLines()...)
+	}
 	wrap("baseline: "+p.base.Knobs.Against(p.cur.Knobs), st.Muted)
 	return lines
 }

@@ -27,6 +27,7 @@ type sweepRow struct {
 	knobs Knobs
 	value float64 // mean objective over its trials
 	n     int
+	pools *DisaggMetrics // a disaggregated fleet's, from its latest evaluation
 }
 
 type sweepState int
@@ -211,11 +212,12 @@ func (p *sweepPane) add(e SweepEval) {
 			r := &p.rows[i]
 			r.value = (r.value*float64(r.n) + e.Value*float64(runs)) / float64(r.n+runs)
 			r.n += runs
+			r.pools = cmp.Or(e.Pools, r.pools)
 			found = true
 		}
 	}
 	if !found {
-		p.rows = append(p.rows, sweepRow{knobs: e.Knobs, value: e.Value, n: runs})
+		p.rows = append(p.rows, sweepRow{knobs: e.Knobs, value: e.Value, n: runs, pools: e.Pools})
 	}
 	best := p.rows[0].value
 	for _, r := range p.rows[1:] {
@@ -359,6 +361,9 @@ func tableWindow(n, cursor, room int) []tableLine {
 func (p *sweepPane) View() string {
 	st := p.common.Styles
 	lines := []string{truncate(p.status(), p.width), truncate(p.scope(), p.width)}
+	if p.cursor < len(p.rows) && p.rows[p.cursor].pools != nil {
+		lines = append(lines, st.Text.Render(truncate(poolsLine(p.rows[p.cursor].pools), p.width)))
+	}
 	var table []string
 	if len(p.rows) > 0 {
 		table = append(table, st.Muted.Render(fmt.Sprintf("  %-12s %4s %5s %3s %8s %4s", "router_mode", "cred", "scale", "T", p.info.Objective, "runs")))

@@ -25,6 +25,8 @@ type Metrics struct {
 	// and its share; the busiest worker's mean decode sequences and KV blocks ÷ the fleet's.
 	StallMS, StallShare             float64
 	DecodeImbalance, BlockImbalance float64
+	// Disagg: a disaggregated run's pools and TTFT's parts; nil when aggregated.
+	Disagg *DisaggMetrics
 }
 
 // Fleet is the per-worker state over simulated time, one column per snapshot window.
@@ -41,6 +43,9 @@ type Fleet struct {
 	// window: StateFailed, StateStarting, StateDraining, StateOff or 0 (serving); nil for a
 	// static fleet.
 	States [][]byte
+	// Prefill is how many of the first rows are a disaggregated fleet's prefill pool (the
+	// rest its decode pool); 0: aggregated.
+	Prefill int
 }
 
 // Worker states in Fleet.States, in the order a window shows them: a failure over a start

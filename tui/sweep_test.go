@@ -125,8 +125,8 @@ func TestSweepCursorStaysOnItsRow(t *testing.T) {
 func TestSweepChartIndependentOfLandingOrder(t *testing.T) {
 	k := func(scale float64) Knobs { return routerKnobs("kv_router", 1, scale, 0) }
 	evals := []SweepEval{
-		{1, 0, k(1), 2300, 1}, {1, 1, k(2), 2100, 1}, {1, 2, k(4), 2200, 1},
-		{2, 0, k(8), 2000, 1}, {2, 1, k(2), 2500, 1}, {2, 2, k(16), 2050, 2},
+		{1, 0, k(1), 2300, 1, nil}, {1, 1, k(2), 2100, 1, nil}, {1, 2, k(4), 2200, 1, nil},
+		{2, 0, k(8), 2000, 1, nil}, {2, 1, k(2), 2500, 1, nil}, {2, 2, k(16), 2050, 2, nil},
 	}
 	draw := func(order []int) ([]float64, []sweepRow) {
 		p := newSweepPane(&Common{}, nil, SweepInfo{}, Knobs{})

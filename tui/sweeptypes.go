@@ -29,6 +29,9 @@ type SweepEval struct {
 	Knobs     Knobs
 	Value     float64 // the goal's target metric, the mean over its runs
 	Runs      int     // simulation runs (seeds) averaged into Value; 0 counts as 1
+	// Pools: a disaggregated fleet's pools and TTFT's parts, means over its runs; nil when
+	// aggregated.
+	Pools *DisaggMetrics
 }
 
 // ValidationRow is one full-trace run of the validation table (round_robin, default_kv, best).

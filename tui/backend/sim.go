@@ -106,10 +106,15 @@ func (s *Sim) Config(k tui.Knobs) (engine.Config, *model.Worker, error) {
 	cfg.Router.Load = s.loadConfig(k.Load)
 	cfg.LoadReport = true // the Metrics and Fleet panes show where decode time goes
 	dk := k.Deployment
-	cfg.Workers = dk.Replicas
+	cfg.Workers, cfg.Disagg = dk.Replicas, nil
 	d := &cfg.Worker
 	if err := s.deploy(d, dk); err != nil {
 		return engine.Config{}, nil, err
+	}
+	if dk.Prefill > 0 {
+		if err := s.split(&cfg, k); err != nil {
+			return engine.Config{}, nil, err
+		}
 	}
 	if cfg.Fleet != nil { // the planner may grow a fleet from any start, within its slots
 		fl := *cfg.Fleet
@@ -135,7 +140,11 @@ func (s *Sim) Simulate(ctx context.Context, run tui.Run, partial func(tui.Result
 		return tui.Result{}, err
 	}
 	cfg.SnapshotEveryUS = s.window(cfg)
-	sim, err := engine.New(cfg, w, s.trace)
+	timer, err := s.timer(cfg, w)
+	if err != nil {
+		return tui.Result{}, err
+	}
+	sim, err := engine.New(cfg, timer, s.trace)
 	if err != nil {
 		return tui.Result{}, err
 	}
@@ -155,6 +164,9 @@ func (s *Sim) Simulate(ctx context.Context, run tui.Run, partial func(tui.Result
 	res := s.result(run.Knobs, rep.Snapshots, rep.Requests, cfg.SnapshotEveryUS, sim.Now())
 	res.Final = true
 	res.Metrics = metrics(rep.Summary)
+	if d := rep.Summary.Disagg; d != nil {
+		res.Metrics.Disagg = disaggMetrics(d, rep.Summary.MeanTPOTMS)
+	}
 	return res, nil
 }
 
@@ -201,6 +213,7 @@ func (s *Sim) result(k tui.Knobs, snaps []engine.Snapshot, recs []engine.Request
 		workers = len(snaps[0].Workers)
 	}
 	res := tui.Result{Knobs: k, SimMS: float64(nowUS) / 1000}
+	res.Fleet.Prefill = k.Deployment.Prefill
 	res.Fleet.WindowMS = float64(everyUS*int64(merge)) / 1000
 	res.Fleet.ActiveBlocks = matrix(workers, cols)
 	res.Fleet.QueuedPrefill = matrix(workers, cols)
@@ -247,16 +260,28 @@ func states(snaps []engine.Snapshot, workers, cols, merge int) [][]byte {
 	return out
 }
 
-// hitRatio is the token-weighted prefix-hit ratio per worker and arrival window.
+// hitRatio is the token-weighted prefix-hit ratio per worker and arrival window; in a
+// disaggregated fleet a request counts on its prefill worker (the prompt's prefix hits) and
+// on its decode worker (the prompt tokens it held at the reservation).
 func hitRatio(recs []engine.RequestRecord, workers, cols int, windowMS float64) [][]float64 {
 	cached, input := matrix(workers, cols), matrix(workers, cols)
 	for _, r := range recs {
-		if r.Worker < 0 || r.Worker >= workers || cols == 0 || windowMS <= 0 {
-			continue
+		if cols == 0 || windowMS <= 0 {
+			break
 		}
 		c := min(cols-1, int(r.ArrivalMS/windowMS))
-		cached[r.Worker][c] += float64(r.CachedTokens)
-		input[r.Worker][c] += float64(r.InputLength)
+		add := func(w, hit int) {
+			if w >= 0 && w < workers {
+				cached[w][c] += float64(hit)
+				input[w][c] += float64(r.InputLength)
+			}
+		}
+		if h := r.Handoff; h != nil {
+			add(h.PrefillWorker, r.CachedTokens)
+			add(r.Worker, h.DecodeCachedTokens)
+		} else {
+			add(r.Worker, r.CachedTokens)
+		}
 	}
 	for w := range cached {
 		for c := range cached[w] {
@@ -414,6 +439,7 @@ func (s *Sim) Space() tui.Space {
 	slices.Sort(sp.GPUs)
 	sp.GPUs = slices.Compact(sp.GPUs)
 	sp.Backends, sp.BackendFits = model.BackendNames(), s.backendFits
+	sp.DisaggFits, sp.LayoutGPUs = s.disaggFits, s.layoutGPUs
 	return sp
 }
 
@@ -428,7 +454,7 @@ func (s *Sim) Initial() tui.Knobs {
 		return v
 	}
 	d := s.base.Worker
-	return tui.Knobs{
+	k := tui.Knobs{
 		Mode:        val(config.KeyRouterMode).Text,
 		Credit:      val(config.KeyOverlapScoreCredit).Num,
 		Scale:       val(config.KeyPrefillLoadScale).Num,
@@ -443,6 +469,10 @@ func (s *Sim) Initial() tui.Knobs {
 		},
 		Load: s.initialLoad(),
 	}
+	if dg := s.base.Disagg; dg != nil {
+		s.fileSplit(&k.Deployment, dg)
+	}
+	return k
 }
 
 // speedups is the arrival_speedup_ratio knob's ladder: quarter speed to 64 times, and the

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/model"
 	"github.com/routerlab/routerlab/router"
 	"github.com/routerlab/routerlab/sweep"
 	"github.com/routerlab/routerlab/tui"
@@ -128,12 +129,28 @@ func (s *Sim) deploymentSets(k tui.Knobs) ([]string, error) {
 	}
 	l := o.layout
 	// parallel_configs given with --set raises gpu_budget to fit (config.File.Apply).
+	shape := func(l model.Layout, replicas int) string {
+		return fmt.Sprintf("{tp: %d, attention_dp: %d, moe_tp: %d, moe_ep: %d, replicas: %d}", l.TP, l.AttentionDP, l.MoETP, l.MoEEP, replicas)
+	}
 	sets := []string{
 		"workload.replay_concurrency=" + strconv.Itoa(k.Concurrency),
-		fmt.Sprintf("parallel_configs=[{tp: %d, attention_dp: %d, moe_tp: %d, moe_ep: %d, replicas: %d}]",
-			l.TP, l.AttentionDP, l.MoETP, l.MoEEP, dk.Replicas),
+		"parallel_configs=[" + shape(l, dk.Replicas) + "]",
 		fmt.Sprintf("agg_max_num_batched_tokens=[%d]", dk.MaxBatchedTokens),
 		fmt.Sprintf("agg_max_num_seqs=[%d]", dk.MaxSeqs),
+	}
+	switch {
+	case dk.Prefill == 0 && slices.ContainsFunc(f.Values("deployment_mode"), func(v config.Value) bool { return v.Text == config.ModeDisagg }):
+		sets = append(sets, "deployment_mode=[agg]") // a disaggregated file's fleet joined (a)
+	case dk.Prefill > 0:
+		dec := decodeOf(dk)
+		od, err := s.option(dec)
+		if err != nil {
+			return nil, err
+		}
+		sets = []string{sets[0], "deployment_mode=[disagg]",
+			fmt.Sprintf("parallel_configs=[{prefill: %s, decode: %s}]", shape(l, dk.Prefill), shape(od.layout, dk.Replicas-dk.Prefill)),
+			fmt.Sprintf("prefill_max_num_batched_tokens=[%d]", dk.MaxBatchedTokens), fmt.Sprintf("prefill_max_num_seqs=[%d]", dk.MaxSeqs),
+			fmt.Sprintf("decode_max_num_batched_tokens=[%d]", dec.MaxBatchedTokens), fmt.Sprintf("decode_max_num_seqs=[%d]", dec.MaxSeqs)}
 	}
 	if k.Speedup > 0 && k.Speedup != f.Workload.ArrivalSpeedupRatio {
 		sets = append(sets, "workload.arrival_speedup_ratio="+strconv.FormatFloat(k.Speedup, 'g', -1, 64))
@@ -207,6 +224,8 @@ func (s *Sim) ReplaySets(k tui.Knobs) ([]string, error) {
 		key, _, _ := strings.Cut(set, "=")
 		switch {
 		case slices.Contains(was, set), key == "workload.replay_concurrency":
+		case key == "parallel_configs" && k.Deployment.Prefill > 0:
+			sets = append(sets, set) // both pools' shapes
 		case key == "parallel_configs":
 			if k.Deployment.Replicas != init.Deployment.Replicas {
 				sets = append(sets, "replicas="+strconv.Itoa(k.Deployment.Replicas))
@@ -291,7 +310,8 @@ func (s *Sweeper) Sweep(ctx context.Context, at tui.Knobs, emit func(tui.SweepEv
 		case ev := <-progress:
 			se := tui.SweepEvent{Progress: ev.Progress, Dir: out}
 			if ev.Phase == sweep.PhaseSearch && ev.Key != "" {
-				se.Eval = &tui.SweepEval{Round: ev.Round, Candidate: ev.Candidate, Knobs: knobs(ev.Config, at), Value: ev.Value, Runs: runs(ev.Key)}
+				k, pools := evalKnobs(ev.Config, at, ev.Runs)
+				se.Eval = &tui.SweepEval{Round: ev.Round, Candidate: ev.Candidate, Knobs: k, Value: ev.Value, Runs: runs(ev.Key), Pools: pools}
 			}
 			emit(se)
 		case res := <-done:

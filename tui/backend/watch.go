@@ -138,7 +138,8 @@ func (w *DirWatcher) Sweep(ctx context.Context, _ tui.Knobs, emit func(tui.Sweep
 			if rec == nil { // a directory without a progress record: the ledger is all there is
 				p = sweep.Progress{Phase: sweep.PhaseSearch, Round: e.Round, Done: len(seen)}
 			}
-			emit(tui.SweepEvent{Progress: p, Note: note, Eval: &tui.SweepEval{Round: e.Round, Candidate: e.Candidate, Knobs: knobs(e.Config, tui.Knobs{}), Value: e.Value, Runs: len(e.Runs)}})
+			k, pools := evalKnobs(e.Config, tui.Knobs{}, e.Runs)
+			emit(tui.SweepEvent{Progress: p, Note: note, Eval: &tui.SweepEval{Round: e.Round, Candidate: e.Candidate, Knobs: k, Value: e.Value, Runs: len(e.Runs), Pools: pools}})
 			last = p
 		}
 		if rec == nil || rec.Phase == sweep.PhaseDone {
