@@ -98,10 +98,9 @@ type disagg struct {
 	cfg   *Disagg
 	rt    *router.Router // the decode stage's router; its worker ids are decode-pool indices
 	first int
-	// pending: per decode worker, requests routed to it waiting for blocks and a slot;
-	// receiving: how many hold a reservation while their KV is in flight.
-	pending   []deque
-	receiving []int
+	// pending: per decode worker, requests routed to it waiting for blocks and a slot (the
+	// slots of those in flight: worker.receiving).
+	pending []deque
 	// Per request: the prefill worker and its block table, held until the transfer ends.
 	src       [][]int32
 	srcWorker []int32
@@ -229,8 +228,8 @@ func (s *Sim) setupPools(timer model.StepTimer, g int32, n int) error {
 	rt.SetClock(&s.now)
 	s.dis = &disagg{
 		cfg: dg, rt: rt, first: cfg.Workers,
-		pending: make([]deque, dg.DecodeWorkers), receiving: make([]int, dg.DecodeWorkers),
-		src: make([][]int32, n), srcWorker: make([]int32, n),
+		pending: make([]deque, dg.DecodeWorkers),
+		src:     make([][]int32, n), srcWorker: make([]int32, n),
 		prefilled: make([]int64, n), reserved: make([]int64, n), landed: make([]int64, n), hit: make([]int32, n),
 		received: make([]int64, dg.DecodeWorkers), hitTokens: make([]int64, dg.DecodeWorkers),
 	}
@@ -305,7 +304,7 @@ func (s *Sim) reserve(w *worker, t int64) {
 		// progress before a reservation takes any.
 		s.settleFast(w, t, false)
 	}
-	for q.len() > 0 && len(w.running)+d.receiving[k] < w.spec.seqs {
+	for q.len() > 0 && len(w.running)+w.receiving < w.spec.seqs {
 		ri := q.front()
 		r := &s.reqs[ri]
 		hitFree := 0
@@ -328,7 +327,7 @@ func (s *Sim) reserve(w *worker, t int64) {
 			w.pool.removed.reset()
 		}
 		w.peakBlocks = max(w.peakBlocks, w.pool.inUse)
-		d.receiving[k]++
+		w.receiving++
 		moved := int64(r.isl)
 		if d.cfg.TransferMode == TransferDestinationMissing {
 			moved -= int64(hit * s.blockSize)
@@ -363,7 +362,7 @@ func (s *Sim) transferDone(ri int32, t int64) {
 		// decode only the requests that were running when it was planned.
 		s.settleFast(w, t, false)
 	}
-	d.receiving[w.id-d.first]--
+	w.receiving--
 	r.fl.computed = r.isl - 1
 	w.stored.reset()
 	s.storeFull(w, r, r.fl.computed)

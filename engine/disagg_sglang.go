@@ -85,9 +85,9 @@ func (s *Sim) preallocate(w *worker, t int64) {
 	// Held: running, in transfer, and landed but not yet in the running batch (SGLang's
 	// waiting queue).
 	landed := len(d.pd.landed[k])
-	held := int64(len(w.running) + d.receiving[k] + landed)
+	held := int64(len(w.running) + w.receiving + landed)
 	allocatable := int64(w.pool.available())*int64(s.blockSize) - max(sglangReservedDecodeTokens*held, single)
-	for q.len() > 0 && len(w.running)+d.receiving[k]+landed < w.spec.seqs {
+	for q.len() > 0 && len(w.running)+w.receiving+landed < w.spec.seqs {
 		ri := q.front()
 		r := &s.reqs[ri]
 		need := int64(r.isl) + sglangReservedDecodeTokens
@@ -107,7 +107,7 @@ func (s *Sim) preallocate(w *worker, t int64) {
 			w.pool.removed.reset()
 		}
 		w.peakBlocks = max(w.peakBlocks, w.pool.inUse)
-		d.receiving[k]++
+		w.receiving++
 		d.reserved[ri], d.hit[ri] = t, 0
 		s.toEngine(int(ri), t) // the prefill worker's bootstrap queue lets it go
 	}
@@ -147,7 +147,7 @@ func (s *Sim) landPD(ri int32, t int64) {
 	s.releaseSource(ri, t)
 	w := &s.workers[r.worker]
 	k := w.id - d.first
-	d.receiving[k]--
+	w.receiving--
 	if r.fl.generated == r.out { // max_new_tokens 1: finished at the transfer's end
 		s.firstTokenPD(r, ri, t)
 		s.complete(w, ri, t)

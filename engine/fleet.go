@@ -469,7 +469,7 @@ func (s *Sim) drained(w int, t int64) {
 		return
 	}
 	if d := s.dis; d != nil {
-		if k := w - d.first; k < 0 && wk.pool.inUse > 0 || k >= 0 && (d.pending[k].len() > 0 || d.receiving[k] > 0) {
+		if k := w - d.first; k < 0 && wk.pool.inUse > 0 || k >= 0 && (d.pending[k].len() > 0 || wk.receiving > 0) {
 			return
 		}
 	}

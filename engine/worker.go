@@ -13,6 +13,9 @@ type worker struct {
 	pool    blockPool
 	running []int32
 	waiting deque
+	// receiving: slots held by handed-off requests whose KV is in flight to this decode
+	// worker (disagg.go); they join running when it lands, so admission counts them.
+	receiving int
 
 	busy         bool      // a step is in progress (its StepEnd event is queued)
 	startPending bool      // a StepStart event is queued
@@ -122,7 +125,7 @@ func (s *Sim) scheduleVLLM(w *worker, t int64) {
 
 	// Then waiting requests, FIFO, while budget, sequence slots and blocks allow; none after
 	// a preemption in this step, as in vLLM.
-	for !preempted && w.waiting.len() > 0 && budget > 0 && len(w.running) < w.spec.seqs {
+	for !preempted && w.waiting.len() > 0 && budget > 0 && len(w.running)+w.receiving < w.spec.seqs {
 		ri := w.waiting.front()
 		r := &s.reqs[ri]
 		if r.fl.queued >= visibleBefore {
