@@ -148,14 +148,16 @@ func (s *Sim) landPD(ri int32, t int64) {
 	w := &s.workers[r.worker]
 	k := w.id - d.first
 	w.receiving--
+	if w.fast {
+		// Its stretch ends at the step in progress: the stretch planned its peak with these
+		// blocks held, and the request joins or frees them now.
+		s.settleFast(w, t, false)
+	}
 	if r.fl.generated == r.out { // max_new_tokens 1: finished at the transfer's end
 		s.firstTokenPD(r, ri, t)
 		s.complete(w, ri, t)
 		s.preallocate(w, t)
 		return
-	}
-	if w.fast {
-		s.settleFast(w, t, false) // its stretch ends at the step in progress
 	}
 	if w.busy {
 		d.pd.landed[k] = append(d.pd.landed[k], ri)
