@@ -131,6 +131,11 @@ func knobCases() []replayCase {
 		// evicting all along: trace blocks cached by several workers lose holders down to one.
 		// The first full mutation run with silicon/ had no such fleet in either suite.
 		{sets: []string{"replicas=65", "num_gpu_blocks=250", "workload.replay_concurrency=130"}, wide: true},
+		// The same at 16 engine blocks per trace block, a warm router and a half credit: more
+		// workers hold part of a trace block. Which wide-index mutants a replay tells apart
+		// varies from case to case: the one above misses one that this one catches.
+		{sets: []string{"replicas=65", "num_gpu_blocks=400", "workload.replay_concurrency=130", "block_size=32",
+			"router_temperature=0.3", "overlap_score_credit=0.5"}, wide: true},
 	}
 }
 
