@@ -27,19 +27,22 @@ type replayCase struct {
 	sets         []string
 	conversation bool                 // the conversation trace instead of toolagent
 	long         bool                 // the long conversation trace (longConversation requests)
+	wide         bool                 // the wide fleet's trace (wideAgent requests)
 	derived      bool                 // KV blocks derived from memory (else replayBlocks unless sets name them)
 	edit         func(*engine.Config) // nil: the experiment's own config
 }
 
 // trace is the case's trace among the canonical ones.
-func (c replayCase) trace(agent, conv, long *trace.Trace) *trace.Trace {
+func (c replayCase) trace(ts canonicalTraceSet) *trace.Trace {
 	switch {
+	case c.wide:
+		return ts.wide
 	case c.long:
-		return long
+		return ts.long
 	case c.conversation:
-		return conv
+		return ts.conv
 	}
-	return agent
+	return ts.agent
 }
 
 // replayBase applies to every case unless it sets the key itself: two workers, a modest
@@ -124,6 +127,15 @@ func knobCases() []replayCase {
 		// silicon/ reached these only outside the digest.
 		{sets: []string{"num_gpu_blocks=400", "replicas=4", "workload.replay_concurrency=32"}, long: true},
 		{sets: []string{"num_gpu_blocks=400", "replicas=4", "workload.replay_concurrency=32"}}, // eight engine blocks per trace block
+		// A fleet past 64 workers, whose router keeps its index in wide masks (router/cached.go),
+		// evicting all along: trace blocks cached by several workers lose holders down to one.
+		// The first full mutation run with silicon/ had no such fleet in either suite.
+		{sets: []string{"replicas=65", "num_gpu_blocks=250", "workload.replay_concurrency=130"}, wide: true},
+		// The same at 16 engine blocks per trace block, a warm router and a half credit: more
+		// workers hold part of a trace block. Which wide-index mutants a replay tells apart
+		// varies from case to case: the one above misses one that this one catches.
+		{sets: []string{"replicas=65", "num_gpu_blocks=400", "workload.replay_concurrency=130", "block_size=32",
+			"router_temperature=0.3", "overlap_score_credit=0.5"}, wide: true},
 	}
 }
 
@@ -167,10 +179,18 @@ func modelCases() ([]replayCase, error) {
 // index past its initial tables.
 const longConversation = 600
 
+// wideAgent is the wide fleet's trace length: enough requests for 65 workers to share
+// trace blocks and evict them.
+const wideAgent = 1000
+
+// canonicalTraceSet is the canonical replays' traces (canonicalTraces).
+type canonicalTraceSet struct{ agent, conv, long, wide *trace.Trace }
+
 // canonicalTraces are the replays' traces: both synthetic generators, each written as
-// Mooncake JSONL and parsed back, so the parser and writer are on the path too; long is
-// the conversation trace's first longConversation requests.
-func canonicalTraces() (agent, conv, long *trace.Trace, err error) {
+// Mooncake JSONL and parsed back, so the parser and writer are on the path too; conv is
+// the long conversation trace's first 120 requests; wide is a longer toolagent trace of
+// another seed.
+func canonicalTraces() (canonicalTraceSet, error) {
 	read := func(profile string, seed uint64, requests int) (*trace.Trace, error) {
 		t, err := trace.Synthesize(profile, seed, requests)
 		if err != nil {
@@ -182,20 +202,26 @@ func canonicalTraces() (agent, conv, long *trace.Trace, err error) {
 		}
 		return trace.Parse(&b, profile+".jsonl", t.BlockSize)
 	}
-	if agent, err = read("toolagent", 3, 160); err != nil {
-		return nil, nil, nil, err
+	var ts canonicalTraceSet
+	var err error
+	if ts.agent, err = read("toolagent", 3, 160); err != nil {
+		return ts, err
 	}
-	if long, err = read("conversation", 5, longConversation); err != nil {
-		return nil, nil, nil, err
+	if ts.long, err = read("conversation", 5, longConversation); err != nil {
+		return ts, err
 	}
-	return agent, long.First(120), long, nil
+	if ts.wide, err = read("toolagent", 4, wideAgent); err != nil {
+		return ts, err
+	}
+	ts.conv = ts.long.First(120)
+	return ts, nil
 }
 
 // canonicalReplays writes every case's report to w, or the error that ended it: a build
 // whose --set, experiment or engine code refuses what this one accepts names itself
 // differently too.
 func canonicalReplays(w io.Writer) error {
-	agent, conv, long, err := canonicalTraces()
+	ts, err := canonicalTraces()
 	if err != nil {
 		return err
 	}
@@ -205,7 +231,7 @@ func canonicalReplays(w io.Writer) error {
 	}
 	enc := json.NewEncoder(w)
 	for i, c := range append(knobCases(), models...) {
-		tr := c.trace(agent, conv, long)
+		tr := c.trace(ts)
 		base := replayBase
 		if !c.derived {
 			base = append(base[:len(base):len(base)], replayBlocks)

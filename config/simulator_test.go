@@ -325,12 +325,12 @@ func TestCanonicalReplaysReachTheirPaths(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the digest's canonical work: seconds, and many times that under -race")
 	}
-	agent, conv, long, err := canonicalTraces()
+	ts, err := canonicalTraces()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range knobCases() {
-		tr := c.trace(agent, conv, long)
+		tr := c.trace(ts)
 		sets := strings.Join(c.sets, " ")
 		base := replayBase
 		if !c.derived {
@@ -349,7 +349,9 @@ func TestCanonicalReplaysReachTheirPaths(t *testing.T) {
 			if preempted > 0 {
 				t.Errorf("%s: %d preemptions", sets, preempted)
 			}
-		case strings.Contains(sets, "num_gpu_blocks=") && !c.long && preempted == 0:
+		case c.wide && len(rep.Summary.Workers) <= 64:
+			t.Errorf("%s: %d workers, want a wide fleet (over 64)", sets, len(rep.Summary.Workers))
+		case strings.Contains(sets, "num_gpu_blocks=") && !c.long && !c.wide && preempted == 0:
 			t.Errorf("%s: no preemption", sets)
 		case strings.Contains(sets, "context_length=12000") && rep.Summary.RequestsRejected == 0:
 			t.Errorf("%s: nothing rejected", sets)

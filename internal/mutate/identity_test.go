@@ -229,20 +229,32 @@ func build(root, bin string) ([]byte, error) {
 	return cmd.CombinedOutput()
 }
 
-// runJudge runs one of the judge's commands; a crash, an error or a run past two minutes
-// (a mutant may loop) is returned as a note instead of output. The digest cache is the
+// judgeCPU is the CPU time a judge run may take before it counts as looping: the
+// unmutated suite takes under 5 s, the digest about 2 s. The judge's own limit (the kernel
+// kills it, limitCPU), not a wall-clock one: on a loaded machine a wall-clock limit of two
+// minutes once counted a mutant that changes no result as changing one. judgeWall only
+// backstops a build that blocks without computing.
+const (
+	judgeCPU  = 2 * time.Minute
+	judgeWall = 30 * time.Minute
+)
+
+// runJudge runs one of the judge's commands; a crash, an error or a run past judgeCPU of
+// CPU (a mutant may loop) is returned as a note instead of output. The digest cache is the
 // test's own (each build has its own entry there, by build ID), not the user's.
 func runJudge(bin, what, cache string) ([]byte, string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), judgeWall)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, what)
-	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache)
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache, fmt.Sprintf("JUDGE_CPU_SECONDS=%d", int(judgeCPU.Seconds())))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	switch {
 	case ctx.Err() != nil:
-		return nil, "timed out"
+		return nil, fmt.Sprintf("blocked past %v of wall time", judgeWall)
+	case err != nil && cmd.ProcessState != nil && cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime() >= judgeCPU:
+		return nil, fmt.Sprintf("ran past %v of CPU", judgeCPU)
 	case err != nil:
 		msg := strings.TrimSpace(stderr.String())
 		if i := strings.IndexByte(msg, '\n'); i >= 0 {

@@ -12,7 +12,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/routerlab/routerlab/config"
 	"github.com/routerlab/routerlab/internal/walltime"
@@ -27,6 +29,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: judge identity|results")
 		os.Exit(2)
 	}
+	if err := limitCPU(os.Getenv("JUDGE_CPU_SECONDS")); err != nil {
+		fmt.Fprintln(os.Stderr, "JUDGE_CPU_SECONDS:", err)
+		os.Exit(2)
+	}
 	switch os.Args[1] {
 	case "identity":
 		fmt.Println(config.SimulatorDigest())
@@ -39,6 +45,22 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: judge identity|results")
 		os.Exit(2)
 	}
+}
+
+// limitCPU has the kernel kill this process once it has used secs seconds of CPU ("":
+// no limit). A mutant may loop; a limit on CPU rather than on wall time tells a loop from
+// a loaded machine (a wall-clock limit once counted a mutant that changes no result as
+// changing one, docs/trust.md).
+func limitCPU(secs string) error {
+	if secs == "" {
+		return nil
+	}
+	n, err := strconv.ParseUint(secs, 10, 64)
+	if err != nil || n == 0 {
+		return fmt.Errorf("%q is not a positive number of seconds", secs)
+	}
+	// At the hard limit the kernel sends SIGKILL (the soft one's SIGXCPU the Go runtime ignores).
+	return syscall.Setrlimit(syscall.RLIMIT_CPU, &syscall.Rlimit{Cur: n, Max: n})
 }
 
 // line prints a case's name and the hash of its results, or its error.
@@ -133,6 +155,10 @@ func results() error {
 	} {
 		replay("seed "+strings.Join(sets, " "), 600, sets...)
 	}
+	// A fleet past 64 workers (the router's wide index) evicting all along, on a longer
+	// stretch of the trace.
+	wide := []string{"replicas=72", "num_gpu_blocks=300", "workload.replay_concurrency=144"}
+	replay("wide "+strings.Join(wide, " "), 4000, wide...)
 	// Sweeps of each algorithm, with validation, and a load curve.
 	for i, sets := range [][]string{
 		{"router_mode=[kv_router, round_robin]", "overlap_score_credit=[0, 0.5, 1]", "prefill_load_scale=[0.5, 1, 2, 8]",
