@@ -47,7 +47,8 @@ const trtllmNM = "stream_interval 10 (tokens streamed in tens); at 1k/1k below T
 // concurrency), max_num_tokens max_batch_size + ISL + 1,500, CUDA graphs of every batch size
 // up to max_batch_size, the overlap scheduler on, chunked prefill off, 32-token blocks
 // (tokens_per_block's default) without block reuse, free_gpu_memory_fraction 0.80 of the
-// memory left free (model.MemoryBudgetTRTLLM), KV cache dtype auto (the checkpoint's). An engine default would
+// memory left free (model.MemoryBudgetTRTLLM), the KV cache dtype AIConfigurator's quantisation
+// of the checkpoint gives (generatedKVFP8). An engine default would
 // not serve the runs: at ISL 8,192 TensorRT-LLM's default max_num_tokens (8,192) admits a
 // prompt only into an empty batch, which the measured TTFTs rule out.
 func backendGapAnalysis(b model.Backend, m, sku, precision string) Run {
@@ -91,24 +92,30 @@ func backendRuns() []Run {
 		backendGapAnalysis(model.BackendSGLang, qwen32, "h100_sxm", "fp8"), // its disaggregated rows
 		backendGapAnalysis(model.BackendSGLang, qwen235, "h200_sxm", "fp8"),
 		backendGapAnalysis(model.BackendSGLang, llama8Meta, "h200_sxm", "fp8"),
-		backendGapAnalysis(model.BackendTRTLLM, qwen32, "h100_sxm", "fp8"),
-		backendGapAnalysis(model.BackendTRTLLM, qwen235, "h100_sxm", "fp8"),
+		generatedKVFP8(backendGapAnalysis(model.BackendTRTLLM, qwen32, "h100_sxm", "fp8")),
+		generatedKVFP8(backendGapAnalysis(model.BackendTRTLLM, qwen235, "h100_sxm", "fp8")),
 		backendGapAnalysis(model.BackendTRTLLM, llama8Meta, "h100_sxm", ""),
-		backendGapAnalysis(model.BackendTRTLLM, "deepseek-ai/DeepSeek-V3", "h200_sxm", "fp8"),
-		backendGapAnalysis(model.BackendTRTLLM, "deepseek-ai/DeepSeek-R1", "h200_sxm", "fp8"),
-		backendGapAnalysis(model.BackendTRTLLM, "deepseek-ai/DeepSeek-V3", "b200_sxm", "fp8"),
-		backendGapAnalysis(model.BackendTRTLLM, "deepseek-ai/DeepSeek-R1", "b200_sxm", "fp8"),
-		checkpointKVFP8(backendGapAnalysis(model.BackendTRTLLM, "deepseek-ai/DeepSeek-V3", "b200_sxm", "fp4")),
-		checkpointKVFP8(backendGapAnalysis(model.BackendTRTLLM, "deepseek-ai/DeepSeek-R1", "b200_sxm", "fp4")),
+		generatedKVFP8(backendGapAnalysis(model.BackendTRTLLM, "deepseek-ai/DeepSeek-V3", "h200_sxm", "fp8")),
+		generatedKVFP8(backendGapAnalysis(model.BackendTRTLLM, "deepseek-ai/DeepSeek-R1", "h200_sxm", "fp8")),
+		generatedKVFP8(backendGapAnalysis(model.BackendTRTLLM, "deepseek-ai/DeepSeek-V3", "b200_sxm", "fp8")),
+		generatedKVFP8(backendGapAnalysis(model.BackendTRTLLM, "deepseek-ai/DeepSeek-R1", "b200_sxm", "fp8")),
+		generatedKVFP8(backendGapAnalysis(model.BackendTRTLLM, "deepseek-ai/DeepSeek-V3", "b200_sxm", "fp4")),
+		generatedKVFP8(backendGapAnalysis(model.BackendTRTLLM, "deepseek-ai/DeepSeek-R1", "b200_sxm", "fp4")),
 		backendGapAnalysis(model.BackendTRTLLM, gptOSS, "h200_sxm", "fp4"),
 		backendGapAnalysis(model.BackendTRTLLM, gptOSS, "b200_sxm", "fp4"),
 	}
 	return append(runs, dsr1SGLangRuns()...)
 }
 
-// checkpointKVFP8 is run with the FP8 KV cache its NVFP4 checkpoint names (hf_quant_config's
-// kv_cache_quant_algo FP8), which TensorRT-LLM's kv_cache_config dtype "auto" takes.
-func checkpointKVFP8(run Run) Run {
+// generatedKVFP8 is run with the FP8 KV cache AIConfigurator's generated configuration names
+// for an FP8, block-FP8 or NVFP4 checkpoint: AIConfigurator infers kvcache_quant_mode fp8 from
+// such a checkpoint's quantisation (src/aiconfigurator/sdk/models/helpers.py at 28db9123,
+// _infer_quant_modes_from_raw_config), its generator writes that mode as
+// kv_cache_config.dtype (generator/module_bridge.py at 0586a33b,
+// config/backend_config_mapping.yaml at 043c66c5), and its benchmark rule turns only float16 and bfloat16
+// into "auto" (rule_plugin/benchmark/trtllm.rule at 581e4591). gpt-oss's MXFP4 and the BF16
+// checkpoints keep "auto": the checkpoint names no KV quantisation, so BF16.
+func generatedKVFP8(run Run) Run {
 	run.Benchmark.KVCacheDtype = model.KVFP8
 	return run
 }
