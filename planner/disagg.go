@@ -207,13 +207,7 @@ func (p *Planner) decodeDecision(fpms []FPM, n int) (int, string) {
 	}
 	maxKV := float64(p.caps.MaxKVTokens)
 	if p.easy {
-		up, down := throughputUp, throughputDown
-		switch p.cfg.Target {
-		case TargetLatency:
-			up, down = latencyUp, latencyDown
-		case TargetLoad:
-			up, down = p.cfg.DecodeScaleUpKV/100, p.cfg.DecodeScaleDownKV/100
-		}
+		up, down := p.easyThresholds()
 		anyUp, allDown := false, true
 		for _, f := range fpms {
 			u := float64(f.DecodeKVTokens+f.QueuedDecodeKV) / maxKV

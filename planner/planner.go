@@ -283,15 +283,21 @@ const (
 	latencyUp, latencyDown       = 0.4, 0.1
 )
 
-// easyDecision is _agg_easy_decision (the load target's thresholds are the user's KV rates).
-func (p *Planner) easyDecision(fpms []FPM, n int) (int, string) {
-	up, down := throughputUp, throughputDown
+// easyThresholds are the easy targets' KV-utilisation bounds for scaling up and down (the load
+// target's are the user's KV rates).
+func (p *Planner) easyThresholds() (up, down float64) {
 	switch p.cfg.Target {
 	case TargetLatency:
-		up, down = latencyUp, latencyDown
+		return latencyUp, latencyDown
 	case TargetLoad:
-		up, down = p.cfg.DecodeScaleUpKV/100, p.cfg.DecodeScaleDownKV/100
+		return p.cfg.DecodeScaleUpKV / 100, p.cfg.DecodeScaleDownKV / 100
 	}
+	return throughputUp, throughputDown
+}
+
+// easyDecision is _agg_easy_decision.
+func (p *Planner) easyDecision(fpms []FPM, n int) (int, string) {
+	up, down := p.easyThresholds()
 	anyUp, allDown := false, true
 	for _, f := range fpms {
 		u := float64(f.DecodeKVTokens+f.QueuedDecodeKV+f.QueuedPrefillTokens) / float64(p.caps.MaxKVTokens)
