@@ -101,53 +101,28 @@ func TestConditionalDisaggPrefillsOnceProperty(t *testing.T) {
 			EffISLThreshold:      rapid.IntRange(0, 4096).Draw(t, "eff_isl_threshold"),
 			EffISLRatioThreshold: rapid.SampledFrom([]float64{0, 0.7, 1}).Draw(t, "eff_isl_ratio_threshold"),
 		}
-		timer := PoolTimers{Prefill: &fakeTimer{base: 50, perToken: 1}, Decode: &fakeTimer{base: 20, perToken: 2}}
-		var reports [2]string
-		for k, stepwise := range []bool{true, false} {
-			s, err := New(cfg, timer, tr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s.stepwise = stepwise
-			mirror := &kvMirror{sets: make([]map[uint64]bool, cfg.fleetSize())}
-			for w := range mirror.sets {
-				mirror.sets[w] = map[uint64]bool{}
-			}
-			s.onKV = mirror.apply
+		// Transfers per request, counted afresh for each of the two loops.
+		var run *Sim
+		handedOff := map[int32]int{}
+		runDisaggChecked(t, cfg, tr, func(s *Sim, ri int32, r *request) {
 			d := s.dis
-			handedOff := map[int32]int{}
-			runChecked(t, s, mirror, nil, func(e event) {
-				if e.phase == phaseTransferDone {
-					handedOff[e.id]++
-				}
-			})
-			prefilled := 0
-			for i := range s.workers[:d.first] {
-				prefilled += s.workers[i].requests
+			local, moved := d.local[ri], handedOff[ri]
+			switch {
+			case local == (moved == 1) || moved > 1:
+				t.Fatalf("request %d: bypassed %v, handed off %d times", ri, local, moved)
+			case d.pinned[ri] == 0 || int(r.worker) != d.first+int(d.pinned[ri]-1):
+				t.Fatalf("request %d completed on worker %d, pinned to decode worker %d", ri, r.worker, d.pinned[ri]-1)
+			case local && (d.prefilled[ri] != 0 || d.reserved[ri] != 0):
+				t.Fatalf("request %d bypassed but went through the prefill pool", ri)
 			}
-			if prefilled+d.bypassed != len(tr.Requests) || s.completed != len(tr.Requests) {
-				t.Fatalf("%d requests: %d prefilled on prefill workers, %d bypassed, %d completed", len(tr.Requests), prefilled, d.bypassed, s.completed)
+		}, func(s *Sim, e event) {
+			if s != run {
+				run = s
+				clear(handedOff)
 			}
-			for ri := range s.reqs {
-				r := &s.reqs[ri]
-				local, moved := d.local[ri], handedOff[int32(ri)]
-				switch {
-				case local == (moved == 1) || moved > 1:
-					t.Fatalf("request %d: bypassed %v, handed off %d times", ri, local, moved)
-				case d.pinned[ri] == 0 || int(r.worker) != d.first+int(d.pinned[ri]-1):
-					t.Fatalf("request %d completed on worker %d, pinned to decode worker %d", ri, r.worker, d.pinned[ri]-1)
-				case local && (d.prefilled[ri] != 0 || d.reserved[ri] != 0):
-					t.Fatalf("request %d bypassed but went through the prefill pool", ri)
-				}
+			if e.phase == phaseTransferDone {
+				handedOff[e.id]++
 			}
-			rep, err := s.Run(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			reports[k] = reportJSON(t, rep)
-		}
-		if reports[0] != reports[1] {
-			t.Fatalf("decode fast path changed the report:\n%s\n%s", reports[0], reports[1])
-		}
+		})
 	})
 }
