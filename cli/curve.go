@@ -131,6 +131,11 @@ func writeCurve(w io.Writer, format, traceName string, requests int, sla string,
 	}
 	fmt.Fprintf(w, "%s, first %d requests, closed loop; ◆ Pareto front (requests/s against mean e2e latency)\n", traceName, requests)
 	fmt.Fprintf(w, "SLO %s\n", sla)
+	return writeAlignedTable(w, head, rows)
+}
+
+// writeAlignedTable prints a table's heading and rows in right-aligned columns.
+func writeAlignedTable(w io.Writer, head []string, rows [][]string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, r := range rows {

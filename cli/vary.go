@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -100,12 +98,7 @@ number per value (a dict's interval, say).`,
 				return writeJSON(w, varyJSON{fp, points})
 			}
 			head, rows := sweep.VaryTable(key, points)
-			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
-			for _, r := range rows {
-				fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
-			}
-			return tw.Flush()
+			return writeAlignedTable(w, head, rows)
 		},
 	}
 	x.register(cmd, "replay only the first N requests of each trace (0 = all)")
