@@ -43,15 +43,21 @@ func (s *Sim) handoffOf(i int) *Handoff {
 	if d.local != nil && d.local[i] {
 		return nil
 	}
-	start := d.reserved[i] // vLLM: the transfer starts once a decode worker is booked
-	if d.pd != nil {
-		start = d.prefilled[i] // SGLang: booked before the prefill, the transfer follows it
-	}
 	return &Handoff{
 		PrefillWorker:      int(d.srcWorker[i]),
 		DecodeCachedTokens: int(d.hit[i] * s.blockSize),
-		TransferMS:         ms(float64(d.landed[i] - start)),
+		TransferMS:         ms(float64(d.transferTime(i))),
 	}
+}
+
+// transferTime is how long request i's KV took to move: from its decode worker's booking
+// (vLLM), or from the prefill's end (SGLang, which books the decode worker before the
+// prefill starts), to its landing.
+func (d *disagg) transferTime(i int) int64 {
+	if d.pd != nil {
+		return d.landed[i] - d.prefilled[i]
+	}
+	return d.landed[i] - d.reserved[i]
 }
 
 // PoolSummary is one pool's share of a disaggregated replay.
@@ -112,16 +118,14 @@ func (s *Sim) disaggSummary(ws []WorkerSummary) *DisaggSummary {
 			continue
 		}
 		n++
-		var mv int64
 		if d.pd != nil { // SGLang: the decode worker pre-allocates before the prefill starts
 			wait += d.reserved[i] - r.arrival
 			pre += d.prefilled[i] - d.reserved[i]
-			mv = d.landed[i] - d.prefilled[i]
 		} else {
 			pre += d.prefilled[i] - r.arrival
 			wait += d.reserved[i] - d.prefilled[i]
-			mv = d.landed[i] - d.reserved[i]
 		}
+		mv := d.transferTime(i)
 		move += mv
 		moves = append(moves, mv)
 		first += r.firstTok - d.landed[i]
