@@ -49,6 +49,8 @@ type Coordinator struct {
 	tasks    map[string]*pending      // tasks published and not settled, by key
 	arrived  map[string]Result        // answers nobody waits for yet (a resumed sweep's)
 	workers  map[string]heartbeatSeen // last heartbeat of each worker
+	pinged   time.Time                // when start asked the workers for a heartbeat
+	joined   sync.Once                // the first task waited for the workers (awaitWorkers)
 	done     int
 	retried  int // failed answers whose task was published again
 	status   io.Writer
@@ -137,13 +139,14 @@ func (co *Coordinator) start(ctx context.Context) error {
 		var hb heartbeat
 		if json.Unmarshal(m.Data, &hb) == nil && hb.Worker != "" {
 			co.mu.Lock()
-			co.workers[shown(hb.Worker)] = heartbeatSeen{time.Now(), shown(hb.Simulator)}
+			co.workers[shown(hb.Worker)] = heartbeatSeen{time.Now(), shown(hb.Simulator), hb.Serving}
 			co.mu.Unlock()
 		}
 	})
 	if err != nil {
 		return err
 	}
+	co.pinged = time.Now()
 	if err := co.nc.Publish(pingSubject, nil); err != nil {
 		return fmt.Errorf("nats: asking workers for a heartbeat: %w", err)
 	}
@@ -376,6 +379,7 @@ func (co *Coordinator) Run(ctx context.Context, cfg engine.Config, requests int)
 	}
 	co.mu.Unlock()
 	if !inFlight && !arrived {
+		co.joined.Do(func() { co.awaitWorkers(ctx) })
 		if err := co.publish(ctx, p.task); err != nil {
 			co.mu.Lock()
 			co.finish(p, outcome{err: err})
@@ -389,6 +393,47 @@ func (co *Coordinator) Run(ctx context.Context, cfg engine.Config, requests int)
 		co.forget(key, ch)
 		return nil, ctx.Err()
 	}
+}
+
+// pingReplies is how long the first task waits for the workers' answers to start's ping;
+// joinWait bounds its wait for those workers to join the work queue.
+const (
+	pingReplies = heartbeatEvery / 4
+	joinWait    = 2 * heartbeatEvery
+)
+
+// awaitWorkers holds the sweep's first task until every worker of its simulator heard from
+// has joined the work queue (at most joinWait after the ping): a worker that was waiting
+// for the stream to exist joins at the ping, and the first round is then shared by all of
+// them, not taken by whichever joined first.
+func (co *Coordinator) awaitWorkers(ctx context.Context) {
+	t := time.NewTicker(pingReplies / 5)
+	defer t.Stop()
+	for {
+		co.mu.Lock()
+		since := time.Since(co.pinged)
+		ready := since >= pingReplies && co.allJoined()
+		co.mu.Unlock()
+		if ready || since >= joinWait {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// allJoined: every live worker of this sweep's simulator has joined the work queue. co.mu
+// is held.
+func (co *Coordinator) allJoined() bool {
+	for _, seen := range co.workers {
+		if seen.sim == co.sim && !seen.serving && time.Since(seen.at) < workerTimeout {
+			return false
+		}
+	}
+	return true
 }
 
 // publish puts task on the work queue.
@@ -468,10 +513,12 @@ func (co *Coordinator) writeStatus(final bool) {
 	}
 }
 
-// heartbeatSeen is when a worker was last heard from and its simulator digest.
+// heartbeatSeen is when a worker was last heard from, its simulator digest and whether it
+// had joined its work queue.
 type heartbeatSeen struct {
-	at  time.Time
-	sim string
+	at      time.Time
+	sim     string
+	serving bool
 }
 
 // statusLine counts the workers heard from lately (forgetting silent ones) and the tasks in

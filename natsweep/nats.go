@@ -136,6 +136,7 @@ type heartbeat struct {
 	Simulator string `json:"simulator"` // the worker's simulator digest
 	Parallel  int    `json:"parallel"`
 	Busy      int    `json:"busy"`
+	Serving   bool   `json:"serving"` // joined its simulator's work queue
 }
 
 const heartbeatEvery = time.Second

@@ -52,17 +52,23 @@ func experiment(t *testing.T) (*config.File, *config.Experiment) {
 // startWorkers runs n workers, each with its own connection, until the test ends.
 func startWorkers(t *testing.T, c roles, n int, ackWait time.Duration) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
 	for i := range n {
-		wg.Go(func() {
-			err := RunWorker(ctx, c.wk, WorkerOptions{Name: "w" + string(rune('0'+i)), AckWait: ackWait, Log: testLog{t}})
-			if err != nil && ctx.Err() == nil {
-				t.Error(err)
-			}
-		})
+		startWorker(t, c, "w"+string(rune('0'+i)), ackWait, testLog{t})
 	}
-	t.Cleanup(func() { cancel(); wg.Wait() })
+}
+
+// startWorker runs one worker until the test ends.
+func startWorker(t *testing.T, c roles, name string, ackWait time.Duration, log io.Writer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := RunWorker(ctx, c.wk, WorkerOptions{Name: name, AckWait: ackWait, Log: log}); err != nil && ctx.Err() == nil {
+			t.Error(err)
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
 }
 
 // distributed runs the sweep of f into out through a coordinator on c.
@@ -517,8 +523,19 @@ func TestOneTaskRunTwiceAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, err := info.Info(ctx); err != nil || st.State.Msgs != 1 {
-		t.Fatalf("tasks published for three runs of one task: %v (%v), want 1", st.State.Msgs, err)
+	// The first task waits a moment for workers to join (awaitWorkers) before it is published.
+	for {
+		st, err := info.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.State.Msgs > 0 || time.Now().After(deadline) {
+			if st.State.Msgs != 1 {
+				t.Fatalf("tasks published for three runs of one task: %v, want 1", st.State.Msgs)
+			}
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	quit()
 	if a := <-answers; !errors.Is(a.err, context.Canceled) {
@@ -541,6 +558,34 @@ func TestOneTaskRunTwiceAtOnce(t *testing.T) {
 	}
 	if got[0] != got[1] {
 		t.Errorf("the two runs' reports differ:\n%s\n%s", got[0], got[1])
+	}
+}
+
+// Workers started before any sweep wait for its stream. The sweep's first task waits for
+// them to join its queue (each joins at the sweep's ping), so every worker is serving
+// before any task is done: none is left polling while the others take the first round.
+func TestWaitingWorkersJoinBeforeTheFirstTask(t *testing.T) {
+	f, exp := experiment(t)
+	want, c, out := arena(t, f, exp, 0, DefaultAckWait)
+	// Started a third of a second apart, so that their tries a second are out of step.
+	var logs syncBuffer
+	for i := range 3 {
+		startWorker(t, c, "w"+string(rune('0'+i)), DefaultAckWait, io.MultiWriter(testLog{t}, &logs))
+		for strings.Count(logs.String(), "waiting for a sweep") <= i {
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(time.Second / 3)
+	}
+	if _, err := distributed(context.Background(), t, c, f, exp, out, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	sameOutputs(t, outputs(t, out), want)
+	log := logs.String()
+	if n := strings.Count(log, ": serving "); n != 3 {
+		t.Fatalf("%d workers joined, want 3:\n%s", n, log)
+	}
+	if last, first := strings.LastIndex(log, ": serving "), strings.Index(log, " done in "); first < 0 || last > first {
+		t.Errorf("a task was done before every worker had joined the queue:\n%s", log)
 	}
 }
 

@@ -62,6 +62,12 @@ type worker struct {
 	js   jetstream.JetStream
 	cons jetstream.Consumer
 	busy atomic.Int32
+	// serving: joined the work queue; heartbeats say so, and a sweep's first task waits for
+	// the workers it has heard from to join (Coordinator.awaitWorkers).
+	serving atomic.Bool
+	// wake: a coordinator pinged, after creating the streams; a waiting worker tries to
+	// join at once instead of at its next second.
+	wake chan struct{}
 
 	mu     sync.Mutex
 	traces map[string]*trace.Trace // by TraceRef.Digest
@@ -89,7 +95,7 @@ func RunWorker(ctx context.Context, c Conn, opt WorkerOptions) error {
 		opt.Log = io.Discard
 	}
 	sim := config.SimulatorDigest()
-	w := &worker{opt: opt, sim: sim, traces: map[string]*trace.Trace{}}
+	w := &worker{opt: opt, sim: sim, traces: map[string]*trace.Trace{}, wake: make(chan struct{}, 1)}
 	nc, js, err := c.dial("routerlab worker "+opt.Name, w.logf)
 	if err != nil {
 		return err
@@ -100,10 +106,16 @@ func RunWorker(ctx context.Context, c Conn, opt WorkerOptions) error {
 	// asks. The ping subscription comes first, so a coordinator's ping either reaches it or
 	// precedes this worker's first beat.
 	beat := func() {
-		b, _ := json.Marshal(heartbeat{Worker: opt.Name, Simulator: sim, Parallel: opt.Parallel, Busy: int(w.busy.Load())})
+		b, _ := json.Marshal(heartbeat{Worker: opt.Name, Simulator: sim, Parallel: opt.Parallel, Busy: int(w.busy.Load()), Serving: w.serving.Load()})
 		_ = nc.Publish(heartbeatSubject, b)
 	}
-	ping, err := nc.Subscribe(pingSubject, func(*nats.Msg) { beat() })
+	ping, err := nc.Subscribe(pingSubject, func(*nats.Msg) {
+		beat()
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	})
 	if err != nil {
 		return fmt.Errorf("nats: subscribing to %s: %w", pingSubject, err)
 	}
@@ -131,6 +143,8 @@ func RunWorker(ctx context.Context, c Conn, opt WorkerOptions) error {
 		return nil // stopped while waiting
 	}
 	w.logf("worker %s: serving %s with %d simulation(s) at once; simulator %s", opt.Name, Redact(c.URL), opt.Parallel, sim)
+	w.serving.Store(true)
+	beat()
 	for range opt.Parallel {
 		wg.Go(func() {
 			// One simulation at a time per goroutine: its replays reuse one memory.
@@ -156,8 +170,8 @@ func RunWorker(ctx context.Context, c Conn, opt WorkerOptions) error {
 }
 
 // workQueue joins the work queue of this worker's simulator, waiting (a line in the log, a
-// try a second) while the queue's stream does not exist yet: a sweep creates it. A nil
-// consumer: ctx ended first.
+// try a second and one at each coordinator's ping) while the queue's stream does not exist
+// yet: a sweep creates it. A nil consumer: ctx ended first.
 func (w *worker) workQueue(ctx context.Context) (jetstream.Consumer, error) {
 	waiting := false
 	for {
@@ -172,6 +186,7 @@ func (w *worker) workQueue(ctx context.Context) (jetstream.Consumer, error) {
 		select {
 		case <-ctx.Done():
 			return nil, nil
+		case <-w.wake:
 		case <-time.After(time.Second):
 		}
 	}
