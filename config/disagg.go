@@ -118,9 +118,22 @@ func (f *File) setDisaggScalar(path, key string, n ast.Node) (ok bool, err error
 // conditional is the engine's conditional disaggregation at the file's settings, nil when
 // off (Dynamo's default).
 func (s DisaggSettings) conditional() *engine.ConditionalDisagg {
-	if s.ConditionalDisagg == nil || !*s.ConditionalDisagg {
+	if !s.ConditionalOn() {
 		return nil
 	}
+	c := s.ConditionalThresholds()
+	return &c
+}
+
+// ConditionalOn reports whether the file turns conditional disaggregation on.
+func (s DisaggSettings) ConditionalOn() bool {
+	return s.ConditionalDisagg != nil && *s.ConditionalDisagg
+}
+
+// ConditionalThresholds is the isl_bounding policy at the file's thresholds (Dynamo's
+// defaults where it sets none), whether or not the file turns it on: the explorer's `c`
+// turns it on at these.
+func (s DisaggSettings) ConditionalThresholds() engine.ConditionalDisagg {
 	c := engine.DefaultConditionalDisagg()
 	if s.ConditionalEffISL != nil {
 		c.EffISLThreshold = *s.ConditionalEffISL
@@ -128,7 +141,7 @@ func (s DisaggSettings) conditional() *engine.ConditionalDisagg {
 	if s.ConditionalEffISLRatio != nil {
 		c.EffISLRatioThreshold = *s.ConditionalEffISLRatio
 	}
-	return &c
+	return c
 }
 
 // parseDisaggEntry reads a parallel_configs entry {prefill: <shape>, decode: <shape>}.

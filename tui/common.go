@@ -84,8 +84,9 @@ func NewStyles(p themes.Palette) Styles {
 type KeyMap struct {
 	// global
 	Quit, Focus, FocusBack, Help, Theme, Pin, Mode, Backend, StartSweep, CancelSweep, Copy key.Binding
-	// agg/disagg, and the prefill/decode split of a disaggregated fleet (disagg.go)
-	Disagg, FewerPrefill, MorePrefill key.Binding
+	// agg/disagg, the prefill/decode split of a disaggregated fleet (disagg.go) and its
+	// conditional disaggregation (conddisagg.go)
+	Disagg, FewerPrefill, MorePrefill, Conditional key.Binding
 	// Knobs pane
 	Up, Down, Left, Right, Group key.Binding
 	// Fleet pane
@@ -113,6 +114,7 @@ func DefaultKeyMap() KeyMap {
 		Disagg:       key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "agg/disagg")),
 		FewerPrefill: key.NewBinding(key.WithKeys("["), key.WithHelp("[", "fewer prefill workers")),
 		MorePrefill:  key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "more prefill workers")),
+		Conditional:  key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "conditional disagg")),
 		Up:           key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "previous knob")),
 		Down:         key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "next knob")),
 		Left:         key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "lower value")),
@@ -143,5 +145,5 @@ func (k KeyMap) ShortHelp() []key.Binding {
 
 // FullHelp implements help.KeyMap.
 func (k KeyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{k.pane(), k.global()[:6], append(k.global()[6:], k.Backend), {k.Disagg, k.FewerPrefill, k.MorePrefill}}
+	return [][]key.Binding{k.pane(), k.global()[:6], append(k.global()[6:], k.Backend), {k.Disagg, k.FewerPrefill, k.MorePrefill, k.Conditional}}
 }

@@ -21,6 +21,7 @@ type DisaggMetrics struct {
 	TransferGB                                         float64
 	PrefillTTFTShare                                   float64 // PrefillMS ÷ mean TTFT
 	TPOTMS                                             float64 // mean TPOT: every decode step runs on the decode pool
+	Bypassed                                           int     // requests conditional disaggregation prefilled on their decode worker
 	Prefill, Decode                                    PoolMetrics
 }
 
@@ -45,6 +46,9 @@ func (d Deployment) split() string {
 	if d.DecodeSeqs > 0 {
 		s += fmt.Sprintf(" decode_max_num_seqs=%d", d.DecodeSeqs)
 	}
+	if d.Conditional {
+		s += " router_conditional_disagg=true"
+	}
 	return s
 }
 
@@ -68,7 +72,7 @@ func (p *knobsPane) toggleDisagg() tea.Cmd {
 		if d.DecodeLayout != "" {
 			p.note += ", all of " + d.Layout + " (the decode pool's " + d.DecodeLayout + " goes)"
 		}
-		d.Prefill, d.DecodeLayout, d.DecodeBatchedTokens, d.DecodeSeqs = 0, "", 0, 0
+		d.Prefill, d.DecodeLayout, d.DecodeBatchedTokens, d.DecodeSeqs, d.Conditional = 0, "", 0, 0, false
 		return p.changed()
 	}
 	want := *d

@@ -11,7 +11,7 @@ import (
 )
 
 // No two bindings that can be on at once share a key: the global ones with each other and
-// with every pane's, and the keys `a`, `[` and `]` with nothing at all.
+// with every pane's, and the keys `a`, `[`, `]` and `c` with nothing at all.
 func TestKeyMapHasNoCollisions(t *testing.T) {
 	km := DefaultKeyMap()
 	v := reflect.ValueOf(km)
@@ -21,13 +21,13 @@ func TestKeyMapHasNoCollisions(t *testing.T) {
 			owner[k] = append(owner[k], v.Type().Field(i).Name)
 		}
 	}
-	for _, k := range []string{"a", "[", "]"} {
+	for _, k := range []string{"a", "[", "]", "c"} {
 		if len(owner[k]) != 1 {
 			t.Errorf("key %q is bound by %v, want one binding", k, owner[k])
 		}
 	}
 	global := map[string]bool{}
-	for _, b := range append(km.global(), km.Backend, km.Disagg, km.FewerPrefill, km.MorePrefill) {
+	for _, b := range append(km.global(), km.Backend, km.Disagg, km.FewerPrefill, km.MorePrefill, km.Conditional) {
 		for _, k := range b.Keys() {
 			if global[k] {
 				t.Errorf("global key %q bound twice", k)

@@ -42,6 +42,9 @@ type Deployment struct {
 	DecodeLayout        string // "": Layout
 	DecodeBatchedTokens int    // 0: MaxBatchedTokens
 	DecodeSeqs          int    // 0: MaxSeqs
+	// Conditional: the frontend's conditional disaggregation on (a split fleet's `c`,
+	// conddisagg.go), at the experiment's isl_bounding thresholds.
+	Conditional bool
 }
 
 func (d Deployment) settings() []string {
@@ -75,6 +78,9 @@ func (d Deployment) String() string {
 		parts[0] = fmt.Sprintf("%d prefill + %d decode × %s", d.Prefill, d.Replicas-d.Prefill, d.Layout)
 		if d.DecodeLayout != "" {
 			parts[0] = fmt.Sprintf("%d prefill × %s + %d decode × %s", d.Prefill, d.Layout, d.Replicas-d.Prefill, d.DecodeLayout)
+		}
+		if d.Conditional {
+			parts[0] += " conditional"
 		}
 	}
 	if d.KVCacheDtype != "" {
@@ -169,6 +175,9 @@ type Space struct {
 	// d's model and GPU in layout (nil: every layout the same), which `[` and `]` trade at.
 	DisaggFits func(Deployment) string
 	LayoutGPUs func(d Deployment, layout string) int
+	// ConditionalRule is conditional disaggregation's isl_bounding rule at the experiment's
+	// thresholds, in words for `c`'s note ("": the rule without its numbers).
+	ConditionalRule string
 	// Catalog, when set, says which GPUs and layouts each model has step-time tables for:
 	// the GPU and layout knobs step through those of the knobs' model, and a model or GPU
 	// change moves the deployment onto one that exists. nil: every listed value combines.

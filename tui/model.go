@@ -304,6 +304,10 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		cmd := m.knobs.moveSplit(dir)
 		m.notice = m.knobs.note
 		return cmd
+	case key.Matches(msg, keys.Conditional):
+		cmd := m.knobs.toggleConditional()
+		m.notice = m.knobs.note
+		return cmd
 	case key.Matches(msg, keys.StartSweep):
 		m.setFocus(paneSweep)
 		if m.jobs != nil {
@@ -371,6 +375,8 @@ func (m *Model) refused(msg tea.KeyPressMsg) string {
 		return "a: this explorer cannot disaggregate its fleet"
 	case is(k.FewerPrefill) || is(k.MorePrefill):
 		return msg.String() + ": moves the prefill/decode split of a disaggregated fleet; a disaggregates first"
+	case is(k.Conditional):
+		return "c: conditional disaggregation lets a decode worker prefill a prompt it mostly holds; a disaggregates first"
 	case is(k.Detach):
 		return "d: not watching a server sweep"
 	case is(k.LoadView):
@@ -428,6 +434,7 @@ func (m *Model) updateKeys() {
 	split := m.knobs.knobs.Deployment.Prefill > 0
 	k.FewerPrefill.SetEnabled(split)
 	k.MorePrefill.SetEnabled(split)
+	k.Conditional.SetEnabled(split)
 	if m.common.Width > 0 {
 		m.layout() // the full help's height follows the keys it lists
 	}

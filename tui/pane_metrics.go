@@ -96,6 +96,9 @@ func (p *metricsPane) table() []string {
 		st.Text.Render(fmt.Sprintf("%-13s %5.2f ms", "TPOT stall", m.StallMS))+" "+p.delta(m.StallMS, b.StallMS, false, 8)+st.Muted.Render(fmt.Sprintf(" %2.0f%%", 100*m.StallShare)))
 	if m.Disagg != nil {
 		lines = append(lines, p.disaggLines()...)
+		if p.cur.Knobs.Deployment.Conditional {
+			lines = append(lines, p.conditionalLine())
+		}
 	}
 	wrap("baseline: "+p.base.Knobs.Against(p.cur.Knobs), st.Muted)
 	return lines

@@ -3,9 +3,12 @@ package backend
 import (
 	"cmp"
 	"fmt"
+	"strconv"
 
+	"github.com/routerlab/routerlab/config"
 	"github.com/routerlab/routerlab/engine"
 	"github.com/routerlab/routerlab/model"
+	"github.com/routerlab/routerlab/router"
 	"github.com/routerlab/routerlab/sweep"
 	"github.com/routerlab/routerlab/tui"
 )
@@ -13,7 +16,7 @@ import (
 // The explorer's disaggregated fleet (tui/disagg.go): the knobs' Replicas workers of one
 // layout, Prefill of them the prefill pool and the rest the decode pool, each pool with the
 // experiment's prefill_* and decode_* scalar keys (config.File.SplitPools), and its KV
-// transfer and conditional disaggregation (config.File.DisaggEngine).
+// transfer (config.File.DisaggEngine) and conditional disaggregation as the knobs have it.
 
 // disaggFits says why deployment dk cannot be disaggregated ("" when it can): Dynamo's
 // replay disaggregates vLLM workers only, and a pool needs a worker.
@@ -52,6 +55,12 @@ func (s *Sim) split(cfg *engine.Config, k tui.Knobs) error {
 		}
 		_, decode = s.exp.File.SplitPools(dd)
 	}
+	if dk.Conditional {
+		// vLLM decode workers under conditional disaggregation run with
+		// --enable-conditional-disagg, which publishes their KV (ai-dynamo/dynamo
+		// docs/components/router/router-disaggregated-serving.md, "Backend Requirements").
+		decode.NoPrefixCaching = false
+	}
 	var kvBytes int64
 	for _, d := range []*model.Deployment{&prefill, &decode} {
 		w, err := s.worker(*d)
@@ -67,7 +76,47 @@ func (s *Sim) split(cfg *engine.Config, k tui.Knobs) error {
 	}
 	cfg.Worker, cfg.Workers = prefill, dk.Prefill
 	cfg.Disagg = s.exp.File.DisaggEngine(dk.Replicas-dk.Prefill, decode, kvBytes)
+	return s.conditional(cfg, dk)
+}
+
+// conditional sets cfg's conditional disaggregation as the knobs have it (`c`): on at the
+// file's isl_bounding thresholds, or off.
+func (s *Sim) conditional(cfg *engine.Config, dk tui.Deployment) error {
+	if !dk.Conditional {
+		cfg.Disagg.Conditional = nil
+		return nil
+	}
+	if cfg.Router.Mode != router.ModeKV {
+		return fmt.Errorf("router_conditional_disagg: needs router_mode kv_router (Dynamo's frontend refuses --router-conditional-disagg outside --router-mode kv); c turns it off")
+	}
+	c := s.exp.File.Disagg.ConditionalThresholds()
+	cfg.Disagg.Conditional = &c
 	return nil
+}
+
+// conditionalRule is isl_bounding's rule at c's thresholds, in words.
+func conditionalRule(c engine.ConditionalDisagg) string {
+	return fmt.Sprintf("a decode worker lacking < %d tokens and < %s of a prompt prefills it",
+		c.EffISLThreshold, strconv.FormatFloat(c.EffISLRatioThreshold, 'g', -1, 64))
+}
+
+// conditionalSets are the --set overrides of the knobs' conditional disaggregation where it
+// differs from the file's (an aggregated fleet has it off); on, the sweep's router_mode
+// list holds kv_router alone, the only mode Dynamo's frontend runs it under, and the decode
+// pool caches prefixes.
+func (s *Sim) conditionalSets(dk tui.Deployment) []string {
+	on := dk.Conditional && dk.Prefill > 0
+	var sets []string
+	switch f := s.exp.File; {
+	case on && !f.Disagg.ConditionalOn():
+		sets = append(sets, "router_conditional_disagg=true", config.KeyRouterMode+"=["+string(router.ModeKV)+"]")
+	case !on && f.Disagg.ConditionalOn():
+		sets = append(sets, "router_conditional_disagg=false")
+	}
+	if c := s.exp.File.Disagg.DecodePrefixCaching; on && (c == nil || !*c) {
+		sets = append(sets, "decode_enable_prefix_caching=true")
+	}
+	return sets
 }
 
 // timer prices cfg's steps: w, or each pool on its own worker model.
@@ -94,7 +143,7 @@ func disaggMetrics(d *engine.DisaggSummary, tpot float64) *tui.DisaggMetrics {
 	return &tui.DisaggMetrics{
 		PrefillMS: d.MeanPrefillMS, DecodeWaitMS: d.MeanDecodeWaitMS, TransferMS: d.MeanTransferMS, FirstDecodeMS: d.MeanFirstDecodeMS,
 		TransferP95MS: d.P95TransferMS, TransferGB: d.TransferGB, PrefillTTFTShare: d.PrefillTTFTShare, TPOTMS: tpot,
-		Prefill: pool(d.Prefill), Decode: pool(d.Decode),
+		Prefill: pool(d.Prefill), Decode: pool(d.Decode), Bypassed: d.Bypassed,
 	}
 }
 
@@ -128,6 +177,7 @@ func decodeOf(dk tui.Deployment) tui.Deployment {
 func (s *Sim) fileSplit(d *tui.Deployment, dg *engine.Disagg) {
 	dec := dg.Decode
 	d.Replicas, d.Prefill = s.base.Workers+dg.DecodeWorkers, s.base.Workers
+	d.Conditional = dg.Conditional != nil
 	if l := layoutName(dec.Layout(), s.catalog.moe[dec.ModelName], dec.Quantization); l != d.Layout {
 		d.DecodeLayout = l
 	}

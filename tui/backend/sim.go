@@ -440,6 +440,7 @@ func (s *Sim) Space() tui.Space {
 	sp.GPUs = slices.Compact(sp.GPUs)
 	sp.Backends, sp.BackendFits = model.BackendNames(), s.backendFits
 	sp.DisaggFits, sp.LayoutGPUs = s.disaggFits, s.layoutGPUs
+	sp.ConditionalRule = conditionalRule(s.exp.File.Disagg.ConditionalThresholds())
 	return sp
 }
 

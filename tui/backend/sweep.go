@@ -152,6 +152,7 @@ func (s *Sim) deploymentSets(k tui.Knobs) ([]string, error) {
 			fmt.Sprintf("prefill_max_num_batched_tokens=[%d]", dk.MaxBatchedTokens), fmt.Sprintf("prefill_max_num_seqs=[%d]", dk.MaxSeqs),
 			fmt.Sprintf("decode_max_num_batched_tokens=[%d]", dec.MaxBatchedTokens), fmt.Sprintf("decode_max_num_seqs=[%d]", dec.MaxSeqs)}
 	}
+	sets = append(sets, s.conditionalSets(dk)...)
 	if k.Speedup > 0 && k.Speedup != f.Workload.ArrivalSpeedupRatio {
 		sets = append(sets, "workload.arrival_speedup_ratio="+strconv.FormatFloat(k.Speedup, 'g', -1, 64))
 	}
@@ -239,8 +240,10 @@ func (s *Sim) ReplaySets(k tui.Knobs) ([]string, error) {
 			if l != layoutName(s.base.Worker.Layout(), s.catalog.moe[s.base.Worker.ModelName], "") {
 				sets = append(sets, "layout="+l)
 			}
-		default: // one-value lists as plain values
-			sets = append(sets, strings.NewReplacer("=[", "=", "]", "").Replace(set))
+		default: // one-value lists as plain values, once (conditional disaggregation's router_mode may be set above)
+			if plain := strings.NewReplacer("=[", "=", "]", "").Replace(set); !slices.Contains(sets, plain) {
+				sets = append(sets, plain)
+			}
 		}
 	}
 	return sets, nil
