@@ -48,22 +48,7 @@ func TestConditionalSplitRunsAsItsReplay(t *testing.T) {
 	if want := "router_conditional_disagg=true router_mode=kv_router decode_enable_prefix_caching=true"; !strings.Contains(joined, want) || strings.Count(joined, "router_mode=") != 1 {
 		t.Fatalf("replay sets %q: want %q once", joined, want)
 	}
-	f := exp.File.Clone()
-	if err := f.Apply(sets); err != nil {
-		t.Fatalf("%q: %v", sets, err)
-	}
-	rexp, err := config.NewExperiment(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := rexp.EngineConfig(f.DefaultPoint())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := rexp.Run(context.Background(), cfg, 300)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := replayWith(t, exp.File, sets, 300)
 	if got := disaggMetrics(rep.Summary.Disagg, rep.Summary.MeanTPOTMS); *got != *d || rep.Summary.MeanTTFTMS != res.Metrics.TTFT.Mean {
 		t.Fatalf("replay of %q: %+v TTFT %v; explorer %+v TTFT %v", joined, *got, rep.Summary.MeanTTFTMS, *d, res.Metrics.TTFT.Mean)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/routerlab/routerlab/config"
+	"github.com/routerlab/routerlab/engine"
 	"github.com/routerlab/routerlab/sweep"
 	"github.com/routerlab/routerlab/tui"
 )
@@ -65,22 +66,7 @@ func TestSplitRunsAsItsReplay(t *testing.T) {
 	if want := "parallel_configs=[{prefill: {tp: 4, attention_dp: 1, moe_tp: 1, moe_ep: 4, replicas: 3}, decode: {tp: 4, attention_dp: 1, moe_tp: 1, moe_ep: 4, replicas: 5}}]"; !strings.Contains(strings.Join(sets, " "), want) {
 		t.Fatalf("replay sets %q lack %s", sets, want)
 	}
-	f := exp.File.Clone()
-	if err := f.Apply(sets); err != nil {
-		t.Fatalf("%q: %v", sets, err)
-	}
-	rexp, err := config.NewExperiment(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := rexp.EngineConfig(f.DefaultPoint()) // as routerlab replay runs it
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := rexp.Run(context.Background(), cfg, 300)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := replayWith(t, exp.File, sets, 300)
 	got := disaggMetrics(rep.Summary.Disagg, rep.Summary.MeanTPOTMS)
 	// The explorer's sweep (s, and serve's sweeps) searches the router knobs at this split.
 	sf, err := NewSweeper(s).File(k)
@@ -243,22 +229,7 @@ func TestFileSplitOpensAsTheFileRuns(t *testing.T) {
 		if got := strings.Join(sets, " "); got != wantSets {
 			t.Fatalf("replay sets %q, want %q", got, wantSets)
 		}
-		rf := f.Clone()
-		if err := rf.Apply(sets); err != nil {
-			t.Fatal(err)
-		}
-		rexp, err := config.NewExperiment(rf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := rexp.EngineConfig(rf.DefaultPoint())
-		if err != nil {
-			t.Fatal(err)
-		}
-		rep, err := rexp.Run(context.Background(), cfg, 200)
-		if err != nil {
-			t.Fatal(err)
-		}
+		rep := replayWith(t, f, sets, 200)
 		if got := disaggMetrics(rep.Summary.Disagg, rep.Summary.MeanTPOTMS); *got != *res.Metrics.Disagg || rep.Summary.MeanE2EMS != res.Metrics.E2E.Mean {
 			t.Fatalf("replay %+v e2e %v; explorer %+v e2e %v", *got, rep.Summary.MeanE2EMS, *res.Metrics.Disagg, res.Metrics.E2E.Mean)
 		}
@@ -285,4 +256,27 @@ func TestFileSplitOpensAsTheFileRuns(t *testing.T) {
 	}
 	k.Deployment.Prefill, k.Deployment.Replicas = 2, 10
 	same(k, "parallel_configs=[{prefill: {tp: 4, attention_dp: 1, moe_tp: 4, moe_ep: 1, replicas: 2}, decode: {tp: 1, attention_dp: 1, moe_tp: 1, moe_ep: 1, replicas: 8}}]")
+}
+
+// replayWith is the report of `routerlab replay --requests requests` on file f with the
+// --set overrides sets: what a `y` command gives.
+func replayWith(t *testing.T, f *config.File, sets []string, requests int) *engine.Report {
+	t.Helper()
+	rf := f.Clone()
+	if err := rf.Apply(sets); err != nil {
+		t.Fatalf("%q: %v", sets, err)
+	}
+	rexp, err := config.NewExperiment(rf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := rexp.EngineConfig(rf.DefaultPoint()) // as routerlab replay runs it
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := rexp.Run(context.Background(), cfg, requests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
 }
