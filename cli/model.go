@@ -98,11 +98,11 @@ layout's numbers; --format csv one row per table.`,
 				return writeJSON(w, groups)
 			case "csv":
 				cw := csv.NewWriter(w)
-				_ = cw.Write([]string{"model_name", "hardware_sku", "precision", "checkpoint_precision", "architecture", "backend", "backend_version", "tp", "moe_tp", "moe_ep", "dynosim"})
+				_ = cw.Write([]string{"model_name", "hardware_sku", "precision", "checkpoint_precision", "architecture", "backend", "backend_version", "tp", "moe_tp", "moe_ep", "dynosim", "moe_backend"})
 				for _, g := range groups {
 					for _, l := range g.Layouts {
 						_ = cw.Write([]string{g.Model, g.SKU, g.Precision, strconv.FormatBool(g.Checkpoint), g.Architecture, string(g.Backend), g.Version,
-							strconv.Itoa(l.TP), strconv.Itoa(l.MoETP), strconv.Itoa(l.MoEEP), strconv.FormatBool(l.Dynosim)})
+							strconv.Itoa(l.TP), strconv.Itoa(l.MoETP), strconv.Itoa(l.MoEEP), strconv.FormatBool(l.Dynosim), g.MoEBackend})
 					}
 				}
 				cw.Flush()
@@ -122,6 +122,9 @@ layout's numbers; --format csv one row per table.`,
 						txt += "+d"
 					}
 					ls = append(ls, txt)
+				}
+				if g.MoEBackend != "" {
+					ls = append(ls, "(moe_config.backend "+g.MoEBackend+")")
 				}
 				fmt.Fprintf(&b, "%-34s %-9s %-12s %-19s %-15s %s\n", g.Model, g.SKU, q, g.Architecture, string(g.Backend)+"-"+g.Version, strings.Join(ls, " "))
 			}
@@ -145,6 +148,7 @@ type tableGroup struct {
 	Architecture string        `json:"architecture"`
 	Backend      model.Backend `json:"backend"`
 	Version      string        `json:"backend_version"`
+	MoEBackend   string        `json:"moe_backend,omitempty"` // TensorRT-LLM's moe_config.backend, when not the default
 	Layouts      []tableLayout `json:"layouts"`
 }
 
@@ -160,8 +164,8 @@ type tableLayout struct {
 func tableGroups(ts []*model.Table) []tableGroup {
 	var groups []tableGroup
 	type key struct {
-		model, sku, precision, arch, version string
-		backend                              model.Backend
+		model, sku, precision, arch, version, moeBackend string
+		backend                                          model.Backend
 	}
 	index := map[key]int{}
 	type at struct {
@@ -170,7 +174,7 @@ func tableGroups(ts []*model.Table) []tableGroup {
 	}
 	var dynosim []at
 	for _, t := range ts {
-		g := tableGroup{Model: t.Model, SKU: t.HardwareSKU, Precision: t.Quantization, Backend: t.Backend, Version: t.BackendVersion, Architecture: t.LLM.Architecture}
+		g := tableGroup{Model: t.Model, SKU: t.HardwareSKU, Precision: t.Quantization, Backend: t.Backend, Version: t.BackendVersion, MoEBackend: t.MoEBackend, Architecture: t.LLM.Architecture}
 		if g.Precision == "" {
 			// The checkpoint's own: its experts' dtype when only they are quantised.
 			g.Precision, g.Checkpoint = cmp.Or(t.LLM.ExpertQuant, t.GEMMQuant), true
@@ -181,7 +185,7 @@ func tableGroups(ts []*model.Table) []tableGroup {
 		if t.LLM.MLA() {
 			g.Architecture += " MLA"
 		}
-		k := key{g.Model, g.SKU, g.Precision, g.Architecture, g.Version, g.Backend}
+		k := key{g.Model, g.SKU, g.Precision, g.Architecture, g.Version, g.MoEBackend, g.Backend}
 		i, ok := index[k]
 		if !ok {
 			i = len(groups)

@@ -105,7 +105,7 @@ func TestTRTLLMExpertKernels(t *testing.T) {
 		{"h200_sxm", "w4a16_mxfp4", false, "moe_torch_flow", "", "w4a16_mxfp4"},               // Hopper: every layout at 1.2.0rc5
 		{"b200_sxm", "w4a16_mxfp4", false, "moe_torch_flow", "1.3.0rc10", "w4a8_mxfp4_mxfp8"}, // Blackwell: MXFP8 activations
 	} {
-		mk, err := backendMoEKernel(BackendTRTLLM, c.sku, trtllmVersion, c.quant, c.mla)
+		mk, err := backendMoEKernel(BackendTRTLLM, "", c.sku, trtllmVersion, c.quant, c.mla)
 		if err != nil || mk.Source != c.source || mk.Version != c.version || mk.Quant != c.rows {
 			t.Errorf("%s %s (mla %v): %s %q at %q, %v; want %s %q at %q", c.sku, c.quant, c.mla, mk.Quant, mk.Source, mk.Version, err, c.rows, c.source, c.version)
 		}
@@ -120,5 +120,46 @@ func TestTRTLLMExpertKernels(t *testing.T) {
 		if got := embeddedTable(t, name).MoEKernel; got != kernel {
 			t.Errorf("%s: experts from %q, want %q", name, got, kernel)
 		}
+	}
+}
+
+// TestTRTLLMGenExperts pins the rows that price TensorRT-LLM's moe_config.backend TRTLLM
+// (TRTLLM-Gen): NVFP4 from the TRT-LLM collector's min-latency rows, block-FP8 from vLLM
+// 0.24.0's rows of the same FlashInfer TRT-LLM kernel; Blackwell only, TensorRT-LLM only. A
+// deployment that names the backend gets its own table; one that does not, the CUTLASS one.
+func TestTRTLLMGenExperts(t *testing.T) {
+	for _, c := range []struct {
+		quant, source, version string
+		backend                Backend
+	}{
+		{"nvfp4", "moe_torch_flow_min_latency", "", ""},
+		{"fp8_block", trtllmMoEKernel, "0.24.0", BackendVLLM},
+	} {
+		mk, err := backendMoEKernel(BackendTRTLLM, MoEBackendTRTLLM, "b200_sxm", trtllmVersion, c.quant, true)
+		if err != nil || mk.Source != c.source || mk.Version != c.version || mk.Backend != c.backend || mk.Quant != c.quant {
+			t.Errorf("TRTLLM backend, %s: %+v, %v; want %s at %q %q", c.quant, mk, err, c.source, c.backend, c.version)
+		}
+	}
+	for _, c := range []struct {
+		b   Backend
+		sku string
+	}{{BackendTRTLLM, "h200_sxm"}, {BackendSGLang, "b200_sxm"}, {BackendVLLM, "b200_sxm"}} {
+		if _, err := backendMoEKernel(c.b, MoEBackendTRTLLM, c.sku, "", "nvfp4", true); err == nil {
+			t.Errorf("%s on %s with moe_config.backend TRTLLM: no error", c.b, c.sku)
+		}
+	}
+	d := SeedDeployment()
+	d.ModelName, d.Backend, d.BackendVersion, d.Quantization = "deepseek-ai/DeepSeek-R1", BackendTRTLLM, trtllmVersion, "nvfp4"
+	d.TP, d.MoETP, d.MoEEP = 8, 8, 1
+	for moe, kernel := range map[string]string{"": "moe_torch_flow_cutlass", MoEBackendTRTLLM: "moe_torch_flow_min_latency"} {
+		d.MoEBackend = moe
+		tb, err := loadTable(d)
+		if err != nil || tb.MoEKernel != kernel || tb.MoEBackend != moe {
+			t.Errorf("DeepSeek-R1 NVFP4 B200 TP 8, MoE backend %q: table %v, %v; want experts from %s", moe, tb != nil && err == nil, err, kernel)
+		}
+	}
+	d.HardwareSKU, d.Quantization, d.MoEBackend = "h200_sxm", "", MoEBackendTRTLLM
+	if _, err := loadTable(d); err == nil || !strings.Contains(err.Error(), "MoE backend TRTLLM") {
+		t.Errorf("DeepSeek-R1 on H200 under moe_config.backend TRTLLM: %v; want no table, naming the MoE backend", err)
 	}
 }

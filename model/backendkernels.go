@@ -51,8 +51,16 @@ func allReduceModes(b Backend) (graph, eager string) {
 // expert-parallel (moe_tp 1), so a B200 gpt-oss layout with moe_tp > 1 has no rows. DeepGEMM at DeepSeek's expert shape (mla) is measured at 1.2.0rc5 only on 16 GPUs
 // or more (moe_tp × moe_ep ≥ 16); 1.3.0rc10 is the first collection with it on 8 (moe_tp 8 or
 // moe_ep 8), so DeepSeek's experts take those rows.
-func backendMoEKernel(b Backend, sku, version, quant string, mla bool) (MoEKernel, error) {
+//
+// moeBackend is TensorRT-LLM's moe_config.backend when a run sets it (Deployment.MoEBackend):
+// MoEBackendTRTLLM, the TRTLLM-Gen fused MoE (TRTLLMGenFusedMoE, tensorrt_llm/_torch/modules/
+// fused_moe/fused_moe_trtllm_gen.py), which NVIDIA's DeepSeek-R1 recipes on Blackwell and
+// InferenceX's dsr1-fp4/fp8-b200-trt scripts select; see trtllmGenMoEKernel.
+func backendMoEKernel(b Backend, moeBackend, sku, version, quant string, mla bool) (MoEKernel, error) {
 	blackwell := strings.HasPrefix(sku, "b") || strings.HasPrefix(sku, "gb")
+	if moeBackend != "" {
+		return trtllmGenMoEKernel(b, moeBackend, blackwell, quant)
+	}
 	switch b.OrDefault() {
 	case BackendSGLang:
 		switch {
@@ -82,6 +90,35 @@ func backendMoEKernel(b Backend, sku, version, quant string, mla bool) (MoEKerne
 		return defaultMoEKernel(sku, version, quant)
 	}
 	return MoEKernel{}, fmt.Errorf("model import: no expert kernel known for %s experts on %s under %s %s: pass --moe-kernel, --moe-quant and --moe-version", quant, sku, b, version)
+}
+
+// MoEBackendTRTLLM is TensorRT-LLM's moe_config.backend "TRTLLM": the TRTLLM-Gen fused MoE.
+const MoEBackendTRTLLM = "TRTLLM"
+
+// trtllmGenMoEKernel is the rows that price TensorRT-LLM's TRTLLM-Gen fused MoE (moe_config
+// backend TRTLLM), which runs on Blackwell only. NVFP4: AIConfigurator's TRT-LLM collector
+// measures it as kernel_source moe_torch_flow_min_latency (collector/trtllm/collect_moe.py:
+// min_latency_mode sets model_config.moe_backend "trtllm" with DeepSeek-V3's routing, at every
+// token count), the rows AIConfigurator's own TRT-LLM model prices NVFP4 experts of up to 128
+// tokens with (aic-core operators/moe.rs, the low-latency table). They run without the
+// finalize (do_finalize false), which TensorRT-LLM's DeepSeek layers fuse into the all-reduce
+// after the experts at these batch sizes (modeling_deepseekv3.py, MoEAllReduce). Block-FP8:
+// the TRT-LLM collector labels every Blackwell fp8_block row DeepGEMM and measures no
+// TRTLLM-Gen FP8 block-scale row; the same TRTLLM-Gen kernel is what FlashInfer's
+// trtllm_fp8_block_scale_moe runs, measured by AIConfigurator's vLLM 0.24.0 collector
+// through vLLM's layer (trtllmMoEKernel), as SGLang's DeepSeek experts are priced.
+func trtllmGenMoEKernel(b Backend, moeBackend string, blackwell bool, quant string) (MoEKernel, error) {
+	switch {
+	case b != BackendTRTLLM || moeBackend != MoEBackendTRTLLM:
+		return MoEKernel{}, fmt.Errorf("model import: MoE backend %q under %s: only TensorRT-LLM's %s is priced", moeBackend, b.OrDefault(), MoEBackendTRTLLM)
+	case !blackwell:
+		return MoEKernel{}, fmt.Errorf("model import: TensorRT-LLM's %s MoE backend (TRTLLM-Gen) runs on Blackwell only", moeBackend)
+	case quant == "nvfp4":
+		return MoEKernel{Source: "moe_torch_flow_min_latency", Quant: quant}, nil
+	case quant == "fp8_block":
+		return MoEKernel{Backend: BackendVLLM, Version: "0.24.0", Source: trtllmMoEKernel, Quant: quant}, nil
+	}
+	return MoEKernel{}, fmt.Errorf("model import: no TRTLLM-Gen expert rows known for %s experts", quant)
 }
 
 // trtllmCutlassSource is the kernel_source under which a TensorRT-LLM collection on sku at
@@ -173,6 +210,13 @@ func backendImports() []ImportOptions {
 		one(BackendTRTLLM, dsR1, "b200_sxm", "", "", "8,8,1", "8,1,8"),
 		fromCheckpoint(dsFP4, one(BackendTRTLLM, dsV3, "b200_sxm", "nvfp4", "", "4,4,1", "4,1,4", "8,8,1", "8,1,8")),
 		fromCheckpoint(dsFP4, one(BackendTRTLLM, dsR1, "b200_sxm", "nvfp4", "", "4,4,1", "4,1,4", "8,8,1", "8,1,8")),
+		// The same under moe_config.backend TRTLLM (TRTLLM-Gen experts), which the measured
+		// InferenceX runs on B200 set (silicon/trtllmruns.go); block-FP8 also at TP 4, which
+		// the TRTLLM-Gen rows measure.
+		moeBackend(MoEBackendTRTLLM, one(BackendTRTLLM, dsV3, "b200_sxm", "", "", "4,4,1", "8,8,1", "8,1,8")),
+		moeBackend(MoEBackendTRTLLM, one(BackendTRTLLM, dsR1, "b200_sxm", "", "", "4,4,1", "8,8,1", "8,1,8")),
+		moeBackend(MoEBackendTRTLLM, fromCheckpoint(dsFP4, one(BackendTRTLLM, dsV3, "b200_sxm", "nvfp4", "", "4,4,1", "4,1,4", "8,8,1", "8,1,8"))),
+		moeBackend(MoEBackendTRTLLM, fromCheckpoint(dsFP4, one(BackendTRTLLM, dsR1, "b200_sxm", "nvfp4", "", "4,4,1", "4,1,4", "8,8,1", "8,1,8"))),
 		// Qwen3-235B's block-FP8 experts under TensorRT-LLM on H100: CUTLASS, at the runs'
 		// expert-parallel layouts (moe_tp > 1 splits its 1,536-wide experts off the 128 blocks).
 		one(BackendTRTLLM, qwen235, "h100_sxm", "", "", "4,1,4", "8,1,8"),
@@ -182,6 +226,12 @@ func backendImports() []ImportOptions {
 		one(BackendTRTLLM, gptOSS, "h200_sxm", "", "", "1,1,1", "2,2,1", "4,4,1", "8,8,1", "4,2,2", "4,1,4", "8,1,8"),
 		one(BackendTRTLLM, gptOSS, "b200_sxm", "", "", "1,1,1"),
 	}
+}
+
+// moeBackend is o under TensorRT-LLM's moe_config.backend b.
+func moeBackend(b string, o ImportOptions) ImportOptions {
+	o.MoEBackend = b
+	return o
 }
 
 // elementwiseFusion says which of the element-wise kernels around attention a backend runs

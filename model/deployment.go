@@ -17,6 +17,10 @@ type Deployment struct {
 	// Quantization is the GEMM dtype the weights are served in (vLLM's --quantization, e.g.
 	// fp8 for a BF16 checkpoint quantised at load); "" is the checkpoint's own.
 	Quantization string
+	// MoEBackend is TensorRT-LLM's moe_config.backend when a run sets one other than its
+	// release's default (MoEBackendTRTLLM: the TRTLLM-Gen fused MoE); "" is the default, CUTLASS
+	// (backendkernels.go). It keys the table like Quantization does.
+	MoEBackend string
 
 	TP          int // tensor parallel size of attention and dense layers
 	AttentionDP int // attention data-parallel ranks (1 = none)

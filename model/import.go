@@ -33,6 +33,10 @@ type ImportOptions struct {
 	MLAModuleRows string
 	// MoE names the measured fused-expert kernel that prices the experts.
 	MoE MoEKernel
+	// MoEBackend is TensorRT-LLM's moe_config.backend other than its release's default
+	// (MoEBackendTRTLLM); it selects the expert kernel (backendMoEKernel) and keys the table
+	// (Deployment.MoEBackend).
+	MoEBackend string
 	// FP32TFLOPS and TF32TFLOPS are the GPU's dense FP32 (CUDA-core) and TF32 (tensor-core)
 	// peaks, which price the router gate: vLLM runs MiniMax-M2's gate as an FP32 GEMM (on CUDA
 	// cores, or TF32 tensor cores under VLLM_FLOAT32_MATMUL_PRECISION=high), which no operator
@@ -385,7 +389,7 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 	gemmQuant := cmp.Or(o.GEMMQuant, llm.WeightQuant)
 	mk := o.MoE
 	if llm.MoE() && mk.Source == "" {
-		if mk, err = backendMoEKernel(o.Backend, o.HardwareSKU, o.BackendVersion, cmp.Or(llm.ExpertQuant, gemmQuant), llm.MLA()); err != nil {
+		if mk, err = backendMoEKernel(o.Backend, o.MoEBackend, o.HardwareSKU, o.BackendVersion, cmp.Or(llm.ExpertQuant, gemmQuant), llm.MLA()); err != nil {
 			return nil, err
 		}
 		mk.Distribution = o.MoE.Distribution
@@ -472,7 +476,7 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 			return nil, fmt.Errorf("model import: %w", err)
 		}
 		t := &Table{Format: tableFormat, Model: o.Model, HardwareSKU: o.HardwareSKU, Backend: o.Backend,
-			BackendVersion: o.BackendVersion, Quantization: o.Quantization, GEMMQuant: gemmQuant, MoEQuant: mk.Quant, MoEKernel: mk.Source, Layout: l, LLM: llm, GPU: gpu,
+			BackendVersion: o.BackendVersion, Quantization: o.Quantization, GEMMQuant: gemmQuant, MoEQuant: mk.Quant, MoEKernel: mk.Source, MoEBackend: o.MoEBackend, Layout: l, LLM: llm, GPU: gpu,
 			MLAModule: mlaWords, Sources: common}
 		if o.TimingReference == ReferenceDynosim {
 			t.TimingReference = ReferenceDynosim

@@ -26,7 +26,7 @@ func LayoutCapacity(d Deployment) (c Capacity, untimed, err error) {
 		// A table of another precision would misprice the weights (loadTable falls back to
 		// the one precision a layout has, e.g. NVFP4 at TP 8 for an FP8 checkpoint).
 		if h.Model != d.ModelName || h.HardwareSKU != d.HardwareSKU || h.BackendVersion != d.BackendVersion ||
-			h.Quantization != d.Quantization || h.TimingReference != ref {
+			h.Quantization != d.Quantization || h.TimingReference != ref || h.MoEBackend != d.MoEBackend {
 			continue
 		}
 		sib := d

@@ -154,9 +154,12 @@ type Table struct {
 	GEMMQuant      string  `json:"gemm_quant_mode"`        // kernels of the attention projections
 	MoEQuant       string  `json:"moe_quant_mode"`         // moe_dtype of the expert rows
 	MoEKernel      string  `json:"moe_kernel"`             // kernel_source of the expert rows
-	Layout         Layout  `json:"layout"`
-	LLM            LLMSpec `json:"llm"`
-	GPU            GPUSpec `json:"gpu"`
+	// MoEBackend is TensorRT-LLM's moe_config.backend the table prices when not the
+	// release's default (Deployment.MoEBackend); "" the default.
+	MoEBackend string  `json:"moe_backend,omitempty"`
+	Layout     Layout  `json:"layout"`
+	LLM        LLMSpec `json:"llm"`
+	GPU        GPUSpec `json:"gpu"`
 	// TimingReference is ReferenceDynosim for the tables of that reference (AIConfigurator's
 	// own operator choice); empty for the silicon tables.
 	TimingReference string   `json:"timing_reference,omitempty"`
@@ -236,8 +239,9 @@ func entryFor[T any](t *Table, entries []T, setting func(*T) string, want, price
 
 // tableFileName is the embedded file holding the table of a combination; quant is "" for
 // the checkpoint's own quantisation, else the precision it was served in; the dynosim
-// reference's tables carry a "_dynosim" suffix.
-func tableFileName(model, sku string, backend Backend, version string, l Layout, quant, timingReference string) string {
+// reference's tables carry a "_dynosim" suffix, and a table of a MoE backend other than the
+// release's default "_moe-<backend>".
+func tableFileName(model, sku string, backend Backend, version string, l Layout, quant, timingReference, moeBackend string) string {
 	m := strings.ToLower(model)
 	if i := strings.LastIndex(m, "/"); i >= 0 {
 		m = m[i+1:]
@@ -247,6 +251,9 @@ func tableFileName(model, sku string, backend Backend, version string, l Layout,
 	}
 	if timingReference == ReferenceDynosim {
 		quant += "_" + ReferenceDynosim
+	}
+	if moeBackend != "" {
+		quant += "_moe-" + strings.ToLower(moeBackend)
 	}
 	return fmt.Sprintf("%s_%s_%s-%s_%s%s"+tableExt, m, sku, backend, version, l, quant)
 }
@@ -259,7 +266,7 @@ func loadTable(d Deployment) (*Table, error) {
 	if d.Dynosim() {
 		ref = ReferenceDynosim
 	}
-	own := tableFileName(d.ModelName, d.HardwareSKU, d.Backend, d.BackendVersion, l, "", "")
+	own := tableFileName(d.ModelName, d.HardwareSKU, d.Backend, d.BackendVersion, l, "", "", "")
 	stem := strings.TrimSuffix(own, tableExt)
 	// Candidates are chosen by their heads; only the chosen table's grids are decoded.
 	var cands []string
@@ -272,7 +279,7 @@ func loadTable(d Deployment) (*Table, error) {
 		if err != nil {
 			return nil, err
 		}
-		if h.Model == d.ModelName && h.TimingReference == ref { // not another model's lower-cased name
+		if h.Model == d.ModelName && h.TimingReference == ref && h.MoEBackend == d.MoEBackend { // not another model's lower-cased name
 			cands, heads = append(cands, n), append(heads, h)
 		}
 	}
@@ -299,6 +306,9 @@ func loadTable(d Deployment) (*Table, error) {
 	}
 	if ref != "" {
 		q += ", timing reference " + ref
+	}
+	if d.MoEBackend != "" {
+		q += ", MoE backend " + d.MoEBackend
 	}
 	have := strings.Join(cands, ", ")
 	if len(cands) == 0 { // name what this model does have on this GPU, by file name
@@ -351,7 +361,7 @@ func sharedTable(name string) (*Table, error) {
 type tableHead struct {
 	Format                                                    int
 	Model, Quantization, GEMMQuant, MoEQuant, TimingReference string
-	HardwareSKU, BackendVersion                               string
+	HardwareSKU, BackendVersion, MoEBackend                   string
 	Layout                                                    Layout
 	LLM                                                       LLMSpec
 }
@@ -361,6 +371,7 @@ type TableHead struct {
 	Model, HardwareSKU, BackendVersion string
 	Quantization                       string // "": the checkpoint's own
 	TimingReference                    string // "": silicon
+	MoEBackend                         string // "": the backend release's default MoE kernels
 	Layout                             Layout
 	MoE                                bool // the model has routed experts
 }
@@ -375,7 +386,7 @@ func EmbeddedHeads() ([]TableHead, error) {
 			return nil, err
 		}
 		out = append(out, TableHead{Model: h.Model, HardwareSKU: h.HardwareSKU, BackendVersion: h.BackendVersion,
-			Quantization: h.Quantization, TimingReference: h.TimingReference, Layout: h.Layout, MoE: h.LLM.MoE()})
+			Quantization: h.Quantization, TimingReference: h.TimingReference, MoEBackend: h.MoEBackend, Layout: h.Layout, MoE: h.LLM.MoE()})
 	}
 	return out, nil
 }
@@ -418,7 +429,7 @@ func readHead(name string) (tableHead, error) {
 	}
 	fields := map[string]any{"format": &h.Format, "model": &h.Model, "quantization": &h.Quantization,
 		"gemm_quant_mode": &h.GEMMQuant, "moe_quant_mode": &h.MoEQuant, "timing_reference": &h.TimingReference,
-		"hardware_sku": &h.HardwareSKU, "backend_version": &h.BackendVersion, "layout": &h.Layout, "llm": &h.LLM}
+		"hardware_sku": &h.HardwareSKU, "backend_version": &h.BackendVersion, "moe_backend": &h.MoEBackend, "layout": &h.Layout, "llm": &h.LLM}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -484,7 +495,7 @@ func embeddedJSON(name string) ([]byte, error) {
 // or "" when none is embedded.
 func NearestVersion(model, sku, version string) string {
 	want, ok := releaseNumber(version)
-	prefix := tableFileName(model, sku, BackendVLLM, "", Layout{}, "", "")
+	prefix := tableFileName(model, sku, BackendVLLM, "", Layout{}, "", "", "")
 	prefix = prefix[:strings.Index(prefix, "vllm-")+len("vllm-")]
 	best, bestDist := "", 0
 	for _, n := range EmbeddedTables() {

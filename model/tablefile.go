@@ -28,7 +28,7 @@ func MarshalTable(t *Table) ([]byte, error) {
 
 // TableFileName is the file a table is stored under.
 func TableFileName(t *Table) string {
-	return tableFileName(t.Model, t.HardwareSKU, t.Backend, t.BackendVersion, t.Layout, t.Quantization, t.TimingReference)
+	return tableFileName(t.Model, t.HardwareSKU, t.Backend, t.BackendVersion, t.Layout, t.Quantization, t.TimingReference, t.MoEBackend)
 }
 
 // ProvenanceFileName is the provenance file written beside the tables of a timing reference.

@@ -357,7 +357,7 @@ func TestTF32GateNeverDearer(t *testing.T) {
 // canonical replays, sweep evaluations, explorer re-runs).
 func BenchmarkLoadTable(b *testing.B) {
 	d := SeedDeployment()
-	name := tableFileName(d.ModelName, d.HardwareSKU, d.Backend, d.BackendVersion, d.Layout(), "", "")
+	name := tableFileName(d.ModelName, d.HardwareSKU, d.Backend, d.BackendVersion, d.Layout(), "", "", "")
 	b.Run("decode", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := readTable(name); err != nil {
@@ -400,7 +400,7 @@ func TestTableHeads(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := tableHead{tb.Format, tb.Model, tb.Quantization, tb.GEMMQuant, tb.MoEQuant, tb.TimingReference,
-			tb.HardwareSKU, tb.BackendVersion, tb.Layout, tb.LLM}
+			tb.HardwareSKU, tb.BackendVersion, tb.MoEBackend, tb.Layout, tb.LLM}
 		if h != want {
 			t.Errorf("%s: head %+v, the table says %+v", n, h, want)
 		}

@@ -47,7 +47,8 @@ func newCatalog(base model.Deployment) (*catalog, error) {
 	c := &catalog{gpus: map[string][]string{}, options: map[[2]string][]fleetOption{}, moe: map[string]bool{}}
 	version := map[[2]string]string{} // the version each pair is offered at
 	for _, t := range ts {
-		if t.TimingReference != ref {
+		// The explorer offers each engine with its release's default kernels.
+		if t.TimingReference != ref || t.MoEBackend != "" {
 			continue
 		}
 		pair := [2]string{t.Model, t.HardwareSKU}
