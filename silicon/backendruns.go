@@ -95,16 +95,11 @@ func backendRuns() []Run {
 		generatedKVFP8(backendGapAnalysis(model.BackendTRTLLM, qwen32, "h100_sxm", "fp8")),
 		generatedKVFP8(backendGapAnalysis(model.BackendTRTLLM, qwen235, "h100_sxm", "fp8")),
 		backendGapAnalysis(model.BackendTRTLLM, llama8Meta, "h100_sxm", ""),
-		generatedKVFP8(backendGapAnalysis(model.BackendTRTLLM, "deepseek-ai/DeepSeek-V3", "h200_sxm", "fp8")),
-		generatedKVFP8(backendGapAnalysis(model.BackendTRTLLM, "deepseek-ai/DeepSeek-R1", "h200_sxm", "fp8")),
-		generatedKVFP8(backendGapAnalysis(model.BackendTRTLLM, "deepseek-ai/DeepSeek-V3", "b200_sxm", "fp8")),
-		generatedKVFP8(backendGapAnalysis(model.BackendTRTLLM, "deepseek-ai/DeepSeek-R1", "b200_sxm", "fp8")),
-		generatedKVFP8(backendGapAnalysis(model.BackendTRTLLM, "deepseek-ai/DeepSeek-V3", "b200_sxm", "fp4")),
-		generatedKVFP8(backendGapAnalysis(model.BackendTRTLLM, "deepseek-ai/DeepSeek-R1", "b200_sxm", "fp4")),
 		backendGapAnalysis(model.BackendTRTLLM, gptOSS, "h200_sxm", "fp4"),
 		backendGapAnalysis(model.BackendTRTLLM, gptOSS, "b200_sxm", "fp4"),
 	}
-	return append(runs, dsr1SGLangRuns()...)
+	runs = append(runs, dsr1SGLangRuns()...)
+	return append(runs, dsr1TRTRuns()...)
 }
 
 // generatedKVFP8 is run with the FP8 KV cache AIConfigurator's generated configuration names

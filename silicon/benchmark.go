@@ -89,12 +89,20 @@ type Benchmark struct {
 	// ExpertParallel is the script's --enable-expert-parallel: false when the script never
 	// passes it, so vLLM shards every expert over the tensor-parallel group (its default,
 	// FusedMoEParallelConfig without expert parallelism) whatever moe_ep the row is labelled
-	// with; nil replays the row's labels.
+	// with; true when it always spreads the experts over the worker's GPUs (TensorRT-LLM's
+	// --ep_size equal to --tp_size) whatever moe_tp the row is labelled with; nil replays the
+	// row's labels.
 	ExpertParallel *bool `json:"expert_parallel,omitempty"`
 	// SGLangMaxPrefillTokens and SGLangRecvInterval are SGLang's --max-prefill-tokens and
 	// --scheduler-recv-interval (engine.SchedulerConfig; 0: SGLang's defaults).
 	SGLangMaxPrefillTokens int `json:"sglang_max_prefill_tokens,omitempty"`
 	SGLangRecvInterval     int `json:"sglang_scheduler_recv_interval,omitempty"`
+	// MoEBackend is TensorRT-LLM's moe_config.backend as the script sets it when that is not
+	// the release's default (model.MoEBackendTRTLLM); "" the default's kernels.
+	MoEBackend string `json:"moe_backend,omitempty"`
+	// BatchedTokensAtLeast is a floor on the computed max_num_batched_tokens (the 2026
+	// InferenceX TensorRT-LLM scripts' max_num_tokens of at least 8,192); 0: none.
+	BatchedTokensAtLeast int `json:"batched_tokens_at_least,omitempty"`
 	// TimingReference prices the replay (model.ReferenceSilicon when empty; dynosim shows how
 	// Dynamo's mocker with AIConfigurator's pricing fares against the measurements).
 	TimingReference string `json:"timing_reference,omitempty"`
@@ -313,6 +321,7 @@ func (b Benchmark) deployment(r Row) model.Deployment {
 	if b.BatchedTokensAboveBatch > 0 {
 		d.MaxNumBatchedTokens = r.ISL + r.Concurrency + b.BatchedTokensAboveBatch
 	}
+	d.MaxNumBatchedTokens = max(d.MaxNumBatchedTokens, b.BatchedTokensAtLeast)
 	switch {
 	case b.MaxModelLen > 0:
 		d.ContextLength = b.MaxModelLen
@@ -326,7 +335,7 @@ func (b Benchmark) deployment(r Row) model.Deployment {
 	d.APIServerTokenizeNS, d.APIServerTokenizeBatching = b.APIServerTokenizeNS, b.APIServerTokenizeBatching
 	d.RequestPathUS, d.StreamEndUS = b.RequestPathUS, b.StreamEndUS
 	d.MaxCUDAGraphCaptureSize, d.CUDAGraphMode = b.MaxCUDAGraphCaptureSize, b.CUDAGraphMode
-	d.TimingReference = b.TimingReference
+	d.TimingReference, d.MoEBackend = b.TimingReference, b.MoEBackend
 	d.SharedExpertsStreamTokens = b.SharedExpertsStreamTokens
 	d.MemoryBudget = cmp.Or(b.MemoryBudget, model.MemoryBudgetVLLM)
 	d.FuseAllReduceRMS, d.AllReduceFusionMaxMB = b.fusesAllReduceRMS(r, d), b.AllReduceFusionMaxMB.at(r.TP)
@@ -358,6 +367,9 @@ func (b Benchmark) String() string {
 	if b.BatchedTokensAboveBatch > 0 {
 		tokens = fmt.Sprintf("max_num_batched_tokens ISL + concurrency + %d", b.BatchedTokensAboveBatch)
 	}
+	if b.BatchedTokensAtLeast > 0 {
+		tokens += fmt.Sprintf(" (at least %d)", b.BatchedTokensAtLeast)
+	}
 	fp32 := "float32 matmuls " + b.Float32MatmulPrecision
 	if b.Float32MatmulPrecision == "" {
 		fp32 = fmt.Sprintf("float32 matmuls highest, high in runs from %s", b.HighPrecisionSince)
@@ -387,6 +399,12 @@ func (b Benchmark) String() string {
 	}
 	if b.ExpertParallel != nil && !*b.ExpertParallel {
 		graphs += ", no expert parallelism (experts sharded over the TP group, whatever the moe_ep label)"
+	}
+	if b.ExpertParallel != nil && *b.ExpertParallel {
+		graphs += ", expert parallelism over the worker's GPUs (whatever the moe_tp label)"
+	}
+	if b.MoEBackend != "" {
+		graphs += ", moe_config.backend " + b.MoEBackend
 	}
 	seqs := fmt.Sprint(b.MaxNumSeqs)
 	if b.MaxNumSeqsIsConcurrency {

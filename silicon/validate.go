@@ -154,11 +154,26 @@ func productTEP(r Row) (Row, string, bool) {
 // not enable it (Benchmark.ExpertParallel false) as vLLM served it: every expert sharded over
 // the worker's GPUs.
 func noExpertParallel(r Row, b Benchmark) (Row, string, bool) {
-	if b.ExpertParallel == nil || *b.ExpertParallel || r.MoEEP <= 1 {
+	if b.ExpertParallel != nil && *b.ExpertParallel {
+		return expertParallel(r)
+	}
+	if b.ExpertParallel == nil || r.MoEEP <= 1 {
 		return r, "", false
 	}
 	note := fmt.Sprintf("labelled moe_tp %d, moe_ep %d: replayed as moe_tp %d (the script does not pass --enable-expert-parallel)", r.MoETP, r.MoEEP, r.MoETP*r.MoEEP)
 	r.MoETP, r.MoEEP = r.MoETP*r.MoEEP, 1
+	return r, note, true
+}
+
+// expertParallel reads a row labelled with tensor-parallel experts from a run whose script
+// spreads the experts over the worker's GPUs (Benchmark.ExpertParallel true: TensorRT-LLM's
+// --ep_size equal to --tp_size) as the run served it.
+func expertParallel(r Row) (Row, string, bool) {
+	if r.MoETP <= 1 {
+		return r, "", false
+	}
+	note := fmt.Sprintf("labelled moe_tp %d, moe_ep %d: replayed as moe_ep %d (the script passes --ep_size %d)", r.MoETP, r.MoEEP, r.MoETP*r.MoEEP, r.MoETP*r.MoEEP)
+	r.MoETP, r.MoEEP = 1, r.MoETP*r.MoEEP
 	return r, note, true
 }
 

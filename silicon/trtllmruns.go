@@ -1,0 +1,116 @@
+package silicon
+
+import "github.com/routerlab/routerlab/model"
+
+// The sample's TensorRT-LLM DeepSeek-R1 rows (labelled DeepSeek-V3 or -R1, one architecture)
+// are InferenceX's dsr1-fp4-b200-trt, dsr1-fp8-b200-trt and dsr1-fp8-h200-trt configs, not
+// AIConfigurator's gap-analysis collection: their ids name InferenceX's config
+// (dsr1_b200_trtllm_fp4_agg_…, config ids 75, 82, 91, 177, …), their images are the configs'
+// nvcr.io/nvidia/tensorrt-llm/release tags (1.1.0rc2.post2, 1.2.0rc6.post2) and their shapes
+// the configs' search spaces. Each replays with the script its date ran
+// (SemiAnalysisAI/InferenceX benchmarks/dsr1_{fp4,fp8}_{b200,h200}_trt[_slurm].sh) and
+// InferenceX's client (ix).
+//
+// Two days' rows are the configs' speculative-decoding twins (dsr1-*-trt-mtp: MTP, DeepSeek's
+// multi-token prediction, in TensorRT-LLM's one-model speculative decoding), which the
+// collections copied without a config id and the replay does not model: a row of an MTP run
+// measures a TPOT that is the step time divided by the accepted tokens per step (1.7 to 2 times
+// fewer milliseconds per token than the plain config at the same shape and image), and steps
+// that verify draft tokens. Those are
+//   - 2026-01-14: #392 ("Add MTP Benchmark Support for DeepSeek-R1 TRT", merged 2026-01-15)
+//     swept the new -mtp configs (same 1.1.0rc2.post2 image as the plain ones): at 1k/1k c 4
+//     TEP 8 on B200 FP8 7.8 ms TPOT against the plain config's 14.6, on H200 8.6 against 13.8;
+//   - 2026-02-05 (FP8) and 2026-02-06 (FP4): the 1.2.0rc6.post3 image, which only the -mtp
+//     configs ran (nvidia-master.yaml at 0aae52d4c, #642; the plain configs kept 1.2.0rc6.post2):
+//     5.4 ms TPOT at 1k/1k c 4 TP 8 FP8 against the plain config's 10.3.
+const (
+	dsr1TRTImage2025 = "nvcr.io/nvidia/tensorrt-llm/release:1.1.0rc2.post2"
+	dsr1TRTImage2026 = "nvcr.io/nvidia/tensorrt-llm/release:1.2.0rc6.post2"
+	dsr1TRTMTPSkip   = "speculative decoding (MTP): a copy without config id of the dsr1-*-trt-mtp config's run that day (2026-01-14: #392's sweep; 2026-02-05/06: the 1.2.0rc6.post3 image only the -mtp configs ran); a TPOT per accepted token, not replayed"
+	// dsr1TRTNM is what the scripts set that the replay does not price.
+	dsr1TRTNM = "stream_interval 10 (tokens streamed in tens); prompt lengths' max_num_tokens rounded up to 64; on B200 moe_config.backend TRTLLM (TRTLLM-Gen experts, NVFP4 always, FP8 from 2026-01-29): priced with the release's default expert kernels"
+)
+
+// dsr1TRT is an InferenceX DeepSeek-R1 trtllm-serve run: FP8 KV cache without block reuse
+// (kv_cache_config dtype fp8, enable_block_reuse false), 32-token blocks (tokens_per_block's
+// default), max_batch_size's default 2,048, the overlap scheduler (not disabled), the KV cache
+// at free_gpu_memory_fraction mem of the memory left free (model.MemoryBudgetTRTLLM),
+// max_num_tokens ISL + CONC + 64 (the scripts round it up to 64), CUDA graphs of generation
+// batches up to graphs (padded). moe is moe_config.backend when not the release's default
+// CUTLASS ("DEEPGEMM" runs the rows of the default tables on Blackwell: TensorRT-LLM's CUTLASS
+// backend takes DeepGEMM's block-FP8 path there, and AIConfigurator measures both as deepgemm).
+func dsr1TRT(from string, mem float64, graphs int, moe string, set func(*Benchmark)) Benchmark {
+	return ix(from, func(b *Benchmark) {
+		b.KVCacheDtype, b.BlockSize, b.PrefixCaching, b.AsyncScheduling = model.KVFP8, 32, false, true
+		b.MaxNumSeqs, b.MaxCUDAGraphCaptureSize, b.MemoryBudget, b.GPUMemoryUtilization = 2048, graphs, model.MemoryBudgetTRTLLM, mem
+		b.MaxNumBatchedTokens, b.BatchedTokensAboveBatch, b.MoEBackend = 0, 64, moe
+		set(b)
+	})
+}
+
+// dsr1TRTRuns lists the runs of both labels, by GPU and precision, each by date. The 2025
+// scripts (benchmarks/dsr1_*_trt_slurm.sh) at 9596d23d7 ran the rows of 2025-11-02 and chose
+// --ep_size themselves, whatever the row's label: TP for FP8 always; for NVFP4 above a
+// concurrency that depends on the shape (TP 8: 1k/1k c > 8, 1k/8k c > 16; TP 4: c > 32). From
+// 17d5e204f (2025-11-03) the config's ep is passed, which the rows' labels carry.
+//   - B200 NVFP4 to 2026-01-13: moe_config.backend TRTLLM (CUTLASS only with attention data
+//     parallelism, whose rows are skipped), CUDA graphs to 512, memory 0.8;
+//   - B200 NVFP4 from 2026-01-15: dsr1_fp4_b200_trt.sh at 6eecc0e66 (#620, 2026-02-03): TRTLLM,
+//     CUDA graphs to CONC, memory 0.8, max_num_tokens at least 8,192;
+//   - B200 FP8 to 2026-01-13: DEEPGEMM, CUDA graphs to 256, memory 0.8;
+//   - B200 FP8 from 2026-01-15: dsr1_fp8_b200_trt.sh at ec7bafaae (#594, 2026-01-29): TRTLLM
+//     (DEEPGEMM only at 1k/8k c ≥ 256, with attention data parallelism), CUDA graphs to CONC,
+//     memory 0.8 (0.75 at 8k/1k TP 4), max_num_tokens at least 8,192;
+//   - H200 FP8 to 2026-01-13: CUTLASS, CUDA graphs to 128, memory 0.75.
+//
+// CUDA graphs "to CONC" capture every decode batch of a closed loop at CONC: priced as 2,048.
+func dsr1TRTRuns() []Run {
+	const conc = 2048
+	const script2025 = "@9596d23d7 to 2025-11-02, @d22bf9ca9 from 2025-11-03 (--ep_size from the config from 17d5e204f)"
+	const fp8NM = dsr1TRTNM + "; piecewise CUDA graphs of mixed steps from c 64 (1k/8k: c 128); at 1k/1k from c 64 batch_wait_timeout_iters 40 and batch_wait_max_tokens_ratio 0.8"
+	ep := func(on bool) func(*Benchmark) { return func(b *Benchmark) { b.ExpertParallel = scriptSets(on) } }
+	labels := func(*Benchmark) {}
+	floor := func(b *Benchmark) { b.BatchedTokensAtLeast = 8192 }
+	var runs []Run
+	for _, m := range []string{"deepseek-ai/DeepSeek-V3", "deepseek-ai/DeepSeek-R1"} {
+		run := func(sku, precision, from, to, script, image, nm string, shape RunShape, b Benchmark) Run {
+			return Run{Backend: model.BackendTRTLLM, Model: m, System: sku, Precision: precision, From: from, To: to, Shape: shape,
+				Script: script, Image: image, NotModelled: nm, Benchmark: b}
+		}
+		mtp := func(sku, precision, day string) Run {
+			r := run(sku, precision, day, day, "benchmarks/dsr1_"+precision+"_"+sku[:4]+"_trt_mtp.sh", "", "", RunShape{}, dsr1TRT(day, 0.8, conc, "", labels))
+			r.Skip = dsr1TRTMTPSkip
+			return r
+		}
+		// old is a 2025 run: to 2025-11-02 with the script's own --ep_size (set), then with
+		// the rows' labels.
+		old := func(sku, precision string, shape RunShape, mem float64, graphs int, moe string, set func(*Benchmark)) []Run {
+			script := "benchmarks/dsr1_" + precision + "_" + sku[:4] + "_trt_slurm.sh" + script2025
+			return []Run{
+				run(sku, precision, "", "2025-11-02", script, dsr1TRTImage2025, dsr1TRTNM, shape, dsr1TRT("2025-11-02", mem, graphs, moe, set)),
+				run(sku, precision, "2025-11-03", "2026-01-13", script, dsr1TRTImage2025, dsr1TRTNM, shape, dsr1TRT("2025-11-03", mem, graphs, moe, labels)),
+			}
+		}
+		runs = append(runs,
+			mtp("b200_sxm", "fp4", "2026-01-14"), mtp("b200_sxm", "fp4", "2026-02-06"),
+			mtp("b200_sxm", "fp8", "2026-01-14"), mtp("b200_sxm", "fp8", "2026-02-05"),
+			mtp("h200_sxm", "fp8", "2026-01-14"))
+		// The 2025 NVFP4 script's expert-parallel branches, then its tensor-parallel rest.
+		for _, sh := range []RunShape{{TP: 8, ISL: 1024, OSL: 1024, MinConcurrency: 9}, {TP: 8, ISL: 1024, OSL: 8192, MinConcurrency: 17}, {TP: 4, MinConcurrency: 33}} {
+			runs = append(runs, old("b200_sxm", "fp4", sh, 0.8, 512, "", ep(true))[0])
+		}
+		runs = append(runs, old("b200_sxm", "fp4", RunShape{}, 0.8, 512, "", ep(false))...)
+		runs = append(runs, old("b200_sxm", "fp8", RunShape{}, 0.8, 256, "", ep(true))...)
+		runs = append(runs, old("h200_sxm", "fp8", RunShape{}, 0.75, 128, "", ep(true))...)
+		runs = append(runs,
+			run("b200_sxm", "fp4", "2026-01-15", "", "benchmarks/dsr1_fp4_b200_trt.sh@6eecc0e66", dsr1TRTImage2026,
+				dsr1TRTNM+"; piecewise CUDA graphs of mixed steps at 1k/1k TP 8 EP 8", RunShape{},
+				dsr1TRT("2026-02-03", 0.8, conc, "", floor)),
+			run("b200_sxm", "fp8", "2026-01-15", "", "benchmarks/dsr1_fp8_b200_trt.sh@ec7bafaae", dsr1TRTImage2026, fp8NM,
+				RunShape{TP: 4, ISL: 8192, OSL: 1024}, dsr1TRT("2026-01-29", 0.75, conc, "", floor)),
+			run("b200_sxm", "fp8", "2026-01-15", "", "benchmarks/dsr1_fp8_b200_trt.sh@ec7bafaae", dsr1TRTImage2026, fp8NM,
+				RunShape{}, dsr1TRT("2026-01-29", 0.8, conc, "", floor)),
+		)
+	}
+	return runs
+}

@@ -1,0 +1,59 @@
+package silicon
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/routerlab/routerlab/model"
+)
+
+// The TensorRT-LLM DeepSeek rows replay with the InferenceX run their date ran: its memory
+// fraction, CUDA-graph size and token budget, the 2025-11-02 scripts' own --ep_size; the
+// copies of the MTP configs' days skipped.
+func TestDeepSeekTRTLLMRunsByDate(t *testing.T) {
+	row := func(sku, precision, measured string, tp, moeTP, moeEP, isl, osl, c int) Row {
+		return Row{Backend: "trtllm", Model: "deepseek-ai/DeepSeek-R1", System: sku, Precision: precision, Measured: measured,
+			TP: tp, AttentionDP: 1, MoETP: moeTP, MoEEP: moeEP, ISL: isl, OSL: osl, Concurrency: c}
+	}
+	for _, c := range []struct {
+		r              Row
+		script, moe    string
+		mem            float64
+		graphs, tokens int
+		moeTP, moeEP   int
+	}{
+		{row("b200_sxm", "fp4", "2026-02-03", 8, 8, 1, 1024, 1024, 4), "dsr1_fp4_b200_trt.sh@6eecc0e66", "", 0.8, 2048, 8192, 8, 1},
+		{row("b200_sxm", "fp4", "2025-12-15", 4, 4, 1, 1024, 1024, 32), "dsr1_fp4_b200_trt_slurm.sh", "", 0.8, 512, 1024 + 32 + 64, 4, 1},
+		// 2025-11-02: the script spreads the experts above c 8 at TP 8 1k/1k, not below.
+		{row("b200_sxm", "fp4", "2025-11-02", 8, 8, 1, 1024, 1024, 32), "dsr1_fp4_b200_trt_slurm.sh", "", 0.8, 512, 1024 + 32 + 64, 1, 8},
+		{row("b200_sxm", "fp4", "2025-11-02", 8, 8, 1, 1024, 1024, 8), "dsr1_fp4_b200_trt_slurm.sh", "", 0.8, 512, 1024 + 8 + 64, 8, 1},
+		{row("b200_sxm", "fp8", "2026-01-29", 8, 8, 1, 8192, 1024, 64), "dsr1_fp8_b200_trt.sh@ec7bafaae", "", 0.8, 2048, 8192 + 64 + 64, 8, 1},
+		{row("b200_sxm", "fp8", "2026-01-29", 4, 4, 1, 8192, 1024, 8), "dsr1_fp8_b200_trt.sh@ec7bafaae", "", 0.75, 2048, 8192 + 8 + 64, 4, 1},
+		{row("b200_sxm", "fp8", "2025-12-15", 8, 1, 8, 1024, 1024, 4), "dsr1_fp8_b200_trt_slurm.sh", "", 0.8, 256, 1024 + 4 + 64, 1, 8},
+		{row("b200_sxm", "fp8", "2025-11-02", 8, 8, 1, 1024, 1024, 4), "dsr1_fp8_b200_trt_slurm.sh", "", 0.8, 256, 1024 + 4 + 64, 1, 8},
+		{row("h200_sxm", "fp8", "2025-11-02", 8, 8, 1, 1024, 1024, 4), "dsr1_fp8_h200_trt_slurm.sh", "", 0.75, 128, 1024 + 4 + 64, 1, 8},
+	} {
+		run, b := runOf(c.r), runOf(c.r).Benchmark
+		sim := c.r
+		if s, _, ok := noExpertParallel(c.r, b); ok {
+			sim = s
+		}
+		d := b.deployment(sim)
+		if run.Skip != "" || !strings.Contains(run.Script, c.script) || d.MoEBackend != c.moe || d.GPUMemoryUtilization != c.mem ||
+			d.MaxCUDAGraphCaptureSize != c.graphs || d.MaxNumBatchedTokens != c.tokens || d.KVCacheDtype != model.KVFP8 || !d.NoPrefixCaching ||
+			d.BlockSize != 32 || d.Budget() != model.MemoryBudgetTRTLLM || b.RangeRatio != InferenceXRangeRatio || d.MoETP != c.moeTP || d.MoEEP != c.moeEP {
+			t.Errorf("%s %s %s TP %d c %d: run %s (skip %q): moe backend %q, memory %g, graphs %d, tokens %d, KV %s, moe_tp %d moe_ep %d",
+				c.r.System, c.r.Precision, c.r.Measured, c.r.TP, c.r.Concurrency, run.Script, run.Skip, d.MoEBackend, d.GPUMemoryUtilization,
+				d.MaxCUDAGraphCaptureSize, d.MaxNumBatchedTokens, d.KVCacheDtype, d.MoETP, d.MoEEP)
+		}
+	}
+	for _, r := range []Row{
+		row("b200_sxm", "fp4", "2026-01-14", 8, 1, 8, 1024, 1024, 16), row("b200_sxm", "fp4", "2026-02-06", 8, 8, 1, 1024, 1024, 4),
+		row("b200_sxm", "fp8", "2026-01-14", 8, 1, 8, 1024, 1024, 4), row("b200_sxm", "fp8", "2026-02-05", 8, 8, 1, 1024, 1024, 4),
+		row("h200_sxm", "fp8", "2026-01-14", 8, 1, 8, 1024, 1024, 4),
+	} {
+		if run := runOf(r); !strings.Contains(run.Skip, "MTP") {
+			t.Errorf("%s %s %s: skip %q, want the MTP reason", r.System, r.Precision, r.Measured, run.Skip)
+		}
+	}
+}
