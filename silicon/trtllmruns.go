@@ -28,7 +28,7 @@ const (
 	dsr1TRTImage2026 = "nvcr.io/nvidia/tensorrt-llm/release:1.2.0rc6.post2"
 	dsr1TRTMTPSkip   = "speculative decoding (MTP): a copy without config id of the dsr1-*-trt-mtp config's run that day (2026-01-14: #392's sweep; 2026-02-05/06: the 1.2.0rc6.post3 image only the -mtp configs ran); a TPOT per accepted token, not replayed"
 	// dsr1TRTNM is what the scripts set that the replay does not price.
-	dsr1TRTNM = "stream_interval 10 (tokens streamed in tens); prompt lengths' max_num_tokens rounded up to 64; on B200 moe_config.backend TRTLLM (TRTLLM-Gen experts, NVFP4 always, FP8 from 2026-01-29): priced with the release's default expert kernels"
+	dsr1TRTNM = "stream_interval 10 (tokens streamed in tens); prompt lengths' max_num_tokens rounded up to 64"
 )
 
 // dsr1TRT is an InferenceX DeepSeek-R1 trtllm-serve run: FP8 KV cache without block reuse
@@ -97,19 +97,19 @@ func dsr1TRTRuns() []Run {
 			mtp("h200_sxm", "fp8", "2026-01-14"))
 		// The 2025 NVFP4 script's expert-parallel branches, then its tensor-parallel rest.
 		for _, sh := range []RunShape{{TP: 8, ISL: 1024, OSL: 1024, MinConcurrency: 9}, {TP: 8, ISL: 1024, OSL: 8192, MinConcurrency: 17}, {TP: 4, MinConcurrency: 33}} {
-			runs = append(runs, old("b200_sxm", "fp4", sh, 0.8, 512, "", ep(true))[0])
+			runs = append(runs, old("b200_sxm", "fp4", sh, 0.8, 512, model.MoEBackendTRTLLM, ep(true))[0])
 		}
-		runs = append(runs, old("b200_sxm", "fp4", RunShape{}, 0.8, 512, "", ep(false))...)
+		runs = append(runs, old("b200_sxm", "fp4", RunShape{}, 0.8, 512, model.MoEBackendTRTLLM, ep(false))...)
 		runs = append(runs, old("b200_sxm", "fp8", RunShape{}, 0.8, 256, "", ep(true))...)
 		runs = append(runs, old("h200_sxm", "fp8", RunShape{}, 0.75, 128, "", ep(true))...)
 		runs = append(runs,
 			run("b200_sxm", "fp4", "2026-01-15", "", "benchmarks/dsr1_fp4_b200_trt.sh@6eecc0e66", dsr1TRTImage2026,
 				dsr1TRTNM+"; piecewise CUDA graphs of mixed steps at 1k/1k TP 8 EP 8", RunShape{},
-				dsr1TRT("2026-02-03", 0.8, conc, "", floor)),
+				dsr1TRT("2026-02-03", 0.8, conc, model.MoEBackendTRTLLM, floor)),
 			run("b200_sxm", "fp8", "2026-01-15", "", "benchmarks/dsr1_fp8_b200_trt.sh@ec7bafaae", dsr1TRTImage2026, fp8NM,
-				RunShape{TP: 4, ISL: 8192, OSL: 1024}, dsr1TRT("2026-01-29", 0.75, conc, "", floor)),
+				RunShape{TP: 4, ISL: 8192, OSL: 1024}, dsr1TRT("2026-01-29", 0.75, conc, model.MoEBackendTRTLLM, floor)),
 			run("b200_sxm", "fp8", "2026-01-15", "", "benchmarks/dsr1_fp8_b200_trt.sh@ec7bafaae", dsr1TRTImage2026, fp8NM,
-				RunShape{}, dsr1TRT("2026-01-29", 0.8, conc, "", floor)),
+				RunShape{}, dsr1TRT("2026-01-29", 0.8, conc, model.MoEBackendTRTLLM, floor)),
 		)
 	}
 	return runs

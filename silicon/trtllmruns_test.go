@@ -7,9 +7,10 @@ import (
 	"github.com/routerlab/routerlab/model"
 )
 
-// The TensorRT-LLM DeepSeek rows replay with the InferenceX run their date ran: its memory
-// fraction, CUDA-graph size and token budget, the 2025-11-02 scripts' own --ep_size; the
-// copies of the MTP configs' days skipped.
+// The TensorRT-LLM DeepSeek rows replay with the InferenceX run their date ran: on B200 the
+// TRTLLM-Gen experts (moe_config.backend TRTLLM) for NVFP4 always and for FP8 from the
+// 2026-01-29 script, DeepGEMM's default-table rows for FP8 before it, CUTLASS on H200; the
+// 2025-11-02 scripts' own --ep_size; the copies of the MTP configs' days skipped.
 func TestDeepSeekTRTLLMRunsByDate(t *testing.T) {
 	row := func(sku, precision, measured string, tp, moeTP, moeEP, isl, osl, c int) Row {
 		return Row{Backend: "trtllm", Model: "deepseek-ai/DeepSeek-R1", System: sku, Precision: precision, Measured: measured,
@@ -22,13 +23,13 @@ func TestDeepSeekTRTLLMRunsByDate(t *testing.T) {
 		graphs, tokens int
 		moeTP, moeEP   int
 	}{
-		{row("b200_sxm", "fp4", "2026-02-03", 8, 8, 1, 1024, 1024, 4), "dsr1_fp4_b200_trt.sh@6eecc0e66", "", 0.8, 2048, 8192, 8, 1},
-		{row("b200_sxm", "fp4", "2025-12-15", 4, 4, 1, 1024, 1024, 32), "dsr1_fp4_b200_trt_slurm.sh", "", 0.8, 512, 1024 + 32 + 64, 4, 1},
+		{row("b200_sxm", "fp4", "2026-02-03", 8, 8, 1, 1024, 1024, 4), "dsr1_fp4_b200_trt.sh@6eecc0e66", model.MoEBackendTRTLLM, 0.8, 2048, 8192, 8, 1},
+		{row("b200_sxm", "fp4", "2025-12-15", 4, 4, 1, 1024, 1024, 32), "dsr1_fp4_b200_trt_slurm.sh", model.MoEBackendTRTLLM, 0.8, 512, 1024 + 32 + 64, 4, 1},
 		// 2025-11-02: the script spreads the experts above c 8 at TP 8 1k/1k, not below.
-		{row("b200_sxm", "fp4", "2025-11-02", 8, 8, 1, 1024, 1024, 32), "dsr1_fp4_b200_trt_slurm.sh", "", 0.8, 512, 1024 + 32 + 64, 1, 8},
-		{row("b200_sxm", "fp4", "2025-11-02", 8, 8, 1, 1024, 1024, 8), "dsr1_fp4_b200_trt_slurm.sh", "", 0.8, 512, 1024 + 8 + 64, 8, 1},
-		{row("b200_sxm", "fp8", "2026-01-29", 8, 8, 1, 8192, 1024, 64), "dsr1_fp8_b200_trt.sh@ec7bafaae", "", 0.8, 2048, 8192 + 64 + 64, 8, 1},
-		{row("b200_sxm", "fp8", "2026-01-29", 4, 4, 1, 8192, 1024, 8), "dsr1_fp8_b200_trt.sh@ec7bafaae", "", 0.75, 2048, 8192 + 8 + 64, 4, 1},
+		{row("b200_sxm", "fp4", "2025-11-02", 8, 8, 1, 1024, 1024, 32), "dsr1_fp4_b200_trt_slurm.sh", model.MoEBackendTRTLLM, 0.8, 512, 1024 + 32 + 64, 1, 8},
+		{row("b200_sxm", "fp4", "2025-11-02", 8, 8, 1, 1024, 1024, 8), "dsr1_fp4_b200_trt_slurm.sh", model.MoEBackendTRTLLM, 0.8, 512, 1024 + 8 + 64, 8, 1},
+		{row("b200_sxm", "fp8", "2026-01-29", 8, 8, 1, 8192, 1024, 64), "dsr1_fp8_b200_trt.sh@ec7bafaae", model.MoEBackendTRTLLM, 0.8, 2048, 8192 + 64 + 64, 8, 1},
+		{row("b200_sxm", "fp8", "2026-01-29", 4, 4, 1, 8192, 1024, 8), "dsr1_fp8_b200_trt.sh@ec7bafaae", model.MoEBackendTRTLLM, 0.75, 2048, 8192 + 8 + 64, 4, 1},
 		{row("b200_sxm", "fp8", "2025-12-15", 8, 1, 8, 1024, 1024, 4), "dsr1_fp8_b200_trt_slurm.sh", "", 0.8, 256, 1024 + 4 + 64, 1, 8},
 		{row("b200_sxm", "fp8", "2025-11-02", 8, 8, 1, 1024, 1024, 4), "dsr1_fp8_b200_trt_slurm.sh", "", 0.8, 256, 1024 + 4 + 64, 1, 8},
 		{row("h200_sxm", "fp8", "2025-11-02", 8, 8, 1, 1024, 1024, 4), "dsr1_fp8_h200_trt_slurm.sh", "", 0.75, 128, 1024 + 4 + 64, 1, 8},
