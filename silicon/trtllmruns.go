@@ -50,9 +50,12 @@ func dsr1TRT(from string, mem float64, graphs int, moe string, set func(*Benchma
 
 // dsr1TRTRuns lists the runs of both labels, by GPU and precision, each by date. The 2025
 // scripts (benchmarks/dsr1_*_trt_slurm.sh) at 9596d23d7 ran the rows of 2025-11-02 and chose
-// --ep_size themselves, whatever the row's label: TP for FP8 always; for NVFP4 above a
-// concurrency that depends on the shape (TP 8: 1k/1k c > 8, 1k/8k c > 16; TP 4: c > 32). From
-// 17d5e204f (2025-11-03) the config's ep is passed, which the rows' labels carry.
+// --ep_size and attention data parallelism themselves, whatever the row's label: --ep_size TP
+// for FP8 always, for NVFP4 above a concurrency that depends on the shape (TP 8: 1k/1k c > 8,
+// 1k/8k c > 16; TP 4: c > 32); attention DP (skipped) for NVFP4 from c 256 at 1k/1k and 1k/8k
+// and above c 32 at 8k/1k, for FP8 on B200 above c 32 at 1k/1k and c 64 otherwise, on H200
+// above c 64 at 1k prompts and c 32 at 8k/1k. From 17d5e204f (2025-11-03) the config's ep and
+// dp-attn are passed, which the rows' labels carry.
 //   - B200 NVFP4 to 2026-01-13: moe_config.backend TRTLLM (CUTLASS only with attention data
 //     parallelism, whose rows are skipped), CUDA graphs to 512, memory 0.8;
 //   - B200 NVFP4 from 2026-01-15: dsr1_fp4_b200_trt.sh at 6eecc0e66 (#620, 2026-02-03): TRTLLM,
@@ -95,6 +98,20 @@ func dsr1TRTRuns() []Run {
 			mtp("b200_sxm", "fp4", "2026-01-14"), mtp("b200_sxm", "fp4", "2026-02-06"),
 			mtp("b200_sxm", "fp8", "2026-01-14"), mtp("b200_sxm", "fp8", "2026-02-05"),
 			mtp("h200_sxm", "fp8", "2026-01-14"))
+		// The 2025-11-02 scripts' own attention data parallelism, whatever the row's label.
+		dp := func(sku, precision string, shapes ...RunShape) {
+			for _, sh := range shapes {
+				r := old(sku, precision, sh, 0.8, 512, "", labels)[0]
+				r.Skip = "attention data parallelism (the 2025-11-02 script's own choice at this shape and concurrency, whatever the label): not modelled"
+				runs = append(runs, r)
+			}
+		}
+		dp("b200_sxm", "fp4", RunShape{ISL: 1024, OSL: 1024, MinConcurrency: 256}, RunShape{ISL: 1024, OSL: 8192, MinConcurrency: 256},
+			RunShape{ISL: 8192, OSL: 1024, MinConcurrency: 33})
+		dp("b200_sxm", "fp8", RunShape{ISL: 1024, OSL: 1024, MinConcurrency: 33}, RunShape{ISL: 1024, OSL: 8192, MinConcurrency: 65},
+			RunShape{ISL: 8192, OSL: 1024, MinConcurrency: 65})
+		dp("h200_sxm", "fp8", RunShape{ISL: 1024, OSL: 1024, MinConcurrency: 65}, RunShape{ISL: 1024, OSL: 8192, MinConcurrency: 65},
+			RunShape{ISL: 8192, OSL: 1024, MinConcurrency: 33})
 		// The 2025 NVFP4 script's expert-parallel branches, then its tensor-parallel rest.
 		for _, sh := range []RunShape{{TP: 8, ISL: 1024, OSL: 1024, MinConcurrency: 9}, {TP: 8, ISL: 1024, OSL: 8192, MinConcurrency: 17}, {TP: 4, MinConcurrency: 33}} {
 			runs = append(runs, old("b200_sxm", "fp4", sh, 0.8, 512, model.MoEBackendTRTLLM, ep(true))[0])

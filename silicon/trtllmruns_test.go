@@ -10,7 +10,8 @@ import (
 // The TensorRT-LLM DeepSeek rows replay with the InferenceX run their date ran: on B200 the
 // TRTLLM-Gen experts (moe_config.backend TRTLLM) for NVFP4 always and for FP8 from the
 // 2026-01-29 script, DeepGEMM's default-table rows for FP8 before it, CUTLASS on H200; the
-// 2025-11-02 scripts' own --ep_size; the copies of the MTP configs' days skipped.
+// 2025-11-02 scripts' own --ep_size and attention data parallelism (skipped); the copies of
+// the MTP configs' days skipped.
 func TestDeepSeekTRTLLMRunsByDate(t *testing.T) {
 	row := func(sku, precision, measured string, tp, moeTP, moeEP, isl, osl, c int) Row {
 		return Row{Backend: "trtllm", Model: "deepseek-ai/DeepSeek-R1", System: sku, Precision: precision, Measured: measured,
@@ -48,13 +49,20 @@ func TestDeepSeekTRTLLMRunsByDate(t *testing.T) {
 				d.MaxCUDAGraphCaptureSize, d.MaxNumBatchedTokens, d.KVCacheDtype, d.MoETP, d.MoEEP)
 		}
 	}
-	for _, r := range []Row{
-		row("b200_sxm", "fp4", "2026-01-14", 8, 1, 8, 1024, 1024, 16), row("b200_sxm", "fp4", "2026-02-06", 8, 8, 1, 1024, 1024, 4),
-		row("b200_sxm", "fp8", "2026-01-14", 8, 1, 8, 1024, 1024, 4), row("b200_sxm", "fp8", "2026-02-05", 8, 8, 1, 1024, 1024, 4),
-		row("h200_sxm", "fp8", "2026-01-14", 8, 1, 8, 1024, 1024, 4),
+	for _, c := range []struct {
+		r    Row
+		skip string
+	}{
+		{row("b200_sxm", "fp4", "2026-01-14", 8, 1, 8, 1024, 1024, 16), "MTP"}, {row("b200_sxm", "fp4", "2026-02-06", 8, 8, 1, 1024, 1024, 4), "MTP"},
+		{row("b200_sxm", "fp8", "2026-01-14", 8, 1, 8, 1024, 1024, 4), "MTP"}, {row("b200_sxm", "fp8", "2026-02-05", 8, 8, 1, 1024, 1024, 4), "MTP"},
+		{row("h200_sxm", "fp8", "2026-01-14", 8, 1, 8, 1024, 1024, 4), "MTP"},
+		// The 2025-11-02 scripts' own attention data parallelism, labelled adp 1.
+		{row("b200_sxm", "fp4", "2025-11-02", 4, 4, 1, 1024, 8192, 256), "attention data parallelism"},
+		{row("b200_sxm", "fp8", "2025-11-02", 8, 8, 1, 1024, 1024, 64), "attention data parallelism"},
+		{row("h200_sxm", "fp8", "2025-11-02", 8, 8, 1, 8192, 1024, 64), "attention data parallelism"},
 	} {
-		if run := runOf(r); !strings.Contains(run.Skip, "MTP") {
-			t.Errorf("%s %s %s: skip %q, want the MTP reason", r.System, r.Precision, r.Measured, run.Skip)
+		if run := runOf(c.r); !strings.Contains(run.Skip, c.skip) {
+			t.Errorf("%s %s %s %d/%d c %d: skip %q, want %q", c.r.System, c.r.Precision, c.r.Measured, c.r.ISL, c.r.OSL, c.r.Concurrency, run.Skip, c.skip)
 		}
 	}
 }
