@@ -211,14 +211,20 @@ func TestRunsTokeniseAsTheirRelease(t *testing.T) {
 }
 
 // No Kimi-K2.5 script passes --enable-expert-parallel, so its rows labelled with expert
-// parallelism replay with every expert sharded over the worker's GPUs; the other runs keep
-// their labels, and --expert-parallel true restores them.
+// parallelism replay with every expert sharded over the worker's GPUs; the TensorRT-LLM
+// DeepSeek scripts of 2025-11-02 chose --ep_size themselves (trtllmruns.go); the other runs
+// keep their labels, and --expert-parallel true restores them.
 func TestRunsExpertParallel(t *testing.T) {
 	for _, r := range InferenceXRuns() {
 		ep := r.Benchmark.ExpertParallel
-		if want := r.Model == kimi; (ep != nil) != want || (ep != nil && *ep) {
-			t.Fatalf("run %s: expert_parallel %v, want explicit false %v", r.Script, ep, want)
+		own := r.Backend == model.BackendTRTLLM && r.To == "2025-11-02"
+		if want := r.Model == kimi || own; (ep != nil) != want || (ep != nil && *ep && !own) {
+			t.Fatalf("run %s: expert_parallel %v, want explicit %v (false unless a TensorRT-LLM script's own --ep_size)", r.Script, ep, want)
 		}
+	}
+	if r, note, ok := noExpertParallel(Row{TP: 8, AttentionDP: 1, MoETP: 8, MoEEP: 1}, Benchmark{ExpertParallel: scriptSets(true)}); !ok ||
+		r.MoETP != 1 || r.MoEEP != 8 || !strings.Contains(note, "--ep_size 8") {
+		t.Fatalf("--ep_size TP on a row labelled moe_tp 8: %+v %q %v; want moe_ep 8", r, note, ok)
 	}
 	b := runOf(Row{Model: kimi, System: "b200_sxm", Precision: "fp4", Measured: "2026-03-11"}).Benchmark
 	tep := Row{TP: 4, AttentionDP: 1, MoETP: 1, MoEEP: 4}

@@ -1,6 +1,11 @@
 package silicon
 
-import "github.com/routerlab/routerlab/model"
+import (
+	"cmp"
+	"slices"
+
+	"github.com/routerlab/routerlab/model"
+)
 
 // The sample's TensorRT-LLM DeepSeek-R1 rows (labelled DeepSeek-V3 or -R1, one architecture)
 // are InferenceX's dsr1-fp4-b200-trt, dsr1-fp8-b200-trt and dsr1-fp8-h200-trt configs, not
@@ -26,6 +31,7 @@ import "github.com/routerlab/routerlab/model"
 const (
 	dsr1TRTImage2025 = "nvcr.io/nvidia/tensorrt-llm/release:1.1.0rc2.post2"
 	dsr1TRTImage2026 = "nvcr.io/nvidia/tensorrt-llm/release:1.2.0rc6.post2"
+	dsr1TRTImageMTP  = "nvcr.io/nvidia/tensorrt-llm/release:1.2.0rc6.post3"
 	dsr1TRTMTPSkip   = "speculative decoding (MTP): a copy without config id of the dsr1-*-trt-mtp config's run that day (2026-01-14: #392's sweep; 2026-02-05/06: the 1.2.0rc6.post3 image only the -mtp configs ran); a TPOT per accepted token, not replayed"
 	// dsr1TRTNM is what the scripts set that the replay does not price.
 	dsr1TRTNM = "stream_interval 10 (tokens streamed in tens); prompt lengths' max_num_tokens rounded up to 64"
@@ -80,54 +86,73 @@ func dsr1TRTRuns() []Run {
 			return Run{Backend: model.BackendTRTLLM, Model: m, System: sku, Precision: precision, From: from, To: to, Shape: shape,
 				Script: script, Image: image, NotModelled: nm, Benchmark: b}
 		}
-		mtp := func(sku, precision, day string) Run {
-			r := run(sku, precision, day, day, "benchmarks/dsr1_"+precision+"_"+sku[:4]+"_trt_mtp.sh", "", "", RunShape{}, dsr1TRT(day, 0.8, conc, "", labels))
+		mtp := func(sku, precision, day, image string) Run {
+			r := run(sku, precision, day, day, "benchmarks/dsr1_"+precision+"_"+sku[:4]+"_trt_mtp.sh", image, "", RunShape{}, dsr1TRT(day, 0.8, conc, "", labels))
 			r.Skip = dsr1TRTMTPSkip
 			return r
 		}
-		// old is a 2025 run: to 2025-11-02 with the script's own --ep_size (set), then with
-		// the rows' labels.
-		old := func(sku, precision string, shape RunShape, mem float64, graphs int, moe string, set func(*Benchmark)) []Run {
-			script := "benchmarks/dsr1_" + precision + "_" + sku[:4] + "_trt_slurm.sh" + script2025
-			return []Run{
-				run(sku, precision, "", "2025-11-02", script, dsr1TRTImage2025, dsr1TRTNM, shape, dsr1TRT("2025-11-02", mem, graphs, moe, set)),
-				run(sku, precision, "2025-11-03", "2026-01-13", script, dsr1TRTImage2025, dsr1TRTNM, shape, dsr1TRT("2025-11-03", mem, graphs, moe, labels)),
-			}
-		}
 		runs = append(runs,
-			mtp("b200_sxm", "fp4", "2026-01-14"), mtp("b200_sxm", "fp4", "2026-02-06"),
-			mtp("b200_sxm", "fp8", "2026-01-14"), mtp("b200_sxm", "fp8", "2026-02-05"),
-			mtp("h200_sxm", "fp8", "2026-01-14"))
-		// The 2025-11-02 scripts' own attention data parallelism, whatever the row's label.
-		dp := func(sku, precision string, shapes ...RunShape) {
-			for _, sh := range shapes {
-				r := old(sku, precision, sh, 0.8, 512, "", labels)[0]
-				r.Skip = "attention data parallelism (the 2025-11-02 script's own choice at this shape and concurrency, whatever the label): not modelled"
+			mtp("b200_sxm", "fp4", "2026-01-14", dsr1TRTImage2025), mtp("b200_sxm", "fp4", "2026-02-06", dsr1TRTImageMTP),
+			mtp("b200_sxm", "fp8", "2026-01-14", dsr1TRTImage2025), mtp("b200_sxm", "fp8", "2026-02-05", dsr1TRTImageMTP),
+			mtp("h200_sxm", "fp8", "2026-01-14", dsr1TRTImage2025))
+		// A 2025 script: on 2025-11-02 by the branches of its own --ep_size and attention DP
+		// (shape, from the lowest concurrency of each branch up), then with the rows' labels.
+		old := func(sku, precision string, mem float64, graphs int, moe string, branches []dsr1Branch) {
+			script := "benchmarks/dsr1_" + precision + "_" + sku[:4] + "_trt_slurm.sh" + script2025
+			for _, br := range branches {
+				r := run(sku, precision, "", "2025-11-02", script, dsr1TRTImage2025, dsr1TRTNM, br.shape, dsr1TRT("2025-11-02", mem, graphs, moe, ep(br.ep)))
+				if br.dp {
+					r.Skip = "attention data parallelism (the 2025-11-02 script's own choice at this shape and concurrency, whatever the label): not modelled"
+				}
 				runs = append(runs, r)
 			}
+			runs = append(runs, run(sku, precision, "2025-11-03", "2026-01-13", script, dsr1TRTImage2025, dsr1TRTNM, RunShape{}, dsr1TRT("2025-11-03", mem, graphs, moe, labels)))
 		}
-		dp("b200_sxm", "fp4", RunShape{ISL: 1024, OSL: 1024, MinConcurrency: 256}, RunShape{ISL: 1024, OSL: 8192, MinConcurrency: 256},
-			RunShape{ISL: 8192, OSL: 1024, MinConcurrency: 33})
-		dp("b200_sxm", "fp8", RunShape{ISL: 1024, OSL: 1024, MinConcurrency: 33}, RunShape{ISL: 1024, OSL: 8192, MinConcurrency: 65},
-			RunShape{ISL: 8192, OSL: 1024, MinConcurrency: 65})
-		dp("h200_sxm", "fp8", RunShape{ISL: 1024, OSL: 1024, MinConcurrency: 65}, RunShape{ISL: 1024, OSL: 8192, MinConcurrency: 65},
-			RunShape{ISL: 8192, OSL: 1024, MinConcurrency: 33})
-		// The 2025 NVFP4 script's expert-parallel branches, then its tensor-parallel rest.
-		for _, sh := range []RunShape{{TP: 8, ISL: 1024, OSL: 1024, MinConcurrency: 9}, {TP: 8, ISL: 1024, OSL: 8192, MinConcurrency: 17}, {TP: 4, MinConcurrency: 33}} {
-			runs = append(runs, old("b200_sxm", "fp4", sh, 0.8, 512, model.MoEBackendTRTLLM, ep(true))[0])
-		}
-		runs = append(runs, old("b200_sxm", "fp4", RunShape{}, 0.8, 512, model.MoEBackendTRTLLM, ep(false))...)
-		runs = append(runs, old("b200_sxm", "fp8", RunShape{}, 0.8, 256, "", ep(true))...)
-		runs = append(runs, old("h200_sxm", "fp8", RunShape{}, 0.75, 128, "", ep(true))...)
-		runs = append(runs,
-			run("b200_sxm", "fp4", "2026-01-15", "", "benchmarks/dsr1_fp4_b200_trt.sh@6eecc0e66", dsr1TRTImage2026,
+		old("b200_sxm", "fp4", 0.8, 512, model.MoEBackendTRTLLM, slices.Concat(
+			dsr1Branches(8, 1024, 1024, 9, 256), dsr1Branches(8, 1024, 8192, 17, 256), dsr1Branches(8, 8192, 1024, 0, 33),
+			dsr1Branches(4, 1024, 1024, 33, 256), dsr1Branches(4, 1024, 8192, 33, 256), dsr1Branches(4, 8192, 1024, 0, 33)))
+		old("b200_sxm", "fp8", 0.8, 256, "", slices.Concat(
+			dsr1Branches(0, 1024, 1024, 1, 33), dsr1Branches(0, 1024, 8192, 1, 65), dsr1Branches(0, 8192, 1024, 1, 65)))
+		old("h200_sxm", "fp8", 0.75, 128, "", slices.Concat(
+			dsr1Branches(0, 1024, 1024, 1, 65), dsr1Branches(0, 1024, 8192, 1, 65), dsr1Branches(0, 8192, 1024, 1, 33)))
+		// The 2026 scripts, around the MTP configs' days.
+		for _, span := range [][2]string{{"2026-01-15", "2026-02-04"}, {"2026-02-07", ""}} {
+			runs = append(runs, run("b200_sxm", "fp4", span[0], span[1], "benchmarks/dsr1_fp4_b200_trt.sh@6eecc0e66", dsr1TRTImage2026,
 				dsr1TRTNM+"; piecewise CUDA graphs of mixed steps at 1k/1k TP 8 EP 8", RunShape{},
-				dsr1TRT("2026-02-03", 0.8, conc, model.MoEBackendTRTLLM, floor)),
-			run("b200_sxm", "fp8", "2026-01-15", "", "benchmarks/dsr1_fp8_b200_trt.sh@ec7bafaae", dsr1TRTImage2026, fp8NM,
-				RunShape{TP: 4, ISL: 8192, OSL: 1024}, dsr1TRT("2026-01-29", 0.75, conc, model.MoEBackendTRTLLM, floor)),
-			run("b200_sxm", "fp8", "2026-01-15", "", "benchmarks/dsr1_fp8_b200_trt.sh@ec7bafaae", dsr1TRTImage2026, fp8NM,
-				RunShape{}, dsr1TRT("2026-01-29", 0.8, conc, model.MoEBackendTRTLLM, floor)),
-		)
+				dsr1TRT("2026-02-03", 0.8, conc, model.MoEBackendTRTLLM, floor)))
+			for _, sh := range []RunShape{{TP: 1}, {TP: 8}, {TP: 4, ISL: 1024}, {TP: 4, ISL: 8192, OSL: 1024}} {
+				mem := 0.8
+				if sh.ISL == 8192 {
+					mem = 0.75
+				}
+				runs = append(runs, run("b200_sxm", "fp8", span[0], span[1], "benchmarks/dsr1_fp8_b200_trt.sh@ec7bafaae", dsr1TRTImage2026, fp8NM,
+					sh, dsr1TRT("2026-01-29", mem, conc, model.MoEBackendTRTLLM, floor)))
+			}
+		}
 	}
 	return runs
+}
+
+// dsr1Branch is one branch of a 2025-11-02 script at a shape: whether it passes --ep_size TP
+// and whether it enables attention data parallelism.
+type dsr1Branch struct {
+	shape  RunShape
+	ep, dp bool
+}
+
+// dsr1Branches splits the rows of TP size tp (0: any) at isl/osl by concurrency: below ep the
+// experts are tensor-parallel, from ep expert-parallel (0: never; 1: always), from dp the
+// attention is data-parallel.
+func dsr1Branches(tp, isl, osl, ep, dp int) []dsr1Branch {
+	at := func(lo, hi int) RunShape {
+		return RunShape{TP: tp, ISL: isl, OSL: osl, MinConcurrency: lo, MaxConcurrency: hi}
+	}
+	var out []dsr1Branch
+	if ep != 1 {
+		out = append(out, dsr1Branch{shape: at(0, cmp.Or(ep, dp)-1)})
+	}
+	if ep != 0 {
+		out = append(out, dsr1Branch{shape: at(ep, dp-1), ep: true})
+	}
+	return append(out, dsr1Branch{shape: at(dp, 0), dp: true})
 }
