@@ -121,15 +121,16 @@ layout's numbers; --format csv one row per table.`,
 					if l.Dynosim {
 						txt += "+d"
 					}
+					if g.MoEBackend != "" {
+						txt += "+" + strings.ToLower(g.MoEBackend)
+					}
 					ls = append(ls, txt)
-				}
-				if g.MoEBackend != "" {
-					ls = append(ls, "(moe_config.backend "+g.MoEBackend+")")
 				}
 				fmt.Fprintf(&b, "%-34s %-9s %-12s %-19s %-15s %s\n", g.Model, g.SKU, q, g.Architecture, string(g.Backend)+"-"+g.Version, strings.Join(ls, " "))
 			}
 			b.WriteString("\n* the checkpoint's own precision (search_space.quantization unset); others are set with search_space.quantization\n")
 			b.WriteString("+d also priced for timing_reference dynosim (Dynamo's mocker with AIConfigurator's kernel choice)\n")
+			b.WriteString("+trtllm TensorRT-LLM's moe_config.backend TRTLLM (TRTLLM-Gen experts) instead of its default; what the measured InferenceX DeepSeek runs set\n")
 			_, err = io.WriteString(w, b.String())
 			return err
 		},
