@@ -104,7 +104,7 @@ func backendRuns() []Run {
 		backendGapAnalysis(model.BackendTRTLLM, gptOSS, "h200_sxm", "fp4"),
 		backendGapAnalysis(model.BackendTRTLLM, gptOSS, "b200_sxm", "fp4"),
 	}
-	return append(runs, dsr1SGLangRuns()...)
+	return append(append(runs, dsr1SGLangRuns()...), qwen35Runs()...)
 }
 
 // generatedKVFP8 is run with the FP8 KV cache AIConfigurator's generated configuration names
