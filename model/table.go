@@ -70,13 +70,13 @@ type LLMSpec struct {
 	// Multi-head latent attention (DeepSeek-V3, Kimi-K2): queries through a q_lora_rank
 	// bottleneck, keys and values from one cached latent of KVLoRARank plus a shared RoPE key
 	// of QKRopeDim per token; HeadDim is then the query/key head size (nope + rope).
-	KVLoRARank      int `json:"kv_lora_rank,omitempty"`
-	QLoRARank       int `json:"q_lora_rank,omitempty"`
-	QKNopeDim       int `json:"qk_nope_head_dim,omitempty"`
-	QKRopeDim       int `json:"qk_rope_head_dim,omitempty"`
-	VHeadDim        int `json:"v_head_dim,omitempty"`
-	SlidingLayers   int `json:"sliding_layers,omitempty"` // layers attending to the last SlidingWindow tokens only
-	SlidingWindow   int `json:"sliding_window,omitempty"`
+	KVLoRARank    int `json:"kv_lora_rank,omitempty"`
+	QLoRARank     int `json:"q_lora_rank,omitempty"`
+	QKNopeDim     int `json:"qk_nope_head_dim,omitempty"`
+	QKRopeDim     int `json:"qk_rope_head_dim,omitempty"`
+	VHeadDim      int `json:"v_head_dim,omitempty"`
+	SlidingLayers int `json:"sliding_layers,omitempty"` // layers attending to the last SlidingWindow tokens only
+	SlidingWindow int `json:"sliding_window,omitempty"`
 	// Hybrid linear attention (hybrid.go): LinearLayers of the Layers are gated DeltaNet
 	// layers of LinearKeyHeads × LinearKeyHeadDim query/key and LinearValueHeads ×
 	// LinearValueHeadDim value heads, a short convolution of LinearConvKernel taps and a
@@ -90,10 +90,10 @@ type LLMSpec struct {
 	LinearStateBytes   int `json:"linear_state_bytes,omitempty"`
 	// AttnOutputGate: the full-attention layers' q_proj also yields a sigmoid gate per query
 	// element applied to the attention output (Qwen3.5's attn_output_gate).
-	AttnOutputGate bool `json:"attn_output_gate,omitempty"`
-	KVCacheBytes    int `json:"kv_cache_bytes"`   // bytes per KV element in the model's own dtype (2 = BF16)
-	UnquantBytes    int `json:"unquant_bytes"`    // bytes per weight left unquantised (router, embeddings)
-	ActivationBytes int `json:"activation_bytes"` // bytes per activation element (2 = BF16)
+	AttnOutputGate  bool `json:"attn_output_gate,omitempty"`
+	KVCacheBytes    int  `json:"kv_cache_bytes"`   // bytes per KV element in the model's own dtype (2 = BF16)
+	UnquantBytes    int  `json:"unquant_bytes"`    // bytes per weight left unquantised (router, embeddings)
+	ActivationBytes int  `json:"activation_bytes"` // bytes per activation element (2 = BF16)
 }
 
 // MoE reports whether the model has routed experts.
