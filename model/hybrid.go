@@ -217,6 +217,8 @@ func checkHybridConfig(c hfConfig) error {
 	switch {
 	case len(c.LayerTypes) != c.Layers:
 		return fmt.Errorf("linear_attention layers need one type per layer (have %d types for %d layers)", len(c.LayerTypes), c.Layers)
+	case !slices.Contains(c.LayerTypes, "full_attention"):
+		return fmt.Errorf("linear_attention layers without a full_attention layer are not priced (no KV cache to size)")
 	case slices.Contains(c.LayerTypes, "sliding_attention"):
 		return fmt.Errorf("linear_attention beside sliding_attention layers is not priced")
 	case c.KVLoRARank > 0:
