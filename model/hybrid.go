@@ -338,3 +338,12 @@ func hybridImports() []ImportOptions {
 		one("h200_sxm", "fp8", "fp8_block", MoEKernel{Version: "0.5.10", Source: "sglang_fused_moe_triton", Quant: "fp8_block"}, "0.5.14", "8,8,1", "8,1,8"),
 	}
 }
+
+// RunningLimit is how many requests a worker runs at once under max_num_seqs: a hybrid
+// model's SGLang runs no more than its state pool allows (MaxRunningRequests).
+func (c Capacity) RunningLimit(maxNumSeqs int) int {
+	if c.MaxRunningRequests > 0 {
+		return min(maxNumSeqs, c.MaxRunningRequests)
+	}
+	return maxNumSeqs
+}

@@ -328,10 +328,7 @@ func replay(ctx context.Context, d model.Deployment, r Row, b Benchmark, seed ui
 		return 0, 0, 0, err
 	}
 	c := w.Capacity()
-	d.NumGPUBlocks = c.NumGPUBlocks
-	if c.MaxRunningRequests > 0 { // a hybrid model: SGLang runs no more requests than its state pool allows
-		d.MaxNumSeqs = min(d.MaxNumSeqs, c.MaxRunningRequests)
-	}
+	d.NumGPUBlocks, d.MaxNumSeqs = c.NumGPUBlocks, c.RunningLimit(d.MaxNumSeqs)
 	rc := router.DefaultConfig()
 	rc.BlockSize = d.BlockSize
 	cfg := engine.Config{Workers: 1, Worker: d, Router: rc, ReplayConcurrency: r.Concurrency, Seed: seed, Scheduler: b.scheduler()}
