@@ -320,7 +320,7 @@ const fp8BlockEdge = 128
 // table's kernels and in docs/hybrid-attention.md): the gated DeltaNet kernels (0.5.9 measures
 // them only at the full head count and prefill without the chunked delta rule: 0.5.14), the
 // experts at this shape (B200: FlashInfer's TRT-LLM MoE, the runs' --moe-runner-backend, only
-// in 0.5.14; H200: Triton fused MoE, from 0.5.10) and, on H200, attention at head_dim 256
+// in 0.5.14, on B300 too; H200: Triton fused MoE, from 0.5.10) and, on H200, attention at head_dim 256
 // (0.5.14). The FP8 runs serve Qwen's block-FP8 release (--quantization fp8 on the FP8
 // checkpoint: 128 × 128 weight blocks).
 func hybridImports() []ImportOptions {
@@ -335,6 +335,8 @@ func hybridImports() []ImportOptions {
 	return []ImportOptions{
 		one("b200_sxm", "fp8", "fp8_block", trtllmMoE("fp8_block"), "", "4,4,1", "8,8,1", "4,1,4"),
 		one("b200_sxm", "", "", trtllmMoE("bfloat16"), "", "8,8,1"),
+		one("b300_sxm", "fp8", "fp8_block", trtllmMoE("fp8_block"), "", "4,4,1", "8,8,1", "4,1,4"),
+		one("b300_sxm", "", "", trtllmMoE("bfloat16"), "", "4,4,1", "8,8,1"),
 		one("h200_sxm", "fp8", "fp8_block", MoEKernel{Version: "0.5.10", Source: "sglang_fused_moe_triton", Quant: "fp8_block"}, "0.5.14", "8,8,1", "8,1,8"),
 	}
 }

@@ -171,6 +171,12 @@ func TestMambaPoolRules(t *testing.T) {
 	if p := mambaPool(d, -1, 1e6); p.slots != 0 || p.bytes != 0 {
 		t.Fatalf("no memory left: %+v", p)
 	}
+	if got := (Capacity{MaxRunningRequests: 40}).RunningLimit(128); got != 40 {
+		t.Fatalf("running limit under a 40-request pool: %d", got)
+	}
+	if got := (Capacity{}).RunningLimit(128); got != 128 {
+		t.Fatalf("running limit without a state pool: %d", got)
+	}
 }
 
 const qwen35Config = `{"model_type":"qwen3_5_moe","text_config":{"model_type":"qwen3_5_moe_text","num_hidden_layers":4,"hidden_size":4096,
