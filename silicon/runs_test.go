@@ -210,13 +210,13 @@ func TestRunsTokeniseAsTheirRelease(t *testing.T) {
 	}
 }
 
-// No Kimi-K2.5 script passes --enable-expert-parallel, so its rows labelled with expert
-// parallelism replay with every expert sharded over the worker's GPUs; the other runs keep
-// their labels, and --expert-parallel true restores them.
+// No Kimi-K2.5 script passes --enable-expert-parallel (nor Qwen3.5's H200 script --ep-size),
+// so its rows labelled with expert parallelism replay with every expert sharded over the
+// worker's GPUs; the other runs keep their labels, and --expert-parallel true restores them.
 func TestRunsExpertParallel(t *testing.T) {
 	for _, r := range InferenceXRuns() {
 		ep := r.Benchmark.ExpertParallel
-		if want := r.Model == kimi; (ep != nil) != want || (ep != nil && *ep) {
+		if want := r.Model == kimi || (r.Model == qwen35 && r.System == "h200_sxm" && !r.Undated); (ep != nil) != want || (ep != nil && *ep) {
 			t.Fatalf("run %s: expert_parallel %v, want explicit false %v", r.Script, ep, want)
 		}
 	}
