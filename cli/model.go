@@ -387,7 +387,7 @@ from its vLLM 0.19.0 table, the router gate as a BF16 GEMM), which the whole imp
 			if !selected {
 				// Without a deployment every embedded one is re-derived with its own kernel
 				// choice: a kernel flag would be dropped silently.
-				for _, name := range []string{"backend-version", "gemm-quant", "moe-version", "moe-kernel", "moe-quant", "moe-shape", "attention-version", "fp32-tflops", "tf32-tflops"} {
+				for _, name := range []string{"backend-version", "gemm-quant", "moe-version", "moe-kernel", "moe-quant", "moe-shape", "attention-version", "linear-attention-version", "fp32-tflops", "tf32-tflops"} {
 					if f.Changed(name) {
 						return fmt.Errorf("model import: --%s applies to one deployment: name it with --model-name, --sku, --layout or --quantization (without them every embedded table is re-derived with its own kernels)", name)
 					}
@@ -464,6 +464,7 @@ from its vLLM 0.19.0 table, the router gate as a BF16 GEMM), which the whole imp
 	fs.StringVar(&o.MoE.Distribution, "moe-distribution", "", "how the expert rows spread a step's tokens over the experts, AIConfigurator's moe_perf distribution: "+strings.Join(model.MoEDistributions(), ", ")+" (default: the first, AIConfigurator's own and the embedded tables'; the others are ablations)")
 	fs.StringVar(&moeShape, "moe-shape", "", "hidden,inter,experts,topk of the expert rows when --moe-kernel is measured only at another model's shape: transferred at equal tokens per expert, latency scaled by experts × hidden × inter (an assumption, stated in the table; default: the model's own shape)")
 	fs.StringVar(&o.AttentionVersion, "attention-version", o.AttentionVersion, "vLLM version directory of the attention rows (default: --backend-version; H200's 0.19.0 context rows are not physical, the embedded H200 tables take 0.18.0)")
+	fs.StringVar(&o.LinearAttentionVersion, "linear-attention-version", o.LinearAttentionVersion, "SGLang version directory of a hybrid model's gated DeltaNet rows (default: --backend-version; 0.5.9 measures them only at the full head count and without the chunked delta rule, the embedded tables take 0.5.14)")
 	fs.StringVar(&o.QKNormKernels, "qk-norm-kernels", model.QKNormVLLM, "how a QK-norm over a layer's heads (qk_norm_type per_layer, MiniMax-M2) is priced: vllm (the reduction, all-reduce of the variances and normalisation vLLM 0.19 runs; the embedded tables) or aiconfigurator (its op list, per-head element-wise ops)")
 	fs.StringVar(&o.MLAModuleRows, "mla-module-rows", model.MLARowsFusedNorms, "which collection of AIConfigurator's MLA module rows prices multi-head latent attention: fused-norms (the GPU's collection run with the norm kernels a serving engine runs, where it has one: B200's 0.24.0; the embedded tables) or version (the deployment's own version's rows, or --attention-version's)")
 	fs.Float64Var(&o.FP32TFLOPS, "fp32-tflops", 0, "the GPU's dense FP32 (CUDA-core) peak, for an FP32 router gate (default: the datasheet figure of a known --sku)")

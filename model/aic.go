@@ -144,6 +144,14 @@ type hfConfig struct {
 	Window       int             `json:"sliding_window"`
 	LayerTypes   []string        `json:"layer_types"`
 	Quant        *quantConfig    `json:"quantization_config"`
+	// Hybrid linear attention (Qwen3.5, Qwen3-Next: "linear_attention" layer types).
+	LinearKHeads   int    `json:"linear_num_key_heads"`
+	LinearVHeads   int    `json:"linear_num_value_heads"`
+	LinearKDim     int    `json:"linear_key_head_dim"`
+	LinearVDim     int    `json:"linear_value_head_dim"`
+	ConvKernel     int    `json:"linear_conv_kernel_dim"`
+	AttnOutputGate bool   `json:"attn_output_gate"`
+	MambaSSMDtype  string `json:"mamba_ssm_dtype"`
 }
 
 // quantConfig is a checkpoint's quantization_config: its method, and for compressed-tensors
@@ -188,8 +196,9 @@ func (q *quantConfig) ignores(module string) bool {
 	return false
 }
 
-// qkNormFamilies have an RMSNorm on q and k of every head in every layer (Qwen3's attention).
-var qkNormFamilies = []string{"qwen3", "qwen3_moe"}
+// qkNormFamilies have an RMSNorm on q and k of every head in every (full-attention) layer
+// (Qwen3's attention, kept by Qwen3.5's text models).
+var qkNormFamilies = []string{"qwen3", "qwen3_moe", "qwen3_5_text", "qwen3_5_moe_text"}
 
 // qk_norm_type's values: an RMSNorm over each head's q and k (Qwen3's, the default), or over
 // all heads of the layer at once (MiniMax-M2's), whose variance sums across the TP ranks.
@@ -262,6 +271,10 @@ func parseLLMSpecWith(path string, b []byte, hfQuant *quantConfig) (LLMSpec, err
 	}
 	experts := cmp.Or(c.LocalExp, c.NumExperts, c.Routed)
 	c.TopK = cmp.Or(c.TopK, c.TopKAlt)
+	hybrid := slices.Contains(c.LayerTypes, linearAttentionLayer)
+	if hybrid && experts > 0 && c.Inter == 0 {
+		c.Inter = c.MoEInter // Qwen3.5's MoE configs name no dense MLP size: every layer is MoE
+	}
 	// Attention families the tables cannot price, named before any size they lack.
 	switch {
 	case c.IndexTopK > 0:
@@ -301,8 +314,13 @@ func parseLLMSpecWith(path string, b []byte, hfQuant *quantConfig) (LLMSpec, err
 		return bad("qk_norm_type", "%q is not priced (want %s or %s)", c.QKNormType, qkNormPerHead, qkNormPerLayer)
 	}
 	for _, lt := range c.LayerTypes {
-		if lt != "sliding_attention" && lt != "full_attention" {
-			return bad("layer_types", "%q is not priced (want sliding_attention or full_attention)", lt)
+		if lt != "sliding_attention" && lt != "full_attention" && lt != linearAttentionLayer {
+			return bad("layer_types", "%q is not priced (want sliding_attention, full_attention or linear_attention)", lt)
+		}
+	}
+	if hybrid {
+		if err := checkHybridConfig(c); err != nil {
+			return bad("layer_types", "%v", err)
 		}
 	}
 	s := LLMSpec{Architecture: c.ModelType, Layers: c.Layers, Hidden: c.Hidden, Heads: c.Heads, KVHeads: c.KVHeads,
@@ -335,6 +353,9 @@ func parseLLMSpecWith(path string, b []byte, hfQuant *quantConfig) (LLMSpec, err
 	}
 	if s.SlidingLayers > 0 {
 		s.SlidingWindow = c.Window
+	}
+	if hybrid {
+		s.setHybrid(c)
 	}
 	if c.KVLoRARank > 0 {
 		// Multi-head latent attention: every token caches one latent of kv_lora_rank plus its

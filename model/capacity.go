@@ -34,11 +34,21 @@ type Capacity struct {
 	DerivedBlocks        int     // KVBytes / (KVBytesPerToken × BlockSize)
 	NumGPUBlocks         int     // blocks the engine uses: DerivedBlocks, or the deployment's override
 	Overridden           bool    // Deployment.NumGPUBlocks was set
+	// A hybrid model's recurrent states (hybrid.go): each running request holds one of
+	// StateBytesPerRequest (all DeltaNet layers, per GPU); SGLang's mamba pool keeps
+	// StateSlots of them (StateBytes in all) beside the KV cache and runs at most
+	// MaxRunningRequests at once. All zero for other models.
+	StateBytesPerRequest int64
+	StateSlots           int
+	StateBytes           int64
+	MaxRunningRequests   int
 
 	layers, kvHeadsPerGPU, headDim int64 // the per-token arithmetic's factors, for String
 	slidingLayers                  int64 // sliding-window layers left out of the per-token bytes
 	window                         int
 	mlaLatent, mlaRope             int64 // multi-head latent attention's cached latent and RoPE key
+	linearLayers                   int64 // a hybrid model's DeltaNet layers, for String
+	radixStates                    bool  // the mamba pool was sized by SGLang's ratio rule (radix cache on)
 }
 
 // quantBytes is the storage of a rows×cols weight matrix in a GEMM dtype: FP8 one byte per
@@ -81,6 +91,9 @@ func (w *Worker) Capacity() Capacity {
 	expert := func(rows, cols int64) int64 { return quantBytes(w.table.MoEQuant, rows, cols, s.WeightBlock, ub) }
 
 	attn := (attnProj(h, (heads+2*kv)*hd) + attnProj(heads*hd, h)) / tp
+	if s.AttnOutputGate {
+		attn += attnProj(h, heads*hd) / tp // q_proj's gate half
+	}
 	if s.MLA() {
 		// The down-projection (and its two latent norms) is replicated on every GPU; the
 		// up-projections and o_proj are split by heads.
@@ -101,8 +114,11 @@ func (w *Worker) Capacity() Capacity {
 	}
 	moeLayer := mlp(int64(s.SharedInter)) + experts + int64(s.Experts)*h*ub // shared and routed experts, router gate
 	embeddings := 2 * int64(s.Vocab) * h * ub / tp                          // input embedding and LM head, vocab-parallel
-	weights := int64(s.Layers)*(attn+norms) + int64(s.DenseMLPLayers())*mlp(int64(s.Inter)) +
+	weights := int64(s.FullAttentionLayers())*(attn+norms) + int64(s.DenseMLPLayers())*mlp(int64(s.Inter)) +
 		int64(s.MoELayers())*moeLayer + embeddings + h*ub
+	if s.Hybrid() {
+		weights += int64(s.LinearLayers) * (s.linearWeightBytes(tp, proj) + 2*h*ub)
+	}
 
 	// Activation peak of vLLM's profiling step at max_num_batched_tokens: the residual stream,
 	// attention projections, the dense MLP's (split by tp) or the fused-MoE workspaces (every
@@ -162,6 +178,11 @@ func (w *Worker) Capacity() Capacity {
 		free := int64(float64(g.MemCapacity)*(1-KVTolerance)) - weights - act - nccl - g.OtherMem
 		kvBytes = int64(d.GPUMemoryUtilization * float64(free))
 	}
+	var state sglangStates
+	if s.Hybrid() {
+		state = mambaPool(d, kvBytes, s.LinearStateBytesPerRequest(d.TP))
+		kvBytes -= state.bytes
+	}
 	elem := s.KVCacheBytes
 	if d.KVCacheDtype == KVFP8 {
 		elem = 1
@@ -171,7 +192,7 @@ func (w *Worker) Capacity() Capacity {
 	// window's blocks per request: per token of context only the full-attention layers
 	// count. The window's few blocks per request and layer group (⌈window / block⌉ + 1) are
 	// left out.
-	kvLayers := int64(s.Layers)
+	kvLayers := int64(s.FullAttentionLayers())
 	if s.SlidingLayers > 0 && s.SlidingLayers < s.Layers {
 		kvLayers -= int64(s.SlidingLayers)
 	}
@@ -188,7 +209,9 @@ func (w *Worker) Capacity() Capacity {
 		UsableBytes: usable, WeightBytes: weights, ActivationBytes: act, NCCLBytes: nccl, OtherBytes: g.OtherMem, budget: d.Budget(),
 		KVBytes: kvBytes, KVCacheDtype: d.KVCacheDtype, KVElementBytes: elem, KVBytesPerToken: perToken, KVBytesPerTokenTotal: perToken * int64(d.TP),
 		BlockSize: d.BlockSize, DerivedBlocks: derived, NumGPUBlocks: derived,
-		layers: kvLayers, slidingLayers: int64(s.Layers) - kvLayers, window: s.SlidingWindow, kvHeadsPerGPU: kvPerGPU, headDim: hd,
+		layers: kvLayers, slidingLayers: int64(s.Layers-s.LinearLayers) - kvLayers, window: s.SlidingWindow, kvHeadsPerGPU: kvPerGPU, headDim: hd,
+		StateBytesPerRequest: state.perRequest, StateSlots: state.slots, StateBytes: state.bytes, MaxRunningRequests: state.maxRunning,
+		linearLayers: int64(s.LinearLayers), radixStates: state.radix,
 	}
 	if s.MLA() {
 		c.mlaLatent, c.mlaRope = int64(s.KVLoRARank), int64(s.QKRopeDim)
@@ -231,6 +254,14 @@ func (c Capacity) String() string {
 	if free {
 		fmt.Fprintf(&b, "  × %.2f free_gpu_memory_fraction\n", c.GPUMemoryUtilization)
 	}
+	if c.StateSlots > 0 {
+		rule := "--max-running-requests with the radix cache off"
+		if c.radixStates {
+			rule = fmt.Sprintf("mamba_full_memory_ratio %.1f of the rest; at most slots / %d running", mambaFullMemoryRatio, mambaSlotsPerRunning)
+		}
+		fmt.Fprintf(&b, "  − recurrent states  %s (%d slots × %.2f MB, %d DeltaNet layers; %s)\n",
+			gb(c.StateBytes), c.StateSlots, float64(c.StateBytesPerRequest)/1e6, c.linearLayers, rule)
+	}
 	fmt.Fprintf(&b, "  = KV cache          %s per GPU\n", gb(c.KVBytes))
 	if c.mlaLatent > 0 {
 		fmt.Fprintf(&b, "KV per token          %d layers × (%d kv_lora_rank + %d qk_rope_head_dim) × %d B (kv_cache_dtype %s) = %d B per GPU (MLA: the latent, whole on every GPU)\n",
@@ -238,6 +269,9 @@ func (c Capacity) String() string {
 	} else {
 		fmt.Fprintf(&b, "KV per token          %d layers × 2 (K, V) × %d KV heads × %d head_dim × %d B (kv_cache_dtype %s) = %d B per GPU\n",
 			c.layers, c.kvHeadsPerGPU, c.headDim, c.KVElementBytes, c.KVCacheDtype, c.KVBytesPerToken)
+	}
+	if c.linearLayers > 0 {
+		fmt.Fprintf(&b, "                      (full-attention layers only: the %d DeltaNet layers keep a fixed state per request instead)\n", c.linearLayers)
 	}
 	if c.slidingLayers > 0 {
 		fmt.Fprintf(&b, "                      (full-attention layers only: the %d sliding-window layers keep %d tokens a request, vLLM's hybrid allocator)\n",

@@ -131,7 +131,11 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 			attnWords += fmt.Sprintf("; kv_b n=%d k=%d with the prefill attention, the decode BMMs %s (%s)", n, k, mlaBMM, mla.bmmRel)
 		}
 	} else {
-		qkvN := (headsPerGPU + 2*kvPerGPU) * s.HeadDim
+		qHeads := headsPerGPU
+		if s.AttnOutputGate {
+			qHeads *= 2 // q_proj yields the query and its output gate
+		}
+		qkvN := (qHeads + 2*kvPerGPU) * s.HeadDim
 		qkv, err := gemmCurve(gemms, attnQuant, qkvN, h, note)
 		if err != nil {
 			return err
@@ -146,6 +150,17 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 	logits, err := gemmCurve(gemms, unquantGEMMDtype, s.Vocab/l.TP, h, note)
 	if err != nil {
 		return err
+	}
+	// A hybrid model's DeltaNet layers have projections of their own; the attention
+	// projections, RoPE, KV write and QK-norm belong to its full-attention layers only.
+	fullLayers, linearLayers := float64(s.FullAttentionLayers()), float64(s.LinearLayers)
+	var linearProj func(float64) float64
+	if s.Hybrid() {
+		p, words, err := linearProjections(gemms, t.GEMMQuant, s, l.TP, note)
+		if err != nil {
+			return err
+		}
+		linearProj, attnWords = p, fmt.Sprintf("%d full-attention layers: %s%s", s.FullAttentionLayers(), attnWords, words)
 	}
 	// The dense MLP (and a MoE model's shared experts) is column- then row-parallel over tp:
 	// one gate_up GEMM of n = 2 × inter / tp and one down GEMM of k = inter / tp.
@@ -339,13 +354,28 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 			addNorm = 0
 		}
 		embed := memOp(tokens * float64(h) * act)
+		if s.Hybrid() {
+			// The output gate's sigmoid × attention output on the full-attention layers; the
+			// DeltaNet layers' gated RMSNorm reads the value output and the gate z, writes one.
+			gate := 0.0
+			if s.AttnOutputGate {
+				gate = memOp(3 * q)
+			}
+			gatedNorm := memOp(3 * tokens * float64(s.linearValueDim()/l.TP) * act)
+			return layers*2*addNorm + fullLayers*(aroundAttn+qkNorm+gate) + linearLayers*gatedNorm + embed
+		}
 		return layers*(2*addNorm+aroundAttn+qkNorm) + embed
 	}
 
 	nt := axisNodes(tokenOctaves)
 	moeLayers := float64(s.MoELayers())
 	denseLayers := float64(s.DenseMLPLayers())
-	t.GEMM = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 { return layers*attnProj(x) + denseLayers*mlp(x) }))}
+	t.GEMM = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 {
+		if linearProj != nil {
+			return fullLayers*attnProj(x) + linearLayers*linearProj(x) + denseLayers*mlp(x)
+		}
+		return layers*attnProj(x) + denseLayers*mlp(x)
+	}))}
 	if s.SharedInter > 0 {
 		t.SharedExperts = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 { return moeLayers * shared(x) }))}
 	}
@@ -367,11 +397,35 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 
 	// Attention runs in BF16 whatever the KV-cache dtype (vLLM dequantises an FP8 cache in the
 	// kernel), so each KV dtype has its own measured rows with attn_dtype bfloat16.
-	attnAt := func(rows []attentionRow, kvDtype string, stepIsContext bool, heads, window int) surfaceSeries {
+	// A collection that measures an FP8 cache at a shape only with FP8 attention math (SGLang
+	// 0.5.14's head_dim 256 rows on H200) prices it with those rows, stated in t.Extrapolated.
+	attnDtypes := map[[2]string]string{}
+	attnDtype := func(rows []attentionRow, table, kvDtype string) string {
+		key := [2]string{table, kvDtype}
+		if ad, ok := attnDtypes[key]; ok {
+			return ad
+		}
+		attnDtypes[key] = attentionDtype
+		for _, r := range rows {
+			if r.KVDtype == kvDtype && r.AttnDtype == attentionDtype && r.HeadDim == int64(s.HeadDim) && r.KVHeads == int64(kvPerGPU) && r.Heads == int64(headsPerGPU) {
+				return attentionDtype
+			}
+		}
+		for _, r := range rows {
+			if r.KVDtype == kvDtype && r.AttnDtype == kvDtype && r.HeadDim == int64(s.HeadDim) && r.KVHeads == int64(kvPerGPU) && r.Heads == int64(headsPerGPU) {
+				note(fmt.Sprintf("%s: %s KV cache at %d heads, %d KV heads, head_dim %d measured only with %s attention: priced from those rows", table, kvDtype, headsPerGPU, kvPerGPU, s.HeadDim, kvDtype))
+				attnDtypes[key] = kvDtype
+				return kvDtype
+			}
+		}
+		return attentionDtype
+	}
+	attnAt := func(rows []attentionRow, table, kvDtype string, stepIsContext bool, heads, window int) surfaceSeries {
 		pts := map[float64][]point{}
+		ad := attnDtype(rows, table, kvDtype)
 		for _, r := range rows {
 			if r.Heads == int64(heads) && r.KVHeads == int64(kvPerGPU) && r.HeadDim == int64(s.HeadDim) &&
-				r.Beam == 1 && r.Window == int64(window) && r.AttnDtype == attentionDtype && r.KVDtype == kvDtype {
+				r.Beam == 1 && r.Window == int64(window) && r.AttnDtype == ad && r.KVDtype == kvDtype {
 				length := r.ISL
 				if !stepIsContext {
 					length = r.ISL + r.Step // generation rows: context = prompt + generated so far
@@ -386,13 +440,13 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 	// measured counts, or above the largest scaled by heads (the work per head is the same);
 	// either is stated in t.Extrapolated.
 	attn := func(rows []attentionRow, table, kvDtype string, stepIsContext bool, window int) (func(b, n, pow float64) float64, error) {
-		at := func(heads int) surfaceSeries { return attnAt(rows, kvDtype, stepIsContext, heads, window) }
+		at := func(heads int) surfaceSeries { return attnAt(rows, table, kvDtype, stepIsContext, heads, window) }
 		if exact := at(headsPerGPU); len(exact.rows) > 0 {
 			return exact.at, nil
 		}
 		lo, hi := 0, 0
 		for _, r := range rows {
-			if r.KVHeads == int64(kvPerGPU) && r.HeadDim == int64(s.HeadDim) && r.AttnDtype == attentionDtype && r.KVDtype == kvDtype && r.Window == int64(window) {
+			if r.KVHeads == int64(kvPerGPU) && r.HeadDim == int64(s.HeadDim) && r.AttnDtype == attnDtype(rows, table, kvDtype) && r.KVDtype == kvDtype && r.Window == int64(window) {
 				if n := int(r.Heads); n < headsPerGPU && n > lo {
 					lo = n
 				} else if n > headsPerGPU && (hi == 0 || n < hi) {
@@ -400,7 +454,7 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 				}
 			}
 		}
-		what := fmt.Sprintf("%d heads, %d KV heads, head_dim %d, %s attention, %s KV cache", headsPerGPU, kvPerGPU, s.HeadDim, attentionDtype, kvDtype)
+		what := fmt.Sprintf("%d heads, %d KV heads, head_dim %d, %s attention, %s KV cache", headsPerGPU, kvPerGPU, s.HeadDim, attnDtype(rows, table, kvDtype), kvDtype)
 		if window > 0 {
 			what += fmt.Sprintf(", window %d", window)
 		}
@@ -455,10 +509,10 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		t.Attention = append(t.Attention, Attention{
 			KVCacheDtype: kv.dtype,
 			Context: Grid{Rows: cr, Cols: cc, Values: round(sample2(cr, cc, func(b, n float64) float64 {
-				return layers * ctx(b, n, 2)
+				return fullLayers * ctx(b, n, 2)
 			}))},
 			Decode: Grid{Rows: dr, Cols: dc, Values: round(sample2(dr, dc, func(b, n float64) float64 {
-				return layers * gen(b, n, 1)
+				return fullLayers * gen(b, n, 1)
 			}))},
 		})
 	}

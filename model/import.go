@@ -27,6 +27,9 @@ type ImportOptions struct {
 	// AttentionVersion is the backend version directory of the attention rows when they are
 	// not the deployment's (a shape only a later collector measured); "" = BackendVersion.
 	AttentionVersion string
+	// LinearAttentionVersion is the backend version directory of a hybrid model's gated
+	// DeltaNet rows when they are not the deployment's (hybrid.go); "" = BackendVersion.
+	LinearAttentionVersion string
 	// MLAModuleRows selects the collection of MLA module rows that prices multi-head latent
 	// attention: MLARowsFusedNorms ("" too), the GPU's collection run with the norm kernels a
 	// serving engine runs where it has one (mla.go), or MLARowsVersion, the attention version's.
@@ -205,7 +208,7 @@ func EmbeddedImports() []ImportOptions {
 		// DeepSeek-V3 itself (block FP8, 128 heads, three leading dense layers), on 8 GPUs.
 		one("deepseek-ai/DeepSeek-V3", "h200_sxm", "", "", MoEKernel{}, "8,8,1", "8,1,8"),
 		one("deepseek-ai/DeepSeek-V3", "b200_sxm", "", "", MoEKernel{}, "8,8,1", "8,1,8"),
-	}, backendImports()...)
+	}, append(backendImports(), hybridImports()...)...)
 }
 
 // atVersion derives o from another vLLM version's tables (the experts still from their
@@ -387,6 +390,11 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 		return nil, fmt.Errorf("model import: MoE token distribution %q: want one of %s", d, strings.Join(MoEDistributions(), ", "))
 	}
 	gemmQuant := cmp.Or(o.GEMMQuant, llm.WeightQuant)
+	if gemmQuant == "fp8_block" && llm.WeightBlock == 0 {
+		// Served block-FP8 from a checkpoint that is not (Qwen3.5's FP8 release, whose config
+		// AIConfigurator does not hold): the 128 × 128 tiles every fp8_block row is measured with.
+		llm.WeightBlock = fp8BlockEdge
+	}
 	mk := o.MoE
 	if llm.MoE() && mk.Source == "" {
 		if mk, err = backendMoEKernel(o.Backend, o.MoEBackend, o.HardwareSKU, o.BackendVersion, cmp.Or(llm.ExpertQuant, gemmQuant), llm.MLA()); err != nil {
@@ -466,6 +474,10 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 	if err != nil {
 		return nil, err
 	}
+	gdns, gdnRel, err := readLinearAttention(aicDir, o, llm, &common)
+	if err != nil {
+		return nil, err
+	}
 
 	var out []*Table
 	for _, l := range o.Layouts {
@@ -488,6 +500,11 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 		}
 		if err := derive(t, mk, o.QKNormKernels != QKNormAIConfigurator, gatePeaks{fp32 * 1e12, tf32 * 1e12}, gemms, moes, ctxs, gens, mla, ars, gemmRel, moeRel, ctxRel, genRel, arRel); err != nil {
 			return nil, fmt.Errorf("model import: layout %s: %w", l, err)
+		}
+		if llm.Hybrid() {
+			if err := deriveLinear(t, gdns, gdnRel); err != nil {
+				return nil, fmt.Errorf("model import: layout %s: %w", l, err)
+			}
 		}
 		out = append(out, t)
 	}

@@ -188,6 +188,7 @@ func FuzzParseLLMSpec(f *testing.F) {
 	f.Add([]byte(`{"model_type":"llama","num_hidden_layers":80,"hidden_size":8192,"num_attention_heads":64,"num_key_value_heads":8,"intermediate_size":28672,"vocab_size":128256}`))
 	f.Add([]byte(`{"model_type":"qwen3_moe","num_hidden_layers":94,"hidden_size":4096,"num_attention_heads":64,"num_key_value_heads":4,"head_dim":128,"intermediate_size":12288,"moe_intermediate_size":1536,"num_experts":128,"num_experts_per_tok":8,"vocab_size":151936}`))
 	f.Add([]byte(`{"model_type":"deepseek_v3","num_hidden_layers":61,"hidden_size":7168,"num_attention_heads":128,"num_key_value_heads":128,"intermediate_size":18432,"moe_intermediate_size":2048,"n_routed_experts":256,"n_shared_experts":1,"num_experts_per_tok":8,"first_k_dense_replace":3,"kv_lora_rank":512,"q_lora_rank":1536,"qk_nope_head_dim":128,"qk_rope_head_dim":64,"v_head_dim":128,"vocab_size":129280,"quantization_config":{"quant_method":"fp8","weight_block_size":[128,128]}}`))
+	f.Add([]byte(qwen35Config)) // hybrid linear attention (hybrid_test.go)
 	f.Add([]byte(`{"num_hidden_layers":-1}`))
 	f.Add([]byte(`not json`))
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -202,6 +203,10 @@ func FuzzParseLLMSpec(f *testing.F) {
 			(s.WeightQuant == "fp8_block") != (s.WeightBlock > 0) || (s.MoE() && (s.TopK < 1 || s.TopK > s.Experts || (s.Inter != 0) != (s.DenseLayers > 0))) ||
 			(s.MLA() && (s.HeadDim != s.QKNopeDim+s.QKRopeDim || s.VHeadDim <= 0)) {
 			t.Fatalf("accepted a spec with non-positive sizes: %+v", s)
+		}
+		if s.Hybrid() && (s.LinearLayers >= s.Layers || s.LinearKeyHeads <= 0 || s.LinearValueHeads%s.LinearKeyHeads != 0 ||
+			s.LinearKeyHeadDim <= 0 || s.LinearValueHeadDim <= 0 || s.LinearConvKernel < 2 || s.LinearStateBytes <= 0) {
+			t.Fatalf("accepted a hybrid spec it cannot price: %+v", s)
 		}
 	})
 }

@@ -70,16 +70,30 @@ type LLMSpec struct {
 	// Multi-head latent attention (DeepSeek-V3, Kimi-K2): queries through a q_lora_rank
 	// bottleneck, keys and values from one cached latent of KVLoRARank plus a shared RoPE key
 	// of QKRopeDim per token; HeadDim is then the query/key head size (nope + rope).
-	KVLoRARank      int `json:"kv_lora_rank,omitempty"`
-	QLoRARank       int `json:"q_lora_rank,omitempty"`
-	QKNopeDim       int `json:"qk_nope_head_dim,omitempty"`
-	QKRopeDim       int `json:"qk_rope_head_dim,omitempty"`
-	VHeadDim        int `json:"v_head_dim,omitempty"`
-	SlidingLayers   int `json:"sliding_layers,omitempty"` // layers attending to the last SlidingWindow tokens only
-	SlidingWindow   int `json:"sliding_window,omitempty"`
-	KVCacheBytes    int `json:"kv_cache_bytes"`   // bytes per KV element in the model's own dtype (2 = BF16)
-	UnquantBytes    int `json:"unquant_bytes"`    // bytes per weight left unquantised (router, embeddings)
-	ActivationBytes int `json:"activation_bytes"` // bytes per activation element (2 = BF16)
+	KVLoRARank    int `json:"kv_lora_rank,omitempty"`
+	QLoRARank     int `json:"q_lora_rank,omitempty"`
+	QKNopeDim     int `json:"qk_nope_head_dim,omitempty"`
+	QKRopeDim     int `json:"qk_rope_head_dim,omitempty"`
+	VHeadDim      int `json:"v_head_dim,omitempty"`
+	SlidingLayers int `json:"sliding_layers,omitempty"` // layers attending to the last SlidingWindow tokens only
+	SlidingWindow int `json:"sliding_window,omitempty"`
+	// Hybrid linear attention (hybrid.go): LinearLayers of the Layers are gated DeltaNet
+	// layers of LinearKeyHeads × LinearKeyHeadDim query/key and LinearValueHeads ×
+	// LinearValueHeadDim value heads, a short convolution of LinearConvKernel taps and a
+	// recurrent state of LinearStateBytes per element (mamba_ssm_dtype); the others attend.
+	LinearLayers       int `json:"linear_layers,omitempty"`
+	LinearKeyHeads     int `json:"linear_key_heads,omitempty"`
+	LinearKeyHeadDim   int `json:"linear_key_head_dim,omitempty"`
+	LinearValueHeads   int `json:"linear_value_heads,omitempty"`
+	LinearValueHeadDim int `json:"linear_value_head_dim,omitempty"`
+	LinearConvKernel   int `json:"linear_conv_kernel,omitempty"`
+	LinearStateBytes   int `json:"linear_state_bytes,omitempty"`
+	// AttnOutputGate: the full-attention layers' q_proj also yields a sigmoid gate per query
+	// element applied to the attention output (Qwen3.5's attn_output_gate).
+	AttnOutputGate  bool `json:"attn_output_gate,omitempty"`
+	KVCacheBytes    int  `json:"kv_cache_bytes"`   // bytes per KV element in the model's own dtype (2 = BF16)
+	UnquantBytes    int  `json:"unquant_bytes"`    // bytes per weight left unquantised (router, embeddings)
+	ActivationBytes int  `json:"activation_bytes"` // bytes per activation element (2 = BF16)
 }
 
 // MoE reports whether the model has routed experts.
@@ -115,7 +129,7 @@ func (s LLMSpec) checkLayout(l Layout) error {
 	case s.Heads%l.TP != 0:
 		return fmt.Errorf("layout %s: tp %d does not divide %d attention heads", l, l.TP, s.Heads)
 	}
-	return nil
+	return s.checkLinearLayout(l)
 }
 
 // GPUSpec is the memory side of the system file (b200_sxm.yaml).
@@ -191,6 +205,8 @@ type Table struct {
 	Logits Grid `json:"logits"`
 	// Attention holds one entry per KV-cache dtype, sorted by dtype.
 	Attention []Attention `json:"attention"`
+	// LinearAttention prices a hybrid model's gated DeltaNet layers (hybrid.go); nil otherwise.
+	LinearAttention *LinearAttention `json:"linear_attention,omitempty"`
 
 	// digest names the embedded file the table was read from with the SHA-256 of its bytes
 	// (empty for a table built in memory), so results can say which tables priced them.

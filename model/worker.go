@@ -21,6 +21,11 @@ type Worker struct {
 	logits           curve // LM head, by sequences in the step
 	context          surface
 	decode           surface
+	// hybrid: the gated DeltaNet layers' prefill (chunks × tokens per chunk) and decode
+	// (requests) prices, from the table's LinearAttention (hybrid.go)
+	hybrid    bool
+	linearCtx surface
+	linearDec curve
 }
 
 // NewWorker loads the embedded tables of d's model, GPU, backend version and layout.
@@ -77,7 +82,7 @@ func newWorker(d Deployment, t *Table) (*Worker, error) {
 	sharedExpertsOverlap(d, t, sum)
 	allReduceRMSFusion(d, t, sum)
 	eager, graphTokens := eagerCurve(d, t, sum)
-	return &Worker{
+	w := &Worker{
 		d:                d,
 		table:            t,
 		dynosim:          d.Dynosim(),
@@ -89,7 +94,16 @@ func newWorker(d Deployment, t *Table) (*Worker, error) {
 		logits:           newCurve(t.Logits.Values, 1),
 		context:          newSurface(attn.Context.Values, attn.Context.Rows, attn.Context.Cols, 1, 2),
 		decode:           newSurface(attn.Decode.Values, attn.Decode.Rows, attn.Decode.Cols, 1, 1),
-	}, nil
+	}
+	if la := t.LinearAttention; la != nil {
+		if la.Context.Rows < 2 || la.Context.Cols < 2 || len(la.Context.Values) != la.Context.Rows*la.Context.Cols || len(la.Decode.Values) < 2 {
+			return nil, fmt.Errorf("model: table %s: linear_attention is not a context grid and a decode curve", TableFileName(t))
+		}
+		w.hybrid = true
+		w.linearCtx = newSurface(la.Context.Values, la.Context.Rows, la.Context.Cols, 1, 1)
+		w.linearDec = newCurve(la.Decode.Values, 1)
+	}
+	return w, nil
 }
 
 // Deployment is the deployment the worker was built for.
@@ -109,6 +123,7 @@ type StepBreakdown struct {
 	LogitsUS          float64
 	ContextAttnUS     float64
 	DecodeAttnUS      float64
+	LinearAttnUS      float64 // a hybrid model's gated DeltaNet kernels (prefill and decode)
 	TotalUS           int64
 	// Operators splits NonAttentionUS by the table's operator grids.
 	Operators OperatorBreakdown
@@ -154,6 +169,9 @@ func (w *Worker) StepTimeUS(b *Batch) int64 {
 	if b.Decodes > 0 {
 		us += w.decode.at(float64(b.Decodes), float64(b.DecodeContextTokens)/float64(b.Decodes))
 	}
+	if w.hybrid {
+		us += w.linearUS(len(b.Prefill), tokens-b.Decodes, b.Decodes)
+	}
 	return int64(math.Ceil(us))
 }
 
@@ -171,6 +189,9 @@ func (w *Worker) DecodeStepsUS(decodes int, ctx int64, out []int64) {
 		return
 	}
 	base := w.nonAttentionAt(decodes, false) + w.logits.at(float64(decodes))
+	if w.hybrid {
+		base += w.linearUS(0, 0, decodes)
+	}
 	i, i1, fr, scale := w.decode.rowAt(float64(decodes))
 	for j := range out {
 		c := ctx + int64(j)*int64(decodes)
@@ -199,6 +220,9 @@ func (w *Worker) Breakdown(b *Batch) StepBreakdown {
 	}
 	if b.Decodes > 0 {
 		r.DecodeAttnUS = w.decode.at(float64(b.Decodes), float64(b.DecodeContextTokens)/float64(b.Decodes))
+	}
+	if w.hybrid {
+		r.LinearAttnUS = w.linearUS(len(b.Prefill), r.Tokens-b.Decodes, b.Decodes)
 	}
 	return r
 }

@@ -99,6 +99,7 @@ func backendRuns() []Run {
 		backendGapAnalysis(model.BackendTRTLLM, gptOSS, "b200_sxm", "fp4"),
 	}
 	runs = append(runs, dsr1SGLangRuns()...)
+	runs = append(runs, qwen35Runs()...)
 	return append(runs, dsr1TRTRuns()...)
 }
 

@@ -210,15 +210,16 @@ func TestRunsTokeniseAsTheirRelease(t *testing.T) {
 	}
 }
 
-// No Kimi-K2.5 script passes --enable-expert-parallel, so its rows labelled with expert
-// parallelism replay with every expert sharded over the worker's GPUs; the TensorRT-LLM
-// DeepSeek scripts of 2025-11-02 chose --ep_size themselves (trtllmruns.go); the other runs
-// keep their labels, and --expert-parallel true restores them.
+// No Kimi-K2.5 script passes --enable-expert-parallel (nor Qwen3.5's H200 script --ep-size),
+// so its rows labelled with expert parallelism replay with every expert sharded over the
+// worker's GPUs; the TensorRT-LLM DeepSeek scripts of 2025-11-02 chose --ep_size themselves
+// (trtllmruns.go); the other runs keep their labels, and --expert-parallel true restores them.
 func TestRunsExpertParallel(t *testing.T) {
 	for _, r := range InferenceXRuns() {
 		ep := r.Benchmark.ExpertParallel
 		own := r.Backend == model.BackendTRTLLM && r.To == "2025-11-02"
-		if want := r.Model == kimi || own; (ep != nil) != want || (ep != nil && *ep && !own) {
+		want := r.Model == kimi || own || (r.Model == qwen35 && r.System == "h200_sxm" && !r.Undated)
+		if (ep != nil) != want || (ep != nil && *ep && !own) {
 			t.Fatalf("run %s: expert_parallel %v, want explicit %v (false unless a TensorRT-LLM script's own --ep_size)", r.Script, ep, want)
 		}
 	}

@@ -342,7 +342,8 @@ func replay(ctx context.Context, d model.Deployment, r Row, b Benchmark, seed ui
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	d.NumGPUBlocks = w.Capacity().NumGPUBlocks
+	c := w.Capacity()
+	d.NumGPUBlocks, d.MaxNumSeqs = c.NumGPUBlocks, c.RunningLimit(d.MaxNumSeqs)
 	rc := router.DefaultConfig()
 	rc.BlockSize = d.BlockSize
 	cfg := engine.Config{Workers: 1, Worker: d, Router: rc, ReplayConcurrency: r.Concurrency, Seed: seed, Scheduler: b.scheduler()}

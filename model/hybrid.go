@@ -1,0 +1,351 @@
+package model
+
+import (
+	"cmp"
+	"fmt"
+	"path/filepath"
+	"slices"
+)
+
+// Hybrid linear attention: Qwen3.5's (and Qwen3-Next's) decoder interleaves gated DeltaNet
+// layers ("linear_attention" in config.json's layer_types) with full-attention layers. A
+// DeltaNet layer keeps no KV cache: each request holds one fixed-size recurrent state per
+// layer (a short-convolution window and the delta rule's key × value matrix per value head),
+// whatever its length. Its kernels are AIConfigurator's linear_attention collection
+// (<gpu>/linear_attention/sglang/<version>/gdn_perf.parquet): for prefill the short
+// convolution (causal_conv1d_fn) and the chunked gated delta rule (chunk_gated_delta_rule),
+// for decode the convolution's update (causal_conv1d_update) and the recurrence
+// (fused_recurrent_gated_delta_rule, named …_packed_decode from 0.5.14).
+
+// gdnRow is one row of gdn_perf.parquet (latency in milliseconds per call of one layer).
+type gdnRow struct {
+	Op       string  `parquet:"op_name,optional"`
+	Kernel   string  `parquet:"kernel_source,optional"`
+	Phase    string  `parquet:"phase,optional"`
+	Batch    int64   `parquet:"batch_size,optional"`
+	SeqLen   int64   `parquet:"seq_len,optional"`
+	DModel   int64   `parquet:"d_model,optional"`
+	DConv    int64   `parquet:"d_conv,optional"`
+	KHeads   int64   `parquet:"num_k_heads,optional"`
+	KHeadDim int64   `parquet:"head_k_dim,optional"`
+	VHeads   int64   `parquet:"num_v_heads,optional"`
+	VHeadDim int64   `parquet:"head_v_dim,optional"`
+	Latency  float64 `parquet:"latency,optional"`
+}
+
+// The gated DeltaNet kernels a step runs, as gdn_perf names them.
+const (
+	gdnConvPrefill = "causal_conv1d_fn"
+	gdnRulePrefill = "chunk_gated_delta_rule"
+	gdnConvDecode  = "causal_conv1d_update"
+	gdnRuleDecode  = "fused_recurrent_gated_delta_rule"
+	// gdnRuleDecodePacked is the decode recurrence as the 0.5.14 collector names it (the
+	// packed-input variant SGLang's GDN backend calls from then on).
+	gdnRuleDecodePacked = "fused_recurrent_gated_delta_rule_packed_decode"
+)
+
+// LinearAttention prices the gated DeltaNet layers, all of them: Context by prefill chunks in
+// the step (rows) and mean new tokens per chunk (cols), Decode by decoding requests.
+type LinearAttention struct {
+	Context Grid `json:"context"`
+	Decode  Grid `json:"decode"`
+}
+
+// Hybrid reports whether the model interleaves linear-attention layers with full attention.
+func (s LLMSpec) Hybrid() bool { return s.LinearLayers > 0 }
+
+// FullAttentionLayers is how many layers attend over the KV cache.
+func (s LLMSpec) FullAttentionLayers() int { return s.Layers - s.LinearLayers }
+
+// linearKeyDim and linearValueDim are a DeltaNet layer's query/key and value widths, all heads.
+func (s LLMSpec) linearKeyDim() int   { return s.LinearKeyHeads * s.LinearKeyHeadDim }
+func (s LLMSpec) linearValueDim() int { return s.LinearValueHeads * s.LinearValueHeadDim }
+
+// LinearStateBytesPerRequest is one request's recurrent state on one GPU of a tp-way worker,
+// all DeltaNet layers: SGLang's mamba pool entry (mem_cache/memory_pool.py, MambaPool; its
+// shapes from configs/mamba_utils.py at 001ccef0): the convolution window — conv_dim / tp
+// channels (queries, keys and values: 2 × key_dim + value_dim) × (kernel − 1) positions in the
+// model's dtype — and the temporal state, value_heads / tp × head_k_dim × head_v_dim in
+// mamba_ssm_dtype (float32 by default).
+func (s LLMSpec) LinearStateBytesPerRequest(tp int) int64 {
+	if !s.Hybrid() {
+		return 0
+	}
+	t := int64(tp)
+	conv := int64(2*s.linearKeyDim()+s.linearValueDim()) / t * int64(s.LinearConvKernel-1) * int64(s.ActivationBytes)
+	temporal := int64(s.LinearValueHeads) / t * int64(s.LinearKeyHeadDim) * int64(s.LinearValueHeadDim) * int64(s.LinearStateBytes)
+	return int64(s.LinearLayers) * (conv + temporal)
+}
+
+// linearWeightBytes is one DeltaNet layer's weights on one GPU: in_proj_qkvz (hidden → 2 ×
+// key_dim + 2 × value_dim: q, k, v and the output gate z), in_proj_ba (hidden → 2 ×
+// value_heads, kept unquantised), out_proj (value_dim → hidden), split by tp; the depthwise
+// convolution over conv_dim channels, A_log and dt_bias, and the gated RMSNorm's weight.
+func (s LLMSpec) linearWeightBytes(tp int64, proj func(rows, cols int64) int64) int64 {
+	h := int64(s.Hidden)
+	k, v := int64(s.linearKeyDim()), int64(s.linearValueDim())
+	ub := int64(s.UnquantBytes)
+	conv := (2*k + v) * int64(s.LinearConvKernel) * ub
+	return (proj(h, 2*k+2*v)+h*2*int64(s.LinearValueHeads)*ub+proj(v, h)+conv+2*int64(s.LinearValueHeads)*4)/tp + int64(s.LinearValueHeadDim)*ub
+}
+
+// checkLinearLayout says why a layout cannot shard the DeltaNet layers, or nil: SGLang splits
+// them by heads over the attention TP group.
+func (s LLMSpec) checkLinearLayout(l Layout) error {
+	if !s.Hybrid() {
+		return nil
+	}
+	if s.LinearKeyHeads%l.TP != 0 || s.LinearValueHeads%l.TP != 0 {
+		return fmt.Errorf("layout %s: tp %d does not divide the linear-attention heads (%d key, %d value)", l, l.TP, s.LinearKeyHeads, s.LinearValueHeads)
+	}
+	return nil
+}
+
+// linearProjections prices one DeltaNet layer's projections at a step of tokens: in_proj_qkvz
+// and out_proj in the served GEMM dtype, in_proj_ba in BF16, each split by tp.
+func linearProjections(gemms []gemmRow, quant string, s LLMSpec, tp int, note func(string)) (func(float64) float64, string, error) {
+	k, v, h := s.linearKeyDim()/tp, s.linearValueDim()/tp, s.Hidden
+	qkvz, err := gemmCurve(gemms, quant, 2*k+2*v, h, note)
+	if err != nil {
+		return nil, "", err
+	}
+	baN := 2 * s.LinearValueHeads / tp
+	if least := narrowestGEMM(gemms, unquantGEMMDtype, h); baN < least {
+		// A GEMM narrower than any measured at this k is launch-bound: priced at the
+		// narrowest measured n, never cheaper.
+		note(fmt.Sprintf("gemm_perf: %s n=%d k=%d (in_proj_ba) priced at the narrowest measured n=%d", unquantGEMMDtype, baN, h, least))
+		baN = least
+	}
+	ba, err := gemmCurve(gemms, unquantGEMMDtype, baN, h, note)
+	if err != nil {
+		return nil, "", err
+	}
+	out, err := gemmCurve(gemms, quant, h, v, note)
+	if err != nil {
+		return nil, "", err
+	}
+	words := fmt.Sprintf("; %d linear-attention layers: %s in_proj_qkvz n=%d k=%d, %s in_proj_ba n=%d k=%d, out_proj n=%d k=%d",
+		s.LinearLayers, quant, 2*k+2*v, h, unquantGEMMDtype, baN, h, h, v)
+	return func(x float64) float64 { return qkvz(x) + ba(x) + out(x) }, words, nil
+}
+
+// gdnShape selects the rows of one kernel at the layer's per-GPU heads.
+type gdnShape struct {
+	dModel, dConv, kHeads, kDim, vHeads, vDim int64
+}
+
+func (g gdnShape) String() string {
+	return fmt.Sprintf("d_model %d, d_conv %d, %d key heads × %d, %d value heads × %d", g.dModel, g.dConv, g.kHeads, g.kDim, g.vHeads, g.vDim)
+}
+
+// gdnKernel gathers one kernel's rows of the shape: by batch (rows) and seq_len (cols).
+func gdnKernel(rows []gdnRow, rel string, shape gdnShape, phase string, ops ...string) (surfaceSeries, string, error) {
+	pts := map[float64][]point{}
+	op := ""
+	for _, r := range rows {
+		if r.Phase == phase && slices.Contains(ops, r.Kernel) && r.DModel == shape.dModel && r.DConv == shape.dConv &&
+			r.KHeads == shape.kHeads && r.KHeadDim == shape.kDim && r.VHeads == shape.vHeads && r.VHeadDim == shape.vDim && r.Latency > 0 {
+			pts[float64(r.Batch)] = append(pts[float64(r.Batch)], point{float64(r.SeqLen), msToUS(r.Latency)})
+			op = r.Kernel
+		}
+	}
+	if len(pts) == 0 {
+		return surfaceSeries{}, "", missing(filepath.Base(rel), fmt.Sprintf("%s %v at %s", phase, ops, shape))
+	}
+	return newSurfaceSeries(pts), op, nil
+}
+
+// deriveLinear fills t.LinearAttention from the gdn_perf rows at the layout's per-GPU heads,
+// summed over the DeltaNet layers. A prefill step runs each kernel once over its chunks, so
+// the context grid is the kernels' price at (chunks, mean new tokens per chunk); decode's
+// depends on the requests only (the state's size is fixed).
+func deriveLinear(t *Table, rows []gdnRow, rel string) error {
+	s, tp := t.LLM, int64(t.Layout.TP)
+	shape := gdnShape{int64(s.Hidden), int64(s.LinearConvKernel), int64(s.LinearKeyHeads) / tp, int64(s.LinearKeyHeadDim),
+		int64(s.LinearValueHeads) / tp, int64(s.LinearValueHeadDim)}
+	convFn, _, err := gdnKernel(rows, rel, shape, "context", gdnConvPrefill)
+	if err != nil {
+		return err
+	}
+	rule, _, err := gdnKernel(rows, rel, shape, "context", gdnRulePrefill)
+	if err != nil {
+		return err
+	}
+	convUp, _, err := gdnKernel(rows, rel, shape, "generation", gdnConvDecode)
+	if err != nil {
+		return err
+	}
+	recur, recurOp, err := gdnKernel(rows, rel, shape, "generation", gdnRuleDecode, gdnRuleDecodePacked)
+	if err != nil {
+		return err
+	}
+	layers := float64(s.LinearLayers)
+	cr, cc := axisNodes(chunkOctaves), axisNodes(tokenOctaves)
+	t.LinearAttention = &LinearAttention{
+		Context: Grid{Rows: cr, Cols: cc, Values: round(sample2(cr, cc, func(b, n float64) float64 {
+			return layers * (convFn.at(b, n, 1) + rule.at(b, n, 1))
+		}))},
+		Decode: Grid{Cols: axisNodes(decodeOctaves), Values: round(sample(axisNodes(decodeOctaves), func(b float64) float64 {
+			return layers * (convUp.at(b, 1, 1) + recur.at(b, 1, 1))
+		}))},
+	}
+	t.Kernels = append(t.Kernels, fmt.Sprintf("%s: %d gated DeltaNet layers at %s per GPU: prefill %s + %s by chunks and tokens per chunk, decode %s + %s by requests",
+		rel, s.LinearLayers, shape, gdnConvPrefill, gdnRulePrefill, gdnConvDecode, recurOp))
+	return nil
+}
+
+// readLinearAttention reads the gdn_perf rows for a hybrid model (nil for any other), from
+// version's directory ("" = the deployment's).
+func readLinearAttention(aicDir string, o ImportOptions, llm LLMSpec, srcs *[]Source) ([]gdnRow, string, error) {
+	if !llm.Hybrid() {
+		return nil, "", nil
+	}
+	if o.Backend.OrDefault() != BackendSGLang {
+		return nil, "", fmt.Errorf("model import: %s: hybrid linear attention is priced under SGLang only (its linear_attention collection and its mamba pool), not %s",
+			o.Model, o.Backend.OrDefault())
+	}
+	rel := filepath.Join(o.HardwareSKU, "linear_attention", string(o.Backend), cmp.Or(o.LinearAttentionVersion, o.BackendVersion), "gdn_perf.parquet")
+	rows, err := readParquet[gdnRow](aicDir, rel, srcs)
+	return rows, rel, err
+}
+
+// linearAttentionLayer is config.json's layer type of a gated DeltaNet layer.
+const linearAttentionLayer = "linear_attention"
+
+// checkHybridConfig says why a config's linear-attention layers cannot be priced, or nil.
+func checkHybridConfig(c hfConfig) error {
+	switch {
+	case len(c.LayerTypes) != c.Layers:
+		return fmt.Errorf("linear_attention layers need one type per layer (have %d types for %d layers)", len(c.LayerTypes), c.Layers)
+	case !slices.Contains(c.LayerTypes, "full_attention"):
+		return fmt.Errorf("linear_attention layers without a full_attention layer are not priced (no KV cache to size)")
+	case slices.Contains(c.LayerTypes, "sliding_attention"):
+		return fmt.Errorf("linear_attention beside sliding_attention layers is not priced")
+	case c.KVLoRARank > 0:
+		return fmt.Errorf("linear_attention beside multi-head latent attention is not priced")
+	case c.LinearKHeads <= 0 || c.LinearVHeads <= 0 || c.LinearKDim <= 0 || c.LinearVDim <= 0 || c.ConvKernel < 2:
+		return fmt.Errorf("linear_attention layers need positive linear_num_key_heads, linear_num_value_heads, linear_key_head_dim, linear_value_head_dim and linear_conv_kernel_dim ≥ 2 (have %d, %d, %d, %d, %d)",
+			c.LinearKHeads, c.LinearVHeads, c.LinearKDim, c.LinearVDim, c.ConvKernel)
+	case c.LinearVHeads%c.LinearKHeads != 0:
+		return fmt.Errorf("linear_num_key_heads %d does not divide linear_num_value_heads %d", c.LinearKHeads, c.LinearVHeads)
+	case c.MambaSSMDtype != "" && c.MambaSSMDtype != "float32" && c.MambaSSMDtype != "bfloat16":
+		return fmt.Errorf("mamba_ssm_dtype %q is not priced (want float32 or bfloat16)", c.MambaSSMDtype)
+	}
+	return nil
+}
+
+// setHybrid records a checked config's linear-attention layers. The recurrent state is
+// float32 unless the config names bfloat16 (SGLang's --mamba-ssm-dtype default float32).
+func (s *LLMSpec) setHybrid(c hfConfig) {
+	for _, lt := range c.LayerTypes {
+		if lt == linearAttentionLayer {
+			s.LinearLayers++
+		}
+	}
+	s.LinearKeyHeads, s.LinearKeyHeadDim, s.LinearValueHeads, s.LinearValueHeadDim = c.LinearKHeads, c.LinearKDim, c.LinearVHeads, c.LinearVDim
+	s.LinearConvKernel, s.LinearStateBytes, s.AttnOutputGate = c.ConvKernel, 4, c.AttnOutputGate
+	if c.MambaSSMDtype == "bfloat16" {
+		s.LinearStateBytes = 2
+	}
+}
+
+// linearUS prices a step's DeltaNet kernels: prefill's over its chunks (their new tokens; a
+// cached prefix is already folded into the request's state) and decode's over its requests.
+func (w *Worker) linearUS(chunks, newTokens, decodes int) float64 {
+	us := 0.0
+	if chunks > 0 {
+		us += w.linearCtx.at(float64(chunks), float64(newTokens)/float64(chunks))
+	}
+	if decodes > 0 {
+		us += w.linearDec.at(float64(decodes))
+	}
+	return us
+}
+
+// SGLang's mamba pool sizing (python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py
+// at 001ccef0, handle_max_mamba_cache and init_memory; server_args.py defaults
+// max_mamba_cache_size None, mamba_full_memory_ratio 0.9).
+const (
+	mambaFullMemoryRatio = 0.9 // state memory ÷ KV memory when the pool is sized by ratio
+	mambaSlotsPerRunning = 3   // MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO: slots per running request with the radix cache on
+)
+
+// sglangStates is the mamba pool beside the KV cache of one GPU.
+type sglangStates struct {
+	perRequest, bytes int64
+	slots, maxRunning int
+	radix             bool
+}
+
+// mambaPool sizes SGLang's recurrent-state pool from rest, the bytes its memory fraction
+// leaves after the weights. With the radix cache off and --max-running-requests set (every
+// replay names one: Deployment.MaxNumSeqs) the pool holds exactly that many states. With the
+// radix cache on, the states take mamba_full_memory_ratio ÷ (1 + ratio) of rest, and
+// init_memory caps the running requests at a third of the slots: the radix tree keeps states
+// of finished prefixes beside the running ones (MambaRadixCache).
+func mambaPool(d Deployment, rest, perRequest int64) sglangStates {
+	p := sglangStates{perRequest: perRequest}
+	if perRequest <= 0 || rest <= 0 {
+		return p
+	}
+	if d.NoPrefixCaching {
+		p.slots, p.maxRunning = d.MaxNumSeqs, d.MaxNumSeqs
+	} else {
+		p.radix = true
+		p.slots = int(float64(rest) * mambaFullMemoryRatio / (1 + mambaFullMemoryRatio) / float64(perRequest))
+		p.maxRunning = min(d.MaxNumSeqs, p.slots/mambaSlotsPerRunning)
+	}
+	p.bytes = int64(p.slots) * perRequest
+	return p
+}
+
+// narrowestGEMM is the smallest n measured for dtype at k (0: none).
+func narrowestGEMM(rows []gemmRow, dtype string, k int) int {
+	least := int64(0)
+	for _, r := range rows {
+		if r.Dtype == dtype && r.K == int64(k) && (least == 0 || r.N < least) {
+			least = r.N
+		}
+	}
+	return int(least)
+}
+
+// fp8BlockEdge is the tile edge of AIConfigurator's fp8_block GEMM and MoE rows (128 × 128
+// weight blocks, DeepSeek-V3's and Qwen's FP8 releases).
+const fp8BlockEdge = 128
+
+// hybridImports are the embedded tables of Qwen3.5-397B-A17B under SGLang 0.5.9, at the
+// layouts of AIConfigurator's measured rows. SGLang 0.5.9's collections lack three of its
+// operators, each taken from the nearest later collection that measures it (named in the
+// table's kernels and in docs/hybrid-attention.md): the gated DeltaNet kernels (0.5.9 measures
+// them only at the full head count and prefill without the chunked delta rule: 0.5.14), the
+// experts at this shape (B200: FlashInfer's TRT-LLM MoE, the runs' --moe-runner-backend, only
+// in 0.5.14, on B300 too; H200: Triton fused MoE, from 0.5.10) and, on H200, attention at head_dim 256
+// (0.5.14). The FP8 runs serve Qwen's block-FP8 release (--quantization fp8 on the FP8
+// checkpoint: 128 × 128 weight blocks).
+func hybridImports() []ImportOptions {
+	const qwen35 = "Qwen/Qwen3.5-397B-A17B"
+	one := func(sku, quant, gemm string, moe MoEKernel, attn string, l ...string) ImportOptions {
+		return ImportOptions{Model: qwen35, HardwareSKU: sku, Backend: BackendSGLang, BackendVersion: sglangVersion,
+			Quantization: quant, GEMMQuant: gemm, MoE: moe, AttentionVersion: attn, LinearAttentionVersion: "0.5.14", Layouts: layouts(l...)}
+	}
+	trtllmMoE := func(quant string) MoEKernel {
+		return MoEKernel{Version: "0.5.14", Source: "sglang_flashinfer_trtllm_moe", Quant: quant}
+	}
+	return []ImportOptions{
+		one("b200_sxm", "fp8", "fp8_block", trtllmMoE("fp8_block"), "", "4,4,1", "8,8,1", "4,1,4"),
+		one("b200_sxm", "", "", trtllmMoE("bfloat16"), "", "8,8,1"),
+		one("b300_sxm", "fp8", "fp8_block", trtllmMoE("fp8_block"), "", "4,4,1", "8,8,1", "4,1,4"),
+		one("b300_sxm", "", "", trtllmMoE("bfloat16"), "", "4,4,1", "8,8,1"),
+		one("h200_sxm", "fp8", "fp8_block", MoEKernel{Version: "0.5.10", Source: "sglang_fused_moe_triton", Quant: "fp8_block"}, "0.5.14", "8,8,1", "8,1,8"),
+	}
+}
+
+// RunningLimit is how many requests a worker runs at once under max_num_seqs: a hybrid
+// model's SGLang runs no more than its state pool allows (MaxRunningRequests).
+func (c Capacity) RunningLimit(maxNumSeqs int) int {
+	if c.MaxRunningRequests > 0 {
+		return min(maxNumSeqs, c.MaxRunningRequests)
+	}
+	return maxNumSeqs
+}

@@ -1,0 +1,106 @@
+package silicon
+
+import "github.com/routerlab/routerlab/model"
+
+// The sample's SGLang Qwen3.5-397B-A17B rows (hybrid linear attention: model/hybrid.go). The
+// dated ones are InferenceX's qwen3.5-{fp8,bf16}-{b200,h200}-sglang configs (their images are
+// InferenceX's lmsysorg/sglang:v0.5.9-cu130 and nightly-dev-20260216 tags, their shapes the
+// configs' 1k/1k, 1k/8k, 8k/1k at c 4–64 or 128); the undated copies from
+// qwen3.5-397b-gap-analysis.csv are AIConfigurator's own collection (measurements of their
+// own: no TTFT of theirs equals a dated row's but for 8 of 61), replayed as the other
+// gap-analysis rows are (backendGapAnalysis: SGLang's defaults, the radix cache on). The
+// scripts were read at the one revision the index holds (SemiAnalysisAI/InferenceX
+// benchmarks/single_node/qwen3.5_fp8_b200.sh at 01fa35cf, qwen3.5_bf16_b200.sh at 29d69fa5,
+// qwen3.5_fp8_h200.sh at 2116fc43, qwen3.5_{fp8,bf16}_b300.sh at 56324839), not at the rows'
+// dates.
+
+const qwen35 = "Qwen/Qwen3.5-397B-A17B"
+
+// qwen35B200 is the B200 scripts' server: --disable-radix-cache, --chunked-prefill-size and
+// --max-prefill-tokens 32,768, --max-running-requests 128, --cuda-graph-max-bs CONC (every
+// decode batch of the run: at most CONC requests decode), --mem-fraction-static 0.82,
+// --scheduler-recv-interval 10 below c 16 and 30 from it, --ep-size EP_SIZE, the FP8 KV cache
+// (fp8_e4m3) for the FP8 checkpoint and the model's BF16 otherwise; InferenceX's client.
+func qwen35B200(kv string, recv int) Benchmark {
+	return ix("2026-02-20", func(b *Benchmark) {
+		b.PrefixCaching, b.AsyncScheduling = false, true
+		b.MaxNumBatchedTokens, b.SGLangMaxPrefillTokens = 32768, 32768
+		b.MaxNumSeqs, b.MaxCUDAGraphCaptureSize = 128, 128
+		b.GPUMemoryUtilization, b.KVCacheDtype, b.SGLangRecvInterval = 0.82, kv, recv
+		b.MemoryBudget = model.MemoryBudgetSGLang
+	})
+}
+
+// qwen35H200 is the H200 script's server: the same without a receive interval or --ep-size
+// (its experts tensor-parallel over the 8 GPUs whatever the rows' labels), 16,384-token
+// chunks, --mem-fraction-static 0.8, FP8 KV cache.
+func qwen35H200() Benchmark {
+	return ix("2026-03-04", func(b *Benchmark) {
+		b.PrefixCaching, b.AsyncScheduling = false, true
+		b.MaxNumBatchedTokens, b.SGLangMaxPrefillTokens = 16384, 16384
+		b.MaxNumSeqs, b.MaxCUDAGraphCaptureSize = 128, 128
+		b.GPUMemoryUtilization, b.KVCacheDtype = 0.8, model.KVFP8
+		b.MemoryBudget, b.ExpertParallel = model.MemoryBudgetSGLang, scriptSets(false)
+	})
+}
+
+// qwen35B300FP8 is the B300 FP8 script as read (qwen3.5_fp8_b300.sh at 56324839):
+// --max-running-requests and --cuda-graph-max-bs CONC, 16,384-token chunks,
+// --mem-fraction-static 0.8, --scheduler-recv-interval 10, FP8 KV cache, the radix cache off,
+// --expert-parallel-size EP_SIZE; its client sends CONC prompts (--num-prompts CONC), not 10 × CONC.
+func qwen35B300FP8() Benchmark {
+	return ix("2026-04-03", func(b *Benchmark) {
+		b.PrefixCaching, b.AsyncScheduling = false, true
+		b.MaxNumBatchedTokens, b.SGLangMaxPrefillTokens = 16384, 16384
+		b.MaxNumSeqsIsConcurrency, b.MaxCUDAGraphCaptureSize = true, 512
+		b.GPUMemoryUtilization, b.KVCacheDtype, b.SGLangRecvInterval = 0.8, model.KVFP8, 10
+		b.MemoryBudget, b.RequestsPerSlot = model.MemoryBudgetSGLang, 1
+	})
+}
+
+// qwen35B300BF16 is the B300 BF16 script as read (qwen3.5_bf16_b300.sh at 56324839): the
+// B200 BF16 script's server with a client of CONC prompts.
+func qwen35B300BF16(recv int) Benchmark {
+	b := qwen35B200(model.KVBF16, recv)
+	b.RequestsPerSlot = 1
+	return b
+}
+
+// Not priced from the scripts (named per row).
+const (
+	qwen35B200NM = "--attention-backend trtllm_mha (head_dim 256 attention priced from SGLang's collected rows), --stream-interval 30, --tokenizer-worker-num 6; SGL_ENABLE_JIT_DEEPGEMM and NCCL_NVLS_ENABLE; the KV pool and the recurrent-state pool sized as SGLang sizes them"
+	qwen35B300NM = "--attention-backend trtllm_mha, --enable-symm-mem, --mamba-ssm-dtype bfloat16 (states priced at the config's float32), --stream-interval 50, --use-chat-template; the script read at a later revision than the rows', whose flags may differ; the KV pool and the recurrent-state pool sized as SGLang sizes them"
+	qwen35H200NM = "--attention-backend flashinfer, --enable-flashinfer-allreduce-fusion, --mamba-ssm-dtype bfloat16 (states priced at the config's float32), --stream-interval 50, --decode-log-interval 1; the KV pool and the recurrent-state pool sized as SGLang sizes them"
+)
+
+// qwen35Runs lists the Qwen3.5 runs, the receive interval's two branches on B200 as
+// dsr1SGLangRuns does.
+func qwen35Runs() []Run {
+	run := func(sku, precision, script, image, nm string, shape RunShape, b Benchmark) Run {
+		return Run{Backend: model.BackendSGLang, Model: qwen35, System: sku, Precision: precision, From: "2026-02-01", Shape: shape,
+			Script: script, Image: image, NotModelled: nm, Benchmark: b}
+	}
+	const fp8B200, bf16B200 = "benchmarks/single_node/qwen3.5_fp8_b200.sh@01fa35cf", "benchmarks/single_node/qwen3.5_bf16_b200.sh@29d69fa5"
+	const v059, nightly = "lmsysorg/sglang:v0.5.9-cu130 (InferenceX)", "lmsysorg/sglang:nightly-dev-20260216-d3bae71e (InferenceX; priced on the 0.5.9 tables)"
+	gap := func(sku, precision string) Run {
+		r := backendGapAnalysis(model.BackendSGLang, qwen35, sku, precision)
+		r.Undated = true
+		return r
+	}
+	return []Run{
+		run("b200_sxm", "fp8", fp8B200, v059, qwen35B200NM, RunShape{MaxConcurrency: 15}, qwen35B200(model.KVFP8, 10)),
+		run("b200_sxm", "fp8", fp8B200, v059, qwen35B200NM, RunShape{MinConcurrency: 16}, qwen35B200(model.KVFP8, 30)),
+		run("b200_sxm", "bf16", bf16B200, nightly, qwen35B200NM+"; --enable-flashinfer-allreduce-fusion, SGLANG_ENABLE_FLASHINFER_GEMM",
+			RunShape{MaxConcurrency: 15}, qwen35B200(model.KVBF16, 10)),
+		run("b200_sxm", "bf16", bf16B200, nightly, qwen35B200NM+"; --enable-flashinfer-allreduce-fusion, SGLANG_ENABLE_FLASHINFER_GEMM",
+			RunShape{MinConcurrency: 16}, qwen35B200(model.KVBF16, 30)),
+		run("h200_sxm", "fp8", "benchmarks/single_node/qwen3.5_fp8_h200.sh@2116fc43", "lmsysorg/sglang:v0.5.9-cu129 (InferenceX)", qwen35H200NM, RunShape{}, qwen35H200()),
+		run("b300_sxm", "fp8", "benchmarks/single_node/qwen3.5_fp8_b300.sh@56324839", "lmsysorg/sglang:v0.5.9-cu130 or v0.5.10.post1-cu130 (InferenceX; priced on the 0.5.9 tables)",
+			qwen35B300NM, RunShape{}, qwen35B300FP8()),
+		run("b300_sxm", "bf16", "benchmarks/single_node/qwen3.5_bf16_b300.sh@56324839", "lmsysorg/sglang:v0.5.10.post1-cu130 (InferenceX; priced on the 0.5.9 tables)",
+			qwen35B200NM+"; --enable-flashinfer-allreduce-fusion, SGLANG_ENABLE_FLASHINFER_GEMM", RunShape{MaxConcurrency: 15}, qwen35B300BF16(10)),
+		run("b300_sxm", "bf16", "benchmarks/single_node/qwen3.5_bf16_b300.sh@56324839", "lmsysorg/sglang:v0.5.10.post1-cu130 (InferenceX; priced on the 0.5.9 tables)",
+			qwen35B200NM+"; --enable-flashinfer-allreduce-fusion, SGLANG_ENABLE_FLASHINFER_GEMM", RunShape{MinConcurrency: 16}, qwen35B300BF16(30)),
+		gap("b200_sxm", "fp8"), gap("b200_sxm", "bf16"), gap("h200_sxm", "fp8"),
+	}
+}

@@ -1,0 +1,48 @@
+package silicon
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/routerlab/routerlab/model"
+)
+
+// Each Qwen3.5 row finds its run: the dated ones InferenceX's script branch (the receive
+// interval by concurrency on B200, no expert parallelism on H200), the undated copies
+// AIConfigurator's gap-analysis collection with the radix cache on.
+func TestQwen35Runs(t *testing.T) {
+	row := func(sku, precision, measured string, c int) Row {
+		return Row{Backend: "sglang", Model: qwen35, System: sku, Precision: precision, Measured: measured, Concurrency: c}
+	}
+	for _, c := range []struct {
+		r                Row
+		script           string
+		recv, running    int
+		kv               string
+		prefix, conc     bool
+		requestsPerSlot  int
+		expertParallelOn bool
+	}{
+		{row("b200_sxm", "fp8", "2026-03-20", 8), "qwen3.5_fp8_b200.sh", 10, 128, model.KVFP8, false, false, 10, true},
+		{row("b200_sxm", "fp8", "2026-03-20", 16), "qwen3.5_fp8_b200.sh", 30, 128, model.KVFP8, false, false, 10, true},
+		{row("b200_sxm", "bf16", "2026-02-20", 64), "qwen3.5_bf16_b200.sh", 30, 128, model.KVBF16, false, false, 10, true},
+		{row("h200_sxm", "fp8", "2026-03-04", 4), "qwen3.5_fp8_h200.sh", 0, 128, model.KVFP8, false, false, 10, false},
+		{row("b300_sxm", "fp8", "2026-04-17", 32), "qwen3.5_fp8_b300.sh", 10, 0, model.KVFP8, false, true, 1, true},
+		{row("b300_sxm", "bf16", "2026-04-18", 4), "qwen3.5_bf16_b300.sh", 10, 128, model.KVBF16, false, false, 1, true},
+		{row("b200_sxm", "fp8", "", 8), "aic-auto-gap-analysis", 0, 1024, model.KVBF16, true, false, 10, true},
+		{row("h200_sxm", "fp8", "", 8), "aic-auto-gap-analysis", 0, 1024, model.KVBF16, true, false, 10, true},
+	} {
+		run, listed := listedRun(c.r)
+		b := run.Benchmark
+		switch {
+		case !listed || !strings.Contains(run.Script, c.script):
+			t.Errorf("%+v: run %q, want %s", c.r, run.Script, c.script)
+		case b.SGLangRecvInterval != c.recv || b.KVCacheDtype != c.kv || b.PrefixCaching != c.prefix || b.MaxNumSeqsIsConcurrency != c.conc ||
+			(!c.conc && b.MaxNumSeqs != c.running) || b.RequestsPerSlot != c.requestsPerSlot:
+			t.Errorf("%s at c %d: recv %d, kv %s, prefix caching %v, running %d (= concurrency %v), %d requests per slot",
+				run.Script, c.r.Concurrency, b.SGLangRecvInterval, b.KVCacheDtype, b.PrefixCaching, b.MaxNumSeqs, b.MaxNumSeqsIsConcurrency, b.RequestsPerSlot)
+		case (b.ExpertParallel == nil || *b.ExpertParallel) != c.expertParallelOn:
+			t.Errorf("%s: expert parallelism %v", run.Script, b.ExpertParallel)
+		}
+	}
+}
