@@ -89,7 +89,11 @@ type poolSpec struct {
 
 func specOf(d model.Deployment, timer model.StepTimer) poolSpec {
 	dt, _ := timer.(model.DecodeStepTimer)
-	return poolSpec{timer: timer, decodeTimer: dt, batched: d.MaxNumBatchedTokens, seqs: d.MaxNumSeqs, noPrefix: d.NoPrefixCaching}
+	seqs := d.MaxNumSeqs
+	if l, ok := timer.(model.RunningLimiter); ok {
+		seqs = l.RunningLimit(seqs)
+	}
+	return poolSpec{timer: timer, decodeTimer: dt, batched: d.MaxNumBatchedTokens, seqs: seqs, noPrefix: d.NoPrefixCaching}
 }
 
 // disagg is a disaggregated fleet's state beside the workers: workers [0, first) are the

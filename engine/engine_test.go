@@ -58,7 +58,7 @@ func req(ts int64, in, out int, ids ...int64) trace.Request {
 
 // runScripted runs a one-worker-per-id-modulo simulation to the end in both loop modes,
 // checks they agree, and returns the step-by-step one.
-func runScripted(t *testing.T, cfg Config, timer *fakeTimer, tr *trace.Trace) (*Sim, *fixedRouter) {
+func runScripted(t *testing.T, cfg Config, timer model.StepTimer, tr *trace.Trace) (*Sim, *fixedRouter) {
 	t.Helper()
 	if _, err := cfg.validate(timer, tr); err != nil {
 		t.Fatal(err)
@@ -302,6 +302,27 @@ func TestMaxNumSeqs(t *testing.T) {
 	// A: prefill 200, decode 101 → 301; B then: 200 → ttft 501.
 	if recs[0].E2EMS != 0.301 || recs[1].TTFTMS != 0.501 {
 		t.Errorf("records %+v", recs)
+	}
+}
+
+// cappedTimer's worker runs at most cap requests whatever max_num_seqs says, as a hybrid
+// model's SGLang pool does (model.RunningLimiter).
+type cappedTimer struct {
+	*fakeTimer
+	cap int
+}
+
+func (c cappedTimer) RunningLimit(maxNumSeqs int) int { return min(maxNumSeqs, c.cap) }
+
+// A step timer's running cap bounds admission as max_num_seqs does: with max_num_seqs 8 and a
+// cap of 1 the second request waits for the first, as in TestMaxNumSeqs.
+func TestRunningLimitBoundsAdmission(t *testing.T) {
+	timer := cappedTimer{&fakeTimer{base: 100, perToken: 1}, 1}
+	tr := &trace.Trace{Name: "t", BlockSize: 512, Requests: []trace.Request{req(0, 100, 2, 1), req(0, 100, 1, 2)}}
+	cfg := Config{Workers: 1, Worker: deployment(100, 1024, 8), ReplayConcurrency: 2, RecordRequests: true}
+	s, _ := runScripted(t, cfg, timer, tr)
+	if recs := records(s); recs[0].E2EMS != 0.301 || recs[1].TTFTMS != 0.501 {
+		t.Errorf("records %+v; want the second request to wait for the first", recs)
 	}
 }
 

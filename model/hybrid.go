@@ -349,3 +349,18 @@ func (c Capacity) RunningLimit(maxNumSeqs int) int {
 	}
 	return maxNumSeqs
 }
+
+// RunningLimiter is a step timer whose worker caps its running requests below max_num_seqs
+// (SGLang takes the smaller of --max-running-requests and its state pool's size): the
+// engine asks it when it builds a pool.
+type RunningLimiter interface {
+	RunningLimit(maxNumSeqs int) int
+}
+
+// RunningLimit is the worker's Capacity().RunningLimit; only a hybrid model has a cap.
+func (w *Worker) RunningLimit(maxNumSeqs int) int {
+	if !w.table.LLM.Hybrid() {
+		return maxNumSeqs
+	}
+	return w.Capacity().RunningLimit(maxNumSeqs)
+}

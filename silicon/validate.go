@@ -343,7 +343,7 @@ func replay(ctx context.Context, d model.Deployment, r Row, b Benchmark, seed ui
 		return 0, 0, 0, err
 	}
 	c := w.Capacity()
-	d.NumGPUBlocks, d.MaxNumSeqs = c.NumGPUBlocks, c.RunningLimit(d.MaxNumSeqs)
+	d.NumGPUBlocks = c.NumGPUBlocks // the running cap, if any, the engine asks w for
 	rc := router.DefaultConfig()
 	rc.BlockSize = d.BlockSize
 	cfg := engine.Config{Workers: 1, Worker: d, Router: rc, ReplayConcurrency: r.Concurrency, Seed: seed, Scheduler: b.scheduler()}
