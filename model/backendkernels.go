@@ -55,9 +55,13 @@ func allReduceModes(b Backend) (graph, eager string) {
 // moeBackend is TensorRT-LLM's moe_config.backend when a run sets it (Deployment.MoEBackend):
 // MoEBackendTRTLLM, the TRTLLM-Gen fused MoE (TRTLLMGenFusedMoE, tensorrt_llm/_torch/modules/
 // fused_moe/fused_moe_trtllm_gen.py), which NVIDIA's DeepSeek-R1 recipes on Blackwell and
-// InferenceX's dsr1-fp4/fp8-b200-trt scripts select; see trtllmGenMoEKernel.
+// InferenceX's dsr1-fp4/fp8-b200-trt scripts select; see trtllmGenMoEKernel. Under SGLang it
+// is --moe-runner-backend (MoERunnerFlashInferTRTLLM); see sglangFlashInferTRTLLMKernel.
 func backendMoEKernel(b Backend, moeBackend, sku, version, quant string, mla bool) (MoEKernel, error) {
 	blackwell := strings.HasPrefix(sku, "b") || strings.HasPrefix(sku, "gb")
+	if moeBackend != "" && b == BackendSGLang {
+		return sglangFlashInferTRTLLMKernel(moeBackend, blackwell, quant)
+	}
 	if moeBackend != "" {
 		return trtllmGenMoEKernel(b, moeBackend, blackwell, quant)
 	}
@@ -119,6 +123,27 @@ func trtllmGenMoEKernel(b Backend, moeBackend string, blackwell bool, quant stri
 		return MoEKernel{Backend: BackendVLLM, Version: "0.24.0", Source: trtllmMoEKernel, Quant: quant}, nil
 	}
 	return MoEKernel{}, fmt.Errorf("model import: no TRTLLM-Gen expert rows known for %s experts", quant)
+}
+
+// MoERunnerFlashInferTRTLLM is SGLang's --moe-runner-backend flashinfer_trtllm: FlashInfer's
+// TRT-LLM-gen fused MoE, which InferenceX's dsr1_fp4_b200.sh sets.
+const MoERunnerFlashInferTRTLLM = "flashinfer_trtllm"
+
+// sglangFlashInferTRTLLMKernel is the rows that price SGLang's flashinfer_trtllm MoE runner for
+// NVFP4 experts on Blackwell: SGLang's own collector measures that runner (kernel_source
+// sglang_flashinfer_trtllm_moe) for NVFP4 from its 0.5.14 collection; 0.5.9's holds NVFP4
+// experts only as the CuteDSL runner, which the runs did not use. The 0.5.14 rows are the same
+// SGLang layer over a later FlashInfer release than 0.5.9 ships (the table states the version).
+func sglangFlashInferTRTLLMKernel(moeBackend string, blackwell bool, quant string) (MoEKernel, error) {
+	switch {
+	case moeBackend != MoERunnerFlashInferTRTLLM:
+		return MoEKernel{}, fmt.Errorf("model import: MoE runner backend %q under sglang: only %s is priced", moeBackend, MoERunnerFlashInferTRTLLM)
+	case !blackwell:
+		return MoEKernel{}, fmt.Errorf("model import: SGLang's %s MoE runner runs on Blackwell only", moeBackend)
+	case quant != "nvfp4":
+		return MoEKernel{}, fmt.Errorf("model import: SGLang's %s MoE runner is priced for nvfp4 experts only, not %s", moeBackend, quant)
+	}
+	return MoEKernel{Version: "0.5.14", Source: "sglang_flashinfer_trtllm_moe", Quant: quant}, nil
 }
 
 // trtllmCutlassSource is the kernel_source under which a TensorRT-LLM collection on sku at
@@ -217,6 +242,17 @@ func backendImports() []ImportOptions {
 		moeBackend(MoEBackendTRTLLM, one(BackendTRTLLM, dsR1, "b200_sxm", "", "", "4,4,1", "8,8,1", "8,1,8")),
 		moeBackend(MoEBackendTRTLLM, fromCheckpoint(dsFP4, one(BackendTRTLLM, dsV3, "b200_sxm", "nvfp4", "", "4,4,1", "4,1,4", "8,8,1", "8,1,8"))),
 		moeBackend(MoEBackendTRTLLM, fromCheckpoint(dsFP4, one(BackendTRTLLM, dsR1, "b200_sxm", "nvfp4", "", "4,4,1", "4,1,4", "8,8,1", "8,1,8"))),
+		// SGLang's DeepSeek-R1 NVFP4 runs on B200 and B300 (InferenceX's dsr1-fp4-{b200,b300}-sglang,
+		// served from nvidia/DeepSeek-R1-0528-FP4-V2; priced from V3.1's NVFP4 config, the one
+		// AIConfigurator holds for this architecture): experts spread over the 4 or 8 GPUs
+		// (--ep-size = TP) under the flashinfer_trtllm MoE runner (silicon/sglangruns.go).
+		moeBackend(MoERunnerFlashInferTRTLLM, fromCheckpoint(dsFP4, one(BackendSGLang, dsV3, "b200_sxm", "nvfp4", "", "4,1,4", "8,1,8"))),
+		moeBackend(MoERunnerFlashInferTRTLLM, fromCheckpoint(dsFP4, one(BackendSGLang, dsR1, "b200_sxm", "nvfp4", "", "4,1,4", "8,1,8"))),
+		moeBackend(MoERunnerFlashInferTRTLLM, fromCheckpoint(dsFP4, one(BackendSGLang, dsV3, "b300_sxm", "nvfp4", "", "4,1,4", "8,1,8"))),
+		// and dsr1-fp8-b300-sglang's block-FP8 rows (labelled DeepSeek-V3) at TP 8 and, with
+		// B300's memory, TP 4: SGLang's default expert kernel for them on Blackwell is the
+		// flashinfer_trtllm runner the script names.
+		one(BackendSGLang, dsV3, "b300_sxm", "", "", "4,4,1", "8,8,1"),
 		// Qwen3-235B's block-FP8 experts under TensorRT-LLM on H100: CUTLASS, at the runs'
 		// expert-parallel layouts (moe_tp > 1 splits its 1,536-wide experts off the 128 blocks).
 		one(BackendTRTLLM, qwen235, "h100_sxm", "", "", "4,1,4", "8,1,8"),

@@ -18,8 +18,9 @@ type Deployment struct {
 	// fp8 for a BF16 checkpoint quantised at load); "" is the checkpoint's own.
 	Quantization string
 	// MoEBackend is TensorRT-LLM's moe_config.backend when a run sets one other than its
-	// release's default (MoEBackendTRTLLM: the TRTLLM-Gen fused MoE); "" is the default, CUTLASS
-	// (backendkernels.go). It keys the table like Quantization does.
+	// release's default (MoEBackendTRTLLM: the TRTLLM-Gen fused MoE), or SGLang's
+	// --moe-runner-backend (MoERunnerFlashInferTRTLLM); "" is the default (backendkernels.go).
+	// It keys the table like Quantization does.
 	MoEBackend string
 
 	TP          int // tensor parallel size of attention and dense layers

@@ -37,7 +37,7 @@ type ImportOptions struct {
 	// MoE names the measured fused-expert kernel that prices the experts.
 	MoE MoEKernel
 	// MoEBackend is TensorRT-LLM's moe_config.backend other than its release's default
-	// (MoEBackendTRTLLM); it selects the expert kernel (backendMoEKernel) and keys the table
+	// (MoEBackendTRTLLM) or SGLang's --moe-runner-backend; it selects the expert kernel (backendMoEKernel) and keys the table
 	// (Deployment.MoEBackend).
 	MoEBackend string
 	// FP32TFLOPS and TF32TFLOPS are the GPU's dense FP32 (CUDA-core) and TF32 (tensor-core)

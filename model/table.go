@@ -168,8 +168,8 @@ type Table struct {
 	GEMMQuant      string  `json:"gemm_quant_mode"`        // kernels of the attention projections
 	MoEQuant       string  `json:"moe_quant_mode"`         // moe_dtype of the expert rows
 	MoEKernel      string  `json:"moe_kernel"`             // kernel_source of the expert rows
-	// MoEBackend is TensorRT-LLM's moe_config.backend the table prices when not the
-	// release's default (Deployment.MoEBackend); "" the default.
+	// MoEBackend is TensorRT-LLM's moe_config.backend or SGLang's --moe-runner-backend the
+	// table prices when not the release's default (Deployment.MoEBackend); "" the default.
 	MoEBackend string  `json:"moe_backend,omitempty"`
 	Layout     Layout  `json:"layout"`
 	LLM        LLMSpec `json:"llm"`

@@ -97,8 +97,9 @@ type Benchmark struct {
 	// --scheduler-recv-interval (engine.SchedulerConfig; 0: SGLang's defaults).
 	SGLangMaxPrefillTokens int `json:"sglang_max_prefill_tokens,omitempty"`
 	SGLangRecvInterval     int `json:"sglang_scheduler_recv_interval,omitempty"`
-	// MoEBackend is TensorRT-LLM's moe_config.backend as the script sets it when that is not
-	// the release's default (model.MoEBackendTRTLLM); "" the default's kernels.
+	// MoEBackend is TensorRT-LLM's moe_config.backend or SGLang's --moe-runner-backend as the
+	// script sets it when that is not the release's default (model.MoEBackendTRTLLM,
+	// model.MoERunnerFlashInferTRTLLM); "" the default's kernels.
 	MoEBackend string `json:"moe_backend,omitempty"`
 	// BatchedTokensAtLeast is a floor on the computed max_num_batched_tokens (the 2026
 	// InferenceX TensorRT-LLM scripts' max_num_tokens of at least 8,192); 0: none.

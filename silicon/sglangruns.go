@@ -62,6 +62,72 @@ func dsr1SGLangRuns() []Run {
 			run("b200_sxm", b200, dsr1B200NM, RunShape{TP: 8, MaxConcurrency: 15, HasConfigID: true}, dsr1SGLang(32768, 128, 0.82, model.KVFP8, 10)),
 			run("b200_sxm", b200, dsr1B200NM, RunShape{TP: 8, MinConcurrency: 16, HasConfigID: true}, dsr1SGLang(32768, 128, 0.82, model.KVFP8, 30)),
 			run("b200_sxm", b200, dsr1B200NM, RunShape{TP: 4, HasConfigID: true}, dsr1SGLang(8192, 32, 0.95, model.KVFP8, 10)))
+		runs = append(runs, dsr1FP4SGLangRuns(m)...)
 	}
-	return runs
+	return append(runs, dsr1FP8B300SGLangRuns()...)
+}
+
+// dsr1FP4NM is what dsr1_fp4_{b200,b300}.sh set that the replay does not price, and what
+// prices their NVFP4 experts and checkpoint.
+const dsr1FP4NM = "--attention-backend trtllm_mla: MLA priced from SGLang's collected flash_attention rows; --enable-flashinfer-allreduce-fusion, --enable-symm-mem and --stream-interval 10 not priced; --moe-runner-backend flashinfer_trtllm priced from SGLang 0.5.14's sglang_flashinfer_trtllm_moe rows (0.5.9's collection measures NVFP4 experts only under CuteDSL); nvidia/DeepSeek-R1-0528-FP4-V2 priced from nvidia/DeepSeek-V3.1-NVFP4's config (attention projections BF16, the rest NVFP4); the KV pool sized as SGLang sizes it from --mem-fraction-static 0.85, less the CUDA context"
+
+// dsr1FP4SGLangRuns are model m's rows of InferenceX's dsr1-fp4-b200-sglang config
+// (nvidia/DeepSeek-R1-0528-FP4-V2, TP 4 and 8 with --ep-size = TP, c 4–128), measured
+// 2026-03-25 with the v0.5.9-cu130 image of 12ba0ae07 (#943), and, labelled DeepSeek-V3 only,
+// of dsr1-fp4-b300-sglang (the same search space but 1k/8k), measured 2026-04-17 with
+// v0.5.10.post1-cu130 the day 9ebeafb4e (#1049) added it, priced on the 0.5.9 tables. Both
+// scripts (benchmarks/single_node/dsr1_fp4_{b200,b300}.sh at those commits) set
+// --chunked-prefill-size 16,384 (SGLang's default --max-prefill-tokens is the same),
+// --max-running-requests and --cuda-graph-max-bs 256, --mem-fraction-static 0.85, FP8 KV
+// cache, no radix cache, --moe-runner-backend flashinfer_trtllm and --scheduler-recv-interval
+// 10 below c 16 and 30 from it. No EAGLE config of either ran those days, so the collections'
+// copies are these configs'. The B200 rows of 2025-11 ran the v0.5.5 image and an earlier
+// script and are labelled with tensor-parallel experts: not read.
+func dsr1FP4SGLangRuns(m string) []Run {
+	run := func(sku, from, script, image string, shape RunShape, recv int) Run {
+		b := dsr1SGLang(16384, 256, 0.85, model.KVFP8, recv)
+		b.MoEBackend = model.MoERunnerFlashInferTRTLLM
+		return Run{Backend: model.BackendSGLang, Model: m, System: sku, Precision: "fp4", From: from, Shape: shape,
+			Script: script, Image: image, NotModelled: dsr1FP4NM, Benchmark: b}
+	}
+	const b200, b300 = "benchmarks/single_node/dsr1_fp4_b200.sh@12ba0ae07", "benchmarks/single_node/dsr1_fp4_b300.sh@9ebeafb4e"
+	early := run("b200_sxm", "", b200, "", RunShape{}, 10)
+	early.To = "2026-03-24"
+	early.Skip, early.Image, early.NotModelled = "measured before InferenceX's #943 (v0.5.5 image, earlier script, experts labelled tensor-parallel): not read", "lmsysorg/sglang:v0.5.5-cu129-amd64", ""
+	runs := []Run{
+		run("b200_sxm", "2026-03-25", b200, dsr1Image, RunShape{MaxConcurrency: 15}, 10),
+		run("b200_sxm", "2026-03-25", b200, dsr1Image, RunShape{MinConcurrency: 16}, 30),
+		early,
+	}
+	if m != "deepseek-ai/DeepSeek-V3" {
+		return runs
+	}
+	return append(runs,
+		run("b300_sxm", "2026-04-17", b300, dsr1B300Image, RunShape{MaxConcurrency: 15}, 10),
+		run("b300_sxm", "2026-04-17", b300, dsr1B300Image, RunShape{MinConcurrency: 16}, 30))
+}
+
+// dsr1B300Image is the B300 configs' image, replayed on the embedded 0.5.9 tables.
+const dsr1B300Image = "lmsysorg/sglang:v0.5.10.post1-cu130 (InferenceX 9ebeafb4e #1049, 5b302f147 #1050; priced on the 0.5.9 tables)"
+
+// dsr1FP8B300NM is what dsr1_fp8_b300.sh sets that the replay does not price.
+const dsr1FP8B300NM = "--attention-backend trtllm_mla: MLA priced from SGLang's collected flash_attention rows; --enable-flashinfer-allreduce-fusion, SGLANG_ENABLE_FLASHINFER_GEMM and --stream-interval 30 not priced; --moe-runner-backend flashinfer_trtllm (SGLang's own choice for these experts on Blackwell) priced from vLLM 0.24.0's rows of the same FlashInfer kernel; the KV pool sized as SGLang sizes it from --mem-fraction-static, less the CUDA context"
+
+// dsr1FP8B300SGLangRuns are the rows (labelled DeepSeek-V3) of InferenceX's
+// dsr1-fp8-b300-sglang config, measured 2026-04-17 the day 5b302f147 (#1050) added it: its
+// script (benchmarks/single_node/dsr1_fp8_b300.sh there) has the B200 FP8 script's branches
+// (TP 8: 128 requests, memory 0.82, 32,768-token chunks, receive interval 10 below c 16 and 30
+// from it; TP 4, 8k/1k only: 32 requests, memory 0.95, 8,192-token chunks, interval 10), FP8
+// KV cache, no radix cache. The same day's dsr1-fp8-b300-sglang-mtp rows carry other config
+// ids and are not in the sample.
+func dsr1FP8B300SGLangRuns() []Run {
+	run := func(shape RunShape, b Benchmark) Run {
+		return Run{Backend: model.BackendSGLang, Model: "deepseek-ai/DeepSeek-V3", System: "b300_sxm", Precision: "fp8", From: "2026-04-17", Shape: shape,
+			Script: "benchmarks/single_node/dsr1_fp8_b300.sh@5b302f147", Image: dsr1B300Image, NotModelled: dsr1FP8B300NM, Benchmark: b}
+	}
+	return []Run{
+		run(RunShape{TP: 8, MaxConcurrency: 15}, dsr1SGLang(32768, 128, 0.82, model.KVFP8, 10)),
+		run(RunShape{TP: 8, MinConcurrency: 16}, dsr1SGLang(32768, 128, 0.82, model.KVFP8, 30)),
+		run(RunShape{TP: 4}, dsr1SGLang(8192, 32, 0.95, model.KVFP8, 10)),
+	}
 }
