@@ -163,3 +163,35 @@ func TestTRTLLMGenExperts(t *testing.T) {
 		t.Errorf("DeepSeek-R1 on H200 under moe_config.backend TRTLLM: %v; want no table, naming the MoE backend", err)
 	}
 }
+
+// TestSGLangFlashInferTRTLLMExperts pins the rows that price SGLang's --moe-runner-backend
+// flashinfer_trtllm: NVFP4 experts on Blackwell from SGLang 0.5.14's own rows of that runner
+// (0.5.9 measures NVFP4 only under CuteDSL); any other runner, GPU or expert dtype is an error.
+// The DeepSeek NVFP4 deployment that names the runner gets its table on B200 and B300.
+func TestSGLangFlashInferTRTLLMExperts(t *testing.T) {
+	for _, sku := range []string{"b200_sxm", "b300_sxm"} {
+		mk, err := backendMoEKernel(BackendSGLang, MoERunnerFlashInferTRTLLM, sku, sglangVersion, "nvfp4", true)
+		if err != nil || mk != (MoEKernel{Version: "0.5.14", Source: "sglang_flashinfer_trtllm_moe", Quant: "nvfp4"}) {
+			t.Errorf("%s: %+v, %v; want SGLang 0.5.14's sglang_flashinfer_trtllm_moe nvfp4 rows", sku, mk, err)
+		}
+	}
+	for _, c := range []struct{ runner, sku, quant string }{
+		{"cutlass", "b200_sxm", "nvfp4"},
+		{MoERunnerFlashInferTRTLLM, "h200_sxm", "nvfp4"},
+		{MoERunnerFlashInferTRTLLM, "b200_sxm", "fp8_block"},
+	} {
+		if mk, err := backendMoEKernel(BackendSGLang, c.runner, c.sku, sglangVersion, c.quant, true); err == nil {
+			t.Errorf("SGLang runner %q on %s, %s experts: %+v, no error", c.runner, c.sku, c.quant, mk)
+		}
+	}
+	d := SeedDeployment()
+	d.ModelName, d.Backend, d.BackendVersion, d.Quantization = "deepseek-ai/DeepSeek-V3", BackendSGLang, sglangVersion, "nvfp4"
+	d.TP, d.MoETP, d.MoEEP, d.MoEBackend = 8, 1, 8, MoERunnerFlashInferTRTLLM
+	for _, sku := range []string{"b200_sxm", "b300_sxm"} {
+		d.HardwareSKU = sku
+		tb, err := loadTable(d)
+		if err != nil || tb.MoEKernel != "sglang_flashinfer_trtllm_moe" || tb.MoEBackend != MoERunnerFlashInferTRTLLM {
+			t.Errorf("DeepSeek-V3 NVFP4 %s TEP 8 under flashinfer_trtllm: table %v, %v", sku, tb != nil && err == nil, err)
+		}
+	}
+}
