@@ -52,3 +52,38 @@ func TestDeepSeekSGLangRunsByBranch(t *testing.T) {
 		t.Errorf("a B200 row of 2025-12-31: skip %q, want the earlier image's", run.Skip)
 	}
 }
+
+// The SGLang DeepSeek NVFP4 rows replay dsr1_fp4_{b200,b300}.sh: 256 running requests,
+// 16,384-token chunks, memory 0.85, FP8 KV cache, a receive interval of 10 below c 16 and 30
+// from it, and the flashinfer_trtllm MoE runner, at TP 4 and 8; B300's FP8 rows its FP8
+// script's branches. The B200 NVFP4 rows of 2025-11 are skipped (the v0.5.5 image).
+func TestDeepSeekSGLangNVFP4Runs(t *testing.T) {
+	row := func(m, sku, precision, measured string, tp, c int) Row {
+		return Row{Backend: "sglang", Model: m, System: sku, Precision: precision, Measured: measured,
+			TP: tp, AttentionDP: 1, MoETP: 1, MoEEP: tp, ISL: 8192, OSL: 1024, Concurrency: c}
+	}
+	const v3, r1 = "deepseek-ai/DeepSeek-V3", "deepseek-ai/DeepSeek-R1"
+	for _, c := range []struct {
+		r                    Row
+		script, moe          string
+		running, chunk, recv int
+		mem                  float64
+	}{
+		{row(r1, "b200_sxm", "fp4", "2026-03-25", 4, 8), "dsr1_fp4_b200.sh@12ba0ae07", model.MoERunnerFlashInferTRTLLM, 256, 16384, 10, 0.85},
+		{row(v3, "b200_sxm", "fp4", "2026-03-25", 8, 16), "dsr1_fp4_b200.sh@12ba0ae07", model.MoERunnerFlashInferTRTLLM, 256, 16384, 30, 0.85},
+		{row(v3, "b300_sxm", "fp4", "2026-04-17", 4, 128), "dsr1_fp4_b300.sh@9ebeafb4e", model.MoERunnerFlashInferTRTLLM, 256, 16384, 30, 0.85},
+		{row(v3, "b300_sxm", "fp8", "2026-04-17", 8, 4), "dsr1_fp8_b300.sh@5b302f147", "", 128, 32768, 10, 0.82},
+		{row(v3, "b300_sxm", "fp8", "2026-04-17", 4, 32), "dsr1_fp8_b300.sh@5b302f147", "", 32, 8192, 10, 0.95},
+	} {
+		run := runOf(c.r)
+		b := run.Benchmark
+		if run.Skip != "" || !strings.HasSuffix(run.Script, c.script) || b.MoEBackend != c.moe || b.MaxNumSeqs != c.running ||
+			b.MaxCUDAGraphCaptureSize != c.running || b.MaxNumBatchedTokens != c.chunk || b.SGLangMaxPrefillTokens != c.chunk ||
+			b.SGLangRecvInterval != c.recv || b.GPUMemoryUtilization != c.mem || b.KVCacheDtype != model.KVFP8 || b.PrefixCaching {
+			t.Errorf("%s %s %s TP %d c %d: run %s (skip %q), benchmark %+v", c.r.Model, c.r.System, c.r.Precision, c.r.TP, c.r.Concurrency, run.Script, run.Skip, b)
+		}
+	}
+	if run := runOf(row(r1, "b200_sxm", "fp4", "2025-11-10", 8, 8)); !strings.Contains(run.Skip, "v0.5.5") {
+		t.Errorf("a B200 NVFP4 row of 2025-11-10: skip %q, want the v0.5.5 image's", run.Skip)
+	}
+}
