@@ -125,11 +125,30 @@ func (s dsaSelect) String() string {
 	return fmt.Sprintf("%s %s, %d heads per GPU, %s projections, %s KV cache", s.Kernel, s.Architecture, s.Heads, s.GEMMType, s.KVDtype)
 }
 
-// dsaDecode is the measured decode module: per measured batch a curve over context length.
+// dsaDecode is the measured decode module: per measured batch a curve over context length,
+// and per batch the indexer's growth per token of context beyond index_topk.
 type dsaDecode struct {
-	rows []float64
-	by   []series
-	topk float64
+	rows  []float64
+	by    []series
+	slope []float64
+}
+
+// newDSADecode takes each batch's indexer growth from its own points between index_topk and
+// its longest context; a batch measured no further than index_topk (the large ones) takes it
+// from the largest batch that is, per request: the indexer scores every request's whole
+// context, so its work grows with requests × context.
+func newDSADecode(g surfaceSeries, topk float64) dsaDecode {
+	d := dsaDecode{rows: g.rows, by: g.by, slope: make([]float64, len(g.rows))}
+	perRequest := 0.0
+	for i, s := range g.by {
+		if last := s[len(s)-1]; last.x > topk {
+			d.slope[i] = max(0, last.us-s.at(topk, 1)) / (last.x - topk)
+			perRequest = d.slope[i] / g.rows[i]
+		} else {
+			d.slope[i] = perRequest * g.rows[i]
+		}
+	}
+	return d
 }
 
 // at is one layer's decode module (µs) for b requests at context n.
@@ -149,20 +168,15 @@ func (d dsaDecode) at(b, n float64) float64 {
 	return lo + (hi-lo)*(b-d.rows[i-1])/(d.rows[i]-d.rows[i-1])
 }
 
-// curve is batch row i at context n: measured within its lengths; beyond the longest L, the
-// line through (topk, module at topk) and (L, module at L), the indexer's growth alone. A row
-// measured no further than topk holds its last point (no indexer growth is measured there).
+// curve is batch row i at context n: measured within its lengths, beyond the longest growing
+// by the indexer's work alone (the sparse MLA reads index_topk tokens whatever the context).
 func (d dsaDecode) curve(i int, n float64) float64 {
 	s := d.by[i]
 	last := s[len(s)-1]
 	if n <= last.x {
 		return s.at(n, 1)
 	}
-	if last.x <= d.topk {
-		return last.us
-	}
-	atTopK := s.at(d.topk, 1)
-	return last.us + max(0, last.us-atTopK)*(n-last.x)/(last.x-d.topk)
+	return last.us + d.slope[i]*(n-last.x)
 }
 
 // dsaModule is one layer's DSA attention from the module rows: prefill (b chunks of n tokens,
@@ -186,7 +200,7 @@ func dsaModule(ctxs, gens []dsaRow, ctxRel, genRel string, sel dsaSelect, topk i
 		return nil, nil, missing(genRel, sel.String())
 	}
 	g := newSurfaceSeries(gpts)
-	return newSurfaceSeries(cpts).at, dsaDecode{rows: g.rows, by: g.by, topk: float64(topk)}.at, nil
+	return newSurfaceSeries(cpts).at, newDSADecode(g, float64(topk)).at, nil
 }
 
 // dsaIndexerQuantBlock is the indexer cache's FP8 quantisation block: one float32 scale per

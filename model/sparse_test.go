@@ -28,6 +28,8 @@ func TestDSAModuleHandChecked(t *testing.T) {
 	gens := []dsaRow{
 		row(dsaGenerationOp, 1, 1, 1024, 0.100), row(dsaGenerationOp, 1, 1, 2048, 0.110), row(dsaGenerationOp, 1, 1, 4096, 0.130),
 		row(dsaGenerationOp, 2, 1, 1024, 0.200), row(dsaGenerationOp, 2, 1, 2048, 0.220), row(dsaGenerationOp, 2, 1, 4096, 0.260),
+		// measured no further than index_topk, as the tables' large batches are
+		row(dsaGenerationOp, 4, 1, 1024, 0.400), row(dsaGenerationOp, 4, 1, 2048, 0.440),
 	}
 	other := row(dsaGenerationOp, 1, 1, 4096, 9.0)
 	other.Kernel = "sglang_dsa_indexer_trtllm"
@@ -45,7 +47,8 @@ func TestDSAModuleHandChecked(t *testing.T) {
 		{"decode 1 at 8,192: 130 + (130 − 110) × 4,096 / 2,048", gen(1, 8192), 170},
 		{"decode 2 at 8,192: 260 + (260 − 220) × 4,096 / 2,048", gen(2, 8192), 340},
 		{"decode 1.5 at 8,192: between the batches", gen(1.5, 8192), 255},
-		{"decode 4 at 8,192: the last batch scaled 4/2", gen(4, 8192), 680},
+		{"decode 4 at 4,096: batch 2's indexer growth per request (40 µs / 2,048 / 2) × 4 × 2,048", gen(4, 4096), 520},
+		{"decode 8 at 2,048: the last batch scaled 8/4", gen(8, 2048), 880},
 		{"decode 1 at 512: the shortest measured context holds", gen(1, 512), 100},
 	} {
 		if math.Abs(c.got-c.want) > 1e-9 {
