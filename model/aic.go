@@ -134,6 +134,9 @@ type hfConfig struct {
 	KVLoRARank   int             `json:"kv_lora_rank"`
 	QLoRARank    int             `json:"q_lora_rank"`
 	IndexTopK    int             `json:"index_topk"`
+	IndexHeads   int             `json:"index_n_heads"`
+	IndexHeadDim int             `json:"index_head_dim"`
+	Compress     json.RawMessage `json:"compress_ratios"`
 	LinearAttn   json.RawMessage `json:"linear_attn_config"`
 	QKNopeDim    int             `json:"qk_nope_head_dim"`
 	QKRopeDim    int             `json:"qk_rope_head_dim"`
@@ -277,8 +280,11 @@ func parseLLMSpecWith(path string, b []byte, hfQuant *quantConfig) (LLMSpec, err
 	}
 	// Attention families the tables cannot price, named before any size they lack.
 	switch {
-	case c.IndexTopK > 0:
-		return bad("index_topk", "DeepSeek sparse attention (an indexer keeping %d tokens) is not priced: only dense multi-head latent attention", c.IndexTopK)
+	case c.IndexTopK > 0 && len(c.Compress) > 0 && string(c.Compress) != "null":
+		return bad("compress_ratios", "DeepSeek-V4's compressed sparse attention is not priced: only DeepSeek-V3.2's sparse attention over the whole latent cache")
+	case c.IndexTopK > 0 && (c.KVLoRARank <= 0 || c.IndexHeads <= 0 || c.IndexHeadDim <= 0):
+		return bad("index_topk", "DeepSeek sparse attention (an indexer keeping %d tokens) needs multi-head latent attention and positive index_n_heads and index_head_dim (have kv_lora_rank %d, %d, %d)",
+			c.IndexTopK, c.KVLoRARank, c.IndexHeads, c.IndexHeadDim)
 	case len(c.LinearAttn) > 0 && string(c.LinearAttn) != "null":
 		return bad("linear_attn_config", "linear-attention layers are not priced")
 	}
@@ -362,6 +368,7 @@ func parseLLMSpecWith(path string, b []byte, hfQuant *quantConfig) (LLMSpec, err
 		// shared RoPE key (qk_rope_head_dim), whatever the head count.
 		s.KVLoRARank, s.QLoRARank, s.QKNopeDim, s.QKRopeDim, s.VHeadDim = c.KVLoRARank, c.QLoRARank, c.QKNopeDim, c.QKRopeDim, c.VHeadDim
 		s.HeadDim = c.QKNopeDim + c.QKRopeDim
+		s.IndexTopK, s.IndexHeads, s.IndexHeadDim = c.IndexTopK, c.IndexHeads, c.IndexHeadDim
 	}
 	switch q := c.Quant; {
 	case q.Method == "":

@@ -279,8 +279,7 @@ func TestParseLLMSpecFamilies(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ model, want string }{
-		{"deepseek-ai/DeepSeek-V3.2", "index_topk: DeepSeek sparse attention"},
-		{"deepseek-ai/DeepSeek-V4-Flash", "index_topk: DeepSeek sparse attention"},
+		{"deepseek-ai/DeepSeek-V4-Flash", "compress_ratios: DeepSeek-V4's compressed sparse attention is not priced"},
 		{"moonshotai/Kimi-K3", "linear_attn_config: linear-attention layers are not priced"},
 	} {
 		rel := configFile(dir, c.model)

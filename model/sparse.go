@@ -25,6 +25,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 )
 
 // dsaRow is a row of AIConfigurator's dsa_{context,generation}_module_perf tables.
@@ -50,48 +52,30 @@ const (
 	dsaGenerationOp = "dsa_generation_module"
 )
 
-// DSAConfig is what a checkpoint's config.json says of its sparse attention.
-type DSAConfig struct {
-	Architecture string // architectures[0]: the tables key their rows by it
-	IndexTopK    int    // tokens the indexer keeps per query
-	IndexHeads   int    // the indexer's query heads
-	IndexHeadDim int    // the indexer's key width
-}
-
-// parseDSAConfig reads the sparse-attention fields of a config.json (a multimodal
-// checkpoint's text_config when it has one).
-func parseDSAConfig(path string, b []byte) (DSAConfig, error) {
+// dsaArchitecture is a checkpoint's architectures[0] (its text_config's in a multimodal
+// checkpoint), by which the DSA tables key their rows (GlmMoeDsaForCausalLM,
+// DeepseekV32ForCausalLM).
+func dsaArchitecture(path string, b []byte) (string, error) {
 	b = bytes.TrimPrefix(b, []byte("\ufeff"))
 	var wrap struct {
 		Text json.RawMessage `json:"text_config"`
 	}
 	if err := json.Unmarshal(b, &wrap); err != nil {
-		return DSAConfig{}, fmt.Errorf("model import: %s: %w", path, err)
+		return "", fmt.Errorf("model import: %s: %w", path, err)
 	}
 	if len(wrap.Text) > 0 && string(wrap.Text) != "null" {
 		b = wrap.Text
 	}
 	var c struct {
 		Architectures []string `json:"architectures"`
-		IndexTopK     int      `json:"index_topk"`
-		IndexHeads    int      `json:"index_n_heads"`
-		IndexHeadDim  int      `json:"index_head_dim"`
 	}
 	if err := json.Unmarshal(b, &c); err != nil {
-		return DSAConfig{}, fmt.Errorf("model import: %s: %w", path, err)
-	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"index_topk", c.IndexTopK}, {"index_n_heads", c.IndexHeads}, {"index_head_dim", c.IndexHeadDim}} {
-		if f.v <= 0 {
-			return DSAConfig{}, fmt.Errorf("model import: %s: field %s: missing or not positive", path, f.name)
-		}
+		return "", fmt.Errorf("model import: %s: %w", path, err)
 	}
 	if len(c.Architectures) == 0 || c.Architectures[0] == "" {
-		return DSAConfig{}, fmt.Errorf("model import: %s: field architectures: missing (the DSA tables key their rows by it)", path)
+		return "", fmt.Errorf("model import: %s: field architectures: missing (the DSA tables key their rows by it)", path)
 	}
-	return DSAConfig{Architecture: c.Architectures[0], IndexTopK: c.IndexTopK, IndexHeads: c.IndexHeads, IndexHeadDim: c.IndexHeadDim}, nil
+	return c.Architectures[0], nil
 }
 
 // readDSATables reads a backend's DSA module tables at version, recording their digests.
@@ -107,22 +91,45 @@ func readDSATables(aicDir, sku string, b Backend, version string, srcs *[]Source
 	return ctxs, gens, ctxRel, genRel, nil
 }
 
-// dsaSelect names the measured modules one deployment prices from: the engine's DSA kernels
-// (kernel_source), the checkpoint's architecture, the heads per GPU, the projections' GEMM
-// dtype and the KV cache's dtype, as the tables spell them.
+// dsaSelect names the measured modules one deployment prices from: the checkpoint's
+// architecture, the heads per GPU (of the model's), the projections' GEMM dtype and the KV
+// cache's dtype, as the tables spell them.
 type dsaSelect struct {
-	Kernel, Architecture string
-	Heads                int
-	GEMMType, KVDtype    string
+	Architecture      string
+	Heads, ModelHeads int
+	GEMMType, KVDtype string
 }
 
+// match keeps a row of op at the selection. The legacy collections record one GPU's share of
+// the heads at tp_size 1, the later ones the whole layer's split over tp_size.
 func (s dsaSelect) match(r dsaRow, op string) bool {
-	return r.Op == op && r.Kernel == s.Kernel && r.Architecture == s.Architecture && r.Heads == int64(s.Heads) &&
-		r.GEMMType == s.GEMMType && r.KVDtype == s.KVDtype && r.MLADtype == attentionDtype && r.TP == 1
+	return r.Op == op && r.Architecture == s.Architecture && r.Heads == int64(s.Heads) && (r.TP == 1 || r.TP*r.Heads == int64(s.ModelHeads)) &&
+		r.GEMMType == s.GEMMType && r.KVDtype == s.KVDtype && r.MLADtype == attentionDtype
 }
 
 func (s dsaSelect) String() string {
-	return fmt.Sprintf("%s %s, %d heads per GPU, %s projections, %s KV cache", s.Kernel, s.Architecture, s.Heads, s.GEMMType, s.KVDtype)
+	return fmt.Sprintf("%s, %d heads per GPU, %s projections, %s KV cache", s.Architecture, s.Heads, s.GEMMType, s.KVDtype)
+}
+
+// dsaKernel is the one DSA backend (kernel_source) the table measures op with at the
+// selection; a table measuring several names them, and which one the engine runs is not
+// guessed.
+func dsaKernel(rows []dsaRow, rel, op string, sel dsaSelect) (string, error) {
+	var kernels []string
+	for _, r := range rows {
+		if sel.match(r, op) && !slices.Contains(kernels, r.Kernel) {
+			kernels = append(kernels, r.Kernel)
+		}
+	}
+	switch len(kernels) {
+	case 0:
+		return "", missing(rel, op+" at "+sel.String())
+	case 1:
+		return kernels[0], nil
+	}
+	slices.Sort(kernels)
+	return "", fmt.Errorf("%s: %s at %s is measured with %d DSA backends (%s): which one the engine runs is not chosen here",
+		rel, op, sel, len(kernels), strings.Join(kernels, ", "))
 }
 
 // dsaDecode is the measured decode module: per measured batch a curve over context length,
@@ -179,28 +186,49 @@ func (d dsaDecode) curve(i int, n float64) float64 {
 	return last.us + d.slope[i]*(n-last.x)
 }
 
-// dsaModule is one layer's DSA attention from the module rows: prefill (b chunks of n tokens,
-// the measured surface) and decode (b requests at context n).
-func dsaModule(ctxs, gens []dsaRow, ctxRel, genRel string, sel dsaSelect, topk int) (ctx func(b, n, pow float64) float64, gen func(b, n float64) float64, err error) {
+// dsaModule is one layer's DSA attention without its MLA projections, which the importer
+// prices from the GEMM rows at the step's tokens like every other projection (proj, at a
+// token count): prefill (b chunks of n tokens, the measured surface) and decode (b requests
+// at context n). The indexer's own projections stay in the module. A measured module faster
+// than its projections priced alone leaves no attention time there; note counts such points.
+func dsaModule(ctxs, gens []dsaRow, ctxRel, genRel string, sel dsaSelect, topk int, proj func(float64) float64,
+	note func(string)) (ctx, gen func(b, n, pow float64) float64, words string, err error) {
+	ctxKernel, err := dsaKernel(ctxs, ctxRel, dsaContextOp, sel)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	genKernel, err := dsaKernel(gens, genRel, dsaGenerationOp, sel)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	floored := 0
+	less := func(ms, tokens float64) float64 {
+		us := msToUS(ms) - proj(tokens)
+		if us < 0 {
+			us, floored = 0, floored+1
+		}
+		return us
+	}
 	cpts, gpts := map[float64][]point{}, map[float64][]point{}
 	for _, r := range ctxs {
-		if sel.match(r, dsaContextOp) && r.Step == 0 {
-			cpts[float64(r.Batch)] = append(cpts[float64(r.Batch)], point{float64(r.ISL), msToUS(r.Latency)})
+		if sel.match(r, dsaContextOp) && r.Step == 0 { // a cached prefix (step) is not a whole prefill
+			cpts[float64(r.Batch)] = append(cpts[float64(r.Batch)], point{float64(r.ISL), less(r.Latency, float64(r.Batch*r.ISL))})
 		}
 	}
 	for _, r := range gens {
 		if sel.match(r, dsaGenerationOp) {
-			gpts[float64(r.Batch)] = append(gpts[float64(r.Batch)], point{float64(r.Step), msToUS(r.Latency)})
+			gpts[float64(r.Batch)] = append(gpts[float64(r.Batch)], point{float64(r.Step), less(r.Latency, float64(r.Batch))})
 		}
 	}
 	if len(cpts) == 0 {
-		return nil, nil, missing(ctxRel, sel.String())
+		return nil, nil, "", missing(ctxRel, dsaContextOp+" at step 0 at "+sel.String())
 	}
-	if len(gpts) == 0 {
-		return nil, nil, missing(genRel, sel.String())
+	if floored > 0 {
+		note(fmt.Sprintf("%s, %s: %s: %d measured modules ran faster than their projections priced alone; their attention is priced 0", ctxRel, genRel, sel, floored))
 	}
-	g := newSurfaceSeries(gpts)
-	return newSurfaceSeries(cpts).at, newDSADecode(g, float64(topk)).at, nil
+	g := newDSADecode(newSurfaceSeries(gpts), float64(topk))
+	words = fmt.Sprintf("prefill %s, decode %s", ctxKernel, genKernel)
+	return newSurfaceSeries(cpts).at, func(b, n, _ float64) float64 { return g.at(b, n) }, words, nil
 }
 
 // dsaIndexerQuantBlock is the indexer cache's FP8 quantisation block: one float32 scale per
@@ -213,11 +241,14 @@ const dsaIndexerQuantBlock = 128
 // in FP8 with a float32 scale per 128 values and the RoPE key kept in BF16 (SGLang's 656-byte
 // row for GLM-5) — beside the indexer's key, always FP8 with its scales (index_head_dim +
 // index_head_dim / 128 × 4 bytes: 132).
-func dsaKVBytesPerToken(s LLMSpec, d DSAConfig, kvDtype string) int64 {
+func dsaKVBytesPerToken(s LLMSpec, kvDtype string) int64 {
 	latent := int64(s.KVLoRARank+s.QKRopeDim) * 2
 	if kvDtype == KVFP8 {
 		latent = int64(s.KVLoRARank) + int64(s.KVLoRARank/dsaIndexerQuantBlock)*4 + int64(s.QKRopeDim)*2
 	}
-	indexer := int64(d.IndexHeadDim) + int64(d.IndexHeadDim/dsaIndexerQuantBlock)*4
+	indexer := int64(s.IndexHeadDim) + int64(s.IndexHeadDim/dsaIndexerQuantBlock)*4
 	return latent + indexer
 }
+
+// DSA reports whether the model's latent attention is sparse (an indexer picks its tokens).
+func (s LLMSpec) DSA() bool { return s.IndexTopK > 0 }

@@ -75,6 +75,11 @@ type LLMSpec struct {
 	QKNopeDim     int `json:"qk_nope_head_dim,omitempty"`
 	QKRopeDim     int `json:"qk_rope_head_dim,omitempty"`
 	VHeadDim      int `json:"v_head_dim,omitempty"`
+	// DeepSeek sparse attention (sparse.go): an indexer of IndexHeads × IndexHeadDim keeps
+	// IndexTopK tokens per query for the latent attention.
+	IndexTopK     int `json:"index_topk,omitempty"`
+	IndexHeads    int `json:"index_n_heads,omitempty"`
+	IndexHeadDim  int `json:"index_head_dim,omitempty"`
 	SlidingLayers int `json:"sliding_layers,omitempty"` // layers attending to the last SlidingWindow tokens only
 	SlidingWindow int `json:"sliding_window,omitempty"`
 	// Hybrid linear attention (hybrid.go): LinearLayers of the Layers are gated DeltaNet
