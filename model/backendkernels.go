@@ -261,7 +261,22 @@ func backendImports() []ImportOptions {
 		// rows are expert-parallel only).
 		one(BackendTRTLLM, gptOSS, "h200_sxm", "", "", "1,1,1", "2,2,1", "4,4,1", "8,8,1", "4,2,2", "4,1,4", "8,1,8"),
 		one(BackendTRTLLM, gptOSS, "b200_sxm", "", "", "1,1,1"),
+		// GLM-5 (DeepSeek sparse attention over MLA: sparse.go) at the sample's TP 8, block-FP8
+		// on H200 and B200 and NVIDIA's NVFP4 checkpoint on B200, its attention from the DSA
+		// modules of SGLang 0.5.10, the nearest collection to the runs' March 2026 nightlies
+		// that measures GLM-5's modules at these dtypes (0.5.9's holds B300 alone).
+		glm5(one(BackendSGLang, glm5Model, "b200_sxm", "fp8", "", "8,8,1"), glm5FP8),
+		glm5(one(BackendSGLang, glm5Model, "h200_sxm", "fp8", "", "8,8,1"), glm5FP8),
+		glm5(one(BackendSGLang, glm5Model, "b200_sxm", "fp4", "", "8,8,1"), glm5FP4),
 	}
+}
+
+// GLM-5 as the sample names it, and the checkpoints AIConfigurator describes it by.
+const glm5Model, glm5FP8, glm5FP4 = "zhipuai/GLM-5", "zai-org/GLM-5-FP8", "nvidia/GLM-5-NVFP4"
+
+// glm5 serves o from checkpoint with its sparse attention from SGLang 0.5.10's DSA modules.
+func glm5(o ImportOptions, checkpoint string) ImportOptions {
+	return withAttention("0.5.10", fromCheckpoint(checkpoint, o))
 }
 
 // moeBackend is o under TensorRT-LLM's moe_config.backend b.

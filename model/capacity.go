@@ -47,6 +47,7 @@ type Capacity struct {
 	slidingLayers                  int64 // sliding-window layers left out of the per-token bytes
 	window                         int
 	mlaLatent, mlaRope             int64 // multi-head latent attention's cached latent and RoPE key
+	indexHeadDim                   int64 // DeepSeek sparse attention's indexer key width (0: none)
 	linearLayers                   int64 // a hybrid model's DeltaNet layers, for String
 	radixStates                    bool  // the mamba pool was sized by SGLang's ratio rule (radix cache on)
 }
@@ -105,6 +106,9 @@ func (w *Worker) Capacity() Capacity {
 		}
 		attn = attnProj(h, qLoRA+kvLoRA+rope) + (qLoRA+kvLoRA)*ub + q +
 			(attnProj(kvLoRA, heads*(nope+v))+attnProj(heads*v, h))/tp
+	}
+	if s.DSA() {
+		attn += s.indexerWeightBytes(attnProj, ub)
 	}
 	mlp := func(inter int64) int64 { return (proj(h, 2*inter) + proj(inter, h)) / tp }
 	experts := int64(s.Experts) * (expert(h, 2*int64(s.ExpertInter)) + expert(int64(s.ExpertInter), h)) / int64(d.MoETP*d.MoEEP)
@@ -200,6 +204,9 @@ func (w *Worker) Capacity() Capacity {
 	if s.MLA() {
 		perToken = int64(s.Layers) * mlaKVElements(s) * int64(elem)
 	}
+	if s.DSA() {
+		perToken = int64(s.Layers) * dsaKVBytesPerToken(s, d.KVCacheDtype)
+	}
 	derived := 0
 	if kvBytes > 0 {
 		derived = int(kvBytes / (perToken * int64(d.BlockSize)))
@@ -214,7 +221,7 @@ func (w *Worker) Capacity() Capacity {
 		linearLayers: int64(s.LinearLayers), radixStates: state.radix,
 	}
 	if s.MLA() {
-		c.mlaLatent, c.mlaRope = int64(s.KVLoRARank), int64(s.QKRopeDim)
+		c.mlaLatent, c.mlaRope, c.indexHeadDim = int64(s.KVLoRARank), int64(s.QKRopeDim), int64(s.IndexHeadDim)
 	}
 	if d.NumGPUBlocks > 0 {
 		c.NumGPUBlocks, c.Overridden = d.NumGPUBlocks, true
@@ -263,7 +270,10 @@ func (c Capacity) String() string {
 			gb(c.StateBytes), c.StateSlots, float64(c.StateBytesPerRequest)/1e6, c.linearLayers, rule)
 	}
 	fmt.Fprintf(&b, "  = KV cache          %s per GPU\n", gb(c.KVBytes))
-	if c.mlaLatent > 0 {
+	if c.indexHeadDim > 0 {
+		fmt.Fprintf(&b, "KV per token          %d layers × (%d kv_lora_rank + %d qk_rope_head_dim latent, kv_cache_dtype %s + %d-wide FP8 indexer key with its scales) = %d B per GPU (DSA: SGLang's NSA pool, whole on every GPU)\n",
+			c.layers, c.mlaLatent, c.mlaRope, c.KVCacheDtype, c.indexHeadDim, c.KVBytesPerToken)
+	} else if c.mlaLatent > 0 {
 		fmt.Fprintf(&b, "KV per token          %d layers × (%d kv_lora_rank + %d qk_rope_head_dim) × %d B (kv_cache_dtype %s) = %d B per GPU (MLA: the latent, whole on every GPU)\n",
 			c.layers, c.mlaLatent, c.mlaRope, c.KVElementBytes, c.KVCacheDtype, c.KVBytesPerToken)
 	} else {

@@ -473,13 +473,17 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 	}
 	cr, cc := axisNodes(chunkOctaves), axisNodes(equivLenOctaves)
 	dr, dc := axisNodes(decodeOctaves), axisNodes(decodeCtxOctaves)
+	var dsaWords string // the DSA backends the module rows were measured with
 	for _, kv := range []struct{ dtype, aic string }{{KVBF16, attentionDtype}, {KVFP8, "fp8"}} {
 		// Full-attention layers, plus the sliding-window layers from the rows measured with
 		// that window (each layer one call).
 		full, sliding := layers-float64(s.SlidingLayers), float64(s.SlidingLayers)
 		var ctxFull, genFull func(b, n, pow float64) float64
 		var err error
-		if s.MLA() {
+		if s.DSA() {
+			sel := dsaSelect{Architecture: mla.dsaArch, Heads: headsPerGPU, ModelHeads: s.Heads, GEMMType: attnQuant, KVDtype: kv.aic}
+			ctxFull, genFull, dsaWords, err = dsaModule(mla.dsaCtxs, mla.dsaGens, ctxRel, genRel, sel, s.IndexTopK, attnProj, note)
+		} else if s.MLA() {
 			if mla.ops {
 				ctxFull, genFull, err = mlaOpAttention(mla, ctxRel, genRel, s, headsPerGPU, kv.aic, mlaBMM, mlaKVB)
 			} else {
@@ -545,7 +549,11 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 	case s.QKNorm:
 		qkNorm = " QK-norm,"
 	}
-	if mla.ops {
+	if s.DSA() {
+		t.Kernels = append(t.Kernels,
+			fmt.Sprintf("%s, %s: the measured DSA module (%s at %d heads per GPU, %s projections, %s attention; %s) less its MLA projections priced above, decode beyond the measured context growing by the indexer alone (index_topk %d); KV cache %s (kv_cache_dtype %s) and fp8 (kv_cache_dtype %s, levelled to at most the %s price)",
+				ctxRel, genRel, mla.dsaArch, headsPerGPU, attnQuant, attentionDtype, dsaWords, s.IndexTopK, attentionDtype, KVBF16, KVFP8, attentionDtype))
+	} else if mla.ops {
 		t.Kernels = append(t.Kernels,
 			fmt.Sprintf("%s, %s: the MLA attention kernels at %d heads per GPU, %s attention, prefill with kv_b and decode with the %s BMMs (%s); KV cache %s (kv_cache_dtype %s) and fp8 (kv_cache_dtype %s, levelled to at most the %s price)",
 				ctxRel, genRel, headsPerGPU, attentionDtype, mlaBMM, mla.bmmRel, attentionDtype, KVBF16, KVFP8, attentionDtype))

@@ -440,7 +440,16 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 	ctxRel := filepath.Join(attnDir, "context_attention_perf.parquet")
 	genRel := filepath.Join(attnDir, "generation_attention_perf.parquet")
 	var mlaWords string
-	if llm.MLA() && o.Backend.OrDefault() != BackendVLLM {
+	if llm.DSA() {
+		v := cmp.Or(o.AttentionVersion, o.BackendVersion)
+		if mla.dsaArch, err = dsaArchitecture(cfgRel, cfgBytes); err != nil {
+			return nil, err
+		}
+		if mla.dsaCtxs, mla.dsaGens, ctxRel, genRel, err = readDSATables(aicDir, o.HardwareSKU, o.Backend, v, &common); err != nil {
+			return nil, err
+		}
+		mlaWords = fmt.Sprintf("the %s %s DSA module collection (sparse_attention: projections, indexer, top-k and sparse MLA), composed as AIConfigurator's DeepSeekV32Model does", o.Backend, v)
+	} else if llm.MLA() && o.Backend.OrDefault() != BackendVLLM {
 		v := cmp.Or(o.AttentionVersion, o.BackendVersion)
 		if mla, ctxRel, genRel, err = readMLAOps(aicDir, o.HardwareSKU, o.Backend, v, &common); err != nil {
 			return nil, err

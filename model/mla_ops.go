@@ -35,6 +35,10 @@ type mlaInputs struct {
 	bmms       []mlaBMMRow
 	bmmRel     string
 	ops        bool
+	// dsa: DeepSeek sparse attention's module rows (sparse.go) and the checkpoint's
+	// architecture that keys them.
+	dsaCtxs, dsaGens []dsaRow
+	dsaArch          string
 }
 
 // readMLAOps reads a backend's MLA operator tables at version.

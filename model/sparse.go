@@ -252,3 +252,12 @@ func dsaKVBytesPerToken(s LLMSpec, kvDtype string) int64 {
 
 // DSA reports whether the model's latent attention is sparse (an indexer picks its tokens).
 func (s LLMSpec) DSA() bool { return s.IndexTopK > 0 }
+
+// indexerWeightBytes is one layer's lightning indexer, replicated on every GPU (SGLang's
+// Indexer, python/sglang/srt/layers/attention/nsa/nsa_indexer.py as the index holds it: wq_b
+// and wk ReplicatedLinear in the attention's quantisation, weights_proj ReplicatedLinear
+// unquantised, k_norm a LayerNorm with bias).
+func (s LLMSpec) indexerWeightBytes(attnProj func(rows, cols int64) int64, unquant int64) int64 {
+	h, heads, dim := int64(s.Hidden), int64(s.IndexHeads), int64(s.IndexHeadDim)
+	return attnProj(int64(s.QLoRARank), heads*dim) + attnProj(h, dim) + h*heads*unquant + 2*dim*unquant
+}

@@ -44,7 +44,7 @@ func TestDSAModuleHandChecked(t *testing.T) {
 		t.Errorf("kernels %q", words)
 	}
 	for _, c := range []struct {
-		name     string
+		name      string
 		got, want float64
 	}{
 		{"prefill 1 × 1,536 (between 800 and 1,000 µs)", ctx(1, 1536, 2), 900},
@@ -98,7 +98,7 @@ func TestDSAModuleB200Table(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		name     string
+		name      string
 		got, want float64
 	}{
 		{"decode 1 at 1,024", gen(1, 1024, 1), 98.8},

@@ -70,11 +70,11 @@ type LLMSpec struct {
 	// Multi-head latent attention (DeepSeek-V3, Kimi-K2): queries through a q_lora_rank
 	// bottleneck, keys and values from one cached latent of KVLoRARank plus a shared RoPE key
 	// of QKRopeDim per token; HeadDim is then the query/key head size (nope + rope).
-	KVLoRARank    int `json:"kv_lora_rank,omitempty"`
-	QLoRARank     int `json:"q_lora_rank,omitempty"`
-	QKNopeDim     int `json:"qk_nope_head_dim,omitempty"`
-	QKRopeDim     int `json:"qk_rope_head_dim,omitempty"`
-	VHeadDim      int `json:"v_head_dim,omitempty"`
+	KVLoRARank int `json:"kv_lora_rank,omitempty"`
+	QLoRARank  int `json:"q_lora_rank,omitempty"`
+	QKNopeDim  int `json:"qk_nope_head_dim,omitempty"`
+	QKRopeDim  int `json:"qk_rope_head_dim,omitempty"`
+	VHeadDim   int `json:"v_head_dim,omitempty"`
 	// DeepSeek sparse attention (sparse.go): an indexer of IndexHeads × IndexHeadDim keeps
 	// IndexTopK tokens per query for the latent attention.
 	IndexTopK     int `json:"index_topk,omitempty"`

@@ -100,6 +100,7 @@ func backendRuns() []Run {
 	}
 	runs = append(runs, dsr1SGLangRuns()...)
 	runs = append(runs, qwen35Runs()...)
+	runs = append(runs, glm5Runs()...)
 	return append(runs, dsr1TRTRuns()...)
 }
 
