@@ -27,8 +27,14 @@ func TestValidateGLM5(t *testing.T) {
 	}
 	groups, ttft, tpot := groupMedians(rep, 10)
 	t.Logf("%d of %d GLM-5 rows validated, skipped %v; %d groups, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%", rep.Validated, len(rows), skipped, groups, ttft, tpot)
+	// Per group, the MAPE measured when the runs were first replayed (regression bounds;
+	// nothing is fitted to these rows).
+	bound := map[string][2]float64{"b200_sxm fp8": {23.8, 11.8}, "h200_sxm fp8": {25.5, 4.8}, "b200_sxm fp4": {7.8, 6.8}}
 	for _, g := range rep.Groups {
-		t.Logf("%+v", g)
+		b, ok := bound[g.System+" "+g.Precision]
+		if ok && (g.TTFTMAPE > b[0] || g.TPOTMAPE > b[1]) {
+			t.Errorf("%s %s: TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want <= %.1f %%, <= %.1f %%", g.System, g.Precision, g.TTFTMAPE, g.TPOTMAPE, b[0], b[1])
+		}
 	}
 	if len(rows) != 86 || rep.Validated != 76 || skipped["b300_sxm"] != 10 {
 		t.Fatalf("%d rows, %d validated, skipped %v; want 86, 76, the 10 B300 rows", len(rows), rep.Validated, skipped)
