@@ -164,3 +164,24 @@ func FuzzDSAArchitecture(f *testing.F) {
 		}
 	})
 }
+
+// The embedded GLM-5 worker (B200, TP 8) sizes its cache by the NSA pool: 78 layers × 788 B
+// with the FP8 cache, × 1,284 B with BF16, on every GPU.
+func TestGLM5WorkerKVBytes(t *testing.T) {
+	d := SeedDeployment()
+	d.ModelName, d.HardwareSKU, d.Backend, d.BackendVersion, d.Quantization = "zhipuai/GLM-5", "b200_sxm", BackendSGLang, "0.5.9", "fp8"
+	d.TP, d.MoETP, d.MoEEP = 8, 8, 1
+	for _, c := range []struct {
+		kv   string
+		want int64
+	}{{KVFP8, 61464}, {KVBF16, 100152}} {
+		d.KVCacheDtype = c.kv
+		w, err := NewWorker(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := w.Capacity(); got.KVBytesPerToken != c.want || got.KVBytesPerTokenTotal != 8*c.want {
+			t.Errorf("%s cache: %d B per token per GPU (%d per worker), want %d", c.kv, got.KVBytesPerToken, got.KVBytesPerTokenTotal, c.want)
+		}
+	}
+}
