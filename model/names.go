@@ -82,6 +82,7 @@ func ContextLimit(id string) int {
 		"meta-llama/Llama-3.1-8B-Instruct": 131072, // Meta-Llama-3.1-8B's config
 		"openai/gpt-oss-120b":              131072, // YaRN: 4096 × 32
 		"Qwen/Qwen3.5-397B-A17B":           262144, // text_config's max_position_embeddings
+		"zhipuai/GLM-5":                    202752, // zai-org/GLM-5's config, no RoPE scaling
 	}[id]
 }
 
