@@ -17,19 +17,23 @@ import (
 	"github.com/goccy/go-yaml"
 )
 
-// mlaRow is a row of AIConfigurator's mla_{context,generation}_module_perf tables.
+// mlaRow is a row of AIConfigurator's mla_{context,generation}_module_perf tables, and of its
+// dsa_{context,generation}_module_perf ones (sparse.go), which add the op and the checkpoint's
+// architecture.
 type mlaRow struct {
-	Kernel   string  `parquet:"kernel_source,optional"`
-	Model    string  `parquet:"model,optional"`
-	MLADtype string  `parquet:"mla_dtype,optional"`
-	KVDtype  string  `parquet:"kv_cache_dtype,optional"`
-	GEMMType string  `parquet:"gemm_type,optional"`
-	Heads    int64   `parquet:"num_heads,optional"`
-	Batch    int64   `parquet:"batch_size,optional"`
-	ISL      int64   `parquet:"isl,optional"`
-	TP       int64   `parquet:"tp_size,optional"`
-	Step     int64   `parquet:"step,optional"`
-	Latency  float64 `parquet:"latency,optional"`
+	Op           string  `parquet:"op_name,optional"`
+	Architecture string  `parquet:"architecture,optional"`
+	Kernel       string  `parquet:"kernel_source,optional"`
+	Model        string  `parquet:"model,optional"`
+	MLADtype     string  `parquet:"mla_dtype,optional"`
+	KVDtype      string  `parquet:"kv_cache_dtype,optional"`
+	GEMMType     string  `parquet:"gemm_type,optional"`
+	Heads        int64   `parquet:"num_heads,optional"`
+	Batch        int64   `parquet:"batch_size,optional"`
+	ISL          int64   `parquet:"isl,optional"`
+	TP           int64   `parquet:"tp_size,optional"`
+	Step         int64   `parquet:"step,optional"`
+	Latency      float64 `parquet:"latency,optional"`
 }
 
 // mlaProjections prices one layer's MLA projections at m tokens on one GPU: the replicated

@@ -37,7 +37,7 @@ type mlaInputs struct {
 	ops        bool
 	// dsa: DeepSeek sparse attention's module rows (sparse.go) and the checkpoint's
 	// architecture that keys them.
-	dsaCtxs, dsaGens []dsaRow
+	dsaCtxs, dsaGens []mlaRow
 	dsaArch          string
 }
 

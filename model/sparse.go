@@ -29,22 +29,6 @@ import (
 	"strings"
 )
 
-// dsaRow is a row of AIConfigurator's dsa_{context,generation}_module_perf tables.
-type dsaRow struct {
-	Op           string  `parquet:"op_name,optional"`
-	Kernel       string  `parquet:"kernel_source,optional"`
-	Architecture string  `parquet:"architecture,optional"`
-	MLADtype     string  `parquet:"mla_dtype,optional"`
-	KVDtype      string  `parquet:"kv_cache_dtype,optional"`
-	GEMMType     string  `parquet:"gemm_type,optional"`
-	Heads        int64   `parquet:"num_heads,optional"`
-	Batch        int64   `parquet:"batch_size,optional"`
-	ISL          int64   `parquet:"isl,optional"`
-	TP           int64   `parquet:"tp_size,optional"`
-	Step         int64   `parquet:"step,optional"`
-	Latency      float64 `parquet:"latency,optional"`
-}
-
 // The module ops with the indexer (the _skip_indexer variants measure a layer that reuses a
 // previous layer's top-k: GLM-5.2's, not GLM-5's).
 const (
@@ -79,13 +63,13 @@ func dsaArchitecture(path string, b []byte) (string, error) {
 }
 
 // readDSATables reads a backend's DSA module tables at version, recording their digests.
-func readDSATables(aicDir, sku string, b Backend, version string, srcs *[]Source) (ctxs, gens []dsaRow, ctxRel, genRel string, err error) {
+func readDSATables(aicDir, sku string, b Backend, version string, srcs *[]Source) (ctxs, gens []mlaRow, ctxRel, genRel string, err error) {
 	dir := filepath.Join(sku, "sparse_attention", string(b), version)
 	ctxRel, genRel = filepath.Join(dir, "dsa_context_module_perf.parquet"), filepath.Join(dir, "dsa_generation_module_perf.parquet")
-	if ctxs, err = readParquet[dsaRow](aicDir, ctxRel, srcs); err != nil {
+	if ctxs, err = readParquet[mlaRow](aicDir, ctxRel, srcs); err != nil {
 		return nil, nil, "", "", err
 	}
-	if gens, err = readParquet[dsaRow](aicDir, genRel, srcs); err != nil {
+	if gens, err = readParquet[mlaRow](aicDir, genRel, srcs); err != nil {
 		return nil, nil, "", "", err
 	}
 	return ctxs, gens, ctxRel, genRel, nil
@@ -102,7 +86,7 @@ type dsaSelect struct {
 
 // match keeps a row of op at the selection. The legacy collections record one GPU's share of
 // the heads at tp_size 1, the later ones the whole layer's split over tp_size.
-func (s dsaSelect) match(r dsaRow, op string) bool {
+func (s dsaSelect) match(r mlaRow, op string) bool {
 	return r.Op == op && r.Architecture == s.Architecture && r.Heads == int64(s.Heads) && (r.TP == 1 || r.TP*r.Heads == int64(s.ModelHeads)) &&
 		r.GEMMType == s.GEMMType && r.KVDtype == s.KVDtype && r.MLADtype == attentionDtype
 }
@@ -114,7 +98,7 @@ func (s dsaSelect) String() string {
 // dsaKernel is the one DSA backend (kernel_source) the table measures op with at the
 // selection; a table measuring several names them, and which one the engine runs is not
 // guessed.
-func dsaKernel(rows []dsaRow, rel, op string, sel dsaSelect) (string, error) {
+func dsaKernel(rows []mlaRow, rel, op string, sel dsaSelect) (string, error) {
 	var kernels []string
 	for _, r := range rows {
 		if sel.match(r, op) && !slices.Contains(kernels, r.Kernel) {
@@ -191,7 +175,7 @@ func (d dsaDecode) curve(i int, n float64) float64 {
 // token count): prefill (b chunks of n tokens, the measured surface) and decode (b requests
 // at context n). The indexer's own projections stay in the module. A measured module faster
 // than its projections priced alone leaves no attention time there; note counts such points.
-func dsaModule(ctxs, gens []dsaRow, ctxRel, genRel string, sel dsaSelect, topk int, proj func(float64) float64,
+func dsaModule(ctxs, gens []mlaRow, ctxRel, genRel string, sel dsaSelect, topk int, proj func(float64) float64,
 	note func(string)) (ctx, gen func(b, n, pow float64) float64, words string, err error) {
 	ctxKernel, err := dsaKernel(ctxs, ctxRel, dsaContextOp, sel)
 	if err != nil {

@@ -18,16 +18,16 @@ func noProjections(float64) float64 { return 0 }
 // them, and above the longest context only the indexer's growth (the slope between index_topk
 // and the longest context).
 func TestDSAModuleHandChecked(t *testing.T) {
-	row := func(op string, b, isl, step int64, ms float64) dsaRow {
-		return dsaRow{Op: op, Kernel: "dsa_nsa", Architecture: "GlmMoeDsaForCausalLM", MLADtype: "bfloat16", KVDtype: "fp8",
+	row := func(op string, b, isl, step int64, ms float64) mlaRow {
+		return mlaRow{Op: op, Kernel: "dsa_nsa", Architecture: "GlmMoeDsaForCausalLM", MLADtype: "bfloat16", KVDtype: "fp8",
 			GEMMType: "fp8_block", Heads: 8, Batch: b, ISL: isl, TP: 1, Step: step, Latency: ms}
 	}
-	ctxs := []dsaRow{
+	ctxs := []mlaRow{
 		row(dsaContextOp, 1, 1024, 0, 0.8), row(dsaContextOp, 1, 2048, 0, 1.0),
 		row(dsaContextOp, 1, 2048, 512, 9.0), // a cached prefix: not a step-0 prefill
 		row(dsaContextOp+"_skip_indexer", 1, 2048, 0, 9.0),
 	}
-	gens := []dsaRow{
+	gens := []mlaRow{
 		row(dsaGenerationOp, 1, 1, 1024, 0.100), row(dsaGenerationOp, 1, 1, 2048, 0.110), row(dsaGenerationOp, 1, 1, 4096, 0.130),
 		row(dsaGenerationOp, 2, 1, 1024, 0.200), row(dsaGenerationOp, 2, 1, 2048, 0.220), row(dsaGenerationOp, 2, 1, 4096, 0.260),
 		// measured no further than index_topk, as the tables' large batches are
