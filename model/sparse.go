@@ -13,9 +13,10 @@ package model
 // DSA backend, kernel_source naming it) and composes a DSA model from these modules alone
 // (ai-dynamo/aiconfigurator src/aiconfigurator/sdk/models/deepseek_v32.py at 0472efbc,
 // DeepSeekV32Model: ContextDSAModule and GenerationDSAModule at num_heads / tp_size, beside the
-// MoE and shared-expert operators). The tables are priced as measured: prefill (rows: chunks,
-// cols: tokens per chunk) at step 0, decode (rows: decoding requests, cols: context length).
-// Above the longest measured context, decode grows by the indexer's work alone: the sparse MLA
+// MoE and shared-expert operators). The importer prices the modules as measured, less the MLA
+// projections it prices from the GEMM rows at the step's tokens (as for vLLM's MLA modules,
+// mla.go): prefill (rows: chunks, cols: tokens per chunk) at step 0, decode (rows: decoding
+// requests, cols: context length). Above the longest measured context, decode grows by the indexer's work alone: the sparse MLA
 // reads index_topk tokens whatever the context, so the measured module's growth between
 // index_topk and the longest context (which only the indexer's scoring and the top-k
 // selection make) is carried on linearly.
