@@ -440,6 +440,10 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 	ctxRel := filepath.Join(attnDir, "context_attention_perf.parquet")
 	genRel := filepath.Join(attnDir, "generation_attention_perf.parquet")
 	var mlaWords string
+	if llm.DSA() && o.Backend != BackendSGLang {
+		// The cache is sized as SGLang's NSA pool lays it out (dsaKVBytesPerToken).
+		return nil, fmt.Errorf("model import: %s: DeepSeek sparse attention is priced under sglang only (its NSA KV pool), not %s", cfgRel, o.Backend.OrDefault())
+	}
 	if llm.DSA() {
 		v := cmp.Or(o.AttentionVersion, o.BackendVersion)
 		if mla.dsaArch, err = dsaArchitecture(cfgRel, cfgBytes); err != nil {

@@ -185,3 +185,12 @@ func TestGLM5WorkerKVBytes(t *testing.T) {
 		}
 	}
 }
+
+// Another engine's DSA cache is not SGLang's NSA pool: refused, not sized as one.
+func TestImportDSAOtherBackend(t *testing.T) {
+	dir := sharedAICDir(t)
+	_, err := Import(dir, ImportOptions{Model: "zai-org/GLM-5-FP8", HardwareSKU: "b200_sxm", Backend: BackendTRTLLM, BackendVersion: "1.2.0rc5", Layouts: layouts("8,8,1")})
+	if err == nil || !strings.Contains(err.Error(), "DeepSeek sparse attention is priced under sglang only") {
+		t.Fatalf("GLM-5 under TRT-LLM: %v", err)
+	}
+}
