@@ -229,12 +229,14 @@ func backendImports() []ImportOptions {
 		// spread over the 8 GPUs), block-FP8 on H200 and B200; NVFP4 on B200 also at 4 GPUs,
 		// from the NVFP4 checkpoint AIConfigurator describes for this architecture (V3.1's, the
 		// same shapes: attention projections BF16, experts and the rest NVFP4, FP8 KV cache).
+		// R1 also at one GPU on H200 and in NVFP4 on B200: the rank of its attention-data-
+		// parallel runs (model/attentiondp.go; B200's block-FP8 experts have no one-GPU rows).
 		one(BackendTRTLLM, dsV3, "h200_sxm", "", "", "8,8,1", "8,1,8"),
-		one(BackendTRTLLM, dsR1, "h200_sxm", "", "", "8,8,1", "8,1,8"),
+		one(BackendTRTLLM, dsR1, "h200_sxm", "", "", "8,8,1", "8,1,8", "1,1,1"),
 		one(BackendTRTLLM, dsV3, "b200_sxm", "", "", "8,8,1", "8,1,8"),
 		one(BackendTRTLLM, dsR1, "b200_sxm", "", "", "8,8,1", "8,1,8"),
 		fromCheckpoint(dsFP4, one(BackendTRTLLM, dsV3, "b200_sxm", "nvfp4", "", "4,4,1", "4,1,4", "8,8,1", "8,1,8")),
-		fromCheckpoint(dsFP4, one(BackendTRTLLM, dsR1, "b200_sxm", "nvfp4", "", "4,4,1", "4,1,4", "8,8,1", "8,1,8")),
+		fromCheckpoint(dsFP4, one(BackendTRTLLM, dsR1, "b200_sxm", "nvfp4", "", "4,4,1", "4,1,4", "8,8,1", "8,1,8", "1,1,1")),
 		// The same under moe_config.backend TRTLLM (TRTLLM-Gen experts), which the measured
 		// InferenceX runs on B200 set (silicon/trtllmruns.go); block-FP8 also at TP 4, which
 		// the TRTLLM-Gen rows measure.
@@ -258,9 +260,10 @@ func backendImports() []ImportOptions {
 		one(BackendTRTLLM, qwen235, "h100_sxm", "", "", "4,1,4", "8,1,8"),
 		// gpt-oss-120b's MXFP4 experts under TensorRT-LLM: every measured layout on H200 (its
 		// 1.2.0rc5 rows cover tensor- and expert-parallel experts), one GPU on B200 (Blackwell's
-		// rows are expert-parallel only).
+		// rows are expert-parallel only) and the expert-parallel 2- and 4-GPU layouts whose
+		// experts price its attention-data-parallel runs (model/attentiondp.go).
 		one(BackendTRTLLM, gptOSS, "h200_sxm", "", "", "1,1,1", "2,2,1", "4,4,1", "8,8,1", "4,2,2", "4,1,4", "8,1,8"),
-		one(BackendTRTLLM, gptOSS, "b200_sxm", "", "", "1,1,1"),
+		one(BackendTRTLLM, gptOSS, "b200_sxm", "", "", "1,1,1", "2,1,2", "4,1,4"),
 	}
 }
 
