@@ -145,18 +145,18 @@ func build(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace) (*Si
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Disagg != nil {
-		if err := cfg.validateDisagg(timer); err != nil {
-			return nil, err
-		}
-		rc = prefillRouterConfig(rc)
-	}
 	ranks, err := cfg.setupRanks(timer)
 	if err != nil {
 		return nil, err
 	}
 	if ranks.ranks > 1 {
 		cfg.Workers *= ranks.ranks // the router's targets and the engine's workers are the ranks
+	}
+	if cfg.Disagg != nil {
+		if err := cfg.validateDisagg(timer); err != nil {
+			return nil, err
+		}
+		rc = prefillRouterConfig(rc)
 	}
 	initial, initialDecode := cfg.Workers, 0
 	if cfg.Fleet != nil {

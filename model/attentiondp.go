@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 )
@@ -42,18 +43,18 @@ func newAttentionDPWorker(d Deployment) (*Worker, error) {
 	if d.Dynosim() {
 		return nil, fmt.Errorf("model: attention_dp %d: the dynosim timing reference prices attention_dp 1 only", d.AttentionDP)
 	}
-	rankTable, err := rankTableOf(d)
-	if err != nil {
-		return nil, err
-	}
-	if !rankTable.LLM.MoE() {
-		return nil, fmt.Errorf("model: attention_dp %d: %s is a dense model; attention data parallelism is modelled for MoE models (use replicas for data parallelism)", d.AttentionDP, d.ModelName)
-	}
 	whole := d
 	whole.TP, whole.AttentionDP = d.TP*d.AttentionDP, 1
 	wholeTable, err := loadTable(whole)
 	if err != nil {
 		return nil, fmt.Errorf("model: attention_dp %d prices its experts from the table of the worker's %d GPUs: %w", d.AttentionDP, whole.TP, err)
+	}
+	if !wholeTable.LLM.MoE() {
+		return nil, fmt.Errorf("model: attention_dp %d: %s is a dense model; attention data parallelism is modelled for MoE models (use replicas for data parallelism)", d.AttentionDP, d.ModelName)
+	}
+	rankTable, err := rankTableOf(d, wholeTable)
+	if err != nil {
+		return nil, err
 	}
 	// The rank's table with its routed experts taken out: they run once for all ranks.
 	rt := *rankTable
@@ -78,8 +79,9 @@ func newAttentionDPWorker(d Deployment) (*Worker, error) {
 }
 
 // rankTableOf finds the table of one rank of d: tp d.TP without data parallelism, with the
-// experts split any way over its GPUs (only the parts outside the routed experts are used).
-func rankTableOf(d Deployment) (*Table, error) {
+// experts split any way over its GPUs (only the parts outside the routed experts are used),
+// served in the same precision as the experts' table whole.
+func rankTableOf(d Deployment, whole *Table) (*Table, error) {
 	var first error
 	for moeTP := 1; moeTP <= d.TP; moeTP++ {
 		if d.TP%moeTP != 0 {
@@ -88,6 +90,10 @@ func rankTableOf(d Deployment) (*Table, error) {
 		r := d
 		r.AttentionDP, r.MoETP, r.MoEEP = 1, moeTP, d.TP/moeTP
 		t, err := loadTable(r)
+		if err == nil && (t.Quantization != whole.Quantization || t.GEMMQuant != whole.GEMMQuant) {
+			err = fmt.Errorf("the tp %d table %s is served in %s, the experts' table %s in %s",
+				d.TP, TableFileName(t), cmp.Or(t.Quantization, t.GEMMQuant), TableFileName(whole), cmp.Or(whole.Quantization, whole.GEMMQuant))
+		}
 		if err == nil {
 			return t, nil
 		}
