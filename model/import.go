@@ -482,7 +482,7 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 	var out []*Table
 	for _, l := range o.Layouts {
 		if l.AttentionDP != 1 {
-			return nil, fmt.Errorf("model import: layout %s: attention data parallelism is not modelled (only attention_dp 1)", l)
+			return nil, fmt.Errorf("model import: layout %s: tables are derived per layout without attention data parallelism (attention_dp 1); a DEP worker is priced from the tables of its rank and of its whole width (model/attentiondp.go)", l)
 		}
 		if err := llm.checkLayout(l); err != nil {
 			return nil, fmt.Errorf("model import: %w", err)

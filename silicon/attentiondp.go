@@ -1,0 +1,35 @@
+package silicon
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/routerlab/routerlab/model"
+)
+
+// attentionDPSkip says why a row with attention data parallelism (sim.AttentionDP > 1) cannot
+// be replayed, or "" when its worker can be priced: each rank from the table of its tp, the
+// experts from the table of the worker's tp × attention_dp GPUs (model/attentiondp.go). seen
+// keeps the answers by deployment.
+func attentionDPSkip(sim Row, d model.Deployment, seen map[model.Deployment]string) string {
+	if reason, ok := seen[d]; ok {
+		return reason
+	}
+	kind := "DEP"
+	if sim.Layout() == "DP" {
+		kind = fmt.Sprintf("data-parallel attention, experts split over %d GPUs", sim.MoETP)
+	}
+	reason := ""
+	if _, err := model.NewWorker(d); err != nil {
+		what := err.Error()
+		switch {
+		case strings.Contains(what, "prices each rank"):
+			what = fmt.Sprintf("no step-time table for its rank (tp %d) in this precision", d.TP)
+		case strings.Contains(what, "prices its experts"):
+			what = fmt.Sprintf("no step-time table for its experts (%d GPUs, moe_tp %d, moe_ep %d)", d.TP*d.AttentionDP, d.MoETP, d.MoEEP)
+		}
+		reason = fmt.Sprintf("attention_dp %d (%s): %s", sim.AttentionDP, kind, what)
+	}
+	seen[d] = reason
+	return reason
+}
