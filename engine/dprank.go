@@ -8,13 +8,16 @@ import (
 
 // Attention data parallelism (model/attentiondp.go): a worker of attention_dp ranks. Each
 // rank is an engine worker of its own — its scheduler, waiting queue and KV block pool —
-// and a target of its own for the router, as Dynamo's KV router routes to (worker, dp_rank)
-// pairs (lib/kv-router WorkerWithDpRank; the mocker runs one scheduler per dp rank,
-// lib/mocker dp_size). The ranks of one worker step together, as vLLM's data-parallel engine
-// cores do for a MoE model (an idle rank runs a dummy batch so the experts' collectives
-// stay in step): a step starts when no rank of the worker is busy and any has work, every
-// rank schedules its own batch, and all of them end at the same time, the step's duration
-// priced on all the batches at once (model.Worker.RanksStepUS).
+// and a target of its own for the router, as Dynamo's KV router indexes and routes to
+// (worker, dp_rank) pairs (ai-dynamo/dynamo lib/kv-router/src/protocols.rs at cfa22544,
+// WorkerWithDpRank) and its mocker builds one grouped engine with a scheduler handle and a KV
+// block count per attention-DP rank behind one group barrier (lib/mocker/src/
+// grouped_scheduler.rs at 0894f5c6, lib/mocker/src/engine.rs at 1740c2a0). The ranks of one
+// worker step together, as vLLM's data-parallel engine cores do for a MoE model (an idle rank
+// runs a dummy batch so the experts' collectives stay in step): a step starts when no rank of
+// the worker is busy and any has work, every rank schedules its own batch, and all of them
+// end at the same time, the step's duration priced on all the batches at once
+// (model.Worker.RanksStepUS). The decode fast path is not taken: it plans one rank alone.
 
 // RanksStepTimer prices a lockstep step of a worker's ranks; *model.Worker is one.
 type RanksStepTimer interface {

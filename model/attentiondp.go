@@ -2,6 +2,7 @@ package model
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 )
@@ -16,9 +17,11 @@ import (
 // 74bb4b1889abef784c855cae1c7e01ebe51db482: every op on the rank's tokens with heads / tp,
 // MoE.query on x × attention_dp_size tokens, MoEDispatch an all-gather before and a
 // reduce-scatter after of volume × attention_dp_size over the tp × attention_dp GPUs).
-// vLLM steps the ranks in lockstep: a rank with nothing to run runs a dummy batch so that
-// the experts' collectives stay in step (vllm/v1/engine/core.py DPEngineCoreProc,
-// execute_dummy_batch), so a step takes the slowest rank's own part plus the shared MoE part.
+// vLLM steps the ranks in lockstep: while any rank has unfinished requests, a rank with
+// nothing scheduled runs a dummy batch so that the experts' collectives stay in step
+// (vllm-project/vllm vllm/v1/engine/core.py at ac3cb2e2eca80290181abb9365d572af6d287473,
+// DPEngineCoreProc.run_busy_loop, execute_dummy_batch), so a step takes the slowest rank's own
+// part plus the shared MoE part.
 //
 // The tables are per layout without data parallelism (Import refuses attention_dp), so a
 // DEP worker is composed from two of them: the rank's table (layout tp, attention_dp 1,
@@ -28,6 +31,13 @@ import (
 // of the summed tokens' hidden states, so it is priced as one all-reduce per MoE layer from
 // the whole width's table (AIConfigurator queries NCCL's all-gather and reduce-scatter
 // rows, which the tables do not carry: an approximation, documented in docs/attention-dp.md).
+
+// ErrNoRankTable and ErrNoExpertsTable say which of a DEP worker's two tables is missing
+// (errors.Is on NewWorker's error).
+var (
+	ErrNoRankTable    = errors.New("no step-time table of its rank")
+	ErrNoExpertsTable = errors.New("no step-time table of its experts' width")
+)
 
 // rankGroup is what a DEP worker adds to its rank's Worker: the MoE part of a lockstep step.
 type rankGroup struct {
@@ -47,7 +57,7 @@ func newAttentionDPWorker(d Deployment) (*Worker, error) {
 	whole.TP, whole.AttentionDP = d.TP*d.AttentionDP, 1
 	wholeTable, err := loadTable(whole)
 	if err != nil {
-		return nil, fmt.Errorf("model: attention_dp %d prices its experts from the table of the worker's %d GPUs: %w", d.AttentionDP, whole.TP, err)
+		return nil, fmt.Errorf("model: attention_dp %d prices its experts from the table of the worker's %d GPUs (%w): %w", d.AttentionDP, whole.TP, ErrNoExpertsTable, err)
 	}
 	if !wholeTable.LLM.MoE() {
 		return nil, fmt.Errorf("model: attention_dp %d: %s is a dense model; attention data parallelism is modelled for MoE models (use replicas for data parallelism)", d.AttentionDP, d.ModelName)
@@ -101,7 +111,7 @@ func rankTableOf(d Deployment, whole *Table) (*Table, error) {
 			first = err
 		}
 	}
-	return nil, fmt.Errorf("model: attention_dp %d prices each rank from a table of tp %d: %w", d.AttentionDP, d.TP, first)
+	return nil, fmt.Errorf("model: attention_dp %d prices each rank from a table of tp %d (%w): %w", d.AttentionDP, d.TP, ErrNoRankTable, first)
 }
 
 // Ranks is how many attention data-parallel ranks the worker runs (1: none).

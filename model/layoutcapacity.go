@@ -2,6 +2,7 @@ package model
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 )
 
@@ -22,8 +23,11 @@ func LayoutCapacity(d Deployment) (c Capacity, untimed, err error) {
 		switch {
 		case err == nil && w.table.Quantization == d.Quantization:
 			return w.Capacity(), nil, nil
-		case err == nil: // loadTable's fallback to the one precision a layout has
-			err = fmt.Errorf("no step-time tables of the ranks and experts of layout %s at %s (routerlab model list)", d.Layout(), precisionWords(d.Quantization))
+		case err == nil || errors.Is(err, ErrNoRankTable): // or loadTable's fallback to the one precision a layout has
+			err = fmt.Errorf("no step-time table of a rank of layout %s (tp %d) at %s (routerlab model list)", d.Layout(), d.TP, precisionWords(d.Quantization))
+		case errors.Is(err, ErrNoExpertsTable):
+			err = fmt.Errorf("no step-time table of the experts of layout %s (tp %d, moe_tp %d, moe_ep %d) at %s (routerlab model list)",
+				d.Layout(), d.TP*d.AttentionDP, d.MoETP, d.MoEEP, precisionWords(d.Quantization))
 		}
 		dpUntimed = err
 	}

@@ -1,8 +1,8 @@
 package silicon
 
 import (
+	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/routerlab/routerlab/model"
 )
@@ -23,9 +23,9 @@ func attentionDPSkip(sim Row, d model.Deployment, seen map[model.Deployment]stri
 	if _, err := model.NewWorker(d); err != nil {
 		what := err.Error()
 		switch {
-		case strings.Contains(what, "prices each rank"):
+		case errors.Is(err, model.ErrNoRankTable):
 			what = fmt.Sprintf("no step-time table for its rank (tp %d) in this precision", d.TP)
-		case strings.Contains(what, "prices its experts"):
+		case errors.Is(err, model.ErrNoExpertsTable):
 			what = fmt.Sprintf("no step-time table for its experts (%d GPUs, moe_tp %d, moe_ep %d)", d.TP*d.AttentionDP, d.MoETP, d.MoEEP)
 		}
 		reason = fmt.Sprintf("attention_dp %d (%s): %s", sim.AttentionDP, kind, what)
