@@ -1,7 +1,6 @@
 package config
 
 import (
-	"context"
 	"strings"
 	"testing"
 )
@@ -19,23 +18,12 @@ func TestAttentionDPLayouts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := NewExperiment(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := e.EngineConfig(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, sum := runPoint(t, f, nil, 200)
 	if cfg.Workers != 2 || cfg.Worker.AttentionDP != 2 || cfg.Worker.NumGPUBlocks <= 0 {
 		t.Fatalf("workers %d, attention_dp %d, blocks per rank %d", cfg.Workers, cfg.Worker.AttentionDP, cfg.Worker.NumGPUBlocks)
 	}
-	rep, err := e.Run(context.Background(), cfg, 200)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Summary.Workers) != 4 || rep.Summary.RequestsCompleted != 200 {
-		t.Fatalf("%d rows of workers (want 2 workers × 2 ranks), %d completed", len(rep.Summary.Workers), rep.Summary.RequestsCompleted)
+	if len(sum.Workers) != 4 || sum.RequestsCompleted != 200 {
+		t.Fatalf("%d rows of workers (want 2 workers × 2 ranks), %d completed", len(sum.Workers), sum.RequestsCompleted)
 	}
 	for _, c := range []struct{ entry, extra, want string }{
 		{"    - {tp: 2, attention_dp: 2, moe_ep: 4, replicas: 2}", "backend: [trtllm]", "dep.yaml:12: search_space.parallel_configs: deployment: backend trtllm: attention data parallelism runs with tp 1 only"},
