@@ -82,8 +82,11 @@ func TestRanksInvariantsProperty(t *testing.T) {
 		cfg.Worker.AsyncScheduling, cfg.Worker.TimingReference = false, ""
 		ranks := rapid.IntRange(2, 4).Draw(t, "attention_dp")
 		cfg.Worker.AttentionDP = ranks
-		cfg.Worker.Backend = rapid.SampledFrom([]model.Backend{model.BackendVLLM, model.BackendTRTLLM}).Draw(t, "backend")
-		if cfg.Worker.Backend == model.BackendTRTLLM { // without chunked prefill its token budget holds every prompt
+		cfg.Worker.Backend = rapid.SampledFrom([]model.Backend{model.BackendVLLM, model.BackendSGLang, model.BackendTRTLLM}).Draw(t, "backend")
+		switch cfg.Worker.Backend {
+		case model.BackendSGLang: // its token budget holds a block at least
+			cfg.Worker.MaxNumBatchedTokens = max(cfg.Worker.MaxNumBatchedTokens, cfg.Worker.BlockSize)
+		case model.BackendTRTLLM: // without chunked prefill its token budget holds every prompt
 			for _, r := range tr.Requests {
 				cfg.Worker.MaxNumBatchedTokens = max(cfg.Worker.MaxNumBatchedTokens, cfg.Worker.BlockSize, r.InputLength)
 			}
