@@ -89,16 +89,20 @@ func newAttentionDPWorker(d Deployment) (*Worker, error) {
 }
 
 // rankTableOf finds the table of one rank of d: tp d.TP without data parallelism, with the
-// experts split any way over its GPUs (only the parts outside the routed experts are used),
-// served in the same precision as the experts' table whole.
+// experts split any way over its GPUs and by any MoE kernel backend (only the parts outside
+// the routed experts are used), served in the same precision as the experts' table whole.
 func rankTableOf(d Deployment, whole *Table) (*Table, error) {
 	var first error
-	for moeTP := 1; moeTP <= d.TP; moeTP++ {
-		if d.TP%moeTP != 0 {
+	for i := range 2 * d.TP {
+		moeTP := i%d.TP + 1
+		if d.TP%moeTP != 0 || i >= d.TP && d.MoEBackend == "" {
 			continue
 		}
 		r := d
 		r.AttentionDP, r.MoETP, r.MoEEP = 1, moeTP, d.TP/moeTP
+		if i >= d.TP {
+			r.MoEBackend = "" // the release's default experts: the rest of the model is the same
+		}
 		t, err := loadTable(r)
 		if err == nil && (t.Quantization != whole.Quantization || t.GEMMQuant != whole.GEMMQuant) {
 			err = fmt.Errorf("the tp %d table %s is served in %s, the experts' table %s in %s",
