@@ -33,3 +33,17 @@ func attentionDPSkip(sim Row, d model.Deployment, seen map[model.Deployment]stri
 	seen[d] = reason
 	return reason
 }
+
+// scriptAttentionDP reads a row of a run whose script enabled attention data parallelism
+// itself (Benchmark.AttentionDP) as the worker that served it: the label's tp GPUs as that
+// many one-GPU attention ranks, the experts spread over all of them (TensorRT-LLM's
+// enable_attention_dp with --ep_size the GPU count).
+func scriptAttentionDP(r Row, b Benchmark) (Row, string, bool) {
+	if !b.AttentionDP || r.AttentionDP > 1 || r.TP <= 1 {
+		return r, "", false
+	}
+	n := r.TP
+	note := fmt.Sprintf("labelled tp %d, moe_tp %d, moe_ep %d: replayed as attention_dp %d, moe_ep %d (the script enabled attention data parallelism at this shape)", r.TP, r.MoETP, r.MoEEP, n, n)
+	r.TP, r.AttentionDP, r.MoETP, r.MoEEP = 1, n, 1, n
+	return r, note, true
+}

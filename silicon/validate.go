@@ -233,6 +233,9 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 		if c, note, ok := noExpertParallel(sim, b); ok && r.Unsupported == "" {
 			sim, res.Note = c, strings.TrimPrefix(res.Note+"; "+note, "; ")
 		}
+		if c, note, ok := scriptAttentionDP(sim, b); ok && r.Unsupported == "" {
+			sim, res.Note = c, strings.TrimPrefix(res.Note+"; "+note, "; ")
+		}
 		if _, err := fmt.Sscanf(sim.BackendVersion, "%d.", new(int)); err != nil && run.version() != "" {
 			sim.BackendVersion = run.version() // unrecorded in the row: the run's image
 		}
