@@ -66,7 +66,7 @@ func newExperiment(f *File, tr *trace.Trace) (*Experiment, error) {
 								d := f.deployment(sku.Text, pc, int(mbt.Num), int(seqs.Num), kvCacheDtype(kv), ref.Text, model.Backend(b.Text))
 								w, err := model.NewWorker(d)
 								if err != nil {
-									return nil, fmt.Errorf("%s: search_space: %w", f.Name, err)
+									return nil, f.shapeError(pc, err)
 								}
 								e.workers[d] = w
 								e.deployments = append(e.deployments, d)

@@ -174,6 +174,8 @@ type ValidateSettings struct {
 // File is a parsed experiment file.
 type File struct {
 	Name string // path, or "embedded defaults"
+	// dpLines: the line of each parallel_configs entry with attention_dp > 1 (attentiondp.go)
+	dpLines map[ParallelConfig]int
 
 	ModelName string
 	// Quantization is the serving precision when it is not the checkpoint's (vLLM's

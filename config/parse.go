@@ -380,6 +380,7 @@ func (f *File) setParallel(path string, n ast.Node) error {
 		if err != nil {
 			return err
 		}
+		f.noteDPLine(pc, m)
 		pcs = append(pcs, pc)
 	}
 	f.derive, f.skipped = false, nil

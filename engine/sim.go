@@ -77,8 +77,9 @@ type Sim struct {
 	completed int
 	lastDone  int64
 
-	stepwise bool // tests: disable the decode fast path
-	dynosim  bool // schedule as Dynamo's mocker (model.ReferenceDynosim)
+	stepwise bool      // tests: disable the decode fast path
+	ranks    rankSteps // attention data parallelism's lockstep ranks (dprank.go)
+	dynosim  bool      // schedule as Dynamo's mocker (model.ReferenceDynosim)
 	// tokenizeNS is the API server's tokenisation cost per prompt token (ns); 0: prompts
 	// reach the engine as tokens (apiserver.go).
 	tokenizeNS int64
@@ -144,6 +145,13 @@ func build(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace) (*Si
 	if err != nil {
 		return nil, err
 	}
+	ranks, err := cfg.setupRanks(timer)
+	if err != nil {
+		return nil, err
+	}
+	if ranks.ranks > 1 {
+		cfg.Workers *= ranks.ranks // the router's targets and the engine's workers are the ranks
+	}
 	if cfg.Disagg != nil {
 		if err := cfg.validateDisagg(timer); err != nil {
 			return nil, err
@@ -180,6 +188,9 @@ func build(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace) (*Si
 	if len(rejected) == 0 {
 		s, err := newSimIn(sc, cfg, timer, tr, rt, rc)
 		if err != nil || cfg.Fleet == nil {
+			if s != nil {
+				s.ranks = ranks
+			}
 			return s, err
 		}
 		return s, s.setupFleet(initial, initialDecode)
@@ -196,6 +207,7 @@ func build(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace) (*Si
 	if err != nil {
 		return nil, err
 	}
+	s.ranks = ranks
 	s.traceIndex, s.rejected = served, rejected
 	if cfg.Fleet != nil {
 		return s, s.setupFleet(initial, initialDecode)

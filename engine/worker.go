@@ -76,6 +76,10 @@ func (w *worker) reuse(id, blocks int, group int32) {
 // startStep schedules w's next step at time t (its engine's scheduler, sched.go) and queues
 // its end. With nothing to run the worker goes idle.
 func (s *Sim) startStep(w *worker, t int64) {
+	if s.ranks.ranks > 1 {
+		s.rankStep(w, t)
+		return
+	}
 	// The decode fast path plans steps ahead without arrivals, which async scheduling needs.
 	if !s.stepwise && !s.cfg.Worker.AsyncScheduling && s.fastPath() && s.planFast(w, t) {
 		return
@@ -172,7 +176,11 @@ func (s *Sim) launch(w *worker, t int64) {
 		return
 	}
 	w.peakBlocks = max(w.peakBlocks, w.pool.inUse)
+	s.launchRest(w, t, s.fillBatch(w))
+}
 
+// fillBatch sets w.batch to the step w.sched holds and returns it.
+func (s *Sim) fillBatch(w *worker) *model.Batch {
 	b := &w.batch
 	b.Prefill = b.Prefill[:0]
 	b.Decodes = 0
@@ -192,6 +200,12 @@ func (s *Sim) launch(w *worker, t int64) {
 			}
 		}
 	}
+	return b
+}
+
+// launchRest is launch after the batch: KV events of the dynosim reference, the step's
+// duration (the lockstep step's when its ranks are launched, dprank.go) and its end.
+func (s *Sim) launchRest(w *worker, t int64, b *model.Batch) {
 	if s.dynosim {
 		// Dynamo's mocker caches a pass's blocks when it allocates them and its replay shows
 		// the router that pass's KV events at the pass's start (RouterEventVisibility::PassStart).
@@ -204,7 +218,10 @@ func (s *Sim) launch(w *worker, t int64) {
 		}
 	}
 	w.lastStart = t
-	dur := stepTime(w.spec.timer, b)
+	dur := s.ranks.dur
+	if dur == 0 {
+		dur = stepTime(w.spec.timer, b)
+	}
 	if s.stalls.on {
 		s.mixedStep(w, b, dur)
 		w.integrate(b.Decodes, w.pool.inUse, dur)

@@ -31,7 +31,7 @@ func TestSeedModelDerivedSpace(t *testing.T) {
 	if r := reasons["tp8-dp1-moetp1-ep8"]; r != "no step-time table of layout tp8-adp1-moetp1-moeep8 at the checkpoint's precision (routerlab model list)" {
 		t.Errorf("tp8 EP8: %q", r)
 	}
-	if r := reasons["tp1-dp2-moetp1-ep2"]; r != "layout tp1-adp2-moetp1-moeep2: attention data parallelism is not modelled (only attention_dp 1)" {
+	if r := reasons["tp1-dp2-moetp1-ep2"]; r != "no step-time table of a rank of layout tp1-adp2-moetp1-moeep2 (tp 1) at the checkpoint's precision (routerlab model list)" {
 		t.Errorf("DEP 2: %q", r)
 	}
 	for s, r := range reasons {

@@ -229,12 +229,16 @@ func backendImports() []ImportOptions {
 		// spread over the 8 GPUs), block-FP8 on H200 and B200; NVFP4 on B200 also at 4 GPUs,
 		// from the NVFP4 checkpoint AIConfigurator describes for this architecture (V3.1's, the
 		// same shapes: attention projections BF16, experts and the rest NVFP4, FP8 KV cache).
+		// R1 and V3 also at one GPU in NVFP4 on B200: the rank of their attention-data-parallel runs
+		// (model/attentiondp.go). Not block-FP8: B200's DeepGEMM experts have no one-GPU rows,
+		// and H200's generation MLA rows at 128 heads hold a batch-1 warm-up outlier (3.77 ms at
+		// step 7) that the decode surface would carry into every batch (docs/attention-dp.md).
 		one(BackendTRTLLM, dsV3, "h200_sxm", "", "", "8,8,1", "8,1,8"),
 		one(BackendTRTLLM, dsR1, "h200_sxm", "", "", "8,8,1", "8,1,8"),
 		one(BackendTRTLLM, dsV3, "b200_sxm", "", "", "8,8,1", "8,1,8"),
 		one(BackendTRTLLM, dsR1, "b200_sxm", "", "", "8,8,1", "8,1,8"),
-		fromCheckpoint(dsFP4, one(BackendTRTLLM, dsV3, "b200_sxm", "nvfp4", "", "4,4,1", "4,1,4", "8,8,1", "8,1,8")),
-		fromCheckpoint(dsFP4, one(BackendTRTLLM, dsR1, "b200_sxm", "nvfp4", "", "4,4,1", "4,1,4", "8,8,1", "8,1,8")),
+		fromCheckpoint(dsFP4, one(BackendTRTLLM, dsV3, "b200_sxm", "nvfp4", "", "4,4,1", "4,1,4", "8,8,1", "8,1,8", "1,1,1")),
+		fromCheckpoint(dsFP4, one(BackendTRTLLM, dsR1, "b200_sxm", "nvfp4", "", "4,4,1", "4,1,4", "8,8,1", "8,1,8", "1,1,1")),
 		// The same under moe_config.backend TRTLLM (TRTLLM-Gen experts), which the measured
 		// InferenceX runs on B200 set (silicon/trtllmruns.go); block-FP8 also at TP 4, which
 		// the TRTLLM-Gen rows measure.
@@ -258,9 +262,10 @@ func backendImports() []ImportOptions {
 		one(BackendTRTLLM, qwen235, "h100_sxm", "", "", "4,1,4", "8,1,8"),
 		// gpt-oss-120b's MXFP4 experts under TensorRT-LLM: every measured layout on H200 (its
 		// 1.2.0rc5 rows cover tensor- and expert-parallel experts), one GPU on B200 (Blackwell's
-		// rows are expert-parallel only).
+		// rows are expert-parallel only) and the expert-parallel 2- and 4-GPU layouts whose
+		// experts price its attention-data-parallel runs (model/attentiondp.go).
 		one(BackendTRTLLM, gptOSS, "h200_sxm", "", "", "1,1,1", "2,2,1", "4,4,1", "8,8,1", "4,2,2", "4,1,4", "8,1,8"),
-		one(BackendTRTLLM, gptOSS, "b200_sxm", "", "", "1,1,1"),
+		one(BackendTRTLLM, gptOSS, "b200_sxm", "", "", "1,1,1", "2,1,2", "4,1,4"),
 		// GLM-5 (DeepSeek sparse attention over MLA: sparse.go) at the sample's TP 8, block-FP8
 		// on H200 and B200 and NVIDIA's NVFP4 checkpoint on B200, its attention from the DSA
 		// modules of SGLang 0.5.10, the nearest collection to the runs' March 2026 nightlies

@@ -175,7 +175,8 @@ func EmbeddedImports() []ImportOptions {
 		one(minimax, "b300_sxm", "nvfp4", "bfloat16", fp4MoE, "1,1,1", "2,1,2", "2,2,1", "4,1,4", "4,4,1", "8,8,1"),
 		one(minimax, "h100_sxm", "", "", MoEKernel{}, "4,1,4"),
 		h200Attention(one(minimax, "h200_sxm", "", "", MoEKernel{}, "4,1,4", "4,4,1")),
-		h200Attention(one(qwen235, "h200_sxm", "", "", MoEKernel{}, "2,1,2", "2,2,1", "4,1,4", "4,4,1")),
+		// Qwen3-235B also at one GPU: the rank of its attention-data-parallel runs (attentiondp.go).
+		h200Attention(one(qwen235, "h200_sxm", "", "", MoEKernel{}, "2,1,2", "2,2,1", "4,1,4", "4,4,1", "1,1,1")),
 		one("Qwen/Qwen3-32B", "h100_sxm", "", "", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1"),
 		// vLLM's FP8 quantisation of it: the disaggregated gap-analysis row (prefill TP1 × 8,
 		// decode TP4 × 2; silicon/disagg.go).
@@ -495,7 +496,7 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 	var out []*Table
 	for _, l := range o.Layouts {
 		if l.AttentionDP != 1 {
-			return nil, fmt.Errorf("model import: layout %s: attention data parallelism is not modelled (only attention_dp 1)", l)
+			return nil, fmt.Errorf("model import: layout %s: tables are derived per layout without attention data parallelism (attention_dp 1); a DEP worker is priced from the tables of its rank and of its whole width (model/attentiondp.go)", l)
 		}
 		if err := llm.checkLayout(l); err != nil {
 			return nil, fmt.Errorf("model import: %w", err)

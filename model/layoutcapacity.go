@@ -1,6 +1,10 @@
 package model
 
-import "fmt"
+import (
+	"cmp"
+	"errors"
+	"fmt"
+)
 
 // LayoutCapacity is the KV capacity of d's layout, and why no step-time table prices that
 // layout at d's precision (nil when one does). The memory arithmetic needs the architecture,
@@ -12,6 +16,20 @@ import "fmt"
 func LayoutCapacity(d Deployment) (c Capacity, untimed, err error) {
 	if err := d.Validate(); err != nil {
 		return Capacity{}, nil, err
+	}
+	var dpUntimed error // attention data parallelism: why its ranks or experts have no table
+	if d.AttentionDP > 1 {
+		w, err := newAttentionDPWorker(d)
+		switch {
+		case err == nil && w.table.Quantization == d.Quantization:
+			return w.Capacity(), nil, nil
+		case err == nil || errors.Is(err, ErrNoRankTable): // or loadTable's fallback to the one precision a layout has
+			err = fmt.Errorf("no step-time table of a rank of layout %s (tp %d) at %s (routerlab model list)", d.Layout(), d.TP, precisionWords(d.Quantization))
+		case errors.Is(err, ErrNoExpertsTable):
+			err = fmt.Errorf("no step-time table of the experts of layout %s (tp %d, moe_tp %d, moe_ep %d) at %s (routerlab model list)",
+				d.Layout(), d.TP*d.AttentionDP, d.MoETP, d.MoEEP, precisionWords(d.Quantization))
+		}
+		dpUntimed = err
 	}
 	heads, err := EmbeddedHeads()
 	if err != nil {
@@ -46,7 +64,7 @@ func LayoutCapacity(d Deployment) (c Capacity, untimed, err error) {
 		return Capacity{}, nil, fmt.Errorf("model: no table of %s on %s with %s %s at %s to size a layout from (routerlab model list)",
 			d.ModelName, d.HardwareSKU, d.Backend, d.BackendVersion, precisionWords(d.Quantization))
 	}
-	untimed = sized.LLM.checkLayout(d.Layout())
+	untimed = cmp.Or(sized.LLM.checkLayout(d.Layout()), dpUntimed)
 	if untimed == nil {
 		untimed = fmt.Errorf("no step-time table of layout %s at %s (routerlab model list)", d.Layout(), precisionWords(d.Quantization))
 	}

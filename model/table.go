@@ -125,8 +125,8 @@ func (s LLMSpec) attentionQuant(gemmQuant string) string { return cmp.Or(s.Atten
 // checkLayout says why a layout cannot serve the architecture, or nil.
 func (s LLMSpec) checkLayout(l Layout) error {
 	switch {
-	case l.AttentionDP != 1:
-		return fmt.Errorf("layout %s: attention data parallelism is not modelled (only attention_dp 1)", l)
+	case !s.MoE() && l.AttentionDP != 1:
+		return fmt.Errorf("layout %s: attention data parallelism is modelled for MoE models (a dense model's data parallelism is its replicas)", l)
 	case !s.MoE() && l.MoEEP != 1:
 		return fmt.Errorf("layout %s: a dense model has no experts to place (moe_ep must be 1)", l)
 	case l.TP*l.AttentionDP != l.MoETP*l.MoEEP:

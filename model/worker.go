@@ -26,12 +26,16 @@ type Worker struct {
 	hybrid    bool
 	linearCtx surface
 	linearDec curve
+	ranks     *rankGroup // attention data parallelism's MoE part (attentiondp.go); nil without
 }
 
 // NewWorker loads the embedded tables of d's model, GPU, backend version and layout.
 func NewWorker(d Deployment) (*Worker, error) {
 	if err := d.Validate(); err != nil {
 		return nil, err
+	}
+	if d.AttentionDP > 1 {
+		return newAttentionDPWorker(d)
 	}
 	t, err := loadTable(d)
 	if err != nil {

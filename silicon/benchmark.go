@@ -93,6 +93,10 @@ type Benchmark struct {
 	// --ep_size equal to --tp_size) whatever moe_tp the row is labelled with; nil replays the
 	// row's labels.
 	ExpertParallel *bool `json:"expert_parallel,omitempty"`
+	// AttentionDP: the script enables attention data parallelism whatever the row's label,
+	// so the label's tp GPUs ran as that many one-GPU attention ranks with the experts over
+	// all of them (scriptAttentionDP, model/attentiondp.go).
+	AttentionDP bool `json:"attention_dp,omitempty"`
 	// SGLangMaxPrefillTokens and SGLangRecvInterval are SGLang's --max-prefill-tokens and
 	// --scheduler-recv-interval (engine.SchedulerConfig; 0: SGLang's defaults).
 	SGLangMaxPrefillTokens int `json:"sglang_max_prefill_tokens,omitempty"`

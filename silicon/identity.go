@@ -71,12 +71,13 @@ func canonicalRows() (sample, shared string) {
 }
 
 // servingTP is the smallest tensor-parallel size of 1, 2, 4 and 8 whose worker the embedded
-// tables price for row r under run's settings (8 when none does: the row is then skipped with
-// the loader's reason).
+// tables price for row r under run's settings with room for a KV cache (8 when none does: the
+// row is then skipped with the loader's reason). DeepSeek-R1's one-GPU tables, there for
+// the ranks of attention data parallelism, leave no KV cache beside the whole model.
 func servingTP(run Run, r Row) int {
 	for _, tp := range []int{1, 2, 4, 8} {
 		r.TP, r.AttentionDP, r.MoETP, r.MoEEP = tp, 1, tp, 1
-		if _, err := model.NewWorker(run.Benchmark.deployment(r)); err == nil {
+		if w, err := model.NewWorker(run.Benchmark.deployment(r)); err == nil && w.Capacity().NumGPUBlocks > 0 {
 			return tp
 		}
 	}

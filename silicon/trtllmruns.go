@@ -58,12 +58,12 @@ func dsr1TRT(from string, mem float64, graphs int, moe string, set func(*Benchma
 // scripts (benchmarks/dsr1_*_trt_slurm.sh) at 9596d23d7 ran the rows of 2025-11-02 and chose
 // --ep_size and attention data parallelism themselves, whatever the row's label: --ep_size TP
 // for FP8 always, for NVFP4 above a concurrency that depends on the shape (TP 8: 1k/1k c > 8,
-// 1k/8k c > 16; TP 4: c > 32); attention DP (skipped) for NVFP4 from c 256 at 1k/1k and 1k/8k
+// 1k/8k c > 16; TP 4: c > 32); attention DP (Benchmark.AttentionDP) for NVFP4 from c 256 at 1k/1k and 1k/8k
 // and above c 32 at 8k/1k, for FP8 on B200 above c 32 at 1k/1k and c 64 otherwise, on H200
 // above c 64 at 1k prompts and c 32 at 8k/1k. From 17d5e204f (2025-11-03) the config's ep and
 // dp-attn are passed, which the rows' labels carry.
 //   - B200 NVFP4 to 2026-01-13: moe_config.backend TRTLLM (CUTLASS only with attention data
-//     parallelism, whose rows are skipped), CUDA graphs to 512, memory 0.8;
+//     parallelism), CUDA graphs to 512, memory 0.8;
 //   - B200 NVFP4 from 2026-01-15: dsr1_fp4_b200_trt.sh at 6eecc0e66 (#620, 2026-02-03): TRTLLM,
 //     CUDA graphs to CONC, memory 0.8, max_num_tokens at least 8,192;
 //   - B200 FP8 to 2026-01-13: DEEPGEMM, CUDA graphs to 256, memory 0.8;
@@ -101,8 +101,8 @@ func dsr1TRTRuns() []Run {
 			script := "benchmarks/dsr1_" + precision + "_" + sku[:4] + "_trt_slurm.sh" + script2025
 			for _, br := range branches {
 				r := run(sku, precision, "", "2025-11-02", script, dsr1TRTImage2025, dsr1TRTNM, br.shape, dsr1TRT("2025-11-02", mem, graphs, moe, ep(br.ep)))
-				if br.dp {
-					r.Skip = "attention data parallelism (the 2025-11-02 script's own choice at this shape and concurrency, whatever the label): not modelled"
+				if br.dp { // CUTLASS experts with attention data parallelism
+					r.Benchmark.AttentionDP, r.Benchmark.MoEBackend = true, ""
 				}
 				runs = append(runs, r)
 			}

@@ -56,13 +56,23 @@ func TestDeepSeekTRTLLMRunsByDate(t *testing.T) {
 		{row("b200_sxm", "fp4", "2026-01-14", 8, 1, 8, 1024, 1024, 16), "MTP"}, {row("b200_sxm", "fp4", "2026-02-06", 8, 8, 1, 1024, 1024, 4), "MTP"},
 		{row("b200_sxm", "fp8", "2026-01-14", 8, 1, 8, 1024, 1024, 4), "MTP"}, {row("b200_sxm", "fp8", "2026-02-05", 8, 8, 1, 1024, 1024, 4), "MTP"},
 		{row("h200_sxm", "fp8", "2026-01-14", 8, 1, 8, 1024, 1024, 4), "MTP"},
-		// The 2025-11-02 scripts' own attention data parallelism, labelled adp 1.
-		{row("b200_sxm", "fp4", "2025-11-02", 4, 4, 1, 1024, 8192, 256), "attention data parallelism"},
-		{row("b200_sxm", "fp8", "2025-11-02", 8, 8, 1, 1024, 1024, 64), "attention data parallelism"},
-		{row("h200_sxm", "fp8", "2025-11-02", 8, 8, 1, 8192, 1024, 64), "attention data parallelism"},
 	} {
 		if run := runOf(c.r); !strings.Contains(run.Skip, c.skip) {
 			t.Errorf("%s %s %s %d/%d c %d: skip %q, want %q", c.r.System, c.r.Precision, c.r.Measured, c.r.ISL, c.r.OSL, c.r.Concurrency, run.Skip, c.skip)
+		}
+	}
+	// The 2025-11-02 scripts' own attention data parallelism, labelled adp 1: replayed on one-GPU
+	// ranks with CUTLASS experts spread over the label's GPUs (scriptAttentionDP).
+	for _, r := range []Row{
+		row("b200_sxm", "fp4", "2025-11-02", 4, 4, 1, 1024, 8192, 256),
+		row("b200_sxm", "fp8", "2025-11-02", 8, 8, 1, 1024, 1024, 64),
+		row("h200_sxm", "fp8", "2025-11-02", 8, 8, 1, 8192, 1024, 64),
+	} {
+		run := runOf(r)
+		sim, _, ok := scriptAttentionDP(r, run.Benchmark)
+		if d := run.Benchmark.deployment(sim); run.Skip != "" || !ok || d.TP != 1 || d.AttentionDP != r.TP || d.MoEEP != r.TP || d.MoETP != 1 || d.MoEBackend != "" {
+			t.Errorf("%s %s %s %d/%d c %d: skip %q, replayed as tp %d, attention_dp %d, moe_tp %d, moe_ep %d, MoE backend %q; want tp 1, attention_dp = moe_ep = %d, CUTLASS",
+				r.System, r.Precision, r.Measured, r.ISL, r.OSL, r.Concurrency, run.Skip, d.TP, d.AttentionDP, d.MoETP, d.MoEEP, d.MoEBackend, r.TP)
 		}
 	}
 }

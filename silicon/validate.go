@@ -209,7 +209,8 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 		k   key
 	}
 	rowsOut := make([]prepared, len(rows))
-	priced := map[model.Deployment]string{} // poolsPriced's answers
+	priced := map[model.Deployment]string{}   // poolsPriced's answers
+	dpPriced := map[model.Deployment]string{} // attentionDPSkip's
 	for i, r := range rows {
 		res := Result{Row: r}
 		b, run := o.benchmarkOf(r)
@@ -230,6 +231,9 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 			sim, res.Note = c, strings.TrimPrefix(res.Note+"; "+note, "; ")
 		}
 		if c, note, ok := noExpertParallel(sim, b); ok && r.Unsupported == "" {
+			sim, res.Note = c, strings.TrimPrefix(res.Note+"; "+note, "; ")
+		}
+		if c, note, ok := scriptAttentionDP(sim, b); ok && r.Unsupported == "" {
 			sim, res.Note = c, strings.TrimPrefix(res.Note+"; "+note, "; ")
 		}
 		if _, err := fmt.Sscanf(sim.BackendVersion, "%d.", new(int)); err != nil && run.version() != "" {
@@ -262,12 +266,8 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 			res.Skipped = run.Skip
 		case sim.MoETP*sim.MoEEP != sim.TP*sim.AttentionDP:
 			res.Skipped = fmt.Sprintf("labels tp %d, attention_dp %d, moe_tp %d, moe_ep %d do not describe one worker", r.TP, r.AttentionDP, r.MoETP, r.MoEEP)
-		case sim.AttentionDP > 1:
-			kind := "DEP"
-			if sim.Layout() == "DP" {
-				kind = fmt.Sprintf("data-parallel attention, experts split over %d GPUs", sim.MoETP)
-			}
-			res.Skipped = fmt.Sprintf("attention_dp %d (%s): attention data parallelism is not modelled", sim.AttentionDP, kind)
+		case sim.AttentionDP > 1 && attentionDPSkip(sim, d, dpPriced) != "":
+			res.Skipped = attentionDPSkip(sim, d, dpPriced)
 		case r.Concurrency > d.MaxNumSeqs:
 			res.Skipped = fmt.Sprintf("concurrency %d exceeds max_num_seqs %d", r.Concurrency, d.MaxNumSeqs)
 		}

@@ -1,0 +1,20 @@
+package silicon
+
+// The MAPE bounds of the SGLang and TRT-LLM sample's rows replayed on attention ranks, as
+// measured when they were modelled (TestValidateAIConfiguratorBackendSample).
+const (
+	DEPTTFTBound = 57.1
+	DEPTPOTBound = 49.5
+)
+
+// depRows summarises the report's validated rows replayed on attention ranks.
+func depRows(rep *Report) *Report {
+	dep := &Report{}
+	for _, r := range rep.Rows {
+		if r.Skipped == "" && (r.ValidatedAs == "DEP" || r.ValidatedAs == "DP") {
+			dep.Rows = append(dep.Rows, r)
+		}
+	}
+	dep.summarise()
+	return dep
+}
