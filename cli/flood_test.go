@@ -18,7 +18,7 @@ import (
 // mid-handshake (4–5 of 10 logged in over a real ssh on main 9f5a34a, 10 of 10 now;
 // docs/trust.md). A client that has not yet sent its key exchange when it is the oldest of
 // the address's connections is indistinguishable from the flood and can still give way: on
-// 2 cores beside busy loops or other packages' tests, 17–20 of 20 first attempts log in, so
+// 2 cores beside busy loops or other packages' tests, 16–20 of 20 first attempts log in, so
 // the bars are every login within 3 attempts, as a user's retry, and 14 of 20 first ones.
 func TestServeSameAddressChurnFlood(t *testing.T) {
 	if testing.Short() {
