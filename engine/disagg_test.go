@@ -147,10 +147,7 @@ func runDisaggChecked(t *rapid.T, cfg Config, tr *trace.Trace, done func(s *Sim,
 			t.Fatal(err)
 		}
 		s.stepwise = stepwise
-		mirror := &kvMirror{sets: make([]map[uint64]bool, cfg.fleetSize())}
-		for w := range mirror.sets {
-			mirror.sets[w] = map[uint64]bool{}
-		}
+		mirror := newKVMirror(cfg.fleetSize())
 		s.onKV = mirror.apply
 		index := map[*request]int32{}
 		for k := range s.reqs {

@@ -100,10 +100,7 @@ func TestRanksInvariantsProperty(t *testing.T) {
 			t.Fatalf("%d engine workers for %d workers of %d ranks", len(s.workers), cfg.Workers, ranks)
 		}
 		s.stepwise = true
-		mirror := &kvMirror{sets: make([]map[uint64]bool, len(s.workers))}
-		for w := range mirror.sets {
-			mirror.sets[w] = map[uint64]bool{}
-		}
+		mirror := newKVMirror(len(s.workers))
 		s.onKV = mirror.apply
 		served := make([]int, len(s.workers))
 		s.onDone = func(r *request) {

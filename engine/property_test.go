@@ -86,6 +86,15 @@ type kvMirror struct {
 	err  error
 }
 
+// newKVMirror is an empty mirror of n workers' cached blocks.
+func newKVMirror(n int) *kvMirror {
+	m := &kvMirror{sets: make([]map[uint64]bool, n)}
+	for w := range m.sets {
+		m.sets[w] = map[uint64]bool{}
+	}
+	return m
+}
+
 func (m *kvMirror) apply(ev router.KVEvent) {
 	for _, h := range ev.Hashes {
 		set := m.sets[ev.Worker]
@@ -231,10 +240,7 @@ func checkInvariants(t *rapid.T, adapt func(*rapid.T, *Config, *trace.Trace), ch
 			t.Fatal(err)
 		}
 		s.stepwise = stepwise
-		mirror := &kvMirror{sets: make([]map[uint64]bool, cfg.Workers)}
-		for w := range mirror.sets {
-			mirror.sets[w] = map[uint64]bool{}
-		}
+		mirror := newKVMirror(cfg.Workers)
 		s.onKV = mirror.apply
 		s.onDone = func(r *request) {
 			if f := r.fl; f.generated != r.out || f.tokens != r.isl+r.out || f.computed != f.tokens-1 {

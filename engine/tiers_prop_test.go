@@ -35,11 +35,10 @@ func TestTiersProperty(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mirror := &kvMirror{sets: make([]map[uint64]bool, cfg.Workers)}
+		mirror := newKVMirror(cfg.Workers)
 		tiers := make([][4]map[uint64]bool, cfg.Workers)
 		evicted := make([]int64, cfg.Workers)
-		for w := range mirror.sets {
-			mirror.sets[w] = map[uint64]bool{}
+		for w := range tiers {
 			tiers[w] = [4]map[uint64]bool{2: {}, 3: {}}
 		}
 		var tierErr error
