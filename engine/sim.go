@@ -187,11 +187,12 @@ func build(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace) (*Si
 	}
 	if len(rejected) == 0 {
 		s, err := newSimIn(sc, cfg, timer, tr, rt, rc)
-		if err != nil || cfg.Fleet == nil {
-			if s != nil {
-				s.ranks = ranks
-			}
-			return s, err
+		if err != nil {
+			return nil, err
+		}
+		s.ranks = ranks
+		if cfg.Fleet == nil {
+			return s, nil
 		}
 		return s, s.setupFleet(initial, initialDecode)
 	}

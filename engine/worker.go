@@ -176,7 +176,33 @@ func (s *Sim) launch(w *worker, t int64) {
 		return
 	}
 	w.peakBlocks = max(w.peakBlocks, w.pool.inUse)
-	s.launchRest(w, t, s.fillBatch(w))
+	// A lockstep step of attention ranks (dprank.go) has filled and priced every rank's
+	// batch already: its duration is set.
+	dur, b := s.ranks.dur, &w.batch
+	if dur == 0 {
+		b = s.fillBatch(w)
+		dur = stepTime(w.spec.timer, b)
+	}
+	if s.dynosim {
+		// Dynamo's mocker caches a pass's blocks when it allocates them and its replay shows
+		// the router that pass's KV events at the pass's start (RouterEventVisibility::PassStart).
+		w.stored.reset()
+		for _, sc := range w.sched {
+			s.storeFull(w, &s.reqs[sc.req], s.reqs[sc.req].fl.computed+sc.tokens)
+		}
+		if w.stored.len() > 0 {
+			s.emit(w.id, router.BlocksStored, &w.stored)
+		}
+	}
+	w.lastStart = t
+	if s.stalls.on {
+		s.mixedStep(w, b, dur)
+		w.integrate(b.Decodes, w.pool.inUse, dur)
+	}
+	if s.publish {
+		s.publishLoad(w)
+	}
+	s.queueStepEnd(w, t+dur)
 }
 
 // fillBatch sets w.batch to the step w.sched holds and returns it.
@@ -201,35 +227,6 @@ func (s *Sim) fillBatch(w *worker) *model.Batch {
 		}
 	}
 	return b
-}
-
-// launchRest is launch after the batch: KV events of the dynosim reference, the step's
-// duration (the lockstep step's when its ranks are launched, dprank.go) and its end.
-func (s *Sim) launchRest(w *worker, t int64, b *model.Batch) {
-	if s.dynosim {
-		// Dynamo's mocker caches a pass's blocks when it allocates them and its replay shows
-		// the router that pass's KV events at the pass's start (RouterEventVisibility::PassStart).
-		w.stored.reset()
-		for _, sc := range w.sched {
-			s.storeFull(w, &s.reqs[sc.req], s.reqs[sc.req].fl.computed+sc.tokens)
-		}
-		if w.stored.len() > 0 {
-			s.emit(w.id, router.BlocksStored, &w.stored)
-		}
-	}
-	w.lastStart = t
-	dur := s.ranks.dur
-	if dur == 0 {
-		dur = stepTime(w.spec.timer, b)
-	}
-	if s.stalls.on {
-		s.mixedStep(w, b, dur)
-		w.integrate(b.Decodes, w.pool.inUse, dur)
-	}
-	if s.publish {
-		s.publishLoad(w)
-	}
-	s.queueStepEnd(w, t+dur)
 }
 
 // stepTime is the timer's duration, at least 1 µs so the clock always advances.
