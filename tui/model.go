@@ -289,25 +289,17 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, keys.Mode):
 		return m.knobs.cycleMode()
 	case key.Matches(msg, keys.Backend):
-		cmd := m.knobs.cycleBackend()
-		m.notice = m.knobs.note
-		return cmd
+		return m.noted(m.knobs.cycleBackend())
 	case key.Matches(msg, keys.Disagg):
-		cmd := m.knobs.toggleDisagg()
-		m.notice = m.knobs.note
-		return cmd
+		return m.noted(m.knobs.toggleDisagg())
 	case key.Matches(msg, keys.FewerPrefill), key.Matches(msg, keys.MorePrefill):
 		dir := +1
 		if key.Matches(msg, keys.FewerPrefill) {
 			dir = -1
 		}
-		cmd := m.knobs.moveSplit(dir)
-		m.notice = m.knobs.note
-		return cmd
+		return m.noted(m.knobs.moveSplit(dir))
 	case key.Matches(msg, keys.Conditional):
-		cmd := m.knobs.toggleConditional()
-		m.notice = m.knobs.note
-		return cmd
+		return m.noted(m.knobs.toggleConditional())
 	case key.Matches(msg, keys.StartSweep):
 		m.setFocus(paneSweep)
 		if m.jobs != nil {
@@ -346,6 +338,13 @@ func (m *Model) copyCommand() tea.Cmd {
 	cmd = breakAtFlags(cmd, m.common.Width)
 	m.notice = "copied (if the terminal allows OSC 52):\n" + cmd
 	return tea.SetClipboard(cmd)
+}
+
+// noted shows the knobs' note of a knob key's change (its refusal, or what it changed) and
+// returns the key's command.
+func (m *Model) noted(cmd tea.Cmd) tea.Cmd {
+	m.notice = m.knobs.note
+	return cmd
 }
 
 // refused says why a key of the explorer's does nothing now ("" for keys it does not know or
