@@ -40,7 +40,6 @@ type Capacity struct {
 	// MaxRunningRequests at once. All zero for other models.
 	StateBytesPerRequest int64
 	StateSlots           int
-	StateBytes           int64
 	MaxRunningRequests   int
 
 	layers, kvHeadsPerGPU, headDim int64 // the per-token arithmetic's factors, for String
@@ -51,6 +50,9 @@ type Capacity struct {
 	linearLayers                   int64 // a hybrid model's DeltaNet layers, for String
 	radixStates                    bool  // the mamba pool was sized by SGLang's ratio rule (radix cache on)
 }
+
+// StateBytes is the mamba pool's memory per GPU: its slots' recurrent states.
+func (c Capacity) StateBytes() int64 { return int64(c.StateSlots) * c.StateBytesPerRequest }
 
 // quantBytes is the storage of a rows×cols weight matrix in a GEMM dtype: FP8 one byte per
 // weight (fp8_block adds one FP32 scale per block×block tile; per-tensor FP8 one scale in all),
@@ -185,7 +187,7 @@ func (w *Worker) Capacity() Capacity {
 	var state sglangStates
 	if s.Hybrid() {
 		state = mambaPool(d, kvBytes, s.LinearStateBytesPerRequest(d.TP))
-		kvBytes -= state.bytes
+		kvBytes -= state.bytes()
 	}
 	elem := s.KVCacheBytes
 	if d.KVCacheDtype == KVFP8 {
@@ -217,7 +219,7 @@ func (w *Worker) Capacity() Capacity {
 		KVBytes: kvBytes, KVCacheDtype: d.KVCacheDtype, KVElementBytes: elem, KVBytesPerToken: perToken, KVBytesPerTokenTotal: perToken * int64(d.TP),
 		BlockSize: d.BlockSize, DerivedBlocks: derived, NumGPUBlocks: derived,
 		layers: kvLayers, slidingLayers: int64(s.Layers-s.LinearLayers) - kvLayers, window: s.SlidingWindow, kvHeadsPerGPU: kvPerGPU, headDim: hd,
-		StateBytesPerRequest: state.perRequest, StateSlots: state.slots, StateBytes: state.bytes, MaxRunningRequests: state.maxRunning,
+		StateBytesPerRequest: state.perRequest, StateSlots: state.slots, MaxRunningRequests: state.maxRunning,
 		linearLayers: int64(s.LinearLayers), radixStates: state.radix,
 	}
 	if s.MLA() {
@@ -267,7 +269,7 @@ func (c Capacity) String() string {
 			rule = fmt.Sprintf("mamba_full_memory_ratio %.1f of the rest; at most slots / %d running", mambaFullMemoryRatio, mambaSlotsPerRunning)
 		}
 		fmt.Fprintf(&b, "  − recurrent states  %s (%d slots × %.2f MB, %d DeltaNet layers; %s)\n",
-			gb(c.StateBytes), c.StateSlots, float64(c.StateBytesPerRequest)/1e6, c.linearLayers, rule)
+			gb(c.StateBytes()), c.StateSlots, float64(c.StateBytesPerRequest)/1e6, c.linearLayers, rule)
 	}
 	fmt.Fprintf(&b, "  = KV cache          %s per GPU\n", gb(c.KVBytes))
 	if c.indexHeadDim > 0 {

@@ -272,10 +272,13 @@ const (
 
 // sglangStates is the mamba pool beside the KV cache of one GPU.
 type sglangStates struct {
-	perRequest, bytes int64
+	perRequest        int64
 	slots, maxRunning int
 	radix             bool
 }
+
+// bytes is the pool's memory: its slots' states.
+func (p sglangStates) bytes() int64 { return int64(p.slots) * p.perRequest }
 
 // mambaPool sizes SGLang's recurrent-state pool from rest, the bytes its memory fraction
 // leaves after the weights. With the radix cache off and --max-running-requests set (every
@@ -295,7 +298,6 @@ func mambaPool(d Deployment, rest, perRequest int64) sglangStates {
 		p.slots = int(float64(rest) * mambaFullMemoryRatio / (1 + mambaFullMemoryRatio) / float64(perRequest))
 		p.maxRunning = min(d.MaxNumSeqs, p.slots/mambaSlotsPerRunning)
 	}
-	p.bytes = int64(p.slots) * perRequest
 	return p
 }
 

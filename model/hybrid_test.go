@@ -123,16 +123,16 @@ func TestHybridStateBudget(t *testing.T) {
 	}
 	c := w.Capacity()
 	// Radix cache off, --max-running-requests 128: exactly 128 states, 6.15 GB.
-	if c.StateSlots != 128 || c.StateBytes != 128*48015360 || c.MaxRunningRequests != 128 || c.StateBytesPerRequest != 48015360 {
-		t.Fatalf("state pool %d slots, %d B, %d running", c.StateSlots, c.StateBytes, c.MaxRunningRequests)
+	if c.StateSlots != 128 || c.StateBytes() != 128*48015360 || c.MaxRunningRequests != 128 || c.StateBytesPerRequest != 48015360 {
+		t.Fatalf("state pool %d slots, %d B, %d running", c.StateSlots, c.StateBytes(), c.MaxRunningRequests)
 	}
 	// KV only for the 15 full-attention layers: 15 × 2 × 1 KV head × 256 × 1 B (FP8).
 	if c.KVBytesPerToken != 15*2*1*256 {
 		t.Fatalf("KV %d B per token per GPU, want 7,680", c.KVBytesPerToken)
 	}
 	// The states come out of what SGLang's fraction leaves after the weights (MemoryBudgetSGLang).
-	rest := c.KVBytes + c.StateBytes
-	if c.DerivedBlocks != int(c.KVBytes/(c.KVBytesPerToken*int64(w.d.BlockSize))) || rest <= c.StateBytes {
+	rest := c.KVBytes + c.StateBytes()
+	if c.DerivedBlocks != int(c.KVBytes/(c.KVBytesPerToken*int64(w.d.BlockSize))) || rest <= c.StateBytes() {
 		t.Fatalf("blocks %d from %d KV bytes", c.DerivedBlocks, c.KVBytes)
 	}
 	if txt := c.String(); !strings.Contains(txt, "recurrent states") || !strings.Contains(txt, "128 slots") || !strings.Contains(txt, "45 DeltaNet layers") {
@@ -149,14 +149,14 @@ func TestHybridStateBudget(t *testing.T) {
 		t.Fatalf("ratio pool: %d slots (want %d), %d running, KV %d B (want %d)", cr.StateSlots, slots, cr.MaxRunningRequests, cr.KVBytes, rest-int64(slots)*48015360)
 	}
 	// A model without linear layers holds no state.
-	if c := seedWorker(t).Capacity(); c.StateSlots != 0 || c.StateBytes != 0 || c.MaxRunningRequests != 0 {
+	if c := seedWorker(t).Capacity(); c.StateSlots != 0 || c.StateBytes() != 0 || c.MaxRunningRequests != 0 {
 		t.Fatalf("seed worker has a state pool: %+v", c)
 	}
 }
 
 func TestMambaPoolRules(t *testing.T) {
 	d := Deployment{MaxNumSeqs: 64, NoPrefixCaching: true}
-	if p := mambaPool(d, 10e9, 1e6); p.slots != 64 || p.maxRunning != 64 || p.bytes != 64e6 || p.radix {
+	if p := mambaPool(d, 10e9, 1e6); p.slots != 64 || p.maxRunning != 64 || p.bytes() != 64e6 || p.radix {
 		t.Fatalf("no radix: %+v", p)
 	}
 	d.NoPrefixCaching = false
@@ -168,7 +168,7 @@ func TestMambaPoolRules(t *testing.T) {
 	if p := mambaPool(d, 19e9, 1e6); p.maxRunning != 3000 {
 		t.Fatalf("radix, large max_num_seqs: %+v", p)
 	}
-	if p := mambaPool(d, -1, 1e6); p.slots != 0 || p.bytes != 0 {
+	if p := mambaPool(d, -1, 1e6); p.slots != 0 || p.bytes() != 0 {
 		t.Fatalf("no memory left: %+v", p)
 	}
 	if got := (Capacity{MaxRunningRequests: 40}).RunningLimit(128); got != 40 {
