@@ -65,12 +65,11 @@ func (c *limitedConn) Read(p []byte) (int, error) {
 
 // victim is the connection of conns (oldest first) to give way: the one that has sent the
 // least (read by the server, or waiting on its socket), the oldest of those, where a
-// connection in its first settleTime counts as having
-// sent at least settleBytes (it may not have been read yet). A silent socket goes first; then
-// one that sent its version and stalled (about 20 bytes) before a real client, which sends
-// its key exchange (about 1 KB) right after its version. A
-// churning flood from the client's own address thus displaces itself, where displacing the
-// oldest made a real client fail 5 of 10 times (docs/trust.md).
+// connection in its first settleTime counts as having sent at least settleBytes. A silent
+// socket goes first; then one that sent its version and stalled (about 20 bytes) before a
+// real client, which sends its key exchange (about 1 KB) right after its version. A churning
+// flood from the client's own address thus displaces itself, where displacing the oldest made
+// a real client fail 5 of 10 times (docs/trust.md).
 func victim(conns []*limitedConn, now time.Time) *limitedConn {
 	sent := func(c *limitedConn) int64 {
 		n := c.sent.Load() + unread(c.Conn)

@@ -152,9 +152,7 @@ func modelCases() ([]replayCase, error) {
 	seen := map[string]bool{}
 	for _, t := range tables {
 		key := strings.Join([]string{t.Model, t.HardwareSKU, t.Quantization, t.BackendVersion, t.TimingReference}, " ")
-		// A run's MoE backend (TRT-LLM's TRTLLM, SGLang's flashinfer_trtllm runner) is model
-		// validate's only: no experiment selects those tables.
-		if t.TimingReference != "" || t.MoEBackend != "" || seen[key] {
+		if t.TimingReference != "" || t.ValidateOnly() || seen[key] {
 			continue
 		}
 		seen[key] = true

@@ -234,6 +234,11 @@ type RouterGate struct {
 	Grid
 }
 
+// ValidateOnly reports whether only model validate selects t: its experts are priced by the
+// MoE kernel backend a measured run chose (MoEBackend), which no experiment key names, so the
+// digest's canonical replays and the mutation judge leave it out.
+func (t *Table) ValidateOnly() bool { return t.MoEBackend != "" }
+
 // RouterGateFor returns the router gate grid of a float32 matmul precision.
 func (t *Table) RouterGateFor(precision string) (*RouterGate, error) {
 	return entryFor(t, t.RouterGate, func(g *RouterGate) string { return g.Float32MatmulPrecision },

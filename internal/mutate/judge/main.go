@@ -108,7 +108,7 @@ func results() error {
 	last := map[string]*model.Table{}
 	var groups []string
 	for _, t := range tables {
-		if t.TimingReference != "" || t.MoEBackend != "" { // a run's MoE backend: model validate's only
+		if t.TimingReference != "" || t.ValidateOnly() {
 			continue
 		}
 		k := strings.Join([]string{t.Model, t.HardwareSKU, t.Quantization, t.BackendVersion}, "|")
