@@ -479,7 +479,7 @@ from its vLLM 0.19.0 table, the router gate as a BF16 GEMM), which the whole imp
 
 func newModelValidateCmd() *cobra.Command {
 	var path, format, profile, kvDtype, fp32, ref, tokenizeBatching, graphMode, budget string
-	var perSlot, warmup, batched, seqs, block, tokenizeNS, capture, sharedStream, requestPath, streamEnd int
+	var perSlot, warmup, entries, batched, seqs, block, tokenizeNS, capture, sharedStream, requestPath, streamEnd int
 	var rangeRatio, maxTTFT, maxTPOT float64
 	var async, prefix, fuseARRMS, expertParallel bool
 	cmd := &cobra.Command{
@@ -542,6 +542,7 @@ budget before vLLM 0.21). The flags below override single settings of every row'
 			ints := []intFlag{
 				{"requests-per-slot", perSlot, 1, silicon.MaxRequestsPerSlot, func(b *silicon.Benchmark) *int { return &b.RequestsPerSlot }},
 				{"warmup-per-slot", warmup, 0, silicon.MaxRequestsPerSlot, func(b *silicon.Benchmark) *int { return &b.WarmupPerSlot }},
+				{"dataset-entries-per-slot", entries, 0, silicon.MaxRequestsPerSlot, func(b *silicon.Benchmark) *int { return &b.DatasetEntriesPerSlot }},
 				{"max-num-seqs", seqs, 1, 1 << 20, func(b *silicon.Benchmark) *int { return &b.MaxNumSeqs }},
 				{"block-size", block, 1, 1 << 16, func(b *silicon.Benchmark) *int { return &b.BlockSize }},
 				{"api-tokenize-ns", tokenizeNS, 0, 1 << 40, func(b *silicon.Benchmark) *int { return &b.APIServerTokenizeNS }},
@@ -649,6 +650,7 @@ budget before vLLM 0.21). The flags below override single settings of every row'
 	// shows a default of its own: the benchmark's (inferencex or ideal) is the default.
 	fs.IntVar(&perSlot, "requests-per-slot", 0, "timed requests per concurrency slot (default: the benchmark's, 10)")
 	fs.IntVar(&warmup, "warmup-per-slot", 0, "warm-up requests per concurrency slot, not measured (default: the benchmark's)")
+	fs.IntVar(&entries, "dataset-entries-per-slot", 0, "aiperf's synthetic dataset: this many distinct prompts per concurrency slot, every request drawing one with replacement as aiperf up to db4f6397 does; 0: every timed request a prompt of its own (default: the benchmark's, 0)")
 	fs.StringVar(&ref, "timing-reference", model.ReferenceSilicon, "price the replays as silicon (vLLM's kernels, one pass per step) or dynosim (Dynamo's mocker with AIConfigurator's pricing)")
 	fs.IntVar(&capture, "max-cudagraph-capture-size", 0, "vLLM's max_cudagraph_capture_size: larger steps run without CUDA graphs, paying eager all-reduces; 0: vLLM's default, min(2 × max_num_seqs, 512) (default: the benchmark's; InferenceX 2048, as its script passes)")
 	fs.StringVar(&graphMode, "cudagraph-mode", "", "vLLM's compilation_config.cudagraph_mode of every row: PIECEWISE (graphs every step up to the capture size, as vLLM's default FULL_AND_PIECEWISE does) or FULL_DECODE_ONLY (steps holding a prefill run without CUDA graphs) (default: the run's script's; FULL_DECODE_ONLY in the 2025 Llama 70B B200 runs)")

@@ -87,6 +87,7 @@ func TestModelValidateBenchmarkFlags(t *testing.T) {
 		{[]string{"--range-ratio", "1.2"}, "--range-ratio 1.2"},
 		{[]string{"--requests-per-slot", "0"}, "--requests-per-slot 0"},
 		{[]string{"--warmup-per-slot", "-1"}, "--warmup-per-slot -1"},
+		{[]string{"--dataset-entries-per-slot", "1001"}, "--dataset-entries-per-slot 1001"},
 		{[]string{"--benchmark", "mlperf"}, `--benchmark: silicon: unknown benchmark "mlperf"`},
 		{[]string{"--kv-cache-dtype", "int4"}, `kv_cache_dtype "int4"`},
 		{[]string{"--api-tokenize-batching", "threads"}, `--api-tokenize-batching "threads": want one of serial, parallel`},

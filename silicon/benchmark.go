@@ -55,6 +55,11 @@ type Benchmark struct {
 	RangeRatio      float64 `json:"range_ratio"`
 	WarmupPerSlot   int     `json:"warmup_per_slot"`
 	RequestsPerSlot int     `json:"requests_per_slot"`
+	// DatasetEntriesPerSlot, when > 0, replays aiperf's synthetic dataset as its releases up
+	// to at least db4f6397 sample it: DatasetEntriesPerSlot × concurrency distinct prompts
+	// (--num-dataset-entries), every warm-up and timed request drawing one uniformly with
+	// replacement (datasetDraws). 0: every timed request a prompt of its own.
+	DatasetEntriesPerSlot int `json:"dataset_entries_per_slot,omitempty"`
 	// APIServerTokenizeNS is what the server spends tokenising a text prompt, in ns per prompt
 	// token, before the engine sees the request (0: the client sends token ids).
 	APIServerTokenizeNS int `json:"api_server_tokenize_ns"`
@@ -225,7 +230,7 @@ func BenchmarkNamed(name string) (Benchmark, error) {
 // share of the engine) per warm-up and timed request and an 8-byte hash id per prompt block,
 // so these bound one replay to about 0.5 GB whatever the flags and the CSV say.
 const (
-	MaxRequestsPerSlot = 1000    // --requests-per-slot and --warmup-per-slot
+	MaxRequestsPerSlot = 1000    // --requests-per-slot, --warmup-per-slot and --dataset-entries-per-slot
 	MaxReplayRequests  = 1 << 20 // warm-up and timed requests of one row
 	MaxReplayBlocks    = 1 << 25 // prompt blocks of one row's timed requests
 )
@@ -241,6 +246,8 @@ func (b Benchmark) check() error {
 		return fmt.Errorf("silicon: benchmark %s: requests per slot %d, want 1 to %d (the memory budget of a row's replay)", b.Name, b.RequestsPerSlot, MaxRequestsPerSlot)
 	case b.WarmupPerSlot < 0 || b.WarmupPerSlot > MaxRequestsPerSlot:
 		return fmt.Errorf("silicon: benchmark %s: warm-up requests per slot %d, want 0 to %d (the memory budget of a row's replay)", b.Name, b.WarmupPerSlot, MaxRequestsPerSlot)
+	case b.DatasetEntriesPerSlot < 0 || b.DatasetEntriesPerSlot > MaxRequestsPerSlot:
+		return fmt.Errorf("silicon: benchmark %s: dataset entries per slot %d, want 0 to %d (the memory budget of a row's replay)", b.Name, b.DatasetEntriesPerSlot, MaxRequestsPerSlot)
 	case b.TimingReference != "" && !slices.Contains(model.TimingReferences(), b.TimingReference):
 		return fmt.Errorf("silicon: benchmark %s: timing_reference %q (want one of %s)", b.Name, b.TimingReference, strings.Join(model.TimingReferences(), ", "))
 	case b.MaxCUDAGraphCaptureSize < 0:
@@ -385,6 +392,9 @@ func (b Benchmark) String() string {
 	prompts := "prompts sent as token ids"
 	if b.APIServerTokenizeNS > 0 {
 		prompts = fmt.Sprintf("text prompts tokenised by the API server at %d ns/token, %s", b.APIServerTokenizeNS, model.TokenizeBatchingWords(b.APIServerTokenizeBatching))
+	}
+	if b.DatasetEntriesPerSlot > 0 {
+		prompts += fmt.Sprintf(", each request drawing its prompt with replacement from %d × concurrency (aiperf's synthetic dataset)", b.DatasetEntriesPerSlot)
 	}
 	if b.RequestPathUS > 0 || b.StreamEndUS > 0 {
 		prompts += fmt.Sprintf(", request path %d µs from send to handler and %d µs from a stream's last token to the next send (measured here, not on the DGX host)", b.RequestPathUS, b.StreamEndUS)

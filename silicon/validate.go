@@ -359,22 +359,28 @@ func replay(ctx context.Context, d model.Deployment, r Row, b Benchmark, seed ui
 func benchmarkRun(ctx context.Context, cfg engine.Config, timer model.StepTimer, r Row, b Benchmark, seed uint64) (*engine.Report, error) {
 	bs := cfg.Worker.BlockSize
 	n := r.Concurrency * b.RequestsPerSlot
-	if reqs, ids := n+r.Concurrency*b.WarmupPerSlot, n*((r.ISL+bs-1)/bs); reqs > MaxReplayRequests || ids > MaxReplayBlocks {
+	warm, prompts := r.Concurrency*b.WarmupPerSlot, max(n, r.Concurrency*b.DatasetEntriesPerSlot)
+	if reqs, ids := n+warm, prompts*((r.ISL+bs-1)/bs); reqs > MaxReplayRequests || ids > MaxReplayBlocks {
 		return nil, fmt.Errorf("the replay would hold %d requests and %d prompt blocks, beyond the budget of %d and %d: "+
-			"lower --requests-per-slot", reqs, ids, MaxReplayRequests, MaxReplayBlocks)
+			"lower --requests-per-slot or --dataset-entries-per-slot", reqs, ids, MaxReplayRequests, MaxReplayBlocks)
 	}
-	timed := distinctPrompts(n, r, b, bs, seed)
+	var warmup, timed []trace.Request
+	if b.DatasetEntriesPerSlot > 0 {
+		warmup, timed = datasetDraws(warm, n, r, b, bs, seed)
+	} else {
+		// The client warms up with its first prompt, repeated.
+		timed = distinctPrompts(n, r, b, bs, seed)
+		warmup = make([]trace.Request, warm)
+		for i := range warmup {
+			warmup[i] = timed[0]
+		}
+	}
 	run := func(name string, reqs []trace.Request) (*engine.Report, error) {
 		tr := &trace.Trace{Name: fmt.Sprintf("silicon row %d %s", r.Line, name), BlockSize: bs, Requests: reqs}
 		return engine.Replay(ctx, cfg, timer, tr)
 	}
-	if warm := r.Concurrency * b.WarmupPerSlot; warm > 0 {
-		// The client warms up with its first prompt, repeated.
-		reqs := make([]trace.Request, warm)
-		for i := range reqs {
-			reqs[i] = timed[0]
-		}
-		if _, err := run("warm-up", reqs); err != nil {
+	if warm > 0 {
+		if _, err := run("warm-up", warmup); err != nil {
 			return nil, err
 		}
 	}
