@@ -31,8 +31,10 @@ const trtllmNM = "stream_interval 10 (tokens streamed in tens); at 1k/1k below T
 
 // backendGapAnalysis is AIConfigurator's aic-auto-gap-analysis collection for SGLang and
 // TRT-LLM (data/<gpu>/<backend>/<version>/…, the source files the sample names), whose client
-// is the one gapAnalysis describes (aiperf: exact lengths, 10 × c timed and 2 × c warm-up
-// requests, token ids from Dynamo's frontend) and whose server flags are not published.
+// is AIConfigurator's aiperf runner as aiperf.go describes it from the source (exact lengths,
+// 10 × c timed and 2 × c warm-up requests issued at once behind a semaphore of c, text
+// prompts through the chat endpoint, tokenised with the chat template by Dynamo's frontend)
+// and whose server flags are not published.
 // SGLang: the engine's defaults (python/sglang/srt/server_args.py at 469c63e5): chunked_prefill_size 8,192 on H100
 // and H200 (the step's token budget), page size 1 (priced as 16-token blocks: capacity
 // rounding only, the random prompts share no prefix), the radix cache on, the overlap
@@ -56,6 +58,8 @@ func backendGapAnalysis(b model.Backend, m, sku, precision string) Run {
 		MaxNumBatchedTokens: 8192, MaxNumSeqs: 1024, AsyncScheduling: true, PrefixCaching: true, ExtraModelLen: 200,
 		Float32MatmulPrecision: model.PrecisionHighest, RangeRatio: 1, RequestsPerSlot: 10, WarmupPerSlot: 2}
 	image, nm := "SGLang under Dynamo's sglang runtime (the collection's version directory)", "the server's flags are not published: the engine's defaults assumed"
+	// What the replay leaves out of the client (aiperf.go).
+	const client = "; the chat template's tokens Dynamo's frontend adds to each prompt, aiperf's dataset draws (replayed only with --dataset-entries-per-slot) and its client-side output token count"
 	if b == model.BackendTRTLLM {
 		bench.BlockSize, bench.GPUMemoryUtilization, bench.MemoryBudget, bench.PrefixCaching = 32, 0.8, model.MemoryBudgetTRTLLM, false
 		bench.MaxNumBatchedTokens, bench.BatchedTokensAboveBatch, bench.MaxNumSeqsIsConcurrency, bench.MaxCUDAGraphCaptureSize = 0, 1500, true, 2048
@@ -72,7 +76,7 @@ func backendGapAnalysis(b model.Backend, m, sku, precision string) Run {
 	return Run{Backend: b, Model: m, System: sku, Precision: precision,
 		Script:      "aic-auto-gap-analysis (AIConfigurator's internal collection; client: AIConfigurator's aiperf runner, eval/benchmarks/genai_perf_runner.py)",
 		Image:       image,
-		NotModelled: nm,
+		NotModelled: nm + client,
 		Benchmark:   bench}
 }
 
