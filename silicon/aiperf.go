@@ -32,8 +32,8 @@ import (
 //     warm-up phase's credits all return before the profiling phase starts
 //     (timing/credit_issuing_strategy.py, _execute_phases). So the profiling phase opens with a
 //     burst of c and each finished request is followed at once by the next — the replay's
-//     closed loop. Nothing in it spreads a wave's requests apart beyond the milliseconds a
-//     worker spends fetching its conversation from the dataset manager and parsing the stream.
+//     closed loop. Nothing in it spreads a wave's requests apart but each worker fetching its
+//     next conversation from the dataset manager and parsing the finished stream.
 //   - dataset: each credit takes a conversation uniformly at random with replacement from the
 //     12c entries (dataset/dataset_manager.py, _return_any_conversation: random.choice), warm-up
 //     and profiling alike; later releases added --dataset-sampling-strategy (shuffle for
