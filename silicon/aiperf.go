@@ -37,9 +37,9 @@ import (
 //   - dataset: each credit takes a conversation uniformly at random with replacement from the
 //     12c entries (dataset/dataset_manager.py, _return_any_conversation: random.choice), warm-up
 //     and profiling alike; later releases added --dataset-sampling-strategy (shuffle for
-//     synthetic data: no repeats within 12c draws). The rows are undated, so which one ran is
-//     not known: the replay keeps distinct prompts by default and --dataset-entries-per-slot
-//     replays the with-replacement draws (datasetDraws).
+//     synthetic data: no repeats within 12c draws). The SGLang and TRT-LLM rows are undated,
+//     so which ran is not known: the replay keeps distinct prompts by default and
+//     --dataset-entries-per-slot replays the with-replacement draws (datasetDraws).
 //   - metrics: TTFT is the first SSE response after the request's start; ITL is (latency −
 //     TTFT) / (output tokens − 1) with the output tokens counted by re-tokenising the streamed
 //     text on the client (parsers/inference_result_parser.py), which is not the OSL the
