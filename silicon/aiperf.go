@@ -25,7 +25,12 @@ import (
 //     the template's (8 for Qwen3: <|im_start|>user\n … <|im_end|>\n<|im_start|>assistant\n;
 //     Llama 3.1's adds its default system header), give or take the tokens a slice boundary
 //     re-tokenises into. Not priced: the replay prefills ISL tokens.
-//   - output: max_tokens = min_tokens = OSL with ignore_eos: exactly OSL tokens.
+//   - output: max_tokens = min_tokens = OSL with ignore_eos: exactly OSL tokens. Dynamo's
+//     frontend reads the top-level ignore_eos and min_tokens (lib/llm/src/protocols/openai/
+//     common_ext.rs, read at 0d98a95c) into the request's stop conditions, and its SGLang
+//     worker hands max_new_tokens and ignore_eos to the engine
+//     (components/backends/sglang/src/dynamo/sglang/request_handlers/decode_handler.py at
+//     5cde2407, _build_sampling_params), so no request ends early at an EOS.
 //   - issue timing: the concurrency mode is CONCURRENCY_BURST (timing/request_rate_strategy.py:
 //     next_interval 0) behind an asyncio.Semaphore(c) released when a worker returns a credit
 //     (workers/worker.py returns it once the stream has ended and its record is pushed); the
