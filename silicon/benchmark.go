@@ -232,7 +232,7 @@ func BenchmarkNamed(name string) (Benchmark, error) {
 const (
 	MaxRequestsPerSlot = 1000    // --requests-per-slot, --warmup-per-slot and --dataset-entries-per-slot
 	MaxReplayRequests  = 1 << 20 // warm-up and timed requests of one row
-	MaxReplayBlocks    = 1 << 25 // prompt blocks of one row's timed requests
+	MaxReplayBlocks    = 1 << 25 // prompt blocks of one row's distinct prompts (timed, or aiperf's dataset)
 )
 
 // InferenceXRangeRatio is InferenceX's RANDOM_RANGE_RATIO (.github/workflows/benchmark-tmpl.yml).
