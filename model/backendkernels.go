@@ -223,8 +223,10 @@ func backendImports() []ImportOptions {
 		// SGLang's MLA operator rows (mla_ops.go).
 		one(BackendSGLang, dsV3, "h200_sxm", "", "", "8,8,1"),
 		one(BackendSGLang, dsR1, "h200_sxm", "", "", "8,8,1"),
-		one(BackendSGLang, dsV3, "b200_sxm", "", "", "8,8,1"),
-		one(BackendSGLang, dsR1, "b200_sxm", "", "", "8,8,1"),
+		// and on B200 also with the experts spread over the 8 GPUs (--ep-size 8), as
+		// dsr1-fp8-b200-sglang ran on 2025-11-18 (silicon/sglang2025runs.go).
+		one(BackendSGLang, dsV3, "b200_sxm", "", "", "8,8,1", "8,1,8"),
+		one(BackendSGLang, dsR1, "b200_sxm", "", "", "8,8,1", "8,1,8"),
 		// TensorRT-LLM's DeepSeek-V3 and R1 at its measured 8-GPU layouts (TP, and TEP: experts
 		// spread over the 8 GPUs), block-FP8 on H200 and B200; NVFP4 on B200 also at 4 GPUs,
 		// from the NVFP4 checkpoint AIConfigurator describes for this architecture (V3.1's, the

@@ -91,8 +91,11 @@ func TestValidateAIConfiguratorBackendSample(t *testing.T) {
 	// (sglangruns.go; 1,501 before). 1,692 with 76 of SGLang's 86 GLM-5 rows (DeepSeek sparse
 	// attention: model/sparse.go, glm5runs.go; the 10 B300 rows skipped, their modules
 	// unmeasured). 1,718 with attention data parallelism (model/attentiondp.go): the 26 below.
-	if len(rows) != 2291 || rep.Validated < 1718 || rep.Validated+rep.Skipped != len(rows) {
-		t.Fatalf("%d SGLang and TRT-LLM rows, %d validated, %d skipped; want 2,291, at least 1,718, every row one or the other", len(rows), rep.Validated, rep.Skipped)
+	// 1,820 with SGLang's DeepSeek B200 rows of 2025 replayed as InferenceX's sweeps of then
+	// (sglang2025runs.go): 72 NVFP4 (v0.5.3rc1, experts expert-parallel by --enable-ep-moe
+	// whatever the label) and 30 FP8 (v0.5.5, tp 8 × ep 8); the FP8 row of 2025-12-31 skipped.
+	if len(rows) != 2291 || rep.Validated < 1820 || rep.Validated+rep.Skipped != len(rows) {
+		t.Fatalf("%d SGLang and TRT-LLM rows, %d validated, %d skipped; want 2,291, at least 1,820, every row one or the other", len(rows), rep.Validated, rep.Skipped)
 	}
 	// 20 groups (12 before, at 44.5 % and 19.0 %): the DeepSeek H200 SGLang groups' TTFT MAPE
 	// fell from 167.7 to 35.0 % with their runs' client and flags. 41.6 / 22.2 % at the merge
@@ -112,9 +115,16 @@ func TestValidateAIConfiguratorBackendSample(t *testing.T) {
 	// before, count in their groups: 32 groups at 36.5 / 17.6 %, TRT-LLM's B200 NVFP4
 	// DeepSeek-R1 group going from 33 rows at 37.5 / 8.8 % to 49 at 44.3 / 21.4 % and
 	// DeepSeek-V3's from 27 at 39.7 / 9.1 % to 35 at 43.6 / 21.4 % (docs/attention-dp.md).
+	// 33 groups at 40.6 / 18.0 % with SGLang's DeepSeek B200 rows of 2025 (102: NVFP4 84.0 /
+	// 14.0 %, FP8 37.2 / 34.7 %): the 2025 client sent no warm-up, and a one-time stall of
+	// about 70–95 s at the first large prefill (no table prices it; docs/backends.md, "Worst
+	// groups") averages into their mean TTFTs — B200 NVFP4 V3 from 33 rows at 25.4 / 4.4 % to
+	// 69 at 55.9 / 9.4 %, R1 from 51 at 24.7 / 4.4 % to 87 at 49.2 / 8.4 %, B200 FP8 V3 from
+	// 11 at 16.5 / 48.1 % to 26 at 28.5 / 40.4 %, and R1's B200 FP8 rows a new group (15 at
+	// 37.2 / 34.7 %).
 	groups, ttftMedian, tpotMedian := groupMedians(rep, 10)
-	if groups < 32 || ttftMedian > 36.6 || tpotMedian > 17.7 {
-		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 32, <= 36.6 %%, <= 17.7 %%",
+	if groups < 33 || ttftMedian > 40.7 || tpotMedian > 18.1 {
+		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 33, <= 40.7 %%, <= 18.1 %%",
 			groups, ttftMedian, tpotMedian)
 	}
 	// 26 rows on attention ranks: 6 labelled DEP of DeepSeek-R1 NVFP4 on B200, 18 of the

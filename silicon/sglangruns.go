@@ -24,7 +24,13 @@ const (
 // --max-prefill-tokens, --max-running-requests and --cuda-graph-max-bs (equal in every
 // branch), --mem-fraction-static, --kv-cache-dtype, --scheduler-recv-interval.
 func dsr1SGLang(chunk, running int, mem float64, kv string, recv int) Benchmark {
-	return ix("2026-03-25", func(b *Benchmark) {
+	return dsr1SGLangOn("2026-03-25", chunk, running, mem, kv, recv)
+}
+
+// dsr1SGLangOn is dsr1SGLang with the client of a run measured on from (no warm-up before
+// inferenceXWarmupSince).
+func dsr1SGLangOn(from string, chunk, running int, mem float64, kv string, recv int) Benchmark {
+	return ix(from, func(b *Benchmark) {
 		b.PrefixCaching, b.AsyncScheduling = false, true
 		b.MaxNumBatchedTokens, b.SGLangMaxPrefillTokens = chunk, chunk
 		b.MaxNumSeqs, b.MaxCUDAGraphCaptureSize = running, running
@@ -39,8 +45,8 @@ func dsr1SGLang(chunk, running int, mem float64, kv string, recv int) Benchmark 
 // 0.95, 8,192-token chunks, interval 10. The B200 rows that the 2026-03-25 and 2026-04-06
 // collections copied without a config id mix this config's measurements with those of
 // dsr1-fp8-b200-sglang-mtp (EAGLE speculative decoding, c up to 512), run the same day with
-// the same image: they are not told apart and not replayed. Earlier B200 rows ran the v0.5.6
-// image and earlier scripts, not read.
+// the same image: they are not told apart and not replayed. Earlier B200 rows are the 2025
+// runs of dsr1FP8B200SGLang2025Runs.
 func dsr1SGLangRuns() []Run {
 	const h200, b200 = "benchmarks/single_node/dsr1_fp8_h200.sh@12ba0ae07", "benchmarks/single_node/dsr1_fp8_b200.sh@12ba0ae07"
 	var runs []Run
@@ -51,14 +57,12 @@ func dsr1SGLangRuns() []Run {
 		}
 		skip := run("b200_sxm", b200, "", RunShape{NoConfigID: true}, dsr1SGLang(32768, 128, 0.82, model.KVFP8, 10))
 		skip.Skip = "a collection's copy without its config id: dsr1-fp8-b200-sglang and its EAGLE (MTP) config ran the same day with the same image; the rows are not told apart"
-		early := skip
-		early.From, early.To, early.Shape = "", "2026-03-24", RunShape{}
-		early.Skip, early.Image = "measured before InferenceX's #943 (v0.5.6 image, earlier script): not read", "lmsysorg/sglang:v0.5.6-cu129-amd64"
+		runs = append(runs, dsr1FP8B200SGLang2025Runs(m)...)
 		runs = append(runs,
 			run("h200_sxm", h200, dsr1H200NM, RunShape{ISL: 1024, OSL: 1024}, dsr1SGLang(32768, 512, 0.82, model.KVBF16, 0)),
 			run("h200_sxm", h200, dsr1H200NM, RunShape{ISL: 1024, OSL: 8192}, dsr1SGLang(32768, 256, 0.82, model.KVBF16, 0)),
 			run("h200_sxm", h200, dsr1H200NM, RunShape{ISL: 8192, OSL: 1024}, dsr1SGLang(32768, 256, 0.82, model.KVBF16, 0)),
-			skip, early,
+			skip,
 			run("b200_sxm", b200, dsr1B200NM, RunShape{TP: 8, MaxConcurrency: 15, HasConfigID: true}, dsr1SGLang(32768, 128, 0.82, model.KVFP8, 10)),
 			run("b200_sxm", b200, dsr1B200NM, RunShape{TP: 8, MinConcurrency: 16, HasConfigID: true}, dsr1SGLang(32768, 128, 0.82, model.KVFP8, 30)),
 			run("b200_sxm", b200, dsr1B200NM, RunShape{TP: 4, HasConfigID: true}, dsr1SGLang(8192, 32, 0.95, model.KVFP8, 10)))
@@ -81,8 +85,7 @@ const dsr1FP4NM = "--attention-backend trtllm_mla: MLA priced from SGLang's coll
 // --max-running-requests and --cuda-graph-max-bs 256, --mem-fraction-static 0.85, FP8 KV
 // cache, no radix cache, --moe-runner-backend flashinfer_trtllm and --scheduler-recv-interval
 // 10 below c 16 and 30 from it. No EAGLE config of either ran those days, so the collections'
-// copies are these configs'. The B200 rows of 2025-11 ran the v0.5.5 image and an earlier
-// script and are labelled with tensor-parallel experts: not read.
+// copies are these configs'. The B200 rows of 2025-11 are dsr1FP4B200SGLang2025Runs'.
 func dsr1FP4SGLangRuns(m string) []Run {
 	run := func(sku, from, script, image string, shape RunShape, recv int) Run {
 		b := dsr1SGLang(16384, 256, 0.85, model.KVFP8, recv)
@@ -91,14 +94,10 @@ func dsr1FP4SGLangRuns(m string) []Run {
 			Script: script, Image: image, NotModelled: dsr1FP4NM, Benchmark: b}
 	}
 	const b200, b300 = "benchmarks/single_node/dsr1_fp4_b200.sh@12ba0ae07", "benchmarks/single_node/dsr1_fp4_b300.sh@9ebeafb4e"
-	early := run("b200_sxm", "", b200, "", RunShape{}, 10)
-	early.To = "2026-03-24"
-	early.Skip, early.Image, early.NotModelled = "measured before InferenceX's #943 (v0.5.5 image, earlier script, experts labelled tensor-parallel): not read", "lmsysorg/sglang:v0.5.5-cu129-amd64", ""
-	runs := []Run{
+	runs := append([]Run{
 		run("b200_sxm", "2026-03-25", b200, dsr1Image, RunShape{MaxConcurrency: 15}, 10),
 		run("b200_sxm", "2026-03-25", b200, dsr1Image, RunShape{MinConcurrency: 16}, 30),
-		early,
-	}
+	}, dsr1FP4B200SGLang2025Runs(m)...)
 	if m != "deepseek-ai/DeepSeek-V3" {
 		return runs
 	}

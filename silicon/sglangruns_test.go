@@ -11,8 +11,8 @@ import (
 // 512 running requests at 1k/1k and 256 otherwise; on B200 at TP 8 a receive interval of
 // 10 below c 16 and 30 from it, at TP 4 8,192-token chunks and memory 0.95; always without
 // the radix cache, 32,768 (TP 4: 8,192) prefill tokens and SGLang's memory budget. A B200
-// row a collection copied without its config id is skipped, as is one measured before the
-// v0.5.9 image.
+// row a collection copied without its config id is skipped, as is the one of 2025-12-31,
+// whose client is not known.
 func TestDeepSeekSGLangRunsByBranch(t *testing.T) {
 	row := func(sku string, tp, isl, osl, c int, id string) Row {
 		return Row{Backend: "sglang", Model: "deepseek-ai/DeepSeek-R1", System: sku, Precision: "fp8", Measured: "2026-03-25",
@@ -48,15 +48,43 @@ func TestDeepSeekSGLangRunsByBranch(t *testing.T) {
 	}
 	early := row("b200_sxm", 8, 8192, 1024, 64, "")
 	early.Measured = "2025-12-31"
-	if run := runOf(early); !strings.Contains(run.Skip, "v0.5.6") {
-		t.Errorf("a B200 row of 2025-12-31: skip %q, want the earlier image's", run.Skip)
+	if run := runOf(early); !strings.Contains(run.Skip, "client is not known") {
+		t.Errorf("a B200 row of 2025-12-31: skip %q, want the unknown client's", run.Skip)
+	}
+}
+
+// The B200 FP8 rows of 2025-11-18 replay that day's 00:00 UTC sweep: dsr1_fp8_b200_docker.sh at
+// 0ba7aa3ff (the TP 8 branch's flags of 12ba0ae07) with the 2025 client: no warm-up, 50 ×
+// CONC prompts (20 × at 1k/8k) for deepseek-ai/DeepSeek-R1-0528.
+func TestDeepSeekSGLangFP8B200Runs2025(t *testing.T) {
+	for _, c := range []struct {
+		isl, osl, conc, prompts, recv int
+	}{
+		{1024, 1024, 8, 50, 10},
+		{8192, 1024, 16, 50, 30},
+		{1024, 8192, 4, 20, 10},
+		{1024, 8192, 64, 20, 30},
+	} {
+		r := Row{Backend: "sglang", Model: "deepseek-ai/DeepSeek-V3", System: "b200_sxm", Precision: "fp8", Measured: "2025-11-18",
+			ConfigID: "199", TP: 64, AttentionDP: 1, MoETP: 8, MoEEP: 8, ISL: c.isl, OSL: c.osl, Concurrency: c.conc}
+		run := runOf(r)
+		b := run.Benchmark
+		if run.Skip != "" || !strings.HasSuffix(run.Script, "dsr1_fp8_b200_docker.sh@0ba7aa3ff") || !strings.Contains(run.Image, "v0.5.5") ||
+			b.RequestsPerSlot != c.prompts || b.WarmupPerSlot != 0 || b.SGLangRecvInterval != c.recv || b.MaxNumSeqs != 128 ||
+			b.MaxNumBatchedTokens != 32768 || b.GPUMemoryUtilization != 0.82 || b.KVCacheDtype != model.KVFP8 || b.PrefixCaching || b.MoEBackend != "" {
+			t.Errorf("%d/%d c %d: run %s (skip %q), benchmark %+v", c.isl, c.osl, c.conc, run.Script, run.Skip, b)
+		}
+		// The label multiplies out the config's tp 8 × ep 8: one TEP worker on 8 GPUs.
+		if sim, _, ok := productTEP(r); !ok || sim.TP != 8 || sim.MoETP != 1 || sim.MoEEP != 8 {
+			t.Errorf("%d/%d c %d: replayed as %+v", c.isl, c.osl, c.conc, sim)
+		}
 	}
 }
 
 // The SGLang DeepSeek NVFP4 rows replay dsr1_fp4_{b200,b300}.sh: 256 running requests,
 // 16,384-token chunks, memory 0.85, FP8 KV cache, a receive interval of 10 below c 16 and 30
 // from it, and the flashinfer_trtllm MoE runner, at TP 4 and 8; B300's FP8 rows its FP8
-// script's branches. The B200 NVFP4 rows of 2025-11 are skipped (the v0.5.5 image).
+// script's branches.
 func TestDeepSeekSGLangNVFP4Runs(t *testing.T) {
 	row := func(m, sku, precision, measured string, tp, c int) Row {
 		return Row{Backend: "sglang", Model: m, System: sku, Precision: precision, Measured: measured,
@@ -83,7 +111,33 @@ func TestDeepSeekSGLangNVFP4Runs(t *testing.T) {
 			t.Errorf("%s %s %s TP %d c %d: run %s (skip %q), benchmark %+v", c.r.Model, c.r.System, c.r.Precision, c.r.TP, c.r.Concurrency, run.Script, run.Skip, b)
 		}
 	}
-	if run := runOf(row(r1, "b200_sxm", "fp4", "2025-11-10", 8, 8)); !strings.Contains(run.Skip, "v0.5.5") {
-		t.Errorf("a B200 NVFP4 row of 2025-11-10: skip %q, want the v0.5.5 image's", run.Skip)
+	// 2025-11: the v0.5.3rc1 image's script passed --enable-ep-moe and
+	// --enable-flashinfer-trtllm-moe; the rows, labelled with tensor-parallel experts, replay
+	// expert-parallel under the flashinfer_trtllm runner with the 2025 client (no warm-up; 10 ×
+	// CONC prompts for the V2 checkpoint, 50 × for nvidia/DeepSeek-R1-0528-FP4 on 2025-11-02).
+	for _, c := range []struct {
+		measured, script    string
+		tp, conc, recv, per int
+	}{
+		{"2025-11-10", "dsr1_fp4_b200_docker.sh@79abd6cb4", 4, 8, 10, 10},
+		{"2025-11-10", "dsr1_fp4_b200_docker.sh@79abd6cb4", 8, 32, 30, 10},
+		{"2025-11-02", "dsr1_fp4_b200_docker.sh@e06929c70 (nvidia/DeepSeek-R1-0528-FP4)", 8, 64, 30, 50},
+	} {
+		r := row(r1, "b200_sxm", "fp4", c.measured, c.tp, c.conc)
+		r.MoETP, r.MoEEP = c.tp, 1
+		run := runOf(r)
+		b := run.Benchmark
+		if run.Skip != "" || !strings.HasSuffix(run.Script, c.script) || !strings.Contains(run.Image, "v0.5.3rc1") ||
+			b.MoEBackend != model.MoERunnerFlashInferTRTLLM || b.ExpertParallel == nil || !*b.ExpertParallel ||
+			b.RequestsPerSlot != c.per || b.WarmupPerSlot != 0 || b.SGLangRecvInterval != c.recv || b.MaxNumSeqs != 256 || b.MaxNumBatchedTokens != 16384 {
+			t.Errorf("%s TP %d c %d: run %s (skip %q), benchmark %+v", c.measured, c.tp, c.conc, run.Script, run.Skip, b)
+		}
+		if sim, note, ok := noExpertParallel(r, b); !ok || sim.MoETP != 1 || sim.MoEEP != c.tp || !strings.Contains(note, "--enable-ep-moe") {
+			t.Errorf("%s TP %d: replayed as %+v (%q)", c.measured, c.tp, sim, note)
+		}
+	}
+	// A day without a sweep of the 2025 config has no run.
+	if _, ok := listedRun(row(r1, "b200_sxm", "fp4", "2025-11-05", 8, 8)); ok {
+		t.Error("a B200 NVFP4 row of 2025-11-05 found a run")
 	}
 }

@@ -167,12 +167,16 @@ func noExpertParallel(r Row, b Benchmark) (Row, string, bool) {
 
 // expertParallel reads a row labelled with tensor-parallel experts from a run whose script
 // spreads the experts over the worker's GPUs (Benchmark.ExpertParallel true: TensorRT-LLM's
-// --ep_size equal to --tp_size) as the run served it.
+// --ep_size equal to --tp_size, SGLang's --enable-ep-moe) as the run served it.
 func expertParallel(r Row) (Row, string, bool) {
 	if r.MoETP <= 1 {
 		return r, "", false
 	}
-	note := fmt.Sprintf("labelled moe_tp %d, moe_ep %d: replayed as moe_ep %d (the script passes --ep_size %d)", r.MoETP, r.MoEEP, r.MoETP*r.MoEEP, r.MoETP*r.MoEEP)
+	flag := fmt.Sprintf("--ep_size %d", r.MoETP*r.MoEEP)
+	if r.Backend == string(model.BackendSGLang) {
+		flag = "--enable-ep-moe: ep size = tp size"
+	}
+	note := fmt.Sprintf("labelled moe_tp %d, moe_ep %d: replayed as moe_ep %d (the script passes %s)", r.MoETP, r.MoEEP, r.MoETP*r.MoEEP, flag)
 	r.MoETP, r.MoEEP = 1, r.MoETP*r.MoEEP
 	return r, note, true
 }
