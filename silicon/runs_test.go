@@ -213,14 +213,16 @@ func TestRunsTokeniseAsTheirRelease(t *testing.T) {
 // No Kimi-K2.5 script passes --enable-expert-parallel (nor Qwen3.5's H200 script --ep-size),
 // so its rows labelled with expert parallelism replay with every expert sharded over the
 // worker's GPUs; the TensorRT-LLM DeepSeek scripts of 2025-11-02 chose --ep_size themselves
-// (trtllmruns.go); the other runs keep their labels, and --expert-parallel true restores them.
+// (trtllmruns.go), and SGLang's DeepSeek NVFP4 script of 2025-11 passed --enable-ep-moe
+// (sglang2025runs.go); the other runs keep their labels, and --expert-parallel true restores them.
 func TestRunsExpertParallel(t *testing.T) {
 	for _, r := range InferenceXRuns() {
 		ep := r.Benchmark.ExpertParallel
-		own := r.Backend == model.BackendTRTLLM && r.To == "2025-11-02"
+		own := r.Backend == model.BackendTRTLLM && r.To == "2025-11-02" ||
+			r.Backend == model.BackendSGLang && r.Precision == "fp4" && r.To <= "2025-11-10" && r.To != ""
 		want := r.Model == kimi || own || (r.Model == qwen35 && r.System == "h200_sxm" && !r.Undated)
 		if (ep != nil) != want || (ep != nil && *ep && !own) {
-			t.Fatalf("run %s: expert_parallel %v, want explicit %v (false unless a TensorRT-LLM script's own --ep_size)", r.Script, ep, want)
+			t.Fatalf("run %s: expert_parallel %v, want explicit %v (false unless a script's own --ep_size or --enable-ep-moe)", r.Script, ep, want)
 		}
 	}
 	if r, note, ok := noExpertParallel(Row{TP: 8, AttentionDP: 1, MoETP: 8, MoEEP: 1}, Benchmark{ExpertParallel: scriptSets(true)}); !ok ||
