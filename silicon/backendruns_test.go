@@ -117,8 +117,8 @@ func TestValidateAIConfiguratorBackendSample(t *testing.T) {
 	// DeepSeek-V3's from 27 at 39.7 / 9.1 % to 35 at 43.6 / 21.4 % (docs/attention-dp.md).
 	// 33 groups at 40.6 / 18.0 % with SGLang's DeepSeek B200 rows of 2025 (102: NVFP4 84.0 /
 	// 14.0 %, FP8 37.2 / 34.7 %): the 2025 client sent no warm-up, and a one-time stall of
-	// about 70–95 s at the first large prefill (no table prices it; docs/backends.md, "Worst
-	// groups") averages into their mean TTFTs — B200 NVFP4 V3 from 33 rows at 25.4 / 4.4 % to
+	// about 53–95 s at the first large prefill (no table prices it; docs/backends.md, the
+	// 2025 SGLang DeepSeek bullet of "Validation") averages into their mean TTFTs — B200 NVFP4 V3 from 33 rows at 25.4 / 4.4 % to
 	// 69 at 55.9 / 9.4 %, R1 from 51 at 24.7 / 4.4 % to 87 at 49.2 / 8.4 %, B200 FP8 V3 from
 	// 11 at 16.5 / 48.1 % to 26 at 28.5 / 40.4 %, and R1's B200 FP8 rows a new group (15 at
 	// 37.2 / 34.7 %).

@@ -23,8 +23,8 @@ const dsr1FP4B200Early = "--enable-ep-moe and --enable-flashinfer-trtllm-moe, SG
 // no ep in its search space, and benchmarks/dsr1_fp4_b200_docker.sh passed --enable-ep-moe
 // (expert parallelism over the TP group: the label's tensor-parallel experts are the
 // config's default ep 1, not the server's layout) and --enable-flashinfer-trtllm-moe, with
-// the flags of 12ba0ae07's script: --chunked-prefill-size 16,384 (SGLang's default
-// --max-prefill-tokens is the same), --max-running-requests and --cuda-graph-max-bs 256,
+// the flags of 12ba0ae07's script: --chunked-prefill-size 16,384 (--max-prefill-tokens
+// unset: ServerArgs' 16,384 at 469c63e5; the v0.5.3rc1 tag not read), --max-running-requests and --cuda-graph-max-bs 256,
 // --mem-fraction-static 0.85, FP8 KV cache, no radix cache, --scheduler-recv-interval 10
 // below c 16 and 30 from it. The 2025-11-10 rows are that day's 00:00 UTC sweep (main at
 // 79abd6cb4: nvidia/DeepSeek-R1-0528-FP4-V2, 10 × CONC prompts); those of 2025-11-02 ran the
