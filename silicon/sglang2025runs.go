@@ -11,7 +11,9 @@ import "github.com/routerlab/routerlab/model"
 // (20 × CONC at 1k/8k) when MODEL is nvidia/DeepSeek-R1-0528-FP4 or deepseek-ai/DeepSeek-R1-0528
 // and 10 × CONC otherwise. A row's tp and ep labels are the config's (utils/process_result.py
 // records the workflow's TP and EP_SIZE; generate_sweep_configs.py gives ep 1 to a
-// search-space entry without one), not what the server ran.
+// search-space entry without one), not what the server ran. Neither script passes
+// --enable-dp-attention or --moe-a2a-backend (and --data-parallel-size=1): attention is
+// tensor-parallel over the TP GPUs, and the experts are split as the MoE flags say.
 
 // dsr1FP4B200Early is what dsr1_fp4_b200_docker.sh of 2025-11 set that the replay does not
 // price, and what prices its experts and checkpoint.
