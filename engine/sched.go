@@ -56,6 +56,13 @@ type SchedulerConfig struct {
 	// TRTLLMChunkedPrefill is TensorRT-LLM's enable_chunked_prefill (off by default: a
 	// prompt is computed in one step, and one longer than max_num_tokens is refused).
 	TRTLLMChunkedPrefill bool `json:",omitempty"`
+	// TRTLLMBatchWaitTimeoutIters and TRTLLMBatchWaitMaxTokensRatio are TensorRT-LLM's
+	// batch_wait_timeout_iters and batch_wait_max_tokens_ratio (sched_trtllm.go): a step
+	// that has generation requests holds its contexts back, up to that many steps, until
+	// they and the generation tokens reach that share of max_num_tokens. 0 and 0: off,
+	// its default.
+	TRTLLMBatchWaitTimeoutIters   int     `json:",omitempty"`
+	TRTLLMBatchWaitMaxTokensRatio float64 `json:",omitempty"`
 }
 
 // SGLang's schedule policies (--schedule-policy).
@@ -75,6 +82,10 @@ func (c SchedulerConfig) check() error {
 		return fmt.Errorf("sglang schedule_conservativeness: %v must be >= 0 (0: SGLang's default 1)", c.SGLangConservativeness)
 	case c.SGLangRecvInterval < 0:
 		return fmt.Errorf("sglang scheduler_recv_interval: %d must be >= 0 (0: SGLang's default 1)", c.SGLangRecvInterval)
+	case c.TRTLLMBatchWaitTimeoutIters < 0:
+		return fmt.Errorf("trtllm batch_wait_timeout_iters: %d must be >= 0 (0: TensorRT-LLM's default)", c.TRTLLMBatchWaitTimeoutIters)
+	case !(c.TRTLLMBatchWaitMaxTokensRatio >= 0 && c.TRTLLMBatchWaitMaxTokensRatio <= 1):
+		return fmt.Errorf("trtllm batch_wait_max_tokens_ratio: %v must be in [0, 1] (0: TensorRT-LLM's default)", c.TRTLLMBatchWaitMaxTokensRatio)
 	}
 	return nil
 }
@@ -92,12 +103,22 @@ func (s *Sim) setupScheduler() {
 		s.lpmSeen = map[uint64]struct{}{}
 	case schedTRTLLM:
 		s.trtContrib = map[uint64]struct{}{}
+		s.trtWaited = make([]int, len(s.workers))
 	}
 }
 
 // fastPath reports whether the worker's engine may plan decode stretches ahead (fast.go): the
-// next arrival cuts a stretch short, which SGLang's receive interval defers to a later step.
-func (s *Sim) fastPath() bool { return s.kind != schedSGLang || s.sgp.recvInterval <= 1 }
+// next arrival cuts a stretch short, which SGLang's receive interval and TensorRT-LLM's batch
+// waiting defer to a later step.
+func (s *Sim) fastPath() bool {
+	switch s.kind {
+	case schedSGLang:
+		return s.sgp.recvInterval <= 1
+	case schedTRTLLM:
+		return !s.cfg.Scheduler.trtBatchWaiting()
+	}
+	return true
+}
 
 // schedule fills w.sched with the step starting at t as w's engine would form it.
 func (s *Sim) schedule(w *worker, t int64) {

@@ -56,15 +56,17 @@ func inStep(w *worker, ri int32) bool {
 	return false
 }
 
-// TensorRT-LLM on random workloads: the engine's invariants and GUARANTEED_NO_EVICT's: no
-// request is ever preempted, and the free blocks always cover every running request's
-// remaining sequence (no over-admission).
+// TensorRT-LLM on random workloads, with and without batch waiting: the engine's invariants
+// and GUARANTEED_NO_EVICT's: no request is ever preempted, and the free blocks always cover
+// every running request's remaining sequence (no over-admission).
 func TestTRTLLMInvariantsProperty(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		checkInvariants(t, func(t *rapid.T, c *Config, tr *trace.Trace) {
 			c.Worker.Backend = model.BackendTRTLLM
 			c.Worker.MaxNumBatchedTokens = max(c.Worker.MaxNumBatchedTokens, c.Worker.BlockSize)
 			c.Scheduler.TRTLLMChunkedPrefill = rapid.Bool().Draw(t, "chunked_prefill")
+			c.Scheduler.TRTLLMBatchWaitTimeoutIters = rapid.SampledFrom([]int{0, 3, 40}).Draw(t, "batch_wait_iters")
+			c.Scheduler.TRTLLMBatchWaitMaxTokensRatio = rapid.SampledFrom([]float64{0, 0.5, 0.9}).Draw(t, "batch_wait_ratio")
 			if !c.Scheduler.TRTLLMChunkedPrefill {
 				for _, r := range tr.Requests {
 					c.Worker.MaxNumBatchedTokens = max(c.Worker.MaxNumBatchedTokens, r.InputLength) // none refused
@@ -271,5 +273,39 @@ func TestSGLangRecvIntervalDefersArrivals(t *testing.T) {
 		if got := s.reqs[1].firstTok; got != c.firstTok {
 			t.Errorf("recv interval %d: request 1's first token at %d µs, want %d", c.interval, got, c.firstTok)
 		}
+	}
+}
+
+// TensorRT-LLM's batch waiting (batch_wait_timeout_iters 10, batch_wait_max_tokens_ratio
+// 0.9 of a 1,024-token step): a 64-token prompt arriving while another request decodes is
+// held back for 10 decode steps of 101 µs, then runs; a 960-token prompt, which with the
+// decode's token reaches 0.9 × 1,024, runs at once. Without generation requests nothing
+// waits.
+func TestTRTLLMBatchWaitHoldsContexts(t *testing.T) {
+	first := func(in int, wait bool, decoding bool) int64 {
+		ids := make([]int64, (in+63)/64)
+		for i := range ids {
+			ids[i] = int64(10 + i)
+		}
+		rs := []trace.Request{req(1, in, 2, ids...)}
+		if decoding {
+			rs = append([]trace.Request{req(0, 64, 2000, 1)}, rs...)
+		}
+		cfg := Config{Workers: 1, Worker: deployment(100, 1024, 8)}
+		cfg.Worker.Backend = model.BackendTRTLLM
+		if wait {
+			cfg.Scheduler.TRTLLMBatchWaitTimeoutIters, cfg.Scheduler.TRTLLMBatchWaitMaxTokensRatio = 10, 0.9
+		}
+		s, _ := runScripted(t, cfg, &fakeTimer{base: 100, perToken: 1}, &trace.Trace{Name: "wait", BlockSize: 64, Requests: rs})
+		return s.reqs[len(rs)-1].firstTok
+	}
+	if held, now := first(64, true, true), first(64, false, true); held-now != 1010 {
+		t.Errorf("64-token prompt: first token at %d µs with batch waiting, %d without; want 10 steps of 101 µs later", held, now)
+	}
+	if held, now := first(960, true, true), first(960, false, true); held != now {
+		t.Errorf("960-token prompt: first token at %d µs with batch waiting, %d without; want no wait", held, now)
+	}
+	if held, now := first(64, true, false), first(64, false, false); held != now {
+		t.Errorf("alone: first token at %d µs with batch waiting, %d without; want no wait", held, now)
 	}
 }

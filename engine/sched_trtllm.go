@@ -21,6 +21,13 @@ import "fmt"
 // refused at the API (Config.Admit); with it, contexts take what budget the generation
 // requests leave, first come first served, in whole blocks but for the last chunk.
 //
+// Batch waiting (batch_wait_timeout_iters, batch_wait_max_tokens_ratio; off by default): a
+// step with generation requests runs without its contexts, up to batch_wait_timeout_iters
+// steps in a row, while their whole prompts and the generation tokens come to less than
+// batch_wait_max_tokens_ratio of max_num_tokens (tensorrt_llm/_torch/pyexecutor/
+// py_executor.py, _schedule and _waiting_requests, in the 1.1 and 1.2 releases' form: the
+// executor counts every scheduled token; docs/backend-schedulers.md).
+//
 // Block reuse (enable_block_reuse, on by default): a prompt's full blocks enter the reuse
 // tree when its context completes (storeContextBlocks), and the KV events name blocks of
 // tokens_per_block tokens (the engine's block size).
@@ -47,29 +54,45 @@ func (s *Sim) trtRemaining(r *request) int {
 // scheduleTRTLLM fills w.sched with TensorRT-LLM's next batch at t.
 func (s *Sim) scheduleTRTLLM(w *worker, t int64) {
 	d := &s.cfg.Worker
-	chunking := s.cfg.Scheduler.TRTLLMChunkedPrefill
 	budget := int32(d.MaxNumBatchedTokens)
 	free := w.pool.available()
 	for _, ri := range w.running {
 		free -= s.trtRemaining(&s.reqs[ri])
 	}
-	clear(s.trtContrib)
 
-	// Generation requests, one token each; a running context (chunked prefill) after them.
-	batch := 0
+	// Generation requests, one token each; the contexts after them.
+	gens := 0
 	for _, ri := range w.running {
 		r := &s.reqs[ri]
 		if !decoding(r) {
 			continue
 		}
-		if budget < 1 || batch >= d.MaxNumSeqs {
+		if budget < 1 || gens >= d.MaxNumSeqs {
 			return
 		}
 		r.fl.blocks = w.pool.alloc(r.fl.blocks, int(s.blocksFor(r.fl.computed+1))-len(r.fl.blocks))
 		w.sched = append(w.sched, sched{ri, 1})
 		budget--
-		batch++
+		gens++
 	}
+	if s.cfg.Scheduler.trtBatchWaiting() && gens > 0 {
+		if n, tokens := s.trtContexts(w, t, budget, free, gens, false); n > 0 && s.trtHold(w, tokens+gens) {
+			return
+		}
+	}
+	s.trtContexts(w, t, budget, free, gens, true)
+}
+
+// trtContexts takes the contexts of TensorRT-LLM's step at t after its batch generation
+// requests, with budget tokens and free blocks left: a running context (chunked prefill)
+// first, then waiting requests admitted in order. Without commit it only counts them: how
+// many, and their tokens as batch waiting counts a context (its whole prompt). The capacity
+// and micro-batch schedulers choose them before batch waiting or any allocation, so the
+// count is the step's.
+func (s *Sim) trtContexts(w *worker, t int64, budget int32, free, batch int, commit bool) (n, tokens int) {
+	d := &s.cfg.Worker
+	chunking := s.cfg.Scheduler.TRTLLMChunkedPrefill
+	clear(s.trtContrib)
 	for _, ri := range w.running {
 		r := &s.reqs[ri]
 		if decoding(r) {
@@ -78,14 +101,17 @@ func (s *Sim) scheduleTRTLLM(w *worker, t int64) {
 		if r.fl.stored < int32(len(r.fl.hashes)) {
 			s.trtContrib[s.blockID(w, r, r.fl.stored)] = struct{}{}
 		}
-		n := s.trtChunk(r.fl.tokens-r.fl.computed, budget)
-		if n == 0 || batch >= d.MaxNumSeqs {
-			return
+		c := s.trtChunk(r.fl.tokens-r.fl.computed, budget)
+		if c == 0 || batch >= d.MaxNumSeqs {
+			return n, tokens
 		}
-		r.fl.blocks = w.pool.alloc(r.fl.blocks, int(s.blocksFor(r.fl.computed+n))-len(r.fl.blocks))
-		w.sched = append(w.sched, sched{ri, n})
-		budget -= n
+		if commit {
+			r.fl.blocks = w.pool.alloc(r.fl.blocks, int(s.blocksFor(r.fl.computed+c))-len(r.fl.blocks))
+			w.sched = append(w.sched, sched{ri, c})
+		}
+		budget -= c
 		batch++
+		n, tokens = n+1, tokens+int(r.isl)
 	}
 
 	visible := s.visibleBefore(w, t)
@@ -108,23 +134,50 @@ func (s *Sim) scheduleTRTLLM(w *worker, t int64) {
 		}
 		need := int(s.blocksFor(r.isl + r.out))
 		if need > free {
-			return
+			return n, tokens
 		}
-		n, cost := r.fl.tokens-hit*s.blockSize, r.isl
+		c, cost := r.fl.tokens-hit*s.blockSize, r.isl
 		if chunking {
-			if n = s.trtChunk(n, budget); n == 0 {
-				return
+			if c = s.trtChunk(c, budget); c == 0 {
+				return n, tokens
 			}
-			cost = n
+			cost = c
 		} else if cost > budget {
-			return
+			return n, tokens
 		}
-		w.waiting.removeAt(i)
-		s.admit(w, ri, n, t)
+		if commit {
+			w.waiting.removeAt(i)
+			s.admit(w, ri, c, t)
+		} else {
+			i++
+		}
 		free -= need
 		budget -= cost
 		batch++
+		n, tokens = n+1, tokens+int(r.isl)
 	}
+	return n, tokens
+}
+
+// trtBatchWaiting reports whether TensorRT-LLM's batch waiting is set (PyExecutor's
+// enable_batch_waiting).
+func (c SchedulerConfig) trtBatchWaiting() bool {
+	return c.TRTLLMBatchWaitTimeoutIters > 0 || c.TRTLLMBatchWaitMaxTokensRatio > 0
+}
+
+// trtHold is TensorRT-LLM's batch waiting (PyExecutor._waiting_requests) for a step of w
+// whose generation requests and contexts come to tokens: it holds the contexts back, and
+// counts the step, until it has held them batch_wait_timeout_iters steps or tokens reach
+// batch_wait_max_tokens_ratio of max_num_tokens; then they run and the count restarts.
+func (s *Sim) trtHold(w *worker, tokens int) bool {
+	c := &s.cfg.Scheduler
+	waited := &s.trtWaited[w.id]
+	if *waited >= c.TRTLLMBatchWaitTimeoutIters || float64(tokens) >= c.TRTLLMBatchWaitMaxTokensRatio*float64(s.cfg.Worker.MaxNumBatchedTokens) {
+		*waited = 0
+		return false
+	}
+	*waited++
+	return true
 }
 
 // decoding reports whether r is in its generation phase (one token to compute per step).

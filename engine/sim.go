@@ -119,13 +119,15 @@ type Sim struct {
 	stalls stallAccounts // Config.LoadReport (stall.go)
 
 	// The workers' scheduler (sched.go) and its state: SGLang's per worker and its
-	// arguments, its LPM sort's buffers; TensorRT-LLM's blocks contributed in a step.
+	// arguments, its LPM sort's buffers; TensorRT-LLM's blocks contributed in a step and
+	// each worker's steps its contexts have been held back (batch waiting).
 	kind       schedKind
 	sg         []sglangWorker
 	sgp        sglangParams
 	lpmBuf     []lpmEntry
 	lpmSeen    map[uint64]struct{}
 	trtContrib map[uint64]struct{}
+	trtWaited  []int
 
 	sess  *sessionSchedule // the trace's sessions and dependencies (sessions.go); nil: independent rows
 	tiers *tierState       // Config.KVTiers (tiers.go); nil without lower tiers

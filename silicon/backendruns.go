@@ -1,6 +1,10 @@
 package silicon
 
-import "github.com/routerlab/routerlab/model"
+import (
+	"slices"
+
+	"github.com/routerlab/routerlab/model"
+)
 
 // The runs behind the sample's SGLang and TensorRT-LLM aggregated rows whose model the
 // simulator has tables for (model.backendImports). Each replays with the settings of the run
@@ -27,7 +31,44 @@ func trtllmInferenceX(set func(*Benchmark)) Benchmark {
 }
 
 // trtllmNM is what the InferenceX TRT-LLM scripts set that the replay does not price.
-const trtllmNM = "stream_interval 10 (tokens streamed in tens); at 1k/1k below TP 8 batch_wait_max_tokens_ratio 0.9 and batch_wait_timeout_iters 20 (the scheduler waits up to 20 iterations to fill a batch)"
+const trtllmNM = "stream_interval 10 (tokens streamed in tens)"
+
+// trtllm70B is an InferenceX Llama-3.1-70B trtllm-serve script (benchmarks/70b_*_trt_slurm.sh
+// at 73ef92251 and a267b4bd5) as a run per shape: at 1k/1k below TP 8 it sets
+// batch_wait_max_tokens_ratio 0.9 and batch_wait_timeout_iters 20 (TensorRT-LLM's batch
+// waiting, engine/sched_trtllm.go), elsewhere neither. Its --max_seq_len (and the H200 FP8
+// and B200 FP4 scripts' --max_num_tokens) is the workflow's MAX_MODEL_LEN: 2,048 at 1k/1k,
+// 9,216 at 1k/8k and 8k/1k (.github/workflows/full-sweep-tmpl.yml, max-model-len, at
+// 73ef92251 and still at ad4f6a4a1, the rows' 2025-10-29).
+func trtllm70B(sku, precision, script string, set func(*Benchmark)) []Run {
+	run := Run{Backend: model.BackendTRTLLM, Model: llama70, System: sku, Precision: precision, Script: script,
+		Image: "TensorRT-LLM (InferenceX's 2025 trtllm-serve image)", NotModelled: trtllmNM, Benchmark: trtllmInferenceX(set)}
+	runs := batchWaitRuns(run, 20, 0.9,
+		[]RunShape{{ISL: 1024, OSL: 1024, TP: 1}, {ISL: 1024, OSL: 1024, TP: 2}, {ISL: 1024, OSL: 1024, TP: 4}},
+		[]RunShape{{ISL: 1024, OSL: 1024, TP: 8}, {ISL: 1024, OSL: 8192}, {ISL: 8192, OSL: 1024}})
+	for i := range runs {
+		runs[i].Benchmark.MaxModelLen = 9216
+		if runs[i].Shape.OSL == 1024 && runs[i].Shape.ISL == 1024 {
+			runs[i].Benchmark.MaxModelLen = 2048
+		}
+	}
+	return runs
+}
+
+// batchWaitRuns is run once per shape: with TensorRT-LLM's batch waiting (iters,
+// ratio) on the rows of waited, as its script sets it there, and without on those of rest.
+func batchWaitRuns(run Run, iters int, ratio float64, waited, rest []RunShape) []Run {
+	var out []Run
+	for i, sh := range slices.Concat(waited, rest) {
+		r := run
+		r.Shape = sh
+		if i < len(waited) {
+			r.Benchmark.TRTLLMBatchWaitIters, r.Benchmark.TRTLLMBatchWaitRatio = iters, ratio
+		}
+		out = append(out, r)
+	}
+	return out
+}
 
 // backendGapAnalysis is AIConfigurator's aic-auto-gap-analysis collection for SGLang and
 // TRT-LLM (data/<gpu>/<backend>/<version>/…, the source files the sample names), whose client
@@ -82,16 +123,12 @@ func backendGapAnalysis(b model.Backend, m, sku, precision string) Run {
 
 // backendRuns lists the SGLang and TRT-LLM runs.
 func backendRuns() []Run {
-	runs := []Run{
-		{Backend: model.BackendTRTLLM, Model: llama70, System: "h200_sxm", Precision: "fp8",
-			Script: "benchmarks/70b_fp8_h200_trt_slurm.sh@73ef92251", Image: "TensorRT-LLM (InferenceX's 2025 trtllm-serve image)", NotModelled: trtllmNM,
-			Benchmark: trtllmInferenceX(func(b *Benchmark) { b.BatchedTokensIsModelLen = true })},
-		{Backend: model.BackendTRTLLM, Model: llama70, System: "b200_sxm", Precision: "fp8",
-			Script: "benchmarks/70b_fp8_b200_trt_slurm.sh@a267b4bd5", Image: "TensorRT-LLM (InferenceX's 2025 trtllm-serve image)", NotModelled: trtllmNM,
-			Benchmark: trtllmInferenceX(func(b *Benchmark) { b.MaxNumBatchedTokens = 16384 })},
-		{Backend: model.BackendTRTLLM, Model: llama70, System: "b200_sxm", Precision: "fp4",
-			Script: "benchmarks/70b_fp4_b200_trt_slurm.sh@73ef92251", Image: "TensorRT-LLM (InferenceX's 2025 trtllm-serve image)", NotModelled: trtllmNM,
-			Benchmark: trtllmInferenceX(func(b *Benchmark) { b.BatchedTokensIsModelLen = true })},
+	runs := slices.Concat(
+		trtllm70B("h200_sxm", "fp8", "benchmarks/70b_fp8_h200_trt_slurm.sh@73ef92251", func(b *Benchmark) { b.BatchedTokensIsModelLen = true }),
+		trtllm70B("b200_sxm", "fp8", "benchmarks/70b_fp8_b200_trt_slurm.sh@a267b4bd5", func(b *Benchmark) { b.MaxNumBatchedTokens = 16384 }),
+		trtllm70B("b200_sxm", "fp4", "benchmarks/70b_fp4_b200_trt_slurm.sh@73ef92251", func(b *Benchmark) { b.BatchedTokensIsModelLen = true }),
+	)
+	runs = append(runs,
 		backendGapAnalysis(model.BackendSGLang, qwen32, "h100_sxm", ""),
 		backendGapAnalysis(model.BackendSGLang, qwen32, "h100_sxm", "fp8"), // its disaggregated rows
 		backendGapAnalysis(model.BackendSGLang, qwen235, "h200_sxm", "fp8"),
@@ -101,7 +138,7 @@ func backendRuns() []Run {
 		backendGapAnalysis(model.BackendTRTLLM, llama8Meta, "h100_sxm", ""),
 		backendGapAnalysis(model.BackendTRTLLM, gptOSS, "h200_sxm", "fp4"),
 		backendGapAnalysis(model.BackendTRTLLM, gptOSS, "b200_sxm", "fp4"),
-	}
+	)
 	runs = append(runs, dsr1SGLangRuns()...)
 	runs = append(runs, qwen35Runs()...)
 	runs = append(runs, glm5Runs()...)

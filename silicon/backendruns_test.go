@@ -16,10 +16,20 @@ func TestRunOfRowByBackend(t *testing.T) {
 	if vllm.Backend != "" || sglang.Backend != model.BackendSGLang || vllm.Benchmark.Name == sglang.Benchmark.Name {
 		t.Fatalf("Qwen3-32B H100: vLLM row → %q run %s, SGLang row → %q run %s; want each its own", vllm.Backend, vllm.Benchmark.Name, sglang.Backend, sglang.Benchmark.Name)
 	}
-	trt := runOf(Row{Backend: "trtllm", Model: llama70, System: "b200_sxm", Precision: "fp8", Measured: "2025-10-29"})
+	trt := runOf(Row{Backend: "trtllm", Model: llama70, System: "b200_sxm", Precision: "fp8", Measured: "2025-10-29", ISL: 1024, OSL: 1024, TP: 4})
 	if !strings.Contains(trt.Script, "70b_fp8_b200_trt_slurm.sh") || trt.Benchmark.MaxNumBatchedTokens != 16384 || trt.Benchmark.PrefixCaching {
 		t.Fatalf("TRT-LLM Llama 70B B200 row: run %s, %d batched tokens, prefix caching %v; want the trt script's 16,384 and no block reuse",
 			trt.Script, trt.Benchmark.MaxNumBatchedTokens, trt.Benchmark.PrefixCaching)
+	}
+	// The 70B scripts' batch waiting: at 1k/1k below TP 8 only.
+	for _, c := range []struct {
+		isl, osl, tp, iters int
+		ratio               float64
+	}{{1024, 1024, 4, 20, 0.9}, {1024, 1024, 1, 20, 0.9}, {1024, 1024, 8, 0, 0}, {1024, 8192, 4, 0, 0}, {8192, 1024, 2, 0, 0}} {
+		b := runOf(Row{Backend: "trtllm", Model: llama70, System: "h200_sxm", Precision: "fp8", ISL: c.isl, OSL: c.osl, TP: c.tp}).Benchmark
+		if b.TRTLLMBatchWaitIters != c.iters || b.TRTLLMBatchWaitRatio != c.ratio {
+			t.Fatalf("70B H200 %d/%d TP %d: batch wait %d iterations, ratio %v; want %d, %v", c.isl, c.osl, c.tp, b.TRTLLMBatchWaitIters, b.TRTLLMBatchWaitRatio, c.iters, c.ratio)
+		}
 	}
 	d := trt.Benchmark.deployment(Row{Backend: "trtllm", Model: llama70, System: "b200_sxm", Precision: "fp8", TP: 4, AttentionDP: 1, MoETP: 4, MoEEP: 1,
 		ISL: 1024, OSL: 1024, Concurrency: 8, BackendVersion: "unrecorded"})
@@ -27,9 +37,9 @@ func TestRunOfRowByBackend(t *testing.T) {
 		t.Fatalf("TRT-LLM deployment: %s %s, fuse %v, graphs to %d; want trtllm 1.2.0rc5, unfused, graphs to 1,024",
 			d.Backend, d.BackendVersion, d.FuseAllReduceRMS, d.CUDAGraphMaxTokens())
 	}
-	h200 := runOf(Row{Backend: "trtllm", Model: llama70, System: "h200_sxm", Precision: "fp8"}).Benchmark
+	h200 := runOf(Row{Backend: "trtllm", Model: llama70, System: "h200_sxm", Precision: "fp8", ISL: 8192, OSL: 1024, TP: 8}).Benchmark
 	if d := h200.deployment(Row{Backend: "trtllm", Model: llama70, System: "h200_sxm", Precision: "fp8", TP: 8, AttentionDP: 1, MoETP: 8, MoEEP: 1,
-		ISL: 8192, OSL: 1024, Concurrency: 4}); d.MaxNumBatchedTokens != d.ContextLength || d.ContextLength != 8192+1024+200 {
+		ISL: 8192, OSL: 1024, Concurrency: 4}); d.MaxNumBatchedTokens != d.ContextLength || d.ContextLength != 9216 {
 		t.Fatalf("TRT-LLM H200 script's --max_num_tokens $MAX_MODEL_LEN: %d tokens, context %d", d.MaxNumBatchedTokens, d.ContextLength)
 	}
 	// AIConfigurator's gap-analysis TRT-LLM workers, as its benchmark rule configures them:

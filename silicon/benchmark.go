@@ -106,6 +106,12 @@ type Benchmark struct {
 	// --scheduler-recv-interval (engine.SchedulerConfig; 0: SGLang's defaults).
 	SGLangMaxPrefillTokens int `json:"sglang_max_prefill_tokens,omitempty"`
 	SGLangRecvInterval     int `json:"sglang_scheduler_recv_interval,omitempty"`
+	// TRTLLMBatchWaitIters and TRTLLMBatchWaitRatio are TensorRT-LLM's
+	// batch_wait_timeout_iters and batch_wait_max_tokens_ratio as the script sets them
+	// (engine.SchedulerConfig; 0: off, the release's default). TensorRT-LLM ignores them
+	// with attention data parallelism.
+	TRTLLMBatchWaitIters int     `json:"trtllm_batch_wait_timeout_iters,omitempty"`
+	TRTLLMBatchWaitRatio float64 `json:"trtllm_batch_wait_max_tokens_ratio,omitempty"`
 	// MoEBackend is TensorRT-LLM's moe_config.backend or SGLang's --moe-runner-backend as the
 	// script sets it when that is not the release's default (model.MoEBackendTRTLLM,
 	// model.MoERunnerFlashInferTRTLLM); "" the default's kernels.
@@ -269,6 +275,8 @@ func (b Benchmark) check() error {
 			strings.Join(model.TokenizeBatchings(), ", "))
 	case b.SGLangMaxPrefillTokens < 0 || b.SGLangRecvInterval < 0:
 		return fmt.Errorf("silicon: benchmark %s: negative sglang max_prefill_tokens or scheduler_recv_interval", b.Name)
+	case b.TRTLLMBatchWaitIters < 0 || !(b.TRTLLMBatchWaitRatio >= 0 && b.TRTLLMBatchWaitRatio <= 1):
+		return fmt.Errorf("silicon: benchmark %s: trtllm batch_wait_timeout_iters %d (want >= 0), batch_wait_max_tokens_ratio %v (want 0…1)", b.Name, b.TRTLLMBatchWaitIters, b.TRTLLMBatchWaitRatio)
 	case b.MaxNumBatchedTokens < 0 || b.BatchedTokensPerISL < 0 || b.BatchedTokensAboveBatch < 0 || b.ExtraModelLen < 0 || b.MaxModelLen < 0:
 		return fmt.Errorf("silicon: benchmark %s: negative batched tokens or model length", b.Name)
 	case !slices.Contains(model.KVCacheDtypes(), b.KVCacheDtype):
@@ -433,7 +441,12 @@ func (b Benchmark) String() string {
 		b.Name, b.KVCacheDtype, b.BlockSize, budget, tokens, seqs, sched, cache, fp32, graphs, lengths, prompts, b.WarmupPerSlot, b.RequestsPerSlot)
 }
 
-// scheduler is the engine's scheduler arguments under this benchmark.
-func (b Benchmark) scheduler() engine.SchedulerConfig {
-	return engine.SchedulerConfig{SGLangMaxPrefillTokens: b.SGLangMaxPrefillTokens, SGLangRecvInterval: b.SGLangRecvInterval}
+// scheduler is the engine's scheduler arguments under this benchmark on deployment d: batch
+// waiting only without attention data parallelism (PyExecutor._schedule skips it then).
+func (b Benchmark) scheduler(d model.Deployment) engine.SchedulerConfig {
+	c := engine.SchedulerConfig{SGLangMaxPrefillTokens: b.SGLangMaxPrefillTokens, SGLangRecvInterval: b.SGLangRecvInterval}
+	if d.AttentionDP <= 1 {
+		c.TRTLLMBatchWaitTimeoutIters, c.TRTLLMBatchWaitMaxTokensRatio = b.TRTLLMBatchWaitIters, b.TRTLLMBatchWaitRatio
+	}
+	return c
 }

@@ -39,7 +39,7 @@ func TestDeepSeekSGLangRunsByBranch(t *testing.T) {
 			b.MemoryBudget != model.MemoryBudgetSGLang || b.RangeRatio != InferenceXRangeRatio || b.WarmupPerSlot != 2 {
 			t.Errorf("%s TP %d %d/%d c %d: run %s (skip %q), benchmark %+v", c.r.System, c.r.TP, c.r.ISL, c.r.OSL, c.r.Concurrency, run.Script, run.Skip, b)
 		}
-		if got := b.scheduler(); got.SGLangRecvInterval != c.recv || got.SGLangMaxPrefillTokens != c.chunk {
+		if got := b.scheduler(model.Deployment{}); got.SGLangRecvInterval != c.recv || got.SGLangMaxPrefillTokens != c.chunk {
 			t.Errorf("%s c %d: scheduler %+v", c.r.System, c.r.Concurrency, got)
 		}
 	}

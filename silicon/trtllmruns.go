@@ -76,7 +76,7 @@ func dsr1TRT(from string, mem float64, graphs int, moe string, set func(*Benchma
 func dsr1TRTRuns() []Run {
 	const conc = 2048
 	const script2025 = "@9596d23d7 to 2025-11-02, @d22bf9ca9 from 2025-11-03 (--ep_size from the config from 17d5e204f)"
-	const fp8NM = dsr1TRTNM + "; piecewise CUDA graphs of mixed steps from c 64 (1k/8k: c 128); at 1k/1k from c 64 batch_wait_timeout_iters 40 and batch_wait_max_tokens_ratio 0.8"
+	const fp8NM = dsr1TRTNM + "; piecewise CUDA graphs of mixed steps from c 64 (1k/8k: c 128)"
 	ep := func(on bool) func(*Benchmark) { return func(b *Benchmark) { b.ExpertParallel = scriptSets(on) } }
 	labels := func(*Benchmark) {}
 	floor := func(b *Benchmark) { b.BatchedTokensAtLeast = 8192 }
@@ -120,14 +120,20 @@ func dsr1TRTRuns() []Run {
 			runs = append(runs, run("b200_sxm", "fp4", span[0], span[1], "benchmarks/dsr1_fp4_b200_trt.sh@6eecc0e66", dsr1TRTImage2026,
 				dsr1TRTNM+"; piecewise CUDA graphs of mixed steps at 1k/1k TP 8 EP 8", RunShape{},
 				dsr1TRT("2026-02-03", 0.8, conc, model.MoEBackendTRTLLM, floor)))
-			for _, sh := range []RunShape{{TP: 1}, {TP: 8}, {TP: 4, ISL: 1024}, {TP: 4, ISL: 8192, OSL: 1024}} {
-				mem := 0.8
-				if sh.ISL == 8192 {
-					mem = 0.75
-				}
-				runs = append(runs, run("b200_sxm", "fp8", span[0], span[1], "benchmarks/dsr1_fp8_b200_trt.sh@ec7bafaae", dsr1TRTImage2026, fp8NM,
-					sh, dsr1TRT("2026-01-29", mem, conc, model.MoEBackendTRTLLM, floor)))
+			// At 1k/1k from c 64 the script sets batch_wait_timeout_iters 40 and
+			// batch_wait_max_tokens_ratio 0.8 (TensorRT-LLM's batch waiting; ignored with the
+			// TP 1 rows' attention data parallelism).
+			fp8 := func(mem float64, sh RunShape) Run {
+				return run("b200_sxm", "fp8", span[0], span[1], "benchmarks/dsr1_fp8_b200_trt.sh@ec7bafaae", dsr1TRTImage2026, fp8NM,
+					sh, dsr1TRT("2026-01-29", mem, conc, model.MoEBackendTRTLLM, floor))
 			}
+			runs = append(runs, fp8(0.8, RunShape{TP: 1}), fp8(0.75, RunShape{TP: 4, ISL: 8192, OSL: 1024}))
+			for _, tp := range []int{4, 8} {
+				runs = append(runs, batchWaitRuns(fp8(0.8, RunShape{}), 40, 0.8,
+					[]RunShape{{TP: tp, ISL: 1024, OSL: 1024, MinConcurrency: 64}},
+					[]RunShape{{TP: tp, ISL: 1024, OSL: 1024, MaxConcurrency: 63}, {TP: tp, ISL: 1024, OSL: 8192}})...)
+			}
+			runs = append(runs, fp8(0.8, RunShape{TP: 8, ISL: 8192, OSL: 1024}))
 		}
 	}
 	return runs

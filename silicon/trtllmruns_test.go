@@ -49,6 +49,27 @@ func TestDeepSeekTRTLLMRunsByDate(t *testing.T) {
 				d.MaxCUDAGraphCaptureSize, d.MaxNumBatchedTokens, d.KVCacheDtype, d.MoETP, d.MoEEP)
 		}
 	}
+	// dsr1_fp8_b200_trt.sh's batch waiting (40 iterations, ratio 0.8): at 1k/1k from c 64
+	// only, and not under attention data parallelism, which TensorRT-LLM skips it for.
+	for _, c := range []struct {
+		r     Row
+		iters int
+	}{
+		{row("b200_sxm", "fp8", "2026-01-29", 8, 8, 1, 1024, 1024, 64), 40}, {row("b200_sxm", "fp8", "2026-01-29", 4, 4, 1, 1024, 1024, 128), 40},
+		{row("b200_sxm", "fp8", "2026-01-29", 8, 8, 1, 1024, 1024, 32), 0}, {row("b200_sxm", "fp8", "2026-01-29", 8, 8, 1, 1024, 8192, 128), 0},
+		{row("b200_sxm", "fp4", "2026-02-03", 8, 8, 1, 1024, 1024, 64), 0},
+	} {
+		b := runOf(c.r).Benchmark
+		sc := b.scheduler(b.deployment(c.r))
+		if sc.TRTLLMBatchWaitTimeoutIters != c.iters || c.iters > 0 && sc.TRTLLMBatchWaitMaxTokensRatio != 0.8 {
+			t.Errorf("%s %s %d/%d TP %d c %d: batch wait %d iterations, ratio %v; want %d", c.r.System, c.r.Precision, c.r.ISL, c.r.OSL, c.r.TP, c.r.Concurrency,
+				sc.TRTLLMBatchWaitTimeoutIters, sc.TRTLLMBatchWaitMaxTokensRatio, c.iters)
+		}
+	}
+	dp := runOf(row("b200_sxm", "fp8", "2026-01-29", 8, 8, 1, 1024, 1024, 64)).Benchmark
+	if sc := dp.scheduler(model.Deployment{AttentionDP: 8}); sc.TRTLLMBatchWaitTimeoutIters != 0 || sc.TRTLLMBatchWaitMaxTokensRatio != 0 {
+		t.Errorf("attention DP: batch wait %d iterations, ratio %v; want off", sc.TRTLLMBatchWaitTimeoutIters, sc.TRTLLMBatchWaitMaxTokensRatio)
+	}
 	for _, c := range []struct {
 		r    Row
 		skip string

@@ -350,7 +350,7 @@ func replay(ctx context.Context, d model.Deployment, r Row, b Benchmark, seed ui
 	d.NumGPUBlocks = c.NumGPUBlocks // the running cap, if any, the engine asks w for
 	rc := router.DefaultConfig()
 	rc.BlockSize = d.BlockSize
-	cfg := engine.Config{Workers: 1, Worker: d, Router: rc, ReplayConcurrency: r.Concurrency, Seed: seed, Scheduler: b.scheduler()}
+	cfg := engine.Config{Workers: 1, Worker: d, Router: rc, ReplayConcurrency: r.Concurrency, Seed: seed, Scheduler: b.scheduler(d)}
 	rep, err := benchmarkRun(ctx, cfg, w, r, b, seed)
 	if err != nil {
 		return 0, 0, 0, err
