@@ -324,6 +324,12 @@ func (f *File) settings(tr *trace.Trace, tables string, list func(string) string
 	if f.Scheduler.TRTLLMChunkedPrefill {
 		add("search_space.trtllm_enable_chunked_prefill", "true")
 	}
+	if sc := f.Scheduler; sc.TRTLLMBatchWaitTimeoutIters != 0 {
+		add("search_space.trtllm_batch_wait_timeout_iters", strconv.Itoa(sc.TRTLLMBatchWaitTimeoutIters))
+	}
+	if sc := f.Scheduler; sc.TRTLLMBatchWaitMaxTokensRatio != 0 {
+		add("search_space.trtllm_batch_wait_max_tokens_ratio", num(sc.TRTLLMBatchWaitMaxTokensRatio))
+	}
 	if f.FuseAllReduceRMS != nil { // listed only when given (else backend_version's default)
 		add("search_space.fuse_allreduce_rms", strconv.FormatBool(*f.FuseAllReduceRMS))
 	}

@@ -268,6 +268,10 @@ func (f *File) setSearch(path, key string, n ast.Node) error {
 		return f.number(path, n, &f.Scheduler.SGLangConservativeness, 0, 100)
 	case "trtllm_enable_chunked_prefill":
 		return f.boolean(path, n, &f.Scheduler.TRTLLMChunkedPrefill)
+	case "trtllm_batch_wait_timeout_iters":
+		return f.integer(path, n, &f.Scheduler.TRTLLMBatchWaitTimeoutIters, 0, 1000)
+	case "trtllm_batch_wait_max_tokens_ratio":
+		return f.number(path, n, &f.Scheduler.TRTLLMBatchWaitMaxTokensRatio, 0, 1)
 	case "memory_budget":
 		return f.oneOf(path, n, &f.MemoryBudget, model.MemoryBudgets())
 	case "parallel_configs":
