@@ -68,10 +68,17 @@ func (s *Sim) rankStep(w *worker, t int64) {
 	}
 	work := false
 	for i := range group {
-		r := &group[i]
-		r.sched = r.sched[:0]
-		s.schedule(r, t)
-		work = work || len(r.sched) > 0
+		group[i].sched = group[i].sched[:0]
+	}
+	if s.kind == schedTRTLLM && s.cfg.Scheduler.TRTLLMADPBalance {
+		s.scheduleTRTLLMRanks(group, t) // the ranks decide on their contexts together
+	} else {
+		for i := range group {
+			s.schedule(&group[i], t)
+		}
+	}
+	for i := range group {
+		work = work || len(group[i].sched) > 0
 	}
 	if work {
 		for i := range group {

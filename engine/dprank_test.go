@@ -90,6 +90,9 @@ func TestRanksInvariantsProperty(t *testing.T) {
 			for _, r := range tr.Requests {
 				cfg.Worker.MaxNumBatchedTokens = max(cfg.Worker.MaxNumBatchedTokens, cfg.Worker.BlockSize, r.InputLength)
 			}
+			cfg.Scheduler.TRTLLMADPBalance = rapid.Bool().Draw(t, "adp_balance")
+			cfg.Scheduler.TRTLLMADPTimeoutIters = rapid.SampledFrom([]int{0, 5, 60}).Draw(t, "adp_timeout_iters")
+			cfg.Scheduler.TRTLLMADPBatchingWaitIters = rapid.SampledFrom([]int{0, 2}).Draw(t, "adp_batching_wait_iters")
 		}
 		timer := &ranksTimer{fakeTimer: fakeTimer{base: int64(rapid.IntRange(1, 200).Draw(t, "base")), perToken: 1}, ranks: ranks, perMoE: 1}
 		s, err := New(cfg, timer, tr)
@@ -170,5 +173,39 @@ func TestRanksConfigErrors(t *testing.T) {
 		if _, err := New(cfg, c.timer, tr); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
 		}
+	}
+}
+
+// TensorRT-LLM's attention-DP balancing (enable_balance, timeout_iters 5): with a request
+// decoding on each of two ranks, a prompt reaching rank 0 alone waits for the balance
+// counter to run out (it counts every step not every rank had a context, so the 62 decode
+// steps before the arrival left it at 2 of 5: 2 more steps of 13 µs), while two prompts reaching both ranks together run at once. Without balancing
+// neither waits.
+func TestTRTLLMADPBalanceHoldsLoneContexts(t *testing.T) {
+	first := func(balance bool, both bool) int64 {
+		rs := []trace.Request{req(0, 64, 400, 1), req(0, 64, 400, 2), req(1, 64, 2, 3)}
+		if both {
+			rs = append(rs, req(1, 64, 2, 4))
+		}
+		cfg := Config{Workers: 2, Worker: deployment(64, 512, 4), ArrivalSpeedupRatio: 1, RecordRequests: true}
+		cfg.Worker.AttentionDP, cfg.Worker.Backend = 2, model.BackendTRTLLM
+		cfg.Scheduler.TRTLLMADPBalance, cfg.Scheduler.TRTLLMADPTimeoutIters = balance, 5
+		timer := &ranksTimer{fakeTimer: fakeTimer{base: 10, perToken: 1}, ranks: 2, perMoE: 1}
+		ranks, err := cfg.setupRanks(timer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := newSim(cfg, timer, &trace.Trace{Name: "adp", BlockSize: 64, Requests: rs}, &fixedRouter{workers: 2})
+		s.ranks = ranks
+		if _, err := s.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return s.reqs[2].firstTok
+	}
+	if held, free := first(true, false), first(false, false); held-free != 26 {
+		t.Errorf("lone prompt: first token at %d µs balanced, %d not; want 2 steps of 13 µs later", held, free)
+	}
+	if held, free := first(true, true), first(false, true); held != free {
+		t.Errorf("a prompt on each rank: first token at %d µs balanced, %d not; want the same", held, free)
 	}
 }

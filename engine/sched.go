@@ -63,6 +63,13 @@ type SchedulerConfig struct {
 	// its default.
 	TRTLLMBatchWaitTimeoutIters   int     `json:",omitempty"`
 	TRTLLMBatchWaitMaxTokensRatio float64 `json:",omitempty"`
+	// TRTLLMADPBalance, TRTLLMADPTimeoutIters and TRTLLMADPBatchingWaitIters are
+	// TensorRT-LLM's attention_dp_config enable_balance, timeout_iters and
+	// batching_wait_iters (sched_trtllm_adp.go): with attention data parallelism a worker's
+	// ranks hold their contexts until every rank has one to run. Off by default.
+	TRTLLMADPBalance           bool `json:",omitempty"`
+	TRTLLMADPTimeoutIters      int  `json:",omitempty"`
+	TRTLLMADPBatchingWaitIters int  `json:",omitempty"`
 }
 
 // SGLang's schedule policies (--schedule-policy).
@@ -84,6 +91,8 @@ func (c SchedulerConfig) check() error {
 		return fmt.Errorf("sglang scheduler_recv_interval: %d must be >= 0 (0: SGLang's default 1)", c.SGLangRecvInterval)
 	case c.TRTLLMBatchWaitTimeoutIters < 0:
 		return fmt.Errorf("trtllm batch_wait_timeout_iters: %d must be >= 0 (0: TensorRT-LLM's default)", c.TRTLLMBatchWaitTimeoutIters)
+	case c.TRTLLMADPTimeoutIters < 0 || c.TRTLLMADPBatchingWaitIters < 0:
+		return fmt.Errorf("trtllm attention_dp_config: timeout_iters %d and batching_wait_iters %d must be >= 0", c.TRTLLMADPTimeoutIters, c.TRTLLMADPBatchingWaitIters)
 	case !(c.TRTLLMBatchWaitMaxTokensRatio >= 0 && c.TRTLLMBatchWaitMaxTokensRatio <= 1):
 		return fmt.Errorf("trtllm batch_wait_max_tokens_ratio: %v must be in [0, 1] (0: TensorRT-LLM's default)", c.TRTLLMBatchWaitMaxTokensRatio)
 	}
@@ -104,6 +113,7 @@ func (s *Sim) setupScheduler() {
 	case schedTRTLLM:
 		s.trtContrib = map[uint64]struct{}{}
 		s.trtWaited = make([]int, len(s.workers))
+		s.trtADP = make([]adpCounts, len(s.workers))
 	}
 }
 

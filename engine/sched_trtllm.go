@@ -26,7 +26,8 @@ import "fmt"
 // steps in a row, while their whole prompts and the generation tokens come to less than
 // batch_wait_max_tokens_ratio of max_num_tokens (tensorrt_llm/_torch/pyexecutor/
 // py_executor.py, _schedule and _waiting_requests, in the 1.1 and 1.2 releases' form: the
-// executor counts every scheduled token; docs/backend-schedulers.md).
+// executor counts every scheduled token; docs/backend-schedulers.md). Not with attention data
+// parallelism, whose ranks balance their contexts instead (sched_trtllm_adp.go).
 //
 // Block reuse (enable_block_reuse, on by default): a prompt's full blocks enter the reuse
 // tree when its context completes (storeContextBlocks), and the KV events name blocks of
@@ -53,44 +54,61 @@ func (s *Sim) trtRemaining(r *request) int {
 
 // scheduleTRTLLM fills w.sched with TensorRT-LLM's next batch at t.
 func (s *Sim) scheduleTRTLLM(w *worker, t int64) {
-	d := &s.cfg.Worker
-	budget := int32(d.MaxNumBatchedTokens)
-	free := w.pool.available()
-	for _, ri := range w.running {
-		free -= s.trtRemaining(&s.reqs[ri])
+	p := s.trtGenerations(w)
+	if !p.full && s.cfg.Scheduler.trtBatchWaiting() && s.ranks.ranks == 0 && p.gens > 0 {
+		if n, tokens := s.trtContexts(w, t, p, false); n > 0 && s.trtHold(w, tokens+p.gens) {
+			return
+		}
 	}
+	if !p.full {
+		s.trtContexts(w, t, p, true)
+	}
+}
 
-	// Generation requests, one token each; the contexts after them.
-	gens := 0
+// trtPlan is a TensorRT-LLM step after its generation requests: what they left of the token
+// budget and the free blocks, how many there are, and whether they filled the step.
+type trtPlan struct {
+	budget int32
+	free   int
+	gens   int
+	full   bool
+}
+
+// trtGenerations schedules w's generation requests, one token each, as the first part of
+// TensorRT-LLM's step (the capacity scheduler keeps them; the micro-batch scheduler takes
+// them first).
+func (s *Sim) trtGenerations(w *worker) trtPlan {
+	d := &s.cfg.Worker
+	p := trtPlan{budget: int32(d.MaxNumBatchedTokens), free: w.pool.available()}
+	for _, ri := range w.running {
+		p.free -= s.trtRemaining(&s.reqs[ri])
+	}
 	for _, ri := range w.running {
 		r := &s.reqs[ri]
 		if !decoding(r) {
 			continue
 		}
-		if budget < 1 || gens >= d.MaxNumSeqs {
-			return
+		if p.budget < 1 || p.gens >= d.MaxNumSeqs {
+			p.full = true
+			return p
 		}
 		r.fl.blocks = w.pool.alloc(r.fl.blocks, int(s.blocksFor(r.fl.computed+1))-len(r.fl.blocks))
 		w.sched = append(w.sched, sched{ri, 1})
-		budget--
-		gens++
+		p.budget--
+		p.gens++
 	}
-	if s.cfg.Scheduler.trtBatchWaiting() && gens > 0 {
-		if n, tokens := s.trtContexts(w, t, budget, free, gens, false); n > 0 && s.trtHold(w, tokens+gens) {
-			return
-		}
-	}
-	s.trtContexts(w, t, budget, free, gens, true)
+	return p
 }
 
-// trtContexts takes the contexts of TensorRT-LLM's step at t after its batch generation
-// requests, with budget tokens and free blocks left: a running context (chunked prefill)
+// trtContexts takes the contexts of TensorRT-LLM's step at t after the generation requests
+// of p, with the tokens and free blocks they left: a running context (chunked prefill)
 // first, then waiting requests admitted in order. Without commit it only counts them: how
 // many, and their tokens as batch waiting counts a context (its whole prompt). The capacity
 // and micro-batch schedulers choose them before batch waiting or any allocation, so the
 // count is the step's.
-func (s *Sim) trtContexts(w *worker, t int64, budget int32, free, batch int, commit bool) (n, tokens int) {
+func (s *Sim) trtContexts(w *worker, t int64, p trtPlan, commit bool) (n, tokens int) {
 	d := &s.cfg.Worker
+	budget, free, batch := p.budget, p.free, p.gens
 	chunking := s.cfg.Scheduler.TRTLLMChunkedPrefill
 	clear(s.trtContrib)
 	for _, ri := range w.running {

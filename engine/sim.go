@@ -128,6 +128,8 @@ type Sim struct {
 	lpmSeen    map[uint64]struct{}
 	trtContrib map[uint64]struct{}
 	trtWaited  []int
+	trtADP     []adpCounts // attention-DP balancing's counters, at each worker's first rank
+	trtRanks   []trtPlan   // a lockstep step's ranks between their generation and context phases
 
 	sess  *sessionSchedule // the trace's sessions and dependencies (sessions.go); nil: independent rows
 	tiers *tierState       // Config.KVTiers (tiers.go); nil without lower tiers

@@ -112,6 +112,12 @@ type Benchmark struct {
 	// with attention data parallelism.
 	TRTLLMBatchWaitIters int     `json:"trtllm_batch_wait_timeout_iters,omitempty"`
 	TRTLLMBatchWaitRatio float64 `json:"trtllm_batch_wait_max_tokens_ratio,omitempty"`
+	// TRTLLMADPBalance is the script's attention_dp_config (enable_balance, timeout_iters,
+	// batching_wait_iters) for the rows it runs with attention data parallelism
+	// (engine.SchedulerConfig).
+	TRTLLMADPBalance           bool `json:"trtllm_adp_balance,omitempty"`
+	TRTLLMADPTimeoutIters      int  `json:"trtllm_adp_timeout_iters,omitempty"`
+	TRTLLMADPBatchingWaitIters int  `json:"trtllm_adp_batching_wait_iters,omitempty"`
 	// MoEBackend is TensorRT-LLM's moe_config.backend or SGLang's --moe-runner-backend as the
 	// script sets it when that is not the release's default (model.MoEBackendTRTLLM,
 	// model.MoERunnerFlashInferTRTLLM); "" the default's kernels.
@@ -275,6 +281,8 @@ func (b Benchmark) check() error {
 			strings.Join(model.TokenizeBatchings(), ", "))
 	case b.SGLangMaxPrefillTokens < 0 || b.SGLangRecvInterval < 0:
 		return fmt.Errorf("silicon: benchmark %s: negative sglang max_prefill_tokens or scheduler_recv_interval", b.Name)
+	case b.TRTLLMADPTimeoutIters < 0 || b.TRTLLMADPBatchingWaitIters < 0:
+		return fmt.Errorf("silicon: benchmark %s: trtllm attention_dp_config timeout_iters %d, batching_wait_iters %d (want >= 0)", b.Name, b.TRTLLMADPTimeoutIters, b.TRTLLMADPBatchingWaitIters)
 	case b.TRTLLMBatchWaitIters < 0 || !(b.TRTLLMBatchWaitRatio >= 0 && b.TRTLLMBatchWaitRatio <= 1):
 		return fmt.Errorf("silicon: benchmark %s: trtllm batch_wait_timeout_iters %d (want >= 0), batch_wait_max_tokens_ratio %v (want 0…1)", b.Name, b.TRTLLMBatchWaitIters, b.TRTLLMBatchWaitRatio)
 	case b.MaxNumBatchedTokens < 0 || b.BatchedTokensPerISL < 0 || b.BatchedTokensAboveBatch < 0 || b.ExtraModelLen < 0 || b.MaxModelLen < 0:
@@ -442,11 +450,14 @@ func (b Benchmark) String() string {
 }
 
 // scheduler is the engine's scheduler arguments under this benchmark on deployment d: batch
-// waiting only without attention data parallelism (PyExecutor._schedule skips it then).
+// waiting without attention data parallelism (PyExecutor._schedule skips it then), its
+// balancing with it.
 func (b Benchmark) scheduler(d model.Deployment) engine.SchedulerConfig {
 	c := engine.SchedulerConfig{SGLangMaxPrefillTokens: b.SGLangMaxPrefillTokens, SGLangRecvInterval: b.SGLangRecvInterval}
 	if d.AttentionDP <= 1 {
 		c.TRTLLMBatchWaitTimeoutIters, c.TRTLLMBatchWaitMaxTokensRatio = b.TRTLLMBatchWaitIters, b.TRTLLMBatchWaitRatio
+	} else {
+		c.TRTLLMADPBalance, c.TRTLLMADPTimeoutIters, c.TRTLLMADPBatchingWaitIters = b.TRTLLMADPBalance, b.TRTLLMADPTimeoutIters, b.TRTLLMADPBatchingWaitIters
 	}
 	return c
 }

@@ -42,7 +42,9 @@ const (
 // default), max_batch_size's default 2,048, the overlap scheduler (not disabled), the KV cache
 // at free_gpu_memory_fraction mem of the memory left free (model.MemoryBudgetTRTLLM),
 // max_num_tokens ISL + CONC + 64 (the scripts round it up to 64), CUDA graphs of generation
-// batches up to graphs (padded). moe is moe_config.backend when not the release's default
+// batches up to graphs (padded), and where it runs attention data parallelism
+// attention_dp_config enable_balance true, timeout_iters 60, batching_wait_iters 0 (every
+// version of the scripts read). moe is moe_config.backend when not the release's default
 // CUTLASS ("DEEPGEMM" runs the rows of the default tables on Blackwell: TensorRT-LLM's CUTLASS
 // backend takes DeepGEMM's block-FP8 path there, and AIConfigurator measures both as deepgemm).
 func dsr1TRT(from string, mem float64, graphs int, moe string, set func(*Benchmark)) Benchmark {
@@ -50,6 +52,7 @@ func dsr1TRT(from string, mem float64, graphs int, moe string, set func(*Benchma
 		b.KVCacheDtype, b.BlockSize, b.PrefixCaching, b.AsyncScheduling = model.KVFP8, 32, false, true
 		b.MaxNumSeqs, b.MaxCUDAGraphCaptureSize, b.MemoryBudget, b.GPUMemoryUtilization = 2048, graphs, model.MemoryBudgetTRTLLM, mem
 		b.MaxNumBatchedTokens, b.BatchedTokensAboveBatch, b.MoEBackend = 0, 64, moe
+		b.TRTLLMADPBalance, b.TRTLLMADPTimeoutIters = true, 60
 		set(b)
 	})
 }

@@ -67,8 +67,13 @@ func TestDeepSeekTRTLLMRunsByDate(t *testing.T) {
 		}
 	}
 	dp := runOf(row("b200_sxm", "fp8", "2026-01-29", 8, 8, 1, 1024, 1024, 64)).Benchmark
-	if sc := dp.scheduler(model.Deployment{AttentionDP: 8}); sc.TRTLLMBatchWaitTimeoutIters != 0 || sc.TRTLLMBatchWaitMaxTokensRatio != 0 {
-		t.Errorf("attention DP: batch wait %d iterations, ratio %v; want off", sc.TRTLLMBatchWaitTimeoutIters, sc.TRTLLMBatchWaitMaxTokensRatio)
+	// Under attention DP the scripts' attention_dp_config balances the ranks' contexts instead.
+	if sc := dp.scheduler(model.Deployment{AttentionDP: 8}); sc.TRTLLMBatchWaitTimeoutIters != 0 || sc.TRTLLMBatchWaitMaxTokensRatio != 0 ||
+		!sc.TRTLLMADPBalance || sc.TRTLLMADPTimeoutIters != 60 || sc.TRTLLMADPBatchingWaitIters != 0 {
+		t.Errorf("attention DP: %+v; want batch waiting off, balance on with timeout_iters 60 and batching_wait_iters 0", sc)
+	}
+	if sc := dp.scheduler(model.Deployment{AttentionDP: 1}); sc.TRTLLMADPBalance {
+		t.Errorf("without attention DP: %+v; want no balancing", sc)
 	}
 	for _, c := range []struct {
 		r    Row
