@@ -132,9 +132,15 @@ func TestValidateAIConfiguratorBackendSample(t *testing.T) {
 	// 69 at 55.9 / 9.4 %, R1 from 51 at 24.7 / 4.4 % to 87 at 49.2 / 8.4 %, B200 FP8 V3 from
 	// 11 at 16.5 / 48.1 % to 26 at 28.5 / 40.4 %, and R1's B200 FP8 rows a new group (15 at
 	// 37.2 / 34.7 %).
+	// 35.0 / 16.0 % with TensorRT-LLM's batch waiting and attention-DP balancing as the
+	// InferenceX scripts set them (engine/sched_trtllm.go, sched_trtllm_adp.go) and the 70B
+	// workflow's max-model-len: the three 70B groups from 25.7, 21.6, 22.6 % TTFT MAPE to
+	// 16.7, 10.9, 11.8 %, DeepSeek FP8 B200 V3 from 37.9 to 34.8 % and R1 from 34.8 to
+	// 30.1 %, B200 NVFP4 V3 from 43.6 / 21.4 % to 33.8 / 13.5 % and R1 from 44.3 / 21.4 % to
+	// 30.3 / 12.3 %, the 26 rows on attention ranks from 57.0 / 49.4 % to 17.4 / 21.7 %.
 	groups, ttftMedian, tpotMedian := groupMedians(rep, 10)
-	if groups < 33 || ttftMedian > 40.7 || tpotMedian > 18.1 {
-		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 33, <= 40.7 %%, <= 18.1 %%",
+	if groups < 33 || ttftMedian > 35.1 || tpotMedian > 16.0 {
+		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 33, <= 35.1 %%, <= 16.0 %%",
 			groups, ttftMedian, tpotMedian)
 	}
 	// 26 rows on attention ranks: 6 labelled DEP of DeepSeek-R1 NVFP4 on B200, 18 of the
