@@ -330,6 +330,11 @@ func (f *File) settings(tr *trace.Trace, tables string, list func(string) string
 	if sc := f.Scheduler; sc.TRTLLMBatchWaitMaxTokensRatio != 0 {
 		add("search_space.trtllm_batch_wait_max_tokens_ratio", num(sc.TRTLLMBatchWaitMaxTokensRatio))
 	}
+	if sc := f.Scheduler; sc.TRTLLMADPBalance {
+		add("search_space.trtllm_adp_balance", "true")
+		add("search_space.trtllm_adp_timeout_iters", strconv.Itoa(sc.TRTLLMADPTimeoutIters))
+		add("search_space.trtllm_adp_batching_wait_iters", strconv.Itoa(sc.TRTLLMADPBatchingWaitIters))
+	}
 	if f.FuseAllReduceRMS != nil { // listed only when given (else backend_version's default)
 		add("search_space.fuse_allreduce_rms", strconv.FormatBool(*f.FuseAllReduceRMS))
 	}

@@ -272,6 +272,12 @@ func (f *File) setSearch(path, key string, n ast.Node) error {
 		return f.integer(path, n, &f.Scheduler.TRTLLMBatchWaitTimeoutIters, 0, 1000)
 	case "trtllm_batch_wait_max_tokens_ratio":
 		return f.number(path, n, &f.Scheduler.TRTLLMBatchWaitMaxTokensRatio, 0, 1)
+	case "trtllm_adp_balance":
+		return f.boolean(path, n, &f.Scheduler.TRTLLMADPBalance)
+	case "trtllm_adp_timeout_iters":
+		return f.integer(path, n, &f.Scheduler.TRTLLMADPTimeoutIters, 0, 10000)
+	case "trtllm_adp_batching_wait_iters":
+		return f.integer(path, n, &f.Scheduler.TRTLLMADPBatchingWaitIters, 0, 10000)
 	case "memory_budget":
 		return f.oneOf(path, n, &f.MemoryBudget, model.MemoryBudgets())
 	case "parallel_configs":

@@ -29,3 +29,24 @@ func TestTRTLLMBatchWaitKeys(t *testing.T) {
 		}
 	}
 }
+
+// The attention-DP balancing keys reach the scheduler and, when balancing is on, the
+// fingerprint with its two counts.
+func TestTRTLLMADPBalanceKeys(t *testing.T) {
+	f := Default()
+	if err := f.Apply([]string{"backend=trtllm", "trtllm_adp_balance=true", "trtllm_adp_timeout_iters=60"}); err != nil {
+		t.Fatal(err)
+	}
+	if sc := f.Scheduler; !sc.TRTLLMADPBalance || sc.TRTLLMADPTimeoutIters != 60 || sc.TRTLLMADPBatchingWaitIters != 0 {
+		t.Fatalf("scheduler %+v", sc)
+	}
+	if v, ok := f.Fingerprint().Get("search_space.trtllm_adp_timeout_iters"); !ok || v != "60" {
+		t.Fatalf("fingerprint trtllm_adp_timeout_iters %q, %v", v, ok)
+	}
+	if _, ok := Default().Fingerprint().Get("search_space.trtllm_adp_balance"); ok {
+		t.Fatal("the default fingerprint lists trtllm_adp_balance")
+	}
+	if err := Default().Apply([]string{"trtllm_adp_timeout_iters=-1"}); err == nil {
+		t.Fatal("a negative timeout was accepted")
+	}
+}
