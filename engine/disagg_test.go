@@ -140,6 +140,11 @@ func runDisaggChecked(t *rapid.T, cfg Config, tr *trace.Trace, done func(s *Sim,
 		Prefill: &fakeTimer{base: int64(rapid.IntRange(1, 200).Draw(t, "base")), perToken: 1},
 		Decode:  &fakeTimer{base: int64(rapid.IntRange(1, 200).Draw(t, "decode_base")), perToken: 2},
 	}
+	runDisaggTimed(t, cfg, timer, tr, done, also)
+}
+
+// runDisaggTimed is runDisaggChecked on the pools' step timers of timer.
+func runDisaggTimed(t *rapid.T, cfg Config, timer PoolTimers, tr *trace.Trace, done func(s *Sim, ri int32, r *request), also func(s *Sim, e event)) {
 	var reports [2]string
 	for i, stepwise := range []bool{true, false} {
 		s, err := New(cfg, timer, tr)
@@ -147,7 +152,7 @@ func runDisaggChecked(t *rapid.T, cfg Config, tr *trace.Trace, done func(s *Sim,
 			t.Fatal(err)
 		}
 		s.stepwise = stepwise
-		mirror := newKVMirror(cfg.fleetSize())
+		mirror := newKVMirror(len(s.workers))
 		s.onKV = mirror.apply
 		index := map[*request]int32{}
 		for k := range s.reqs {

@@ -26,41 +26,111 @@ type RanksStepTimer interface {
 	RanksStepUS(batches []model.Batch) int64
 }
 
-// rankSteps is the lockstep state of a fleet whose workers have several attention ranks.
+// rankSteps is the lockstep state of a fleet whose workers have several attention ranks:
+// the aggregated fleet's, or each pool's of a disaggregated one.
 type rankSteps struct {
-	ranks   int // engine workers (ranks) per worker; 0: no attention data parallelism
-	timer   RanksStepTimer
-	batches []model.Batch
-	dur     int64 // the duration launch gives every rank of the step being launched
+	on    bool        // some pool's workers have several ranks
+	pools [2]rankPool // the fleet (a disaggregated fleet's prefill pool), the decode pool
+	// decodeFirst is the decode pool's first engine worker (a disaggregated fleet's).
+	decodeFirst int
+	batches     []model.Batch
+	dur         int64 // the duration launch gives every rank of the step being launched
 }
 
-// setupRanks prepares the lockstep steps for c (called before the workers are built):
-// the fleet's engine workers are its ranks, attention_dp per worker.
+// rankPool is one pool's lockstep ranks: ranks engine workers per worker (0 or 1: none).
+type rankPool struct {
+	ranks int
+	timer RanksStepTimer
+}
+
+// setupRanks prepares the lockstep steps for c (called before the workers are built): a
+// pool's engine workers are its ranks, attention_dp per worker. In a disaggregated fleet each
+// pool has its own: Dynamo's prefill router and decode router both pick a (worker, dp_rank)
+// pair (ai-dynamo/dynamo lib/llm/src/kv_router/prefill_router/execution.rs at 0243c51b:
+// PrefillQueryOutcome::Routed carries the prefill worker's dp_rank, the decode choice is a
+// WorkerWithDpRank), so every rank of either pool is a routing target of its own.
 func (c *Config) setupRanks(timer model.StepTimer) (rankSteps, error) {
-	d := c.Worker
-	if d.AttentionDP <= 1 {
+	if c.Disagg == nil {
+		p, err := c.rankPool(c.Worker, timer)
+		if err != nil || p.ranks <= 1 {
+			return rankSteps{}, err
+		}
+		return rankSteps{on: true, pools: [2]rankPool{p}, batches: make([]model.Batch, p.ranks)}, nil
+	}
+	pt, ok := timer.(PoolTimers)
+	if !ok {
+		return rankSteps{}, nil // validateDisagg says what is missing
+	}
+	prefill, err := c.rankPool(c.Worker, pt.Prefill)
+	if err != nil {
+		return rankSteps{}, fmt.Errorf("prefill pool: %w", err)
+	}
+	decode, err := c.rankPool(c.Disagg.Decode, pt.Decode)
+	if err != nil {
+		return rankSteps{}, fmt.Errorf("decode pool: %w", err)
+	}
+	n := max(prefill.ranks, decode.ranks)
+	if n <= 1 {
 		return rankSteps{}, nil
+	}
+	switch {
+	case c.Worker.Backend.OrDefault() == model.BackendSGLang:
+		return rankSteps{}, fmt.Errorf("attention_dp %d: attention data parallelism in a disaggregated fleet is modelled for vLLM workers only (SGLang's pre-allocation per DP rank is not)", n)
+	case c.Disagg.Conditional != nil:
+		return rankSteps{}, fmt.Errorf("attention_dp %d: router_conditional_disagg is not modelled with attention data parallelism", n)
+	}
+	return rankSteps{on: true, pools: [2]rankPool{prefill, decode}, batches: make([]model.Batch, n)}, nil
+}
+
+// rankPool reads the lockstep ranks of workers of deployment d priced by timer.
+func (c *Config) rankPool(d model.Deployment, timer model.StepTimer) (rankPool, error) {
+	if d.AttentionDP <= 1 {
+		return rankPool{}, nil
 	}
 	rt, ok := timer.(RanksStepTimer)
 	switch {
 	case !ok || rt.Ranks() != d.AttentionDP:
-		return rankSteps{}, fmt.Errorf("attention_dp %d: the step timer does not price %d lockstep ranks", d.AttentionDP, d.AttentionDP)
-	case c.Disagg != nil:
-		return rankSteps{}, fmt.Errorf("attention_dp %d: attention data parallelism is modelled in an aggregated fleet only (deployment_mode agg)", d.AttentionDP)
+		return rankPool{}, fmt.Errorf("attention_dp %d: the step timer does not price %d lockstep ranks", d.AttentionDP, d.AttentionDP)
 	case c.Fleet != nil:
-		return rankSteps{}, fmt.Errorf("attention_dp %d: attention data parallelism is modelled in a static fleet only (no planner, scaling or failures)", d.AttentionDP)
+		return rankPool{}, fmt.Errorf("attention_dp %d: attention data parallelism is modelled in a static fleet only (no planner, scaling or failures)", d.AttentionDP)
 	case c.KVTiers != nil:
-		return rankSteps{}, fmt.Errorf("attention_dp %d: KV tiers are not modelled with attention data parallelism; set num_g2_blocks 0", d.AttentionDP)
+		return rankPool{}, fmt.Errorf("attention_dp %d: KV tiers are not modelled with attention data parallelism; set num_g2_blocks 0", d.AttentionDP)
 	}
-	return rankSteps{ranks: d.AttentionDP, timer: rt, batches: make([]model.Batch, d.AttentionDP)}, nil
+	return rankPool{ranks: d.AttentionDP, timer: rt}, nil
+}
+
+// applyRanks makes c's worker counts count engine workers (ranks): the router's targets and
+// the engine's workers are the ranks. The caller's Disagg is left as it was.
+func (c *Config) applyRanks(rs *rankSteps) {
+	if p := rs.pools[0].ranks; p > 1 {
+		c.Workers *= p
+	}
+	if c.Disagg == nil {
+		return
+	}
+	rs.decodeFirst = c.Workers
+	if d := rs.pools[1].ranks; d > 1 {
+		dg := *c.Disagg
+		dg.DecodeWorkers *= d
+		c.Disagg = &dg
+	}
+}
+
+// rankPoolOf is the lockstep pool of engine worker w and the first engine worker of that
+// pool, or ranks <= 1 when w's pool has none.
+func (rs *rankSteps) rankPoolOf(w int) (rankPool, int) {
+	if rs.decodeFirst > 0 && w >= rs.decodeFirst {
+		return rs.pools[1], rs.decodeFirst
+	}
+	return rs.pools[0], 0
 }
 
 // rankStep starts the lockstep step of w's worker at t, unless one of its ranks is still
 // in the step before (the last rank to finish starts the next).
-func (s *Sim) rankStep(w *worker, t int64) {
+func (s *Sim) rankStep(w *worker, p rankPool, base int, t int64) {
 	rs := &s.ranks
-	first := w.id - w.id%rs.ranks
-	group := s.workers[first : first+rs.ranks]
+	first := w.id - (w.id-base)%p.ranks
+	group := s.workers[first : first+p.ranks]
 	for i := range group {
 		if group[i].busy {
 			return
@@ -85,7 +155,7 @@ func (s *Sim) rankStep(w *worker, t int64) {
 			s.fillBatch(&group[i])
 			rs.batches[i] = group[i].batch
 		}
-		rs.dur = max(1, rs.timer.RanksStepUS(rs.batches))
+		rs.dur = max(1, p.timer.RanksStepUS(rs.batches[:p.ranks]))
 	}
 	for i := range group {
 		r := &group[i]

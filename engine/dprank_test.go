@@ -151,8 +151,8 @@ func TestRanksInvariantsProperty(t *testing.T) {
 	})
 }
 
-// A DEP worker needs a timer that prices its ranks together, and runs in a static aggregated
-// fleet without KV tiers: anything else is refused with the reason.
+// A DEP worker needs a timer that prices its ranks together (disagg_ranks_test.go for the
+// pools of a disaggregated fleet): anything else is refused with the reason.
 func TestRanksConfigErrors(t *testing.T) {
 	tr := &trace.Trace{Name: "t", BlockSize: 64, Requests: []trace.Request{req(0, 10, 2, 1)}}
 	base := Config{Workers: 1, Worker: deployment(64, 512, 4), Router: router.DefaultConfig()}
@@ -165,7 +165,6 @@ func TestRanksConfigErrors(t *testing.T) {
 	}{
 		{"plain timer", func(*Config) {}, &fakeTimer{base: 1}, "does not price 2 lockstep ranks"},
 		{"other rank count", func(*Config) {}, &ranksTimer{ranks: 4}, "does not price 2 lockstep ranks"},
-		{"disagg", func(c *Config) { c.Disagg = &Disagg{DecodeWorkers: 1} }, &ranksTimer{ranks: 2}, "aggregated fleet only"},
 	}
 	for _, c := range cases {
 		cfg := base

@@ -55,7 +55,7 @@ func (s *Sim) trtRemaining(r *request) int {
 // scheduleTRTLLM fills w.sched with TensorRT-LLM's next batch at t.
 func (s *Sim) scheduleTRTLLM(w *worker, t int64) {
 	p := s.trtGenerations(w)
-	if !p.full && s.cfg.Scheduler.trtBatchWaiting() && s.ranks.ranks == 0 && p.gens > 0 {
+	if !p.full && s.cfg.Scheduler.trtBatchWaiting() && !s.ranks.on && p.gens > 0 {
 		if n, tokens := s.trtContexts(w, t, p, false); n > 0 && s.trtHold(w, tokens+p.gens) {
 			return
 		}

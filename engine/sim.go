@@ -153,9 +153,7 @@ func build(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace) (*Si
 	if err != nil {
 		return nil, err
 	}
-	if ranks.ranks > 1 {
-		cfg.Workers *= ranks.ranks // the router's targets and the engine's workers are the ranks
-	}
+	cfg.applyRanks(&ranks)
 	if cfg.Disagg != nil {
 		if err := cfg.validateDisagg(timer); err != nil {
 			return nil, err

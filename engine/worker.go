@@ -76,9 +76,11 @@ func (w *worker) reuse(id, blocks int, group int32) {
 // startStep schedules w's next step at time t (its engine's scheduler, sched.go) and queues
 // its end. With nothing to run the worker goes idle.
 func (s *Sim) startStep(w *worker, t int64) {
-	if s.ranks.ranks > 1 {
-		s.rankStep(w, t)
-		return
+	if s.ranks.on {
+		if p, base := s.ranks.rankPoolOf(w.id); p.ranks > 1 {
+			s.rankStep(w, p, base, t)
+			return
+		}
 	}
 	// The decode fast path plans steps ahead without arrivals, which async scheduling needs.
 	if !s.stepwise && !s.cfg.Worker.AsyncScheduling && s.fastPath() && s.planFast(w, t) {

@@ -76,6 +76,21 @@ func quantBytes(dtype string, rows, cols int64, block int, unquant int64) int64 
 	return n * unquant
 }
 
+// routedExpertLayerBytes is this GPU's shard of one MoE layer's routed experts (gate, up
+// and down projections of every expert, split over moe_tp × moe_ep).
+func (w *Worker) routedExpertLayerBytes() int64 {
+	d, s := w.d, w.table.LLM
+	h, ub := int64(s.Hidden), int64(s.UnquantBytes)
+	expert := func(rows, cols int64) int64 { return quantBytes(w.table.MoEQuant, rows, cols, s.WeightBlock, ub) }
+	return int64(s.Experts) * (expert(h, 2*int64(s.ExpertInter)) + expert(int64(s.ExpertInter), h)) / int64(d.MoETP*d.MoEEP)
+}
+
+// RoutedExpertBytes is this GPU's shard of the routed experts' weights over all MoE layers
+// (part of Capacity().WeightBytes; 0 for a dense model).
+func (w *Worker) RoutedExpertBytes() int64 {
+	return int64(w.table.LLM.MoELayers()) * w.routedExpertLayerBytes()
+}
+
 // KVTolerance is AIConfigurator's KV_CACHE_MEMORY_TOLERANCE for vLLM.
 const KVTolerance = 0.02
 
@@ -91,7 +106,6 @@ func (w *Worker) Capacity() Capacity {
 	attnProj := func(rows, cols int64) int64 {
 		return quantBytes(s.attentionQuant(w.table.GEMMQuant), rows, cols, s.WeightBlock, ub)
 	}
-	expert := func(rows, cols int64) int64 { return quantBytes(w.table.MoEQuant, rows, cols, s.WeightBlock, ub) }
 
 	attn := (attnProj(h, (heads+2*kv)*hd) + attnProj(heads*hd, h)) / tp
 	if s.AttnOutputGate {
@@ -113,7 +127,7 @@ func (w *Worker) Capacity() Capacity {
 		attn += s.indexerWeightBytes(attnProj, ub)
 	}
 	mlp := func(inter int64) int64 { return (proj(h, 2*inter) + proj(inter, h)) / tp }
-	experts := int64(s.Experts) * (expert(h, 2*int64(s.ExpertInter)) + expert(int64(s.ExpertInter), h)) / int64(d.MoETP*d.MoEEP)
+	experts := w.routedExpertLayerBytes()
 	norms := 2 * h * ub // the two RMSNorms
 	if s.QKNorm {
 		norms += (heads + kv) * hd * ub

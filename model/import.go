@@ -177,6 +177,12 @@ func EmbeddedImports() []ImportOptions {
 		h200Attention(one(minimax, "h200_sxm", "", "", MoEKernel{}, "4,1,4", "4,4,1")),
 		// Qwen3-235B also at one GPU: the rank of its attention-data-parallel runs (attentiondp.go).
 		h200Attention(one(qwen235, "h200_sxm", "", "", MoEKernel{}, "2,1,2", "2,2,1", "4,1,4", "4,4,1", "1,1,1")),
+		// and on H100, the pools of its disaggregated gap-analysis row (silicon/disagg.go): a
+		// prefill worker of four one-GPU attention ranks whose experts vLLM splits by tensor
+		// parallelism over all four GPUs (its rank's table and its experts' width), and TP4
+		// decode workers. The other row's decode worker (attention_dp 8) has no moe_tp 8
+		// expert rows on H100 in any vLLM version.
+		one(qwen235, "h100_sxm", "", "", MoEKernel{}, "1,1,1", "4,4,1"),
 		one("Qwen/Qwen3-32B", "h100_sxm", "", "", MoEKernel{}, "1,1,1", "2,2,1", "4,4,1", "8,8,1"),
 		// vLLM's FP8 quantisation of it: the disaggregated gap-analysis row (prefill TP1 × 8,
 		// decode TP4 × 2; silicon/disagg.go).
