@@ -21,17 +21,21 @@ func attentionDPSkip(sim Row, d model.Deployment, seen map[model.Deployment]stri
 	}
 	reason := ""
 	if _, err := model.NewWorker(d); err != nil {
-		what := err.Error()
-		switch {
-		case errors.Is(err, model.ErrNoRankTable):
-			what = fmt.Sprintf("no step-time table for its rank (tp %d) in this precision", d.TP)
-		case errors.Is(err, model.ErrNoExpertsTable):
-			what = fmt.Sprintf("no step-time table for its experts (%d GPUs, moe_tp %d, moe_ep %d)", d.TP*d.AttentionDP, d.MoETP, d.MoEEP)
-		}
-		reason = fmt.Sprintf("attention_dp %d (%s): %s", sim.AttentionDP, kind, what)
+		reason = fmt.Sprintf("attention_dp %d (%s): %s", sim.AttentionDP, kind, attentionDPWhat(err, d))
 	}
 	seen[d] = reason
 	return reason
+}
+
+// attentionDPWhat says which of DEP deployment d's tables NewWorker's err misses.
+func attentionDPWhat(err error, d model.Deployment) string {
+	switch {
+	case errors.Is(err, model.ErrNoRankTable):
+		return fmt.Sprintf("no step-time table for its rank (tp %d) in this precision", d.TP)
+	case errors.Is(err, model.ErrNoExpertsTable):
+		return fmt.Sprintf("no step-time table for its experts (%d GPUs, moe_tp %d, moe_ep %d)", d.TP*d.AttentionDP, d.MoETP, d.MoEEP)
+	}
+	return err.Error()
 }
 
 // scriptAttentionDP reads a row of a run whose script enabled attention data parallelism

@@ -101,16 +101,16 @@ func disaggSkip(prefill, decode Row) string {
 		switch {
 		case x.r.MoETP*x.r.MoEEP != x.r.TP*x.r.AttentionDP:
 			return fmt.Sprintf("%s pool: labels tp %d, attention_dp %d, moe_tp %d, moe_ep %d do not describe one worker", x.pool, x.r.TP, x.r.AttentionDP, x.r.MoETP, x.r.MoEEP)
-		case x.r.AttentionDP > 1:
-			return fmt.Sprintf("%s pool: attention_dp %d: attention data parallelism is not modelled", x.pool, x.r.AttentionDP)
+		case x.r.AttentionDP > 1 && model.Backend(x.r.Backend).OrDefault() == model.BackendSGLang:
+			return fmt.Sprintf("%s pool: attention_dp %d: SGLang's attention data parallelism in a disaggregated fleet is not modelled", x.pool, x.r.AttentionDP)
 		}
 	}
 	return ""
 }
 
 // poolsPriced says why a disaggregated row's pools have no step times, or "": each pool's
-// deployment loads its table, or the loader's reason (which names what is missing) is the
-// row's. seen keeps the answers by deployment.
+// deployment loads its table (a pool of attention ranks its rank's and its experts' width's,
+// model/attentiondp.go), or the loader's reason (which names what is missing) is the row's. seen keeps the answers by deployment.
 func poolsPriced(pd, dd model.Deployment, seen map[model.Deployment]string) string {
 	for _, x := range []struct {
 		pool string
@@ -120,6 +120,9 @@ func poolsPriced(pd, dd model.Deployment, seen map[model.Deployment]string) stri
 		if !ok {
 			if _, err := model.NewWorker(x.d); err != nil {
 				why = x.pool + " pool: " + err.Error()
+				if x.d.AttentionDP > 1 {
+					why = fmt.Sprintf("%s pool: attention_dp %d: %s", x.pool, x.d.AttentionDP, attentionDPWhat(err, x.d))
+				}
 			}
 			seen[x.d] = why
 		}
@@ -152,9 +155,11 @@ func disaggBackendSkip(r Row, o Options) string {
 // sequence's KV at least once, so at the GPU's peak HBM bandwidth (mem_bw, without
 // AIConfigurator's empirical derating) and with the smallest KV cache vLLM serves (FP8, one
 // byte per element) a decode worker's step takes at least
-// (weight bytes + sequences × mean context × KV bytes per token) ÷ mem_bw per GPU. A
-// measured TPOT below that floor means the label is not the load the row measured: the row
-// is skipped with the arithmetic. "" when the label is consistent.
+// (weight bytes + sequences × mean context × KV bytes per token) ÷ mem_bw per GPU. Of a MoE
+// model's routed experts a step is sure to read only top-k per layer (every token may pick
+// the same ones), so the floor counts top-k ÷ experts of their shard. A measured TPOT below
+// that floor means the label is not the load the row measured: the row is skipped with the
+// arithmetic. "" when the label is consistent.
 func derivedLoadSkip(r Row, dd model.Deployment) string {
 	if !r.ConcurrencyDerived || r.Disagg.DecodeDP > 1 {
 		return ""
@@ -167,13 +172,17 @@ func derivedLoadSkip(r Row, dd model.Deployment) string {
 	kvPerGPU := float64(c.KVBytesPerToken) / float64(c.KVElementBytes) // FP8: one byte per element
 	seqs := float64(r.Concurrency) / float64(r.Disagg.DecodeWorkers)
 	ctx := float64(r.ISL) + float64(r.OSL)/2
-	bytes := float64(c.WeightBytes) + seqs*ctx*kvPerGPU
+	weights := float64(c.WeightBytes)
+	if s := w.Table().LLM; s.MoE() {
+		weights -= float64(w.RoutedExpertBytes()) * (1 - float64(s.TopK)/float64(s.Experts))
+	}
+	bytes := weights + seqs*ctx*kvPerGPU
 	floorMS := bytes / w.Table().GPU.MemBW * 1e3
 	if r.TPOTMS >= floorMS {
 		return ""
 	}
 	return fmt.Sprintf("silicon_concurrency not recorded, and decode_batch_size × decode_num_workers = %d is not the load this row measured: "+
-		"%.0f sequences per decode worker at a mean context of %.0f tokens read at least %.1f GB per GPU per step (weights and an FP8 KV cache), "+
+		"%.0f sequences per decode worker at a mean context of %.0f tokens read at least %.1f GB per GPU per step (weights, top-k experts of a MoE, an FP8 KV cache), "+
 		"%.2f ms at %s's peak %.0f GB/s, above the measured TPOT %.2f ms",
 		r.Concurrency, seqs, ctx, bytes/1e9, floorMS, dd.HardwareSKU, w.Table().GPU.MemBW/1e9, r.TPOTMS)
 }
