@@ -209,6 +209,8 @@ func InferenceXRuns() []Run {
 		// is known of its settings and where it comes from.
 		gapAnalysis(qwen32, "h100_sxm", ""), gapAnalysis(qwen32, "h100_sxm", "fp8"),
 		gapAnalysis(qwen235, "h200_sxm", "fp8"), gapAnalysis(llama8, "h200_sxm", "fp8"),
+		// and its two disaggregated Qwen3-235B rows on H100 (data/h100_sxm/vllm/0.12.0/qwen3_235b_a22b.csv).
+		gapAnalysis(qwen235, "h100_sxm", "fp8"),
 	}
 	runs = append(runs, backendRuns()...)
 	for i, r := range runs {
