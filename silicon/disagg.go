@@ -209,22 +209,27 @@ func disaggDeployments(r Row, b Benchmark) (prefill, decode model.Deployment, sk
 
 // replayDisagg runs a disaggregated row's benchmark on a fleet of its pools.
 func replayDisagg(ctx context.Context, pd, dd model.Deployment, r Row, b Benchmark, seed uint64) (ttft, tpot float64, err error) {
-	pw, err := model.NewWorker(pd)
+	rep, err := disaggReport(ctx, pd, dd, r, b, seed)
 	if err != nil {
 		return 0, 0, err
 	}
+	return rep.Summary.MeanTTFTMS, rep.Summary.MeanTPOTMS, nil
+}
+
+// disaggReport is the report of replayDisagg's timed run: its TTFT's parts by pool too.
+func disaggReport(ctx context.Context, pd, dd model.Deployment, r Row, b Benchmark, seed uint64) (*engine.Report, error) {
+	pw, err := model.NewWorker(pd)
+	if err != nil {
+		return nil, err
+	}
 	dw, err := model.NewWorker(dd)
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
 	pd.NumGPUBlocks, dd.NumGPUBlocks = pw.Capacity().NumGPUBlocks, dw.Capacity().NumGPUBlocks
 	rc := router.DefaultConfig()
 	rc.BlockSize = pd.BlockSize
 	cfg := engine.Config{Workers: r.Disagg.PrefillWorkers, Worker: pd, Router: rc, ReplayConcurrency: r.Concurrency, Seed: seed,
 		Disagg: &engine.Disagg{DecodeWorkers: r.Disagg.DecodeWorkers, Decode: dd, TransferGBps: TransferGBps, KVBytesPerToken: pw.KVBytesPerTokenModel()}}
-	rep, err := benchmarkRun(ctx, cfg, engine.PoolTimers{Prefill: pw, Decode: dw}, r, b, seed)
-	if err != nil {
-		return 0, 0, err
-	}
-	return rep.Summary.MeanTTFTMS, rep.Summary.MeanTPOTMS, nil
+	return benchmarkRun(ctx, cfg, engine.PoolTimers{Prefill: pw, Decode: dw}, r, b, seed)
 }
