@@ -62,15 +62,7 @@ func TestDisaggRanksInvariantsProperty(t *testing.T) {
 				}
 				prefilledOn[e.id] = d.srcWorker[e.id]
 			}
-			for ri, src := range d.src {
-				r := &s.reqs[ri]
-				if src == nil || len(r.fl.blocks) == 0 {
-					continue
-				}
-				if want := int(s.blocksFor(r.isl)); len(src) != want || len(r.fl.blocks) != want {
-					t.Fatalf("request %d: prefill rank holds %d blocks, decode rank reserved %d, prompt needs %d", ri, len(src), len(r.fl.blocks), want)
-				}
-			}
+			checkConserved(t, s)
 			if len(s.heap) > 0 && s.heap[0].time == s.now {
 				return // the other ranks' step ends at this instant are still queued
 			}

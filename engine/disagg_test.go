@@ -104,16 +104,7 @@ func TestDisaggInvariantsProperty(t *testing.T) {
 					t.Fatalf("request %d: transfer took %d µs, want %d", e.id, got, want)
 				}
 			}
-			for ri, src := range d.src {
-				r := &s.reqs[ri]
-				if src == nil || len(r.fl.blocks) == 0 {
-					continue
-				}
-				// KV blocks are conserved through the transfer.
-				if want := int(s.blocksFor(r.isl)); len(src) != want || len(r.fl.blocks) != want {
-					t.Fatalf("request %d: prefill holds %d blocks, decode reserved %d, prompt needs %d", ri, len(src), len(r.fl.blocks), want)
-				}
-			}
+			checkConserved(t, s)
 			for i := range s.workers {
 				w := &s.workers[i]
 				for _, ri := range w.running {
@@ -127,6 +118,20 @@ func TestDisaggInvariantsProperty(t *testing.T) {
 			}
 		})
 	})
+}
+
+// checkConserved fails t unless every request in transfer holds its prompt's blocks on both
+// sides: KV blocks are conserved through the transfer.
+func checkConserved(t *rapid.T, s *Sim) {
+	for ri, src := range s.dis.src {
+		r := &s.reqs[ri]
+		if src == nil || len(r.fl.blocks) == 0 {
+			continue
+		}
+		if want := int(s.blocksFor(r.isl)); len(src) != want || len(r.fl.blocks) != want {
+			t.Fatalf("request %d: prefill holds %d blocks, decode reserved %d, prompt needs %d", ri, len(src), len(r.fl.blocks), want)
+		}
+	}
 }
 
 // runDisaggChecked replays disaggregated fleet cfg on drawn step times, step by step and

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -115,16 +114,7 @@ func TestRanksInvariantsProperty(t *testing.T) {
 			if len(s.heap) > 0 && s.heap[0].time == s.now {
 				return nil // the step ends of the other ranks at this instant are still queued
 			}
-			for first := 0; first < len(s.workers); first += ranks {
-				a := &s.workers[first]
-				for k := 1; k < ranks; k++ {
-					b := &s.workers[first+k]
-					if a.busy != b.busy || a.busy && a.lastStart != b.lastStart {
-						return fmt.Errorf("ranks %d and %d: busy %v/%v, step started %d/%d", first, first+k, a.busy, b.busy, a.lastStart, b.lastStart)
-					}
-				}
-			}
-			return nil
+			return ranksTogether(s, 0, len(s.workers), ranks)
 		}
 		runChecked(t, s, mirror, together)
 		for i := range s.reqs {
