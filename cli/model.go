@@ -68,7 +68,7 @@ func (f *deploymentFlags) register(cmd *cobra.Command, base model.Deployment, la
 	fs.IntVar(&f.d.StreamEndUS, "stream-end-us", 0,
 		"in a closed loop, from a stream's last token leaving the server to the client's next send, µs; 0: at once")
 	fs.StringVar(&f.d.APIServerTokenizeBatching, "api-server-tokenize-batching", "",
-		"how the API server tokenises the prompts of one 2 ms window: serial (vLLM 0.16 on, the default) or parallel (vLLM 0.10–0.15)")
+		"how the API server tokenises the prompts of one 2 ms window: serial (vLLM 0.16 on, the default) or parallel (vLLM 0.10–0.15); each: no window, every prompt as it arrives (SGLang)")
 	fs.StringVar(&f.d.MemoryBudget, "memory-budget", "", memoryBudgetUsage+" (default: the timing reference's, vllm for silicon, aiconfigurator for dynosim)")
 	fs.StringVar(&f.d.TimingReference, "timing-reference", model.ReferenceSilicon,
 		"how steps are priced and scheduled: silicon (vLLM's one forward pass per step) or dynosim (Dynamo's mocker with AIConfigurator's forward-pass model)")
@@ -657,7 +657,7 @@ budget before vLLM 0.21). The flags below override single settings of every row'
 	fs.IntVar(&tokenizeNS, "api-tokenize-ns", 0, fmt.Sprintf("the API server's tokenisation cost per prompt token, ns; 0: prompts sent as token ids (default: the benchmark's, InferenceX %d: vllm#19012's rate times the measured cost of its random prompts)", silicon.InferenceXTokenizeNS))
 	fs.IntVar(&requestPath, "request-path-us", 0, fmt.Sprintf("the client's HTTP request path from its send to the API server's handler, µs, in TTFT; 0: none (default: the benchmark's, InferenceX %d, measured on this project's host with InferenceX's client and a stub server: silicon/requestpath)", silicon.InferenceXRequestPathUS))
 	fs.IntVar(&streamEnd, "stream-end-us", 0, fmt.Sprintf("in the closed loop, from a stream's last token leaving the server to the client's next send, µs; 0: at once (default: the benchmark's, InferenceX %d, measured as --request-path-us is)", silicon.InferenceXStreamEndUS))
-	fs.StringVar(&tokenizeBatching, "api-tokenize-batching", "", "how the API server tokenises the prompts of one 2 ms window: serial (one after another, vLLM 0.16 on) or parallel (one batched call, vLLM 0.10–0.15) (default: the run's vLLM release's)")
+	fs.StringVar(&tokenizeBatching, "api-tokenize-batching", "", "how the API server tokenises the prompts of one 2 ms window: serial (one after another, vLLM 0.16 on) or parallel (one batched call, vLLM 0.10–0.15); each: no window, every prompt as it arrives (SGLang) (default: the run's release's)")
 	fs.Float64Var(&rangeRatio, "range-ratio", 0, fmt.Sprintf("draw input and output lengths uniformly from [ratio × len, len]; 1: fixed (default: the benchmark's, InferenceX %g)", silicon.InferenceXRangeRatio))
 	fs.IntVar(&batched, "max-num-batched-tokens", 0, "token budget of one step (default: the benchmark's; InferenceX 2 × ISL)")
 	fs.IntVar(&seqs, "max-num-seqs", 0, "running requests at most (default: the benchmark's, 1024)")

@@ -204,7 +204,8 @@ type File struct {
 	// default): the simulator's instant client.
 	RequestPathUS, StreamEndUS int
 	// APIServerTokenizeBatching is how that tokenizer runs a batch of prompts: serial (vLLM
-	// 0.16 on; "" too) or parallel (0.10 to 0.15) (model.TokenizeBatchingOf).
+	// 0.16 on; "" too) or parallel (0.10 to 0.15) (model.TokenizeBatchingOf); each: no batch,
+	// every prompt as it arrives (SGLang).
 	APIServerTokenizeBatching string
 	// MaxCUDAGraphCaptureSize is vLLM's max_cudagraph_capture_size: larger steps run without
 	// CUDA graphs. 0 (the default): vLLM's own, min(2 × max_num_seqs, 512).

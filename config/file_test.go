@@ -380,6 +380,12 @@ func TestAPIServerTokenizeKey(t *testing.T) {
 	if d := Diff(f1.Fingerprint(), f2.Fingerprint()); len(d) != 1 || d[0].Key != "search_space.api_server_tokenize_batching" || d[0].New != "parallel" {
 		t.Fatalf("fingerprint diff %v", d)
 	}
+	// SGLang's TokenizerManager (each: no 2 ms window) hands a lone prompt on sooner than
+	// either window does: the mean TTFT falls below serial's, still above token ids'.
+	_, cfg3, each := seedRun(t, "api_server_tokenize_ns=1340", "api_server_tokenize_batching=each")
+	if cfg3.Worker.TokenizeBatching() != model.TokenizeEach || !(each > base && each < tok) {
+		t.Fatalf("batching %q: mean TTFT %.2f ms, want between %.2f (token ids) and %.2f (serial)", cfg3.Worker.TokenizeBatching(), each, base, tok)
+	}
 	if err := Default().Set("api_server_tokenize_batching=threads"); err == nil || !strings.Contains(err.Error(), `"threads"`) {
 		t.Fatalf("api_server_tokenize_batching threads: %v", err)
 	}

@@ -77,7 +77,7 @@ var keyDocs = []KeyDoc{
 	{"search_space.cudagraph_mode", "`PIECEWISE`, `FULL_DECODE_ONLY`", "vLLM's `cudagraph_mode`: `FULL_DECODE_ONLY` runs every step holding a prefill chunk eagerly; unset: vLLM's default"},
 	{"search_space.shared_experts_stream_tokens", "an integer in [-1, 1048576]", "`VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD`: steps of at most this many tokens overlap a MoE layer's shared experts with its routed ones; 0: vLLM's 256; -1: in series"},
 	{"search_space.api_server_tokenize_ns", "an integer in [0, 1000000]", "ns per prompt token the API server spends tokenising text prompts before the engine sees them; 0: token ids"},
-	{"search_space.api_server_tokenize_batching", "`serial`, `parallel`", "how the API server tokenises one window's prompts (vLLM 0.16 and later: serial)"},
+	{"search_space.api_server_tokenize_batching", "`serial`, `parallel`, `each`", "how the API server tokenises one window's prompts (vLLM 0.16 and later: serial); `each`: no window, every prompt as it arrives (SGLang's TokenizerManager)"},
 	{"search_space.request_path_us", "an integer in [0, 1000000]", "µs from a client's send to the API server's handler, in TTFT; 0: the instant client (fleets go through Dynamo's frontend)"},
 	{"search_space.stream_end_us", "an integer in [0, 1000000]", "closed loop: µs from a stream's last token to the client's next send"},
 	{"search_space.timing_reference", "`silicon`, `dynosim`; a list", "how a step is priced and scheduled: as vLLM runs it (`silicon`) or as Dynamo's mocker replay does (`dynosim`)"},

@@ -14,8 +14,10 @@ package engine
 // prompts one after another (model.TokenizeSerial: the sum of their shares); in 0.10 to 0.15
 // they are batchable and the call is one tokenizer(prompts), which HF tokenizers encodes on
 // its Rayon pool, a prompt per thread (model.TokenizeParallel: the longest prompt's share).
-// The cost grows with the prompt and does not shrink with tensor parallelism. TTFT counts
-// from the request's arrival. Dynamo's frontend and its replay hand workers token ids, so
+// SGLang's TokenizerManager has no batcher (model.TokenizeEach): it tokenises each prompt
+// inline on its event loop as the request arrives, so prompts wait only for the ones before
+// them. The cost grows with the prompt and does not shrink with tensor parallelism. TTFT
+// counts from the request's arrival. Dynamo's frontend and its replay hand workers token ids, so
 // fleet experiments leave this off.
 
 const (
@@ -39,6 +41,11 @@ func (s *Sim) tokenize(i int, t int64) {
 	d := (int64(s.reqs[i].isl)*s.tokenizeNS + 999) / 1000
 	wi := s.reqs[i].worker
 	a := &s.workers[wi].api
+	if s.tokenizeEach {
+		a.free = max(t, a.free) + d
+		s.heap.push(event{time: a.free, phase: phaseTokenized, id: int32(i)})
+		return
+	}
 	if !a.collecting || t >= a.windowEnd {
 		// The batcher picks the prompt up when the thread is idle and collects for 2 ms.
 		a.collecting = true

@@ -67,6 +67,20 @@ func TestAPIServerTokenizerQueues(t *testing.T) {
 	}
 }
 
+// SGLang's TokenizerManager has no batch window: a prompt is tokenised the moment it arrives
+// if the thread is idle, else right after the prompts before it, and each reaches the engine
+// alone when its own tokenisation ends — the same trace as TestAPIServerTokenizerQueues
+// reaches it at 10 and 20 ms (not together at 22), 30 ms and 110 ms (not 112).
+func TestAPIServerTokenizerEachOnArrival(t *testing.T) {
+	const ns = 10_000
+	tr := &trace.Trace{Name: "t", BlockSize: 1024, Requests: []trace.Request{
+		req(0, 1000, 2, 1), req(1, 1000, 2, 2), req(5, 1000, 2, 3), req(100, 1000, 2, 4),
+	}}
+	if starts, first := tokenizerPrefillStarts(t, tr, ns, model.TokenizeEach); first != 1 || !slices.Equal(starts, []int64{10_000, 20_000, 30_000, 110_000}) {
+		t.Fatalf("prefill steps start at %v µs, the first holding %d prompts; want [10000 20000 30000 110000], one prompt", starts, first)
+	}
+}
+
 // tokenizerPrefillStarts replays tr on one worker whose API server tokenises at ns per token
 // with the given batching, and returns when each prefill step started and how many prompts
 // the first held.
@@ -98,7 +112,7 @@ func tokenizerPrefillStarts(t *testing.T, tr *trace.Trace, ns int, batching stri
 // tokenisation (parallel: one prompt's), and the 33rd after a window of its own opened when
 // the thread is free.
 func TestAPIServerTokenizerBatchCap(t *testing.T) {
-	for _, batching := range model.TokenizeBatchings() {
+	for _, batching := range []string{model.TokenizeSerial, model.TokenizeParallel} {
 		call := int64(tokenizerMaxBatch * 1000) // 1 µs a token, 1,000 tokens a prompt
 		if batching == model.TokenizeParallel {
 			call = 1000

@@ -89,7 +89,8 @@ type Sim struct {
 	requestPathUS, streamEndUS int64
 	// tokenizeParallel: a batch's prompts are encoded in parallel, so the tokenizer's call
 	// lasts as long as its longest prompt (model.TokenizeParallel); else one after another.
-	tokenizeParallel bool
+	// tokenizeEach: no batch window, each prompt on its own as it comes (model.TokenizeEach).
+	tokenizeParallel, tokenizeEach bool
 
 	itl       gapHist
 	snapshots []Snapshot
@@ -275,6 +276,7 @@ func newSimIn(sc *Scratch, cfg Config, timer model.StepTimer, tr *trace.Trace, r
 		c.SetClock(&s.now)
 	}
 	s.tokenizeParallel = d.TokenizeBatching() == model.TokenizeParallel
+	s.tokenizeEach = d.TokenizeBatching() == model.TokenizeEach
 	if d.BlockSize&(d.BlockSize-1) == 0 {
 		s.blockShift = int8(bits.TrailingZeros(uint(d.BlockSize)))
 	}

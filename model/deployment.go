@@ -69,7 +69,7 @@ type Deployment struct {
 	StreamEndUS int
 	// APIServerTokenizeBatching is how the API server's tokenizer runs a batch of text
 	// prompts collected in one 2 ms window (TokenizeSerial, "" too, or TokenizeParallel): it
-	// depends on the vLLM release (TokenizeBatchingOf).
+	// depends on the vLLM release (TokenizeBatchingOf); TokenizeEach has no window (SGLang).
 	APIServerTokenizeBatching string
 	// MaxCUDAGraphCaptureSize is vLLM's compilation_config.max_cudagraph_capture_size: steps
 	// of more tokens run without CUDA graphs (cudagraph.go). 0: vLLM's default.
@@ -151,10 +151,17 @@ const (
 	// Rayon pool, one prompt per thread (a pool of the host's logical CPUs, 224 on a DGX H100 or
 	// B200, more than the batcher's 32 prompts), so it lasts as long as its longest prompt.
 	TokenizeParallel = "parallel"
+	// TokenizeEach: no batcher — each prompt is tokenised as it arrives, one after another on
+	// one thread, and reaches the engine when its own call returns. SGLang's TokenizerManager:
+	// _tokenize_texts (python/sglang/srt/managers/tokenizer_manager.py, read at 001067fff)
+	// calls the tokenizer inline on the HTTP server's event loop for a single text unless
+	// --enable-dynamic-batch-tokenizer (sglang#9382, off by default) routes it through a
+	// batcher; InferenceX's SGLang scripts do not set it.
+	TokenizeEach = "each"
 )
 
 // TokenizeBatchings lists the API server's tokenisation batching modes.
-func TokenizeBatchings() []string { return []string{TokenizeSerial, TokenizeParallel} }
+func TokenizeBatchings() []string { return []string{TokenizeSerial, TokenizeParallel, TokenizeEach} }
 
 // TokenizeBatchingOf is how vLLM release version (major.minor.patch) tokenises a batch of
 // completion prompts: TokenizeParallel before 0.16.0 (from 0.10.0, AsyncMicrobatchTokenizer's
@@ -168,8 +175,11 @@ func TokenizeBatchingOf(version string) string {
 
 // TokenizeBatchingWords says how the API server tokenises a window's prompts in batching.
 func TokenizeBatchingWords(batching string) string {
-	if batching == TokenizeParallel {
+	switch batching {
+	case TokenizeParallel:
 		return "a 2 ms window's prompts in one parallel call, released together when the longest is done (vLLM 0.10–0.15)"
+	case TokenizeEach:
+		return "each prompt as it arrives, one after another, no batch window (SGLang's TokenizerManager)"
 	}
 	return "a 2 ms window's prompts one after another, released together when the last is done (vLLM 0.16 on)"
 }

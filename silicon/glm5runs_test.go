@@ -28,8 +28,12 @@ func TestValidateGLM5(t *testing.T) {
 	groups, ttft, tpot := groupMedians(rep, 10)
 	t.Logf("%d of %d GLM-5 rows validated, skipped %v; %d groups, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%", rep.Validated, len(rows), skipped, groups, ttft, tpot)
 	// Per group, the MAPE measured when the runs were first replayed (regression bounds;
-	// nothing is fitted to these rows).
-	bound := map[string][2]float64{"b200_sxm fp8": {23.8, 11.8}, "h200_sxm fp8": {25.5, 4.8}, "b200_sxm fp4": {7.8, 6.8}}
+	// nothing is fitted to these rows): 23.7 / 11.8, 25.5 / 4.8 and 7.7 / 6.7 %. SGLang's
+	// TokenizerManager without vLLM's 2 ms batch window (model.TokenizeEach: each prompt
+	// reaches the scheduler when its own tokenisation ends, not with its window's) moved them
+	// to 24.5 / 12.0 (B200 FP8's under-predicted TTFT lost the window's wait), 23.1 / 4.8 and
+	// 5.3 / 6.6 %.
+	bound := map[string][2]float64{"b200_sxm fp8": {24.6, 12.0}, "h200_sxm fp8": {23.1, 4.8}, "b200_sxm fp4": {5.3, 6.7}}
 	for _, g := range rep.Groups {
 		b, ok := bound[g.System+" "+g.Precision]
 		if ok && (g.TTFTMAPE > b[0] || g.TPOTMAPE > b[1]) {

@@ -394,9 +394,13 @@ func (s RunShape) disjoint(o RunShape) bool {
 }
 
 // tokenizeBatchingOf is how run r's server tokenises text prompts: as its vLLM release
-// batches them; SGLang's TokenizerManager and TensorRT-LLM's server one request at a time.
+// batches them; SGLang's TokenizerManager each as it arrives, with no batch window
+// (model.TokenizeEach); TensorRT-LLM's server one request at a time (TokenizeSerial).
 func tokenizeBatchingOf(r Run) string {
-	if r.Backend.OrDefault() != model.BackendVLLM {
+	switch r.Backend.OrDefault() {
+	case model.BackendSGLang:
+		return model.TokenizeEach
+	case model.BackendTRTLLM:
 		return model.TokenizeSerial
 	}
 	return model.TokenizeBatchingOf(r.version())

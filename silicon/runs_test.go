@@ -181,7 +181,7 @@ func TestRunsFuseAllReduceRMS(t *testing.T) {
 
 // Every InferenceX run posts text prompts, which its vLLM release's API server tokenises at
 // InferenceXTokenizeNS: batched in parallel before 0.16 (vllm#31366), one after another from
-// 0.16; AIConfigurator's gap-analysis collection, served by Dynamo's vLLM worker behind its
+// 0.16; SGLang's TokenizerManager each as it comes; AIConfigurator's gap-analysis collection, served by Dynamo's vLLM worker behind its
 // Rust frontend, sends token ids.
 func TestRunsTokeniseAsTheirRelease(t *testing.T) {
 	modes := map[string]int{}
@@ -194,16 +194,19 @@ func TestRunsTokeniseAsTheirRelease(t *testing.T) {
 			continue
 		}
 		want := model.TokenizeBatchingOf(r.version())
-		if r.Backend.OrDefault() != model.BackendVLLM {
-			want = model.TokenizeSerial // SGLang's and TensorRT-LLM's servers tokenise each request as it comes
+		switch r.Backend.OrDefault() {
+		case model.BackendSGLang:
+			want = model.TokenizeEach // SGLang's TokenizerManager: inline, no batch window
+		case model.BackendTRTLLM:
+			want = model.TokenizeSerial
 		}
 		if b.APIServerTokenizeNS != InferenceXTokenizeNS || b.APIServerTokenizeBatching != want {
 			t.Fatalf("%s (%s): %d ns/token, %q; want %d, %q", r.Script, r.Image, b.APIServerTokenizeNS, b.APIServerTokenizeBatching, InferenceXTokenizeNS, want)
 		}
 		modes[want]++
 	}
-	if modes[model.TokenizeParallel] == 0 || modes[model.TokenizeSerial] == 0 {
-		t.Fatalf("runs by batching %v: want both releases' kinds", modes)
+	if modes[model.TokenizeParallel] == 0 || modes[model.TokenizeSerial] == 0 || modes[model.TokenizeEach] == 0 {
+		t.Fatalf("runs by batching %v: want both vLLM releases' kinds and SGLang's", modes)
 	}
 	if !strings.Contains(InferenceX().String(), "one after another") {
 		t.Fatalf("the seed's benchmark (vLLM 0.19): %s", InferenceX())

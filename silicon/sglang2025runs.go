@@ -17,7 +17,7 @@ import "github.com/routerlab/routerlab/model"
 
 // dsr1FP4B200Early is what dsr1_fp4_b200_docker.sh of 2025-11 set that the replay does not
 // price, and what prices its experts and checkpoint.
-const dsr1FP4B200Early = "--enable-ep-moe and --enable-flashinfer-trtllm-moe, SGLang's deprecated spellings of --ep-size = TP and --moe-runner-backend flashinfer_trtllm (ServerArgs' deprecated-argument handling, python/sglang/srt/server_args.py; InferenceX d8fe8f73e #204 replaced them so): experts priced from SGLang 0.5.14's sglang_flashinfer_trtllm_moe rows; the v0.5.3rc1 image priced on the 0.5.9 tables; --attention-backend trtllm_mla: MLA priced from SGLang's collected flash_attention rows; --enable-flashinfer-allreduce-fusion, --enable-symm-mem and --stream-interval 10 not priced; the checkpoint priced from nvidia/DeepSeek-V3.1-NVFP4's config (attention projections BF16, the rest NVFP4); the KV pool sized as SGLang sizes it from --mem-fraction-static 0.85, less the CUDA context"
+const dsr1FP4B200Early = "--enable-ep-moe and --enable-flashinfer-trtllm-moe, SGLang's deprecated spellings of --ep-size = TP and --moe-runner-backend flashinfer_trtllm (ServerArgs' deprecated-argument handling, python/sglang/srt/server_args.py; InferenceX d8fe8f73e #204 replaced them so): experts priced from SGLang 0.5.14's sglang_flashinfer_trtllm_moe rows; the v0.5.3rc1 image priced on the 0.5.9 tables; --enable-flashinfer-allreduce-fusion, --enable-symm-mem and --stream-interval 10 not priced; the checkpoint priced from nvidia/DeepSeek-V3.1-NVFP4's config (attention projections BF16, the rest NVFP4); the KV pool sized as SGLang sizes it from --mem-fraction-static 0.85, less the CUDA context"
 
 // dsr1FP4B200SGLang2025Runs are model m's B200 NVFP4 rows of 2025-11 (labelled tp 4 or 8
 // with moe_tp = tp, moe_ep 1). Before d8fe8f73e (#204, 2025-11-10 19:55 UTC) the
@@ -54,7 +54,7 @@ func dsr1FP4B200SGLang2025Runs(m string) []Run {
 
 // dsr1FP8B200Early is what dsr1_fp8_b200_docker.sh of 2025-11-18 set that the replay does not
 // price, and what prices its experts.
-const dsr1FP8B200Early = "--ep-size 8 with --moe-runner-backend flashinfer_trtllm: block-FP8 experts priced from vLLM 0.24.0's rows of the same FlashInfer TRT-LLM-gen kernel, as SGLang's B200 block-FP8 experts are; the v0.5.5 image priced on the 0.5.9 tables; --attention-backend trtllm_mla: MLA priced from SGLang's collected flash_attention rows; --enable-flashinfer-allreduce-fusion, SGLANG_ENABLE_FLASHINFER_GEMM and --stream-interval 30 not priced; the KV pool sized as SGLang sizes it from --mem-fraction-static 0.82, less the CUDA context"
+const dsr1FP8B200Early = "--ep-size 8 with --moe-runner-backend flashinfer_trtllm: block-FP8 experts priced from vLLM 0.24.0's rows of the same FlashInfer TRT-LLM-gen kernel, as SGLang's B200 block-FP8 experts are; the v0.5.5 image priced on the 0.5.9 tables; --enable-flashinfer-allreduce-fusion, SGLANG_ENABLE_FLASHINFER_GEMM and --stream-interval 30 not priced; the KV pool sized as SGLang sizes it from --mem-fraction-static 0.82, less the CUDA context"
 
 // dsr1FP8B200SGLang2025Runs are model m's B200 FP8 rows of 2025. Those of 2025-11-18
 // (labelled tp 64 with moe_tp 8 × moe_ep 8: productTEP reads them as tp 8, moe_ep 8) are that

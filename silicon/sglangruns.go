@@ -14,9 +14,11 @@ import "github.com/routerlab/routerlab/model"
 
 const (
 	dsr1Image = "lmsysorg/sglang:v0.5.9-cu130 (InferenceX 12ba0ae07, #943)"
-	// dsr1H200NM and dsr1B200NM are what the scripts set that the replay does not price.
-	dsr1H200NM = "--attention-backend flashinfer: MLA priced from SGLang's collected flash_attention rows; --stream-interval 10 and --decode-log-interval 1 (per-step logging) not priced; the KV pool sized as SGLang sizes it from --mem-fraction-static 0.82, less the CUDA context"
-	dsr1B200NM = "--attention-backend trtllm_mla: MLA priced from SGLang's collected flash_attention rows; --enable-flashinfer-allreduce-fusion, SGLANG_ENABLE_FLASHINFER_GEMM and --stream-interval 30 not priced; the KV pool sized as SGLang sizes it from --mem-fraction-static, less the CUDA context"
+	// dsr1H200NM and dsr1B200NM are what the scripts set that the replay does not price. The
+	// B200 and B300 scripts' --attention-backend trtllm_mla is priced: SGLang's B200 and B300
+	// MLA rows are trtllm_mla's (their kernel_source).
+	dsr1H200NM = "--attention-backend flashinfer: MLA priced from SGLang's collected flash_attention rows (every H200 SGLang collection, 0.5.6.post2 to 0.5.14, measures MLA only with flash_attention); --stream-interval 10 and --decode-log-interval 1 (per-step logging) not priced; the KV pool sized as SGLang sizes it from --mem-fraction-static 0.82, less the CUDA context"
+	dsr1B200NM = "--enable-flashinfer-allreduce-fusion, SGLANG_ENABLE_FLASHINFER_GEMM and --stream-interval 30 not priced; the KV pool sized as SGLang sizes it from --mem-fraction-static, less the CUDA context"
 )
 
 // dsr1SGLang is the InferenceX client with an SGLang script's flags: no radix cache, the
@@ -73,7 +75,7 @@ func dsr1SGLangRuns() []Run {
 
 // dsr1FP4NM is what dsr1_fp4_{b200,b300}.sh set that the replay does not price, and what
 // prices their NVFP4 experts and checkpoint.
-const dsr1FP4NM = "--attention-backend trtllm_mla: MLA priced from SGLang's collected flash_attention rows; --enable-flashinfer-allreduce-fusion, --enable-symm-mem and --stream-interval 10 not priced; --moe-runner-backend flashinfer_trtllm priced from SGLang 0.5.14's sglang_flashinfer_trtllm_moe rows (0.5.9's collection measures NVFP4 experts only under CuteDSL); nvidia/DeepSeek-R1-0528-FP4-V2 priced from nvidia/DeepSeek-V3.1-NVFP4's config (attention projections BF16, the rest NVFP4); the KV pool sized as SGLang sizes it from --mem-fraction-static 0.85, less the CUDA context"
+const dsr1FP4NM = "--enable-flashinfer-allreduce-fusion, --enable-symm-mem and --stream-interval 10 not priced; --moe-runner-backend flashinfer_trtllm priced from SGLang 0.5.14's sglang_flashinfer_trtllm_moe rows (0.5.9's collection measures NVFP4 experts only under CuteDSL); nvidia/DeepSeek-R1-0528-FP4-V2 priced from nvidia/DeepSeek-V3.1-NVFP4's config (attention projections BF16, the rest NVFP4); the KV pool sized as SGLang sizes it from --mem-fraction-static 0.85, less the CUDA context"
 
 // dsr1FP4SGLangRuns are model m's rows of InferenceX's dsr1-fp4-b200-sglang config
 // (nvidia/DeepSeek-R1-0528-FP4-V2, TP 4 and 8 with --ep-size = TP, c 4–128), measured
@@ -110,7 +112,7 @@ func dsr1FP4SGLangRuns(m string) []Run {
 const dsr1B300Image = "lmsysorg/sglang:v0.5.10.post1-cu130 (InferenceX 9ebeafb4e #1049, 5b302f147 #1050; priced on the 0.5.9 tables)"
 
 // dsr1FP8B300NM is what dsr1_fp8_b300.sh sets that the replay does not price.
-const dsr1FP8B300NM = "--attention-backend trtllm_mla: MLA priced from SGLang's collected flash_attention rows; --enable-flashinfer-allreduce-fusion, SGLANG_ENABLE_FLASHINFER_GEMM and --stream-interval 30 not priced; --moe-runner-backend flashinfer_trtllm (SGLang's own choice for these experts on Blackwell) priced from vLLM 0.24.0's rows of the same FlashInfer kernel; the KV pool sized as SGLang sizes it from --mem-fraction-static, less the CUDA context"
+const dsr1FP8B300NM = "--enable-flashinfer-allreduce-fusion, SGLANG_ENABLE_FLASHINFER_GEMM and --stream-interval 30 not priced; --moe-runner-backend flashinfer_trtllm (SGLang's own choice for these experts on Blackwell) priced from vLLM 0.24.0's rows of the same FlashInfer kernel; the KV pool sized as SGLang sizes it from --mem-fraction-static, less the CUDA context"
 
 // dsr1FP8B300SGLangRuns are the rows (labelled DeepSeek-V3) of InferenceX's
 // dsr1-fp8-b300-sglang config, measured 2026-04-17 the day 5b302f147 (#1050) added it: its
