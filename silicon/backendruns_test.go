@@ -139,7 +139,7 @@ func TestValidateAIConfiguratorBackendSample(t *testing.T) {
 	// 30.1 %, B200 NVFP4 V3 from 43.6 / 21.4 % to 33.8 / 13.5 % and R1 from 44.3 / 21.4 % to
 	// 30.3 / 12.3 %, the 26 rows on attention ranks from 57.0 / 49.4 % to 17.4 / 21.7 %.
 	// SGLang's TokenizerManager without a batch window (model.TokenizeEach) left both medians
-	// where they were (TOKMED); its largest moves are Qwen3.5's B300 groups (BF16 112.0 →
+	// where they were (35.0 / 16.0 %); its largest moves are Qwen3.5's B300 groups (BF16 112.0 →
 	// 76.7 %, FP8 110.5 → 84.6 % TTFT), whose bursts of 8k prompts no longer wait for a whole
 	// window's tokenisation.
 	groups, ttftMedian, tpotMedian := groupMedians(rep, 10)
