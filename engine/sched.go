@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/routerlab/routerlab/model"
+	"github.com/routerlab/routerlab/specdec"
 )
 
 // Each worker forms its batches as the engine it runs does (docs/backend-schedulers.md):
@@ -114,6 +115,10 @@ func (s *Sim) setupScheduler() {
 		s.trtContrib = map[uint64]struct{}{}
 		s.trtWaited = make([]int, len(s.workers))
 		s.trtADP = make([]adpCounts, len(s.workers))
+	}
+	s.spec = nil
+	if sc := s.cfg.Worker.Speculative; sc.On() {
+		s.spec = specdec.NewSampler(sc, s.cfg.Seed)
 	}
 }
 

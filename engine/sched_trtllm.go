@@ -88,13 +88,13 @@ func (s *Sim) trtGenerations(w *worker) trtPlan {
 		if !decoding(r) {
 			continue
 		}
-		if p.budget < 1 || p.gens >= d.MaxNumSeqs {
+		if p.budget < 1+s.drafts() || p.gens >= d.MaxNumSeqs {
 			p.full = true
 			return p
 		}
-		r.fl.blocks = w.pool.alloc(r.fl.blocks, int(s.blocksFor(r.fl.computed+1))-len(r.fl.blocks))
+		r.fl.blocks = w.pool.alloc(r.fl.blocks, int(s.blocksFor(min(r.fl.computed+1+s.drafts(), r.isl+r.out)))-len(r.fl.blocks))
 		w.sched = append(w.sched, sched{ri, 1})
-		p.budget--
+		p.budget -= 1 + s.drafts()
 		p.gens++
 	}
 	return p

@@ -9,6 +9,7 @@ import (
 
 	"github.com/routerlab/routerlab/model"
 	"github.com/routerlab/routerlab/router"
+	"github.com/routerlab/routerlab/specdec"
 	"github.com/routerlab/routerlab/trace"
 )
 
@@ -131,6 +132,8 @@ type Sim struct {
 	trtWaited  []int
 	trtADP     []adpCounts // attention-DP balancing's counters, at each worker's first rank
 	trtRanks   []trtPlan   // a lockstep step's ranks between their generation and context phases
+	// spec draws the accepted drafts of MTP speculative decoding (specdec.go); nil without.
+	spec *specdec.Sampler
 
 	sess  *sessionSchedule // the trace's sessions and dependencies (sessions.go); nil: independent rows
 	tiers *tierState       // Config.KVTiers (tiers.go); nil without lower tiers

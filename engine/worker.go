@@ -83,7 +83,7 @@ func (s *Sim) startStep(w *worker, t int64) {
 		}
 	}
 	// The decode fast path plans steps ahead without arrivals, which async scheduling needs.
-	if !s.stepwise && !s.cfg.Worker.AsyncScheduling && s.fastPath() && s.planFast(w, t) {
+	if !s.stepwise && !s.cfg.Worker.AsyncScheduling && s.spec == nil && s.fastPath() && s.planFast(w, t) {
 		return
 	}
 	w.sched = w.sched[:0]
@@ -269,6 +269,10 @@ func (s *Sim) finishStep(w *worker, t int64) {
 		s.storeFull(w, r, r.fl.computed)
 		r.fl.generated++
 		r.fl.tokens++
+		accepted := int32(0)
+		if s.spec != nil && r.fl.generated > 1 {
+			accepted = s.acceptDrafts(r) // specdec.go
+		}
 		if s.outputs {
 			s.adm.Generated(int64(sc.req), int(r.fl.generated), int(r.out))
 		}
@@ -290,6 +294,9 @@ func (s *Sim) finishStep(w *worker, t int64) {
 			}
 		} else {
 			s.itl.add(t-r.fl.lastTok, 1)
+			if accepted > 0 {
+				s.itl.add(0, int64(accepted)) // streamed with the step's own token
+			}
 		}
 		r.fl.lastTok = t
 		if r.fl.generated == r.out || w.spec.prefill {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/routerlab/routerlab/specdec"
 )
 
 // Deployment is one worker's hardware, parallel layout and vLLM engine arguments: everything
@@ -49,6 +51,9 @@ type Deployment struct {
 	// schedules step N+1 when step N starts, so a request arriving meanwhile waits for the
 	// step after. Off: the step-synchronous V1 scheduler, which the replays use.
 	AsyncScheduling bool
+	// Speculative is TensorRT-LLM's speculative_config with decoding_type MTP (package
+	// specdec, model/mtp.go); the zero value is none.
+	Speculative specdec.Config `json:",omitzero"`
 	// TimingReference is how steps are priced and scheduled: ReferenceSilicon ("" too), the
 	// validated model of vLLM's forward pass, or ReferenceDynosim, Dynamo's mocker with
 	// AIConfigurator's forward-pass model (see reference.go).
@@ -332,6 +337,10 @@ func (d Deployment) Validate() error {
 		return fmt.Errorf("deployment: num_gpu_blocks must be >= 0 (have %d)", d.NumGPUBlocks)
 	case !slices.Contains(TimingReferences(), d.timingReference()):
 		return fmt.Errorf("deployment: timing_reference %q is not supported (want one of %s)", d.TimingReference, strings.Join(TimingReferences(), ", "))
+	case d.Speculative.Validate() != nil:
+		return fmt.Errorf("deployment: %w", d.Speculative.Validate())
+	case d.Speculative.On() && (d.Backend.OrDefault() != BackendTRTLLM || d.AttentionDP > 1 || d.Dynosim()):
+		return fmt.Errorf("deployment: speculative decoding (MTP) is modelled for TensorRT-LLM without attention data parallelism under the silicon reference only")
 	case d.Dynosim() && d.AsyncScheduling:
 		return fmt.Errorf("deployment: timing_reference dynosim schedules as Dynamo's mocker, which has no asynchronous scheduler: set async_scheduling false")
 	case !slices.Contains(MemoryBudgets(), d.Budget()):

@@ -154,6 +154,9 @@ func (w *Worker) StepTimeUS(b *Batch) int64 {
 	if w.dynosim {
 		return w.dynosimStepUS(b)
 	}
+	if w.d.Speculative.On() {
+		return w.mtpStepUS(b)
+	}
 	tokens := b.Decodes
 	var work float64 // Σ (full² − cached²): causal attention FLOPs of the chunks, up to a constant
 	for i := range b.Prefill {
@@ -184,7 +187,7 @@ func (w *Worker) StepTimeUS(b *Batch) int64 {
 // step adds one token to every request. The parts that depend only on the batch size (the
 // non-attention work, the LM head, decode attention's row) are priced once.
 func (w *Worker) DecodeStepsUS(decodes int, ctx int64, out []int64) {
-	if w.dynosim || decodes <= 0 {
+	if w.dynosim || decodes <= 0 || w.d.Speculative.On() {
 		b := Batch{Decodes: decodes}
 		for j := range out {
 			b.DecodeContextTokens = ctx + int64(j)*int64(decodes)

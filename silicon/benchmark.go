@@ -9,6 +9,7 @@ import (
 
 	"github.com/routerlab/routerlab/engine"
 	"github.com/routerlab/routerlab/model"
+	"github.com/routerlab/routerlab/specdec"
 )
 
 // Benchmark is how a measured row was produced: the server's engine arguments, the client's
@@ -35,7 +36,10 @@ type Benchmark struct {
 	// (InferenceX's Hopper scripts: --max-num-seqs $CONC).
 	MaxNumSeqsIsConcurrency bool `json:"max_num_seqs_is_concurrency,omitempty"`
 	AsyncScheduling         bool `json:"async_scheduling"`
-	PrefixCaching           bool `json:"prefix_caching"`
+	// Speculative is the server's MTP speculative decoding (TensorRT-LLM's speculative_config);
+	// with BatchedTokensAboveBatch its max_num_tokens holds each request's drafts too.
+	Speculative   specdec.Config `json:"speculative,omitzero"`
+	PrefixCaching bool           `json:"prefix_caching"`
 	// ExtraModelLen sets max_model_len to ISL + OSL + this (0: the seed's context length).
 	ExtraModelLen int `json:"extra_model_len,omitempty"`
 	// MaxModelLen is a fixed max_model_len (InferenceX's H100 scripts: 10240); it wins over
@@ -347,8 +351,9 @@ func (b Benchmark) deployment(r Row) model.Deployment {
 		d.MaxNumSeqs = r.Concurrency
 	}
 	if b.BatchedTokensAboveBatch > 0 {
-		d.MaxNumBatchedTokens = r.ISL + r.Concurrency + b.BatchedTokensAboveBatch
+		d.MaxNumBatchedTokens = r.ISL + (1+b.Speculative.DraftLen)*r.Concurrency + b.BatchedTokensAboveBatch
 	}
+	d.Speculative = b.Speculative
 	d.MaxNumBatchedTokens = max(d.MaxNumBatchedTokens, b.BatchedTokensAtLeast)
 	switch {
 	case b.MaxModelLen > 0:

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/routerlab/routerlab/model"
+	"github.com/routerlab/routerlab/specdec"
 )
 
 // The sample's TensorRT-LLM DeepSeek-R1 rows (labelled DeepSeek-V3 or -R1, one architecture)
@@ -18,21 +19,29 @@ import (
 //
 // Two days' rows are the configs' speculative-decoding twins (dsr1-*-trt-mtp: MTP, DeepSeek's
 // multi-token prediction, in TensorRT-LLM's one-model speculative decoding), which the
-// collections copied without a config id and the replay does not model: a row of an MTP run
-// measures a TPOT that is the step time divided by the accepted tokens per step (1.7 to 2 times
-// fewer milliseconds per token than the plain config at the same shape and image), and steps
-// that verify draft tokens. Those are
-//   - 2026-01-14: #392 ("Add MTP Benchmark Support for DeepSeek-R1 TRT", merged 2026-01-15)
-//     swept the new -mtp configs (same 1.1.0rc2.post2 image as the plain ones): at 1k/1k c 4
-//     TEP 8 on B200 FP8 7.8 ms TPOT against the plain config's 14.6, on H200 8.6 against 13.8;
-//   - 2026-02-05 (FP8) and 2026-02-06 (FP4): the 1.2.0rc6.post3 image, which only the -mtp
-//     configs ran (nvidia-master.yaml at 0aae52d4c, #642; the plain configs kept 1.2.0rc6.post2):
-//     5.4 ms TPOT at 1k/1k c 4 TP 8 FP8 against the plain config's 10.3.
+// collections copied without a config id: a row of an MTP run measures a TPOT that is the
+// step time divided by the tokens accepted per step (1.7 to 2 times fewer milliseconds per
+// token than the plain config at the same shape and image). They replay as MTP runs (package
+// specdec, docs/speculative-decoding.md) with the -mtp scripts of their days:
+//   - 2026-01-14: #392 ("Add MTP Benchmark Support for DeepSeek-R1 TRT", merged 2026-01-15,
+//     bf3456727) swept the new -mtp configs (same 1.1.0rc2.post2 image as the plain ones) with
+//     benchmarks/dsr1_{fp4,fp8}_{b200,h200}_trt_mtp_slurm.sh: at 1k/1k c 4 TEP 8 on B200 FP8
+//     7.8 ms TPOT against the plain config's 14.6, on H200 8.6 against 13.8;
+//   - 2026-02-05 (FP8, dsr1_fp8_b200_trt_mtp.sh at 5d517074c, #632) and 2026-02-06 (FP4,
+//     dsr1_fp4_b200_trt_mtp.sh at 0aae52d4c, #642): the 1.2.0rc6.post3 image, which only the
+//     -mtp configs ran (the plain configs kept 1.2.0rc6.post2): 5.4 ms TPOT at 1k/1k c 4 TP 8
+//     FP8 against the plain config's 10.3.
+//
+// Every one of those scripts sets num_nextn_predict_layers 3 without attention data
+// parallelism and 1 with it (whose rows stay skipped), max_batch_size CONC and max_num_tokens
+// (MTP + 1) × CONC + ISL + 64 rounded up to 64, and no relaxed acceptance (strict, greedy).
 const (
 	dsr1TRTImage2025 = "nvcr.io/nvidia/tensorrt-llm/release:1.1.0rc2.post2"
 	dsr1TRTImage2026 = "nvcr.io/nvidia/tensorrt-llm/release:1.2.0rc6.post2"
 	dsr1TRTImageMTP  = "nvcr.io/nvidia/tensorrt-llm/release:1.2.0rc6.post3"
-	dsr1TRTMTPSkip   = "speculative decoding (MTP): a copy without config id of the dsr1-*-trt-mtp config's run that day (2026-01-14: #392's sweep; 2026-02-05/06: the 1.2.0rc6.post3 image only the -mtp configs ran); a TPOT per accepted token, not replayed"
+	dsr1TRTMTPDPSkip = "speculative decoding (MTP, 1 draft) with attention data parallelism: the MTP step on attention ranks is not modelled"
+	// dsr1TRTMTPNM is what the -mtp scripts set that the replay does not price.
+	dsr1TRTMTPNM = dsr1TRTNM + "; the MTP layer's own KV cache; --use-chat-template's template tokens"
 	// dsr1TRTNM is what the scripts set that the replay does not price.
 	dsr1TRTNM = "stream_interval 10 (tokens streamed in tens); prompt lengths' max_num_tokens rounded up to 64"
 )
@@ -89,15 +98,19 @@ func dsr1TRTRuns() []Run {
 			return Run{Backend: model.BackendTRTLLM, Model: m, System: sku, Precision: precision, From: from, To: to, Shape: shape,
 				Script: script, Image: image, NotModelled: nm, Benchmark: b}
 		}
-		mtp := func(sku, precision, day, image string) Run {
-			r := run(sku, precision, day, day, "benchmarks/dsr1_"+precision+"_"+sku[:4]+"_trt_mtp.sh", image, "", RunShape{}, dsr1TRT(day, 0.8, conc, "", labels))
-			r.Skip = dsr1TRTMTPSkip
-			return r
+		mtp := func(sku, precision, day, script, image string, mem float64, graphs int, moe, nm string) Run {
+			return run(sku, precision, day, day, "benchmarks/dsr1_"+precision+"_"+sku[:4]+"_trt_mtp"+script, image, dsr1TRTMTPNM+nm, RunShape{},
+				dsr1TRT(day, mem, graphs, moe, func(b *Benchmark) {
+					b.Speculative, b.MaxNumSeqsIsConcurrency = specdec.Config{DraftLen: 3}, true
+				}))
 		}
+		const pw = "; piecewise CUDA graphs of mixed steps at some shapes"
 		runs = append(runs,
-			mtp("b200_sxm", "fp4", "2026-01-14", dsr1TRTImage2025), mtp("b200_sxm", "fp4", "2026-02-06", dsr1TRTImageMTP),
-			mtp("b200_sxm", "fp8", "2026-01-14", dsr1TRTImage2025), mtp("b200_sxm", "fp8", "2026-02-05", dsr1TRTImageMTP),
-			mtp("h200_sxm", "fp8", "2026-01-14", dsr1TRTImage2025))
+			mtp("b200_sxm", "fp4", "2026-01-14", "_slurm.sh@bf3456727", dsr1TRTImage2025, 0.8, 512, model.MoEBackendTRTLLM, ""),
+			mtp("b200_sxm", "fp4", "2026-02-06", ".sh@0aae52d4c", dsr1TRTImageMTP, 0.8, conc, model.MoEBackendTRTLLM, pw),
+			mtp("b200_sxm", "fp8", "2026-01-14", "_slurm.sh@bf3456727", dsr1TRTImage2025, 0.8, 256, "", ""),
+			mtp("b200_sxm", "fp8", "2026-02-05", ".sh@5d517074c", dsr1TRTImageMTP, 0.8, conc, model.MoEBackendTRTLLM, pw),
+			mtp("h200_sxm", "fp8", "2026-01-14", "_slurm.sh@bf3456727", dsr1TRTImage2025, 0.75, 128, "", ""))
 		// A 2025 script: on 2025-11-02 by the branches of its own --ep_size and attention DP
 		// (shape, from the lowest concurrency of each branch up), then with the rows' labels.
 		old := func(sku, precision string, mem float64, graphs int, moe string, branches []dsr1Branch) {

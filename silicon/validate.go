@@ -270,6 +270,8 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 			res.Skipped = run.Skip
 		case sim.MoETP*sim.MoEEP != sim.TP*sim.AttentionDP:
 			res.Skipped = fmt.Sprintf("labels tp %d, attention_dp %d, moe_tp %d, moe_ep %d do not describe one worker", r.TP, r.AttentionDP, r.MoETP, r.MoEEP)
+		case sim.AttentionDP > 1 && b.Speculative.On():
+			res.Skipped = dsr1TRTMTPDPSkip
 		case sim.AttentionDP > 1 && attentionDPSkip(sim, d, dpPriced) != "":
 			res.Skipped = attentionDPSkip(sim, d, dpPriced)
 		case r.Concurrency > d.MaxNumSeqs:

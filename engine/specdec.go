@@ -1,0 +1,24 @@
+package engine
+
+// MTP speculative decoding on TensorRT-LLM (package specdec, docs/speculative-decoding.md):
+// a generation step verifies each request's drafts. The scheduler counts a generation request
+// as 1 + k tokens of max_num_tokens and gives it the KV blocks of its k draft tokens too
+// (TensorRT-LLM's micro-batch scheduler adds a request's draft tokens to its step tokens and
+// its KV cache manager adds their slots; the reservation to completion covers the last
+// step's drafts). The step is priced as model.Worker prices an MTP step; at its end each
+// generation request gains its accepted drafts as well as its own token, never past its
+// output length (MTPSampler.update_requests stops at the stop criteria). Rejected drafts'
+// slots are rewound but the blocks stay the request's: GUARANTEED_NO_EVICT reserved them.
+
+// drafts is the draft tokens each generation step of a request verifies (k; 0 without MTP).
+func (s *Sim) drafts() int32 { return int32(s.cfg.Worker.Speculative.DraftLen) }
+
+// acceptDrafts adds the drafts that r's generation step accepted to its tokens (their KV is
+// computed) and returns how many.
+func (s *Sim) acceptDrafts(r *request) int32 {
+	a := min(int32(s.spec.Accepted()), r.out-r.fl.generated)
+	r.fl.generated += a
+	r.fl.tokens += a
+	r.fl.computed += a
+	return a
+}
