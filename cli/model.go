@@ -14,6 +14,7 @@ import (
 
 	"github.com/routerlab/routerlab/model"
 	"github.com/routerlab/routerlab/silicon"
+	"github.com/routerlab/routerlab/specdec"
 )
 
 func newModelCmd() *cobra.Command {
@@ -481,6 +482,7 @@ func newModelValidateCmd() *cobra.Command {
 	var path, format, profile, kvDtype, fp32, ref, tokenizeBatching, graphMode, budget string
 	var perSlot, warmup, entries, batched, seqs, block, tokenizeNS, capture, sharedStream, requestPath, streamEnd int
 	var rangeRatio, maxTTFT, maxTPOT float64
+	var mtpFirst, mtpLater float64
 	var async, prefix, fuseARRMS, expertParallel bool
 	cmd := &cobra.Command{
 		Use:   "validate --silicon FILE.csv",
@@ -529,6 +531,14 @@ budget before vLLM 0.21). The flags below override single settings of every row'
 			}
 			if fl.Changed("memory-budget") && !slices.Contains(model.MemoryBudgets(), budget) {
 				return fmt.Errorf("model validate: --memory-budget %q: want one of %s", budget, strings.Join(model.MemoryBudgets(), ", "))
+			}
+			for _, f := range []struct {
+				flag string
+				v    float64
+			}{{"mtp-first-acceptance", mtpFirst}, {"mtp-later-acceptance", mtpLater}} {
+				if fl.Changed(f.flag) && !(f.v > 0 && f.v <= 1) {
+					return fmt.Errorf("model validate: --%s %g: want a probability in (0, 1]", f.flag, f.v)
+				}
 			}
 			if fl.Changed("max-num-batched-tokens") && batched < 1 {
 				return fmt.Errorf("model validate: --max-num-batched-tokens %d: want at least 1", batched)
@@ -596,6 +606,12 @@ budget before vLLM 0.21). The flags below override single settings of every row'
 				}
 				if fl.Changed("prefix-caching") {
 					b.PrefixCaching = prefix
+				}
+				if fl.Changed("mtp-first-acceptance") && b.Speculative.On() {
+					b.Speculative.First = mtpFirst
+				}
+				if fl.Changed("mtp-later-acceptance") && b.Speculative.On() {
+					b.Speculative.Later = mtpLater
 				}
 				if fl.Changed("fuse-allreduce-rms") {
 					b.FuseAllReduceRMS = &fuseARRMS
@@ -671,6 +687,8 @@ budget before vLLM 0.21). The flags below override single settings of every row'
 	allowMinusOne(fs, "shared-experts-stream-tokens")
 	fs.BoolVar(&expertParallel, "expert-parallel", false, "--enable-expert-parallel for every row: true replays each row's moe_ep label, false shards every expert over the worker's GPUs (default: the run's script's; InferenceX's Kimi-K2.5 scripts never pass it)")
 	fs.BoolVar(&fuseARRMS, "fuse-allreduce-rms", false, "compilation_config.pass_config.fuse_allreduce_rms for every row: FlashInfer's fused all-reduce + add + RMSNorm in small steps (default: the run's script's, else its vLLM release's default: on from 0.18 at TP > 1 on H100/H200/B200, B300 from 0.19)")
+	fs.Float64Var(&mtpFirst, "mtp-first-acceptance", 0, fmt.Sprintf("MTP runs (TensorRT-LLM's dsr1-*-trt-mtp): probability the first draft token is accepted (default: %g, DeepSeek-V3's report)", specdec.DefaultFirst))
+	fs.Float64Var(&mtpLater, "mtp-later-acceptance", 0, fmt.Sprintf("MTP runs: probability a later draft is accepted given the one before it was (default: %g, from the original MTP module's published acceptance length)", specdec.DefaultLater))
 	fs.Float64Var(&maxTTFT, "max-ttft-mape", 0, "exit 2 when the TTFT MAPE exceeds this percentage (0: no check)")
 	fs.Float64Var(&maxTPOT, "max-tpot-mape", 0, "exit 2 when the TPOT MAPE exceeds this percentage (0: no check)")
 	return cmd
