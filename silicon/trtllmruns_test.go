@@ -1,6 +1,7 @@
 package silicon
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -10,8 +11,8 @@ import (
 // The TensorRT-LLM DeepSeek rows replay with the InferenceX run their date ran: on B200 the
 // TRTLLM-Gen experts (moe_config.backend TRTLLM) for NVFP4 always and for FP8 from the
 // 2026-01-29 script, DeepGEMM's default-table rows for FP8 before it, CUTLASS on H200; the
-// 2025-11-02 scripts' own --ep_size and attention data parallelism (skipped); the copies of
-// the MTP configs' days skipped.
+// 2025-11-02 scripts' own --ep_size and attention data parallelism; the copies of the MTP
+// configs' days with their -mtp scripts (speculative decoding, 3 drafts).
 func TestDeepSeekTRTLLMRunsByDate(t *testing.T) {
 	row := func(sku, precision, measured string, tp, moeTP, moeEP, isl, osl, c int) Row {
 		return Row{Backend: "trtllm", Model: "deepseek-ai/DeepSeek-R1", System: sku, Precision: precision, Measured: measured,
@@ -75,16 +76,27 @@ func TestDeepSeekTRTLLMRunsByDate(t *testing.T) {
 	if sc := dp.scheduler(model.Deployment{AttentionDP: 1}); sc.TRTLLMADPBalance {
 		t.Errorf("without attention DP: %+v; want no balancing", sc)
 	}
+	// The MTP configs' days: the -mtp scripts of their day, 3 drafts, max_batch_size CONC and
+	// max_num_tokens (3 + 1) × CONC + ISL + 64 (bf3456727, 5d517074c, 0aae52d4c).
 	for _, c := range []struct {
-		r    Row
-		skip string
+		r           Row
+		script, moe string
+		mem         float64
+		graphs      int
 	}{
-		{row("b200_sxm", "fp4", "2026-01-14", 8, 1, 8, 1024, 1024, 16), "MTP"}, {row("b200_sxm", "fp4", "2026-02-06", 8, 8, 1, 1024, 1024, 4), "MTP"},
-		{row("b200_sxm", "fp8", "2026-01-14", 8, 1, 8, 1024, 1024, 4), "MTP"}, {row("b200_sxm", "fp8", "2026-02-05", 8, 8, 1, 1024, 1024, 4), "MTP"},
-		{row("h200_sxm", "fp8", "2026-01-14", 8, 1, 8, 1024, 1024, 4), "MTP"},
+		{row("b200_sxm", "fp4", "2026-01-14", 8, 8, 1, 1024, 1024, 16), "dsr1_fp4_b200_trt_mtp_slurm.sh@bf3456727", model.MoEBackendTRTLLM, 0.8, 512},
+		{row("b200_sxm", "fp4", "2026-02-06", 8, 8, 1, 1024, 1024, 16), "dsr1_fp4_b200_trt_mtp.sh@0aae52d4c", model.MoEBackendTRTLLM, 0.8, 2048},
+		{row("b200_sxm", "fp8", "2026-01-14", 8, 8, 1, 1024, 1024, 16), "dsr1_fp8_b200_trt_mtp_slurm.sh@bf3456727", "", 0.8, 256},
+		{row("b200_sxm", "fp8", "2026-02-05", 8, 8, 1, 1024, 1024, 16), "dsr1_fp8_b200_trt_mtp.sh@5d517074c", model.MoEBackendTRTLLM, 0.8, 2048},
+		{row("h200_sxm", "fp8", "2026-01-14", 8, 8, 1, 1024, 1024, 16), "dsr1_fp8_h200_trt_mtp_slurm.sh@bf3456727", "", 0.75, 128},
 	} {
-		if run := runOf(c.r); !strings.Contains(run.Skip, c.skip) {
-			t.Errorf("%s %s %s %d/%d c %d: skip %q, want %q", c.r.System, c.r.Precision, c.r.Measured, c.r.ISL, c.r.OSL, c.r.Concurrency, run.Skip, c.skip)
+		run := runOf(c.r)
+		d := run.Benchmark.deployment(c.r)
+		if run.Skip != "" || !strings.Contains(run.Script, c.script) || d.Speculative.DraftLen != 3 || d.MoEBackend != c.moe || d.GPUMemoryUtilization != c.mem ||
+			d.MaxCUDAGraphCaptureSize != c.graphs || d.MaxNumSeqs != 16 || d.MaxNumBatchedTokens != 4*16+1024+64 || d.Validate() != nil {
+			t.Errorf("%s %s %s: run %s (skip %q): drafts %d, moe backend %q, memory %g, graphs %d, seqs %d, tokens %d (%v)", c.r.System, c.r.Precision,
+				c.r.Measured, run.Script, run.Skip, d.Speculative.DraftLen, d.MoEBackend, d.GPUMemoryUtilization, d.MaxCUDAGraphCaptureSize,
+				d.MaxNumSeqs, d.MaxNumBatchedTokens, d.Validate())
 		}
 	}
 	// The 2025-11-02 scripts' own attention data parallelism, labelled adp 1: replayed on one-GPU
@@ -100,5 +112,19 @@ func TestDeepSeekTRTLLMRunsByDate(t *testing.T) {
 			t.Errorf("%s %s %s %d/%d c %d: skip %q, replayed as tp %d, attention_dp %d, moe_tp %d, moe_ep %d, MoE backend %q; want tp 1, attention_dp = moe_ep = %d, CUTLASS",
 				r.System, r.Precision, r.Measured, r.ISL, r.OSL, r.Concurrency, run.Skip, d.TP, d.AttentionDP, d.MoETP, d.MoEEP, d.MoEBackend, r.TP)
 		}
+	}
+}
+
+// An MTP run's rows with attention data parallelism (1 draft, on attention ranks) are skipped
+// with their reason, not replayed as a plain run.
+func TestMTPAttentionDPSkipped(t *testing.T) {
+	r := Row{Line: 2, Backend: "trtllm", Model: "deepseek-ai/DeepSeek-R1", System: "b200_sxm", Precision: "fp8", Measured: "2026-02-05",
+		TP: 1, AttentionDP: 8, MoETP: 1, MoEEP: 8, ISL: 1024, OSL: 1024, Concurrency: 64, TTFTMS: 1, TPOTMS: 1}
+	rep, err := Validate(context.Background(), []Row{r}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Rows[0].Skipped != dsr1TRTMTPDPSkip {
+		t.Fatalf("skipped %q, want %q", rep.Rows[0].Skipped, dsr1TRTMTPDPSkip)
 	}
 }
