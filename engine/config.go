@@ -104,6 +104,9 @@ func (c *Config) validate(timer model.StepTimer, tr *trace.Trace) (router.Config
 	if err := c.Scheduler.check(); err != nil {
 		return rc, err
 	}
+	if err := c.checkSpeculative(); err != nil {
+		return rc, err
+	}
 	if c.Fleet != nil {
 		if err := c.Fleet.validate(c); err != nil {
 			return rc, err

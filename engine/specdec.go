@@ -1,5 +1,7 @@
 package engine
 
+import "fmt"
+
 // MTP speculative decoding on TensorRT-LLM (package specdec, docs/speculative-decoding.md):
 // a generation step verifies each request's drafts. The scheduler counts a generation request
 // as 1 + k tokens of max_num_tokens and gives it the KV blocks of its k draft tokens too
@@ -21,4 +23,18 @@ func (s *Sim) acceptDrafts(r *request) int32 {
 	r.fl.tokens += a
 	r.fl.computed += a
 	return a
+}
+
+// checkSpeculative refuses speculative decoding where the engine does not model it: only
+// TensorRT-LLM's scheduler verifies drafts, on workers without attention ranks, fleets that
+// neither disaggregate nor change size.
+func (c *Config) checkSpeculative() error {
+	sc := c.Worker.Speculative
+	if err := sc.Validate(); err != nil || !sc.On() {
+		return err
+	}
+	if kind, _ := kindOf(c.Worker.Backend); kind != schedTRTLLM || c.Worker.AttentionDP > 1 || c.Disagg != nil || c.Fleet != nil {
+		return fmt.Errorf("speculative draft_len %d: MTP is modelled for one TensorRT-LLM worker kind without attention data parallelism, in aggregated static fleets", sc.DraftLen)
+	}
+	return nil
 }

@@ -89,3 +89,18 @@ func TestTRTLLMMTPSteps(t *testing.T) {
 		t.Fatalf("%d steps with every draft accepted, want 17 (63 = 15 × 4 + 3)", all)
 	}
 }
+
+// Speculative decoding is refused where the engine does not model it.
+func TestSpeculativeRefused(t *testing.T) {
+	tr := &trace.Trace{Name: "mtp", BlockSize: 64, Requests: []trace.Request{req(0, 64, 4, 1)}}
+	for _, c := range []struct {
+		backend model.Backend
+		sc      specdec.Config
+	}{{model.BackendVLLM, specdec.Config{DraftLen: 3}}, {model.BackendSGLang, specdec.Config{DraftLen: 1}}, {model.BackendTRTLLM, specdec.Config{DraftLen: 3, First: 2}}} {
+		cfg := Config{Workers: 1, Worker: deployment(100, 1024, 4), Router: router.DefaultConfig()}
+		cfg.Worker.Backend, cfg.Worker.Speculative = c.backend, c.sc
+		if _, err := New(cfg, &fakeTimer{base: 1}, tr); err == nil {
+			t.Errorf("%s with %+v: no error", c.backend, c.sc)
+		}
+	}
+}
