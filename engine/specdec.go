@@ -4,13 +4,15 @@ import "fmt"
 
 // MTP speculative decoding on TensorRT-LLM (package specdec, docs/speculative-decoding.md):
 // a generation step verifies each request's drafts. The scheduler counts a generation request
-// as 1 + k tokens of max_num_tokens and gives it the KV blocks of its k draft tokens too
-// (TensorRT-LLM's micro-batch scheduler adds a request's draft tokens to its step tokens and
-// its KV cache manager adds their slots; the reservation to completion covers the last
-// step's drafts). The step is priced as model.Worker prices an MTP step; at its end each
-// generation request gains its accepted drafts as well as its own token, never past its
-// output length (MTPSampler.update_requests stops at the stop criteria). Rejected drafts'
-// slots are rewound but the blocks stay the request's: GUARANTEED_NO_EVICT reserved them.
+// as 1 + k tokens of max_num_tokens (the micro-batch scheduler adds a request's draft tokens
+// to its step's) and gives it the KV blocks of its k draft tokens too, never past its whole
+// sequence: cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp's getNeededBlocksOneStep adds
+// draft tokens + 1 a step, capped at the tokens the request may still generate, and
+// getRemainingBlocksToCompletion reserves prompt + max new tokens, drafts not counted. The
+// step is priced as model.Worker prices an MTP step; at its end each generation request gains
+// its accepted drafts as well as its own token, never past its output length
+// (MTPSampler.update_requests stops at the stop criteria). Rejected drafts' slots are rewound
+// but their blocks stay the request's: its reservation covers them.
 
 // drafts is the draft tokens each generation step of a request verifies (k; 0 without MTP).
 func (s *Sim) drafts() int32 { return int32(s.cfg.Worker.Speculative.DraftLen) }
