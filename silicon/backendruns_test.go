@@ -144,14 +144,14 @@ func TestValidateAIConfiguratorBackendSample(t *testing.T) {
 	// where they were (35.0 / 16.0 %); its largest moves are Qwen3.5's B300 groups (BF16 112.0 →
 	// 76.7 %, FP8 110.5 → 84.6 % TTFT), whose bursts of 8k prompts no longer wait for a whole
 	// window's tokenisation.
-	// 33 groups at 36.8 / 15.7 % with the MTP rows: TPOT's median falls, TTFT's rises, since
+	// 33 groups at 36.5 / 15.7 % with the MTP rows: TPOT's median falls, TTFT's rises, since
 	// they carry the 1k-prompt TTFT the plain TRT-LLM DeepSeek rows miss at the same shapes
 	// (R1 B200 NVFP4 from 49 rows at 30.3 / 12.3 % to 91 at 36.8 / 14.2 %, B200 FP8 from 25 at
 	// 30.1 / 6.8 % to 74 at 35.9 / 9.0 %, H200 FP8 from 15 at 40.6 / 17.2 % to 45 at
 	// 49.6 / 15.2 %; docs/speculative-decoding.md, "Validation").
 	groups, ttftMedian, tpotMedian := groupMedians(rep, 10)
-	if groups < 33 || ttftMedian > 36.8 || tpotMedian > 15.7 {
-		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 33, <= 36.8 %%, <= 15.7 %%",
+	if groups < 33 || ttftMedian > 36.5 || tpotMedian > 15.7 {
+		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 33, <= 36.5 %%, <= 15.7 %%",
 			groups, ttftMedian, tpotMedian)
 	}
 	// 26 rows on attention ranks: 6 labelled DEP of DeepSeek-R1 NVFP4 on B200, 18 of the
