@@ -107,7 +107,7 @@ for _ in $(seq 11); do tmux -L "$sock" send-keys -t e2e Down; done
 tmux -L "$sock" send-keys -t e2e Right
 wait_for ' run 3 in '
 model=$(capture)
-for want in 'Qwen3-235B-A22B-FP8 has no tables on b200_sxm, so hardware_sku h200_sxm' 'Metrics · round_robin · ' 'h200_sxm'; do
+for want in 'Qwen3-235B-A22B-FP8 has no tables on b200_sxm, so hardware_sku h100_sxm' 'Metrics · round_robin · ' 'h100_sxm'; do
 	if ! grep -qF -- "$want" <<<"$model"; then
 		echo "tui-e2e: model_name → at 80×24: the screen lacks '$want'" >&2
 		echo "$model" >&2
@@ -119,7 +119,7 @@ if grep -qF 'error:' <<<"$model"; then
 	echo "$model" >&2
 	exit 1
 fi
-echo "tui-e2e: model_name → Qwen3-235B-A22B-FP8 moved to h200_sxm and ran"
+echo "tui-e2e: model_name → Qwen3-235B-A22B-FP8 moved to h100_sxm and ran"
 
 quit
 echo "tui-e2e: 64 workers at 80×24 ok (q exited with status 0)"
