@@ -24,8 +24,13 @@ func TestDisaggRanksInvariantsProperty(t *testing.T) {
 		cfg := genConfig(t, tr)
 		cfg.Worker.AsyncScheduling, cfg.Worker.TimingReference = false, ""
 		cfg = genDisagg(t, cfg)
-		pr := rapid.IntRange(1, 3).Draw(t, "prefill_attention_dp")
-		dr := rapid.IntRange(1, 3).Draw(t, "decode_attention_dp")
+		// Every event checks every rank's pool: -short (CI's race pass) stops at two ranks.
+		most := 3
+		if testing.Short() {
+			most = 2
+		}
+		pr := rapid.IntRange(1, most).Draw(t, "prefill_attention_dp")
+		dr := rapid.IntRange(1, most).Draw(t, "decode_attention_dp")
 		cfg.Worker.AttentionDP, cfg.Disagg.Decode.AttentionDP = pr, dr
 		timer := PoolTimers{
 			Prefill: &ranksTimer{fakeTimer: fakeTimer{base: int64(rapid.IntRange(1, 200).Draw(t, "base")), perToken: 1}, ranks: pr, perMoE: 1},
@@ -62,10 +67,12 @@ func TestDisaggRanksInvariantsProperty(t *testing.T) {
 				}
 				prefilledOn[e.id] = d.srcWorker[e.id]
 			}
-			checkConserved(t, s)
 			if len(s.heap) > 0 && s.heap[0].time == s.now {
 				return // the other ranks' step ends at this instant are still queued
 			}
+			// Once per instant: a leaked or doubled block stays so, and checking every
+			// event made this test the race pass's slowest by minutes.
+			checkConserved(t, s)
 			if err := ranksTogether(s, 0, d.first, pr); err != nil {
 				t.Fatal(err)
 			}
