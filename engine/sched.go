@@ -124,8 +124,12 @@ func (s *Sim) setupScheduler() {
 
 // fastPath reports whether the worker's engine may plan decode stretches ahead (fast.go): the
 // next arrival cuts a stretch short, which SGLang's receive interval and TensorRT-LLM's batch
-// waiting defer to a later step.
+// waiting defer to a later step; and a stretch assumes one token a step, which MTP's accepted
+// drafts break.
 func (s *Sim) fastPath() bool {
+	if s.spec != nil {
+		return false
+	}
 	switch s.kind {
 	case schedSGLang:
 		return s.sgp.recvInterval <= 1

@@ -83,7 +83,7 @@ func (s *Sim) startStep(w *worker, t int64) {
 		}
 	}
 	// The decode fast path plans steps ahead without arrivals, which async scheduling needs.
-	if !s.stepwise && !s.cfg.Worker.AsyncScheduling && s.spec == nil && s.fastPath() && s.planFast(w, t) {
+	if !s.stepwise && !s.cfg.Worker.AsyncScheduling && s.fastPath() && s.planFast(w, t) {
 		return
 	}
 	w.sched = w.sched[:0]
