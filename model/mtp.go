@@ -50,8 +50,9 @@ func (w *Worker) mtpStepUS(b *Batch) int64 {
 		attn += w.decode.at(float64(b.Decodes), float64(b.DecodeContextTokens)/float64(b.Decodes))
 	}
 	layers := float64(max(1, w.table.LLM.Layers))
-	target := graphs.at(float64(tokens)) + w.logits.at(float64(len(b.Prefill)+b.Decodes*(1+k))) + attn
-	first := (graphs.at(float64(tokens))+attn)/layers + w.logits.at(float64(seqs))
+	body := graphs.at(float64(tokens)) // the target's layers but attention, on the step's tokens
+	target := body + w.logits.at(float64(len(b.Prefill)+b.Decodes*(1+k))) + attn
+	first := (body+attn)/layers + w.logits.at(float64(seqs))
 	// The later drafts: every request, prompts included, is one generation token on its
 	// context (the prompt's, or the decode's plus its accepted tokens).
 	ctx := (float64(b.DecodeContextTokens) + full) / float64(seqs)
