@@ -213,9 +213,11 @@ func backendImports() []ImportOptions {
 		one(BackendSGLang, qwen32, "h100_sxm", "fp8", "fp8", dense...),
 		one(BackendSGLang, qwen235, "h200_sxm", "", "", "2,2,1", "4,4,1"),
 		one(BackendSGLang, llama8, "h200_sxm", "fp8", "fp8", dense...), // --quantization fp8: per-tensor FP8 weights
-		one(BackendTRTLLM, llama70, "b200_sxm", "fp8", "fp8", dense...),
+		// The 70B runs serve nvidia/Llama-3.3-70B-Instruct-FP8, ModelOpt's per-tensor FP8 with
+		// static input scales (fp8static.go).
+		one(BackendTRTLLM, llama70, "b200_sxm", "fp8", gemmFP8Static, dense...),
 		one(BackendTRTLLM, llama70, "b200_sxm", "nvfp4", "nvfp4", dense...),
-		one(BackendTRTLLM, llama70, "h200_sxm", "fp8", "fp8", dense...),
+		one(BackendTRTLLM, llama70, "h200_sxm", "fp8", gemmFP8Static, dense...),
 		one(BackendTRTLLM, llama8, "h100_sxm", "", "", dense...),
 		one(BackendTRTLLM, qwen32, "h100_sxm", "fp8", "fp8", dense...),
 		// DeepSeek-V3 and R1 (one architecture, block-FP8) at SGLang's measured TP 8 layouts
@@ -299,6 +301,8 @@ type elementwiseFusion struct {
 	ropeInAttention bool
 	// normInAllReduce: each residual add + RMSNorm runs inside the all-reduce before it.
 	normInAllReduce bool
+	// qkNormRoPE: the per-head QK-norm and RoPE run as one kernel, in place on q and k.
+	qkNormRoPE bool
 }
 
 // fusedElementwise is backend b's fusion for architecture arch at TP size tp. TensorRT-LLM's
@@ -307,10 +311,34 @@ type elementwiseFusion struct {
 // it (AllReduceFusionOp.RESIDUAL_RMS_NORM, on unless TRTLLM_LLAMA_EAGER_FUSION_DISABLED=1 —
 // tensorrt_llm/_torch/models/modeling_llama.py; the switch the release notes name from 0.21
 // through 1.3). vLLM and SGLang run them as kernels of their own (vLLM's fusion pass is priced
-// in fusion.go).
+// in fusion.go). Its Qwen3 and Qwen3-MoE attention (QKNormRoPEAttention, tensorrt_llm/_torch/
+// modules/qk_norm_attention.py, fuse_qk_norm_rope on by default since TensorRT-LLM#4611,
+// May 2025) normalises q and k per head and rotates them in one kernel
+// (torch.ops.trtllm.fused_qk_norm_rope, in place on the fused qkv), where AIConfigurator's op
+// list, which the importer otherwise follows, prices two passes of an element-wise op and a
+// norm over each of q and k.
 func fusedElementwise(b Backend, arch string, tp int) elementwiseFusion {
 	if b != BackendTRTLLM {
 		return elementwiseFusion{}
 	}
-	return elementwiseFusion{ropeInAttention: true, normInAllReduce: arch == "llama" && tp > 1}
+	return elementwiseFusion{ropeInAttention: true, normInAllReduce: arch == "llama" && tp > 1,
+		qkNormRoPE: arch == "qwen3" || arch == "qwen3_moe"}
+}
+
+// fp8Inputs says which of a decoder layer's per-tensor FP8 GEMMs receive their input already
+// quantised to FP8, so that FP8QDQLinearMethod.apply quantises nothing (fp8static.go).
+type fp8Inputs struct{ qkv, oProj, gateUp, down bool }
+
+// trtllmFP8Inputs is TensorRT-LLM's rule for a per-tensor FP8 model under fusion fused. The
+// attention op writes its output in FP8 with o_proj's scale (Attention.forward passes
+// out_scale = o_proj.inv_input_scale when o_proj has_fp8_qdq: tensorrt_llm/_torch/modules/
+// attention.py) and GatedMLP's SwiGLU quantises for down_proj (_apply_activation: swiglu with
+// quant_scale = down_proj.input_scale, modules/gated_mlp.py), at every TP size. Where the
+// all-reduce fuses the residual add and RMSNorm (normInAllReduce: Llama at TP > 1), the fused
+// op is RESIDUAL_RMS_NORM_QUANT_FP8 with the next GEMM's input_scale (LlamaDecoderLayer,
+// modeling_llama.py, from TensorRT-LLM#6205: the pre-MLP all-reduce for gate_up_proj, the
+// post-MLP one for the next layer's qkv_proj), so those two take FP8 too; elsewhere a
+// standalone RMSNorm hands them BF16, which they quantise with the static scale.
+func trtllmFP8Inputs(fused elementwiseFusion) fp8Inputs {
+	return fp8Inputs{qkv: fused.normInAllReduce, oProj: true, gateUp: fused.normInAllReduce, down: true}
 }

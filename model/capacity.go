@@ -64,7 +64,7 @@ func quantBytes(dtype string, rows, cols int64, block int, unquant int64) int64 
 	case "fp8_block":
 		b := int64(block)
 		return n + ((rows+b-1)/b)*((cols+b-1)/b)*4
-	case "fp8":
+	case "fp8", gemmFP8Static:
 		return n + 4
 	case "nvfp4":
 		return n/2 + n/16

@@ -102,10 +102,24 @@ func transferMoE(own, at MoEShape) (tokens, latency float64) {
 // gatePeaks are the FLOP/s an FP32 GEMM runs at under each float32 matmul precision.
 type gatePeaks struct{ fp32, tf32 float64 }
 
-func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []gemmRow, moes []moeRow, ctxs, gens []attentionRow, mla mlaInputs,
+func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []gemmRow, fp8 *staticFP8, moes []moeRow, ctxs, gens []attentionRow, mla mlaInputs,
 	ars []allreduceRow, gemmRel, moeRel, ctxRel, genRel, arRel string) error {
 	s, l := t.LLM, t.Layout
 	note := func(what string) { t.Extrapolated = append(t.Extrapolated, what) }
+	fused := fusedElementwise(t.Backend, s.Architecture, l.TP)
+	// A per-tensor FP8 GEMM under a static input scale (fp8static.go): the row less the
+	// quantisation the run does not do.
+	fp8In := trtllmFP8Inputs(fused)
+	gemmAt := func(dtype string, n, k int, fp8Input bool) (func(float64) float64, error) {
+		if dtype != gemmFP8Static {
+			return gemmCurve(gemms, dtype, n, k, note)
+		}
+		c, err := gemmCurve(gemms, "fp8", n, k, note)
+		if err != nil {
+			return nil, err
+		}
+		return fp8.gemm(c, n, k, fp8Input)
+	}
 	layers := float64(s.Layers)
 	headsPerGPU := s.Heads / l.TP
 	kvPerGPU := max(1, s.KVHeads/l.TP)
@@ -136,11 +150,11 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 			qHeads *= 2 // q_proj yields the query and its output gate
 		}
 		qkvN := (qHeads + 2*kvPerGPU) * s.HeadDim
-		qkv, err := gemmCurve(gemms, attnQuant, qkvN, h, note)
+		qkv, err := gemmAt(attnQuant, qkvN, h, fp8In.qkv)
 		if err != nil {
 			return err
 		}
-		proj, err := gemmCurve(gemms, attnQuant, h, headsPerGPU*s.HeadDim, note)
+		proj, err := gemmAt(attnQuant, h, headsPerGPU*s.HeadDim, fp8In.oProj)
 		if err != nil {
 			return err
 		}
@@ -172,11 +186,11 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		if inter%l.TP != 0 {
 			return nil, "", fmt.Errorf("intermediate size %d is not divisible by tp %d", inter, l.TP)
 		}
-		up, err := gemmCurve(gemms, t.GEMMQuant, 2*inter/l.TP, h, note)
+		up, err := gemmAt(t.GEMMQuant, 2*inter/l.TP, h, fp8In.gateUp)
 		if err != nil {
 			return nil, "", err
 		}
-		down, err := gemmCurve(gemms, t.GEMMQuant, h, inter/l.TP, note)
+		down, err := gemmAt(t.GEMMQuant, h, inter/l.TP, fp8In.down)
 		if err != nil {
 			return nil, "", err
 		}
@@ -322,7 +336,6 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		}
 	}
 
-	fused := fusedElementwise(t.Backend, s.Architecture, l.TP)
 	memOp := t.GPU.memOpUS
 	act := float64(s.ActivationBytes)
 	qBytes := float64(headsPerGPU*s.HeadDim) * act
@@ -343,6 +356,8 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		switch {
 		case perLayerQKNorm:
 			qkNorm = memOp(q+k) + memOp(2*(q+k))
+		case s.QKNorm && fused.qkNormRoPE:
+			qkNorm = memOp(2 * (q + k)) // one kernel reads q and k and writes them back
 		case s.QKNorm:
 			aroundAttn += 2 * (2*memOp(q) + 2*memOp(k))
 		}
@@ -523,8 +538,8 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 	// An FP8 cache moves half the bytes of a BF16 one through the same kernels, so it is never
 	// slower; where its measured point lies above the BF16 one (up to 20 % at a few short,
 	// launch-bound shapes) that is measurement noise, levelled to the BF16 price.
-	bf16, fp8 := &t.Attention[0], &t.Attention[1]
-	for _, g := range []struct{ lo, hi []float64 }{{fp8.Context.Values, bf16.Context.Values}, {fp8.Decode.Values, bf16.Decode.Values}} {
+	bf16, fp8KV := &t.Attention[0], &t.Attention[1]
+	for _, g := range []struct{ lo, hi []float64 }{{fp8KV.Context.Values, bf16.Context.Values}, {fp8KV.Decode.Values, bf16.Decode.Values}} {
 		for i := range g.lo {
 			g.lo[i] = min(g.lo[i], g.hi[i])
 		}
@@ -539,6 +554,16 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 			gemmRel, attnWords, mlpWords, strings.Replace(sharedWords, "MLP", "shared experts", 1),
 			unquantGEMMDtype, s.Vocab/l.TP, h),
 	}
+	if fp8 != nil {
+		fed := func(in bool) string {
+			if in {
+				return "FP8"
+			}
+			return "BF16, quantised with the static scale"
+		}
+		t.Kernels = append(t.Kernels, fmt.Sprintf("fp8_static GEMMs (TensorRT-LLM's FP8QDQ with the checkpoint's input scales): each fp8 row less %s; less %s where the input arrives in FP8 (qkv: %s, o_proj: %s, gate_up: %s, down: %s)",
+			fp8.computeRel, fp8.matrixRel, fed(fp8In.qkv), fed(fp8In.oProj), fed(fp8In.gateUp), fed(fp8In.down)))
+	}
 	if s.MoE() {
 		t.Kernels = append(t.Kernels, gateWords, moeWords)
 	}
@@ -546,6 +571,8 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 	switch {
 	case perLayerQKNorm:
 		qkNorm = " per-layer QK-norm as 2 passes over q and k,"
+	case s.QKNorm && fused.qkNormRoPE:
+		qkNorm = " QK-norm with RoPE as one pass over q and k,"
 	case s.QKNorm:
 		qkNorm = " QK-norm,"
 	}

@@ -424,6 +424,10 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 	if err != nil {
 		return nil, err
 	}
+	fp8, err := readStaticFP8(aicDir, o.HardwareSKU, o.Backend, o.BackendVersion, gemmQuant, gpu, &common)
+	if err != nil {
+		return nil, err
+	}
 	var moes []moeRow
 	moeRel := filepath.Join(o.HardwareSKU, "moe", string(cmp.Or(mk.Backend, o.Backend)), cmp.Or(mk.Version, o.BackendVersion), "moe_perf.parquet")
 	if llm.MoE() {
@@ -518,7 +522,7 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 				return nil, fmt.Errorf("model import: layout %s: %w", l, err)
 			}
 		}
-		if err := derive(t, mk, o.QKNormKernels != QKNormAIConfigurator, gatePeaks{fp32 * 1e12, tf32 * 1e12}, gemms, moes, ctxs, gens, mla, ars, gemmRel, moeRel, ctxRel, genRel, arRel); err != nil {
+		if err := derive(t, mk, o.QKNormKernels != QKNormAIConfigurator, gatePeaks{fp32 * 1e12, tf32 * 1e12}, gemms, fp8, moes, ctxs, gens, mla, ars, gemmRel, moeRel, ctxRel, genRel, arRel); err != nil {
 			return nil, fmt.Errorf("model import: layout %s: %w", l, err)
 		}
 		if llm.Hybrid() {
