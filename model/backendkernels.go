@@ -305,23 +305,27 @@ type elementwiseFusion struct {
 	qkNormRoPE bool
 }
 
-// fusedElementwise is backend b's fusion for architecture arch at TP size tp. TensorRT-LLM's
-// attention op applies RoPE and writes the KV cache in its fused QKV preprocessing, for every
-// model; its Llama decoder layers fuse each all-reduce with the residual add and RMSNorm after
-// it (AllReduceFusionOp.RESIDUAL_RMS_NORM, on unless TRTLLM_LLAMA_EAGER_FUSION_DISABLED=1 —
-// tensorrt_llm/_torch/models/modeling_llama.py; the switch the release notes name from 0.21
-// through 1.3). vLLM and SGLang run them as kernels of their own (vLLM's fusion pass is priced
+// fusedElementwise is backend b's fusion for architecture arch of hidden size hidden at TP
+// size tp. TensorRT-LLM's attention op applies RoPE and writes the KV cache in its fused QKV
+// preprocessing, for every model; its Llama decoder layers fuse each all-reduce with the
+// residual add and RMSNorm after it (AllReduceFusionOp.RESIDUAL_RMS_NORM, on unless
+// TRTLLM_LLAMA_EAGER_FUSION_DISABLED=1 — tensorrt_llm/_torch/models/modeling_llama.py; the
+// switch the release notes name from 0.21 through 1.3) when the hidden size exceeds 4,096:
+// TensorRT-LLM#6205 (July 2025, in 1.1.0rc2.post1 by the cherry-pick of #6850, #7420), which
+// enabled these fusions for Llama 3, disables them at hidden_size <= 4096 "due to accuracy
+// issues", and before it LlamaDecoderLayer ran plain RMSNorm modules after a separate
+// all-reduce — so Llama-3.1-8B (hidden 4,096) fuses under no release here. vLLM and SGLang run them as kernels of their own (vLLM's fusion pass is priced
 // in fusion.go). Its Qwen3 and Qwen3-MoE attention (QKNormRoPEAttention, tensorrt_llm/_torch/
 // modules/qk_norm_attention.py, fuse_qk_norm_rope on by default since TensorRT-LLM#4611,
 // May 2025) normalises q and k per head and rotates them in one kernel
 // (torch.ops.trtllm.fused_qk_norm_rope, in place on the fused qkv), where AIConfigurator's op
 // list, which the importer otherwise follows, prices two passes of an element-wise op and a
 // norm over each of q and k.
-func fusedElementwise(b Backend, arch string, tp int) elementwiseFusion {
+func fusedElementwise(b Backend, arch string, hidden, tp int) elementwiseFusion {
 	if b != BackendTRTLLM {
 		return elementwiseFusion{}
 	}
-	return elementwiseFusion{ropeInAttention: true, normInAllReduce: arch == "llama" && tp > 1,
+	return elementwiseFusion{ropeInAttention: true, normInAllReduce: arch == "llama" && hidden > 4096 && tp > 1,
 		qkNormRoPE: arch == "qwen3" || arch == "qwen3_moe"}
 }
 
@@ -334,7 +338,7 @@ type fp8Inputs struct{ qkv, oProj, gateUp, down bool }
 // out_scale = o_proj.inv_input_scale when o_proj has_fp8_qdq: tensorrt_llm/_torch/modules/
 // attention.py) and GatedMLP's SwiGLU quantises for down_proj (_apply_activation: swiglu with
 // quant_scale = down_proj.input_scale, modules/gated_mlp.py), at every TP size. Where the
-// all-reduce fuses the residual add and RMSNorm (normInAllReduce: Llama at TP > 1), the fused
+// all-reduce fuses the residual add and RMSNorm (normInAllReduce: Llama 70B at TP > 1), the fused
 // op is RESIDUAL_RMS_NORM_QUANT_FP8 with the next GEMM's input_scale (LlamaDecoderLayer,
 // modeling_llama.py, from TensorRT-LLM#6205: the pre-MLP all-reduce for gate_up_proj, the
 // post-MLP one for the next layer's qkv_proj), so those two take FP8 too; elsewhere a

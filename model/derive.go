@@ -106,7 +106,7 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 	ars []allreduceRow, gemmRel, moeRel, ctxRel, genRel, arRel string) error {
 	s, l := t.LLM, t.Layout
 	note := func(what string) { t.Extrapolated = append(t.Extrapolated, what) }
-	fused := fusedElementwise(t.Backend, s.Architecture, l.TP)
+	fused := fusedElementwise(t.Backend, s.Architecture, s.Hidden, l.TP)
 	// A per-tensor FP8 GEMM under a static input scale (fp8static.go): the row less the
 	// quantisation the run does not do.
 	fp8In := trtllmFP8Inputs(fused)

@@ -73,11 +73,14 @@ func TestStaticFP8GEMM(t *testing.T) {
 // The embedded Llama-3.1-70B FP8 tables (ModelOpt's static scales) say so; the NVFP4 one, vLLM's
 // and TensorRT-LLM's Qwen3-32B FP8 (its checkpoint unpublished) price the fp8 rows as measured.
 func TestTRTLLMFP8Inputs(t *testing.T) {
-	if got := trtllmFP8Inputs(fusedElementwise(BackendTRTLLM, "llama", 1)); got != (fp8Inputs{oProj: true, down: true}) {
+	if got := trtllmFP8Inputs(fusedElementwise(BackendTRTLLM, "llama", 8192, 1)); got != (fp8Inputs{oProj: true, down: true}) {
 		t.Errorf("Llama at TP 1: %+v, want o_proj and down only", got)
 	}
-	if got := trtllmFP8Inputs(fusedElementwise(BackendTRTLLM, "llama", 8)); got != (fp8Inputs{qkv: true, oProj: true, gateUp: true, down: true}) {
+	if got := trtllmFP8Inputs(fusedElementwise(BackendTRTLLM, "llama", 8192, 8)); got != (fp8Inputs{qkv: true, oProj: true, gateUp: true, down: true}) {
 		t.Errorf("Llama at TP 8: %+v, want every GEMM", got)
+	}
+	if f := fusedElementwise(BackendTRTLLM, "llama", 4096, 8); f.normInAllReduce {
+		t.Errorf("Llama-3.1-8B (hidden 4,096) at TP 8: %+v, want its add + RMSNorm outside the all-reduce (TensorRT-LLM#6205)", f)
 	}
 	line := func(tb *Table) string {
 		for _, k := range tb.Kernels {
