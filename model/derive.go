@@ -24,14 +24,7 @@ func gemmCurve(rows []gemmRow, dtype string, n, k int, note func(string)) (func(
 	if ks[int64(k)] {
 		return gemmCurveAtK(rows, dtype, n, k)
 	}
-	var lo, hi int64
-	for x := range ks {
-		if x < int64(k) && x > lo {
-			lo = x
-		} else if x > int64(k) && (hi == 0 || x < hi) {
-			hi = x
-		}
-	}
+	lo, hi := neighbours(ks, int64(k))
 	if lo == 0 {
 		return nil, missing("gemm_perf", fmt.Sprintf("%s n=%d k=%d (no measured k at or below it)", dtype, n, k))
 	}
@@ -51,6 +44,19 @@ func gemmCurve(rows []gemmRow, dtype string, n, k int, note func(string)) (func(
 	w := float64(int64(k)-lo) / float64(hi-lo)
 	note(fmt.Sprintf("gemm_perf: %s n=%d k=%d interpolated between the measured k=%d and k=%d", dtype, n, k, lo, hi))
 	return func(m float64) float64 { x := a(m); return x + (b(m)-x)*w }, nil
+}
+
+// neighbours are the largest measured key below x and the smallest above it, 0 where there is
+// none.
+func neighbours[V any](measured map[int64]V, x int64) (lo, hi int64) {
+	for v := range measured {
+		if v < x && v > lo {
+			lo = v
+		} else if v > x && (hi == 0 || v < hi) {
+			hi = v
+		}
+	}
+	return lo, hi
 }
 
 func gemmCurveAtK(rows []gemmRow, dtype string, n, k int) (func(m float64) float64, error) {

@@ -85,14 +85,7 @@ func overhead(rows []quantRow, table string, k int) (func(float64) float64, erro
 	if _, ok := byK[int64(k)]; ok {
 		return at(int64(k)), nil
 	}
-	var lo, hi int64
-	for x := range byK {
-		if x < int64(k) && x > lo {
-			lo = x
-		} else if x > int64(k) && (hi == 0 || x < hi) {
-			hi = x
-		}
-	}
+	lo, hi := neighbours(byK, int64(k))
 	switch {
 	case lo == 0:
 		return nil, missing(table, fmt.Sprintf("fp8 k=%d (no measured k at or below it)", k))
