@@ -149,9 +149,14 @@ func TestValidateAIConfiguratorBackendSample(t *testing.T) {
 	// (R1 B200 NVFP4 from 49 rows at 30.3 / 12.3 % to 91 at 36.8 / 14.2 %, B200 FP8 from 25 at
 	// 30.1 / 6.8 % to 74 at 35.9 / 9.0 %, H200 FP8 from 15 at 40.6 / 17.2 % to 45 at
 	// 49.6 / 15.2 %; docs/speculative-decoding.md, "Validation").
+	// 36.5 / 13.5 % with TensorRT-LLM's dense decode step priced from its source: the 70B
+	// checkpoint's static FP8 scales (model/fp8static.go), Qwen3's fused QK-norm + RoPE and
+	// Llama-3.1-8B's norms outside the all-reduce (backendkernels.go) — TPOT MAPE of 70B FP8
+	// B200 23.2 → 11.5 %, H200 19.4 → 9.3 %, Qwen3-235B 20.4 → 13.0 %, Qwen3-32B 15.7 → 10.9 %,
+	// Llama-3.1-8B 16.0 → 11.9 % (docs/backends.md, "TRT-LLM's dense decode step").
 	groups, ttftMedian, tpotMedian := groupMedians(rep, 10)
-	if groups < 33 || ttftMedian > 36.5 || tpotMedian > 15.7 {
-		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 33, <= 36.5 %%, <= 15.7 %%",
+	if groups < 33 || ttftMedian > 36.5 || tpotMedian > 13.5 {
+		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 33, <= 36.5 %%, <= 13.5 %%",
 			groups, ttftMedian, tpotMedian)
 	}
 	// 26 rows on attention ranks: 6 labelled DEP of DeepSeek-R1 NVFP4 on B200, 18 of the
