@@ -314,13 +314,14 @@ type elementwiseFusion struct {
 // TensorRT-LLM#6205 (July 2025, in 1.1.0rc2.post1 by the cherry-pick of #6850, #7420), which
 // enabled these fusions for Llama 3, disables them at hidden_size <= 4096 "due to accuracy
 // issues", and before it LlamaDecoderLayer ran plain RMSNorm modules after a separate
-// all-reduce — so Llama-3.1-8B (hidden 4,096) fuses under no release here. vLLM and SGLang run them as kernels of their own (vLLM's fusion pass is priced
-// in fusion.go). Its Qwen3 and Qwen3-MoE attention (QKNormRoPEAttention, tensorrt_llm/_torch/
-// modules/qk_norm_attention.py, fuse_qk_norm_rope on by default since TensorRT-LLM#4611,
-// May 2025) normalises q and k per head and rotates them in one kernel
-// (torch.ops.trtllm.fused_qk_norm_rope, in place on the fused qkv), where AIConfigurator's op
-// list, which the importer otherwise follows, prices two passes of an element-wise op and a
-// norm over each of q and k.
+// all-reduce — so Llama-3.1-8B (hidden 4,096) fuses under no release here. Its Qwen3 and
+// Qwen3-MoE attention (QKNormRoPEAttention, tensorrt_llm/_torch/modules/qk_norm_attention.py;
+// fuse_qk_norm_rope on by default since TensorRT-LLM#4611, in review in May 2025, before the
+// 0.21 and 1.0 releases the rows ran) normalises q and k per head and rotates them in one
+// kernel (torch.ops.trtllm.fused_qk_norm_rope, in place on the fused qkv), where
+// AIConfigurator's op list, which the importer otherwise follows, prices two passes of an
+// element-wise op and a norm over each of q and k. vLLM and SGLang run them all as kernels of
+// their own (vLLM's fusion pass is priced in fusion.go).
 func fusedElementwise(b Backend, arch string, hidden, tp int) elementwiseFusion {
 	if b != BackendTRTLLM {
 		return elementwiseFusion{}
