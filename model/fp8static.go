@@ -9,7 +9,8 @@ import (
 //
 // A ModelOpt per-tensor FP8 checkpoint (the 70B runs here serve nvidia/Llama-3.3-70B-
 // Instruct-FP8) carries a calibrated input_scale on every linear layer; the importer's GEMM
-// mode for it is fp8_static (ImportOptions.GEMMQuant), as AIConfigurator names it. Its FP8QDQLinearMethod.apply (tensorrt_llm/_torch/modules/linear.py) then
+// mode for it is fp8_static (ImportOptions.GEMMQuant), as AIConfigurator names it.
+// TensorRT-LLM's FP8QDQLinearMethod.apply (tensorrt_llm/_torch/modules/linear.py) then
 // quantises a BF16 input with that fixed scale (static_quantize_e4m3_per_tensor, one kernel)
 // and takes an input that is already FP8 as it is; only a layer without input_scale computes
 // the scale from the activation's amax first (quantize_e4m3_per_tensor). AIConfigurator's
@@ -24,7 +25,7 @@ import (
 // GEMM's roofline). The importer does the same for TensorRT-LLM's fp8_static GEMMs; a
 // checkpoint whose activation scales are unknown keeps the collector's fp8 rows as measured.
 //
-// Which inputs arrive in FP8 is trtllmFP8Input's rule (backendkernels.go).
+// Which inputs arrive in FP8 is trtllmFP8Inputs' rule (backendkernels.go).
 
 // quantRow is one row of AIConfigurator's FP8 quantisation overhead tables
 // (<sku>/quantize/<backend>/<version>/computescale_perf.parquet, scale_matrix_perf.parquet).

@@ -103,3 +103,19 @@ func TestTRTLLMFP8Inputs(t *testing.T) {
 		}
 	}
 }
+
+// TestReadStaticFP8: only the fp8_static mode reads the quantisation tables; under another
+// backend it is an error naming the mode, and a missing table is an error naming its path.
+func TestReadStaticFP8(t *testing.T) {
+	var srcs []Source
+	if q, err := readStaticFP8(t.TempDir(), "b200_sxm", BackendTRTLLM, trtllmVersion, "fp8", GPUSpec{}, &srcs); q != nil || err != nil {
+		t.Errorf("fp8 (dynamic scales): %v, %v; want nothing read", q, err)
+	}
+	if _, err := readStaticFP8(t.TempDir(), "b200_sxm", BackendVLLM, "0.19.0", gemmFP8Static, GPUSpec{}, &srcs); err == nil || !strings.Contains(err.Error(), "fp8_static") {
+		t.Errorf("fp8_static under vLLM: %v, want an error naming the mode", err)
+	}
+	_, err := readStaticFP8(t.TempDir(), "b200_sxm", BackendTRTLLM, trtllmVersion, gemmFP8Static, GPUSpec{}, &srcs)
+	if err == nil || !strings.Contains(err.Error(), "computescale_perf.parquet") {
+		t.Errorf("no quantize tables: %v, want an error naming the missing file", err)
+	}
+}
