@@ -3,6 +3,7 @@ package silicon
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -59,6 +60,11 @@ type Benchmark struct {
 	RangeRatio      float64 `json:"range_ratio"`
 	WarmupPerSlot   int     `json:"warmup_per_slot"`
 	RequestsPerSlot int     `json:"requests_per_slot"`
+	// ServerTokensPerClientToken, when > 0, is how many tokens the server's tokenizer makes
+	// of each token the client counted in a text prompt (0: the same count): a prompt the
+	// client drew at L tokens reaches the engine as ⌊L × this + ½⌋ (InferenceX's client under
+	// transformers 5, whose tokenizer disagreed with the server's: dsr1ClientTokenizerV5).
+	ServerTokensPerClientToken float64 `json:"server_tokens_per_client_token,omitempty"`
 	// DatasetEntriesPerSlot, when > 0, replays aiperf's synthetic dataset as its releases up
 	// to at least db4f6397 sample it: DatasetEntriesPerSlot × concurrency distinct prompts
 	// (--num-dataset-entries), every warm-up and timed request drawing one uniformly with
@@ -274,6 +280,8 @@ func (b Benchmark) check() error {
 		return fmt.Errorf("silicon: benchmark %s: shared_experts_stream_tokens %d, want >= -1", b.Name, b.SharedExpertsStreamTokens)
 	case min(b.AllReduceFusionMaxMB.TP2, b.AllReduceFusionMaxMB.TP4, b.AllReduceFusionMaxMB.TP8) < 0:
 		return fmt.Errorf("silicon: benchmark %s: negative all-reduce fusion threshold", b.Name)
+	case b.ServerTokensPerClientToken != 0 && !(b.ServerTokensPerClientToken >= 1 && !math.IsInf(b.ServerTokensPerClientToken, 1)):
+		return fmt.Errorf("silicon: benchmark %s: server_tokens_per_client_token %v, want 0 (the same count) or a finite number >= 1", b.Name, b.ServerTokensPerClientToken)
 	case b.APIServerTokenizeNS < 0:
 		return fmt.Errorf("silicon: benchmark %s: api_server_tokenize_ns %d, want >= 0", b.Name, b.APIServerTokenizeNS)
 	case b.RequestPathUS < 0 || b.StreamEndUS < 0:
@@ -318,6 +326,15 @@ func (b Benchmark) float32Precision(r Row) string {
 		return model.PrecisionHigh
 	}
 	return model.PrecisionHighest
+}
+
+// serverTokens is how many tokens the server makes of a text prompt the client drew at n
+// tokens (Benchmark.ServerTokensPerClientToken).
+func (b Benchmark) serverTokens(n int) int {
+	if b.ServerTokensPerClientToken == 0 {
+		return n
+	}
+	return int(math.Round(float64(n) * b.ServerTokensPerClientToken))
 }
 
 // deployment is the worker serving row r under this benchmark.
@@ -413,6 +430,9 @@ func (b Benchmark) String() string {
 	prompts := "prompts sent as token ids"
 	if b.APIServerTokenizeNS > 0 {
 		prompts = fmt.Sprintf("text prompts tokenised by the API server at %d ns/token, %s", b.APIServerTokenizeNS, model.TokenizeBatchingWords(b.APIServerTokenizeBatching))
+	}
+	if b.ServerTokensPerClientToken > 0 {
+		prompts += fmt.Sprintf(", each prompt %g × the client's token count on the server (the client's tokenizer disagrees with the server's)", b.ServerTokensPerClientToken)
 	}
 	if b.DatasetEntriesPerSlot > 0 {
 		prompts += fmt.Sprintf(", each request drawing its prompt with replacement from %d × concurrency (aiperf's synthetic dataset)", b.DatasetEntriesPerSlot)

@@ -9,10 +9,10 @@ import "github.com/routerlab/routerlab/model"
 // qwen3.5-397b-gap-analysis.csv are AIConfigurator's own collection (measurements of their
 // own: no TTFT of theirs equals a dated row's but for 8 of 61), replayed as the other
 // gap-analysis rows are (backendGapAnalysis: SGLang's defaults, the radix cache on). The
-// scripts were read at the one revision the index holds (SemiAnalysisAI/InferenceX
+// B200 and H200 scripts were read at the one revision the index holds (SemiAnalysisAI/InferenceX
 // benchmarks/single_node/qwen3.5_fp8_b200.sh at 01fa35cf, qwen3.5_bf16_b200.sh at 29d69fa5,
-// qwen3.5_fp8_h200.sh at 2116fc43, qwen3.5_{fp8,bf16}_b300.sh at 56324839), not at the rows'
-// dates.
+// qwen3.5_fp8_h200.sh at 2116fc43), not at the rows' dates; the B300 ones at the commits
+// whose workflow measured the rows (qwen35Runs).
 
 const qwen35 = "Qwen/Qwen3.5-397B-A17B"
 
@@ -44,32 +44,30 @@ func qwen35H200() Benchmark {
 	})
 }
 
-// qwen35B300FP8 is the B300 FP8 script as read (qwen3.5_fp8_b300.sh at 56324839):
+// qwen35B300FP8 is the B300 FP8 script's server as InferenceX's history holds it
+// (qwen3.5_fp8_b300.sh from c0f62a2ef, #1048, 2026-04-17, unchanged until 2026-05-21):
 // --max-running-requests and --cuda-graph-max-bs CONC, 16,384-token chunks,
 // --mem-fraction-static 0.8, --scheduler-recv-interval 10, FP8 KV cache, the radix cache off,
-// --expert-parallel-size EP_SIZE; its client sends CONC prompts (--num-prompts CONC), not 10 × CONC.
-func qwen35B300FP8() Benchmark {
-	return ix("2026-04-03", func(b *Benchmark) {
+// --expert-parallel-size EP_SIZE, with a client of prompts prompts per slot: 10 × CONC at
+// c0f62a2ef, the run of 2026-04-17 (from and onward); CONC (--num-prompts CONC) on the
+// unmerged 8k256 branch's 56324839 (2026-05-08), the revision the rows of 2026-04-03 are
+// replayed with (qwen35Runs).
+func qwen35B300FP8(from string, prompts int) Benchmark {
+	return ix(from, func(b *Benchmark) {
 		b.PrefixCaching, b.AsyncScheduling = false, true
 		b.MaxNumBatchedTokens, b.SGLangMaxPrefillTokens = 16384, 16384
 		b.MaxNumSeqsIsConcurrency, b.MaxCUDAGraphCaptureSize = true, 512
 		b.GPUMemoryUtilization, b.KVCacheDtype, b.SGLangRecvInterval = 0.8, model.KVFP8, 10
-		b.MemoryBudget, b.RequestsPerSlot = model.MemoryBudgetSGLang, 1
+		b.MemoryBudget, b.RequestsPerSlot = model.MemoryBudgetSGLang, prompts
 	})
-}
-
-// qwen35B300BF16 is the B300 BF16 script as read (qwen3.5_bf16_b300.sh at 56324839): the
-// B200 BF16 script's server with a client of CONC prompts.
-func qwen35B300BF16(recv int) Benchmark {
-	b := qwen35B200(model.KVBF16, recv)
-	b.RequestsPerSlot = 1
-	return b
 }
 
 // Not priced from the scripts (named per row).
 const (
 	qwen35B200NM = "--attention-backend trtllm_mha (head_dim 256 attention priced from SGLang's collected rows), --stream-interval 30, --tokenizer-worker-num 6; SGL_ENABLE_JIT_DEEPGEMM and NCCL_NVLS_ENABLE; the KV pool and the recurrent-state pool sized as SGLang sizes them"
-	qwen35B300NM = "--attention-backend trtllm_mha, --enable-symm-mem, --mamba-ssm-dtype bfloat16 (states priced at the config's float32), --stream-interval 50, --use-chat-template; the script read at a later revision than the rows', whose flags may differ; the KV pool and the recurrent-state pool sized as SGLang sizes them"
+	qwen35B300NM = "--attention-backend trtllm_mha, --enable-symm-mem, --mamba-ssm-dtype bfloat16 (states priced at the config's float32), --stream-interval 50, --use-chat-template; the KV pool and the recurrent-state pool sized as SGLang sizes them"
+	// qwen35B300EarlyNM is what is not known of the B300 FP8 rows of 2026-04-03.
+	qwen35B300EarlyNM = "no InferenceX branch holds a B300 Qwen3.5 script before 2026-04-16 (the rows are a collection's wip copies): replayed with the earliest script's server and the client of the 8k256 branch's revision (CONC prompts), whose flags may differ from the run's"
 	qwen35H200NM = "--attention-backend flashinfer, --enable-flashinfer-allreduce-fusion, --mamba-ssm-dtype bfloat16 (states priced at the config's float32), --stream-interval 50, --decode-log-interval 1; the KV pool and the recurrent-state pool sized as SGLang sizes them"
 )
 
@@ -82,6 +80,16 @@ func qwen35Runs() []Run {
 	}
 	const fp8B200, bf16B200 = "benchmarks/single_node/qwen3.5_fp8_b200.sh@01fa35cf", "benchmarks/single_node/qwen3.5_bf16_b200.sh@29d69fa5"
 	const v059, nightly = "lmsysorg/sglang:v0.5.9-cu130 (InferenceX)", "lmsysorg/sglang:nightly-dev-20260216-d3bae71e (InferenceX; priced on the 0.5.9 tables)"
+	// The B300 BF16 rows ran qwen3.5_bf16_b300.sh at 32274d6c1 (#1081, merged 2026-04-18 01:52
+	// UTC, the rows' workflow of that day): the B200 BF16 script's server and client
+	// (10 × CONC prompts) on the v0.5.10.post1 image. The FP8 rows of 2026-04-17 ran
+	// c0f62a2ef's script (#1048); those of 2026-04-03 (v0.5.9 images) are replayed as before.
+	const bf16B300, b300Image = "benchmarks/single_node/qwen3.5_bf16_b300.sh@32274d6c1", "lmsysorg/sglang:v0.5.10.post1-cu130 (InferenceX; priced on the 0.5.9 tables)"
+	early := run("b300_sxm", "fp8", "benchmarks/single_node/qwen3.5_fp8_b300.sh@56324839 (8k256 branch)", "lmsysorg/sglang:v0.5.9-cu130 and v0.5.9-cu130-amd64 (a collection's wip rows; priced on the 0.5.9 tables)",
+		qwen35B300NM+"; "+qwen35B300EarlyNM, RunShape{}, qwen35B300FP8("2026-04-03", 1))
+	early.To = "2026-04-16"
+	fp8B300 := run("b300_sxm", "fp8", "benchmarks/single_node/qwen3.5_fp8_b300.sh@c0f62a2ef", b300Image, qwen35B300NM, RunShape{}, qwen35B300FP8("2026-04-17", 10))
+	fp8B300.From = "2026-04-17"
 	gap := func(sku, precision string) Run {
 		r := backendGapAnalysis(model.BackendSGLang, qwen35, sku, precision)
 		r.Undated = true
@@ -95,12 +103,10 @@ func qwen35Runs() []Run {
 		run("b200_sxm", "bf16", bf16B200, nightly, qwen35B200NM+"; --enable-flashinfer-allreduce-fusion, SGLANG_ENABLE_FLASHINFER_GEMM",
 			RunShape{MinConcurrency: 16}, qwen35B200(model.KVBF16, 30)),
 		run("h200_sxm", "fp8", "benchmarks/single_node/qwen3.5_fp8_h200.sh@2116fc43", "lmsysorg/sglang:v0.5.9-cu129 (InferenceX)", qwen35H200NM, RunShape{}, qwen35H200()),
-		run("b300_sxm", "fp8", "benchmarks/single_node/qwen3.5_fp8_b300.sh@56324839", "lmsysorg/sglang:v0.5.9-cu130 or v0.5.10.post1-cu130 (InferenceX; priced on the 0.5.9 tables)",
-			qwen35B300NM, RunShape{}, qwen35B300FP8()),
-		run("b300_sxm", "bf16", "benchmarks/single_node/qwen3.5_bf16_b300.sh@56324839", "lmsysorg/sglang:v0.5.10.post1-cu130 (InferenceX; priced on the 0.5.9 tables)",
-			qwen35B200NM+"; --enable-flashinfer-allreduce-fusion, SGLANG_ENABLE_FLASHINFER_GEMM", RunShape{MaxConcurrency: 15}, qwen35B300BF16(10)),
-		run("b300_sxm", "bf16", "benchmarks/single_node/qwen3.5_bf16_b300.sh@56324839", "lmsysorg/sglang:v0.5.10.post1-cu130 (InferenceX; priced on the 0.5.9 tables)",
-			qwen35B200NM+"; --enable-flashinfer-allreduce-fusion, SGLANG_ENABLE_FLASHINFER_GEMM", RunShape{MinConcurrency: 16}, qwen35B300BF16(30)),
+		early,
+		fp8B300,
+		run("b300_sxm", "bf16", bf16B300, b300Image, qwen35B200NM+"; --enable-flashinfer-allreduce-fusion, SGLANG_ENABLE_FLASHINFER_GEMM", RunShape{MaxConcurrency: 15}, qwen35B200(model.KVBF16, 10)),
+		run("b300_sxm", "bf16", bf16B300, b300Image, qwen35B200NM+"; --enable-flashinfer-allreduce-fusion, SGLANG_ENABLE_FLASHINFER_GEMM", RunShape{MinConcurrency: 16}, qwen35B200(model.KVBF16, 30)),
 		gap("b200_sxm", "fp8"), gap("b200_sxm", "bf16"), gap("h200_sxm", "fp8"),
 	}
 }

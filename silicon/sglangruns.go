@@ -103,13 +103,48 @@ func dsr1FP4SGLangRuns(m string) []Run {
 	if m != "deepseek-ai/DeepSeek-V3" {
 		return runs
 	}
-	return append(runs,
-		run("b300_sxm", "2026-04-17", b300, dsr1B300Image, RunShape{MaxConcurrency: 15}, 10),
-		run("b300_sxm", "2026-04-17", b300, dsr1B300Image, RunShape{MinConcurrency: 16}, 30))
+	b300Run := func(shape RunShape, recv int) Run {
+		r := run("b300_sxm", "2026-04-17", b300, dsr1B300Image, shape, recv)
+		r.Benchmark = dsr1B300Client(r.Benchmark)
+		r.NotModelled += "; " + dsr1B300ClientNM
+		return r
+	}
+	return append(runs, b300Run(RunShape{MaxConcurrency: 15}, 10), b300Run(RunShape{MinConcurrency: 16}, 30))
 }
 
 // dsr1B300Image is the B300 configs' image, replayed on the embedded 0.5.9 tables.
 const dsr1B300Image = "lmsysorg/sglang:v0.5.10.post1-cu130 (InferenceX 9ebeafb4e #1049, 5b302f147 #1050; priced on the 0.5.9 tables)"
+
+// dsr1ClientTokenizerV5 is how many tokens SGLang made of each token InferenceX's client
+// counted in a DeepSeek-R1 prompt under transformers 5, as InferenceX#937 measured it: a
+// 7,140-token prompt of the client's was 35,921 on the server (and 100 random tokens, 102 on
+// the client's re-encoding, 531). DeepSeek-R1's tokenizer_config declares LlamaTokenizerFast
+// over a byte-level BPE tokenizer.json; transformers 5 rebuilds that class's pre-tokenizer
+// (Metaspace) and decoder, SGLang's server restores them from tokenizer.json
+// (_fix_v5_tokenizer_components, python/sglang/srt/utils/hf_transformers_utils.py, as #937
+// cites it at 9238bd08), and the client did not, so the text it decoded from its random ids
+// re-encoded on the server to about five times as many tokens. #937's client-side repair
+// (_fix_tokenizer_for_sglang, utils/bench_serving/backend_request_func.py at ef01c2205, in
+// the tree since 2026-03-27) reads tokenizer.json from a local model directory only, and
+// the B300 DeepSeek runs passed the Hub id (runners/launch_b300-nv.sh at 9ebeafb4e points
+// MODEL at /scratch/models for Qwen3.5-397B-A17B-FP8 alone; benchmark_serving.py tokenises
+// with --model): it applied to Hub ids from 5fe6d56ee (#1381, 2026-05-15), after which
+// #1502 re-ran these configs. The images before v0.5.10 shipped transformers 4 (SGLang from
+// 0.5.10 requires transformers 5, sglang-omni#675; #937 compares against an image on
+// 4.57.1), so the B200 runs of v0.5.9 and earlier sent the prompts they counted.
+const dsr1ClientTokenizerV5 = 35921.0 / 7140
+
+// dsr1B300ClientNM is what dsr1B300Client prices and what it does not.
+const dsr1B300ClientNM = "the client's transformers-5 tokenizer: each prompt priced at 35,921 / 7,140 × the tokens the client drew (InferenceX#937's measurement), output lengths as drawn (the server counts them); SGLang's default context length, the model's 163,840 (no --context-length)"
+
+// dsr1B300Client is a B300 DeepSeek run's benchmark b with its client as it ran: prompts
+// dsr1ClientTokenizerV5 times as long on the server as the client drew them, which the
+// server admits up to the model's context length (the scripts pass no --context-length).
+func dsr1B300Client(b Benchmark) Benchmark {
+	b.ServerTokensPerClientToken = dsr1ClientTokenizerV5
+	b.MaxModelLen = model.ContextLimit("deepseek-ai/DeepSeek-V3")
+	return b
+}
 
 // dsr1FP8B300NM is what dsr1_fp8_b300.sh sets that the replay does not price.
 const dsr1FP8B300NM = "--enable-flashinfer-allreduce-fusion, SGLANG_ENABLE_FLASHINFER_GEMM and --stream-interval 30 not priced; --moe-runner-backend flashinfer_trtllm (SGLang's own choice for these experts on Blackwell) priced from vLLM 0.24.0's rows of the same FlashInfer kernel; the KV pool sized as SGLang sizes it from --mem-fraction-static, less the CUDA context"
@@ -124,7 +159,8 @@ const dsr1FP8B300NM = "--enable-flashinfer-allreduce-fusion, SGLANG_ENABLE_FLASH
 func dsr1FP8B300SGLangRuns() []Run {
 	run := func(shape RunShape, b Benchmark) Run {
 		return Run{Backend: model.BackendSGLang, Model: "deepseek-ai/DeepSeek-V3", System: "b300_sxm", Precision: "fp8", From: "2026-04-17", Shape: shape,
-			Script: "benchmarks/single_node/dsr1_fp8_b300.sh@5b302f147", Image: dsr1B300Image, NotModelled: dsr1FP8B300NM, Benchmark: b}
+			Script: "benchmarks/single_node/dsr1_fp8_b300.sh@5b302f147", Image: dsr1B300Image, NotModelled: dsr1FP8B300NM + "; " + dsr1B300ClientNM,
+			Benchmark: dsr1B300Client(b)}
 	}
 	return []Run{
 		run(RunShape{TP: 8, MaxConcurrency: 15}, dsr1SGLang(32768, 128, 0.82, model.KVFP8, 10)),

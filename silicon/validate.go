@@ -366,7 +366,7 @@ func benchmarkRun(ctx context.Context, cfg engine.Config, timer model.StepTimer,
 	bs := cfg.Worker.BlockSize
 	n := r.Concurrency * b.RequestsPerSlot
 	warm, prompts := r.Concurrency*b.WarmupPerSlot, max(n, r.Concurrency*b.DatasetEntriesPerSlot)
-	if reqs, ids := n+warm, prompts*((r.ISL+bs-1)/bs); reqs > MaxReplayRequests || ids > MaxReplayBlocks {
+	if reqs, ids := n+warm, prompts*((b.serverTokens(r.ISL)+bs-1)/bs); reqs > MaxReplayRequests || ids > MaxReplayBlocks {
 		return nil, fmt.Errorf("the replay would hold %d requests and %d prompt blocks, beyond the budget of %d and %d: "+
 			"lower --requests-per-slot or --dataset-entries-per-slot", reqs, ids, MaxReplayRequests, MaxReplayBlocks)
 	}
@@ -404,12 +404,14 @@ func replayRow(ctx context.Context, d, decode model.Deployment, r Row, b Benchma
 }
 
 // distinctPrompts are a benchmark's n timed requests of row r: lengths drawn as its client
-// draws them, every block of every prompt distinct (no prefix sharing).
+// draws them, prompts as long as the server tokenises them, every block of every prompt
+// distinct (no prefix sharing).
 func distinctPrompts(n int, r Row, b Benchmark, blockSize int, seed uint64) []trace.Request {
 	isl, osl := sampleLengths(n, r.ISL, b.RangeRatio, seed), sampleLengths(n, r.OSL, b.RangeRatio, seed+1)
 	next := int64(0)
 	timed := make([]trace.Request, n)
 	for i := range timed {
+		isl[i] = b.serverTokens(isl[i])
 		ids := make([]int64, (isl[i]+blockSize-1)/blockSize)
 		for j := range ids {
 			ids[j] = next
