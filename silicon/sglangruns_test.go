@@ -105,6 +105,16 @@ func TestDeepSeekSGLangNVFP4Runs(t *testing.T) {
 	} {
 		run := runOf(c.r)
 		b := run.Benchmark
+		// B300's v0.5.10.post1 client tokenised with transformers 5 and a Hub id: its prompts
+		// reached the server about five times as long, up to the model's context length.
+		inflation, modelLen := 0.0, 0
+		if c.r.System == "b300_sxm" {
+			inflation, modelLen = 35921.0/7140, 163840
+		}
+		if b.ServerTokensPerClientToken != inflation || b.MaxModelLen != modelLen || b.RequestsPerSlot != 10 || b.WarmupPerSlot != 2 {
+			t.Errorf("%s %s: %v server tokens per client token, max model len %d, %d prompts and %d warm-ups per slot",
+				c.r.System, c.r.Precision, b.ServerTokensPerClientToken, b.MaxModelLen, b.RequestsPerSlot, b.WarmupPerSlot)
+		}
 		if run.Skip != "" || !strings.HasSuffix(run.Script, c.script) || b.MoEBackend != c.moe || b.MaxNumSeqs != c.running ||
 			b.MaxCUDAGraphCaptureSize != c.running || b.MaxNumBatchedTokens != c.chunk || b.SGLangMaxPrefillTokens != c.chunk ||
 			b.SGLangRecvInterval != c.recv || b.GPUMemoryUtilization != c.mem || b.KVCacheDtype != model.KVFP8 || b.PrefixCaching {
