@@ -68,7 +68,7 @@ const (
 	qwen35B300NM = "--attention-backend trtllm_mha, --enable-symm-mem, --mamba-ssm-dtype bfloat16 (states priced at the config's float32), --stream-interval 50, --use-chat-template; the KV pool and the recurrent-state pool sized as SGLang sizes them"
 	// qwen35B300EarlyNM is what is not known of the B300 FP8 rows of 2026-04-03.
 	qwen35B300EarlyNM = "no InferenceX branch holds a B300 Qwen3.5 script before 2026-04-15 (the MTP config's c78beefff; the rows are a collection's wip copies): replayed with the earliest script's server and the client of the 8k256 branch's revision (CONC prompts), whose flags may differ from the run's"
-	qwen35H200NM = "--attention-backend flashinfer, --enable-flashinfer-allreduce-fusion, --mamba-ssm-dtype bfloat16 (states priced at the config's float32), --stream-interval 50, --decode-log-interval 1; the KV pool and the recurrent-state pool sized as SGLang sizes them"
+	qwen35H200NM      = "--attention-backend flashinfer, --enable-flashinfer-allreduce-fusion, --mamba-ssm-dtype bfloat16 (states priced at the config's float32), --stream-interval 50, --decode-log-interval 1; the KV pool and the recurrent-state pool sized as SGLang sizes them"
 )
 
 // qwen35Runs lists the Qwen3.5 runs, the receive interval's two branches on B200 as
