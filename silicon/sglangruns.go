@@ -115,6 +115,12 @@ func dsr1FP4SGLangRuns(m string) []Run {
 // dsr1B300Image is the B300 configs' image, replayed on the embedded 0.5.9 tables.
 const dsr1B300Image = "lmsysorg/sglang:v0.5.10.post1-cu130 (InferenceX 9ebeafb4e #1049, 5b302f147 #1050; priced on the 0.5.9 tables)"
 
+// The B300 DeepSeek rows are the workflows of 2026-04-17 (workflow_run_id 748 for the NVFP4
+// configs 717 and 718, 749 for the FP8 configs 719 and 720), the day their scripts were
+// merged; after the merges nothing that sets the server or the client changed that day (the
+// scripts, benchmark_lib.sh, utils/bench_serving and launch_b300-nv.sh are untouched;
+// 4f56bab72, #1064, changed only the runner list and benchmark-tmpl.yml's Slurm clean-up).
+//
 // dsr1ClientTokenizerV5 is how many tokens SGLang made of each token InferenceX's client
 // counted in a DeepSeek-R1 prompt under transformers 5, as InferenceX#937 measured it: a
 // 7,140-token prompt of the client's was 35,921 on the server (and 100 random tokens, 102 on
@@ -135,7 +141,7 @@ const dsr1B300Image = "lmsysorg/sglang:v0.5.10.post1-cu130 (InferenceX 9ebeafb4e
 const dsr1ClientTokenizerV5 = 35921.0 / 7140
 
 // dsr1B300ClientNM is what dsr1B300Client prices and what it does not.
-const dsr1B300ClientNM = "the client's transformers-5 tokenizer: each prompt priced at 35,921 / 7,140 × the tokens the client drew (InferenceX#937's measurement), output lengths as drawn (the server counts them); SGLang's default context length, the model's 163,840 (no --context-length)"
+const dsr1B300ClientNM = "the client's transformers-5 tokenizer: each prompt priced at 35,921 / 7,140 × the tokens the client drew (InferenceX#937's measurement), output lengths as drawn (the server counts them), the server's tokenisation at InferenceX's rate per server token (not measured on such text); SGLang's default context length, the model's 163,840 (no --context-length)"
 
 // dsr1B300Client is a B300 DeepSeek run's benchmark b with its client as it ran: prompts
 // dsr1ClientTokenizerV5 times as long on the server as the client drew them, which the
