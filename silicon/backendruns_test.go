@@ -154,15 +154,15 @@ func TestValidateAIConfiguratorBackendSample(t *testing.T) {
 	// Llama-3.1-8B's norms outside the all-reduce (backendkernels.go) — TPOT MAPE of 70B FP8
 	// B200 23.2 → 11.5 %, H200 19.4 → 9.3 %, Qwen3-235B 20.4 → 13.0 %, Qwen3-32B 15.7 → 10.9 %,
 	// Llama-3.1-8B 16.0 → 11.9 % (docs/backends.md, "TRT-LLM's dense decode step").
-	// SGLang's B300 rows replayed as they ran (w/b300, measured against 36.5 / 15.7 % before the
-	// dense decode step: 34.8 / 15.3 %): the Qwen3.5 B300 scripts at their merge commits send 10 ×
+	// 34.8 / 13.5 % with SGLang's B300 rows replayed as they ran (w/b300; 34.8 / 15.3 % against
+	// 36.5 / 15.7 % before the dense decode step): the Qwen3.5 B300 scripts at their merge commits send 10 ×
 	// CONC prompts (BF16 76.7 / 4.4 % → 17.3 / 7.7 %, FP8 84.6 / 28.2 % → 26.6 / 29.6 %), and the
 	// DeepSeek B300 prompts reach the v0.5.10.post1 server as its tokenizer made them of the
 	// transformers-5 client's text, 35,921 / 7,140 × their drawn length (NVFP4 59.5 / 26.6 % →
 	// 13.1 / 15.1 %, FP8 71.2 / 34.3 % → 30.1 / 28.9 %; sglangruns.go, dsr1ClientTokenizerV5).
 	groups, ttftMedian, tpotMedian := groupMedians(rep, 10)
-	if groups < 33 || ttftMedian > 36.5 || tpotMedian > 13.5 {
-		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 33, <= 36.5 %%, <= 13.5 %%",
+	if groups < 33 || ttftMedian > 34.8 || tpotMedian > 13.5 {
+		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 33, <= 34.8 %%, <= 13.5 %%",
 			groups, ttftMedian, tpotMedian)
 	}
 	// 26 rows on attention ranks: 6 labelled DEP of DeepSeek-R1 NVFP4 on B200, 18 of the
