@@ -195,3 +195,48 @@ func TestSGLangFlashInferTRTLLMExperts(t *testing.T) {
 		}
 	}
 }
+
+// TestSGLangFusedSharedExperts pins where SGLang folds DeepSeek's shared expert into the fused
+// MoE kernel: DeepseekV3ForCausalLM's 256 experts under the Triton runner with the experts not
+// spread over ranks; not under FlashInfer's TRT-LLM runner (server_args turns the fusion off),
+// not with moe_ep > 1, not for GLM-5 or under another backend. The embedded H200 tables then
+// price no shared-expert GEMMs and their experts above the routed rows alone; B200's keep them.
+func TestSGLangFusedSharedExperts(t *testing.T) {
+	ds := LLMSpec{Architecture: "deepseek_v3", Experts: 256, TopK: 8, ExpertInter: 2048, SharedInter: 2048}
+	triton := MoEKernel{Source: sglangTritonMoE, Quant: "fp8_block"}
+	tp8, tep8 := Layout{TP: 8, AttentionDP: 1, MoETP: 8, MoEEP: 1}, Layout{TP: 8, AttentionDP: 1, MoETP: 1, MoEEP: 8}
+	glm := ds
+	glm.Architecture = "glm_moe_dsa"
+	for _, c := range []struct {
+		what string
+		b    Backend
+		s    LLMSpec
+		mk   MoEKernel
+		l    Layout
+		want int
+	}{
+		{"DeepSeek, Triton, TP 8", BackendSGLang, ds, triton, tp8, 1},
+		{"DeepSeek, Triton, experts over 8 ranks", BackendSGLang, ds, triton, tep8, 0},
+		{"DeepSeek, FlashInfer TRT-LLM runner", BackendSGLang, ds, MoEKernel{Backend: BackendVLLM, Version: "0.24.0", Source: trtllmMoEKernel, Quant: "fp8_block"}, tp8, 0},
+		{"GLM-5", BackendSGLang, glm, triton, tp8, 0},
+		{"TensorRT-LLM", BackendTRTLLM, ds, triton, tp8, 0},
+	} {
+		if got := sglangFusedSharedExperts(c.b, c.s, c.mk, c.l); got != c.want {
+			t.Errorf("%s: %d fused shared experts, want %d", c.what, got, c.want)
+		}
+	}
+	d := SeedDeployment()
+	d.ModelName, d.Backend, d.BackendVersion, d.Quantization = "deepseek-ai/DeepSeek-V3", BackendSGLang, sglangVersion, ""
+	d.TP, d.MoETP, d.MoEEP = 8, 8, 1
+	for sku, fused := range map[string]bool{"h200_sxm": true, "b200_sxm": false} {
+		d.HardwareSKU = sku
+		tb, err := loadTable(d)
+		if err != nil {
+			t.Fatalf("DeepSeek-V3 SGLang TP 8 on %s: %v", sku, err)
+		}
+		words := strings.Join(tb.Extrapolated, "; ")
+		if (tb.SharedExperts.Values == nil) != fused || strings.Contains(words, "fuses the shared expert") != fused {
+			t.Errorf("%s: shared-expert grid %v, fusion named %v; want fused %v", sku, tb.SharedExperts.Values != nil, strings.Contains(words, "fuses the shared expert"), fused)
+		}
+	}
+}

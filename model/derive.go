@@ -259,6 +259,17 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		}
 		ms := newSeries(moePts)
 		moe = func(x float64) float64 { return ms.at(x, 1) }
+		if fused := sglangFusedSharedExperts(t.Backend, s, mk, l); fused > 0 {
+			// The shared expert as one more expert of the same kernel, holding every token:
+			// its weight shard and the tokens' rows streamed at the effective bandwidth, with
+			// no launch of its own; its GEMMs are not priced apart (SharedExperts stays empty).
+			inter, ub := int64(fused*s.SharedInter/l.MoETP), int64(s.UnquantBytes)
+			weights := float64(quantBytes(mk.Quant, int64(h), 2*inter, s.WeightBlock, ub) + quantBytes(mk.Quant, inter, int64(h), s.WeightBlock, ub))
+			bw := t.GPU.MemBW * t.GPU.MemBWScaling / 1e6 // bytes per µs
+			moe = func(x float64) float64 { return ms.at(x, 1) + (weights+2*x*float64(h*s.ActivationBytes))/bw }
+			note(fmt.Sprintf("moe_perf: SGLang fuses the shared expert into %s as expert %d of top-%d (DeepSeek-V3's shared-experts fusion): priced as the measured routed rows plus its weights (%.0f bytes a layer) and tokens streamed at the effective bandwidth",
+				mk.Source, s.Experts+fused, s.TopK+fused, weights))
+		}
 		moeWords = fmt.Sprintf("%s: %s %s hidden %d inter %d top-%d/%d moe_tp %d moe_ep %d %s",
 			moeRel, mk.Source, mk.Quant, at.Hidden, at.Inter, at.TopK, at.Experts, l.MoETP, l.MoEEP, dist)
 		if at != own {
@@ -397,7 +408,9 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		}
 		return layers*attnProj(x) + denseLayers*mlp(x)
 	}))}
-	if s.SharedInter > 0 {
+	if s.SharedInter > 0 && sglangFusedSharedExperts(t.Backend, s, mk, l) > 0 {
+		sharedWords = ""
+	} else if s.SharedInter > 0 {
 		t.SharedExperts = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 { return moeLayers * shared(x) }))}
 	}
 	for _, g := range []struct {
