@@ -1,6 +1,7 @@
 package model
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -238,5 +239,42 @@ func TestSGLangFusedSharedExperts(t *testing.T) {
 		if (tb.SharedExperts.Values == nil) != fused || strings.Contains(words, "fuses the shared expert") != fused {
 			t.Errorf("%s: shared-expert grid %v, fusion named %v; want fused %v", sku, tb.SharedExperts.Values != nil, strings.Contains(words, "fuses the shared expert"), fused)
 		}
+	}
+}
+
+// TestSGLangDualStreamSharedExperts pins SGLang's second stream for DeepSeek's unfused shared
+// expert (DeepseekV2MoE.forward_normal_dual_stream): up to 1,024 tokens a step pays the
+// longer of the shared expert and the gate with the routed experts, above it both in series;
+// TensorRT-LLM's DeepSeek layers stay in series, and a model of another MoE layer has none.
+func TestSGLangDualStreamSharedExperts(t *testing.T) {
+	d := SeedDeployment()
+	d.ModelName, d.HardwareSKU, d.Backend, d.BackendVersion, d.Quantization = "deepseek-ai/DeepSeek-V3", "b200_sxm", BackendSGLang, sglangVersion, ""
+	d.TP, d.MoETP, d.MoEEP, d.NumGPUBlocks = 8, 8, 1, 100000
+	w, err := NewWorker(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sglangDualStreamTokens(w.table); got != 1024 {
+		t.Fatalf("DeepSeek-V3 under SGLang: dual stream up to %d tokens, want 1024", got)
+	}
+	for _, n := range []int{4, 64, 2048} {
+		o := w.Breakdown(&Batch{Prefill: []Chunk{{NewTokens: n}}}).Operators
+		want := -min(o.SharedExpertsUS, o.RouterGateUS+o.ExpertsUS)
+		if n > 1024 {
+			want = 0
+		}
+		if o.SharedExpertsUS <= 0 || math.Abs(o.AdjustmentUS-want) > 1 {
+			t.Errorf("%d tokens: shared experts %.0f µs, gate %.0f, routed %.0f, adjustment %.0f; want %.0f", n, o.SharedExpertsUS, o.RouterGateUS, o.ExpertsUS, o.AdjustmentUS, want)
+		}
+	}
+	d.Backend, d.BackendVersion = BackendTRTLLM, trtllmVersion
+	if w, err = NewWorker(d); err != nil {
+		t.Fatal(err)
+	}
+	if o := w.Breakdown(&Batch{Decodes: 4, DecodeContextTokens: 4000}).Operators; o.SharedExpertsUS <= 0 || math.Abs(o.AdjustmentUS) > 1 {
+		t.Errorf("TensorRT-LLM DeepSeek-V3: shared experts %.0f µs, adjustment %.0f; want them in series", o.SharedExpertsUS, o.AdjustmentUS)
+	}
+	if got := sglangDualStreamTokens(&Table{Backend: BackendSGLang, LLM: LLMSpec{Architecture: "qwen3_moe"}}); got != 0 {
+		t.Errorf("Qwen3 MoE under SGLang: dual stream up to %d tokens, want 0", got)
 	}
 }

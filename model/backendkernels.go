@@ -118,6 +118,21 @@ func sglangFusedSharedExperts(b Backend, s LLMSpec, mk MoEKernel, l Layout) int 
 	return 1
 }
 
+// sglangDualStreamTokens is the largest step whose shared experts SGLang runs on a second CUDA
+// stream beside the gate, top-k and routed experts of table t (0: none). DeepseekV2MoE, the
+// MoE layer of DeepSeek-V3 and R1 and of GLM-5 (GlmMoeDsaForCausalLM subclasses
+// DeepseekV2ForCausalLM), takes forward_normal_dual_stream when the model's alt_stream exists
+// (DeepseekV2Model creates it on CUDA), its shared expert is not fused into the kernel and the
+// step has 1 to DUAL_STREAM_TOKEN_THRESHOLD (1,024) tokens, with no all-to-all backend
+// (python/sglang/srt/models/deepseek_v2.py, DeepseekV2MoE.forward, at 3e4a39ee; still there
+// at b4fe0246c). A fused table has no shared-expert grid, so nothing overlaps.
+func sglangDualStreamTokens(t *Table) int {
+	if t.Backend != BackendSGLang || (t.LLM.Architecture != "deepseek_v3" && t.LLM.Architecture != "glm_moe_dsa") {
+		return 0
+	}
+	return 1024
+}
+
 // MoEBackendTRTLLM is TensorRT-LLM's moe_config.backend "TRTLLM": the TRTLLM-Gen fused MoE.
 const MoEBackendTRTLLM = "TRTLLM"
 

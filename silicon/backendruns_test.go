@@ -157,6 +157,9 @@ func TestValidateAIConfiguratorBackendSample(t *testing.T) {
 	// SGLang's shared-experts fusion for DeepSeek on H200 (model.sglangFusedSharedExperts):
 	// its V3 and R1 groups from 35.0 / 19.4 % to 35.7 / 14.1 % (docs/backends.md, "Worst
 	// groups and their diagnosis").
+	// The shared expert on SGLang's second stream where it is not fused
+	// (model.sglangDualStreamTokens): faster decode steps lower every moved group's already
+	// under-predicted TTFT; their TPOT falls (B200 FP8 V3 40.4 → 22.2 %, R1 34.7 → 19.6 %).
 	groups, ttftMedian, tpotMedian := groupMedians(rep, 10)
 	if groups < 33 || ttftMedian > 36.5 || tpotMedian > 13.5 {
 		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 33, <= 36.5 %%, <= 13.5 %%",
