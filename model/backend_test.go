@@ -1,6 +1,7 @@
 package model
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -193,5 +194,87 @@ func TestSGLangFlashInferTRTLLMExperts(t *testing.T) {
 		if err != nil || tb.MoEKernel != "sglang_flashinfer_trtllm_moe" || tb.MoEBackend != MoERunnerFlashInferTRTLLM {
 			t.Errorf("DeepSeek-V3 NVFP4 %s TEP 8 under flashinfer_trtllm: table %v, %v", sku, tb != nil && err == nil, err)
 		}
+	}
+}
+
+// TestSGLangFusedSharedExperts pins where SGLang folds DeepSeek's shared expert into the fused
+// MoE kernel: DeepseekV3ForCausalLM's 256 experts under the Triton runner with the experts not
+// spread over ranks; not under FlashInfer's TRT-LLM runner (server_args turns the fusion off),
+// not with moe_ep > 1, not for GLM-5 or under another backend. The embedded H200 tables then
+// price no shared-expert GEMMs and their experts above the routed rows alone; B200's keep them.
+func TestSGLangFusedSharedExperts(t *testing.T) {
+	ds := LLMSpec{Architecture: "deepseek_v3", Experts: 256, TopK: 8, ExpertInter: 2048, SharedInter: 2048}
+	triton := MoEKernel{Source: sglangTritonMoE, Quant: "fp8_block"}
+	tp8, tep8 := Layout{TP: 8, AttentionDP: 1, MoETP: 8, MoEEP: 1}, Layout{TP: 8, AttentionDP: 1, MoETP: 1, MoEEP: 8}
+	glm := ds
+	glm.Architecture = "glm_moe_dsa"
+	for _, c := range []struct {
+		what string
+		b    Backend
+		s    LLMSpec
+		mk   MoEKernel
+		l    Layout
+		want int
+	}{
+		{"DeepSeek, Triton, TP 8", BackendSGLang, ds, triton, tp8, 1},
+		{"DeepSeek, Triton, experts over 8 ranks", BackendSGLang, ds, triton, tep8, 0},
+		{"DeepSeek, FlashInfer TRT-LLM runner", BackendSGLang, ds, MoEKernel{Backend: BackendVLLM, Version: "0.24.0", Source: trtllmMoEKernel, Quant: "fp8_block"}, tp8, 0},
+		{"GLM-5", BackendSGLang, glm, triton, tp8, 0},
+		{"TensorRT-LLM", BackendTRTLLM, ds, triton, tp8, 0},
+	} {
+		if got := sglangFusedSharedExperts(c.b, c.s, c.mk, c.l); got != c.want {
+			t.Errorf("%s: %d fused shared experts, want %d", c.what, got, c.want)
+		}
+	}
+	d := SeedDeployment()
+	d.ModelName, d.Backend, d.BackendVersion, d.Quantization = "deepseek-ai/DeepSeek-V3", BackendSGLang, sglangVersion, ""
+	d.TP, d.MoETP, d.MoEEP = 8, 8, 1
+	for sku, fused := range map[string]bool{"h200_sxm": true, "b200_sxm": false} {
+		d.HardwareSKU = sku
+		tb, err := loadTable(d)
+		if err != nil {
+			t.Fatalf("DeepSeek-V3 SGLang TP 8 on %s: %v", sku, err)
+		}
+		words := strings.Join(tb.Extrapolated, "; ")
+		if (tb.SharedExperts.Values == nil) != fused || strings.Contains(words, "fuses the shared expert") != fused {
+			t.Errorf("%s: shared-expert grid %v, fusion named %v; want fused %v", sku, tb.SharedExperts.Values != nil, strings.Contains(words, "fuses the shared expert"), fused)
+		}
+	}
+}
+
+// TestSGLangDualStreamSharedExperts pins SGLang's second stream for DeepSeek's unfused shared
+// expert (DeepseekV2MoE.forward_normal_dual_stream): up to 1,024 tokens a step pays the
+// longer of the shared expert and the gate with the routed experts, above it both in series;
+// TensorRT-LLM's DeepSeek layers stay in series, and a model of another MoE layer has none.
+func TestSGLangDualStreamSharedExperts(t *testing.T) {
+	d := SeedDeployment()
+	d.ModelName, d.HardwareSKU, d.Backend, d.BackendVersion, d.Quantization = "deepseek-ai/DeepSeek-V3", "b200_sxm", BackendSGLang, sglangVersion, ""
+	d.TP, d.MoETP, d.MoEEP, d.NumGPUBlocks = 8, 8, 1, 100000
+	w, err := NewWorker(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sglangDualStreamTokens(w.table); got != 1024 {
+		t.Fatalf("DeepSeek-V3 under SGLang: dual stream up to %d tokens, want 1024", got)
+	}
+	for _, n := range []int{4, 64, 2048} {
+		o := w.Breakdown(&Batch{Prefill: []Chunk{{NewTokens: n}}}).Operators
+		want := -min(o.SharedExpertsUS, o.RouterGateUS+o.ExpertsUS)
+		if n > 1024 {
+			want = 0
+		}
+		if o.SharedExpertsUS <= 0 || math.Abs(o.AdjustmentUS-want) > 1 {
+			t.Errorf("%d tokens: shared experts %.0f µs, gate %.0f, routed %.0f, adjustment %.0f; want %.0f", n, o.SharedExpertsUS, o.RouterGateUS, o.ExpertsUS, o.AdjustmentUS, want)
+		}
+	}
+	d.Backend, d.BackendVersion = BackendTRTLLM, trtllmVersion
+	if w, err = NewWorker(d); err != nil {
+		t.Fatal(err)
+	}
+	if o := w.Breakdown(&Batch{Decodes: 4, DecodeContextTokens: 4000}).Operators; o.SharedExpertsUS <= 0 || math.Abs(o.AdjustmentUS) > 1 {
+		t.Errorf("TensorRT-LLM DeepSeek-V3: shared experts %.0f µs, adjustment %.0f; want them in series", o.SharedExpertsUS, o.AdjustmentUS)
+	}
+	if got := sglangDualStreamTokens(&Table{Backend: BackendSGLang, LLM: LLMSpec{Architecture: "qwen3_moe"}}); got != 0 {
+		t.Errorf("Qwen3 MoE under SGLang: dual stream up to %d tokens, want 0", got)
 	}
 }

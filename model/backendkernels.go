@@ -75,7 +75,7 @@ func backendMoEKernel(b Backend, moeBackend, sku, version, quant string, mla boo
 		case quant == "fp8_block" && blackwell && mla:
 			return MoEKernel{Backend: BackendVLLM, Version: "0.24.0", Source: trtllmMoEKernel, Quant: quant}, nil
 		case quant == "fp8_block" || quant == "bfloat16":
-			return MoEKernel{Source: "sglang_fused_moe_triton", Quant: quant}, nil
+			return MoEKernel{Source: sglangTritonMoE, Quant: quant}, nil
 		}
 	case BackendTRTLLM:
 		switch {
@@ -94,6 +94,43 @@ func backendMoEKernel(b Backend, moeBackend, sku, version, quant string, mla boo
 		return defaultMoEKernel(sku, version, quant)
 	}
 	return MoEKernel{}, fmt.Errorf("model import: no expert kernel known for %s experts on %s under %s %s: pass --moe-kernel, --moe-quant and --moe-version", quant, sku, b, version)
+}
+
+// sglangTritonMoE is the kernel_source of SGLang's Triton fused-MoE rows.
+const sglangTritonMoE = "sglang_fused_moe_triton"
+
+// sglangFusedSharedExperts is how many shared experts SGLang folds into the routed experts'
+// fused MoE kernel in layout l: DeepSeek-V3 and R1 (DeepseekV3ForCausalLM: 256 routed experts,
+// one shared expert) run their shared expert as expert 257 of the Triton fused MoE, which every
+// token routes to as its ninth (DeepseekV2ForCausalLM.determine_num_fused_shared_experts in
+// python/sglang/srt/models/deepseek_v2.py, read at 3e4a39ee: on unless
+// --disable-shared-experts-fusion, the GPU is below SM 80, the config is another or the experts
+// are spread over ranks, moe_ep_size > 1). The flashinfer_trtllm MoE runner turns it off
+// (server_args.py at 469c63e5, _handle_moe_kernel_config sets disable_shared_experts_fusion),
+// so only the default Triton runner (auto, on Hopper) fuses. Not GLM-5: its own hook
+// (GlmMoeDsaForCausalLM, sglang#18804, 2026-02-16) is later than the DeepSeek default, whose
+// architecture check turns it off for GLM-5, and the glm5-hopper image's revision is not known.
+func sglangFusedSharedExperts(b Backend, s LLMSpec, mk MoEKernel, l Layout) int {
+	if b != BackendSGLang || mk.Source != sglangTritonMoE || s.Architecture != "deepseek_v3" ||
+		s.Experts != 256 || s.SharedInter != s.ExpertInter || l.MoEEP != 1 {
+		return 0
+	}
+	return 1
+}
+
+// sglangDualStreamTokens is the largest step whose shared experts SGLang runs on a second CUDA
+// stream beside the gate, top-k and routed experts of table t (0: none). DeepseekV2MoE, the
+// MoE layer of DeepSeek-V3 and R1 and of GLM-5 (GlmMoeDsaForCausalLM subclasses
+// DeepseekV2ForCausalLM), takes forward_normal_dual_stream when the model's alt_stream exists
+// (DeepseekV2Model creates it on CUDA), its shared expert is not fused into the kernel and the
+// step has 1 to DUAL_STREAM_TOKEN_THRESHOLD (1,024) tokens, with no all-to-all backend
+// (python/sglang/srt/models/deepseek_v2.py, DeepseekV2MoE.forward, at 3e4a39ee; still there
+// at b4fe0246c). A fused table has no shared-expert grid, so nothing overlaps.
+func sglangDualStreamTokens(t *Table) int {
+	if t.Backend != BackendSGLang || (t.LLM.Architecture != "deepseek_v3" && t.LLM.Architecture != "glm_moe_dsa") {
+		return 0
+	}
+	return 1024
 }
 
 // MoEBackendTRTLLM is TensorRT-LLM's moe_config.backend "TRTLLM": the TRTLLM-Gen fused MoE.

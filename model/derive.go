@@ -259,6 +259,25 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		}
 		ms := newSeries(moePts)
 		moe = func(x float64) float64 { return ms.at(x, 1) }
+		if fused := sglangFusedSharedExperts(t.Backend, s, mk, l); fused > 0 {
+			// The shared expert as one more expert of the same kernel, holding every token of
+			// the step: priced as what this kernel spends on one expert that holds that many,
+			// the balanced row at the step whose tokens give each expert as many (tokens ×
+			// experts / top-k) divided by the experts. Its GEMMs are not priced apart
+			// (SharedExperts stays empty).
+			bal := measured("balanced")
+			if len(bal) == 0 {
+				return missing("moe_perf", fmt.Sprintf("%s %s hidden %d inter %d top-%d of %d experts moe_tp %d moe_ep %d balanced (the fused shared expert's price)",
+					mk.Source, mk.Quant, at.Hidden, at.Inter, at.TopK, at.Experts, l.MoETP, l.MoEEP))
+			}
+			for i := range bal {
+				bal[i] = point{bal[i].x * tokens, bal[i].us * latency}
+			}
+			bs, spread, experts := newSeries(bal), float64(s.Experts)/float64(s.TopK), float64(s.Experts)
+			moe = func(x float64) float64 { return ms.at(x, 1) + float64(fused)*bs.at(x*spread, 1)/experts }
+			note(fmt.Sprintf("moe_perf: SGLang fuses the shared expert into %s as expert %d of top-%d (DeepSeek-V3's shared-experts fusion): priced as the routed rows plus one expert holding every token, the balanced row at tokens × %g over %d experts (beyond its last measured tokens at that row's utilisation)",
+				mk.Source, s.Experts+fused, s.TopK+fused, spread, s.Experts))
+		}
 		moeWords = fmt.Sprintf("%s: %s %s hidden %d inter %d top-%d/%d moe_tp %d moe_ep %d %s",
 			moeRel, mk.Source, mk.Quant, at.Hidden, at.Inter, at.TopK, at.Experts, l.MoETP, l.MoEEP, dist)
 		if at != own {
@@ -397,7 +416,9 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		}
 		return layers*attnProj(x) + denseLayers*mlp(x)
 	}))}
-	if s.SharedInter > 0 {
+	if s.SharedInter > 0 && sglangFusedSharedExperts(t.Backend, s, mk, l) > 0 {
+		sharedWords = ""
+	} else if s.SharedInter > 0 {
 		t.SharedExperts = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 { return moeLayers * shared(x) }))}
 	}
 	for _, g := range []struct {

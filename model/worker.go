@@ -83,7 +83,7 @@ func newWorker(d Deployment, t *Table) (*Worker, error) {
 	for i := range sum {
 		sum[i] = t.GEMM.Values[i] + gate.Values[i] + t.MoE.Values[i] + t.Collective.Values[i] + t.Elementwise.Values[i]
 	}
-	sharedExpertsOverlap(d, t, sum)
+	sharedExpertsOverlap(d, t, gate.Values, sum)
 	allReduceRMSFusion(d, t, sum)
 	eager, graphTokens := eagerCurve(d, t, sum)
 	w := &Worker{
@@ -266,18 +266,27 @@ func (w *Worker) operators(tokens int, prefill bool, nonAttention float64) Opera
 // layer is priced at that bound, max(routed, shared): the tables measured each kernel alone
 // and hold nothing about how the two contend for SMs and memory when they share the GPU.
 // The switch falls between the grid's nodes on either side of the threshold (256 and 320
-// tokens for the default). The dynosim reference keeps its series sum, and so do SGLang and
-// TensorRT-LLM, whose second-stream overlap is not modelled (no table measures it either).
-func sharedExpertsOverlap(d Deployment, t *Table, sum []float64) {
+// tokens for the default). SGLang's DeepSeek MoE layer does the same up to its own threshold
+// with the gate on the routed side (sglangDualStreamTokens): max(gate + routed, shared). The
+// dynosim reference keeps its series sum, and so does TensorRT-LLM, whose second-stream
+// overlap is not modelled (no table measures it either).
+func sharedExpertsOverlap(d Deployment, t *Table, gate, sum []float64) {
 	v := t.SharedExperts.Values
 	if v == nil {
 		return
 	}
+	sglang := d.Backend.OrDefault() == BackendSGLang
 	limit := float64(d.SharedExpertsOverlapTokens())
+	if sglang {
+		limit = float64(sglangDualStreamTokens(t))
+	}
 	for i := range sum {
-		if d.Dynosim() || d.Backend.OrDefault() != BackendVLLM || axisNode(i) > limit {
+		switch {
+		case d.Dynosim() || (d.Backend.OrDefault() != BackendVLLM && !sglang) || axisNode(i) > limit:
 			sum[i] += v[i]
-		} else {
+		case sglang:
+			sum[i] += max(0, v[i]-t.MoE.Values[i]-gate[i])
+		default:
 			sum[i] += max(0, v[i]-t.MoE.Values[i])
 		}
 	}

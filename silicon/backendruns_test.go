@@ -160,9 +160,18 @@ func TestValidateAIConfiguratorBackendSample(t *testing.T) {
 	// DeepSeek B300 prompts reach the v0.5.10.post1 server as its tokenizer made them of the
 	// transformers-5 client's text, 35,921 / 7,140 × their drawn length (NVFP4 59.5 / 26.6 % →
 	// 13.1 / 15.1 %, FP8 71.2 / 34.3 % → 30.1 / 28.9 %; sglangruns.go, dsr1ClientTokenizerV5).
+	// SGLang's shared-experts fusion for DeepSeek on H200 (model.sglangFusedSharedExperts):
+	// its V3 and R1 groups from 35.0 / 19.4 % to 35.7 / 14.1 % (docs/backends.md, "Worst
+	// groups and their diagnosis").
+	// The shared expert on SGLang's second stream where it is not fused
+	// (model.sglangDualStreamTokens): faster decode steps lower every moved group's already
+	// under-predicted TTFT, and DeepSeek-R1 B200 FP8 (36.5 → 41.2 %) crossing it takes TTFT's
+	// median from 36.5 to 36.8 %; their TPOT falls (B200 FP8 V3 40.4 → 22.2 %, R1 34.7 →
+	// 19.6 %), TPOT's median stays.
+	// Both together: 34.8 / 13.0 % (TPOT just above 13.0: bound 13.1; B300 DeepSeek NVFP4 11.7 / 8.8 %, FP8 31.6 / 18.4 %).
 	groups, ttftMedian, tpotMedian := groupMedians(rep, 10)
-	if groups < 33 || ttftMedian > 34.8 || tpotMedian > 13.5 {
-		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 33, <= 34.8 %%, <= 13.5 %%",
+	if groups < 33 || ttftMedian > 34.8 || tpotMedian > 13.1 {
+		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 33, <= 34.8 %%, <= 13.1 %%",
 			groups, ttftMedian, tpotMedian)
 	}
 	// 26 rows on attention ranks: 6 labelled DEP of DeepSeek-R1 NVFP4 on B200, 18 of the

@@ -32,8 +32,13 @@ func TestValidateGLM5(t *testing.T) {
 	// TokenizerManager without vLLM's 2 ms batch window (model.TokenizeEach: each prompt
 	// reaches the scheduler when its own tokenisation ends, not with its window's) moved them
 	// to 24.5 / 12.0 (B200 FP8's under-predicted TTFT lost the window's wait), 23.1 / 4.8 and
-	// 5.3 / 6.6 %.
-	bound := map[string][2]float64{"b200_sxm fp8": {24.6, 12.0}, "h200_sxm fp8": {23.1, 4.8}, "b200_sxm fp4": {5.3, 6.7}}
+	// 5.3 / 6.6 %. The shared expert on SGLang's second stream beside the routed experts
+	// (GLM-5's MoE layer is DeepseekV2MoE; model.sglangDualStreamTokens) moved them to
+	// 26.5 / 4.5, 23.9 / 7.4 and 6.6 / 3.7 %: B200 FP8's TPOT bias from +12.0 to +0.7 %, H200's
+	// from −2.5 to −7.1 %, and every group's under-predicted TTFT a little further under, its
+	// prompts waiting behind faster decode steps (docs/backends.md, "Worst groups and their
+	// diagnosis").
+	bound := map[string][2]float64{"b200_sxm fp8": {26.6, 4.5}, "h200_sxm fp8": {23.9, 7.5}, "b200_sxm fp4": {6.6, 3.8}}
 	for _, g := range rep.Groups {
 		b, ok := bound[g.System+" "+g.Precision]
 		if ok && (g.TTFTMAPE > b[0] || g.TPOTMAPE > b[1]) {
