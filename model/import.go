@@ -450,7 +450,7 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 	attnDir := filepath.Join(o.HardwareSKU, "attention", string(o.Backend), cmp.Or(o.AttentionVersion, o.BackendVersion))
 	ctxRel := filepath.Join(attnDir, "context_attention_perf.parquet")
 	genRel := filepath.Join(attnDir, "generation_attention_perf.parquet")
-	var mlaWords string
+	var mlaWords, vRead string
 	if llm.DSA() && o.Backend != BackendSGLang {
 		// The cache is sized as SGLang's NSA pool lays it out (dsaKVBytesPerToken).
 		return nil, fmt.Errorf("model import: %s: DeepSeek sparse attention is priced under sglang only (its NSA KV pool), not %s", cfgRel, o.Backend.OrDefault())
@@ -492,6 +492,13 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 		if gens, err = readParquet[attentionRow](aicDir, genRel, &common); err != nil {
 			return nil, err
 		}
+		// AIConfigurator's own reference reads the rows as they are.
+		if kOnlyPool(o.Backend, cmp.Or(o.AttentionVersion, o.BackendVersion)) && o.TimingReference != ReferenceDynosim {
+			if gens, err = withVRead(gens, gpu.MemBW); err != nil {
+				return nil, fmt.Errorf("model import: %s: %w", genRel, err)
+			}
+			vRead = fmt.Sprintf("%s: measured on a K-only (CacheType.SELFKONLY) pool whose V offsets alias K's; each row plus its V bytes at gpu.mem_bw %.2f TB/s (%s)", genRel, gpu.MemBW/1e12, sysRel)
+		}
 	}
 	arRel := filepath.Join(dir("comm"), "custom_allreduce_perf.parquet")
 	ars, err := readParquet[allreduceRow](aicDir, arRel, &common)
@@ -524,6 +531,9 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 		}
 		if err := derive(t, mk, o.QKNormKernels != QKNormAIConfigurator, gatePeaks{fp32 * 1e12, tf32 * 1e12}, gemms, fp8, moes, ctxs, gens, mla, ars, gemmRel, moeRel, ctxRel, genRel, arRel); err != nil {
 			return nil, fmt.Errorf("model import: layout %s: %w", l, err)
+		}
+		if vRead != "" {
+			t.Kernels = append(t.Kernels, vRead)
 		}
 		if llm.Hybrid() {
 			if err := deriveLinear(t, gdns, gdnRel); err != nil {
