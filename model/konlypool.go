@@ -5,15 +5,16 @@ import "fmt"
 // TensorRT-LLM's generation-attention tables collected before AIConfigurator's dec5f4cd2
 // (2026-08-03, the collector's move to 1.3.0rc20) measure the decode kernel on a
 // KVCacheManager allocated as CacheType.SELFKONLY (collector/trtllm/collect_attn.py, from its
-// first commit efcae124c to d1fe22a6 and past it). Such a pool holds one field per block (kv
-// factor 1), and WindowBlockManager::setOffsets writes field 0 as both the K and the V block
-// offset (cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp, `fieldIdx = kSELFKONLY ? 0 :
-// xIdx`): the kernel reads V from the very addresses it has just read K from, which the L2
-// serves, so a row holds K's HBM traffic and not V's. A serving step's dense-attention cache is
-// CacheType.SELF (TensorRT-LLM pyexecutor/_util.py, as dec5f4cd2's collector says), K and V
-// apart. The rows read faster than HBM allows at large batch × context (1.2.0rc5: up to 1.72 ×
-// B200's 7.7 TB/s, 1.73 × H100's 3.35, 1.52 × H200's 4.8), and the 1.3.0rc20 tables, collected
-// on a SELF pool, never exceed 0.97 × — nor does any vLLM or SGLang table beyond 1.07 ×.
+// first commit efcae124c through d1fe22a6). Such a pool holds one field per block (kv factor
+// 1), and WindowBlockManager::setOffsets writes that field as both the K and the V block
+// offset (cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp, every stored version: the field
+// index is 0 under kSELFKONLY for K and V alike). The kernel reads V from the addresses it has
+// just read K from, so a row holds K's HBM traffic and not V's: at large batch × context the
+// rows move K and V at up to 1.72 × B200's 7.7 TB/s (1.2.0rc5), 1.73 × H100's 3.35 and 1.52 ×
+// H200's 4.8, which only a second read served from the L2 explains. A serving step's
+// dense-attention cache is CacheType.SELF (TensorRT-LLM pyexecutor/_util.py, as dec5f4cd2's
+// collector says), K and V apart; the 1.3.0rc20 tables, collected on such a pool, never exceed
+// 0.97 ×, nor does any vLLM or SGLang table exceed 1.07 ×.
 var kOnlyPoolVersions = map[string]bool{"1.2.0rc5": true, "1.3.0rc10": true, "1.3.0rc15": true}
 
 // kOnlyPool reports whether backend's version's generation-attention rows were measured on a
