@@ -314,7 +314,29 @@ func backendImports() []ImportOptions {
 		glm5(one(BackendSGLang, glm5Model, "b200_sxm", "fp8", "", "8,8,1"), glm5FP8),
 		glm5(one(BackendSGLang, glm5Model, "h200_sxm", "fp8", "", "8,8,1"), glm5FP8),
 		glm5(one(BackendSGLang, glm5Model, "b200_sxm", "fp4", "", "8,8,1"), glm5FP4),
+		// The runs of other SGLang releases, on their release's collection (SGLangTablesVersion)
+		// at the layouts they ran: 0.5.6.post2 on H200 (the gap-analysis collection's Llama-3.1-8B
+		// and Qwen3-235B runs) and on H100 (its Qwen3-32B runs of 0.5.1.post1, the nearest
+		// collection, and the disaggregated FP8 rows of 0.5.6.post2); 0.5.10 on B300
+		// (InferenceX's v0.5.10.post1 DeepSeek runs).
+		sglang056(one(BackendSGLang, llama8, "h200_sxm", "fp8", "fp8", dense...)),
+		sglang056(one(BackendSGLang, qwen235, "h200_sxm", "", "", "2,2,1", "4,4,1")),
+		sglang056(one(BackendSGLang, qwen32, "h100_sxm", "", "", "2,2,1", "4,4,1", "8,8,1")),
+		sglang056(one(BackendSGLang, qwen32, "h100_sxm", "fp8", "fp8", "1,1,1", "4,4,1")),
+		atVersion("0.5.10", one(BackendSGLang, dsV3, "b300_sxm", "", "", "4,4,1", "8,8,1")),
+		atVersion("0.5.10", moeBackend(MoERunnerFlashInferTRTLLM, fromCheckpoint(dsFP4, one(BackendSGLang, dsV3, "b300_sxm", "nvfp4", "", "4,1,4", "8,1,8")))),
 	}
+}
+
+// sglang056 derives o from SGLang 0.5.6.post2's collection. Its all-reduce rows measure SGLang's
+// CustomAllreduce replayed in a CUDA graph only, with no launch-mode column (AIConfigurator's
+// legacy collector/sglang/collect_all_reduce.py at 6c79350d), while SGLang launches it eagerly
+// in every step holding a prefill chunk: the all-reduce is priced from the nearest collection
+// that measures both modes, 0.5.9 (the same custom all-reduce kernel).
+func sglang056(o ImportOptions) ImportOptions {
+	o = atVersion("0.5.6.post2", o)
+	o.AllReduceVersion = sglangVersion
+	return o
 }
 
 // GLM-5 as the sample names it, and the checkpoints AIConfigurator describes it by.

@@ -27,6 +27,10 @@ type ImportOptions struct {
 	// AttentionVersion is the backend version directory of the attention rows when they are
 	// not the deployment's (a shape only a later collector measured); "" = BackendVersion.
 	AttentionVersion string
+	// AllReduceVersion is the backend version directory of the all-reduce rows when they are
+	// not the deployment's (a collection that measures one launch mode where the backend runs
+	// two); "" = BackendVersion.
+	AllReduceVersion string
 	// LinearAttentionVersion is the backend version directory of a hybrid model's gated
 	// DeltaNet rows when they are not the deployment's (hybrid.go); "" = BackendVersion.
 	LinearAttentionVersion string
@@ -500,7 +504,7 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 			vRead = fmt.Sprintf("%s: measured on a K-only (CacheType.SELFKONLY) pool whose V offsets alias K's; each row plus its V bytes at gpu.mem_bw %.2f TB/s (%s)", genRel, gpu.MemBW/1e12, sysRel)
 		}
 	}
-	arRel := filepath.Join(dir("comm"), "custom_allreduce_perf.parquet")
+	arRel := filepath.Join(o.HardwareSKU, "comm", string(o.Backend), cmp.Or(o.AllReduceVersion, o.BackendVersion), "custom_allreduce_perf.parquet")
 	ars, err := readParquet[allreduceRow](aicDir, arRel, &common)
 	if err != nil {
 		return nil, err

@@ -235,9 +235,12 @@ type RouterGate struct {
 }
 
 // ValidateOnly reports whether only model validate selects t: its experts are priced by the
-// MoE kernel backend a measured run chose (MoEBackend), which no experiment key names, so the
-// digest's canonical replays and the mutation judge leave it out.
-func (t *Table) ValidateOnly() bool { return t.MoEBackend != "" }
+// MoE kernel backend a measured run chose (MoEBackend), or it prices an SGLang release other
+// than the embedded one (a measured run's, SGLangTablesVersion), which no experiment key
+// names, so the digest's canonical replays and the mutation judge leave it out.
+func (t *Table) ValidateOnly() bool {
+	return t.MoEBackend != "" || (t.Backend == BackendSGLang && t.BackendVersion != sglangVersion)
+}
 
 // RouterGateFor returns the router gate grid of a float32 matmul precision.
 func (t *Table) RouterGateFor(precision string) (*RouterGate, error) {

@@ -356,8 +356,11 @@ func (b Benchmark) deployment(r Row) model.Deployment {
 	if v := model.NearestVersion(d.ModelName, d.HardwareSKU, r.BackendVersion); v != "" {
 		d.BackendVersion = v // stated per row (Result.ReplayedVersion)
 	}
-	if v := d.Backend.EmbeddedVersion(); v != "" {
-		d.BackendVersion = v // SGLang and TRT-LLM: the one embedded release
+	switch d.Backend {
+	case model.BackendSGLang:
+		d.BackendVersion = model.SGLangTablesVersion(d.HardwareSKU, r.BackendVersion) // the run's release's collection
+	case model.BackendTRTLLM:
+		d.BackendVersion = d.Backend.EmbeddedVersion() // the one embedded release
 	}
 	d.KVCacheDtype, d.BlockSize, d.GPUMemoryUtilization = b.KVCacheDtype, b.BlockSize, b.GPUMemoryUtilization
 	d.MaxNumBatchedTokens, d.MaxNumSeqs = b.MaxNumBatchedTokens, b.MaxNumSeqs
