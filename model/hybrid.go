@@ -341,10 +341,11 @@ func hybridImports() []ImportOptions {
 		one("b300_sxm", "", "", trtllmMoE("bfloat16"), "", "4,4,1", "8,8,1"),
 		one("h200_sxm", "fp8", "fp8_block", MoEKernel{Version: "0.5.10", Source: "sglang_fused_moe_triton", Quant: "fp8_block"}, "0.5.14", "8,8,1", "8,1,8"),
 		// InferenceX's v0.5.10.post1 runs on B300 (SGLangTablesVersion), at their layouts: 0.5.10's
-		// collection, but for the gated DeltaNet rows (0.5.10's are 0.5.9's shapes), the experts
-		// and attention at head_dim 256 (not in 0.5.10's B300 rows), each from 0.5.14.
-		atVersion("0.5.10", one("b300_sxm", "fp8", "fp8_block", trtllmMoE("fp8_block"), "0.5.14", "4,4,1")),
-		atVersion("0.5.10", one("b300_sxm", "", "", trtllmMoE("bfloat16"), "0.5.14", "4,4,1", "8,8,1")),
+		// collection but for what it does not measure, each from the nearest collection that
+		// does: the gated DeltaNet rows (0.5.10's are 0.5.9's shapes) and the experts from 0.5.14,
+		// attention at head_dim 256 (0.5.10's B300 rows lack it at 8 heads per GPU) from 0.5.9.
+		atVersion("0.5.10", one("b300_sxm", "fp8", "fp8_block", trtllmMoE("fp8_block"), sglangVersion, "4,4,1")),
+		atVersion("0.5.10", one("b300_sxm", "", "", trtllmMoE("bfloat16"), sglangVersion, "4,4,1", "8,8,1")),
 	}
 }
 

@@ -84,7 +84,7 @@ func qwen35Runs() []Run {
 	// UTC, the rows' workflow of that day): the B200 BF16 script's server and client
 	// (10 × CONC prompts) on the v0.5.10.post1 image. The FP8 rows of 2026-04-17 ran
 	// c0f62a2ef's script (#1048); those of 2026-04-03 (v0.5.9 images) are replayed as before.
-	const bf16B300, b300Image = "benchmarks/single_node/qwen3.5_bf16_b300.sh@32274d6c1", "lmsysorg/sglang:v0.5.10.post1-cu130 (InferenceX; priced on the 0.5.9 tables)"
+	const bf16B300, b300Image = "benchmarks/single_node/qwen3.5_bf16_b300.sh@32274d6c1", "lmsysorg/sglang:v0.5.10.post1-cu130 (InferenceX; priced on the 0.5.10 tables)"
 	early := run("b300_sxm", "fp8", "benchmarks/single_node/qwen3.5_fp8_b300.sh@56324839 (8k256 branch)", "lmsysorg/sglang:v0.5.9-cu130 and v0.5.9-cu130-amd64 (a collection's wip rows; priced on the 0.5.9 tables)",
 		qwen35B300NM+"; "+qwen35B300EarlyNM, RunShape{}, qwen35B300FP8("2026-04-03", 1))
 	early.To = "2026-04-16"

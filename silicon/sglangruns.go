@@ -81,7 +81,7 @@ const dsr1FP4NM = "--enable-flashinfer-allreduce-fusion, --enable-symm-mem and -
 // (nvidia/DeepSeek-R1-0528-FP4-V2, TP 4 and 8 with --ep-size = TP, c 4–128), measured
 // 2026-03-25 with the v0.5.9-cu130 image of 12ba0ae07 (#943), and, labelled DeepSeek-V3 only,
 // of dsr1-fp4-b300-sglang (the same search space but 1k/8k), measured 2026-04-17 with
-// v0.5.10.post1-cu130 the day 9ebeafb4e (#1049) added it, priced on the 0.5.9 tables. Both
+// v0.5.10.post1-cu130 the day 9ebeafb4e (#1049) added it, priced on the 0.5.10 tables. Both
 // scripts (benchmarks/single_node/dsr1_fp4_{b200,b300}.sh at those commits) set
 // --chunked-prefill-size 16,384 (SGLang's default --max-prefill-tokens is the same),
 // --max-running-requests and --cuda-graph-max-bs 256, --mem-fraction-static 0.85, FP8 KV
@@ -112,8 +112,9 @@ func dsr1FP4SGLangRuns(m string) []Run {
 	return append(runs, b300Run(RunShape{MaxConcurrency: 15}, 10), b300Run(RunShape{MinConcurrency: 16}, 30))
 }
 
-// dsr1B300Image is the B300 configs' image, replayed on the embedded 0.5.9 tables.
-const dsr1B300Image = "lmsysorg/sglang:v0.5.10.post1-cu130 (InferenceX 9ebeafb4e #1049, 5b302f147 #1050; priced on the 0.5.9 tables)"
+// dsr1B300Image is the B300 configs' image, replayed on SGLang 0.5.10's tables (its release's
+// collection: model.SGLangTablesVersion).
+const dsr1B300Image = "lmsysorg/sglang:v0.5.10.post1-cu130 (InferenceX 9ebeafb4e #1049, 5b302f147 #1050; priced on the 0.5.10 tables)"
 
 // The B300 DeepSeek rows are the workflows of 2026-04-17 (workflow_run_id 748 for the NVFP4
 // configs 717 and 718, 749 for the FP8 configs 719 and 720), the day their scripts were
