@@ -110,7 +110,7 @@ layout's numbers; --format csv one row per table.`,
 				return cw.Error()
 			}
 			var b strings.Builder
-			fmt.Fprintf(&b, "%-34s %-9s %-12s %-19s %-15s %s\n", "model_name", "hardware", "precision", "architecture", "backend", "layouts (tp-moe_tp-moe_ep)")
+			fmt.Fprintf(&b, "%-34s %-9s %-12s %-19s %-18s %s\n", "model_name", "hardware", "precision", "architecture", "backend", "layouts (tp-moe_tp-moe_ep)")
 			for _, g := range groups {
 				q := g.Precision
 				if g.Checkpoint {
@@ -127,7 +127,7 @@ layout's numbers; --format csv one row per table.`,
 					}
 					ls = append(ls, txt)
 				}
-				fmt.Fprintf(&b, "%-34s %-9s %-12s %-19s %-15s %s\n", g.Model, g.SKU, q, g.Architecture, string(g.Backend)+"-"+g.Version, strings.Join(ls, " "))
+				fmt.Fprintf(&b, "%-34s %-9s %-12s %-19s %-18s %s\n", g.Model, g.SKU, q, g.Architecture, string(g.Backend)+"-"+g.Version, strings.Join(ls, " "))
 			}
 			b.WriteString("\n* the checkpoint's own precision (search_space.quantization unset); others are set with search_space.quantization\n")
 			b.WriteString("+d also priced for timing_reference dynosim (Dynamo's mocker with AIConfigurator's kernel choice)\n")

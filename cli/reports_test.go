@@ -316,7 +316,7 @@ func TestModelListFormats(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(strings.Split(table, "\n\n")[0]), "\n")[1:]
 	layouts := 0
 	for _, l := range lines {
-		layouts += len(strings.Fields(l[34+1+9+1+12+1+19+1+15+1:])) // past the fixed-width columns
+		layouts += len(strings.Fields(l[34+1+9+1+12+1+19+1+18+1:])) // past the fixed-width columns (backend 18: sglang-0.5.6.post2)
 	}
 	var groups []struct {
 		Model   string `json:"model_name"`
