@@ -322,7 +322,7 @@ func backendImports() []ImportOptions {
 		sglang056(one(BackendSGLang, llama8, "h200_sxm", "fp8", "fp8", dense...)),
 		sglang056(one(BackendSGLang, qwen235, "h200_sxm", "", "", "2,2,1", "4,4,1")),
 		sglang056(one(BackendSGLang, qwen32, "h100_sxm", "", "", "2,2,1", "4,4,1", "8,8,1")),
-		sglang056(one(BackendSGLang, qwen32, "h100_sxm", "fp8", "fp8", "1,1,1", "4,4,1")),
+		sglang056(one(BackendSGLang, qwen32, "h100_sxm", "fp8", "fp8", dense...)),
 		atVersion("0.5.10", one(BackendSGLang, dsV3, "b300_sxm", "", "", "4,4,1", "8,8,1")),
 		atVersion("0.5.10", moeBackend(MoERunnerFlashInferTRTLLM, fromCheckpoint(dsFP4, one(BackendSGLang, dsV3, "b300_sxm", "nvfp4", "", "4,1,4", "8,1,8")))),
 	}
