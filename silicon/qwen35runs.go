@@ -83,7 +83,7 @@ const qwen35B200MTPDay = "2026-03-20"
 const qwen35B200MTP = "qwen3.5-fp8-b200-sglang-mtp's rows (qwen3.5_fp8_b200_mtp.sh at 35d4bb367: --speculative-algorithm EAGLE, 3 steps, 4 draft tokens, top-k 1, --max-running-requests CONC): SGLang's speculative decoding is not modelled"
 
 // qwen35UndatedNM says where an undated row comes from: every undated Qwen3.5 row of the
-// sample (qwen3.5-397b-gap-analysis.csv, 61 of them validated before this was found) has the
+// sample (qwen3.5-397b-gap-analysis.csv: 76, replayed as AIConfigurator's collection before) has the
 // shape, concurrency and layout of a dated InferenceX row and its TTFT and TPOT to within
 // 0.006 ms, the file's rounding to 0.01 ms: the copies are InferenceX's measurements, not a
 // collection of AIConfigurator's own, and replay as the runs that measured them; those of
