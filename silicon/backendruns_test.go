@@ -176,7 +176,7 @@ func TestValidateAIConfiguratorBackendSample(t *testing.T) {
 	// a5c49b4 (36.5 / 13.5 %): TPOT MAPE of 70B FP8 B200 11.5 → 8.3 %, H200 9.3 → 8.0 %,
 	// Llama-3.1-8B 11.9 → 8.2 %, Qwen3-32B 10.9 → 10.3 %; 70B NVFP4 B200 14.3 → 16.2 % and
 	// gpt-oss-120b B200 18.0 → 24.1 %, over before. Rebased on 0120ac5: 34.8 / 13.0 %, as there.
-	// 34.8 / 12.95 % with Qwen3.5's B200 FP8 MTP rows skipped and the gap-analysis file's
+	// 34.8 / 12.95 % (against 34.8 / 13.0 % at fbfb969) with Qwen3.5's B200 FP8 MTP rows skipped and the gap-analysis file's
 	// Qwen3.5 rows replayed as the InferenceX runs they copy (B200 FP8 59.1 / 28.7 % → 42.9 /
 	// 12.9 %, B200 BF16 49.7 / 15.3 % → 45.2 / 14.9 %, H200 FP8 102.2 / 11.0 % → 58.4 / 9.1 %).
 	groups, ttftMedian, tpotMedian := groupMedians(rep, 10)
