@@ -105,9 +105,12 @@ func TestValidateAIConfiguratorBackendSample(t *testing.T) {
 	// (sglang2025runs.go): 72 NVFP4 (v0.5.3rc1, experts expert-parallel by --enable-ep-moe
 	// whatever the label) and 30 FP8 (v0.5.5, tp 8 × ep 8); the FP8 row of 2025-12-31 skipped.
 	// 1,941 with the 121 rows of TRT-LLM's MTP runs without attention data parallelism
-	// replayed as MTP runs (package specdec, docs/speculative-decoding.md).
-	if len(rows) != 2291 || rep.Validated < 1941 || rep.Validated+rep.Skipped != len(rows) {
-		t.Fatalf("%d SGLang and TRT-LLM rows, %d validated, %d skipped; want 2,291, at least 1,941, every row one or the other", len(rows), rep.Validated, rep.Skipped)
+	// replayed as MTP runs (package specdec, docs/speculative-decoding.md). 1,884 with the
+	// Qwen3.5 B200 FP8 MTP config's 57 validated rows skipped (42 of 2026-03-20, 6 of them
+	// skipped before at c 256, and their 21 undated copies: SGLang's EAGLE speculative
+	// decoding is not modelled; docs/hybrid-attention.md, "Validation").
+	if len(rows) != 2291 || rep.Validated < 1884 || rep.Validated+rep.Skipped != len(rows) {
+		t.Fatalf("%d SGLang and TRT-LLM rows, %d validated, %d skipped; want 2,291, at least 1,884, every row one or the other", len(rows), rep.Validated, rep.Skipped)
 	}
 	// 20 groups (12 before, at 44.5 % and 19.0 %): the DeepSeek H200 SGLang groups' TTFT MAPE
 	// fell from 167.7 to 35.0 % with their runs' client and flags. 41.6 / 22.2 % at the merge
@@ -173,9 +176,12 @@ func TestValidateAIConfiguratorBackendSample(t *testing.T) {
 	// a5c49b4 (36.5 / 13.5 %): TPOT MAPE of 70B FP8 B200 11.5 → 8.3 %, H200 9.3 → 8.0 %,
 	// Llama-3.1-8B 11.9 → 8.2 %, Qwen3-32B 10.9 → 10.3 %; 70B NVFP4 B200 14.3 → 16.2 % and
 	// gpt-oss-120b B200 18.0 → 24.1 %, over before. Rebased on 0120ac5: 34.8 / 13.0 %, as there.
+	// 34.8 / 12.95 % (against 34.8 / 13.0 % at fbfb969) with Qwen3.5's B200 FP8 MTP rows skipped and the gap-analysis file's
+	// Qwen3.5 rows replayed as the InferenceX runs they copy (B200 FP8 59.1 / 28.7 % → 42.9 /
+	// 12.9 %, B200 BF16 49.7 / 15.3 % → 45.2 / 14.9 %, H200 FP8 102.2 / 11.0 % → 58.4 / 9.1 %).
 	groups, ttftMedian, tpotMedian := groupMedians(rep, 10)
-	if groups < 33 || ttftMedian > 34.8 || tpotMedian > 13.1 {
-		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 33, <= 34.8 %%, <= 13.1 %%",
+	if groups < 33 || ttftMedian > 34.8 || tpotMedian > 13.0 {
+		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 33, <= 34.8 %%, <= 13.0 %%",
 			groups, ttftMedian, tpotMedian)
 	}
 	// 26 rows on attention ranks: 6 labelled DEP of DeepSeek-R1 NVFP4 on B200, 18 of the

@@ -5,10 +5,9 @@ import "github.com/routerlab/routerlab/model"
 // The sample's SGLang Qwen3.5-397B-A17B rows (hybrid linear attention: model/hybrid.go). The
 // dated ones are InferenceX's qwen3.5-{fp8,bf16}-{b200,h200}-sglang configs (their images are
 // InferenceX's lmsysorg/sglang:v0.5.9-cu130 and nightly-dev-20260216 tags, their shapes the
-// configs' 1k/1k, 1k/8k, 8k/1k at c 4–64 or 128); the undated copies from
-// qwen3.5-397b-gap-analysis.csv are AIConfigurator's own collection (measurements of their
-// own: no TTFT of theirs equals a dated row's but for 8 of 61), replayed as the other
-// gap-analysis rows are (backendGapAnalysis: SGLang's defaults, the radix cache on). The
+// configs' 1k/1k, 1k/8k, 8k/1k at c 4–64 or 128); the undated rows from
+// qwen3.5-397b-gap-analysis.csv are copies of dated ones (qwen35UndatedNM), replayed with the
+// settings of the run that measured them. The
 // B200 and H200 scripts were read at the one revision the index holds (SemiAnalysisAI/InferenceX
 // benchmarks/single_node/qwen3.5_fp8_b200.sh at 01fa35cf, qwen3.5_bf16_b200.sh at 29d69fa5,
 // qwen3.5_fp8_h200.sh at 2116fc43), not at the rows' dates; the B300 ones at the commits
@@ -71,6 +70,26 @@ const (
 	qwen35H200NM      = "--attention-backend flashinfer, --enable-flashinfer-allreduce-fusion, --mamba-ssm-dtype bfloat16 (states priced at the config's float32), --stream-interval 50, --decode-log-interval 1; the KV pool and the recurrent-state pool sized as SGLang sizes them"
 )
 
+// qwen35B200MTPDay is the day InferenceX measured its B200 FP8 Qwen3.5 MTP config, the only
+// B200 FP8 rows of that day: qwen3.5-fp8-b200-sglang-mtp, added in 35d4bb367 (#898, merged
+// 2026-03-20), swept TP 4 with EP 1 at c 4–256 on the three shapes, the layout and
+// concurrencies of every row of that day; the plain config then ran TP 4 only with EP 4, TP 8
+// only at c ≤ 8 and nothing above c 64 (.github/configs/nvidia-master.yaml at 35d4bb367).
+const qwen35B200MTPDay = "2026-03-20"
+
+// qwen35B200MTP is why those rows are not replayed: the MTP script runs SGLang's EAGLE
+// speculative decoding, which the replay does not model for SGLang (package specdec models
+// TensorRT-LLM's MTP only).
+const qwen35B200MTP = "qwen3.5-fp8-b200-sglang-mtp's rows (qwen3.5_fp8_b200_mtp.sh at 35d4bb367: --speculative-algorithm EAGLE, 3 steps, 4 draft tokens, top-k 1, --max-running-requests CONC): SGLang's speculative decoding is not modelled"
+
+// qwen35UndatedNM says where an undated row comes from: every undated Qwen3.5 row of the
+// sample (qwen3.5-397b-gap-analysis.csv: 76, replayed as AIConfigurator's collection before) has the
+// shape, concurrency and layout of a dated InferenceX row and its TTFT and TPOT to within
+// 0.006 ms, the file's rounding to 0.01 ms: the copies are InferenceX's measurements, not a
+// collection of AIConfigurator's own, and replay as the runs that measured them; those of
+// TP 4 with EP 1 copy the MTP config's rows and are skipped with them.
+const qwen35UndatedNM = "an undated copy (qwen3.5-397b-gap-analysis.csv, TTFT and TPOT rounded to 0.01 ms) of this run's row at the same shape, concurrency and layout"
+
 // qwen35Runs lists the Qwen3.5 runs, the receive interval's two branches on B200 as
 // dsr1SGLangRuns does.
 func qwen35Runs() []Run {
@@ -90,23 +109,44 @@ func qwen35Runs() []Run {
 	early.To = "2026-04-16"
 	fp8B300 := run("b300_sxm", "fp8", "benchmarks/single_node/qwen3.5_fp8_b300.sh@c0f62a2ef", b300Image, qwen35B300NM, RunShape{}, qwen35B300FP8("2026-04-17", 10))
 	fp8B300.From = "2026-04-17"
-	gap := func(sku, precision string) Run {
-		r := backendGapAnalysis(model.BackendSGLang, qwen35, sku, precision)
-		r.Undated = true
+	// copyOf is run r claiming the undated copies of its rows of the given shape.
+	copyOf := func(r Run, shape RunShape) Run {
+		r.From, r.To, r.Undated, r.Shape = "", "", true, shape
+		if r.Skip == "" {
+			r.NotModelled += "; " + qwen35UndatedNM
+		}
 		return r
 	}
+	// The B200 FP8 rows of 2026-03-20 are qwen3.5-fp8-b200-sglang-mtp's (qwen35B200MTP); the
+	// plain script's branches hold the days before and after.
+	fp8B200Run := func(from, to string, shape RunShape, recv int) Run {
+		r := run("b200_sxm", "fp8", fp8B200, v059, qwen35B200NM, shape, qwen35B200(model.KVFP8, recv))
+		r.From, r.To = from, to
+		return r
+	}
+	mtp := run("b200_sxm", "fp8", "benchmarks/single_node/qwen3.5_fp8_b200_mtp.sh@35d4bb367", "lmsysorg/sglang:v0.5.9-cu130 (InferenceX)",
+		"", RunShape{}, qwen35B200(model.KVFP8, 10))
+	mtp.From, mtp.To, mtp.Skip = qwen35B200MTPDay, qwen35B200MTPDay, qwen35B200MTP
+	const bf16B200NM = qwen35B200NM + "; --enable-flashinfer-allreduce-fusion, SGLANG_ENABLE_FLASHINFER_GEMM"
+	bf16B200Low := run("b200_sxm", "bf16", bf16B200, nightly, bf16B200NM, RunShape{MaxConcurrency: 15}, qwen35B200(model.KVBF16, 10))
+	bf16B200High := run("b200_sxm", "bf16", bf16B200, nightly, bf16B200NM, RunShape{MinConcurrency: 16}, qwen35B200(model.KVBF16, 30))
+	h200 := run("h200_sxm", "fp8", "benchmarks/single_node/qwen3.5_fp8_h200.sh@2116fc43", "lmsysorg/sglang:v0.5.9-cu129 (InferenceX)", qwen35H200NM, RunShape{}, qwen35H200())
 	return []Run{
-		run("b200_sxm", "fp8", fp8B200, v059, qwen35B200NM, RunShape{MaxConcurrency: 15}, qwen35B200(model.KVFP8, 10)),
-		run("b200_sxm", "fp8", fp8B200, v059, qwen35B200NM, RunShape{MinConcurrency: 16}, qwen35B200(model.KVFP8, 30)),
-		run("b200_sxm", "bf16", bf16B200, nightly, qwen35B200NM+"; --enable-flashinfer-allreduce-fusion, SGLANG_ENABLE_FLASHINFER_GEMM",
-			RunShape{MaxConcurrency: 15}, qwen35B200(model.KVBF16, 10)),
-		run("b200_sxm", "bf16", bf16B200, nightly, qwen35B200NM+"; --enable-flashinfer-allreduce-fusion, SGLANG_ENABLE_FLASHINFER_GEMM",
-			RunShape{MinConcurrency: 16}, qwen35B200(model.KVBF16, 30)),
-		run("h200_sxm", "fp8", "benchmarks/single_node/qwen3.5_fp8_h200.sh@2116fc43", "lmsysorg/sglang:v0.5.9-cu129 (InferenceX)", qwen35H200NM, RunShape{}, qwen35H200()),
+		fp8B200Run("2026-02-01", "2026-03-19", RunShape{MaxConcurrency: 15}, 10),
+		fp8B200Run("2026-02-01", "2026-03-19", RunShape{MinConcurrency: 16}, 30),
+		mtp,
+		fp8B200Run("2026-03-21", "", RunShape{MaxConcurrency: 15}, 10),
+		fp8B200Run("2026-03-21", "", RunShape{MinConcurrency: 16}, 30),
+		bf16B200Low, bf16B200High, h200,
 		early,
 		fp8B300,
 		run("b300_sxm", "bf16", bf16B300, b300Image, qwen35B200NM+"; --enable-flashinfer-allreduce-fusion, SGLANG_ENABLE_FLASHINFER_GEMM", RunShape{MaxConcurrency: 15}, qwen35B200(model.KVBF16, 10)),
 		run("b300_sxm", "bf16", bf16B300, b300Image, qwen35B200NM+"; --enable-flashinfer-allreduce-fusion, SGLANG_ENABLE_FLASHINFER_GEMM", RunShape{MinConcurrency: 16}, qwen35B200(model.KVBF16, 30)),
-		gap("b200_sxm", "fp8"), gap("b200_sxm", "bf16"), gap("h200_sxm", "fp8"),
+		copyOf(mtp, RunShape{TP: 4, MoEEP: 1}),
+		copyOf(fp8B200Run("", "", RunShape{}, 10), RunShape{TP: 4, MoEEP: 4, MaxConcurrency: 15}),
+		copyOf(fp8B200Run("", "", RunShape{}, 30), RunShape{TP: 4, MoEEP: 4, MinConcurrency: 16}),
+		copyOf(fp8B200Run("", "", RunShape{}, 10), RunShape{TP: 8, MaxConcurrency: 15}),
+		copyOf(fp8B200Run("", "", RunShape{}, 30), RunShape{TP: 8, MinConcurrency: 16}),
+		copyOf(bf16B200Low, bf16B200Low.Shape), copyOf(bf16B200High, bf16B200High.Shape), copyOf(h200, h200.Shape),
 	}
 }

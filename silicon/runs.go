@@ -371,6 +371,7 @@ type RunShape struct {
 	ISL            int  `json:"isl,omitempty"`
 	OSL            int  `json:"osl,omitempty"`
 	TP             int  `json:"tp,omitempty"`
+	MoEEP          int  `json:"moe_ep,omitempty"` // the row's moe_ep_size label
 	MinConcurrency int  `json:"min_concurrency,omitempty"`
 	MaxConcurrency int  `json:"max_concurrency,omitempty"`
 	NoConfigID     bool `json:"no_config_id,omitempty"`  // only rows whose collection left out the config id
@@ -379,7 +380,7 @@ type RunShape struct {
 
 // holds reports whether row r took this branch.
 func (s RunShape) holds(r Row) bool {
-	return (s.ISL == 0 || r.ISL == s.ISL) && (s.OSL == 0 || r.OSL == s.OSL) && (s.TP == 0 || r.TP == s.TP) &&
+	return (s.ISL == 0 || r.ISL == s.ISL) && (s.OSL == 0 || r.OSL == s.OSL) && (s.TP == 0 || r.TP == s.TP) && (s.MoEEP == 0 || r.MoEEP == s.MoEEP) &&
 		(s.MinConcurrency == 0 || r.Concurrency >= s.MinConcurrency) && (s.MaxConcurrency == 0 || r.Concurrency <= s.MaxConcurrency) &&
 		(!s.NoConfigID || r.ConfigID == "") && (!s.HasConfigID || r.ConfigID != "")
 }
@@ -388,7 +389,7 @@ func (s RunShape) holds(r Row) bool {
 func (s RunShape) disjoint(o RunShape) bool {
 	differ := func(a, b int) bool { return a != 0 && b != 0 && a != b }
 	below := func(hi, lo int) bool { return hi != 0 && lo != 0 && hi < lo }
-	return differ(s.ISL, o.ISL) || differ(s.OSL, o.OSL) || differ(s.TP, o.TP) ||
+	return differ(s.ISL, o.ISL) || differ(s.OSL, o.OSL) || differ(s.TP, o.TP) || differ(s.MoEEP, o.MoEEP) ||
 		below(s.MaxConcurrency, o.MinConcurrency) || below(o.MaxConcurrency, s.MinConcurrency) ||
 		s.NoConfigID && o.HasConfigID || s.HasConfigID && o.NoConfigID
 }
