@@ -2,10 +2,11 @@ package silicon
 
 // The MAPE bounds of the SGLang and TRT-LLM sample's rows replayed on attention ranks, as
 // measured when they were modelled (TestValidateAIConfiguratorBackendSample).
-// 57.1 / 49.5 % before TensorRT-LLM's attention-DP balancing (engine/sched_trtllm_adp.go).
+// 57.1 / 49.5 % before TensorRT-LLM's attention-DP balancing (engine/sched_trtllm_adp.go);
+// TPOT 21.7 → 21.5 % with the V read of TensorRT-LLM's K-only decode rows (model/konlypool.go).
 const (
 	DEPTTFTBound = 17.5
-	DEPTPOTBound = 21.8
+	DEPTPOTBound = 21.6
 )
 
 // depRows summarises the report's validated rows replayed on attention ranks.
