@@ -21,29 +21,48 @@ func gemmCurve(rows []gemmRow, dtype string, n, k int, note func(string)) (func(
 			ks[r.K] = true
 		}
 	}
-	if ks[int64(k)] {
-		return gemmCurveAtK(rows, dtype, n, k)
-	}
-	lo, hi := neighbours(ks, int64(k))
-	if lo == 0 {
-		return nil, missing("gemm_perf", fmt.Sprintf("%s n=%d k=%d (no measured k at or below it)", dtype, n, k))
-	}
-	a, err := gemmCurveAtK(rows, dtype, n, int(lo))
-	if err != nil {
+	c, lo, hi, err := acrossK(ks, int64(k), func(x int64) (func(float64) float64, error) { return gemmCurveAtK(rows, dtype, n, int(x)) })
+	switch {
+	case err != nil:
 		return nil, err
+	case lo == 0:
+		return nil, missing("gemm_perf", fmt.Sprintf("%s n=%d k=%d (no measured k at or below it)", dtype, n, k))
+	case hi == 0:
+		note(fmt.Sprintf("gemm_perf: %s n=%d k=%d extrapolated from the measured k=%d (× %.3g)", dtype, n, k, lo, float64(k)/float64(lo)))
+	case lo != int64(k):
+		note(fmt.Sprintf("gemm_perf: %s n=%d k=%d interpolated between the measured k=%d and k=%d", dtype, n, k, lo, hi))
+	}
+	return c, nil
+}
+
+// acrossK is a curve of m at inner dimension k from the curves measured at other k (at): at a
+// measured k that one; between the nearest measured k below and above it, linearly in k; above
+// the largest measured, that one scaled by k (its utilisation held). lo and hi are the k it
+// read: lo == hi == k where k was measured, hi 0 where it scaled lo; lo 0 (and no curve) where
+// no k at or below it was measured.
+func acrossK[V any](measured map[int64]V, k int64, at func(int64) (func(float64) float64, error)) (c func(float64) float64, lo, hi int64, err error) {
+	if _, ok := measured[k]; ok {
+		c, err = at(k)
+		return c, k, k, err
+	}
+	lo, hi = neighbours(measured, k)
+	if lo == 0 {
+		return nil, 0, hi, nil
+	}
+	a, err := at(lo)
+	if err != nil {
+		return nil, lo, hi, err
 	}
 	if hi == 0 {
 		r := float64(k) / float64(lo)
-		note(fmt.Sprintf("gemm_perf: %s n=%d k=%d extrapolated from the measured k=%d (× %.3g)", dtype, n, k, lo, r))
-		return func(m float64) float64 { return a(m) * r }, nil
+		return func(m float64) float64 { return a(m) * r }, lo, 0, nil
 	}
-	b, err := gemmCurveAtK(rows, dtype, n, int(hi))
+	b, err := at(hi)
 	if err != nil {
-		return nil, err
+		return nil, lo, hi, err
 	}
-	w := float64(int64(k)-lo) / float64(hi-lo)
-	note(fmt.Sprintf("gemm_perf: %s n=%d k=%d interpolated between the measured k=%d and k=%d", dtype, n, k, lo, hi))
-	return func(m float64) float64 { x := a(m); return x + (b(m)-x)*w }, nil
+	w := float64(k-lo) / float64(hi-lo)
+	return func(m float64) float64 { x := a(m); return x + (b(m)-x)*w }, lo, hi, nil
 }
 
 // neighbours are the largest measured key below x and the smallest above it, 0 where there is
@@ -113,6 +132,7 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 	s, l := t.LLM, t.Layout
 	note := func(what string) { t.Extrapolated = append(t.Extrapolated, what) }
 	fused := fusedElementwise(t.Backend, s.Architecture, s.Hidden, l.TP)
+	fusedShared := sglangFusedSharedExperts(t.Backend, s, mk, l)
 	// A per-tensor FP8 GEMM under a static input scale (fp8static.go): the row less the
 	// quantisation the run does not do.
 	fp8In := trtllmFP8Inputs(fused)
@@ -259,7 +279,7 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		}
 		ms := newSeries(moePts)
 		moe = func(x float64) float64 { return ms.at(x, 1) }
-		if fused := sglangFusedSharedExperts(t.Backend, s, mk, l); fused > 0 {
+		if fusedShared > 0 {
 			// The shared expert as one more expert of the same kernel, holding every token of
 			// the step: priced as what this kernel spends on one expert that holds that many,
 			// the balanced row at the step whose tokens give each expert as many (tokens ×
@@ -274,9 +294,9 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 				bal[i] = point{bal[i].x * tokens, bal[i].us * latency}
 			}
 			bs, spread, experts := newSeries(bal), float64(s.Experts)/float64(s.TopK), float64(s.Experts)
-			moe = func(x float64) float64 { return ms.at(x, 1) + float64(fused)*bs.at(x*spread, 1)/experts }
+			moe = func(x float64) float64 { return ms.at(x, 1) + float64(fusedShared)*bs.at(x*spread, 1)/experts }
 			note(fmt.Sprintf("moe_perf: SGLang fuses the shared expert into %s as expert %d of top-%d (DeepSeek-V3's shared-experts fusion): priced as the routed rows plus one expert holding every token, the balanced row at tokens × %g over %d experts (beyond its last measured tokens at that row's utilisation)",
-				mk.Source, s.Experts+fused, s.TopK+fused, spread, s.Experts))
+				mk.Source, s.Experts+fusedShared, s.TopK+fusedShared, spread, s.Experts))
 		}
 		moeWords = fmt.Sprintf("%s: %s %s hidden %d inter %d top-%d/%d moe_tp %d moe_ep %d %s",
 			moeRel, mk.Source, mk.Quant, at.Hidden, at.Inter, at.TopK, at.Experts, l.MoETP, l.MoEEP, dist)
@@ -416,7 +436,7 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		}
 		return layers*attnProj(x) + denseLayers*mlp(x)
 	}))}
-	if s.SharedInter > 0 && sglangFusedSharedExperts(t.Backend, s, mk, l) > 0 {
+	if s.SharedInter > 0 && fusedShared > 0 {
 		sharedWords = ""
 	} else if s.SharedInter > 0 {
 		t.SharedExperts = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 { return moeLayers * shared(x) }))}

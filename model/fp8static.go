@@ -70,8 +70,7 @@ func readStaticFP8(aicDir, sku string, b Backend, version, gemmQuant string, gpu
 }
 
 // overhead is a quantisation table's latency (µs) for an m × k activation as a function of m:
-// at a measured k as measured, between two measured k linearly in k, above the largest held
-// at its latency per element of k.
+// across k as acrossK reads GEMM rows.
 func overhead(rows []quantRow, table string, k int) (func(float64) float64, error) {
 	byK := map[int64][]point{}
 	for _, r := range rows {
@@ -79,23 +78,14 @@ func overhead(rows []quantRow, table string, k int) (func(float64) float64, erro
 			byK[r.K] = append(byK[r.K], point{float64(r.M), msToUS(r.Latency)})
 		}
 	}
-	at := func(k int64) func(float64) float64 {
-		s := newSeries(byK[k])
-		return func(m float64) float64 { return s.at(m, 1) }
+	c, lo, _, err := acrossK(byK, int64(k), func(x int64) (func(float64) float64, error) {
+		s := newSeries(byK[x])
+		return func(m float64) float64 { return s.at(m, 1) }, nil
+	})
+	if err == nil && lo == 0 {
+		err = missing(table, fmt.Sprintf("fp8 k=%d (no measured k at or below it)", k))
 	}
-	if _, ok := byK[int64(k)]; ok {
-		return at(int64(k)), nil
-	}
-	lo, hi := neighbours(byK, int64(k))
-	switch {
-	case lo == 0:
-		return nil, missing(table, fmt.Sprintf("fp8 k=%d (no measured k at or below it)", k))
-	case hi == 0:
-		a, r := at(lo), float64(k)/float64(lo)
-		return func(m float64) float64 { return a(m) * r }, nil
-	}
-	a, b, w := at(lo), at(hi), float64(int64(k)-lo)/float64(hi-lo)
-	return func(m float64) float64 { x := a(m); return x + (b(m)-x)*w }, nil
+	return c, err
 }
 
 // gemm is a per-tensor FP8 GEMM curve of n × k weights priced as TensorRT-LLM runs it with a
