@@ -28,24 +28,30 @@ func kOnlyPool(b Backend, version string) bool {
 // The datasheet bandwidth, not mem_bw × mem_bw_empirical_scaling_factor: the rows say what the
 // kernel achieves on K, and the peak is the one bound on V's read that no observation tunes
 // (so the addition never over-prices; the largest repriced rows land at 0.92–0.93 × the peak,
-// where the SELF-pool and other backends' tables top out). A sliding-window row reads the
-// window's tokens only.
+// where the SELF-pool and other backends' tables top out).
 func withVRead(rows []attentionRow, memBW float64) ([]attentionRow, error) {
 	out := make([]attentionRow, len(rows))
 	for i, r := range rows {
-		ctx := r.Step
-		if r.Window > 0 && r.Window < ctx {
-			ctx = r.Window
-		}
-		bytes, ok := kvCacheBytes(r.KVDtype)
+		v, ok := r.vBytes()
 		if !ok {
 			return nil, fmt.Errorf("generation row %d: field kv_cache_dtype: %q is not a cache dtype the V read can be priced for (float16, bfloat16, fp8)", i+1, r.KVDtype)
 		}
-		v := float64(r.Batch) * float64(ctx) * float64(r.KVHeads) * float64(r.HeadDim) * bytes
 		r.Latency += v / memBW * 1e3 // rows hold milliseconds
 		out[i] = r
 	}
 	return out, nil
+}
+
+// vBytes is the V cache a decode row reads (as much again as its K): batch × context × KV
+// heads × head_dim × cache bytes, a sliding-window row's context its window's tokens; false
+// for a cache dtype without a known size.
+func (r attentionRow) vBytes() (float64, bool) {
+	ctx := r.Step
+	if r.Window > 0 && r.Window < ctx {
+		ctx = r.Window
+	}
+	b, ok := kvCacheBytes(r.KVDtype)
+	return float64(r.Batch) * float64(ctx) * float64(r.KVHeads) * float64(r.HeadDim) * b, ok
 }
 
 // kvCacheBytes is one cached element's size under an AIConfigurator kv_cache_dtype label.

@@ -81,15 +81,11 @@ func TestDecodeAttentionRowsWithinHBM(t *testing.T) {
 	// rows exceed 1.
 	worst := func(rows []attentionRow, bw float64) (w float64, above int) {
 		for _, r := range rows {
-			ctx := r.Step
-			if r.Window > 0 && r.Window < ctx {
-				ctx = r.Window
-			}
-			b, ok := kvCacheBytes(r.KVDtype)
+			v, ok := r.vBytes()
 			if !ok || r.Latency <= 0 {
 				continue
 			}
-			x := 2 * float64(r.Batch) * float64(ctx) * float64(r.KVHeads) * float64(r.HeadDim) * b / (r.Latency / 1e3) / bw
+			x := 2 * v / (r.Latency / 1e3) / bw
 			if x > 1 {
 				above++
 			}
