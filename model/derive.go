@@ -167,7 +167,7 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 			if mlaKVB, err = gemmCurve(gemms, attnQuant, n, k, note); err != nil {
 				return err
 			}
-			mlaBMM = mlaBMMDtype(mla.bmms, headsPerGPU, attnQuant)
+			mlaBMM = mlaBMMDtype(t.Backend, mla.bmms, headsPerGPU, attnQuant)
 			attnWords += fmt.Sprintf("; kv_b n=%d k=%d with the prefill attention, the decode BMMs %s (%s)", n, k, mlaBMM, mla.bmmRel)
 		}
 	} else {

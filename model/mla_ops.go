@@ -60,11 +60,16 @@ func readMLAOps(aicDir, sku string, b Backend, version string, srcs *[]Source) (
 	return in, ctxRel, genRel, nil
 }
 
-// mlaBMMDtype is the BMMs' dtype: FP8 for a quantised model, as AIConfigurator's DeepSeek
-// model asks (mla_bmm_quant_mode), where the table measures FP8 BMMs at these heads; BF16
-// otherwise.
-func mlaBMMDtype(rows []mlaBMMRow, heads int, gemmQuant string) string {
-	if gemmQuant == unquantGEMMDtype {
+// mlaBMMDtype is the BMMs' dtype under backend b: FP8 for a quantised model, as
+// AIConfigurator's DeepSeek model asks (mla_bmm_quant_mode), where the table measures FP8 BMMs
+// at these heads; BF16 otherwise. SGLang runs them in BF16 whatever the checkpoint: on CUDA it
+// dequantises a 128 × 128 block-FP8 kv_b_proj to BF16 once at load (block_quant_dequant in
+// DeepseekV2ForCausalLM.post_load_weights, unless SGL_USE_DEEPGEMM_BMM, off by default, on
+// Hopper), so W_UK and W_UV are BF16 and forward_absorb multiplies by them with torch.bmm, not
+// bmm_fp8 (python/sglang/srt/models/deepseek_v2.py at 3e4a39ee); an NVFP4 checkpoint's kv_b_proj
+// is BF16 already.
+func mlaBMMDtype(b Backend, rows []mlaBMMRow, heads int, gemmQuant string) string {
+	if gemmQuant == unquantGEMMDtype || b == BackendSGLang {
 		return unquantGEMMDtype
 	}
 	for _, r := range rows {

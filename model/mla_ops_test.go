@@ -25,7 +25,7 @@ func TestMLAOpAttentionComposes(t *testing.T) {
 		},
 	}
 	kvB := func(m float64) float64 { return m / 1024 } // 1 µs per 1,024 tokens
-	ctx, gen, err := mlaOpAttention(in, "ctx", "gen", s, 16, "fp8", mlaBMMDtype(in.bmms, 16, "fp8"), kvB)
+	ctx, gen, err := mlaOpAttention(in, "ctx", "gen", s, 16, "fp8", mlaBMMDtype(BackendTRTLLM, in.bmms, 16, "fp8"), kvB)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,16 +43,22 @@ func TestMLAOpAttentionComposes(t *testing.T) {
 	}
 }
 
-// A BF16 model's BMMs run in BF16; a quantised one's in FP8 where the table measures them.
+// A BF16 model's BMMs run in BF16; a quantised one's in FP8 where the table measures them,
+// but under SGLang, which dequantises the block-FP8 kv_b_proj to BF16 at load, in BF16.
 func TestMLABMMDtype(t *testing.T) {
 	rows := []mlaBMMRow{{Dtype: "fp8", Heads: 16}, {Dtype: "bfloat16", Heads: 32}}
 	for _, c := range []struct {
+		b     Backend
 		heads int
 		quant string
 		want  string
-	}{{16, "fp8_block", "fp8"}, {16, unquantGEMMDtype, unquantGEMMDtype}, {32, "fp8_block", unquantGEMMDtype}} {
-		if got := mlaBMMDtype(rows, c.heads, c.quant); got != c.want {
-			t.Errorf("%d heads, %s: %s, want %s", c.heads, c.quant, got, c.want)
+	}{
+		{BackendTRTLLM, 16, "fp8_block", "fp8"}, {BackendTRTLLM, 16, unquantGEMMDtype, unquantGEMMDtype},
+		{BackendTRTLLM, 32, "fp8_block", unquantGEMMDtype},
+		{BackendSGLang, 16, "fp8_block", unquantGEMMDtype}, {BackendSGLang, 16, unquantGEMMDtype, unquantGEMMDtype},
+	} {
+		if got := mlaBMMDtype(c.b, rows, c.heads, c.quant); got != c.want {
+			t.Errorf("%s, %d heads, %s: %s, want %s", c.b, c.heads, c.quant, got, c.want)
 		}
 	}
 }
