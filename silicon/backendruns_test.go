@@ -179,9 +179,13 @@ func TestValidateAIConfiguratorBackendSample(t *testing.T) {
 	// 34.8 / 12.95 % (against 34.8 / 13.0 % at fbfb969) with Qwen3.5's B200 FP8 MTP rows skipped and the gap-analysis file's
 	// Qwen3.5 rows replayed as the InferenceX runs they copy (B200 FP8 59.1 / 28.7 % → 42.9 /
 	// 12.9 %, B200 BF16 49.7 / 15.3 % → 45.2 / 14.9 %, H200 FP8 102.2 / 11.0 % → 58.4 / 9.1 %).
+	// 34.8 / 11.42 % with SGLang's DeepSeek decode BMMs in BF16, as post_load_weights
+	// dequantises the block-FP8 kv_b_proj at load (model.mlaBMMDtype): H200 V3 and R1 TPOT
+	// 14.1 → 11.4 %, now the median group itself; B200 FP8 V3 22.2 → 19.6 %, R1 19.6 → 17.7 %,
+	// B300 FP8 20.0 → 18.3 % (docs/backends.md, "Worst groups and their diagnosis").
 	groups, ttftMedian, tpotMedian := groupMedians(rep, 10)
-	if groups < 33 || ttftMedian > 34.8 || tpotMedian > 13.0 {
-		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 33, <= 34.8 %%, <= 13.0 %%",
+	if groups < 33 || ttftMedian > 34.8 || tpotMedian > 11.5 {
+		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 33, <= 34.8 %%, <= 11.5 %%",
 			groups, ttftMedian, tpotMedian)
 	}
 	// 26 rows on attention ranks: 6 labelled DEP of DeepSeek-R1 NVFP4 on B200, 18 of the
