@@ -66,8 +66,9 @@ func readMLAOps(aicDir, sku string, b Backend, version string, srcs *[]Source) (
 // dequantises a 128 × 128 block-FP8 kv_b_proj to BF16 once at load (block_quant_dequant in
 // DeepseekV2ForCausalLM.post_load_weights, unless SGL_USE_DEEPGEMM_BMM, off by default, on
 // Hopper), so W_UK and W_UV are BF16 and forward_absorb multiplies by them with torch.bmm, not
-// bmm_fp8 (python/sglang/srt/models/deepseek_v2.py at 3e4a39ee); an NVFP4 checkpoint's kv_b_proj
-// is BF16 already.
+// bmm_fp8 (python/sglang/srt/models/deepseek_v2.py at 3e4a39ee; the same in the later
+// deepseek_common/deepseek_weight_loader.py at 0201c04e, whichever GPU); an NVFP4 checkpoint's
+// kv_b_proj is BF16 already.
 func mlaBMMDtype(b Backend, rows []mlaBMMRow, heads int, gemmQuant string) string {
 	if gemmQuant == unquantGEMMDtype || b == BackendSGLang {
 		return unquantGEMMDtype
