@@ -64,7 +64,13 @@ func qwen35B300FP8(from string, prompts int) Benchmark {
 // Not priced from the scripts (named per row).
 const (
 	qwen35B200NM = "--attention-backend trtllm_mha (head_dim 256 attention priced from SGLang's collected rows), --stream-interval 30, --tokenizer-worker-num 6; SGL_ENABLE_JIT_DEEPGEMM and NCCL_NVLS_ENABLE; the KV pool and the recurrent-state pool sized as SGLang sizes them"
-	qwen35B300NM = "--attention-backend trtllm_mha, --enable-symm-mem, --mamba-ssm-dtype bfloat16 (states priced at the config's float32), --stream-interval 50, --use-chat-template; the KV pool and the recurrent-state pool sized as SGLang sizes them"
+	// qwen35B200FP8NM adds what the FP8 script sets beside the BF16 one's server: its
+	// block-FP8 linear layers run without DeepGEMM (SGL_ENABLE_JIT_DEEPGEMM=false,
+	// SGLANG_ENABLE_FLASHINFER_GEMM=true), a kernel no collection measures, and are priced
+	// from SGLang's DeepGEMM fp8_block rows (docs/hybrid-attention.md, "What a decode step is
+	// priced from").
+	qwen35B200FP8NM = qwen35B200NM + "; SGLANG_ENABLE_FLASHINFER_GEMM (block-FP8 linear layers without DeepGEMM, priced from SGLang's DeepGEMM fp8_block rows), --mamba-ssm-dtype bfloat16 (states priced at the config's float32)"
+	qwen35B300NM    = "--attention-backend trtllm_mha, --enable-symm-mem, --mamba-ssm-dtype bfloat16 (states priced at the config's float32), --stream-interval 50, --use-chat-template; the KV pool and the recurrent-state pool sized as SGLang sizes them"
 	// qwen35B300EarlyNM is what is not known of the B300 FP8 rows of 2026-04-03.
 	qwen35B300EarlyNM = "no InferenceX branch holds a B300 Qwen3.5 script before 2026-04-15 (the MTP config's c78beefff; the rows are a collection's wip copies): replayed with the earliest script's server and the client of the 8k256 branch's revision (CONC prompts), whose flags may differ from the run's"
 	qwen35H200NM      = "--attention-backend flashinfer, --enable-flashinfer-allreduce-fusion, --mamba-ssm-dtype bfloat16 (states priced at the config's float32), --stream-interval 50, --decode-log-interval 1; the KV pool and the recurrent-state pool sized as SGLang sizes them"
@@ -120,7 +126,7 @@ func qwen35Runs() []Run {
 	// The B200 FP8 rows of 2026-03-20 are qwen3.5-fp8-b200-sglang-mtp's (qwen35B200MTP); the
 	// plain script's branches hold the days before and after.
 	fp8B200Run := func(from, to string, shape RunShape, recv int) Run {
-		r := run("b200_sxm", "fp8", fp8B200, v059, qwen35B200NM, shape, qwen35B200(model.KVFP8, recv))
+		r := run("b200_sxm", "fp8", fp8B200, v059, qwen35B200FP8NM, shape, qwen35B200(model.KVFP8, recv))
 		r.From, r.To = from, to
 		return r
 	}
