@@ -6,6 +6,7 @@ package model
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -245,12 +246,23 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		dist := cmp.Or(mk.Distribution, moeDistribution)
 		measured := func(distribution string) []point { // at the measured shape's tokens and latency
 			var pts []point
+			var filled []int64 // rows of one rank holding the whole step (moesampler.go)
+			alpha, powerLaw := powerLawAlpha(distribution)
 			for _, r := range moes {
 				if r.Kernel == mk.Source && r.Dtype == mk.Quant && r.Hidden == int64(at.Hidden) && r.Inter == int64(at.Inter) &&
 					r.TopK == int64(at.TopK) && r.Experts == int64(at.Experts) && r.MoETP == int64(l.MoETP) &&
 					r.MoEEP == int64(l.MoEEP) && r.Distribution == distribution {
+					if powerLaw && firstExpertsFillRel(moeRel) && fillsMeasuredRank(int(r.Tokens), at.Experts, at.TopK, l.MoEEP, alpha) {
+						filled = append(filled, r.Tokens)
+						continue
+					}
 					pts = append(pts, point{float64(r.Tokens), msToUS(r.Latency)})
 				}
+			}
+			if len(filled) > 0 && len(pts) > 0 {
+				slices.Sort(filled)
+				note(fmt.Sprintf("moe_perf: %s %s moe_ep %d %s: the rows at %v tokens left out, their draw put every token-expert pair on the measured rank (the sampler's fill before aiconfigurator 13dadba3b); below the next measured tokens its row is the floor",
+					mk.Source, mk.Quant, l.MoEEP, distribution, slices.Compact(filled)))
 			}
 			return pts
 		}
