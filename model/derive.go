@@ -395,6 +395,7 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 
 	memOp := t.GPU.memOpUS
 	act := float64(s.ActivationBytes)
+	latentNorms, sharedAdd := sglangMLAElementwise(t.Backend, s, mla.ops, fusedShared)
 	qBytes := float64(headsPerGPU*s.HeadDim) * act
 	kBytes := float64(kvPerGPU*s.HeadDim) * act
 	elementwise := func(tokens float64) float64 {
@@ -422,10 +423,16 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		if s.MLA() {
 			aroundAttn = 0 // inside the measured MLA module
 		}
+		if latentNorms {
+			aroundAttn = sglangLatentNormsUS(memOp, s, tokens)
+		}
 		if fused.normInAllReduce {
 			addNorm = 0
 		}
 		embed := memOp(tokens * float64(h) * act)
+		if sharedAdd { // reads both outputs, writes the sum
+			embed += float64(s.MoELayers()) * memOp(3*tokens*float64(h)*act)
+		}
 		if s.Hybrid() {
 			// The output gate's sigmoid × attention output on the full-attention layers; the
 			// DeltaNet layers' gated RMSNorm reads the value output and the gate z, writes one.
@@ -678,8 +685,15 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 	if fused.normInAllReduce {
 		norms = "(2 add+RMSNorm inside the all-reduces)"
 	}
+	if latentNorms {
+		aroundAttn = " (RoPE and KV write inside the measured MLA kernel), the q_a and kv_a latent RMSNorms on two streams (the longer priced)"
+	}
+	embedWords := "embedding"
+	if sharedAdd {
+		embedWords = "embedding; per MoE layer the shared experts' output added to the routed experts'"
+	}
 	t.Kernels = append(t.Kernels,
-		fmt.Sprintf("element-wise (%s%s per layer; embedding): bytes / (mem_bw × mem_bw_empirical_scaling_factor) + mem_empirical_constant_latency", norms, aroundAttn),
+		fmt.Sprintf("element-wise (%s%s per layer; %s): bytes / (mem_bw × mem_bw_empirical_scaling_factor) + mem_empirical_constant_latency", norms, aroundAttn, embedWords),
 	)
 	return nil
 }
