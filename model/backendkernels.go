@@ -118,9 +118,9 @@ func sglangFusedSharedExperts(b Backend, s LLMSpec, mk MoEKernel, l Layout) int 
 	return 1
 }
 
-// sglangMLAElementwise says which element-wise kernels of SGLang's DeepSeek layer no operator
-// table holds, so that the importer prices them as it prices every unmeasured element-wise
-// kernel (memOpUS). SGLang's DeepSeek tables measure MLA's operators apart (mla_ops.go):
+// sglangDeepSeekElementwise says which element-wise kernels of SGLang's DeepSeek layer no
+// operator table holds, so that the importer prices them as it prices every unmeasured
+// element-wise kernel (memOpUS). SGLang's DeepSeek tables measure MLA's operators apart (mla_ops.go):
 // AIConfigurator's collector times the attention layer's call (RadixAttention under
 // trtllm_mla: RoPE, the FP8 quantisation and the KV write with the kernel;
 // collector/sglang/collect_mla.py at 91b69b6ce), the BMMs and the projections, and none of them
@@ -134,7 +134,7 @@ func sglangFusedSharedExperts(b Backend, s LLMSpec, mk MoEKernel, l Layout) int 
 // 257. latentNorms: DeepSeek-V3 and R1 on SGLang's operator tables (DeepSeek sparse attention's
 // module rows run the norms inside: sparse.go). sharedAdd: SGLang's DeepseekV2MoE layers
 // (DeepSeek and GLM-5, sglangDualStreamTokens) with a shared expert of their own.
-func sglangMLAElementwise(b Backend, s LLMSpec, mlaOps bool, fusedShared int) (latentNorms, sharedAdd bool) {
+func sglangDeepSeekElementwise(b Backend, s LLMSpec, mlaOps bool, fusedShared int) (latentNorms, sharedAdd bool) {
 	if b != BackendSGLang {
 		return false, false
 	}

@@ -395,7 +395,7 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 
 	memOp := t.GPU.memOpUS
 	act := float64(s.ActivationBytes)
-	latentNorms, sharedAdd := sglangMLAElementwise(t.Backend, s, mla.ops, fusedShared)
+	latentNorms, sharedAdd := sglangDeepSeekElementwise(t.Backend, s, mla.ops, fusedShared)
 	qBytes := float64(headsPerGPU*s.HeadDim) * act
 	kBytes := float64(kvPerGPU*s.HeadDim) * act
 	elementwise := func(tokens float64) float64 {
