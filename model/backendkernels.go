@@ -394,6 +394,9 @@ type elementwiseFusion struct {
 	normInAllReduce bool
 	// qkNormRoPE: the per-head QK-norm and RoPE run as one kernel, in place on q and k.
 	qkNormRoPE bool
+	// sglang: SGLang's own kernels around attention (sglangelementwise.go) instead of
+	// AIConfigurator's op list.
+	sglang bool
 }
 
 // fusedElementwise is backend b's fusion for architecture arch of hidden size hidden at TP
@@ -411,9 +414,13 @@ type elementwiseFusion struct {
 // 0.21 and 1.0 releases the rows ran) normalises q and k per head and rotates them in one
 // kernel (torch.ops.trtllm.fused_qk_norm_rope, in place on the fused qkv), where
 // AIConfigurator's op list, which the importer otherwise follows, prices two passes of an
-// element-wise op and a norm over each of q and k. vLLM and SGLang run them all as kernels of
-// their own (vLLM's fusion pass is priced in fusion.go).
+// element-wise op and a norm over each of q and k. vLLM runs them all as kernels of its own
+// (its fusion pass is priced in fusion.go); SGLang's are priced as its sources launch them
+// (sglangelementwise.go).
 func fusedElementwise(b Backend, arch string, hidden, tp int) elementwiseFusion {
+	if b == BackendSGLang {
+		return elementwiseFusion{sglang: true}
+	}
 	if b != BackendTRTLLM {
 		return elementwiseFusion{}
 	}

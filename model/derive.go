@@ -396,6 +396,9 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 	memOp := t.GPU.memOpUS
 	act := float64(s.ActivationBytes)
 	latentNorms, sharedAdd := sglangDeepSeekElementwise(t.Backend, s, mla.ops, fusedShared)
+	// SGLang's own element-wise kernels (sglangelementwise.go), except around MLA and a hybrid
+	// model's full-attention layers.
+	sglangKernels := fused.sglang && !s.MLA() && !s.Hybrid() && t.TimingReference != ReferenceDynosim
 	qBytes := float64(headsPerGPU*s.HeadDim) * act
 	kBytes := float64(kvPerGPU*s.HeadDim) * act
 	elementwise := func(tokens float64) float64 {
@@ -420,6 +423,9 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 			aroundAttn += 2 * (2*memOp(q) + 2*memOp(k))
 		}
 		aroundAttn *= 1.1
+		if sglangKernels {
+			aroundAttn = sglangAroundAttentionUS(memOp, q, k, s.QKNorm && !perLayerQKNorm)
+		}
 		if s.MLA() {
 			aroundAttn = 0 // inside the measured MLA module
 		}
@@ -443,7 +449,11 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 			gatedNorm := memOp(3 * tokens * float64(s.linearValueDim()/l.TP) * act)
 			return layers*2*addNorm + fullLayers*(aroundAttn+qkNorm+gate) + linearLayers*gatedNorm + embed
 		}
-		return layers*(2*addNorm+aroundAttn+qkNorm) + embed
+		siluAndMul := 0.0
+		if sglangKernels && s.Inter > 0 {
+			siluAndMul = float64(s.DenseMLPLayers()) * sglangSiluAndMulUS(memOp, tokens, s.Inter/l.TP, s.ActivationBytes)
+		}
+		return layers*(2*addNorm+aroundAttn+qkNorm) + siluAndMul + embed
 	}
 
 	nt := axisNodes(tokenOctaves)
@@ -675,6 +685,15 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		t.Kernels = append(t.Kernels, fmt.Sprintf("%s: %s %s all-reduce over %d GPUs, %s", arRel, mode, allreduceElemType, l.TP, perLayer))
 	}
 	aroundAttn := qkNorm + " RoPE, KV write"
+	if sglangKernels {
+		if s.QKNorm && !perLayerQKNorm {
+			qkNorm = " QK-norm as a copy and an RMSNorm of each of q and k,"
+		}
+		aroundAttn = qkNorm + " RoPE as one kernel (the KV write inside the measured attention)"
+		if s.Inter > 0 {
+			aroundAttn += ", SiLU-and-mul"
+		}
+	}
 	if s.MLA() {
 		aroundAttn = " (RoPE, latent norms and KV write inside the MLA module)"
 	}

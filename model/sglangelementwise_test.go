@@ -65,3 +65,45 @@ func TestSGLangDeepSeekElementwise(t *testing.T) {
 		}
 	}
 }
+
+// TestSGLangQwen3DecodeBreakdown lays out the decode step of SGLang's Qwen3-32B BF16 on H100 at
+// the gap-analysis rows' layouts (docs/backends.md, "Worst groups": SGLang Qwen3-32B) and holds
+// its element-wise part to the kernels SGLang launches per layer (sglangelementwise.go): two
+// add + RMSNorm, RoPE, QK-norm's copy and RMSNorm of q and of k, SiLU-and-mul — eight, with
+// the KV write inside the measured attention — plus the embedding.
+func TestSGLangQwen3DecodeBreakdown(t *testing.T) {
+	type point struct {
+		version     string
+		tp, decodes int
+	}
+	const ctx = 1150 // a 1,024-token prompt half-way through 256 output tokens, and the template's
+	t.Logf("| release's tables | TP | requests | projections | all-reduce | element-wise | attention | logits | step (ms) |")
+	for _, p := range []point{{"0.5.9", 1, 5}, {"0.5.9", 1, 13}, {"0.5.6.post2", 2, 13}, {"0.5.6.post2", 2, 90},
+		{"0.5.6.post2", 4, 13}, {"0.5.6.post2", 4, 92}, {"0.5.6.post2", 8, 13}, {"0.5.6.post2", 8, 92}} {
+		d := SeedDeployment()
+		d.ModelName, d.HardwareSKU, d.Backend, d.BackendVersion = "Qwen/Qwen3-32B", "h100_sxm", BackendSGLang, p.version
+		d.Quantization, d.KVCacheDtype = "", KVBF16
+		d.TP, d.MoETP, d.MoEEP = p.tp, p.tp, 1
+		d.MaxNumSeqs, d.MaxNumBatchedTokens, d.GPUMemoryUtilization, d.MemoryBudget = 1024, 8192, 0.84, MemoryBudgetSGLang
+		w, err := NewWorker(d)
+		if err != nil {
+			t.Fatalf("TP %d: %v", p.tp, err)
+		}
+		br := w.Breakdown(&Batch{Decodes: p.decodes, DecodeContextTokens: int64(p.decodes) * ctx})
+		o := br.Operators
+		if sum := br.NonAttentionUS + br.LogitsUS + br.DecodeAttnUS; br.TotalUS != int64(math.Ceil(sum)) {
+			t.Errorf("TP %d, %d requests: step %d µs, parts sum to %.3f", p.tp, p.decodes, br.TotalUS, sum)
+		}
+		// The element-wise grid is sampled at its nodes; at the launch-bound sizes here it is
+		// within a few per cent of the kernels' price at the step's exact tokens.
+		s, g, n := w.table.LLM, w.table.GPU, float64(p.decodes)
+		q, k := n*float64(s.Heads/p.tp*s.HeadDim*s.ActivationBytes), n*float64(max(1, s.KVHeads/p.tp)*s.HeadDim*s.ActivationBytes)
+		want := float64(s.Layers)*(2*w.table.addNormUS(n)+sglangAroundAttentionUS(g.memOpUS, q, k, true)+
+			sglangSiluAndMulUS(g.memOpUS, n, s.Inter/p.tp, s.ActivationBytes)) + g.memOpUS(n*float64(s.Hidden*s.ActivationBytes))
+		if math.Abs(o.ElementwiseUS-want) > 0.05*want {
+			t.Errorf("TP %d, %d requests: element-wise %.0f µs, SGLang's 8 kernels per layer and the embedding %.0f", p.tp, p.decodes, o.ElementwiseUS, want)
+		}
+		t.Logf("| %s | %d | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |", p.version, p.tp, p.decodes,
+			o.ProjectionsUS/1000, o.AllReduceUS/1000, o.ElementwiseUS/1000, br.DecodeAttnUS/1000, br.LogitsUS/1000, float64(br.TotalUS)/1000)
+	}
+}
