@@ -11,8 +11,9 @@ package model
 //     (python/sglang/srt/layers/attention/flashattention_backend.py; FA3 is SGLang's default
 //     attention backend on Hopper for Qwen3ForCausalLM, Qwen3MoeForCausalLM and
 //     LlamaForCausalLM: is_fa3_default_architecture, python/sglang/srt/utils.py).
-//     AIConfigurator's SGLang collector times exactly that call, layer(q, k, v, forward_batch)
-//     on a FlashAttentionBackend, for its context and generation attention rows
+//     TRTLLMHAAttnBackend, the collector's backend on SM100, does the same
+//     (trtllm_mha_backend.py). AIConfigurator's SGLang collector times exactly that call,
+//     layer(q, k, v, forward_batch), for its context and generation attention rows
 //     (collector/sglang/collect_attn.py since c689661c8, 2025-11-26: the collector of the
 //     0.5.6.post2 rows of 699677931 and of every later collection), so the write is measured
 //     there and not priced again.
