@@ -118,38 +118,6 @@ func sglangFusedSharedExperts(b Backend, s LLMSpec, mk MoEKernel, l Layout) int 
 	return 1
 }
 
-// sglangDeepSeekElementwise says which element-wise kernels of SGLang's DeepSeek layer no
-// operator table holds, so that the importer prices them as it prices every unmeasured
-// element-wise kernel (memOpUS). SGLang's DeepSeek tables measure MLA's operators apart (mla_ops.go):
-// AIConfigurator's collector times the attention layer's call (RadixAttention under
-// trtllm_mla: RoPE, the FP8 quantisation and the KV write with the kernel;
-// collector/sglang/collect_mla.py at 91b69b6ce), the BMMs and the projections, and none of them
-// runs the latent RMSNorms that DeepseekV2AttentionMLA applies between the fused q_a/kv_a
-// projection and q_b: q_a_layernorm over the q latent and kv_a_layernorm over the KV latent,
-// every layer and step ("overlap qk norm" in python/sglang/srt/models/deepseek_v2.py at
-// 3e4a39ee: on the current and the alternate stream under CUDA graphs, in series without).
-// Nor does the MoE table hold the add that joins the shared experts' output to the routed
-// experts' (final_hidden_states += shared_output in DeepseekV2MoE.forward_normal_dual_stream
-// and forward_normal, same file) where the shared expert is not fused into the kernel as expert
-// 257. latentNorms: DeepSeek-V3 and R1 on SGLang's operator tables (DeepSeek sparse attention's
-// module rows run the norms inside: sparse.go). sharedAdd: SGLang's DeepseekV2MoE layers
-// (DeepSeek and GLM-5, sglangDualStreamTokens) with a shared expert of their own.
-func sglangDeepSeekElementwise(b Backend, s LLMSpec, mlaOps bool, fusedShared int) (latentNorms, sharedAdd bool) {
-	if b != BackendSGLang {
-		return false, false
-	}
-	moeLayer := s.Architecture == "deepseek_v3" || s.Architecture == "glm_moe_dsa"
-	return mlaOps && s.MLA() && !s.DSA() && s.QLoRARank > 0, moeLayer && s.SharedInter > 0 && fusedShared == 0
-}
-
-// sglangLatentNormsUS is one layer's q_a and kv_a RMSNorms at tokens: each reads and writes its
-// latent, and under CUDA graphs the two run on two streams, so the longer is priced; the eager
-// steps' series (one launch more a layer) is not.
-func sglangLatentNormsUS(memOp func(float64) float64, s LLMSpec, tokens float64) float64 {
-	act := float64(s.ActivationBytes)
-	return max(memOp(2*tokens*float64(s.QLoRARank)*act), memOp(2*tokens*float64(s.KVLoRARank)*act))
-}
-
 // sglangDualStreamTokens is the largest step whose shared experts SGLang runs on a second CUDA
 // stream beside the gate, top-k and routed experts of table t (0: none). DeepseekV2MoE, the
 // MoE layer of DeepSeek-V3 and R1 and of GLM-5 (GlmMoeDsaForCausalLM subclasses

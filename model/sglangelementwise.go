@@ -30,9 +30,10 @@ package model
 //     fused-MoE kernel its rows measure.
 //
 // Each kernel is priced as the add + RMSNorm is: bytes read and written over the effective
-// bandwidth plus one launch (GPUSpec.memOpUS). Multi-head latent attention prices its
-// element-wise work inside the measured MLA module, and a hybrid model's full-attention layers
-// (Qwen3.5) keep the op list: neither is changed here.
+// bandwidth plus one launch (GPUSpec.memOpUS). Multi-head latent attention prices its RoPE and
+// KV write inside the measured MLA module; what SGLang's DeepSeek layer runs outside every
+// table (the latent RMSNorms, the shared-output add) is priced below. A hybrid model's
+// full-attention layers (Qwen3.5) keep the op list.
 
 // sglangAroundAttentionUS is one layer's RoPE and, where the model has a per-head QK-norm, its
 // copies and RMSNorms, at a step whose queries and keys take q and k bytes.
@@ -48,4 +49,36 @@ func sglangAroundAttentionUS(memOp func(float64) float64, q, k float64, qkNorm b
 // gate_up output (2 × inter per GPU) and writes inter per GPU.
 func sglangSiluAndMulUS(memOp func(float64) float64, tokens float64, interPerGPU, activationBytes int) float64 {
 	return memOp(3 * tokens * float64(interPerGPU*activationBytes))
+}
+
+// sglangDeepSeekElementwise says which element-wise kernels of SGLang's DeepSeek layer no
+// operator table holds, so that the importer prices them as it prices every unmeasured
+// element-wise kernel (memOpUS). SGLang's DeepSeek tables measure MLA's operators apart (mla_ops.go):
+// AIConfigurator's collector times the attention layer's call (RadixAttention under
+// trtllm_mla: RoPE, the FP8 quantisation and the KV write with the kernel;
+// collector/sglang/collect_mla.py at 91b69b6ce), the BMMs and the projections, and none of them
+// runs the latent RMSNorms that DeepseekV2AttentionMLA applies between the fused q_a/kv_a
+// projection and q_b: q_a_layernorm over the q latent and kv_a_layernorm over the KV latent,
+// every layer and step ("overlap qk norm" in python/sglang/srt/models/deepseek_v2.py at
+// 3e4a39ee: on the current and the alternate stream under CUDA graphs, in series without).
+// Nor does the MoE table hold the add that joins the shared experts' output to the routed
+// experts' (final_hidden_states += shared_output in DeepseekV2MoE.forward_normal_dual_stream
+// and forward_normal, same file) where the shared expert is not fused into the kernel as expert
+// 257. latentNorms: DeepSeek-V3 and R1 on SGLang's operator tables (DeepSeek sparse attention's
+// module rows run the norms inside: sparse.go). sharedAdd: SGLang's DeepseekV2MoE layers
+// (DeepSeek and GLM-5, sglangDualStreamTokens) with a shared expert of their own.
+func sglangDeepSeekElementwise(b Backend, s LLMSpec, mlaOps bool, fusedShared int) (latentNorms, sharedAdd bool) {
+	if b != BackendSGLang {
+		return false, false
+	}
+	moeLayer := s.Architecture == "deepseek_v3" || s.Architecture == "glm_moe_dsa"
+	return mlaOps && s.MLA() && !s.DSA() && s.QLoRARank > 0, moeLayer && s.SharedInter > 0 && fusedShared == 0
+}
+
+// sglangLatentNormsUS is one layer's q_a and kv_a RMSNorms at tokens: each reads and writes its
+// latent, and under CUDA graphs the two run on two streams, so the longer is priced; the eager
+// steps' series (one launch more a layer) is not.
+func sglangLatentNormsUS(memOp func(float64) float64, s LLMSpec, tokens float64) float64 {
+	act := float64(s.ActivationBytes)
+	return max(memOp(2*tokens*float64(s.QLoRARank)*act), memOp(2*tokens*float64(s.KVLoRARank)*act))
 }
