@@ -19,6 +19,23 @@ package model
 // tokens. AIConfigurator replaced that fill by a round-robin over the ranks in 13dadba3b
 // (#876, 2026-04-19, _round_robin_adjust_per_rank), after these rows were collected.
 //
+// SGLang's expert-parallel rows of before 13dadba3b came from a later version of that fill
+// and are not repriced by this rule. Its collector measured moe_ep 1 only until c7ddbd307
+// (#684, 2026-04-13; collector/sglang/collect_moe.py asserted moe_ep_size == 1), and from
+// 39bf0f6c1 (#753) times rank 0's share of a global draw (power_law_logits_v3 with moe_ep,
+// return_rank0_info, build_rank0_local_workload). helper.py then (2b97693fd, 2026-02-10, to
+// 13dadba3b) added the shortfall from the bottom of the descending sort ("start from
+// smallest") and swapped the most-loaded rank's experts onto rank 0, so rank 0 holds the
+// whole fill at every narrow-range step, not only at an all-zero one: a replica of that draw
+// (256 experts top-8, moe_ep 4, alpha 1.2, ties in index order) puts 8, 15.7, 18.0 and 27.9 of
+// 8, 16, 32 and 64 pairs on rank 0 at 1, 2, 4 and 8 tokens (balanced 2, 4, 8, 16). Leaving out
+// the all-zero rows would price 1 and 2 tokens at the 4-token row, more experts than either.
+// Those rows are SGLang 0.5.9's (89995c0c4 and 507f0fb07, 2026-04-18 and 21) but for the
+// marlin int4_wo path, which draws with moe_ep 1 and no rank-0 projection; 0.5.10's
+// (feebdae3d onward) and 0.5.14's (e23be5a79) use the round-robin; H200's 0.5.6.post2 has
+// no expert-parallel rows. Of the embedded tables only SGLang's seed (MiniMax-M2.5, B200, TEP 4)
+// reads the 0.5.9 expert-parallel rows; no validated group does. vLLM's are not examined here.
+//
 // One rank holds every expert when moe_ep is 1: there the rows measure as many experts as
 // the step's pairs, which a real step of distinct requests reaches too, and they are kept.
 
@@ -35,8 +52,8 @@ const (
 )
 
 // firstExpertsFillRel is the expert table whose rows that sampler drew: TensorRT-LLM
-// 1.2.0rc5's collection, the one TRT-LLM release the embedded tables hold. Other backends'
-// collections of that time (SGLang's, vLLM's) used the same sampler and are not repriced here.
+// 1.2.0rc5's collection, the one TRT-LLM release the embedded tables hold (SGLang's and
+// vLLM's are not repriced: see above).
 func firstExpertsFillRel(rel string) bool {
 	return strings.Contains(rel, "/moe/trtllm/1.2.0rc5/")
 }

@@ -2,6 +2,8 @@ package model
 
 import (
 	"math"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -71,5 +73,36 @@ func TestDeepSeekH200ExpertsFromFourTokens(t *testing.T) {
 	}
 	if x := moe.at(16); x >= layers*213.5 {
 		t.Errorf("experts at 16 tokens: %.0f µs, at or above the 2-token row's %d × 213.5 µs", x, layers)
+	}
+}
+
+// TestSGLangFirstFillExpertTables pins where the embedded tables read SGLang's expert rows
+// drawn before aiconfigurator 13dadba3b (moesampler.go): of the expert-parallel tables
+// (moe_ep > 1), only SGLang's seed, MiniMax-M2.5 on B200 at TEP 4, reads SGLang 0.5.9's
+// expert table, whose fill put more than half of a narrow-range step on the measured rank;
+// every validated SGLang expert-parallel group reads 0.5.10's or 0.5.14's (the round-robin)
+// or vLLM's rows. A table that starts reading the 0.5.9 expert-parallel rows must be priced
+// with that fill in mind, not by the TensorRT-LLM 1.2.0rc5 rule, which stays off for them.
+func TestSGLangFirstFillExpertTables(t *testing.T) {
+	var readers []string
+	for _, name := range EmbeddedTables() {
+		if !strings.HasSuffix(name, ".json.gz") {
+			continue
+		}
+		tb := embeddedTable(t, name)
+		if tb.Layout.MoEEP <= 1 {
+			continue
+		}
+		for _, s := range tb.Sources {
+			if strings.Contains(s.Path, "/moe/sglang/0.5.9/") {
+				readers = append(readers, name)
+				if firstExpertsFillRel(s.Path) {
+					t.Errorf("%s: %s repriced by the 1.2.0rc5 rule", name, s.Path)
+				}
+			}
+		}
+	}
+	if want := []string{"minimax-m2.5_b200_sxm_sglang-0.5.9_tp4-adp1-moetp1-moeep4.json.gz"}; !slices.Equal(readers, want) {
+		t.Errorf("expert-parallel tables reading SGLang 0.5.9's expert rows: %v, want %v", readers, want)
 	}
 }
