@@ -25,8 +25,8 @@ package model
 // 39bf0f6c1 (#753) times rank 0's share of a global draw (power_law_logits_v3 with moe_ep,
 // return_rank0_info, build_rank0_local_workload). helper.py then (2b97693fd, 2026-02-10, to
 // 13dadba3b) added the shortfall from the bottom of the descending sort ("start from
-// smallest") and swapped the most-loaded rank's experts onto rank 0, so rank 0 holds the
-// whole fill at every narrow-range step, not only at an all-zero one: a replica of that draw
+// smallest") and swapped the most-loaded rank's experts onto rank 0, so the fill lands on
+// rank 0 at every narrow-range step, not only at an all-zero one: a replica of that draw
 // (256 experts top-8, moe_ep 4, alpha 1.2, ties in index order) puts 8, 15.7, 18.0 and 27.9 of
 // 8, 16, 32 and 64 pairs on rank 0 at 1, 2, 4 and 8 tokens (balanced 2, 4, 8, 16). Leaving out
 // the all-zero rows would price 1 and 2 tokens at the 4-token row, more experts than either.
