@@ -10,6 +10,7 @@ import (
 	"github.com/routerlab/routerlab/internal/readlimit"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -186,6 +187,20 @@ func (q *quantConfig) int4WeightOnly() bool {
 		}
 	}
 	return len(q.ConfigGroups) > 0
+}
+
+// excludesOProj reports whether an exclusion pattern covers the attention's output
+// projection, matched as TensorRT-LLM matches exclude_modules (fnmatch): one naming it or a
+// self_attn pattern ending in a wildcard (model.layers.3.self_attn*).
+func (q *quantConfig) excludesOProj() bool {
+	for _, p := range q.Ignore {
+		if i := strings.Index(p, "self_attn"); i >= 0 {
+			if ok, _ := path.Match(p, p[:i]+"self_attn.o_proj"); ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ignores reports whether the checkpoint leaves a module family unquantised: an ignore
@@ -381,6 +396,12 @@ func parseLLMSpecWith(path string, b []byte, hfQuant *quantConfig) (LLMSpec, err
 		s.WeightQuant = "nvfp4"
 		if q.ignores("self_attn") {
 			s.AttentionQuant = "bfloat16" // NVIDIA's NVFP4 DeepSeek-style checkpoints keep attention in BF16
+			if !q.excludesOProj() {
+				// ...but for o_proj where the exclusions name the other projections only
+				// (DeepSeek-V3.1-NVFP4, and DeepSeek-R1-0528-FP4-v2, which "additionally
+				// quantizes the wo module" over its v1).
+				s.OProjQuant = "nvfp4"
+			}
 		}
 	case q.Method == "compressed-tensors" && experts > 0 && q.int4WeightOnly() && q.ignores("self_attn") && q.ignores("shared_expert") &&
 		(s.DenseLayers == 0 || q.ignores("mlp")):

@@ -269,7 +269,8 @@ func backendImports() []ImportOptions {
 		// TensorRT-LLM's DeepSeek-V3 and R1 at its measured 8-GPU layouts (TP, and TEP: experts
 		// spread over the 8 GPUs), block-FP8 on H200 and B200; NVFP4 on B200 also at 4 GPUs,
 		// from the NVFP4 checkpoint AIConfigurator describes for this architecture (V3.1's, the
-		// same shapes: attention projections BF16, experts and the rest NVFP4, FP8 KV cache).
+		// same shapes: MLA's down- and up-projections BF16, o_proj, experts and the rest NVFP4,
+		// FP8 KV cache).
 		// R1 and V3 also at one GPU in NVFP4 on B200: the rank of their attention-data-parallel runs
 		// (model/attentiondp.go). Not block-FP8: B200's DeepGEMM experts have no one-GPU rows,
 		// and H200's generation MLA rows at 128 heads hold a batch-1 warm-up outlier (3.77 ms at

@@ -121,7 +121,7 @@ func (w *Worker) Capacity() Capacity {
 			q = attnProj(h, heads*(nope+rope)) / tp
 		}
 		attn = attnProj(h, qLoRA+kvLoRA+rope) + (qLoRA+kvLoRA)*ub + q +
-			(attnProj(kvLoRA, heads*(nope+v))+attnProj(heads*v, h))/tp
+			(attnProj(kvLoRA, heads*(nope+v))+quantBytes(s.oProjQuant(w.table.GEMMQuant), heads*v, h, s.WeightBlock, ub))/tp
 	}
 	if s.DSA() {
 		attn += s.indexerWeightBytes(attnProj, ub)

@@ -524,3 +524,33 @@ func TestHFQuantConfigNamesTheCheckpoint(t *testing.T) {
 		t.Fatalf("with hf_quant_config %s (attention %s), without %s; want nvfp4 (bfloat16) and bfloat16", with.WeightQuant, with.AttentionQuant, without.WeightQuant)
 	}
 }
+
+// TestNVFP4OutputProjection: an NVFP4 checkpoint whose exclusions name MLA's down- and
+// up-projections but not o_proj (DeepSeek-V3.1-NVFP4, DeepSeek-R1-0528-FP4-v2) serves o_proj in
+// NVFP4; one excluding o_proj by name or the whole self_attn by wildcard (GLM-5-NVFP4,
+// Kimi-K2.5-NVFP4) keeps it in BF16, as TensorRT-LLM's fnmatch of exclude_modules decides.
+func TestNVFP4OutputProjection(t *testing.T) {
+	cfg := []byte(`{"model_type":"deepseek_v3","num_hidden_layers":61,"hidden_size":7168,"num_attention_heads":128,"num_key_value_heads":128,"intermediate_size":18432,"moe_intermediate_size":2048,"n_routed_experts":256,"n_shared_experts":1,"num_experts_per_tok":8,"first_k_dense_replace":3,"kv_lora_rank":512,"q_lora_rank":1536,"qk_nope_head_dim":128,"qk_rope_head_dim":64,"v_head_dim":128,"vocab_size":129280}`)
+	for _, c := range []struct {
+		exclude, oProj string
+	}{
+		{`"model.layers.0.self_attn.kv_b_proj","model.layers.0.self_attn.q_b_proj"`, "nvfp4"},
+		{`"model.layers.0.self_attn.kv_b_proj","model.layers.0.self_attn.o_proj"`, ""},
+		{`"model.layers.*.self_attn.o_proj"`, ""},
+		{`"model.layers.0.self_attn*"`, ""},
+		{`"language_model.model.layers.7.self_attn*"`, ""},
+		{`"model.layers.0.self_attn.indexer*","model.layers.0.self_attn.kv_a_proj_with_mqa"`, "nvfp4"},
+	} {
+		q, err := parseHFQuantConfig("hf.json", []byte(`{"quantization":{"quant_algo":"NVFP4","exclude_modules":["lm_head",`+c.exclude+`]}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := parseLLMSpecWith("config.json", cfg, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.AttentionQuant != "bfloat16" || s.OProjQuant != c.oProj || s.oProjQuant("nvfp4") != cmp.Or(c.oProj, "bfloat16") {
+			t.Errorf("exclude %s: attention %q, o_proj %q (served %q); want bfloat16, %q", c.exclude, s.AttentionQuant, s.OProjQuant, s.oProjQuant("nvfp4"), c.oProj)
+		}
+	}
+}

@@ -39,7 +39,8 @@ type mlaRow struct {
 // mlaProjections prices one layer's MLA projections at m tokens on one GPU: the replicated
 // fused down-projection (q_lora_rank + kv_lora_rank + qk_rope_head_dim outputs; without a
 // q_lora_rank the queries come straight from the hidden state), the column-parallel q_b and
-// kv_b up-projections and the row-parallel o_proj, in the attention's GEMM dtype. Without
+// kv_b up-projections and the row-parallel o_proj, in the attention's GEMM dtype (o_proj in
+// its own where the checkpoint quantises it apart, LLMSpec.OProjQuant). Without
 // kvB, kv_b is left to the prefill attention (mla_ops.go: decode absorbs it).
 func mlaProjections(gemms []gemmRow, quant string, s LLMSpec, tp int, kvB bool, note func(string)) (func(m float64) float64, string, error) {
 	heads, h := s.Heads/tp, s.Hidden
@@ -52,6 +53,7 @@ func mlaProjections(gemms []gemmRow, quant string, s LLMSpec, tp int, kvB bool, 
 		{"kv_b", heads * (s.QKNopeDim + s.VHeadDim), s.KVLoRARank},
 		{"o_proj", h, heads * s.VHeadDim},
 	}
+	oQuant := s.oProjQuant(quant)
 	if !kvB {
 		shapes = append(shapes[:1], shapes[2:]...)
 	}
@@ -63,12 +65,16 @@ func mlaProjections(gemms []gemmRow, quant string, s LLMSpec, tp int, kvB bool, 
 	var curves []func(float64) float64
 	words := quant + " GEMM"
 	for _, sh := range shapes {
-		c, err := gemmCurve(gemms, quant, sh.n, sh.k, note)
+		dtype, name := quant, sh.name
+		if name == "o_proj" && oQuant != quant {
+			dtype, name = oQuant, oQuant+" o_proj"
+		}
+		c, err := gemmCurve(gemms, dtype, sh.n, sh.k, note)
 		if err != nil {
 			return nil, "", err
 		}
 		curves = append(curves, c)
-		words += fmt.Sprintf(" %s n=%d k=%d,", sh.name, sh.n, sh.k)
+		words += fmt.Sprintf(" %s n=%d k=%d,", name, sh.n, sh.k)
 	}
 	return func(m float64) float64 {
 		var us float64

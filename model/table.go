@@ -64,6 +64,10 @@ type LLMSpec struct {
 	// AttentionQuant is the attention projections' GEMM dtype when it is not WeightQuant
 	// (NVIDIA's NVFP4 Kimi-K2.5 keeps self_attn in BF16).
 	AttentionQuant string `json:"attention_quant,omitempty"`
+	// OProjQuant is the attention output projection's GEMM dtype when it is not
+	// AttentionQuant: NVIDIA's NVFP4 DeepSeek checkpoints exclude MLA's down- and
+	// up-projections from quantisation but not o_proj (hf_quant_config.json exclude_modules).
+	OProjQuant string `json:"o_proj_quant,omitempty"`
 	// DenseLayers is how many leading layers of a MoE model run a dense MLP of Inter instead
 	// of the experts (DeepSeek-V3's first_k_dense_replace).
 	DenseLayers int `json:"dense_layers,omitempty"`
@@ -121,6 +125,11 @@ func (s LLMSpec) DenseMLPLayers() int { return cmp.Or(s.DenseLayers, s.Layers) }
 
 // attentionQuant is the GEMM dtype of the attention projections under a served GEMM dtype.
 func (s LLMSpec) attentionQuant(gemmQuant string) string { return cmp.Or(s.AttentionQuant, gemmQuant) }
+
+// oProjQuant is the GEMM dtype of the attention output projection under a served GEMM dtype.
+func (s LLMSpec) oProjQuant(gemmQuant string) string {
+	return cmp.Or(s.OProjQuant, s.attentionQuant(gemmQuant))
+}
 
 // checkLayout says why a layout cannot serve the architecture, or nil.
 func (s LLMSpec) checkLayout(l Layout) error {

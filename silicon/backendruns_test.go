@@ -192,9 +192,15 @@ func TestValidateAIConfiguratorBackendSample(t *testing.T) {
 	// (model/sglangelementwise.go) move neither median: Qwen3-32B BF16 H100 TPOT 11.2 → 6.5 %
 	// (13 groups at or under 10 %), Qwen3-235B FP8 H200 11.3 → 10.7 %, both below the median
 	// before and after; Llama-3.1-8B FP8 H200 TTFT 152.2 → 159.6 %, above it before and after.
+	// 34.8 / 11.33 % with the NVFP4 checkpoint's o_proj in NVFP4 (model.LLMSpec.OProjQuant: its
+	// hf_quant_config.json excludes MLA's down- and up-projections only, and
+	// DeepSeek-R1-0528-FP4-v2 "additionally quantizes the wo module"), against 34.8 / 11.48 %:
+	// SGLang's B300 NVFP4 group falls below the median (TPOT 12.0 → 10.3 %) and B200 NVFP4 V3,
+	// already under-predicted, rises to it (10.8 → 11.3 %, R1 9.3 → 9.7 %); TRT-LLM's B200 NVFP4
+	// V3 13.5 → 13.1 %, R1 14.2 → 14.0 % (docs/backends.md, "Worst groups and their diagnosis").
 	groups, ttftMedian, tpotMedian := groupMedians(rep, 10)
-	if groups < 33 || ttftMedian > 34.8 || tpotMedian > 11.5 {
-		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 33, <= 34.8 %%, <= 11.5 %%",
+	if groups < 33 || ttftMedian > 34.8 || tpotMedian > 11.34 {
+		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.1f %%, TPOT MAPE %.1f %%; want >= 33, <= 34.8 %%, <= 11.34 %%",
 			groups, ttftMedian, tpotMedian)
 	}
 	// 26 rows on attention ranks: 6 labelled DEP of DeepSeek-R1 NVFP4 on B200, 18 of the

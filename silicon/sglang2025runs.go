@@ -17,7 +17,7 @@ import "github.com/routerlab/routerlab/model"
 
 // dsr1FP4B200Early is what dsr1_fp4_b200_docker.sh of 2025-11 set that the replay does not
 // price, and what prices its experts and checkpoint.
-const dsr1FP4B200Early = "--enable-ep-moe and --enable-flashinfer-trtllm-moe, SGLang's deprecated spellings of --ep-size = TP and --moe-runner-backend flashinfer_trtllm (ServerArgs' deprecated-argument handling, python/sglang/srt/server_args.py; InferenceX d8fe8f73e #204 replaced them so): experts priced from SGLang 0.5.14's sglang_flashinfer_trtllm_moe rows; the v0.5.3rc1 image priced on the 0.5.9 tables; --enable-flashinfer-allreduce-fusion, --enable-symm-mem and --stream-interval 10 not priced; the checkpoint priced from nvidia/DeepSeek-V3.1-NVFP4's config (attention projections BF16, the rest NVFP4); the KV pool sized as SGLang sizes it from --mem-fraction-static 0.85, less the CUDA context"
+const dsr1FP4B200Early = "--enable-ep-moe and --enable-flashinfer-trtllm-moe, SGLang's deprecated spellings of --ep-size = TP and --moe-runner-backend flashinfer_trtllm (ServerArgs' deprecated-argument handling, python/sglang/srt/server_args.py; InferenceX d8fe8f73e #204 replaced them so): experts priced from SGLang 0.5.14's sglang_flashinfer_trtllm_moe rows; the v0.5.3rc1 image priced on the 0.5.9 tables; --enable-flashinfer-allreduce-fusion, --enable-symm-mem and --stream-interval 10 not priced; the checkpoint priced from nvidia/DeepSeek-V3.1-NVFP4's config (MLA's down- and up-projections BF16, o_proj and the rest NVFP4); the KV pool sized as SGLang sizes it from --mem-fraction-static 0.85, less the CUDA context"
 
 // dsr1FP4B200SGLang2025Runs are model m's B200 NVFP4 rows of 2025-11 (labelled tp 4 or 8
 // with moe_tp = tp, moe_ep 1). Before d8fe8f73e (#204, 2025-11-10 19:55 UTC) the
@@ -35,11 +35,15 @@ const dsr1FP4B200Early = "--enable-ep-moe and --enable-flashinfer-trtllm-moe, SG
 // so the client posted 50 × CONC prompts (20 × at 1k/8k).
 func dsr1FP4B200SGLang2025Runs(m string) []Run {
 	run := func(day, script string, shape RunShape, recv, prompts int) Run {
+		nm := dsr1FP4B200Early
+		if day == "2025-11-02" {
+			nm += "; nvidia/DeepSeek-R1-0528-FP4's o_proj, BF16 in that checkpoint, priced in NVFP4 as V2 and V3.1-NVFP4 quantise it"
+		}
 		b := dsr1SGLangOn(day, 16384, 256, 0.85, model.KVFP8, recv)
 		b.MoEBackend, b.ExpertParallel, b.RequestsPerSlot = model.MoERunnerFlashInferTRTLLM, scriptSets(true), prompts
 		return Run{Backend: model.BackendSGLang, Model: m, System: "b200_sxm", Precision: "fp4", From: day, To: day, Shape: shape,
 			Script: script, Image: "lmsysorg/sglang:v0.5.3rc1-cu129-b200 (InferenceX before d8fe8f73e #204; priced on the 0.5.9 tables)",
-			NotModelled: dsr1FP4B200Early, Benchmark: b}
+			NotModelled: nm, Benchmark: b}
 	}
 	const nov2, nov10 = "benchmarks/dsr1_fp4_b200_docker.sh@e06929c70 (nvidia/DeepSeek-R1-0528-FP4)", "benchmarks/dsr1_fp4_b200_docker.sh@79abd6cb4"
 	return []Run{

@@ -75,7 +75,7 @@ func dsr1SGLangRuns() []Run {
 
 // dsr1FP4NM is what dsr1_fp4_{b200,b300}.sh set that the replay does not price, and what
 // prices their NVFP4 experts and checkpoint.
-const dsr1FP4NM = "--enable-flashinfer-allreduce-fusion, --enable-symm-mem and --stream-interval 10 not priced; --moe-runner-backend flashinfer_trtllm priced from SGLang 0.5.14's sglang_flashinfer_trtllm_moe rows (0.5.9's collection measures NVFP4 experts only under CuteDSL); nvidia/DeepSeek-R1-0528-FP4-V2 priced from nvidia/DeepSeek-V3.1-NVFP4's config (attention projections BF16, the rest NVFP4); the KV pool sized as SGLang sizes it from --mem-fraction-static 0.85, less the CUDA context"
+const dsr1FP4NM = "--enable-flashinfer-allreduce-fusion, --enable-symm-mem and --stream-interval 10 not priced; --moe-runner-backend flashinfer_trtllm priced from SGLang 0.5.14's sglang_flashinfer_trtllm_moe rows (0.5.9's collection measures NVFP4 experts only under CuteDSL); nvidia/DeepSeek-R1-0528-FP4-V2 priced from nvidia/DeepSeek-V3.1-NVFP4's config (MLA's down- and up-projections BF16, o_proj and the rest NVFP4); the KV pool sized as SGLang sizes it from --mem-fraction-static 0.85, less the CUDA context"
 
 // dsr1FP4SGLangRuns are model m's rows of InferenceX's dsr1-fp4-b200-sglang config
 // (nvidia/DeepSeek-R1-0528-FP4-V2, TP 4 and 8 with --ep-size = TP, c 4–128), measured
