@@ -92,8 +92,10 @@ func TestSGLangDeepSeekNVFP4TPOTByRun(t *testing.T) {
 	t.Logf("TPOT MAPE (bias): 2025 rows %.1f %% (%+.1f %%), 2026 rows %.1f %% (%+.1f %%)", m25, b25, m26, b26)
 	// Regression bounds (nothing is fitted to these rows): at 4271e46 the 2025 rows were
 	// 19.9 % (−19.9 %), the 2026 rows 5.2 % (−4.1 %); with the latent RMSNorms and the
-	// shared-output add priced (model.sglangDeepSeekElementwise) 17.5 % (−17.5 %) and 3.6 % (−1.2 %).
-	if m26 > 3.7 || b26 < -1.3 || b26 > 0 || b25 > -15 {
-		t.Errorf("TPOT: 2026 rows %.1f %% (%+.1f %%), want <= 3.7 %% and a bias in [−1.3, 0] %%; 2025 rows' bias %+.1f %%, want <= −15 %%", m26, b26, b25)
+	// shared-output add priced (model.sglangDeepSeekElementwise) 17.5 % (−17.5 %) and 3.6 % (−1.2 %);
+	// with the checkpoint's o_proj in NVFP4 (model.LLMSpec.OProjQuant: V2 quantises it, V3.1-NVFP4's
+	// exclude_modules leave it) 18.5 % (−18.5 %) and 3.5 % (−2.4 %).
+	if m26 > 3.6 || b26 < -2.5 || b26 > 0 || b25 > -15 {
+		t.Errorf("TPOT: 2026 rows %.1f %% (%+.1f %%), want <= 3.6 %% and a bias in [−2.5, 0] %%; 2025 rows' bias %+.1f %%, want <= −15 %%", m26, b26, b25)
 	}
 }
