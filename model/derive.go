@@ -396,9 +396,8 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 	memOp := t.GPU.memOpUS
 	act := float64(s.ActivationBytes)
 	latentNorms, sharedAdd := sglangDeepSeekElementwise(t.Backend, s, mla.ops, fusedShared)
-	// SGLang's own element-wise kernels (sglangelementwise.go), except around MLA and a hybrid
-	// model's full-attention layers.
-	sglangKernels := fused.sglang && !s.MLA() && !s.Hybrid() && t.TimingReference != ReferenceDynosim
+	// SGLang's own element-wise kernels (sglangelementwise.go), except around MLA.
+	sglangKernels := fused.sglang && !s.MLA() && t.TimingReference != ReferenceDynosim
 	qBytes := float64(headsPerGPU*s.HeadDim) * act
 	kBytes := float64(kvPerGPU*s.HeadDim) * act
 	elementwise := func(tokens float64) float64 {
@@ -443,7 +442,10 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 			// The output gate's sigmoid × attention output on the full-attention layers; the
 			// DeltaNet layers' gated RMSNorm reads the value output and the gate z, writes one.
 			gate := 0.0
-			if s.AttnOutputGate {
+			switch {
+			case sglangKernels && s.AttnOutputGate:
+				aroundAttn, qkNorm = sglangGatedAttentionUS(memOp, q, k), 0
+			case s.AttnOutputGate:
 				gate = memOp(3 * q)
 			}
 			gatedNorm := memOp(3 * tokens * float64(s.linearValueDim()/l.TP) * act)
@@ -690,8 +692,11 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 			qkNorm = " QK-norm as a copy and an RMSNorm of each of q and k,"
 		}
 		aroundAttn = qkNorm + " RoPE as one kernel (the KV write inside the measured attention)"
-		if s.Inter > 0 {
+		if s.Inter > 0 && !s.Hybrid() {
 			aroundAttn += ", SiLU-and-mul"
+		}
+		if s.Hybrid() && s.AttnOutputGate {
+			aroundAttn = " on the full-attention layers copies of q, the gate and k, an RMSNorm of each of q and k, RoPE as one kernel (the KV write inside the measured attention), the gate's sigmoid and multiply; on the linear-attention layers the gated RMSNorm"
 		}
 	}
 	if s.MLA() {

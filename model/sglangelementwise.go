@@ -32,8 +32,8 @@ package model
 // Each kernel is priced as the add + RMSNorm is: bytes read and written over the effective
 // bandwidth plus one launch (GPUSpec.memOpUS). Multi-head latent attention prices its RoPE and
 // KV write inside the measured MLA module; what SGLang's DeepSeek layer runs outside every
-// table (the latent RMSNorms, the shared-output add) is priced below. A hybrid model's
-// full-attention layers (Qwen3.5) keep the op list.
+// table (the latent RMSNorms, the shared-output add) is priced below. A hybrid model's gated
+// full-attention layers (Qwen3.5) are priced by sglangGatedAttentionUS.
 
 // sglangAroundAttentionUS is one layer's RoPE and, where the model has a per-head QK-norm, its
 // copies and RMSNorms, at a step whose queries and keys take q and k bytes.
@@ -43,6 +43,38 @@ func sglangAroundAttentionUS(memOp func(float64) float64, q, k float64, qkNorm b
 		us += 2*memOp(2*q) + 2*memOp(2*k)
 	}
 	return us
+}
+
+// sglangGatedAttentionUS is one of Qwen3.5's full-attention layers' element-wise kernels at a
+// step whose queries and keys take q and k bytes, as SGLang 0.5.9 and 0.5.10 run them on CUDA
+// (Qwen3_5AttentionDecoderLayer in python/sglang/srt/models/qwen3_5.py; the upstream revisions
+// of those releases are not in the index, so the kernels are read from the later PRs that fused
+// them, each stating what ran before it):
+//
+//   - q_proj yields each head's query and gate interleaved; forward_prepare_native chunks them
+//     and reshapes q and the gate to contiguous tensors, a copy each (sglang#27656, 2026-06-09:
+//     "copy q", "copy gate" before its fused kernel; sglang#28320, 2026-06-15, the CUDA fusion
+//     of "deinterleave + 2x gemma_rmsnorm + RoPE").
+//   - QK-norm: _apply_qk_norm runs q_norm on the now contiguous q (no copy) and reshapes k by
+//     head — a copy, k being a column slice of the fused qkv output — before k_norm; two
+//     GemmaRMSNorm kernels, in series (the alternate stream was HIP-only until the CUDA one
+//     came with the fusions above).
+//   - RoPE: Qwen3.5's interleaved 3-D MRoPE over the rotary part of each head, one Triton
+//     kernel (MRotaryEmbedding's triton mrope, sglang#11722, merged 2025-10; named
+//     _triton_mrope_forward_fused in sglang#28839). Priced over whole heads: at decode it is
+//     its launch.
+//   - KV write: inside the measured attention rows, as for every SGLang GQA layer (above): the
+//     runs' full-attention backends (trtllm_mha on B200 and B300, flashinfer on H200, under
+//     HybridLinearAttnBackend) write k and v in their forward.
+//   - Output gate: torch.sigmoid(gate) then attn_output * gate, two kernels (sglang#27630,
+//     2026-06-09: "two separate PyTorch elementwise kernels"; the fused_sigmoid_mul of
+//     sglang#26857 and later releases is not in 0.5.9 or 0.5.10).
+func sglangGatedAttentionUS(memOp func(float64) float64, q, k float64) float64 {
+	deinterleave := 2 * memOp(2*q)
+	qkNorm := memOp(2*q) + memOp(2*k) + memOp(2*k)
+	rope := memOp(2 * (q + k))
+	gate := memOp(2*q) + memOp(3*q)
+	return deinterleave + qkNorm + rope + gate
 }
 
 // sglangSiluAndMulUS is one dense MLP layer's SiLU-and-mul at a step of tokens: it reads the

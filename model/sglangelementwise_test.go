@@ -107,3 +107,31 @@ func TestSGLangQwen3DecodeBreakdown(t *testing.T) {
 			o.ProjectionsUS/1000, o.AllReduceUS/1000, o.ElementwiseUS/1000, br.DecodeAttnUS/1000, br.LogitsUS/1000, float64(br.TotalUS)/1000)
 	}
 }
+
+// Qwen3.5's full-attention layers run SGLang 0.5.9's kernels, not the op list: the copies of
+// q, the gate and k, q_norm and k_norm, one RoPE kernel, the gate's sigmoid and its multiply
+// (eight, the KV write inside the measured attention), beside every layer's two add + RMSNorm,
+// the DeltaNet layers' gated RMSNorm and the embedding (sglangGatedAttentionUS). The B200 BF16
+// table at TP 8 holds exactly that sum at every token count.
+func TestSGLangQwen35Elementwise(t *testing.T) {
+	g := qwen35Group{"B200 BF16 TP 8", "b200_sxm", "0.5.9", "", KVBF16, 8, 8, 1}
+	tb := g.worker(t).Table()
+	s, gpu := tb.LLM, tb.GPU
+	act := float64(s.ActivationBytes)
+	headsPerGPU, kvPerGPU := s.Heads/g.tp, max(1, s.KVHeads/g.tp)
+	launches := sglangGatedAttentionUS(func(float64) float64 { return 1 }, 1, 1)
+	if launches != 8 {
+		t.Fatalf("a full-attention layer prices %g kernels, want 8", launches)
+	}
+	for i, got := range tb.Elementwise.Values {
+		x := axisNode(i)
+		q, k := x*float64(headsPerGPU*s.HeadDim)*act, x*float64(kvPerGPU*s.HeadDim)*act
+		want := float64(s.Layers)*2*tb.addNormUS(x) + gpu.memOpUS(x*float64(s.Hidden)*act) +
+			float64(s.FullAttentionLayers())*(2*gpu.memOpUS(2*q)+gpu.memOpUS(2*q)+2*gpu.memOpUS(2*k)+gpu.memOpUS(2*(q+k))+gpu.memOpUS(2*q)+gpu.memOpUS(3*q)) +
+			float64(s.LinearLayers)*gpu.memOpUS(3*x*float64(s.linearValueDim()/g.tp)*act)
+		if math.Abs(got-want) > 0.01 && (i == 0 || got != tb.Elementwise.Values[i-1]) {
+			t.Errorf("element-wise at %.0f tokens %.3f µs, want %.3f", x, got, want)
+			break
+		}
+	}
+}
