@@ -408,28 +408,30 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		// step, prefill or decode. A per-layer QK-norm is priced as vLLM runs it instead: a
 		// reading pass and a read-write pass over q and k (its all-reduce is in allreduce).
 		q, k := tokens*qBytes, tokens*kBytes
-		aroundAttn := 2*memOp(q+k) + 2*memOp(k)
-		if fused.ropeInAttention {
-			aroundAttn = 0
-		}
-		qkNorm := 0.0
+		qkNorm, opListQKNorm := 0.0, false
 		switch {
 		case perLayerQKNorm:
 			qkNorm = memOp(q+k) + memOp(2*(q+k))
 		case s.QKNorm && fused.qkNormRoPE:
 			qkNorm = memOp(2 * (q + k)) // one kernel reads q and k and writes them back
 		case s.QKNorm:
-			aroundAttn += 2 * (2*memOp(q) + 2*memOp(k))
+			opListQKNorm = true
 		}
-		aroundAttn *= 1.1
-		if sglangKernels {
-			aroundAttn = sglangAroundAttentionUS(memOp, q, k, s.QKNorm && !perLayerQKNorm)
-		}
-		if s.MLA() {
-			aroundAttn = 0 // inside the measured MLA module
-		}
-		if latentNorms {
+		var aroundAttn float64
+		switch {
+		case latentNorms:
 			aroundAttn = sglangLatentNormsUS(memOp, s, tokens)
+		case s.MLA(): // inside the measured MLA module
+		case sglangKernels:
+			aroundAttn = sglangAroundAttentionUS(memOp, q, k, s.QKNorm && !perLayerQKNorm)
+		default:
+			if !fused.ropeInAttention {
+				aroundAttn = 2*memOp(q+k) + 2*memOp(k)
+			}
+			if opListQKNorm {
+				aroundAttn += 2 * (2*memOp(q) + 2*memOp(k))
+			}
+			aroundAttn *= 1.1
 		}
 		if fused.normInAllReduce {
 			addNorm = 0
@@ -686,8 +688,21 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		}
 		t.Kernels = append(t.Kernels, fmt.Sprintf("%s: %s %s all-reduce over %d GPUs, %s", arRel, mode, allreduceElemType, l.TP, perLayer))
 	}
-	aroundAttn := qkNorm + " RoPE, KV write"
-	if sglangKernels {
+	norms := "2 add+RMSNorm,"
+	if fused.normInAllReduce {
+		norms = "(2 add+RMSNorm inside the all-reduces)"
+	}
+	var aroundAttn string
+	switch {
+	case latentNorms:
+		aroundAttn = " (RoPE and KV write inside the measured MLA kernel), the q_a and kv_a latent RMSNorms on two streams (the longer priced)"
+	case fused.ropeInAttention:
+		aroundAttn = qkNorm + " (RoPE and KV write inside the attention kernel)"
+	case s.MLA():
+		aroundAttn = " (RoPE, latent norms and KV write inside the MLA module)"
+	case sglangKernels && s.Hybrid() && s.AttnOutputGate:
+		aroundAttn = " on the full-attention layers copies of q, the gate and k, an RMSNorm of each of q and k, RoPE as one kernel (the KV write inside the measured attention), the gate's sigmoid and multiply; on the linear-attention layers the gated RMSNorm"
+	case sglangKernels:
 		if s.QKNorm && !perLayerQKNorm {
 			qkNorm = " QK-norm as a copy and an RMSNorm of each of q and k,"
 		}
@@ -695,22 +710,8 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		if s.Inter > 0 && !s.Hybrid() {
 			aroundAttn += ", SiLU-and-mul"
 		}
-		if s.Hybrid() && s.AttnOutputGate {
-			aroundAttn = " on the full-attention layers copies of q, the gate and k, an RMSNorm of each of q and k, RoPE as one kernel (the KV write inside the measured attention), the gate's sigmoid and multiply; on the linear-attention layers the gated RMSNorm"
-		}
-	}
-	if s.MLA() {
-		aroundAttn = " (RoPE, latent norms and KV write inside the MLA module)"
-	}
-	norms := "2 add+RMSNorm,"
-	if fused.ropeInAttention {
-		aroundAttn = qkNorm + " (RoPE and KV write inside the attention kernel)"
-	}
-	if fused.normInAllReduce {
-		norms = "(2 add+RMSNorm inside the all-reduces)"
-	}
-	if latentNorms {
-		aroundAttn = " (RoPE and KV write inside the measured MLA kernel), the q_a and kv_a latent RMSNorms on two streams (the longer priced)"
+	default:
+		aroundAttn = qkNorm + " RoPE, KV write"
 	}
 	embedWords := "embedding"
 	if sharedAdd {
