@@ -278,3 +278,40 @@ func TestSGLangDualStreamSharedExperts(t *testing.T) {
 		t.Errorf("Qwen3 MoE under SGLang: dual stream up to %d tokens, want 0", got)
 	}
 }
+
+// SGLang 0.5.6.post2's Qwen3-235B tables price the block-FP8 experts from H200's 0.5.10 rows,
+// the nearest collection that times the block-scaled Triton kernel (sglangBlockFP8MoEVersion):
+// at 8,192 tokens 94 layers of its power_law_1.2 rows (2.427 ms at moe_tp 2, 1.568 at
+// moe_tp 4), not of 0.5.6.post2's per-tensor ones (1.831, 1.190). 0.5.9's tables keep their own.
+func TestSGLangBlockFP8ExpertRows(t *testing.T) {
+	const layers, tokens = 94, 8192
+	for _, c := range []struct {
+		name             string
+		block, perTensor float64 // ms a layer at 8,192 tokens
+	}{
+		{"qwen3-235b-a22b-fp8_h200_sxm_sglang-0.5.6.post2_tp2-adp1-moetp2-moeep1.json.gz", 2.427288, 1.831084},
+		{"qwen3-235b-a22b-fp8_h200_sxm_sglang-0.5.6.post2_tp4-adp1-moetp4-moeep1.json.gz", 1.567758, 1.190422},
+	} {
+		tb := embeddedTable(t, c.name)
+		var moeRows []string
+		for _, s := range tb.Sources {
+			if strings.Contains(s.Path, "/moe/") {
+				moeRows = append(moeRows, s.Path)
+			}
+		}
+		if len(moeRows) != 1 || moeRows[0] != "h200_sxm/moe/sglang/0.5.10/moe_perf.parquet" {
+			t.Errorf("%s: expert rows from %v, want H200's 0.5.10 moe_perf only", c.name, moeRows)
+		}
+		moe := newCurve(tb.MoE.Values, 1)
+		got, want := moe.at(tokens), layers*c.block*1000
+		if math.Abs(got-want) > 0.01*want {
+			t.Errorf("%s: experts at %d tokens %.0f µs, want %d × %.3f ms (per-tensor rows: %.0f)", c.name, tokens, got, layers, c.block, layers*c.perTensor*1000)
+		}
+	}
+	tb := embeddedTable(t, "qwen3-235b-a22b-fp8_h200_sxm_sglang-0.5.9_tp2-adp1-moetp2-moeep1.json.gz")
+	for _, s := range tb.Sources {
+		if strings.Contains(s.Path, "/moe/") && s.Path != "h200_sxm/moe/sglang/0.5.9/moe_perf.parquet" {
+			t.Errorf("0.5.9 table: expert rows from %s, want its own collection's", s.Path)
+		}
+	}
+}

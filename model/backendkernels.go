@@ -74,6 +74,8 @@ func backendMoEKernel(b Backend, moeBackend, sku, version, quant string, mla boo
 			return MoEKernel{Version: "0.5.14", Source: "sglang_flashinfer_trtllm_moe", Quant: quant}, nil
 		case quant == "fp8_block" && blackwell && mla:
 			return MoEKernel{Backend: BackendVLLM, Version: "0.24.0", Source: trtllmMoEKernel, Quant: quant}, nil
+		case quant == "fp8_block" && version == "0.5.6.post2":
+			return MoEKernel{Version: sglangBlockFP8MoEVersion, Source: sglangTritonMoE, Quant: quant}, nil
 		case quant == "fp8_block" || quant == "bfloat16":
 			return MoEKernel{Source: sglangTritonMoE, Quant: quant}, nil
 		}
@@ -98,6 +100,20 @@ func backendMoEKernel(b Backend, moeBackend, sku, version, quant string, mla boo
 
 // sglangTritonMoE is the kernel_source of SGLang's Triton fused-MoE rows.
 const sglangTritonMoE = "sglang_fused_moe_triton"
+
+// sglangBlockFP8MoEVersion is the collection whose Triton fp8_block rows price the experts of
+// the tables derived from SGLang 0.5.6.post2's. SGLang runs a block-FP8 checkpoint's experts
+// with the block-scaled kernel: Fp8Config keeps the checkpoint's weight_block_size and
+// Fp8MoEMethod passes it to the Triton runner as block_shape, with per-token-group activation
+// quantisation (python/sglang/srt/layers/quantization/fp8.py, as stored in the index at
+// 00563d36). AIConfigurator's SGLang MoE collector called fused_moe with block_shape None from
+// 699677931 (2025-12-22) until 13dadba3b (2026-04-19, "restore fp8 block config"), so the
+// fp8_block rows of its 0.5.6.post2 and 0.5.9 collections time per-tensor FP8 under that label.
+// H200's 0.5.10 rows (af05a670a, 2026-05-06: block_shape [128, 128] where inter/moe_tp and
+// hidden divide by 128) are the nearest collection timing the block kernel; at
+// moe_ep 1 it times the same call with the top-k inside. 0.5.9's rows share the defect but are
+// not corrected here: at moe_ep > 1 the 0.5.10 rows time the kernel without the top-k.
+const sglangBlockFP8MoEVersion = "0.5.10"
 
 // sglangFusedSharedExperts is how many shared experts SGLang folds into the routed experts'
 // fused MoE kernel in layout l: DeepSeek-V3 and R1 (DeepseekV3ForCausalLM: 256 routed experts,
