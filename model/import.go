@@ -509,6 +509,18 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 	if err != nil {
 		return nil, err
 	}
+	var lamportRows string
+	if trtllmAllReduceMismeasured(o.Backend, cmp.Or(o.AllReduceVersion, o.BackendVersion), o.HardwareSKU) {
+		laterRel := filepath.Join(o.HardwareSKU, "comm", string(o.Backend), trtllmLamportVersion, "custom_allreduce_perf.parquet")
+		later, err := readParquet[allreduceRow](aicDir, laterRel, &common)
+		if err != nil {
+			return nil, err
+		}
+		if ars, err = withLamportRows(ars, later); err != nil {
+			return nil, fmt.Errorf("model import: %s: %w", arRel, err)
+		}
+		lamportRows = fmt.Sprintf("%s: the 2- and 4-GPU rows below %d bytes from %s (TensorRT-LLM's AUTO runs its one- and two-shot kernels there; these rows timed another strategy)", arRel, lamportAllReduceBytes, laterRel)
+	}
 	gdns, gdnRel, err := readLinearAttention(aicDir, o, llm, &common)
 	if err != nil {
 		return nil, err
@@ -538,6 +550,9 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 		}
 		if vRead != "" {
 			t.Kernels = append(t.Kernels, vRead)
+		}
+		if lamportRows != "" && l.TP > 1 && l.TP <= lamportAllReduceMaxGPUs {
+			t.Kernels = append(t.Kernels, lamportRows)
 		}
 		if llm.Hybrid() {
 			if err := deriveLinear(t, gdns, gdnRel); err != nil {
