@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -276,5 +277,31 @@ func TestSGLangDualStreamSharedExperts(t *testing.T) {
 	}
 	if got := sglangDualStreamTokens(&Table{Backend: BackendSGLang, LLM: LLMSpec{Architecture: "qwen3_moe"}}); got != 0 {
 		t.Errorf("Qwen3 MoE under SGLang: dual stream up to %d tokens, want 0", got)
+	}
+}
+
+// TestTRTLLMQwen3BlockFP8: TensorRT-LLM's Qwen3-32B tables are Qwen's block-FP8 checkpoint
+// (backendImports), priced from the fp8_block GEMM rows, not the per-tensor fp8 rows whose
+// dynamic scaling no loadable checkpoint runs; the TP 1 decode step at 8 requests of 1,500
+// tokens is the figure docs/backends.md quotes ("TRT-LLM Qwen3-32B FP8: which checkpoint").
+func TestTRTLLMQwen3BlockFP8(t *testing.T) {
+	for _, tp := range []int{1, 2, 4, 8} {
+		name := fmt.Sprintf("qwen3-32b_h100_sxm_trtllm-1.2.0rc5_tp%d-adp1-moetp%d-moeep1_fp8.json.gz", tp, tp)
+		if tb := embeddedTable(t, name); tb.GEMMQuant != "fp8_block" || tb.LLM.WeightBlock != 128 {
+			t.Errorf("%s: GEMMs %s, tiles %d; want fp8_block, 128", name, tb.GEMMQuant, tb.LLM.WeightBlock)
+		}
+	}
+	d := SeedDeployment()
+	d.ModelName, d.HardwareSKU, d.Backend, d.BackendVersion = "Qwen/Qwen3-32B", "h100_sxm", BackendTRTLLM, "1.2.0rc5"
+	d.Quantization, d.KVCacheDtype, d.TP, d.MoETP, d.MoEEP = "fp8", KVFP8, 1, 1, 1
+	d.MaxNumSeqs, d.GPUMemoryUtilization, d.MemoryBudget = 128, 0.8, MemoryBudgetTRTLLM
+	w, err := NewWorker(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := w.Breakdown(&Batch{Decodes: 8, DecodeContextTokens: 8 * 1500})
+	t.Logf("TP 1, 8 requests: step %d µs, GEMMs %.0f µs", br.TotalUS, br.Operators.ProjectionsUS)
+	if br.TotalUS < 15750 || br.TotalUS > 16070 {
+		t.Errorf("TP 1 step at 8 requests: %d µs, want the quoted 15.9 ms (per-tensor fp8 rows: 18.5 ms)", br.TotalUS)
 	}
 }

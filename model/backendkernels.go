@@ -256,7 +256,14 @@ func backendImports() []ImportOptions {
 		one(BackendTRTLLM, llama70, "b200_sxm", "nvfp4", "nvfp4", dense...),
 		one(BackendTRTLLM, llama70, "h200_sxm", "fp8", gemmFP8Static, dense...),
 		one(BackendTRTLLM, llama8, "h100_sxm", "", "", dense...),
-		one(BackendTRTLLM, qwen32, "h100_sxm", "fp8", "fp8", dense...),
+		// AIConfigurator's gap-analysis runs of Qwen3-32B served Qwen's block-FP8 checkpoint:
+		// its evaluation pipeline deploys QWEN3_32B at database version 1.0.0rc3 from
+		// Qwen/Qwen3-32B-FP8 (tools/automation/config.env at 961028348 through 4361371a6; so
+		// does its Dynamo deployment guide at efcae124c), which TensorRT-LLM loads as
+		// FP8_BLOCK_SCALES (ModelConfig.from_pretrained: quant_method fp8 with
+		// weight_block_size); no checkpoint it loads runs the dynamic per-tensor path the fp8
+		// rows measure.
+		one(BackendTRTLLM, qwen32, "h100_sxm", "fp8", "fp8_block", dense...),
 		// DeepSeek-V3 and R1 (one architecture, block-FP8) at SGLang's measured TP 8 layouts
 		// (at TP 4 on B200 the FP8 weights leave no KV cache): multi-head latent attention from
 		// SGLang's MLA operator rows (mla_ops.go).
