@@ -135,14 +135,13 @@ func dsr1TRTRuns() []Run {
 		// The 2026 scripts, around the MTP configs' days.
 		for _, span := range [][2]string{{"2026-01-15", "2026-02-04"}, {"2026-02-07", ""}} {
 			// With DP_ATTENTION the script sets MOE_BACKEND CUTLASS (and CUDA graphs to CONC / 4,
-			// which every rank's share of CONC fits at attention_dp 4 and more): its rows are the
-			// TP 1 ones, labelled with their attention_dp.
-			fp4 := func(moe string, sh RunShape) Run {
-				return run("b200_sxm", "fp4", span[0], span[1], "benchmarks/dsr1_fp4_b200_trt.sh@6eecc0e66", dsr1TRTImage2026,
-					dsr1TRTNM+"; piecewise CUDA graphs of mixed steps at 1k/1k TP 8 EP 8", sh,
-					dsr1TRT("2026-02-03", 0.8, conc, moe, floor))
-			}
-			runs = append(runs, fp4("", RunShape{TP: 1}), fp4(model.MoEBackendTRTLLM, RunShape{}))
+			// which every rank's share of CONC fits at attention_dp 4 and more).
+			runs = append(runs, run("b200_sxm", "fp4", span[0], span[1], "benchmarks/dsr1_fp4_b200_trt.sh@6eecc0e66", dsr1TRTImage2026,
+				dsr1TRTNM+"; piecewise CUDA graphs of mixed steps at 1k/1k TP 8 EP 8", RunShape{},
+				dsr1TRT("2026-02-03", 0.8, conc, model.MoEBackendTRTLLM, func(b *Benchmark) {
+					floor(b)
+					b.CUTLASSWithAttentionDP = true
+				})))
 			// At 1k/1k from c 64 the script sets batch_wait_timeout_iters 40 and
 			// batch_wait_max_tokens_ratio 0.8 (TensorRT-LLM's batch waiting; ignored with the
 			// TP 1 rows' attention data parallelism).
