@@ -396,6 +396,7 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 	memOp := t.GPU.memOpUS
 	act := float64(s.ActivationBytes)
 	latentNorms, sharedAdd := sglangDeepSeekElementwise(t.Backend, s, mla.ops, fusedShared)
+	latentNorms = latentNorms || trtllmLatentNorms(t.Backend, s, mla.ops)
 	// SGLang's own element-wise kernels (sglangelementwise.go), except around MLA.
 	sglangKernels := fused.sglang && !s.MLA() && t.TimingReference != ReferenceDynosim
 	qBytes := float64(headsPerGPU*s.HeadDim) * act
@@ -420,7 +421,7 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		var aroundAttn float64
 		switch {
 		case latentNorms:
-			aroundAttn = sglangLatentNormsUS(memOp, s, tokens)
+			aroundAttn = mlaLatentNormsUS(memOp, s, tokens)
 		case s.MLA(): // inside the measured MLA module
 		case sglangKernels:
 			aroundAttn = sglangAroundAttentionUS(memOp, q, k, s.QKNorm && !perLayerQKNorm)

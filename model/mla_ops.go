@@ -127,3 +127,11 @@ func mlaOpAttention(in mlaInputs, ctxRel, genRel string, s LLMSpec, heads int, k
 	pre, post := newSeries(bmm["mla_gen_pre"]), newSeries(bmm["mla_gen_post"])
 	return c.at, func(b, n, pow float64) float64 { return g.at(b, n, pow) + pre.at(b, 1) + post.at(b, 1) }, nil
 }
+
+// mlaLatentNormsUS is one layer's q_a and kv_a RMSNorms at tokens: each reads and writes its
+// latent, and under CUDA graphs the two run on two streams, so the longer is priced; the eager
+// steps' series (one launch more a layer) is not.
+func mlaLatentNormsUS(memOp func(float64) float64, s LLMSpec, tokens float64) float64 {
+	act := float64(s.ActivationBytes)
+	return max(memOp(2*tokens*float64(s.QLoRARank)*act), memOp(2*tokens*float64(s.KVLoRARank)*act))
+}

@@ -106,11 +106,3 @@ func sglangDeepSeekElementwise(b Backend, s LLMSpec, mlaOps bool, fusedShared in
 	moeLayer := s.Architecture == "deepseek_v3" || s.Architecture == "glm_moe_dsa"
 	return mlaOps && s.MLA() && !s.DSA() && s.QLoRARank > 0, moeLayer && s.SharedInter > 0 && fusedShared == 0
 }
-
-// sglangLatentNormsUS is one layer's q_a and kv_a RMSNorms at tokens: each reads and writes its
-// latent, and under CUDA graphs the two run on two streams, so the longer is priced; the eager
-// steps' series (one launch more a layer) is not.
-func sglangLatentNormsUS(memOp func(float64) float64, s LLMSpec, tokens float64) float64 {
-	act := float64(s.ActivationBytes)
-	return max(memOp(2*tokens*float64(s.QLoRARank)*act), memOp(2*tokens*float64(s.KVLoRARank)*act))
-}

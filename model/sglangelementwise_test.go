@@ -10,8 +10,10 @@ import (
 // expert is not fused into the MoE kernel, the add that joins its output to the routed
 // experts'. The embedded tables price them on top of the two add + RMSNorm kernels a layer and
 // the embedding: the NVFP4 and FP8 B200 tables both, H200's fused-shared-expert table the
-// norms alone; TensorRT-LLM's DeepSeek tables and GLM-5's latent norms (inside its measured DSA
-// modules) are untouched.
+// norms alone. TensorRT-LLM's DeepSeek attention runs the same two norms on two streams outside
+// the attention call its MLA rows time (trtllmLatentNorms), with no shared-output kernel (the add
+// joins the outputs in the MoE all-reduce or the MoE layer): its tables price the norms alone.
+// GLM-5's latent norms run inside its measured DSA modules.
 func TestSGLangDeepSeekElementwise(t *testing.T) {
 	for _, c := range []struct {
 		name           string
@@ -33,7 +35,7 @@ func TestSGLangDeepSeekElementwise(t *testing.T) {
 		{"TensorRT-LLM NVFP4 TEP 8", func(d *Deployment) {
 			d.Backend, d.BackendVersion, d.ModelName, d.HardwareSKU = BackendTRTLLM, BackendTRTLLM.EmbeddedVersion(), "deepseek-ai/DeepSeek-R1", "b200_sxm"
 			d.Quantization, d.TP, d.MoETP, d.MoEEP = "nvfp4", 8, 1, 8
-		}, false, false},
+		}, true, false},
 	} {
 		d := SeedDeployment()
 		c.d(&d)

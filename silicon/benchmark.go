@@ -132,6 +132,10 @@ type Benchmark struct {
 	// script sets it when that is not the release's default (model.MoEBackendTRTLLM,
 	// model.MoERunnerFlashInferTRTLLM); "" the default's kernels.
 	MoEBackend string `json:"moe_backend,omitempty"`
+	// CUTLASSWithAttentionDP: on layouts with attention data parallelism the script runs the
+	// release's default CUTLASS experts instead of MoEBackend (InferenceX's
+	// dsr1_fp4_b200_trt.sh from 6eecc0e66: MOE_BACKEND CUTLASS under DP_ATTENTION).
+	CUTLASSWithAttentionDP bool `json:"cutlass_with_attention_dp,omitempty"`
 	// BatchedTokensAtLeast is a floor on the computed max_num_batched_tokens (the 2026
 	// InferenceX TensorRT-LLM scripts' max_num_tokens of at least 8,192); 0: none.
 	BatchedTokensAtLeast int `json:"batched_tokens_at_least,omitempty"`
@@ -389,6 +393,9 @@ func (b Benchmark) deployment(r Row) model.Deployment {
 	d.RequestPathUS, d.StreamEndUS = b.RequestPathUS, b.StreamEndUS
 	d.MaxCUDAGraphCaptureSize, d.CUDAGraphMode = b.MaxCUDAGraphCaptureSize, b.CUDAGraphMode
 	d.TimingReference, d.MoEBackend = b.TimingReference, b.MoEBackend
+	if b.CUTLASSWithAttentionDP && r.AttentionDP > 1 {
+		d.MoEBackend = ""
+	}
 	d.SharedExpertsStreamTokens = b.SharedExpertsStreamTokens
 	d.MemoryBudget = cmp.Or(b.MemoryBudget, model.MemoryBudgetVLLM)
 	d.FuseAllReduceRMS, d.AllReduceFusionMaxMB = b.fusesAllReduceRMS(r, d), b.AllReduceFusionMaxMB.at(r.TP)

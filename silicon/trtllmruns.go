@@ -76,8 +76,9 @@ func dsr1TRT(from string, mem float64, graphs int, moe string, set func(*Benchma
 // dp-attn are passed, which the rows' labels carry.
 //   - B200 NVFP4 to 2026-01-13: moe_config.backend TRTLLM (CUTLASS only with attention data
 //     parallelism), CUDA graphs to 512, memory 0.8;
-//   - B200 NVFP4 from 2026-01-15: dsr1_fp4_b200_trt.sh at 6eecc0e66 (#620, 2026-02-03): TRTLLM,
-//     CUDA graphs to CONC, memory 0.8, max_num_tokens at least 8,192;
+//   - B200 NVFP4 from 2026-01-15: dsr1_fp4_b200_trt.sh at 6eecc0e66 (#620, 2026-02-03): TRTLLM
+//     (CUTLASS with attention data parallelism), CUDA graphs to CONC, memory 0.8,
+//     max_num_tokens at least 8,192;
 //   - B200 FP8 to 2026-01-13: DEEPGEMM, CUDA graphs to 256, memory 0.8;
 //   - B200 FP8 from 2026-01-15: dsr1_fp8_b200_trt.sh at ec7bafaae (#594, 2026-01-29): TRTLLM
 //     (DEEPGEMM only at 1k/8k c ≥ 256, with attention data parallelism), CUDA graphs to CONC,
@@ -133,9 +134,14 @@ func dsr1TRTRuns() []Run {
 			dsr1Branches(0, 1024, 1024, 1, 65), dsr1Branches(0, 1024, 8192, 1, 65), dsr1Branches(0, 8192, 1024, 1, 33)))
 		// The 2026 scripts, around the MTP configs' days.
 		for _, span := range [][2]string{{"2026-01-15", "2026-02-04"}, {"2026-02-07", ""}} {
+			// With DP_ATTENTION the script sets MOE_BACKEND CUTLASS (and CUDA graphs to CONC / 4,
+			// which every rank's share of CONC fits at attention_dp 4 and more).
 			runs = append(runs, run("b200_sxm", "fp4", span[0], span[1], "benchmarks/dsr1_fp4_b200_trt.sh@6eecc0e66", dsr1TRTImage2026,
 				dsr1TRTNM+"; piecewise CUDA graphs of mixed steps at 1k/1k TP 8 EP 8", RunShape{},
-				dsr1TRT("2026-02-03", 0.8, conc, model.MoEBackendTRTLLM, floor)))
+				dsr1TRT("2026-02-03", 0.8, conc, model.MoEBackendTRTLLM, func(b *Benchmark) {
+					floor(b)
+					b.CUTLASSWithAttentionDP = true
+				})))
 			// At 1k/1k from c 64 the script sets batch_wait_timeout_iters 40 and
 			// batch_wait_max_tokens_ratio 0.8 (TensorRT-LLM's batch waiting; ignored with the
 			// TP 1 rows' attention data parallelism).

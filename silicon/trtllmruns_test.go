@@ -18,6 +18,7 @@ func TestDeepSeekTRTLLMRunsByDate(t *testing.T) {
 		return Row{Backend: "trtllm", Model: "deepseek-ai/DeepSeek-R1", System: sku, Precision: precision, Measured: measured,
 			TP: tp, AttentionDP: 1, MoETP: moeTP, MoEEP: moeEP, ISL: isl, OSL: osl, Concurrency: c}
 	}
+	dep := func(r Row) Row { r.AttentionDP = r.MoEEP; return r }
 	for _, c := range []struct {
 		r              Row
 		script, moe    string
@@ -30,6 +31,9 @@ func TestDeepSeekTRTLLMRunsByDate(t *testing.T) {
 		// 2025-11-02: the script spreads the experts above c 8 at TP 8 1k/1k, not below.
 		{row("b200_sxm", "fp4", "2025-11-02", 8, 8, 1, 1024, 1024, 32), "dsr1_fp4_b200_trt_slurm.sh", model.MoEBackendTRTLLM, 0.8, 512, 1024 + 32 + 64, 1, 8},
 		{row("b200_sxm", "fp4", "2025-11-02", 8, 8, 1, 1024, 1024, 8), "dsr1_fp4_b200_trt_slurm.sh", model.MoEBackendTRTLLM, 0.8, 512, 1024 + 8 + 64, 8, 1},
+		// 2026 NVFP4 with attention DP (the TP 1 rows): the script's CUTLASS experts.
+		{dep(row("b200_sxm", "fp4", "2026-02-03", 1, 1, 8, 1024, 1024, 256)), "dsr1_fp4_b200_trt.sh@6eecc0e66", "", 0.8, 2048, 8192, 1, 8},
+		{dep(row("b200_sxm", "fp4", "2026-02-03", 1, 1, 4, 8192, 1024, 256)), "dsr1_fp4_b200_trt.sh@6eecc0e66", "", 0.8, 2048, 8192 + 256 + 64, 1, 4},
 		{row("b200_sxm", "fp8", "2026-01-29", 8, 8, 1, 8192, 1024, 64), "dsr1_fp8_b200_trt.sh@ec7bafaae", model.MoEBackendTRTLLM, 0.8, 2048, 8192 + 64 + 64, 8, 1},
 		{row("b200_sxm", "fp8", "2026-01-29", 4, 4, 1, 8192, 1024, 8), "dsr1_fp8_b200_trt.sh@ec7bafaae", model.MoEBackendTRTLLM, 0.75, 2048, 8192 + 8 + 64, 4, 1},
 		{row("b200_sxm", "fp8", "2025-12-15", 8, 1, 8, 1024, 1024, 4), "dsr1_fp8_b200_trt_slurm.sh", "", 0.8, 256, 1024 + 4 + 64, 1, 8},
