@@ -369,7 +369,7 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 	allreduce := func(float64) float64 { return 0 }
 	var allreduceEagerly func(float64) float64
 	if l.TP > 1 {
-		measured := func(mode string) (series, error) {
+		measured := func(mode string) (func(float64) float64, error) {
 			var pts []point
 			for _, r := range ars {
 				if r.Dtype == allreduceElemType && r.GPUs == int64(l.TP) && r.Mode == mode {
@@ -377,18 +377,22 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 				}
 			}
 			if len(pts) == 0 {
-				return series{}, missing("custom_allreduce_perf", fmt.Sprintf("%s %d GPUs %s", allreduceElemType, l.TP, mode))
+				return nil, missing("custom_allreduce_perf", fmt.Sprintf("%s %d GPUs %s", allreduceElemType, l.TP, mode))
 			}
-			return newSeries(pts), nil
+			s := newSeries(pts)
+			if t.Backend.OrDefault() == BackendSGLang { // each side of its kernel switch (sglangallreduce.go)
+				return stagedAllReduce(s, l.TP, allreduceElemSize), nil
+			}
+			return func(x float64) float64 { return s.at(x, 1) }, nil
 		}
 		ar, err := measured(graphMode)
 		if err != nil {
 			return err
 		}
-		layerAllReduces := func(a series, tokens float64) float64 {
-			us := 2 * a.at(tokens*float64(h), 1)
+		layerAllReduces := func(a func(float64) float64, tokens float64) float64 {
+			us := 2 * a(tokens*float64(h))
 			if qkVarianceElems > 0 {
-				us += a.at(tokens*qkVarianceElems, 1)
+				us += a(tokens * qkVarianceElems)
 			}
 			return us
 		}
