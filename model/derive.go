@@ -244,6 +244,8 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		}
 		tokens, latency := transferMoE(own, at)
 		dist := cmp.Or(mk.Distribution, moeDistribution)
+		// The SGLang collector's routing copies, taken out of its rows (sglangmoecopies.go).
+		copies := collectorTopKCopies(moeRel, mk.Source, l.MoEEP)
 		measured := func(distribution string) []point { // at the measured shape's tokens and latency
 			var pts []point
 			var filled []int64 // rows of one rank holding the whole step (moesampler.go)
@@ -256,7 +258,11 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 						filled = append(filled, r.Tokens)
 						continue
 					}
-					pts = append(pts, point{float64(r.Tokens), msToUS(r.Latency)})
+					us := msToUS(r.Latency)
+					if copies {
+						us -= t.GPU.topKCopiesUS(float64(r.Tokens), at.TopK, at.Experts)
+					}
+					pts = append(pts, point{float64(r.Tokens), us})
 				}
 			}
 			if len(filled) > 0 && len(pts) > 0 {
@@ -312,6 +318,9 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		}
 		moeWords = fmt.Sprintf("%s: %s %s hidden %d inter %d top-%d/%d moe_tp %d moe_ep %d %s",
 			moeRel, mk.Source, mk.Quant, at.Hidden, at.Inter, at.TopK, at.Experts, l.MoETP, l.MoEEP, dist)
+		if copies {
+			moeWords += ", less the collector's three routing copies (mem_empirical_constant_latency each)"
+		}
 		if at != own {
 			what := fmt.Sprintf("moe_perf: %s measured at hidden %d inter %d top-%d of %d experts, transferred to this model's hidden %d inter %d top-%d of %d at equal tokens per expert (tokens × %.4g) with latency × %.4g (experts × hidden × inter)",
 				mk.Source, at.Hidden, at.Inter, at.TopK, at.Experts, h, s.ExpertInter, s.TopK, s.Experts, tokens, latency)
@@ -360,7 +369,7 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 	allreduce := func(float64) float64 { return 0 }
 	var allreduceEagerly func(float64) float64
 	if l.TP > 1 {
-		measured := func(mode string) (series, error) {
+		measured := func(mode string) (func(float64) float64, error) {
 			var pts []point
 			for _, r := range ars {
 				if r.Dtype == allreduceElemType && r.GPUs == int64(l.TP) && r.Mode == mode {
@@ -368,18 +377,22 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 				}
 			}
 			if len(pts) == 0 {
-				return series{}, missing("custom_allreduce_perf", fmt.Sprintf("%s %d GPUs %s", allreduceElemType, l.TP, mode))
+				return nil, missing("custom_allreduce_perf", fmt.Sprintf("%s %d GPUs %s", allreduceElemType, l.TP, mode))
 			}
-			return newSeries(pts), nil
+			s := newSeries(pts)
+			if t.Backend.OrDefault() == BackendSGLang { // each side of its kernel switch (sglangallreduce.go)
+				return stagedAllReduce(s, l.TP, allreduceElemSize), nil
+			}
+			return func(x float64) float64 { return s.at(x, 1) }, nil
 		}
 		ar, err := measured(graphMode)
 		if err != nil {
 			return err
 		}
-		layerAllReduces := func(a series, tokens float64) float64 {
-			us := 2 * a.at(tokens*float64(h), 1)
+		layerAllReduces := func(a func(float64) float64, tokens float64) float64 {
+			us := 2 * a(tokens*float64(h))
 			if qkVarianceElems > 0 {
-				us += a.at(tokens*qkVarianceElems, 1)
+				us += a(tokens * qkVarianceElems)
 			}
 			return us
 		}

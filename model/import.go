@@ -363,6 +363,7 @@ const (
 	unquantGEMMDtype  = "bfloat16"
 	attentionDtype    = "bfloat16"
 	allreduceElemType = "bfloat16"
+	allreduceElemSize = 2 // bytes of allreduceElemType
 )
 
 // Import derives one Table per layout from AIConfigurator's operator tables under aicDir

@@ -40,8 +40,11 @@ func TestValidateGLM5(t *testing.T) {
 	// diagnosis"). The add that joins the shared experts' output to the routed experts' in
 	// every MoE layer, which no table measures (model.sglangDeepSeekElementwise), moved them to
 	// 25.8 / 4.5, 23.7 / 6.7 and 6.2 / 4.2 %: TPOT bias +0.7 → +1.7, −7.1 → −6.1 and −0.6 →
-	// +0.6 %, B200 NVFP4's MAPE up by half a point as its rows cross from under to over.
-	bound := map[string][2]float64{"b200_sxm fp8": {25.9, 4.5}, "h200_sxm fp8": {23.8, 6.8}, "b200_sxm fp4": {6.2, 4.3}}
+	// +0.6 %, B200 NVFP4's MAPE up by half a point as its rows cross from under to over. The
+	// SGLang MoE collector's routing copies out of H200's Triton rows (model.collectorTopKCopies)
+	// and the all-reduce priced on each side of its one-/two-stage switch (model.stagedAllReduce)
+	// moved them to 25.9 / 4.3, 24.1 / 8.8 and 6.3 / 3.5 %: H200's TPOT bias −6.1 → −8.7 %.
+	bound := map[string][2]float64{"b200_sxm fp8": {25.9, 4.3}, "h200_sxm fp8": {24.1, 8.81}, "b200_sxm fp4": {6.3, 3.5}}
 	for _, g := range rep.Groups {
 		b, ok := bound[g.System+" "+g.Precision]
 		if ok && (g.TTFTMAPE > b[0] || g.TPOTMAPE > b[1]) {
