@@ -111,8 +111,10 @@ const sglangTritonMoE = "sglang_fused_moe_triton"
 // fp8_block rows of its 0.5.6.post2 and 0.5.9 collections time per-tensor FP8 under that label.
 // H200's 0.5.10 rows (af05a670a, 2026-05-06: block_shape [128, 128] where inter/moe_tp and
 // hidden divide by 128) are the nearest collection timing the block kernel; at
-// moe_ep 1 it times the same call with the top-k inside. 0.5.9's rows share the defect but are
-// not corrected here: at moe_ep > 1 the 0.5.10 rows time the kernel without the top-k.
+// moe_ep 1 it times the same call with the top-k inside. 0.5.9's rows share the defect (every
+// H200 0.5.9 collection, 2026-03-06 to 04-17, ran block_shape None) but are not corrected here:
+// from 0.5.10 the acceptance medians break, and at up to 32 tokens 0.5.10's collector times an
+// eager top-k sum SGLang does not run (docs/backends.md, "SGLang 0.5.9's block-FP8 expert rows").
 const sglangBlockFP8MoEVersion = "0.5.10"
 
 // sglangFusedSharedExperts is how many shared experts SGLang folds into the routed experts'
