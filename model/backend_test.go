@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -280,10 +281,11 @@ func TestSGLangDualStreamSharedExperts(t *testing.T) {
 	}
 }
 
-// SGLang 0.5.6.post2's Qwen3-235B tables price the block-FP8 experts from H200's 0.5.10 rows,
-// the nearest collection that times the block-scaled Triton kernel (sglangBlockFP8MoEVersion):
-// at 8,192 tokens 94 layers of its power_law_1.2 rows (2.427 ms at moe_tp 2, 1.568 at
-// moe_tp 4), not of 0.5.6.post2's per-tensor ones (1.831, 1.190). 0.5.9's tables keep their own.
+// SGLang 0.5.6.post2's and 0.5.9's Hopper tables price block-FP8 experts above 32 tokens from
+// H200's 0.5.10 rows, the nearest collection that times the block-scaled Triton kernel
+// (sglangBlockFP8MoEVersion), and at up to 32 tokens from their own collection's
+// (sglangmoereduce.go): at 8,192 tokens Qwen3-235B's 94 layers of 0.5.10's power_law_1.2 rows
+// (2.427 ms at moe_tp 2, 1.568 at moe_tp 4), not of 0.5.6.post2's per-tensor ones (1.831, 1.190).
 func TestSGLangBlockFP8ExpertRows(t *testing.T) {
 	const layers, tokens = 94, 8192
 	for _, c := range []struct {
@@ -294,26 +296,44 @@ func TestSGLangBlockFP8ExpertRows(t *testing.T) {
 		{"qwen3-235b-a22b-fp8_h200_sxm_sglang-0.5.6.post2_tp4-adp1-moetp4-moeep1.json.gz", 1.567758, 1.190422},
 	} {
 		tb := embeddedTable(t, c.name)
-		var moeRows []string
-		for _, s := range tb.Sources {
-			if strings.Contains(s.Path, "/moe/") {
-				moeRows = append(moeRows, s.Path)
-			}
-		}
-		if len(moeRows) != 1 || moeRows[0] != "h200_sxm/moe/sglang/0.5.10/moe_perf.parquet" {
-			t.Errorf("%s: expert rows from %v, want H200's 0.5.10 moe_perf only", c.name, moeRows)
-		}
 		moe := newCurve(tb.MoE.Values, 1)
 		got, want := moe.at(tokens), layers*c.block*1000
 		if math.Abs(got-want) > 0.01*want {
 			t.Errorf("%s: experts at %d tokens %.0f µs, want %d × %.3f ms (per-tensor rows: %.0f)", c.name, tokens, got, layers, c.block, layers*c.perTensor*1000)
 		}
 	}
-	tb := embeddedTable(t, "qwen3-235b-a22b-fp8_h200_sxm_sglang-0.5.9_tp2-adp1-moetp2-moeep1.json.gz")
-	for _, s := range tb.Sources {
-		if strings.Contains(s.Path, "/moe/") && s.Path != "h200_sxm/moe/sglang/0.5.9/moe_perf.parquet" {
-			t.Errorf("0.5.9 table: expert rows from %s, want its own collection's", s.Path)
+	for _, c := range []struct{ name, own string }{
+		{"qwen3-235b-a22b-fp8_h200_sxm_sglang-0.5.6.post2_tp2-adp1-moetp2-moeep1.json.gz", "0.5.6.post2"},
+		{"qwen3-235b-a22b-fp8_h200_sxm_sglang-0.5.9_tp4-adp1-moetp4-moeep1.json.gz", "0.5.9"},
+		{"deepseek-v3_h200_sxm_sglang-0.5.9_tp8-adp1-moetp8-moeep1.json.gz", "0.5.9"},
+		{"glm-5_h200_sxm_sglang-0.5.9_tp8-adp1-moetp8-moeep1_fp8.json.gz", "0.5.9"},
+	} {
+		var moeRows []string
+		for _, s := range embeddedTable(t, c.name).Sources {
+			if strings.Contains(s.Path, "/moe/") {
+				moeRows = append(moeRows, s.Path)
+			}
 		}
+		want := []string{"h200_sxm/moe/sglang/0.5.10/moe_perf.parquet", "h200_sxm/moe/sglang/" + c.own + "/moe_perf.parquet"}
+		if !slices.Equal(moeRows, want) {
+			t.Errorf("%s: expert rows from %v, want %v", c.name, moeRows, want)
+		}
+	}
+}
+
+// sglangCompiledReduceRows keeps the block collection's rows of the kernel above 32 tokens, the
+// table's own at or below, and every other kernel's rows of the block collection.
+func TestSGLangCompiledReduceRows(t *testing.T) {
+	mk := MoEKernel{Source: sglangTritonMoE, Quant: "fp8_block"}
+	row := func(kernel string, tokens int, us float64) moeRow {
+		return moeRow{Kernel: kernel, Dtype: "fp8_block", Tokens: int64(tokens), Latency: us}
+	}
+	block := []moeRow{row(sglangTritonMoE, 8, 80), row(sglangTritonMoE, 32, 90), row(sglangTritonMoE, 64, 150), row("other", 8, 7)}
+	own := []moeRow{row(sglangTritonMoE, 8, 70), row(sglangTritonMoE, 32, 85), row(sglangTritonMoE, 64, 120), row("other", 8, 5)}
+	got := sglangCompiledReduceRows(block, own, mk)
+	want := []moeRow{row(sglangTritonMoE, 64, 150), row("other", 8, 7), row(sglangTritonMoE, 8, 70), row(sglangTritonMoE, 32, 85)}
+	if !slices.Equal(got, want) {
+		t.Errorf("rows %v, want %v", got, want)
 	}
 }
 

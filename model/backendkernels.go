@@ -74,8 +74,8 @@ func backendMoEKernel(b Backend, moeBackend, sku, version, quant string, mla boo
 			return MoEKernel{Version: "0.5.14", Source: "sglang_flashinfer_trtllm_moe", Quant: quant}, nil
 		case quant == "fp8_block" && blackwell && mla:
 			return MoEKernel{Backend: BackendVLLM, Version: "0.24.0", Source: trtllmMoEKernel, Quant: quant}, nil
-		case quant == "fp8_block" && version == "0.5.6.post2":
-			return MoEKernel{Version: sglangBlockFP8MoEVersion, Source: sglangTritonMoE, Quant: quant}, nil
+		case quant == "fp8_block" && !blackwell && (version == "0.5.6.post2" || version == "0.5.9"):
+			return MoEKernel{Version: sglangBlockFP8MoEVersion, SmallStepsVersion: version, Source: sglangTritonMoE, Quant: quant}, nil
 		case quant == "fp8_block" || quant == "bfloat16":
 			return MoEKernel{Source: sglangTritonMoE, Quant: quant}, nil
 		}
@@ -102,19 +102,23 @@ func backendMoEKernel(b Backend, moeBackend, sku, version, quant string, mla boo
 const sglangTritonMoE = "sglang_fused_moe_triton"
 
 // sglangBlockFP8MoEVersion is the collection whose Triton fp8_block rows price the experts of
-// the tables derived from SGLang 0.5.6.post2's. SGLang runs a block-FP8 checkpoint's experts
-// with the block-scaled kernel: Fp8Config keeps the checkpoint's weight_block_size and
-// Fp8MoEMethod passes it to the Triton runner as block_shape, with per-token-group activation
-// quantisation (python/sglang/srt/layers/quantization/fp8.py, as stored in the index at
-// 00563d36). AIConfigurator's SGLang MoE collector called fused_moe with block_shape None from
-// 699677931 (2025-12-22) until 13dadba3b (2026-04-19, "restore fp8 block config"), so the
-// fp8_block rows of its 0.5.6.post2 and 0.5.9 collections time per-tensor FP8 under that label.
-// H200's 0.5.10 rows (af05a670a, 2026-05-06: block_shape [128, 128] where inter/moe_tp and
-// hidden divide by 128) are the nearest collection timing the block kernel; at
-// moe_ep 1 it times the same call with the top-k inside. 0.5.9's rows share the defect (every
-// H200 0.5.9 collection, 2026-03-06 to 04-17, ran block_shape None) but are not corrected here:
-// from 0.5.10 the acceptance medians break, and at up to 32 tokens 0.5.10's collector times an
-// eager top-k sum SGLang does not run (docs/backends.md, "SGLang 0.5.9's block-FP8 expert rows").
+// the Hopper tables derived from SGLang 0.5.6.post2's and 0.5.9's. SGLang runs a block-FP8
+// checkpoint's experts with the block-scaled kernel: Fp8Config keeps the checkpoint's
+// weight_block_size and Fp8MoEMethod passes it to the Triton runner as block_shape, with
+// per-token-group activation quantisation (python/sglang/srt/layers/quantization/fp8.py, as
+// stored in the index at 00563d36). AIConfigurator's SGLang MoE collector called fused_moe with
+// block_shape None from 699677931 (2025-12-22) until 13dadba3b (2026-04-19, "restore fp8 block
+// config"), so the fp8_block rows of its 0.5.6.post2 and 0.5.9 collections time per-tensor FP8
+// under that label: H200's 0.5.9 rows were collected 2026-03-06 to 04-17 (ccd5d6f79 through
+// a265adb3d, each with block_shape None for fp8_block). The 0.5.10 rows (af05a670a,
+// 2026-05-06: block_shape [128, 128] where inter/moe_tp and hidden divide by 128) are the
+// nearest collection timing the block kernel; at moe_ep 1, every layout these tables hold, it
+// times the same call with the top-k inside. At steps of at most 32 tokens the 0.5.10 rows time
+// the collector's eager reduce (sglangmoereduce.go): there the table's own collection's rows
+// stand (SmallStepsVersion). Blackwell's 0.5.9 rows share the defect (B200's,
+// MiniMax's only Triton reader, are collected by the same pipelines) but are not corrected:
+// which MoE runner SGLang 0.5.9 picks for block-FP8 there is not established, and no
+// measured row checks it.
 const sglangBlockFP8MoEVersion = "0.5.10"
 
 // sglangFusedSharedExperts is how many shared experts SGLang folds into the routed experts'

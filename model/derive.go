@@ -318,6 +318,9 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		}
 		moeWords = fmt.Sprintf("%s: %s %s hidden %d inter %d top-%d/%d moe_tp %d moe_ep %d %s",
 			moeRel, mk.Source, mk.Quant, at.Hidden, at.Inter, at.TopK, at.Experts, l.MoETP, l.MoEEP, dist)
+		if v := mk.SmallStepsVersion; v != "" {
+			moeWords += fmt.Sprintf(", at steps of at most %d tokens %s's rows (sglangmoereduce.go)", sglangCompiledReduceTokens, v)
+		}
 		if copies {
 			moeWords += ", less the collector's three routing copies (mem_empirical_constant_latency each)"
 		}

@@ -86,6 +86,9 @@ type MoEKernel struct {
 	// so is narrow_independent, derived from the power_law_1.2 and balanced rows
 	// (experts_touched.go).
 	Distribution string
+	// SmallStepsVersion, when set, is the collection whose rows price steps of at most
+	// sglangCompiledReduceTokens tokens (sglangmoereduce.go).
+	SmallStepsVersion string
 }
 
 // MoEDistributions are the token distributions AIConfigurator measures experts under, the
@@ -438,6 +441,17 @@ func Import(aicDir string, o ImportOptions) ([]*Table, error) {
 	if llm.MoE() {
 		if moes, err = readParquet[moeRow](aicDir, moeRel, &common); err != nil {
 			return nil, err
+		}
+		if v := mk.SmallStepsVersion; v != "" {
+			ownRel := filepath.Join(o.HardwareSKU, "moe", string(cmp.Or(mk.Backend, o.Backend)), v, "moe_perf.parquet")
+			if collectorTopKCopies(ownRel, mk.Source, 1) != collectorTopKCopies(moeRel, mk.Source, 1) {
+				return nil, fmt.Errorf("model import: %s and %s differ in the collector's routing copies: one table cannot hold both", moeRel, ownRel)
+			}
+			own, err := readParquet[moeRow](aicDir, ownRel, &common)
+			if err != nil {
+				return nil, err
+			}
+			moes = sglangCompiledReduceRows(moes, own, mk)
 		}
 	}
 	fp32, tf32 := o.FP32TFLOPS, o.TF32TFLOPS

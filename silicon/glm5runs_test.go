@@ -44,7 +44,9 @@ func TestValidateGLM5(t *testing.T) {
 	// SGLang MoE collector's routing copies out of H200's Triton rows (model.collectorTopKCopies)
 	// and the all-reduce priced on each side of its one-/two-stage switch (model.stagedAllReduce)
 	// moved them to 25.9 / 4.3, 24.1 / 8.8 and 6.3 / 3.5 %: H200's TPOT bias −6.1 → −8.7 %.
-	bound := map[string][2]float64{"b200_sxm fp8": {25.9, 4.3}, "h200_sxm fp8": {24.1, 8.81}, "b200_sxm fp4": {6.3, 3.5}}
+	// H200's block-FP8 experts priced from the block kernel's rows above 32 tokens
+	// (model.sglangBlockFP8MoEVersion) moved it to 24.5 / 8.5 % (TTFT bias −10.1 → −7.5 %).
+	bound := map[string][2]float64{"b200_sxm fp8": {25.9, 4.3}, "h200_sxm fp8": {24.55, 8.81}, "b200_sxm fp4": {6.3, 3.5}}
 	for _, g := range rep.Groups {
 		b, ok := bound[g.System+" "+g.Precision]
 		if ok && (g.TTFTMAPE > b[0] || g.TPOTMAPE > b[1]) {
