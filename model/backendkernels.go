@@ -164,7 +164,7 @@ func sglangDualStreamTokens(t *Table) int {
 // (collector/trtllm/collect_mla.py at 13669a172, the 1.2.0rc5 rows: create_attention(...)
 // forward on a fused q and the latent cache). Priced as SGLang's (mlaLatentNormsUS).
 func trtllmLatentNorms(b Backend, s LLMSpec, mlaOps bool) bool {
-	return b == BackendTRTLLM && mlaOps && s.MLA() && !s.DSA() && s.QLoRARank > 0
+	return b == BackendTRTLLM && mlaLatentNormsUnmeasured(s, mlaOps)
 }
 
 // MoEBackendTRTLLM is TensorRT-LLM's moe_config.backend "TRTLLM": the TRTLLM-Gen fused MoE.

@@ -339,7 +339,7 @@ func hybridImports() []ImportOptions {
 		one("b200_sxm", "", "", trtllmMoE("bfloat16"), "", "8,8,1"),
 		one("b300_sxm", "fp8", "fp8_block", trtllmMoE("fp8_block"), "", "4,4,1", "8,8,1", "4,1,4"),
 		one("b300_sxm", "", "", trtllmMoE("bfloat16"), "", "4,4,1", "8,8,1"),
-		one("h200_sxm", "fp8", "fp8_block", MoEKernel{Version: "0.5.10", Source: "sglang_fused_moe_triton", Quant: "fp8_block"}, "0.5.14", "8,8,1", "8,1,8"),
+		one("h200_sxm", "fp8", "fp8_block", MoEKernel{Version: "0.5.10", Source: sglangTritonMoE, Quant: "fp8_block"}, "0.5.14", "8,8,1", "8,1,8"),
 		// InferenceX's v0.5.10.post1 runs on B300 (SGLangTablesVersion), at their layouts: 0.5.10's
 		// collection but for what it does not measure, each from the nearest collection that
 		// does: the gated DeltaNet rows (0.5.10's are 0.5.9's shapes) and the experts from 0.5.14,

@@ -128,6 +128,14 @@ func mlaOpAttention(in mlaInputs, ctxRel, genRel string, s LLMSpec, heads int, k
 	return c.at, func(b, n, pow float64) float64 { return g.at(b, n, pow) + pre.at(b, 1) + post.at(b, 1) }, nil
 }
 
+// mlaLatentNormsUnmeasured reports whether an MLA layer priced from the MLA operator tables
+// (mlaOps) runs q_a and kv_a latent RMSNorms none of those tables times: a q LoRA, and no
+// DeepSeek sparse attention, whose module rows run the norms inside (sparse.go). Which
+// backends' layers run them outside the timed call: sglangDeepSeekElementwise, trtllmLatentNorms.
+func mlaLatentNormsUnmeasured(s LLMSpec, mlaOps bool) bool {
+	return mlaOps && s.MLA() && !s.DSA() && s.QLoRARank > 0
+}
+
 // mlaLatentNormsUS is one layer's q_a and kv_a RMSNorms at tokens: each reads and writes its
 // latent, and under CUDA graphs the two run on two streams, so the longer is priced; the eager
 // steps' series (one launch more a layer) is not.

@@ -96,13 +96,13 @@ func sglangSiluAndMulUS(memOp func(float64) float64, tokens float64, interPerGPU
 // Nor does the MoE table hold the add that joins the shared experts' output to the routed
 // experts' (final_hidden_states += shared_output in DeepseekV2MoE.forward_normal_dual_stream
 // and forward_normal, same file) where the shared expert is not fused into the kernel as expert
-// 257. latentNorms: DeepSeek-V3 and R1 on SGLang's operator tables (DeepSeek sparse attention's
-// module rows run the norms inside: sparse.go). sharedAdd: SGLang's DeepseekV2MoE layers
+// 257. latentNorms: DeepSeek-V3 and R1 on SGLang's operator tables
+// (mlaLatentNormsUnmeasured). sharedAdd: SGLang's DeepseekV2MoE layers
 // (DeepSeek and GLM-5, sglangDualStreamTokens) with a shared expert of their own.
 func sglangDeepSeekElementwise(b Backend, s LLMSpec, mlaOps bool, fusedShared int) (latentNorms, sharedAdd bool) {
 	if b != BackendSGLang {
 		return false, false
 	}
 	moeLayer := s.Architecture == "deepseek_v3" || s.Architecture == "glm_moe_dsa"
-	return mlaOps && s.MLA() && !s.DSA() && s.QLoRARank > 0, moeLayer && s.SharedInter > 0 && fusedShared == 0
+	return mlaLatentNormsUnmeasured(s, mlaOps), moeLayer && s.SharedInter > 0 && fusedShared == 0
 }

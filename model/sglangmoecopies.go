@@ -25,14 +25,11 @@ import (
 // ran outside the timed function; 0.5.14's (e23be5a79) times SGLang's own FusedMoE layer and
 // TopK for quantized experts: both kept as measured.
 
-// sglangTritonMoEKernel is the kernel_source of SGLang's Triton fused-MoE rows.
-const sglangTritonMoEKernel = "sglang_fused_moe_triton"
-
 // collectorTopKCopies reports whether the rows of kernel at moeEP in the moe_perf table at rel
 // (<sku>/moe/sglang/<version>/moe_perf.parquet) time the collector's three routing copies.
 func collectorTopKCopies(rel, kernel string, moeEP int) bool {
 	p := strings.Split(filepath.ToSlash(rel), "/")
-	if kernel != sglangTritonMoEKernel || moeEP != 1 || len(p) < 4 || p[1] != "moe" || p[2] != string(BackendSGLang) {
+	if kernel != sglangTritonMoE || moeEP != 1 || len(p) < 4 || p[1] != "moe" || p[2] != string(BackendSGLang) {
 		return false
 	}
 	switch sku, version := p[0], p[3]; version {

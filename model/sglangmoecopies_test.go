@@ -16,15 +16,15 @@ func TestCollectorTopKCopies(t *testing.T) {
 		ep          int
 		want        bool
 	}{
-		{"h200_sxm/moe/sglang/0.5.9/moe_perf.parquet", sglangTritonMoEKernel, 1, true},
-		{"h200_sxm/moe/sglang/0.5.6.post2/moe_perf.parquet", sglangTritonMoEKernel, 1, true},
-		{"h200_sxm/moe/sglang/0.5.10/moe_perf.parquet", sglangTritonMoEKernel, 1, true},
-		{"h200_sxm/moe/sglang/0.5.9/moe_perf.parquet", sglangTritonMoEKernel, 8, false},
-		{"h100_sxm/moe/sglang/0.5.6.post2/moe_perf.parquet", sglangTritonMoEKernel, 1, false},
-		{"b200_sxm/moe/sglang/0.5.9/moe_perf.parquet", sglangTritonMoEKernel, 1, true},
-		{"h200_sxm/moe/sglang/0.5.14/moe_perf.parquet", sglangTritonMoEKernel, 1, false},
+		{"h200_sxm/moe/sglang/0.5.9/moe_perf.parquet", sglangTritonMoE, 1, true},
+		{"h200_sxm/moe/sglang/0.5.6.post2/moe_perf.parquet", sglangTritonMoE, 1, true},
+		{"h200_sxm/moe/sglang/0.5.10/moe_perf.parquet", sglangTritonMoE, 1, true},
+		{"h200_sxm/moe/sglang/0.5.9/moe_perf.parquet", sglangTritonMoE, 8, false},
+		{"h100_sxm/moe/sglang/0.5.6.post2/moe_perf.parquet", sglangTritonMoE, 1, false},
+		{"b200_sxm/moe/sglang/0.5.9/moe_perf.parquet", sglangTritonMoE, 1, true},
+		{"h200_sxm/moe/sglang/0.5.14/moe_perf.parquet", sglangTritonMoE, 1, false},
 		{"b200_sxm/moe/sglang/0.5.14/moe_perf.parquet", "sglang_flashinfer_trtllm_moe", 1, false},
-		{"h200_sxm/moe/vllm/0.19.0/moe_perf.parquet", sglangTritonMoEKernel, 1, false},
+		{"h200_sxm/moe/vllm/0.19.0/moe_perf.parquet", sglangTritonMoE, 1, false},
 	} {
 		if got := collectorTopKCopies(c.rel, c.kernel, c.ep); got != c.want {
 			t.Errorf("%s %s moe_ep %d: %v, want %v", c.rel, c.kernel, c.ep, got, c.want)
@@ -44,7 +44,7 @@ func TestCollectorTopKCopies(t *testing.T) {
 	}
 	row := func(tokens int64, dist string) float64 {
 		for _, r := range rows {
-			if r.Kernel == sglangTritonMoEKernel && r.Dtype == "fp8_block" && r.Hidden == 7168 && r.Inter == 2048 && r.TopK == 8 &&
+			if r.Kernel == sglangTritonMoE && r.Dtype == "fp8_block" && r.Hidden == 7168 && r.Inter == 2048 && r.TopK == 8 &&
 				r.Experts == 256 && r.MoETP == 8 && r.MoEEP == 1 && r.Tokens == tokens && r.Distribution == dist {
 				return msToUS(r.Latency)
 			}

@@ -33,9 +33,6 @@ const lamportAllReduceBytes = 1000 * 1000
 // lamportAllReduceMaxGPUs is the largest group the bound holds for.
 const lamportAllReduceMaxGPUs = 4
 
-// bf16Bytes is the size of one all-reduce element (allreduceElemType).
-const bf16Bytes = 2
-
 // trtllmAllReduceMismeasured reports whether the deployment's all-reduce rows are TensorRT-LLM
 // 1.2.0rc5's on an SM 9.0 GPU, whose 2- and 4-GPU rows below the bound timed another strategy.
 func trtllmAllReduceMismeasured(b Backend, version, sku string) bool {
@@ -50,7 +47,7 @@ func withLamportRows(rows, later []allreduceRow) ([]allreduceRow, error) {
 		mode       string
 	}
 	lamport := func(r allreduceRow) bool {
-		return r.Dtype == allreduceElemType && r.GPUs <= lamportAllReduceMaxGPUs && r.Size*bf16Bytes < lamportAllReduceBytes
+		return r.Dtype == allreduceElemType && r.GPUs <= lamportAllReduceMaxGPUs && r.Size*allreduceElemSize < lamportAllReduceBytes
 	}
 	at := map[key]float64{}
 	for _, r := range later {
