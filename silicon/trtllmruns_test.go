@@ -39,6 +39,8 @@ func TestDeepSeekTRTLLMRunsByDate(t *testing.T) {
 		{row("b200_sxm", "fp8", "2025-12-15", 8, 1, 8, 1024, 1024, 4), "dsr1_fp8_b200_trt_slurm.sh", "", 0.8, 256, 1024 + 4 + 64, 1, 8},
 		{row("b200_sxm", "fp8", "2025-11-02", 8, 8, 1, 1024, 1024, 4), "dsr1_fp8_b200_trt_slurm.sh", "", 0.8, 256, 1024 + 4 + 64, 1, 8},
 		{row("h200_sxm", "fp8", "2025-11-02", 8, 8, 1, 1024, 1024, 4), "dsr1_fp8_h200_trt_slurm.sh", "", 0.75, 128, 1024 + 4 + 64, 1, 8},
+		// From 2026-01-22 (64af5a771): the same flags with max_num_tokens at least 8,192.
+		{row("h200_sxm", "fp8", "2026-01-28", 8, 1, 8, 1024, 8192, 64), "dsr1_fp8_h200_trt.sh@b30c3398a", "", 0.75, 128, 8192, 1, 8},
 	} {
 		run, b := runOf(c.r), runOf(c.r).Benchmark
 		sim := c.r
