@@ -132,6 +132,13 @@ func dsr1TRTRuns() []Run {
 			dsr1Branches(0, 1024, 1024, 1, 33), dsr1Branches(0, 1024, 8192, 1, 65), dsr1Branches(0, 8192, 1024, 1, 65)))
 		old("h200_sxm", "fp8", 0.75, 128, "", slices.Concat(
 			dsr1Branches(0, 1024, 1024, 1, 65), dsr1Branches(0, 1024, 8192, 1, 65), dsr1Branches(0, 8192, 1024, 1, 33)))
+		// H200 FP8 from 2026-01-22: benchmarks/dsr1_fp8_h200_trt.sh (the slurm script merged
+		// into it by b0c4ed21b; read at b30c3398a, server flags unchanged to 626932a11): the
+		// 2025 script's CUTLASS, graphs and memory, the config's ep 8 (the row's label), and
+		// max_num_tokens at least 8,192 (64af5a771, 2026-01-21 23:05 UTC, for its evals). TP 8
+		// only: the config lists no attention-DP shape that day's tp 1 row could be.
+		runs = append(runs, run("h200_sxm", "fp8", "2026-01-22", "", "benchmarks/dsr1_fp8_h200_trt.sh@b30c3398a", dsr1TRTImage2025, dsr1TRTNM,
+			RunShape{TP: 8}, dsr1TRT("2026-01-27", 0.75, 128, "", floor)))
 		// The 2026 scripts, around the MTP configs' days.
 		for _, span := range [][2]string{{"2026-01-15", "2026-02-04"}, {"2026-02-07", ""}} {
 			// With DP_ATTENTION the script sets MOE_BACKEND CUTLASS (and CUDA graphs to CONC / 4,

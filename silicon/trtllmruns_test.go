@@ -39,6 +39,8 @@ func TestDeepSeekTRTLLMRunsByDate(t *testing.T) {
 		{row("b200_sxm", "fp8", "2025-12-15", 8, 1, 8, 1024, 1024, 4), "dsr1_fp8_b200_trt_slurm.sh", "", 0.8, 256, 1024 + 4 + 64, 1, 8},
 		{row("b200_sxm", "fp8", "2025-11-02", 8, 8, 1, 1024, 1024, 4), "dsr1_fp8_b200_trt_slurm.sh", "", 0.8, 256, 1024 + 4 + 64, 1, 8},
 		{row("h200_sxm", "fp8", "2025-11-02", 8, 8, 1, 1024, 1024, 4), "dsr1_fp8_h200_trt_slurm.sh", "", 0.75, 128, 1024 + 4 + 64, 1, 8},
+		// From 2026-01-22 (64af5a771): the same flags with max_num_tokens at least 8,192.
+		{row("h200_sxm", "fp8", "2026-01-28", 8, 1, 8, 1024, 8192, 64), "dsr1_fp8_h200_trt.sh@b30c3398a", "", 0.75, 128, 8192, 1, 8},
 	} {
 		run, b := runOf(c.r), runOf(c.r).Benchmark
 		sim := c.r
@@ -101,6 +103,20 @@ func TestDeepSeekTRTLLMRunsByDate(t *testing.T) {
 			t.Errorf("%s %s %s: run %s (skip %q): drafts %d, moe backend %q, memory %g, graphs %d, seqs %d, tokens %d (%v)", c.r.System, c.r.Precision,
 				c.r.Measured, run.Script, run.Skip, d.Speculative.DraftLen, d.MoEBackend, d.GPUMemoryUtilization, d.MaxCUDAGraphCaptureSize,
 				d.MaxNumSeqs, d.MaxNumBatchedTokens, d.Validate())
+		}
+	}
+	// H200's MTP rows, labelled moe_ep 8 (and tp 64 = 8 × 8), ran the layout of the plain
+	// config's moe_ep 1 rows above: the -mtp script passes the config's ep 8 and CUTLASS, the
+	// 2025 script --ep_size TP and CUTLASS (bf3456727, 9596d23d7). One worker prices both.
+	for _, r := range []Row{row("h200_sxm", "fp8", "2026-01-14", 8, 1, 8, 1024, 1024, 16), row("h200_sxm", "fp8", "2026-01-14", 64, 8, 8, 1024, 1024, 16)} {
+		sim, _, _ := productTEP(r)
+		run := runOf(r)
+		if s, _, ok := noExpertParallel(sim, run.Benchmark); ok {
+			sim = s
+		}
+		if d := run.Benchmark.deployment(sim); run.Skip != "" || d.TP != 8 || d.MoETP != 1 || d.MoEEP != 8 || d.MoEBackend != "" || d.Speculative.DraftLen != 3 {
+			t.Errorf("H200 MTP labelled tp %d, moe_tp %d, moe_ep %d: skip %q, replayed as tp %d, moe_tp %d, moe_ep %d, MoE backend %q, drafts %d; want TEP 8, CUTLASS, 3 drafts",
+				r.TP, r.MoETP, r.MoEEP, run.Skip, d.TP, d.MoETP, d.MoEEP, d.MoEBackend, d.Speculative.DraftLen)
 		}
 	}
 	// The 2025-11-02 scripts' own attention data parallelism, labelled adp 1: replayed on one-GPU
