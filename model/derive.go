@@ -197,7 +197,7 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 	fullLayers, linearLayers := float64(s.FullAttentionLayers()), float64(s.LinearLayers)
 	var linearProj func(float64) float64
 	if s.Hybrid() {
-		p, words, err := linearProjections(gemms, t.GEMMQuant, s, l.TP, note)
+		p, words, err := linearProjections(gemms, t.GEMMQuant, s, l.TP, t.BackendVersion, note)
 		if err != nil {
 			return err
 		}

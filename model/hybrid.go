@@ -101,32 +101,64 @@ func (s LLMSpec) checkLinearLayout(l Layout) error {
 	return nil
 }
 
-// linearProjections prices one DeltaNet layer's projections at a step of tokens: in_proj_qkvz
-// and out_proj in the served GEMM dtype, in_proj_ba in BF16, each split by tp.
-func linearProjections(gemms []gemmRow, quant string, s LLMSpec, tp int, note func(string)) (func(float64) float64, string, error) {
+// sglangFusedLinearProjRelease is the first SGLang release whose Qwen3.5 DeltaNet layer runs
+// two input projections, in_proj_qkvz and in_proj_ba (sglang#21019, 5bdc07d97, merged
+// 2026-03-23, after 0.5.9, whose image the runs of 2026-03-03 used). Before it
+// Qwen3_5GatedDeltaNet ran four — in_proj_qkv, in_proj_z, in_proj_b and in_proj_a, each a
+// GEMM of its own whose output the GDN backend takes as it is, no split kernel
+// (python/sglang/srt/models/qwen3_5.py at d3bae71e, the B200 BF16 run's nightly, and at
+// 5bdc07d97^).
+const sglangFusedLinearProjRelease = "0.5.10"
+
+// linearProjections prices one DeltaNet layer's projections at a step of tokens under SGLang
+// release version: in_proj_qkvz (or in_proj_qkv and in_proj_z before
+// sglangFusedLinearProjRelease) and out_proj in the served GEMM dtype, in_proj_ba (or in_proj_b
+// and in_proj_a) in BF16, each split by tp.
+func linearProjections(gemms []gemmRow, quant string, s LLMSpec, tp int, version string, note func(string)) (func(float64) float64, string, error) {
 	k, v, h := s.linearKeyDim()/tp, s.linearValueDim()/tp, s.Hidden
-	qkvz, err := gemmCurve(gemms, quant, 2*k+2*v, h, note)
-	if err != nil {
-		return nil, "", err
+	before, _ := releaseNumber(version)
+	fused, _ := releaseNumber(sglangFusedLinearProjRelease)
+	// The input projections: (name, n, dtype) in the order the layer runs them.
+	type proj struct {
+		name  string
+		n     int
+		dtype string
 	}
-	baN := 2 * s.LinearValueHeads / tp
-	if least := narrowestGEMM(gemms, unquantGEMMDtype, h); baN < least {
-		// A GEMM narrower than any measured at this k is launch-bound: priced at the
-		// narrowest measured n, never cheaper.
-		note(fmt.Sprintf("gemm_perf: %s n=%d k=%d (in_proj_ba) priced at the narrowest measured n=%d", unquantGEMMDtype, baN, h, least))
-		baN = least
+	heads := s.LinearValueHeads / tp
+	ins := []proj{{"in_proj_qkvz", 2*k + 2*v, quant}, {"in_proj_ba", 2 * heads, unquantGEMMDtype}}
+	if before < fused {
+		ins = []proj{{"in_proj_qkv", 2*k + v, quant}, {"in_proj_z", v, quant},
+			{"in_proj_b", heads, unquantGEMMDtype}, {"in_proj_a", heads, unquantGEMMDtype}}
 	}
-	ba, err := gemmCurve(gemms, unquantGEMMDtype, baN, h, note)
-	if err != nil {
-		return nil, "", err
+	var curves []func(float64) float64
+	words := fmt.Sprintf("; %d linear-attention layers:", s.LinearLayers)
+	for _, p := range ins {
+		if least := narrowestGEMM(gemms, p.dtype, h); p.n < least {
+			// A GEMM narrower than any measured at this k is launch-bound: priced at the
+			// narrowest measured n, never cheaper.
+			note(fmt.Sprintf("gemm_perf: %s n=%d k=%d (%s) priced at the narrowest measured n=%d", p.dtype, p.n, h, p.name, least))
+			p.n = least
+		}
+		c, err := gemmCurve(gemms, p.dtype, p.n, h, note)
+		if err != nil {
+			return nil, "", err
+		}
+		curves = append(curves, c)
+		words += fmt.Sprintf(" %s %s n=%d k=%d,", p.dtype, p.name, p.n, h)
 	}
 	out, err := gemmCurve(gemms, quant, h, v, note)
 	if err != nil {
 		return nil, "", err
 	}
-	words := fmt.Sprintf("; %d linear-attention layers: %s in_proj_qkvz n=%d k=%d, %s in_proj_ba n=%d k=%d, out_proj n=%d k=%d",
-		s.LinearLayers, quant, 2*k+2*v, h, unquantGEMMDtype, baN, h, h, v)
-	return func(x float64) float64 { return qkvz(x) + ba(x) + out(x) }, words, nil
+	curves = append(curves, out)
+	words += fmt.Sprintf(" out_proj n=%d k=%d", h, v)
+	return func(x float64) float64 {
+		us := 0.0
+		for _, c := range curves {
+			us += c(x)
+		}
+		return us
+	}, words, nil
 }
 
 // gdnShape selects the rows of one kernel at the layer's per-GPU heads.

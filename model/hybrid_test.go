@@ -239,3 +239,41 @@ func TestHybridLayoutAndBackend(t *testing.T) {
 		t.Fatalf("vLLM: %v", err)
 	}
 }
+
+// The DeltaNet layer's input projections by SGLang release, on GEMM rows made up by hand
+// (latency n µs whatever m): before 0.5.10 four GEMMs (in_proj_qkv, in_proj_z, in_proj_b,
+// in_proj_a: sglang#21019 fused them), from 0.5.10 two (in_proj_qkvz, in_proj_ba); the BF16
+// ones, narrower than any measured, at the narrowest measured n (16: 5 µs).
+func TestLinearProjectionsByRelease(t *testing.T) {
+	s := LLMSpec{Hidden: 64, LinearLayers: 3, LinearKeyHeads: 4, LinearKeyHeadDim: 8, LinearValueHeads: 8, LinearValueHeadDim: 8}
+	var rows []gemmRow
+	for _, m := range []int64{1, 64} {
+		for _, nk := range [][2]int64{{96, 64}, {64, 64}, {32, 64}, {64, 32}} {
+			rows = append(rows, gemmRow{Dtype: "fp8_block", M: m, N: nk[0], K: nk[1], Latency: float64(nk[0]) / 1000})
+		}
+		rows = append(rows, gemmRow{Dtype: unquantGEMMDtype, M: m, N: 16, K: 64, Latency: 0.005})
+	}
+	for _, c := range []struct {
+		version string
+		want    float64 // µs at 8 tokens, tp 2: key width 16, value width 32, 4 value heads per GPU
+		words   string
+	}{
+		{"0.5.9", 64 + 32 + 5 + 5 + 64, "fp8_block in_proj_qkv n=64 k=64, fp8_block in_proj_z n=32 k=64, bfloat16 in_proj_b n=16 k=64, bfloat16 in_proj_a n=16 k=64, out_proj n=64 k=32"},
+		{"0.5.10", 96 + 5 + 64, "fp8_block in_proj_qkvz n=96 k=64, bfloat16 in_proj_ba n=16 k=64, out_proj n=64 k=32"},
+	} {
+		var notes []string
+		p, words, err := linearProjections(rows, "fp8_block", s, 2, c.version, func(n string) { notes = append(notes, n) })
+		if err != nil {
+			t.Fatalf("%s: %v", c.version, err)
+		}
+		if got := p(8); !near(got, c.want) {
+			t.Errorf("%s: %.3f µs, want %.3f", c.version, got, c.want)
+		}
+		if !strings.Contains(words, c.words) {
+			t.Errorf("%s: %q, want it to name %q", c.version, words, c.words)
+		}
+		if len(notes) == 0 || !strings.Contains(notes[0], "narrowest measured n=16") {
+			t.Errorf("%s: notes %q, want the BF16 projection's floor", c.version, notes)
+		}
+	}
+}
