@@ -103,7 +103,9 @@ func (s LLMSpec) checkLinearLayout(l Layout) error {
 
 // sglangFusedLinearProjRelease is the first SGLang release whose Qwen3.5 DeltaNet layer runs
 // two input projections, in_proj_qkvz and in_proj_ba (sglang#21019, 5bdc07d97, merged
-// 2026-03-23, after 0.5.9, whose image the runs of 2026-03-03 used). Before it
+// 2026-03-23: after 0.5.9, whose image the runs of 2026-03-03 used, and before 0.5.10's first
+// release candidate, whose tag the nightly wheel's version parsing met by 2026-03-29,
+// d8ab41dce; SGLang cuts release branches from main). Before it
 // Qwen3_5GatedDeltaNet ran four — in_proj_qkv, in_proj_z, in_proj_b and in_proj_a, each a
 // GEMM of its own whose output the GDN backend takes as it is, no split kernel
 // (python/sglang/srt/models/qwen3_5.py at d3bae71e, the B200 BF16 run's nightly, and at
