@@ -197,7 +197,7 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 	fullLayers, linearLayers := float64(s.FullAttentionLayers()), float64(s.LinearLayers)
 	var linearProj func(float64) float64
 	if s.Hybrid() {
-		p, words, err := linearProjections(gemms, t.GEMMQuant, s, l.TP, note)
+		p, words, err := linearProjections(gemms, t.GEMMQuant, s, l.TP, t.BackendVersion, note)
 		if err != nil {
 			return err
 		}
@@ -468,6 +468,10 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 				gate = memOp(3 * q)
 			}
 			gatedNorm := memOp(3 * tokens * float64(s.linearValueDim()/l.TP) * act)
+			// From 0.5.10 one Triton kernel splits the fused input projections' outputs.
+			if sglangFusedLinearProj(t.BackendVersion) {
+				gatedNorm += memOp(s.linearSplitBytes(tokens, l.TP))
+			}
 			return layers*2*addNorm + fullLayers*(aroundAttn+qkNorm+gate) + linearLayers*gatedNorm + embed
 		}
 		siluAndMul := 0.0
@@ -719,6 +723,9 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 		aroundAttn = " (RoPE, latent norms and KV write inside the MLA module)"
 	case sglangKernels && s.Hybrid() && s.AttnOutputGate:
 		aroundAttn = " on the full-attention layers copies of q, the gate and k, an RMSNorm of each of q and k, RoPE as one kernel (the KV write inside the measured attention), the gate's sigmoid and multiply; on the linear-attention layers the gated RMSNorm"
+		if sglangFusedLinearProj(t.BackendVersion) {
+			aroundAttn += " and the split of the input projections' outputs (fused_qkvzba_split_reshape_cat_contiguous)"
+		}
 	case sglangKernels:
 		if s.QKNorm && !perLayerQKNorm {
 			qkNorm = " QK-norm as a copy and an RMSNorm of each of q and k,"

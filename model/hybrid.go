@@ -101,32 +101,87 @@ func (s LLMSpec) checkLinearLayout(l Layout) error {
 	return nil
 }
 
-// linearProjections prices one DeltaNet layer's projections at a step of tokens: in_proj_qkvz
-// and out_proj in the served GEMM dtype, in_proj_ba in BF16, each split by tp.
-func linearProjections(gemms []gemmRow, quant string, s LLMSpec, tp int, note func(string)) (func(float64) float64, string, error) {
+// sglangFusedLinearProjRelease is the first SGLang release whose Qwen3.5 DeltaNet layer runs
+// two input projections, in_proj_qkvz and in_proj_ba (sglang#21019, 5bdc07d97, merged
+// 2026-03-23: after 0.5.9, whose image the runs of 2026-03-03 used, and before 0.5.10's first
+// release candidate, whose tag the nightly wheel's version parsing met by 2026-03-29,
+// d8ab41dce; SGLang cuts release branches from main). Before it
+// Qwen3_5GatedDeltaNet ran four — in_proj_qkv, in_proj_z, in_proj_b and in_proj_a, each a
+// GEMM of its own whose output the GDN backend takes as it is, no split kernel
+// (python/sglang/srt/models/qwen3_5.py at d3bae71e, the B200 BF16 run's nightly, and at
+// 5bdc07d97^).
+const sglangFusedLinearProjRelease = "0.5.10"
+
+// sglangFusedLinearProj reports whether SGLang release version runs the DeltaNet layer's two
+// fused input projections and the Triton kernel that splits their outputs
+// (fused_qkvzba_split_reshape_cat_contiguous, sglang#21019) rather than four projections.
+func sglangFusedLinearProj(version string) bool {
+	have, _ := releaseNumber(version)
+	first, _ := releaseNumber(sglangFusedLinearProjRelease)
+	return have >= first
+}
+
+// linearSplitBytes is what fused_qkvzba_split_reshape_cat_contiguous moves at a step of tokens
+// on one GPU: it reads in_proj_qkvz's and in_proj_ba's outputs and writes them back as the
+// packed convolution input, z, b and a, each its own tensor (jit_kernel/triton/gdn_fused_proj.py
+// at 5bdc07d97).
+func (s LLMSpec) linearSplitBytes(tokens float64, tp int) float64 {
+	width := (2*s.linearKeyDim() + 2*s.linearValueDim() + 2*s.LinearValueHeads) / tp
+	return 2 * tokens * float64(width*s.ActivationBytes)
+}
+
+// gdnGatingBytes is what fused_gdn_gating moves per token and value head: it reads a and b in
+// the activation dtype and writes g and β in float32 (layers/attention/fla/fused_gdn_gating.py
+// at d3bae71e).
+func (s LLMSpec) gdnGatingBytes() float64 { return float64(2*s.ActivationBytes + 2*4) }
+
+// linearProjections prices one DeltaNet layer's projections at a step of tokens under SGLang
+// release version: in_proj_qkvz (or in_proj_qkv and in_proj_z before
+// sglangFusedLinearProjRelease) and out_proj in the served GEMM dtype, in_proj_ba (or in_proj_b
+// and in_proj_a) in BF16, each split by tp.
+func linearProjections(gemms []gemmRow, quant string, s LLMSpec, tp int, version string, note func(string)) (func(float64) float64, string, error) {
 	k, v, h := s.linearKeyDim()/tp, s.linearValueDim()/tp, s.Hidden
-	qkvz, err := gemmCurve(gemms, quant, 2*k+2*v, h, note)
-	if err != nil {
-		return nil, "", err
+	// The input projections: (name, n, dtype) in the order the layer runs them.
+	type proj struct {
+		name  string
+		n     int
+		dtype string
 	}
-	baN := 2 * s.LinearValueHeads / tp
-	if least := narrowestGEMM(gemms, unquantGEMMDtype, h); baN < least {
-		// A GEMM narrower than any measured at this k is launch-bound: priced at the
-		// narrowest measured n, never cheaper.
-		note(fmt.Sprintf("gemm_perf: %s n=%d k=%d (in_proj_ba) priced at the narrowest measured n=%d", unquantGEMMDtype, baN, h, least))
-		baN = least
+	heads := s.LinearValueHeads / tp
+	ins := []proj{{"in_proj_qkvz", 2*k + 2*v, quant}, {"in_proj_ba", 2 * heads, unquantGEMMDtype}}
+	if !sglangFusedLinearProj(version) {
+		ins = []proj{{"in_proj_qkv", 2*k + v, quant}, {"in_proj_z", v, quant},
+			{"in_proj_b", heads, unquantGEMMDtype}, {"in_proj_a", heads, unquantGEMMDtype}}
 	}
-	ba, err := gemmCurve(gemms, unquantGEMMDtype, baN, h, note)
-	if err != nil {
-		return nil, "", err
+	var curves []func(float64) float64
+	words := fmt.Sprintf("; %d linear-attention layers:", s.LinearLayers)
+	for _, p := range ins {
+		if least := narrowestGEMM(gemms, p.dtype, h); p.n < least {
+			// A GEMM narrower than any measured at this k is launch-bound: priced at the
+			// narrowest measured n, never cheaper.
+			note(fmt.Sprintf("gemm_perf: %s n=%d k=%d (%s) priced at the narrowest measured n=%d", p.dtype, p.n, h, p.name, least))
+			p.n = least
+		}
+		c, err := gemmCurve(gemms, p.dtype, p.n, h, note)
+		if err != nil {
+			return nil, "", err
+		}
+		curves = append(curves, c)
+		words += fmt.Sprintf(" %s %s n=%d k=%d,", p.dtype, p.name, p.n, h)
 	}
 	out, err := gemmCurve(gemms, quant, h, v, note)
 	if err != nil {
 		return nil, "", err
 	}
-	words := fmt.Sprintf("; %d linear-attention layers: %s in_proj_qkvz n=%d k=%d, %s in_proj_ba n=%d k=%d, out_proj n=%d k=%d",
-		s.LinearLayers, quant, 2*k+2*v, h, unquantGEMMDtype, baN, h, h, v)
-	return func(x float64) float64 { return qkvz(x) + ba(x) + out(x) }, words, nil
+	curves = append(curves, out)
+	words += fmt.Sprintf(" out_proj n=%d k=%d", h, v)
+	return func(x float64) float64 {
+		us := 0.0
+		for _, c := range curves {
+			us += c(x)
+		}
+		return us
+	}, words, nil
 }
 
 // gdnShape selects the rows of one kernel at the layer's per-GPU heads.
@@ -158,7 +213,13 @@ func gdnKernel(rows []gdnRow, rel string, shape gdnShape, phase string, ops ...s
 // deriveLinear fills t.LinearAttention from the gdn_perf rows at the layout's per-GPU heads,
 // summed over the DeltaNet layers. A prefill step runs each kernel once over its chunks, so
 // the context grid is the kernels' price at (chunks, mean new tokens per chunk); decode's
-// depends on the requests only (the state's size is fixed).
+// depends on the requests only (the state's size is fixed). Before chunk_gated_delta_rule a
+// prefill step runs fused_gdn_gating, one Triton kernel per layer over its tokens turning a and
+// b into the rule's gates g and β (forward_extend of SGLang's GDN backend:
+// layers/attention/hybrid_linear_attn_backend.py at d3bae71e, linear/gdn_backend.py at
+// 4e69f14b9); AIConfigurator's collector hands the rule gates it made itself
+// (collector/sglang/collect_gdn.py), so the rows leave it out and it is priced by its bytes and
+// launch. Decode's recurrence computes the gates inside, as the decode rows time it.
 func deriveLinear(t *Table, rows []gdnRow, rel string) error {
 	s, tp := t.LLM, int64(t.Layout.TP)
 	shape := gdnShape{int64(s.Hidden), int64(s.LinearConvKernel), int64(s.LinearKeyHeads) / tp, int64(s.LinearKeyHeadDim),
@@ -183,13 +244,14 @@ func deriveLinear(t *Table, rows []gdnRow, rel string) error {
 	cr, cc := axisNodes(chunkOctaves), axisNodes(tokenOctaves)
 	t.LinearAttention = &LinearAttention{
 		Context: Grid{Rows: cr, Cols: cc, Values: round(sample2(cr, cc, func(b, n float64) float64 {
-			return layers * (convFn.at(b, n, 1) + rule.at(b, n, 1))
+			gating := t.GPU.memOpUS(b * n * float64(shape.vHeads) * s.gdnGatingBytes())
+			return layers * (convFn.at(b, n, 1) + rule.at(b, n, 1) + gating)
 		}))},
 		Decode: Grid{Cols: axisNodes(decodeOctaves), Values: round(sample(axisNodes(decodeOctaves), func(b float64) float64 {
 			return layers * (convUp.at(b, 1, 1) + recur.at(b, 1, 1))
 		}))},
 	}
-	t.Kernels = append(t.Kernels, fmt.Sprintf("%s: %d gated DeltaNet layers at %s per GPU: prefill %s + %s by chunks and tokens per chunk, decode %s + %s by requests",
+	t.Kernels = append(t.Kernels, fmt.Sprintf("%s: %d gated DeltaNet layers at %s per GPU: prefill %s + %s by chunks and tokens per chunk (and fused_gdn_gating by its bytes and launch), decode %s + %s by requests",
 		rel, s.LinearLayers, shape, gdnConvPrefill, gdnRulePrefill, gdnConvDecode, recurOp))
 	return nil
 }

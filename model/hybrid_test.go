@@ -19,7 +19,8 @@ func qwen35(t *testing.T, tp int, noRadix bool) Deployment {
 
 func near(got, want float64) bool { return math.Abs(got-want) < 1e-3 }
 
-// The gated DeltaNet layers' price is the measured kernels' sum over the 45 layers: by hand
+// The gated DeltaNet layers' price is the measured kernels' sum over the 45 layers (with
+// prefill's unmeasured gating kernel): by hand
 // from b200_sxm/linear_attention/sglang/0.5.14/gdn_perf.parquet at TP 4 (4 key, 16 value
 // heads of 128, d_model 4096, d_conv 4), latencies in ms.
 func TestLinearAttentionFromGDNRows(t *testing.T) {
@@ -28,6 +29,9 @@ func TestLinearAttentionFromGDNRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	const layers = 45
+	// fused_gdn_gating before each layer's chunked rule: a and b read in BF16, g and β written in
+	// float32, over the step's tokens × 16 value heads, priced by its bytes and launch.
+	gating := func(tokens float64) float64 { return w.table.GPU.memOpUS(tokens * 16 * (2*2 + 2*4)) }
 	for _, c := range []struct {
 		name string
 		b    Batch
@@ -37,10 +41,10 @@ func TestLinearAttentionFromGDNRows(t *testing.T) {
 		{"1 decode", Batch{Decodes: 1, DecodeContextTokens: 1000}, layers * (0.0018905599415302277 + 0.004344640076160431) * 1000},
 		{"16 decodes", Batch{Decodes: 16, DecodeContextTokens: 16000}, layers * (0.002306240051984787 + 0.007299519777297973) * 1000},
 		// causal_conv1d_fn + chunk_gated_delta_rule at batch 1 and 2, seq_len 1024
-		{"1 chunk of 1024", Batch{Prefill: []Chunk{{NewTokens: 1024}}}, layers * (0.007012159824371337 + 0.07522496223449707) * 1000},
-		{"2 chunks of 1024", Batch{Prefill: []Chunk{{NewTokens: 1024}, {NewTokens: 1024}}}, layers * (0.011144959926605224 + 0.0882585620880127) * 1000},
+		{"1 chunk of 1024", Batch{Prefill: []Chunk{{NewTokens: 1024}}}, layers * ((0.007012159824371337+0.07522496223449707)*1000 + gating(1024))},
+		{"2 chunks of 1024", Batch{Prefill: []Chunk{{NewTokens: 1024}, {NewTokens: 1024}}}, layers * ((0.011144959926605224+0.0882585620880127)*1000 + gating(2048))},
 		// a cached prefix is in the request's state already: only the new tokens run
-		{"1 chunk of 1024 after 4096 cached", Batch{Prefill: []Chunk{{NewTokens: 1024, CachedTokens: 4096}}}, layers * (0.007012159824371337 + 0.07522496223449707) * 1000},
+		{"1 chunk of 1024 after 4096 cached", Batch{Prefill: []Chunk{{NewTokens: 1024, CachedTokens: 4096}}}, layers * ((0.007012159824371337+0.07522496223449707)*1000 + gating(1024))},
 	} {
 		br := w.Breakdown(&c.b)
 		if !near(br.LinearAttnUS, c.want) {
@@ -61,10 +65,12 @@ func TestLinearAttentionFromGDNRows(t *testing.T) {
 	}
 }
 
-// deriveLinear on rows made up by hand: two kernels per phase, the grids their sum × layers.
+// deriveLinear on rows made up by hand: two kernels per phase, the grids their sum × layers,
+// and in prefill fused_gdn_gating, here 1 µs a token (4 value heads per GPU × 12 B at 48 MB/s)
+// plus a 2 µs launch.
 func TestDeriveLinearSyntheticRows(t *testing.T) {
-	s := LLMSpec{Hidden: 64, LinearLayers: 3, LinearKeyHeads: 4, LinearKeyHeadDim: 8, LinearValueHeads: 8, LinearValueHeadDim: 8, LinearConvKernel: 4}
-	tab := &Table{LLM: s, Layout: Layout{TP: 2, AttentionDP: 1, MoETP: 2, MoEEP: 1}}
+	s := LLMSpec{Hidden: 64, ActivationBytes: 2, LinearLayers: 3, LinearKeyHeads: 4, LinearKeyHeadDim: 8, LinearValueHeads: 8, LinearValueHeadDim: 8, LinearConvKernel: 4}
+	tab := &Table{LLM: s, Layout: Layout{TP: 2, AttentionDP: 1, MoETP: 2, MoEEP: 1}, GPU: GPUSpec{MemBW: 48e6, MemBWScaling: 1, MemConstantUS: 2}}
 	row := func(op, phase string, b, seq int64, ms float64) gdnRow {
 		return gdnRow{Op: "gdn", Kernel: op, Phase: phase, Batch: b, SeqLen: seq, DModel: 64, DConv: 4, KHeads: 2, KHeadDim: 8, VHeads: 4, VHeadDim: 8, Latency: ms}
 	}
@@ -86,10 +92,10 @@ func TestDeriveLinearSyntheticRows(t *testing.T) {
 		name      string
 		got, want float64
 	}{
-		{"prefill 1 × 1", ctx.at(1, 1), 3 * (1 + 10)},
-		{"prefill 1 × 64", ctx.at(1, 64), 3 * (2 + 30)},
-		{"prefill 1 × 32 (between measured)", ctx.at(1, 32), 3 * (1 + 1*31.0/63 + 10 + 20*31.0/63)},
-		{"prefill 2 × 64 (beyond batch 1: linear in chunks)", ctx.at(2, 64), 3 * 2 * (2 + 30)},
+		{"prefill 1 × 1", ctx.at(1, 1), 3 * (1 + 10 + 1 + 2)},
+		{"prefill 1 × 64", ctx.at(1, 64), 3 * (2 + 30 + 64 + 2)},
+		{"prefill 1 × 32 (between measured)", ctx.at(1, 32), 3 * (1 + 1*31.0/63 + 10 + 20*31.0/63 + 32 + 2)},
+		{"prefill 2 × 64 (beyond batch 1: linear in chunks)", ctx.at(2, 64), 3 * (2*(2+30) + 128 + 2)},
 		{"decode 1", dec.at(1), 3 * (1 + 2)},
 		{"decode 4", dec.at(4), 3 * (3 + 5)},
 		{"decode 8 (beyond: linear)", dec.at(8), 3 * 2 * (3 + 5)},
@@ -99,7 +105,7 @@ func TestDeriveLinearSyntheticRows(t *testing.T) {
 		}
 	}
 	// Without the chunked rule (SGLang 0.5.9's collection) the table cannot be derived.
-	err := deriveLinear(&Table{LLM: s, Layout: tab.Layout}, rows[:2], "gdn_perf.parquet")
+	err := deriveLinear(&Table{LLM: s, Layout: tab.Layout, GPU: tab.GPU}, rows[:2], "gdn_perf.parquet")
 	if err == nil || !strings.Contains(err.Error(), gdnRulePrefill) {
 		t.Fatalf("missing chunk_gated_delta_rule: %v", err)
 	}
@@ -237,5 +243,65 @@ func TestHybridLayoutAndBackend(t *testing.T) {
 	_, _, err = readLinearAttention("", ImportOptions{Model: "Qwen/Qwen3.5-397B-A17B", Backend: BackendVLLM}, s, nil)
 	if err == nil || !strings.Contains(err.Error(), "SGLang only") {
 		t.Fatalf("vLLM: %v", err)
+	}
+}
+
+// The DeltaNet layer's input projections by SGLang release, on GEMM rows made up by hand
+// (latency n µs whatever m): before 0.5.10 four GEMMs (in_proj_qkv, in_proj_z, in_proj_b,
+// in_proj_a: sglang#21019 fused them), from 0.5.10 two (in_proj_qkvz, in_proj_ba); the BF16
+// ones, narrower than any measured, at the narrowest measured n (16: 5 µs).
+func TestLinearProjectionsByRelease(t *testing.T) {
+	s := LLMSpec{Hidden: 64, LinearLayers: 3, LinearKeyHeads: 4, LinearKeyHeadDim: 8, LinearValueHeads: 8, LinearValueHeadDim: 8}
+	var rows []gemmRow
+	for _, m := range []int64{1, 64} {
+		for _, nk := range [][2]int64{{96, 64}, {64, 64}, {32, 64}, {64, 32}} {
+			rows = append(rows, gemmRow{Dtype: "fp8_block", M: m, N: nk[0], K: nk[1], Latency: float64(nk[0]) / 1000})
+		}
+		rows = append(rows, gemmRow{Dtype: unquantGEMMDtype, M: m, N: 16, K: 64, Latency: 0.005})
+	}
+	for _, c := range []struct {
+		version string
+		want    float64 // µs at 8 tokens, tp 2: key width 16, value width 32, 4 value heads per GPU
+		words   string
+	}{
+		{"0.5.9", 64 + 32 + 5 + 5 + 64, "fp8_block in_proj_qkv n=64 k=64, fp8_block in_proj_z n=32 k=64, bfloat16 in_proj_b n=16 k=64, bfloat16 in_proj_a n=16 k=64, out_proj n=64 k=32"},
+		{"0.5.10", 96 + 5 + 64, "fp8_block in_proj_qkvz n=96 k=64, bfloat16 in_proj_ba n=16 k=64, out_proj n=64 k=32"},
+	} {
+		var notes []string
+		p, words, err := linearProjections(rows, "fp8_block", s, 2, c.version, func(n string) { notes = append(notes, n) })
+		if err != nil {
+			t.Fatalf("%s: %v", c.version, err)
+		}
+		if got := p(8); !near(got, c.want) {
+			t.Errorf("%s: %.3f µs, want %.3f", c.version, got, c.want)
+		}
+		if !strings.Contains(words, c.words) {
+			t.Errorf("%s: %q, want it to name %q", c.version, words, c.words)
+		}
+		if len(notes) == 0 || !strings.Contains(notes[0], "narrowest measured n=16") {
+			t.Errorf("%s: notes %q, want the BF16 projection's floor", c.version, notes)
+		}
+	}
+}
+
+// From 0.5.10 SGLang splits the DeltaNet layer's fused input projections' outputs with one
+// Triton kernel a layer (sglang#21019): the B300 BF16 TP 8 table of 0.5.10 prices the
+// element-wise kernels of every step that much over 0.5.9's, and nothing else apart.
+func TestQwen35SplitKernelFrom0510(t *testing.T) {
+	old := embeddedTable(t, "qwen3.5-397b-a17b_b300_sxm_sglang-0.5.9_tp8-adp1-moetp8-moeep1.json.gz")
+	tab := embeddedTable(t, "qwen3.5-397b-a17b_b300_sxm_sglang-0.5.10_tp8-adp1-moetp8-moeep1.json.gz")
+	if old.GPU.memOpUS(1) != tab.GPU.memOpUS(1) || old.Elementwise.Cols != tab.Elementwise.Cols {
+		t.Fatal("the two tables differ in memory bandwidth or token nodes: not comparable")
+	}
+	s := tab.LLM
+	for i := range tab.Elementwise.Cols {
+		tokens := axisNode(i)
+		want := float64(s.LinearLayers) * tab.GPU.memOpUS(s.linearSplitBytes(tokens, 8))
+		if got := tab.Elementwise.Values[i] - old.Elementwise.Values[i]; math.Abs(got-want) > 0.01 {
+			t.Errorf("%g tokens: 0.5.10's element-wise kernels %.3f µs over 0.5.9's, want %.3f (45 splits)", tokens, got, want)
+		}
+	}
+	if !sglangFusedLinearProj("0.5.10.post1") || sglangFusedLinearProj("0.5.9") {
+		t.Error("the fused projections and their split are 0.5.10's and later, not 0.5.9's")
 	}
 }

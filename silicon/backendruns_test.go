@@ -93,13 +93,13 @@ func TestValidateAIConfiguratorBackendSample(t *testing.T) {
 	if len(rows) != 2291 || rep.Validated < 1884 || rep.Validated+rep.Skipped != len(rows) {
 		t.Fatalf("%d SGLang and TRT-LLM rows, %d validated, %d skipped; want 2,291, at least 1,884, every row one or the other", len(rows), rep.Validated, rep.Skipped)
 	}
-	// Today's medians, 34.70 / 11.03 % over 33 groups (SGLang's 0.5.9 block-FP8 experts repriced;
-	// 10.98 % at 90f2313). How each change moved them,
+	// Today's medians, 34.70 / 10.98 % over 33 groups (Qwen3.5's DeltaNet projections and gating
+	// as each SGLang release runs them; 11.03 % before, at 15cdd81). How each change moved them,
 	// group by group, is in docs/backends.md ("Worst groups and their diagnosis"); a change
 	// that moves a median updates this bound and that record together.
 	groups, ttftMedian, tpotMedian := groupMedians(rep, 10)
-	if groups < 33 || ttftMedian > 34.70 || tpotMedian > 11.04 {
-		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.2f %%, TPOT MAPE %.2f %%; want >= 33, <= 34.70 %%, <= 11.04 %%",
+	if groups < 33 || ttftMedian > 34.70 || tpotMedian > 10.98 {
+		t.Fatalf("%d groups with >= 10 validated rows, median TTFT MAPE %.2f %%, TPOT MAPE %.2f %%; want >= 33, <= 34.70 %%, <= 10.98 %%",
 			groups, ttftMedian, tpotMedian)
 	}
 	// 26 rows on attention ranks: 6 labelled DEP of DeepSeek-R1 NVFP4 on B200, 18 of the
