@@ -340,7 +340,7 @@ func TestSGLangCompiledReduceRows(t *testing.T) {
 // TestTRTLLMQwen3BlockFP8: TensorRT-LLM's Qwen3-32B tables are Qwen's block-FP8 checkpoint
 // (backendImports), priced from the fp8_block GEMM rows, not the per-tensor fp8 rows whose
 // dynamic scaling no loadable checkpoint runs; the TP 1 decode step at 8 requests of 1,500
-// tokens is the figure docs/backends.md quotes ("TRT-LLM Qwen3-32B FP8: which checkpoint").
+// tokens is the figure docs/backend-validation.md quotes ("TRT-LLM Qwen3-32B FP8: which checkpoint").
 func TestTRTLLMQwen3BlockFP8(t *testing.T) {
 	for _, tp := range []int{1, 2, 4, 8} {
 		name := fmt.Sprintf("qwen3-32b_h100_sxm_trtllm-1.2.0rc5_tp%d-adp1-moetp%d-moeep1_fp8.json.gz", tp, tp)

@@ -16,7 +16,7 @@ import (
 // heads per GPU (TP 8: 16; TEP 4: 32) that floor (its rows at 1 and 1,024 tokens), over all 61
 // layers, is below what the replay already prices for a whole 1k-prompt prefill step: taking
 // max(host, device) with the host time measured would not move those steps, and cannot give
-// the 100–170 ms by which the rows' 1k prompts are under (docs/backends.md, worst groups).
+// the 100–170 ms by which the rows' 1k prompts are under (docs/backend-validation.md, worst groups).
 func TestSGLangEagerAttentionFloor(t *testing.T) {
 	aic := sharedAICDir(t)
 	for _, c := range []struct {

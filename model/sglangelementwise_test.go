@@ -69,7 +69,7 @@ func TestSGLangDeepSeekElementwise(t *testing.T) {
 }
 
 // TestSGLangQwen3DecodeBreakdown lays out the decode step of SGLang's Qwen3-32B BF16 on H100 at
-// the gap-analysis rows' layouts (docs/backends.md, "Worst groups": SGLang Qwen3-32B) and holds
+// the gap-analysis rows' layouts (docs/backend-validation.md, "Worst groups": SGLang Qwen3-32B) and holds
 // its element-wise part to the kernels SGLang launches per layer (sglangelementwise.go): two
 // add + RMSNorm, RoPE, QK-norm's copy and RMSNorm of q and of k, SiLU-and-mul — eight, with
 // the KV write inside the measured attention — plus the embedding.

@@ -5,11 +5,11 @@ import (
 	"testing"
 )
 
-// TestQwen3235BPromptStepExperts holds the figures of docs/backends.md, "TRT-LLM Qwen3-235B TEP 8
-// on H100: the prompt steps": on the 1.2.0rc5 H100 tables a 1,024-token prompt added to 127
-// decodes costs the priced TEP 8 step about 10 ms less than the TEP 4 one, and the experts are
-// that difference, since a rank at EP 8 holds half the experts of one at EP 4. The runs measured
-// the prompt at the same cost at both layouts.
+// TestQwen3235BPromptStepExperts holds the figures of docs/backend-validation.md, "TRT-LLM
+// Qwen3-235B TEP 8 on H100: the prompt steps": on the 1.2.0rc5 H100 tables a 1,024-token
+// prompt added to 127 decodes costs the priced TEP 8 step about 10 ms less than the TEP 4 one,
+// and the experts are that difference, since a rank at EP 8 holds half the experts of one at
+// EP 4. The runs measured the prompt at the same cost at both layouts.
 func TestQwen3235BPromptStepExperts(t *testing.T) {
 	const ctx = 1088 // a decode's context at 1,024-token prompts, mid-output
 	type step struct{ total, experts float64 }

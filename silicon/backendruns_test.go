@@ -70,10 +70,10 @@ func TestRunOfRowByBackend(t *testing.T) {
 }
 
 // AIConfigurator's SGLang and TRT-LLM aggregated rows: the counts and per-group accuracy
-// docs/backends.md reports, held as regression bounds (nothing is fitted to these rows).
-// Each replay runs its backend's scheduler (engine/sched_sglang.go, sched_trtllm.go); the
-// issue's targets (1,800 validated, median TTFT 20 %, TPOT 10 %) are not met, and the bounds
-// below hold today's numbers so that neither gets worse silently.
+// docs/backends.md and docs/backend-validation.md report, held as regression bounds (nothing
+// is fitted to these rows). Each replay runs its backend's scheduler (engine/sched_sglang.go,
+// sched_trtllm.go); the targets (1,800 validated, median TTFT 20 %, TPOT 10 %) are not
+// met, and the bounds below hold today's numbers so that neither gets worse silently.
 func TestValidateAIConfiguratorBackendSample(t *testing.T) {
 	rows := sampleRows(t, "replays ~700 closed-loop benchmarks; skipped in -short", func(r Row) bool {
 		return (r.Backend == "sglang" || r.Backend == "trtllm") && r.Mode != "disagg"
@@ -88,14 +88,14 @@ func TestValidateAIConfiguratorBackendSample(t *testing.T) {
 		}
 	}
 	// The 2,291 aggregated rows (the disaggregated ones: TestDisaggSampleAccounted), 1,884 of
-	// them validated; which rows are replayed as which runs, and why the rest are skipped:
-	// docs/backends.md, "Validation" (each skip carries its reason in the report).
+	// them validated; which rows are replayed as which runs: docs/backend-validation.md; why the
+	// rest are skipped: docs/backends.md, "Validation" (each skip carries its reason in the report).
 	if len(rows) != 2291 || rep.Validated < 1884 || rep.Validated+rep.Skipped != len(rows) {
 		t.Fatalf("%d SGLang and TRT-LLM rows, %d validated, %d skipped; want 2,291, at least 1,884, every row one or the other", len(rows), rep.Validated, rep.Skipped)
 	}
 	// Today's medians, 34.70 / 10.98 % over 33 groups (Qwen3.5's DeltaNet projections and gating
 	// as each SGLang release runs them; 11.03 % before, at 15cdd81). How each change moved them,
-	// group by group, is in docs/backends.md ("Worst groups and their diagnosis"); a change
+	// group by group, is in docs/backend-validation.md ("Worst groups and their diagnosis"); a change
 	// that moves a median updates this bound and that record together.
 	groups, ttftMedian, tpotMedian := groupMedians(rep, 10)
 	if groups < 33 || ttftMedian > 34.70 || tpotMedian > 10.98 {

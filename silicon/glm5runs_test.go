@@ -36,7 +36,7 @@ func TestValidateGLM5(t *testing.T) {
 	// (GLM-5's MoE layer is DeepseekV2MoE; model.sglangDualStreamTokens) moved them to
 	// 26.5 / 4.5, 23.9 / 7.4 and 6.6 / 3.7 %: B200 FP8's TPOT bias from +12.0 to +0.7 %, H200's
 	// from −2.5 to −7.1 %, and every group's under-predicted TTFT a little further under, its
-	// prompts waiting behind faster decode steps (docs/backends.md, "Worst groups and their
+	// prompts waiting behind faster decode steps (docs/backend-validation.md, "Worst groups and their
 	// diagnosis"). The add that joins the shared experts' output to the routed experts' in
 	// every MoE layer, which no table measures (model.sglangDeepSeekElementwise), moved them to
 	// 25.8 / 4.5, 23.7 / 6.7 and 6.2 / 4.2 %: TPOT bias +0.7 → +1.7, −7.1 → −6.1 and −0.6 →

@@ -18,7 +18,7 @@ import (
 // measured a slower TPOT than the 2026 runs at the same layout and shape — most at 8k
 // prompts, where their TTFT was also seconds longer: prefills the older image ran slower,
 // which every request decoding beside them waits through — and no table here measures the
-// v0.5.3rc1 image's kernels (B200's SGLang collections start at 0.5.9). docs/backends.md,
+// v0.5.3rc1 image's kernels (B200's SGLang collections start at 0.5.9). docs/backend-validation.md,
 // "Worst groups and their diagnosis", has the per-component audit of the decode step.
 func TestSGLangDeepSeekNVFP4TPOTByRun(t *testing.T) {
 	rows := sampleRows(t, "replays the SGLang DeepSeek-R1 NVFP4 B200 rows; skipped in -short", func(r Row) bool {
@@ -114,7 +114,7 @@ func TestSGLangDeepSeekNVFP4TPOTByRun(t *testing.T) {
 // the same expert-parallel width and concurrency (faster at seven of the eight, by 0.4–1.8 ms),
 // though the client's tokenizer made its prompts some five times longer on the server
 // (dsr1B300Client); the replay puts B300 above B200 at every one. What in the v0.5.10.post1
-// image or the GPU makes the step faster is not established (docs/backends.md, "Worst groups
+// image or the GPU makes the step faster is not established (docs/backend-validation.md, "Worst groups
 // and their diagnosis", SGLang DeepSeek-V3 NVFP4 on B300), so nothing is repriced.
 func TestSGLangDeepSeekNVFP4B300FasterThanB200(t *testing.T) {
 	rows := sampleRows(t, "replays the SGLang DeepSeek-V3 NVFP4 B200 and B300 rows at 1k/1k; skipped in -short", func(r Row) bool {
