@@ -155,18 +155,6 @@ func sglangDualStreamTokens(t *Table) int {
 	return 1024
 }
 
-// trtllmLatentNorms tells whether TensorRT-LLM's DeepSeek attention, priced from its operator
-// tables (mla_ops.go), runs latent RMSNorms that no table holds. MLA.forward
-// (tensorrt_llm/_torch/modules/attention.py, the 1.1–1.2-era versions the search index stores,
-// with DeepSeek-V3.2's indexer) applies q_a_layernorm and kv_a_layernorm between the fused
-// q_a/kv_a projection and q_b through maybe_execute_in_parallel, two streams under CUDA graphs,
-// outside the attention backend call that AIConfigurator's collector times
-// (collector/trtllm/collect_mla.py at 13669a172, the 1.2.0rc5 rows: create_attention(...)
-// forward on a fused q and the latent cache). Priced as SGLang's (mlaLatentNormsUS).
-func trtllmLatentNorms(b Backend, s LLMSpec, mlaOps bool) bool {
-	return b == BackendTRTLLM && mlaLatentNormsUnmeasured(s, mlaOps)
-}
-
 // MoEBackendTRTLLM is TensorRT-LLM's moe_config.backend "TRTLLM": the TRTLLM-Gen fused MoE.
 const MoEBackendTRTLLM = "TRTLLM"
 

@@ -63,8 +63,8 @@ func derive(t *Table, mk MoEKernel, vllmQKNorm bool, peaks gatePeaks, gemms []ge
 	d.fusedShared = sglangFusedSharedExperts(t.Backend, s, mk, l)
 	d.fp8In = trtllmFP8Inputs(d.fused)
 	d.perLayerQKNorm, d.qkVarianceElems = perLayerQKNorm(t, vllmQKNorm)
-	d.latentNorms, d.sharedAdd = sglangDeepSeekElementwise(t.Backend, s, mla.ops, d.fusedShared)
-	d.latentNorms = d.latentNorms || trtllmLatentNorms(t.Backend, s, mla.ops)
+	d.latentNorms = mlaLatentNormsUnmeasured(t.Backend, s, mla.ops)
+	d.sharedAdd = sglangDeepSeekSharedAdd(t.Backend, s, d.fusedShared)
 	// SGLang's own element-wise kernels (sglangelementwise.go), except around MLA.
 	d.sglangKernels = d.fused.sglang && !s.MLA() && t.TimingReference != ReferenceDynosim
 
@@ -102,9 +102,7 @@ func (d *deriver) tokenGrids() {
 		}
 		return layers*d.attnProj(x) + denseLayers*d.mlp(x)
 	}))}
-	if s.SharedInter > 0 && d.fusedShared > 0 {
-		d.sharedWords = ""
-	} else if s.SharedInter > 0 {
+	if s.SharedInter > 0 && d.fusedShared == 0 {
 		t.SharedExperts = Grid{Cols: nt, Values: round(sample(nt, func(x float64) float64 { return moeLayers * d.shared(x) }))}
 	}
 	for _, g := range []struct {

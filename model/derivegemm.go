@@ -188,13 +188,16 @@ func (d *deriver) linearProjections() error {
 	return nil
 }
 
-// mlps prices the dense MLP and a MoE model's shared experts.
+// mlps prices the dense MLP and a MoE model's shared experts; shared experts folded into the
+// routed experts' kernel (fusedShared) are the MoE stage's, and have no words of their own.
 func (d *deriver) mlps() error {
 	var err error
 	if d.mlp, d.mlpWords, err = d.mlpCurve(d.s.Inter); err != nil {
 		return err
 	}
-	d.shared, d.sharedWords, err = d.mlpCurve(d.s.SharedInter)
+	if d.shared, d.sharedWords, err = d.mlpCurve(d.s.SharedInter); d.fusedShared > 0 {
+		d.sharedWords = ""
+	}
 	return err
 }
 

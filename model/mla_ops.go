@@ -128,12 +128,19 @@ func mlaOpAttention(in mlaInputs, ctxRel, genRel string, s LLMSpec, heads int, k
 	return c.at, func(b, n, pow float64) float64 { return g.at(b, n, pow) + pre.at(b, 1) + post.at(b, 1) }, nil
 }
 
-// mlaLatentNormsUnmeasured reports whether an MLA layer priced from the MLA operator tables
-// (mlaOps) runs q_a and kv_a latent RMSNorms none of those tables times: a q LoRA, and no
-// DeepSeek sparse attention, whose module rows run the norms inside (sparse.go). Which
-// backends' layers run them outside the timed call: sglangDeepSeekElementwise, trtllmLatentNorms.
-func mlaLatentNormsUnmeasured(s LLMSpec, mlaOps bool) bool {
-	return mlaOps && s.MLA() && !s.DSA() && s.QLoRARank > 0
+// mlaLatentNormsUnmeasured reports whether backend b's MLA layer, priced from the MLA operator
+// tables (mlaOps), runs q_a and kv_a latent RMSNorms none of those tables times: a q LoRA, and
+// no DeepSeek sparse attention, whose module rows run the norms inside (sparse.go). SGLang's
+// DeepseekV2AttentionMLA applies them outside the call its collector times
+// (sglangDeepSeekSharedAdd has the source), and so does TensorRT-LLM's MLA.forward
+// (tensorrt_llm/_torch/modules/attention.py, the 1.1–1.2-era versions the search index stores,
+// with DeepSeek-V3.2's indexer): q_a_layernorm and kv_a_layernorm between the fused q_a/kv_a
+// projection and q_b through maybe_execute_in_parallel, two streams under CUDA graphs, outside
+// the attention backend call that AIConfigurator's collector times
+// (collector/trtllm/collect_mla.py at 13669a172, the 1.2.0rc5 rows: create_attention(...)
+// forward on a fused q and the latent cache).
+func mlaLatentNormsUnmeasured(b Backend, s LLMSpec, mlaOps bool) bool {
+	return (b == BackendSGLang || b == BackendTRTLLM) && mlaOps && s.MLA() && !s.DSA() && s.QLoRARank > 0
 }
 
 // mlaLatentNormsUS is one layer's q_a and kv_a RMSNorms at tokens: each reads and writes its

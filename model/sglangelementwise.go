@@ -83,9 +83,10 @@ func sglangSiluAndMulUS(memOp func(float64) float64, tokens float64, interPerGPU
 	return memOp(3 * tokens * float64(interPerGPU*activationBytes))
 }
 
-// sglangDeepSeekElementwise says which element-wise kernels of SGLang's DeepSeek layer no
-// operator table holds, so that the importer prices them as it prices every unmeasured
-// element-wise kernel (memOpUS). SGLang's DeepSeek tables measure MLA's operators apart (mla_ops.go):
+// sglangDeepSeekSharedAdd says whether SGLang's DeepSeek layer runs the shared-output add,
+// one of the two element-wise kernels of that layer no operator table holds (the other, the
+// latent RMSNorms: mlaLatentNormsUnmeasured), priced as every unmeasured element-wise kernel
+// is (memOpUS). SGLang's DeepSeek tables measure MLA's operators apart (mla_ops.go):
 // AIConfigurator's collector times the attention layer's call (RadixAttention under
 // trtllm_mla: RoPE, the FP8 quantisation and the KV write with the kernel;
 // collector/sglang/collect_mla.py at 91b69b6ce), the BMMs and the projections, and none of them
@@ -96,13 +97,9 @@ func sglangSiluAndMulUS(memOp func(float64) float64, tokens float64, interPerGPU
 // Nor does the MoE table hold the add that joins the shared experts' output to the routed
 // experts' (final_hidden_states += shared_output in DeepseekV2MoE.forward_normal_dual_stream
 // and forward_normal, same file) where the shared expert is not fused into the kernel as expert
-// 257. latentNorms: DeepSeek-V3 and R1 on SGLang's operator tables
-// (mlaLatentNormsUnmeasured). sharedAdd: SGLang's DeepseekV2MoE layers
-// (DeepSeek and GLM-5, sglangDualStreamTokens) with a shared expert of their own.
-func sglangDeepSeekElementwise(b Backend, s LLMSpec, mlaOps bool, fusedShared int) (latentNorms, sharedAdd bool) {
-	if b != BackendSGLang {
-		return false, false
-	}
+// 257: SGLang's DeepseekV2MoE layers (DeepSeek and GLM-5, sglangDualStreamTokens) with a
+// shared expert of their own.
+func sglangDeepSeekSharedAdd(b Backend, s LLMSpec, fusedShared int) bool {
 	moeLayer := s.Architecture == "deepseek_v3" || s.Architecture == "glm_moe_dsa"
-	return mlaLatentNormsUnmeasured(s, mlaOps), moeLayer && s.SharedInter > 0 && fusedShared == 0
+	return b == BackendSGLang && moeLayer && s.SharedInter > 0 && fusedShared == 0
 }

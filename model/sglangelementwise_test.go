@@ -11,7 +11,7 @@ import (
 // experts'. The embedded tables price them on top of the two add + RMSNorm kernels a layer and
 // the embedding: the NVFP4 and FP8 B200 tables both, H200's fused-shared-expert table the
 // norms alone. TensorRT-LLM's DeepSeek attention runs the same two norms on two streams outside
-// the attention call its MLA rows time (trtllmLatentNorms), with no shared-output kernel (the add
+// the attention call its MLA rows time (mlaLatentNormsUnmeasured), with no shared-output kernel (the add
 // joins the outputs in the MoE all-reduce or the MoE layer): its tables price the norms alone.
 // GLM-5's latent norms run inside its measured DSA modules.
 func TestSGLangDeepSeekElementwise(t *testing.T) {

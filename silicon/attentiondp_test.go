@@ -10,7 +10,7 @@ package silicon
 // 18.9 / 19.5 → 16.5 / 27.4 % with the CUTLASS experts dsr1_fp4_b200_trt.sh (6eecc0e66) runs
 // under attention DP: its 6 labelled rows had been priced with TRTLLM-Gen's (TPOT bias −4.1 →
 // +39.6 %), so all 24 DeepSeek rows on ranks are CUTLASS's, and over (docs/attention-dp.md).
-// 16.5 / 27.4 → 16.6 / 28.0 % with TensorRT-LLM's MLA latent norms priced (model.trtllmLatentNorms).
+// 16.5 / 27.4 → 16.6 / 28.0 % with TensorRT-LLM's MLA latent norms priced (model.mlaLatentNormsUnmeasured).
 const (
 	DEPTTFTBound = 16.6
 	DEPTPOTBound = 28.0

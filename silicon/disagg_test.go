@@ -166,8 +166,9 @@ func TestDisaggSampleAccounted(t *testing.T) {
 		// 33.2 % since SGLang's second stream for the shared expert, 71.3 and 49.3 % before).
 		// With the BF16 decode BMMs (model.mlaBMMDtype) 499.0 and 46.2 % (the DeepSeek rows 70.7
 		// and 30.8 %); with the latent RMSNorms and the shared-output add priced as well
-		// (model.sglangDeepSeekElementwise) 498.9 and 47.4 %: the DeepSeek rows, over-predicted
-		// for B200's block-FP8 GEMM rows (docs/backend-validation.md, worst groups), 70.5 and 32.9 %.
+		// (model.mlaLatentNormsUnmeasured, model.sglangDeepSeekSharedAdd) 498.9 and 47.4 %: the
+		// DeepSeek rows, over-predicted for B200's block-FP8 GEMM rows
+		// (docs/backend-validation.md, worst groups), 70.5 and 32.9 %.
 		if a.Backend == "sglang" && (a.TTFTMAPE > 499.0 || a.TPOTMAPE > 47.5) {
 			t.Fatalf("sglang: TTFT MAPE %.1f %%, TPOT %.1f %%; held at 499.0 and 47.5", a.TTFTMAPE, a.TPOTMAPE)
 		}

@@ -38,7 +38,7 @@ func TestValidateGLM5(t *testing.T) {
 	// from −2.5 to −7.1 %, and every group's under-predicted TTFT a little further under, its
 	// prompts waiting behind faster decode steps (docs/backend-validation.md, "Worst groups and their
 	// diagnosis"). The add that joins the shared experts' output to the routed experts' in
-	// every MoE layer, which no table measures (model.sglangDeepSeekElementwise), moved them to
+	// every MoE layer, which no table measures (model.sglangDeepSeekSharedAdd), moved them to
 	// 25.8 / 4.5, 23.7 / 6.7 and 6.2 / 4.2 %: TPOT bias +0.7 → +1.7, −7.1 → −6.1 and −0.6 →
 	// +0.6 %, B200 NVFP4's MAPE up by half a point as its rows cross from under to over. The
 	// SGLang MoE collector's routing copies out of H200's Triton rows (model.collectorTopKCopies)

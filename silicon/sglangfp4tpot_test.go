@@ -94,7 +94,8 @@ func TestSGLangDeepSeekNVFP4TPOTByRun(t *testing.T) {
 	t.Logf("TPOT MAPE (bias): 2025 rows %.1f %% (%+.1f %%), 2026 rows %.1f %% (%+.1f %%)", m25, b25, m26, b26)
 	// Regression bounds (nothing is fitted to these rows): at 4271e46 the 2025 rows were
 	// 19.9 % (−19.9 %), the 2026 rows 5.2 % (−4.1 %); with the latent RMSNorms and the
-	// shared-output add priced (model.sglangDeepSeekElementwise) 17.5 % (−17.5 %) and 3.6 % (−1.2 %);
+	// shared-output add priced (model.mlaLatentNormsUnmeasured, model.sglangDeepSeekSharedAdd)
+	// 17.5 % (−17.5 %) and 3.6 % (−1.2 %);
 	// with the checkpoint's o_proj in NVFP4 (model.LLMSpec.OProjQuant: V2 quantises it, V3.1-NVFP4's
 	// exclude_modules leave it) 18.5 % (−18.5 %) and 3.5 % (−2.4 %); with SGLang's custom
 	// all-reduce priced on each side of its one-/two-stage switch (model.stagedAllReduce; these
